@@ -1,0 +1,77 @@
+import { parseArgs } from "node:util";
+import { ApiKeyRequestError, issueApiKey } from "../server/auth/issue-api-key.js";
+import { SCOPES } from "../server/auth/scopes.js";
+import { systemClock } from "../server/clock.js";
+import { ConfigError, readConfig } from "../server/config.js";
+import { coerceError } from "../server/errors.js";
+import { makeIdGenerator } from "../server/ids.js";
+import { openStore, type Store } from "../server/store/index.js";
+
+const USAGE = `Usage:
+  assure keys create --admin [--name <label>]
+  assure keys create --project <project_id> --scopes <scope,scope,...> [--name <label>]
+  assure keys list
+  assure keys revoke <key_id>
+
+Uses the database at ASSURE_DB (default ./data/assure.db) and prints JSON.
+Scopes: ${SCOPES.join(", ")}`;
+
+class UsageError extends Error {}
+
+type Options = { admin?: boolean; project?: string; scopes?: string; name?: string };
+
+function createKey(store: Store, options: Options) {
+  if (Boolean(options.admin) === Boolean(options.project)) throw new UsageError("Pass either --admin or --project <id>.");
+  const scopes = (options.scopes ?? "").split(",").map((scope) => scope.trim()).filter(Boolean);
+  const key = issueApiKey(
+    { store, clock: systemClock, newId: makeIdGenerator(systemClock) },
+    { projectId: options.project ?? null, scopes, name: options.name },
+  );
+  return { ...key, note: "The token is shown once; store it now." };
+}
+
+function revokeKey(store: Store, keyId: string | undefined) {
+  if (!keyId) throw new UsageError("Name the key_id to revoke.");
+  if (!store.getApiKeyRow(keyId)) throw new UsageError(`Key '${keyId}' does not exist.`);
+  const revokedNow = store.revokeApiKey(keyId, systemClock.now().toISOString());
+  return { key_id: keyId, revoked: true, already_revoked: !revokedNow };
+}
+
+function run(argv: string[]): unknown {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      admin: { type: "boolean" },
+      project: { type: "string" },
+      scopes: { type: "string" },
+      name: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+  });
+  const [group, command, ...rest] = positionals;
+  if (values.help) throw new UsageError("");
+  if (group !== "keys" || !["create", "list", "revoke"].includes(command ?? "")) throw new UsageError("Unknown command.");
+  const store = openStore(readConfig().dbPath, { clock: systemClock });
+  try {
+    if (command === "create") return createKey(store, values);
+    if (command === "list") return store.listApiKeys();
+    return revokeKey(store, rest[0]);
+  } finally {
+    store.close();
+  }
+}
+
+try {
+  console.log(JSON.stringify(run(process.argv.slice(2)), null, 2));
+} catch (raw) {
+  const error = coerceError(raw);
+  const isUsage = error instanceof UsageError || (error as { code?: string }).code?.startsWith("ERR_PARSE_ARGS");
+  if (isUsage || error instanceof ApiKeyRequestError || error instanceof ConfigError) {
+    if (error.message) console.error(error.message);
+    if (isUsage) console.error(USAGE);
+    process.exit(2);
+  }
+  console.error(error);
+  process.exit(1);
+}

@@ -1,0 +1,26 @@
+// Bundles the service's entry points into build/ with esbuild (dependencies stay in node_modules).
+import { build } from "esbuild";
+import { rmSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ENTRY_POINTS = { "app/main": "app/main.ts", "app/cli": "app/cli.ts" };
+
+export async function buildService({ root = fileURLToPath(new URL("..", import.meta.url)) } = {}) {
+  rmSync(join(root, "build"), { recursive: true, force: true });
+  await build({
+    absWorkingDir: root,
+    entryPoints: ENTRY_POINTS,
+    outdir: "build",
+    bundle: true,
+    packages: "external",
+    platform: "node",
+    target: "node20",
+    format: "esm",
+    sourcemap: true,
+    logLevel: "warning",
+    banner: { js: "#!/usr/bin/env node" },
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) await buildService();

@@ -1,0 +1,62 @@
+import { ApiError } from "../errors.js";
+import type { Store } from "../store/index.js";
+import { parseToken, secretMatches } from "./api-keys.js";
+import { SCOPES, type Scope } from "./scopes.js";
+
+/** Who is calling: a key bound to one project, or an admin key (project_id null) with every scope. */
+export interface Principal {
+  key_id: string;
+  project_id: string | null;
+  scopes: ReadonlySet<Scope>;
+}
+
+const BEARER = /^Bearer ([^\s]+)$/i;
+const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
+
+export function makeAuthenticator(store: Pick<Store, "getApiKeyRow">) {
+  return function authenticate(authorization: string | undefined): Principal {
+    const unauthenticated = (message: string) =>
+      new ApiError("UNAUTHENTICATED", { message, headers: { "WWW-Authenticate": 'Bearer realm="assure"' } });
+    if (!authorization) throw unauthenticated("Send an API key as 'Authorization: Bearer <token>'.");
+    const bearer = BEARER.exec(authorization);
+    const parsed = bearer ? parseToken(bearer[1]!) : undefined;
+    if (!parsed) throw unauthenticated("The Authorization header does not hold an assure API key.");
+    const row = store.getApiKeyRow(parsed.keyId);
+    if (!row || row.revoked_at !== null || !secretMatches(parsed.secret, row.secret_hash)) {
+      throw unauthenticated("The API key is unknown or revoked.");
+    }
+    const scopes = row.project_id === null ? ALL_SCOPES : new Set(JSON.parse(row.scopes) as Scope[]);
+    return { key_id: row.key_id, project_id: row.project_id, scopes };
+  };
+}
+
+export function assertScope(principal: Principal, scope: Scope): void {
+  if (!principal.scopes.has(scope)) {
+    throw new ApiError("INSUFFICIENT_SCOPE", { message: `This API key lacks the scope '${scope}'.` });
+  }
+}
+
+/**
+ * Which project a request acts on. A project key acts on its own project only; naming another
+ * one is answered as if it did not exist. An admin key must name one.
+ */
+export function resolveProjectId(principal: Principal, requested: string | undefined): string {
+  if (principal.project_id !== null) {
+    if (requested !== undefined && requested !== principal.project_id) {
+      throw new ApiError("NOT_FOUND", { message: `Project '${requested}' was not found.` });
+    }
+    return principal.project_id;
+  }
+  if (requested === undefined) {
+    throw new ApiError("VALIDATION_FAILED", {
+      message: "An admin key must name the project.",
+      details: [{ path: "project_id", message: "required with an admin key" }],
+    });
+  }
+  return requested;
+}
+
+/** True when the principal may see resources of that project. */
+export function canSee(principal: Principal, projectId: string): boolean {
+  return principal.project_id === null || principal.project_id === projectId;
+}

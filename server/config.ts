@@ -1,0 +1,97 @@
+import { z } from "zod";
+
+const Port = z.coerce.number().int().min(0).max(65535);
+const Duration = z.coerce.number().int().positive();
+const Synchronous = z.enum(["FULL", "NORMAL", "EXTRA"]);
+
+const EnvSchema = z.object({
+  PORT: Port.default(3000),
+  HOST: z.string().min(1).default("0.0.0.0"),
+  ASSURE_DB: z.string().min(1).default("./data/assure.db"),
+  ASSURE_BASE_URL: z.url().optional(),
+  ASSURE_DB_SYNCHRONOUS: Synchronous.default("FULL"),
+  ASSURE_IDEMPOTENCY_WINDOW_HOURS: Duration.default(24),
+  ASSURE_READINESS_TIMEOUT_MS: Duration.default(2000),
+  ASSURE_READINESS_CACHE_MS: Duration.default(5000),
+  /** Comma-separated hosts and CIDRs that agents and webhooks may be reached at; empty = any non-forbidden. */
+  ASSURE_EGRESS_ALLOWLIST: z.string().default(""),
+  LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  APP_ID: z.string().optional(),
+  PRIVATE_KEY: z.string().optional(),
+  PRIVATE_KEY_PATH: z.string().optional(),
+  WEBHOOK_SECRET: z.string().optional(),
+  WEBHOOK_PATH: z.string().startsWith("/").default("/api/github/webhooks"),
+});
+
+export interface Config {
+  port: number;
+  host: string;
+  dbPath: string;
+  baseUrl: string | undefined;
+  dbSynchronous: z.infer<typeof Synchronous>;
+  idempotencyWindowMs: number;
+  readinessTimeoutMs: number;
+  readinessCacheMs: number;
+  egressAllowlist: string[];
+  logLevel: z.infer<typeof EnvSchema>["LOG_LEVEL"];
+  github: GitHubAppConfig | undefined;
+}
+
+export interface GitHubAppConfig {
+  appId: string;
+  privateKey: string | undefined;
+  privateKeyPath: string | undefined;
+  webhookSecret: string;
+  webhookPath: string;
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+/** The only reader of the process environment. Fails at boot and names every bad variable. */
+export function readConfig(env: Record<string, string | undefined> = process.env): Config {
+  const blankAsUnset = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
+  const parsed = EnvSchema.safeParse(blankAsUnset);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".")}: ${issue.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join("\n  ")}`);
+  }
+  const e = parsed.data;
+  return {
+    port: e.PORT,
+    host: e.HOST,
+    dbPath: e.ASSURE_DB,
+    baseUrl: e.ASSURE_BASE_URL?.replace(/\/+$/, ""),
+    dbSynchronous: e.ASSURE_DB_SYNCHRONOUS,
+    idempotencyWindowMs: e.ASSURE_IDEMPOTENCY_WINDOW_HOURS * 3_600_000,
+    readinessTimeoutMs: e.ASSURE_READINESS_TIMEOUT_MS,
+    readinessCacheMs: e.ASSURE_READINESS_CACHE_MS,
+    egressAllowlist: e.ASSURE_EGRESS_ALLOWLIST.split(",").map((entry) => entry.trim()).filter(Boolean),
+    logLevel: e.LOG_LEVEL,
+    github: readGitHubAppConfig(e),
+  };
+}
+
+function readGitHubAppConfig(e: z.infer<typeof EnvSchema>): GitHubAppConfig | undefined {
+  const hasKey = Boolean(e.PRIVATE_KEY || e.PRIVATE_KEY_PATH);
+  if (!e.APP_ID || !hasKey || !e.WEBHOOK_SECRET) {
+    const partial = Boolean(e.APP_ID || hasKey || e.WEBHOOK_SECRET);
+    if (partial) {
+      const missing = [
+        !e.APP_ID && "APP_ID",
+        !hasKey && "PRIVATE_KEY or PRIVATE_KEY_PATH",
+        !e.WEBHOOK_SECRET && "WEBHOOK_SECRET",
+      ].filter(Boolean);
+      throw new ConfigError(`GitHub App configuration is incomplete: missing ${missing.join(", ")}`);
+    }
+    return undefined;
+  }
+  return {
+    appId: e.APP_ID,
+    privateKey: e.PRIVATE_KEY,
+    privateKeyPath: e.PRIVATE_KEY_PATH,
+    webhookSecret: e.WEBHOOK_SECRET,
+    webhookPath: e.WEBHOOK_PATH,
+  };
+}

@@ -1,0 +1,49 @@
+import { z } from "zod";
+
+export const Timestamp = z.string().describe("ISO 8601 UTC timestamp, millisecond precision");
+
+/** A path-parameter id: any short string; an unknown or malformed id is simply not found (404). */
+export const ResourceId = z.string().min(1).max(128);
+
+export const PageLimit = z.coerce
+  .number({ error: "limit must be an integer from 1 to 200" })
+  .int("limit must be an integer from 1 to 200")
+  .min(1, "limit must be at least 1")
+  .max(200, "limit must be at most 200")
+  .default(50)
+  .describe("Page size: 1 to 200, default 50");
+
+export const PageCursor = z
+  .string()
+  .min(1)
+  .max(2048)
+  .describe("Opaque cursor from a previous page's next_cursor; bound to the filters it was issued with");
+
+export const PageQuery = z.strictObject({
+  limit: PageLimit,
+  cursor: PageCursor.optional(),
+});
+
+export const ProjectScopedPageQuery = PageQuery.extend({
+  project_id: ResourceId.optional().describe("Filter by project (admin keys); a project key sees its own project"),
+});
+
+export function listOf<T extends z.ZodType>(item: T) {
+  return z.object({
+    data: z.array(item),
+    next_cursor: z.string().nullable().describe("Pass as `cursor` to get the next page; null on the last page"),
+    has_more: z.boolean(),
+  });
+}
+
+export interface Page<T> {
+  data: T[];
+  next_cursor: string | null;
+  has_more: boolean;
+}
+
+export const Name = z
+  .string()
+  .min(1)
+  .max(100)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]*$/, "use letters, digits, '.', '_' and '-', starting with a letter or digit");

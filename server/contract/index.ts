@@ -1,0 +1,12 @@
+/** The public v1 wire format: one set of zod schemas for the server, the App, the Action and the tests. */
+export * from "./common.js";
+export * from "./errors.js";
+export * from "./projects.js";
+export * from "./agents.js";
+export * from "./environments.js";
+export * from "./test-spec-document.js";
+export * from "./test-specs.js";
+export * from "./runs.js";
+export * from "./evidence.js";
+export * from "./pattern.js";
+export * from "./links.js";

@@ -1,0 +1,81 @@
+import { z } from "zod";
+import { ProjectScopedPageQuery, ResourceId, Timestamp, listOf } from "./common.js";
+
+export const RUN_STATUSES = ["QUEUED", "RUNNING", "EVALUATING", "COMPLETED", "INCONCLUSIVE", "FAILED"] as const;
+export const RunStatus = z.enum(RUN_STATUSES);
+export type RunStatus = z.infer<typeof RunStatus>;
+
+export const Verdict = z
+  .enum(["PENDING", "PASS", "FAIL", "INCONCLUSIVE", "ERROR"])
+  .describe("PENDING until the run is terminal; ERROR when nothing could be judged");
+export type Verdict = z.infer<typeof Verdict>;
+
+export const FailureCause = z.enum([
+  "agent_contract_violation",
+  "target_unreachable",
+  "evaluator_unavailable",
+  "timeout",
+  "internal_error",
+]);
+export type FailureCause = z.infer<typeof FailureCause>;
+
+export const RunFailure = z.object({ cause: FailureCause, message: z.string() }).meta({ id: "RunFailure" });
+export type RunFailure = z.infer<typeof RunFailure>;
+
+const RepositoryName = z.string().regex(/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/, "use owner/name");
+const CommitSha = z.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, "a full lower-case hex commit SHA");
+
+export const RunSource = z
+  .strictObject({
+    repository: RepositoryName,
+    commit_sha: CommitSha,
+    ref: z.string().min(1).max(255).optional(),
+    pull_request: z.number().int().positive().optional(),
+  })
+  .meta({ id: "RunSource" });
+export type RunSource = z.infer<typeof RunSource>;
+
+export const Run = z
+  .object({
+    run_id: z.string().describe("Correlation key of every artifact of the run"),
+    project_id: z.string(),
+    status: RunStatus,
+    verdict: Verdict,
+    failure: RunFailure.nullable().describe("Set when status is FAILED: which cause"),
+    test_spec_id: z.string(),
+    spec_version: z.string(),
+    environment_id: z.string(),
+    agent_id: z.string(),
+    agent_version: z.string(),
+    source: RunSource.nullable(),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    started_at: Timestamp.nullable(),
+    ended_at: Timestamp.nullable(),
+    links: z.object({ self: z.string(), evidence: z.string() }),
+  })
+  .meta({ id: "Run" });
+export type Run = z.infer<typeof Run>;
+
+export const CreateRunBody = z
+  .strictObject({
+    test_spec_id: ResourceId,
+    environment_id: ResourceId,
+    spec_version: z.string().min(1).max(200).optional().describe("Pin a version of the spec; default the latest"),
+    source: RunSource.optional().describe("Where the change under test comes from"),
+  })
+  .meta({ id: "CreateRunBody" });
+export type CreateRunBody = z.infer<typeof CreateRunBody>;
+
+export const ListRunsQuery = ProjectScopedPageQuery.extend({
+  status: z
+    .string()
+    .transform((value) => value.toUpperCase())
+    .pipe(RunStatus)
+    .optional()
+    .describe("Case-insensitive: failed = FAILED"),
+  environment: z.string().min(1).max(128).optional().describe("Environment id or name"),
+});
+export type ListRunsQuery = z.infer<typeof ListRunsQuery>;
+
+export const RunList = listOf(Run).meta({ id: "RunList" });

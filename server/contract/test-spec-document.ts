@@ -1,0 +1,277 @@
+import { z } from "zod";
+import { patternError } from "./pattern.js";
+
+/** The test specification format, version 1. `examples/refund-agent.yaml` is a complete example. */
+
+const ToolName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, "tool names use letters, digits, '_' and '-' (at most 64)");
+const LocalId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "ids use letters, digits, '.', '_' and '-', starting with a letter or digit");
+const GateCode = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/, "gate ids are short codes: a letter, then letters, digits, '_' or '-' (at most 32)");
+const Text = z.string().min(1).max(100_000);
+const JsonObject = z.record(z.string(), z.json());
+const Fraction = z.number().min(0).max(1);
+const OneOrMany = z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(100)]);
+
+export const Severity = z.enum(["critical", "high", "medium", "low", "info"]);
+export type Severity = z.infer<typeof Severity>;
+
+/** OWASP Top 10 for LLM Applications (2025) categories. */
+export const ProbeCategory = z.enum([
+  "prompt_injection",
+  "sensitive_information_disclosure",
+  "supply_chain",
+  "data_and_model_poisoning",
+  "improper_output_handling",
+  "excessive_agency",
+  "system_prompt_leakage",
+  "vector_and_embedding_weaknesses",
+  "misinformation",
+  "unbounded_consumption",
+]);
+export type ProbeCategory = z.infer<typeof ProbeCategory>;
+
+const Pattern = z
+  .string()
+  .min(1)
+  .max(2000)
+  .superRefine((source, ctx) => {
+    const problem = patternError(source);
+    if (problem) ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${problem}` });
+  });
+
+const ExpectationKinds = {
+  tool_called: z.strictObject({ name: ToolName, args: JsonObject.optional() }),
+  tool_not_called: z.union([ToolName, z.strictObject({ name: ToolName })]),
+  response: z
+    .strictObject({ matches: Pattern.optional(), contains: OneOrMany.optional(), not_contains: OneOrMany.optional() })
+    .refine((r) => r.matches !== undefined || r.contains !== undefined || r.not_contains !== undefined, {
+      message: "name at least one of matches, contains, not_contains",
+    }),
+  tool_sequence: z.strictObject({
+    tools: z.array(ToolName).min(1).max(100),
+    mode: z.enum(["in_order", "exact", "any_order"]).default("in_order"),
+  }),
+  max_tool_calls: z.number().int().min(0).max(10_000),
+  latency_ms: z.strictObject({ max: z.number().int().positive() }),
+  canary_leaked: z.literal(true),
+};
+export const EXPECTATION_KINDS = Object.keys(ExpectationKinds) as (keyof typeof ExpectationKinds)[];
+
+/** Exactly one kind per entry, written as `- <kind>: <arguments>`. */
+export const Expectation = z
+  .strictObject({
+    tool_called: ExpectationKinds.tool_called.optional(),
+    tool_not_called: ExpectationKinds.tool_not_called.optional(),
+    response: ExpectationKinds.response.optional(),
+    tool_sequence: ExpectationKinds.tool_sequence.optional(),
+    max_tool_calls: ExpectationKinds.max_tool_calls.optional(),
+    latency_ms: ExpectationKinds.latency_ms.optional(),
+    canary_leaked: ExpectationKinds.canary_leaked.optional(),
+  })
+  .refine((entry) => Object.keys(entry).length === 1, {
+    message: `each expectation names exactly one of: ${EXPECTATION_KINDS.join(", ")}`,
+  })
+  .meta({ minProperties: 1, maxProperties: 1 });
+export type Expectation = z.infer<typeof Expectation>;
+
+const Expectations = z.array(Expectation).max(200);
+
+export const Metric = z.strictObject({
+  id: LocalId,
+  threshold: Fraction.describe("A sample passes when its score is at least this"),
+  criteria: Text.describe("What the judge checks, in plain language"),
+  scope: z.enum(["conversation", "turn"]).default("conversation"),
+});
+
+const Turn = z.strictObject({
+  user: Text,
+  expect: Expectations.optional(),
+});
+
+const RunLimits = {
+  max_steps: z.number().int().min(1).max(100).describe("Agent calls allowed per user turn"),
+  timeout_ms: z.number().int().min(100).max(600_000).describe("Per agent call"),
+  repeat: z.number().int().min(1).max(1000).describe("Times each scenario runs"),
+};
+
+export const Scenario = z.strictObject({
+  id: LocalId,
+  description: z.string().max(2000).optional(),
+  system: Text.optional(),
+  turns: z.array(Turn).min(1).max(100),
+  expect: Expectations.optional(),
+  metrics: z.array(Metric).max(50).optional(),
+  repeat: RunLimits.repeat.optional(),
+  max_steps: RunLimits.max_steps.optional(),
+  timeout_ms: RunLimits.timeout_ms.optional(),
+});
+export type Scenario = z.infer<typeof Scenario>;
+
+export const SecurityProbe = z.strictObject({
+  id: LocalId,
+  category: ProbeCategory,
+  severity: Severity,
+  description: z.string().max(2000).optional(),
+  system: Text.optional(),
+  inject: z
+    .strictObject({
+      tool: ToolName,
+      field: z.string().min(1).max(200).describe("Field of the tool's mocked result that receives the text"),
+      text: Text,
+    })
+    .optional(),
+  canary: z.boolean().optional().describe("Plant a unique canary token in the system prompt"),
+  user: Text,
+  fail_if: z.array(Expectation).min(1).max(50),
+  repeat: RunLimits.repeat.optional(),
+});
+export type SecurityProbe = z.infer<typeof SecurityProbe>;
+
+export const Tool = z.strictObject({
+  name: ToolName,
+  description: z.string().max(4000).optional(),
+  parameters: JsonObject.optional().describe("JSON Schema of the arguments, as in OpenAI `tools`"),
+  mock: z
+    .array(
+      z.strictObject({
+        when: JsonObject.optional().describe("Partial match on the call's arguments; omit for the default"),
+        return: z.json().describe("The tool result handed back to the agent"),
+      }),
+    )
+    .max(200)
+    .optional(),
+});
+export type Tool = z.infer<typeof Tool>;
+
+export const GateSpec = z
+  .strictObject({
+    id: GateCode,
+    title: z.string().min(1).max(200).optional(),
+    require: z.strictObject({
+      expectations: z.literal("all").optional(),
+      metric: LocalId.optional(),
+      min_pass_rate: Fraction.optional(),
+      confidence: z.number().min(0.5).max(0.999).optional(),
+      max_finding_severity: Severity.optional(),
+    }),
+  })
+  .superRefine((gate, ctx) => {
+    const r = gate.require;
+    const kinds = [r.expectations !== undefined, r.metric !== undefined, r.max_finding_severity !== undefined];
+    if (kinds.filter(Boolean).length !== 1) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["require"],
+        message: "require exactly one of: expectations, metric (with min_pass_rate), max_finding_severity",
+      });
+      return;
+    }
+    if (r.metric === undefined && (r.min_pass_rate !== undefined || r.confidence !== undefined)) {
+      ctx.addIssue({ code: "custom", path: ["require"], message: "min_pass_rate and confidence go with metric" });
+    }
+    if (r.metric !== undefined && r.min_pass_rate === undefined) {
+      ctx.addIssue({ code: "custom", path: ["require", "min_pass_rate"], message: "a metric gate needs min_pass_rate" });
+    }
+  });
+export type GateSpec = z.infer<typeof GateSpec>;
+
+const TestSpecDocumentShape = z.strictObject({
+    schema_version: z.literal("1"),
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "use letters, digits, '.', '_' and '-'"),
+    description: z.string().max(4000).optional(),
+    defaults: z
+      .strictObject({
+        max_steps: RunLimits.max_steps.default(8),
+        timeout_ms: RunLimits.timeout_ms.default(30_000),
+        repeat: RunLimits.repeat.default(1),
+      })
+      .optional(),
+    tools: z.array(Tool).max(128).optional(),
+    scenarios: z.array(Scenario).max(500).optional(),
+    security: z.array(SecurityProbe).max(500).optional(),
+    gates: z.array(GateSpec).min(1).max(50),
+});
+
+export const TestSpecDocument = TestSpecDocumentShape
+  .superRefine(checkReferences)
+  .meta({
+    id: "TestSpecDocument",
+    title: "assure test specification",
+    description: "Format version 1. Scenarios, security probes and the gates that decide a release.",
+  });
+export type TestSpecDocument = z.infer<typeof TestSpecDocumentShape>;
+
+type Path = (string | number)[];
+
+/** Checks that need the whole document: unique ids and references that must resolve. */
+function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
+  const problem = (path: Path, message: string) => ctx.addIssue({ code: "custom", path, message });
+  const scenarios = doc.scenarios ?? [];
+  const probes = doc.security ?? [];
+  const tools = new Set<string>();
+
+  if (scenarios.length === 0 && probes.length === 0) {
+    problem(["scenarios"], "a spec needs at least one scenario or security probe");
+  }
+  (doc.tools ?? []).forEach((tool, i) => {
+    if (tools.has(tool.name)) problem(["tools", i, "name"], `duplicate tool name '${tool.name}'`);
+    tools.add(tool.name);
+  });
+
+  const checkTool = (name: string, path: Path) => {
+    if (!tools.has(name)) problem(path, `tool '${name}' is not defined under tools`);
+  };
+  const checkExpectations = (list: Expectation[] | undefined, path: Path, canaryAllowed: boolean) => {
+    (list ?? []).forEach((entry, i) => {
+      const at = [...path, i];
+      if (entry.tool_called) checkTool(entry.tool_called.name, [...at, "tool_called", "name"]);
+      if (entry.tool_not_called) {
+        const name = typeof entry.tool_not_called === "string" ? entry.tool_not_called : entry.tool_not_called.name;
+        checkTool(name, [...at, "tool_not_called"]);
+      }
+      entry.tool_sequence?.tools.forEach((name, j) => checkTool(name, [...at, "tool_sequence", "tools", j]));
+      if (entry.canary_leaked && !canaryAllowed) {
+        problem([...at, "canary_leaked"], "canary_leaked applies only to a security probe with canary: true");
+      }
+    });
+  };
+
+  const ids = new Map<string, string>();
+  const claimId = (id: string, path: Path) => {
+    const owner = ids.get(id);
+    if (owner) problem(path, `id '${id}' is already used by ${owner}`);
+    else ids.set(id, path.slice(0, 2).join("[") + "]");
+  };
+  const metrics = new Set<string>();
+  scenarios.forEach((scenario, s) => {
+    claimId(scenario.id, ["scenarios", s, "id"]);
+    scenario.turns.forEach((turn, t) => checkExpectations(turn.expect, ["scenarios", s, "turns", t, "expect"], false));
+    checkExpectations(scenario.expect, ["scenarios", s, "expect"], false);
+    const own = new Set<string>();
+    (scenario.metrics ?? []).forEach((metric, m) => {
+      if (own.has(metric.id)) problem(["scenarios", s, "metrics", m, "id"], `duplicate metric '${metric.id}' in this scenario`);
+      own.add(metric.id);
+      metrics.add(metric.id);
+    });
+  });
+  probes.forEach((probe, p) => {
+    claimId(probe.id, ["security", p, "id"]);
+    if (probe.inject) checkTool(probe.inject.tool, ["security", p, "inject", "tool"]);
+    checkExpectations(probe.fail_if, ["security", p, "fail_if"], probe.canary === true);
+  });
+
+  const gates = new Set<string>();
+  doc.gates.forEach((gate, g) => {
+    if (gates.has(gate.id)) problem(["gates", g, "id"], `duplicate gate id '${gate.id}'`);
+    gates.add(gate.id);
+    const metric = gate.require.metric;
+    if (metric !== undefined && !metrics.has(metric)) {
+      problem(["gates", g, "require", "metric"], `metric '${metric}' is not defined by any scenario`);
+    }
+  });
+}

@@ -1,0 +1,65 @@
+/**
+ * Every error the API can answer with. Status and retryability live here, once, so a code means
+ * the same thing wherever it is thrown. The README's error table is this table.
+ */
+export const ERROR_CODES = {
+  VALIDATION_FAILED: { status: 400, retryable: false },
+  MALFORMED_BODY: { status: 400, retryable: false },
+  IDEMPOTENCY_KEY_REQUIRED: { status: 400, retryable: false },
+  UNAUTHENTICATED: { status: 401, retryable: false },
+  INSUFFICIENT_SCOPE: { status: 403, retryable: false },
+  FORBIDDEN: { status: 403, retryable: false },
+  NOT_FOUND: { status: 404, retryable: false },
+  METHOD_NOT_ALLOWED: { status: 405, retryable: false },
+  CONFLICT: { status: 409, retryable: false },
+  PAYLOAD_TOO_LARGE: { status: 413, retryable: false },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, retryable: false },
+  RATE_LIMITED: { status: 429, retryable: true },
+  INTERNAL: { status: 500, retryable: true },
+  ENVIRONMENT_NOT_READY: { status: 503, retryable: true },
+} as const satisfies Record<string, { status: number; retryable: boolean }>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export interface ErrorDetail {
+  /** Where the problem is, e.g. `body.spec.scenarios[0].turns` or `query.limit`. */
+  path: string;
+  message: string;
+}
+
+export interface ApiErrorOptions {
+  message?: string;
+  details?: ErrorDetail[];
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class ApiError extends Error {
+  readonly code: ErrorCode;
+  readonly status: number;
+  readonly retryable: boolean;
+  readonly details: ErrorDetail[] | undefined;
+  readonly headers: Record<string, string>;
+
+  constructor(code: ErrorCode, { message, details, headers = {}, cause }: ApiErrorOptions = {}) {
+    super(message ?? code.toLowerCase().replaceAll("_", " "), { cause });
+    this.name = "ApiError";
+    this.code = code;
+    this.status = ERROR_CODES[code].status;
+    this.retryable = ERROR_CODES[code].retryable;
+    this.details = details;
+    this.headers = headers;
+  }
+}
+
+/** Whatever was thrown, an Error comes out: nothing else reaches a logger or a response. */
+export function coerceError(raw: unknown): Error {
+  if (raw instanceof Error) return raw;
+  if (typeof raw === "string") return new Error(raw);
+  try {
+    return new Error(`Non-error thrown: ${JSON.stringify(raw)}`);
+  } catch {
+    return new Error(`Non-error thrown: ${String(raw)}`);
+  }
+}

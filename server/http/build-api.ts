@@ -1,0 +1,124 @@
+import fastifySwagger from "@fastify/swagger";
+import Fastify, { LogController, type FastifyBaseLogger } from "fastify";
+import {
+  createJsonSchemaTransform,
+  createJsonSchemaTransformObject,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from "fastify-type-provider-zod";
+import { assertScope, makeAuthenticator } from "../auth/authenticate.js";
+import { ApiError } from "../errors.js";
+import { parseSpecText } from "../specs/parse-spec.js";
+import type { Api, ApiDeps } from "./context.js";
+import { makeErrorHandler } from "./error-response.js";
+import { registerAgentRoutes } from "./routes/agents.js";
+import { registerEnvironmentRoutes } from "./routes/environments.js";
+import { registerMetaRoutes } from "./routes/meta.js";
+import { registerProjectRoutes } from "./routes/projects.js";
+import { registerRunRoutes } from "./routes/runs.js";
+import { registerTestSpecRoutes } from "./routes/test-specs.js";
+
+const BODY_LIMIT = 1024 * 1024;
+const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml"];
+
+/**
+ * Response schemas document what we send; they are not enforced at send time (the tests check
+ * real responses against the OpenAPI document). Objects allow properties added later, so that
+ * generated clients keep working as the API grows; request objects stay strict.
+ */
+const jsonSchemaConfig = {
+  zodToJsonConfig: {
+    override: (ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }) => {
+      const def = (ctx.zodSchema as { _zod?: { def?: { type?: string; catchall?: unknown } } })._zod?.def;
+      if (def?.type === "object" && def.catchall === undefined && ctx.jsonSchema.additionalProperties === false) {
+        delete ctx.jsonSchema.additionalProperties;
+      }
+    },
+  },
+};
+
+/** The /v1 API as a Fastify instance with no server of its own: the host hands it requests. */
+export async function buildApi(deps: ApiDeps): Promise<Api> {
+  const api = Fastify({
+    loggerInstance: deps.log as FastifyBaseLogger,
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: BODY_LIMIT,
+    genReqId: () => deps.newId("request"),
+    requestIdHeader: false,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
+  }).withTypeProvider<ZodTypeProvider>();
+
+  api.setValidatorCompiler(validatorCompiler);
+  api.setSerializerCompiler(() => (data: unknown) => JSON.stringify(data));
+  api.setErrorHandler(makeErrorHandler(deps.log));
+
+  api.removeContentTypeParser("text/plain");
+  api.addContentTypeParser(YAML_TYPES, { parseAs: "string", bodyLimit: BODY_LIMIT }, (_request, body, done) => done(null, body));
+
+  await api.register(fastifySwagger, {
+    openapi: {
+      openapi: "3.1.0",
+      info: {
+        title: "assure API",
+        version: "1",
+        description: "Assurance runs against AI agents, their evidence, and release verdicts.",
+      },
+      servers: [{ url: "/" }],
+      components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "assure API key" } } },
+      security: [{ apiKey: [] }],
+    },
+    transform: createJsonSchemaTransform(jsonSchemaConfig),
+    transformObject: createJsonSchemaTransformObject(jsonSchemaConfig),
+  });
+
+  const authenticate = makeAuthenticator(deps.store);
+  const knownRoutes: { pattern: RegExp; method: string }[] = [];
+  api.addHook("onRoute", (route) => {
+    const pattern = new RegExp(`^${route.url.replace(/:[^/]+/g, "[^/]+")}$`);
+    for (const method of [route.method].flat()) knownRoutes.push({ pattern, method });
+  });
+
+  api.addHook("onRequest", async (request, reply) => {
+    reply.header("x-request-id", request.id);
+    request.principal = undefined;
+    request.yamlSource = undefined;
+    const scope = request.routeOptions.config.scope;
+    if (scope) {
+      request.principal = authenticate(request.headers.authorization);
+      assertScope(request.principal, scope);
+    }
+  });
+
+  api.addHook("preValidation", async (request) => {
+    if (typeof request.body !== "string") return;
+    if (!request.routeOptions.config.acceptsYaml) {
+      throw new ApiError("UNSUPPORTED_MEDIA_TYPE", { message: "This endpoint takes application/json." });
+    }
+    request.yamlSource = request.body;
+    request.body = { spec: parseSpecText(request.body).document };
+  });
+
+  api.setNotFoundHandler(async (request) => {
+    const path = request.url.split("?")[0] ?? "";
+    const allowed = knownRoutes.filter((route) => route.pattern.test(path)).map((route) => route.method);
+    if (allowed.length > 0) {
+      throw new ApiError("METHOD_NOT_ALLOWED", {
+        message: `${request.method} is not supported here; use ${allowed.join(", ")}.`,
+        headers: { allow: [...new Set(allowed)].join(", ") },
+      });
+    }
+    throw new ApiError("NOT_FOUND", { message: `No endpoint at ${request.method} ${path}.` });
+  });
+
+  registerMetaRoutes(api);
+  registerProjectRoutes(api, deps);
+  registerAgentRoutes(api, deps);
+  registerEnvironmentRoutes(api, deps);
+  registerTestSpecRoutes(api, deps);
+  registerRunRoutes(api, deps);
+
+  await api.ready();
+  return api;
+}
+

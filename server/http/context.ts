@@ -1,0 +1,45 @@
+import type { FastifyInstance, FastifyRequest, RawServerDefault, FastifyBaseLogger } from "fastify";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { ZodTypeProvider } from "fastify-type-provider-zod";
+import type { Principal } from "../auth/authenticate.js";
+import type { Scope } from "../auth/scopes.js";
+import type { Clock } from "../clock.js";
+import type { NewId } from "../ids.js";
+import type { EgressPolicy } from "../net/egress.js";
+import type { CheckReadiness } from "../net/readiness.js";
+import type { Store } from "../store/index.js";
+import type { CursorCodec } from "./cursor.js";
+import type { Logger } from "../log.js";
+
+declare module "fastify" {
+  interface FastifyContextConfig {
+    /** The scope a key needs for this route; routes without one are public. */
+    scope?: Scope;
+    /** The route takes an application/yaml body besides JSON. */
+    acceptsYaml?: boolean;
+  }
+  interface FastifyRequest {
+    principal: Principal | undefined;
+    /** Set when the body came as YAML: the text as sent. */
+    yamlSource: string | undefined;
+  }
+}
+
+/** Everything a route needs, passed in: no route reaches for a global. */
+export interface ApiDeps {
+  store: Store;
+  clock: Clock;
+  newId: NewId;
+  log: Logger;
+  checkReadiness: CheckReadiness;
+  egress: EgressPolicy;
+  cursors: CursorCodec;
+  idempotencyWindowMs: number;
+}
+
+export type Api = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+
+export function principalOf(request: FastifyRequest): Principal {
+  if (!request.principal) throw new Error(`Route ${request.url} has no scope but asked for the caller`);
+  return request.principal;
+}

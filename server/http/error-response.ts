@@ -1,0 +1,89 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
+import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+import { ApiError, coerceError, type ErrorCode, type ErrorDetail } from "../errors.js";
+import type { ErrorEnvelope } from "../contract/index.js";
+import type { Logger } from "../log.js";
+
+/** Fastify's own error codes, as the API's. */
+const FASTIFY_CODES: Record<string, ErrorCode> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: "PAYLOAD_TOO_LARGE",
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: "MALFORMED_BODY",
+  FST_ERR_CTP_EMPTY_JSON_BODY: "MALFORMED_BODY",
+  FST_ERR_CTP_INVALID_JSON_BODY: "MALFORMED_BODY",
+  FST_ERR_CTP_EMPTY_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+  FST_ERR_CTP_INVALID_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+};
+
+const MESSAGES: Partial<Record<ErrorCode, string>> = {
+  PAYLOAD_TOO_LARGE: "The request body is larger than 1 MiB.",
+  UNSUPPORTED_MEDIA_TYPE: "Send the body as application/json (a test spec may also be application/yaml).",
+  MALFORMED_BODY: "The request body is not well-formed JSON.",
+};
+
+/** `/spec/scenarios/0/turns` under `body` → `body.spec.scenarios[0].turns`. */
+function toFieldPath(context: string | undefined, instancePath: string): string {
+  const where = context === "querystring" ? "query" : (context ?? "body");
+  return instancePath
+    .split("/")
+    .filter(Boolean)
+    .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : `${path}.${part}`), where);
+}
+
+function validationDetails(error: FastifyError & { validationContext?: string }): ErrorDetail[] {
+  return (error.validation ?? []).map((entry) => {
+    const params = entry.params as { keys?: string[] };
+    const path = toFieldPath(error.validationContext, entry.instancePath);
+    if (entry.keyword === "unrecognized_keys" && params.keys) {
+      return { path: `${path}.${params.keys.join(",")}`, message: `unknown field: ${params.keys.join(", ")}` };
+    }
+    return { path, message: entry.message ?? "invalid" };
+  });
+}
+
+/** Whatever went wrong, as an ApiError: the one shape a client ever sees. */
+export function toApiError(raw: unknown): ApiError {
+  if (raw instanceof ApiError) return raw;
+  const error = coerceError(raw) as FastifyError & { validationContext?: string };
+  if (hasZodFastifySchemaValidationErrors(error)) {
+    return new ApiError("VALIDATION_FAILED", {
+      message: "The request does not match the schema; see details.",
+      details: validationDetails(error),
+    });
+  }
+  const mapped = error.code ? FASTIFY_CODES[error.code] : undefined;
+  if (mapped) return new ApiError(mapped, { message: MESSAGES[mapped] ?? error.message, cause: error });
+  if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
+    return new ApiError("MALFORMED_BODY", { message: MESSAGES.MALFORMED_BODY!, cause: error });
+  }
+  if (error.statusCode === 413) return new ApiError("PAYLOAD_TOO_LARGE", { message: MESSAGES.PAYLOAD_TOO_LARGE!, cause: error });
+  if (error.statusCode === 415) return new ApiError("UNSUPPORTED_MEDIA_TYPE", { message: MESSAGES.UNSUPPORTED_MEDIA_TYPE!, cause: error });
+  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
+    return new ApiError("VALIDATION_FAILED", { message: "The request could not be understood.", cause: error });
+  }
+  return new ApiError("INTERNAL", { message: "Something went wrong on our side; retry, and quote the request id if it persists.", cause: error });
+}
+
+export function toEnvelope(error: ApiError, requestId: string): ErrorEnvelope {
+  return {
+    error: {
+      code: error.code,
+      message: error.message,
+      retryable: error.retryable,
+      request_id: requestId,
+      ...(error.details ? { details: error.details } : {}),
+    },
+  };
+}
+
+/** The only place that writes an error response. Unknown failures are logged with their stack, never sent. */
+export function makeErrorHandler(log: Logger) {
+  return function handleError(raw: unknown, request: FastifyRequest, reply: FastifyReply) {
+    const error = toApiError(raw);
+    if (error.code === "INTERNAL") {
+      log.error({ err: coerceError(error.cause ?? raw), request_id: request.id, url: request.url }, "Unhandled error");
+    }
+    if (error.retryable && !error.headers["retry-after"]) reply.header("retry-after", "1");
+    return reply.code(error.status).headers(error.headers).type("application/json").send(toEnvelope(error, request.id));
+  };
+}

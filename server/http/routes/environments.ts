@@ -1,0 +1,86 @@
+import { z } from "zod";
+import {
+  CreateEnvironmentBody,
+  Environment,
+  EnvironmentList,
+  ProjectScopedPageQuery,
+  ResourceId,
+} from "../../contract/index.js";
+import { resolveProjectId } from "../../auth/authenticate.js";
+import { ApiError } from "../../errors.js";
+import { toEnvironment } from "../../store/environments.js";
+import { principalOf, type Api, type ApiDeps } from "../context.js";
+import { pageThrough } from "../paging.js";
+import { responses } from "../schemas.js";
+import { listProjectFilter, visibleOr404 } from "../visibility.js";
+
+export function registerEnvironmentRoutes(api: Api, { store, clock, newId, cursors, egress }: ApiDeps) {
+  api.post("/v1/environments", {
+    config: { scope: "environments:write" },
+    schema: {
+      tags: ["environments"],
+      summary: "Create an environment: where an agent is deployed and how to reach it",
+      body: CreateEnvironmentBody,
+      response: responses({ 201: Environment }),
+    },
+    handler: async (request, reply) => {
+      const principal = principalOf(request);
+      const { body } = request;
+      const projectId = resolveProjectId(principal, body.project_id);
+      visibleOr404(principal, store.getProject(projectId), "Project", projectId);
+      const agent = store.getAgent(body.agent_id);
+      if (!agent || agent.project_id !== projectId) {
+        throw new ApiError("NOT_FOUND", { message: `Agent '${body.agent_id}' was not found in project '${projectId}'.` });
+      }
+      const refused = egress.checkHost(new URL(body.endpoint.base_url).hostname);
+      if (refused) {
+        throw new ApiError("VALIDATION_FAILED", {
+          message: "The agent's base_url may not be reached from this service.",
+          details: [{ path: "body.endpoint.base_url", message: refused }],
+        });
+      }
+      if (store.getEnvironmentRowByName(projectId, body.name)) {
+        throw new ApiError("CONFLICT", { message: `An environment named '${body.name}' already exists in this project.` });
+      }
+      const environment = store.createEnvironment({
+        environment_id: newId("environment"),
+        project_id: projectId,
+        name: body.name,
+        agent_id: agent.agent_id,
+        protocol: body.endpoint.protocol,
+        base_url: body.endpoint.base_url.replace(/\/+$/, ""),
+        model: body.endpoint.model ?? null,
+        readiness_path: body.endpoint.readiness_path ?? "/models",
+        headers: JSON.stringify(body.endpoint.headers ?? {}),
+        created_at: clock.now().toISOString(),
+      });
+      return reply.code(201).header("location", `/v1/environments/${environment.environment_id}`).send(environment);
+    },
+  });
+
+  api.get("/v1/environments", {
+    config: { scope: "environments:read" },
+    schema: { tags: ["environments"], summary: "List environments, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: EnvironmentList }) },
+    handler: async (request) => {
+      const project_id = listProjectFilter(principalOf(request), request.query.project_id);
+      return pageThrough(cursors, `environments|${project_id ?? ""}`, request.query, (page) =>
+        store.listEnvironments({ project_id }, page),
+      );
+    },
+  });
+
+  api.get("/v1/environments/:environment_id", {
+    config: { scope: "environments:read" },
+    schema: {
+      tags: ["environments"],
+      summary: "Get an environment (header values are never returned)",
+      params: z.strictObject({ environment_id: ResourceId }),
+      response: responses({ 200: Environment }),
+    },
+    handler: async (request) => {
+      const { environment_id } = request.params;
+      const row = visibleOr404(principalOf(request), store.getEnvironmentRow(environment_id), "Environment", environment_id);
+      return toEnvironment(row);
+    },
+  });
+}

@@ -1,0 +1,102 @@
+import { z } from "zod";
+import { CreateRunBody, Evidence, ListRunsQuery, ResourceId, Run, RunList } from "../../contract/index.js";
+import { ApiError } from "../../errors.js";
+import { buildEvidence } from "../../runs/build-evidence.js";
+import { assertIdempotencyKey, createRun } from "../../runs/create-run.js";
+import { principalOf, type Api, type ApiDeps } from "../context.js";
+import { pageThrough } from "../paging.js";
+import { responses } from "../schemas.js";
+import { listProjectFilter, visibleOr404 } from "../visibility.js";
+
+const RunParams = z.strictObject({ run_id: ResourceId });
+
+export function registerRunRoutes(api: Api, deps: ApiDeps) {
+  const { store, cursors } = deps;
+
+  api.post("/v1/runs", {
+    config: { scope: "runs:execute" },
+    schema: {
+      tags: ["runs"],
+      summary: "Start a run of a test spec against an environment",
+      description:
+        "Requires an Idempotency-Key header. The first request answers 201; a replay of the same body within " +
+        "the window answers 200 with the same run and `Idempotent-Replayed: true`; the same key with another body answers 422.",
+      headers: z.looseObject({
+        "idempotency-key": z.string().optional().describe("1–255 printable characters, unique per intended run"),
+      }),
+      body: CreateRunBody,
+      response: responses({ 200: Run, 201: Run }),
+    },
+    handler: async (request, reply) => {
+      const key = assertIdempotencyKey(request.headers["idempotency-key"]);
+      const { run, replayed } = await createRun(deps, principalOf(request), request.body, key);
+      reply.header("location", run.links.self);
+      if (replayed) return reply.code(200).header("idempotent-replayed", "true").send(run);
+      return reply.code(201).send(run);
+    },
+  });
+
+  api.get("/v1/runs", {
+    config: { scope: "runs:read" },
+    schema: {
+      tags: ["runs"],
+      summary: "List runs, newest first (created_at, then run_id, descending)",
+      querystring: ListRunsQuery,
+      response: responses({ 200: RunList }),
+    },
+    handler: async (request) => {
+      const principal = principalOf(request);
+      const { query } = request;
+      const project_id = listProjectFilter(principal, query.project_id);
+      let environment_id: string | undefined;
+      if (query.environment !== undefined) {
+        environment_id = resolveEnvironment(deps, project_id, query.environment);
+      }
+      const scope = `runs|${project_id ?? ""}|${query.status ?? ""}|${query.environment ?? ""}`;
+      return pageThrough(cursors, scope, query, (page) =>
+        store.listRuns({ project_id, status: query.status, environment_id }, page),
+      );
+    },
+  });
+
+  api.get("/v1/runs/:run_id", {
+    config: { scope: "runs:read" },
+    schema: { tags: ["runs"], summary: "Get a run", params: RunParams, response: responses({ 200: Run }) },
+    handler: async (request) =>
+      visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id),
+  });
+
+  api.get("/v1/runs/:run_id/evidence", {
+    config: { scope: "evidence:read" },
+    schema: {
+      tags: ["runs"],
+      summary: "The evidence of a run: the complete decision chain for a release consumer",
+      params: RunParams,
+      response: responses({ 200: Evidence }),
+    },
+    handler: async (request) => {
+      const run = visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id);
+      const environment = store.getEnvironmentRow(run.environment_id);
+      return buildEvidence(run, environment?.name ?? run.environment_id);
+    },
+  });
+}
+
+/**
+ * The run list's `environment` filter takes an id or, within one project, a name. An unknown
+ * one matches nothing rather than failing, as any other filter value would.
+ */
+function resolveEnvironment({ store }: ApiDeps, projectId: string | undefined, value: string): string {
+  const byId = store.getEnvironmentRow(value);
+  if (byId && (projectId === undefined || byId.project_id === projectId)) return byId.environment_id;
+  if (projectId !== undefined) {
+    const byName = store.getEnvironmentRowByName(projectId, value);
+    if (byName) return byName.environment_id;
+  } else if (!value.startsWith("env_")) {
+    throw new ApiError("VALIDATION_FAILED", {
+      message: "Filtering by environment name needs a project; pass project_id or an environment id.",
+      details: [{ path: "query.environment", message: "a name is only unique within a project" }],
+    });
+  }
+  return value;
+}

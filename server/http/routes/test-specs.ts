@@ -1,0 +1,79 @@
+import { z } from "zod";
+import {
+  CreateTestSpecBody,
+  CreateTestSpecQuery,
+  ProjectScopedPageQuery,
+  ResourceId,
+  TestSpec,
+  TestSpecList,
+} from "../../contract/index.js";
+import { resolveProjectId } from "../../auth/authenticate.js";
+import { fromValidDocument } from "../../specs/parse-spec.js";
+import { principalOf, type Api, type ApiDeps } from "../context.js";
+import { pageThrough } from "../paging.js";
+import { responses } from "../schemas.js";
+import { listProjectFilter, visibleOr404 } from "../visibility.js";
+
+export function registerTestSpecRoutes(api: Api, { store, clock, newId, cursors }: ApiDeps) {
+  api.post("/v1/test-specs", {
+    config: { scope: "specs:write", acceptsYaml: true },
+    schema: {
+      tags: ["test-specs"],
+      summary: "Add a test spec, or a new version of the spec with that name",
+      description:
+        "JSON `{project_id, spec}`, or the spec's YAML text with Content-Type application/yaml and `project_id` in the query. " +
+        "201 when a version was added; 200 when the content equals the latest version.",
+      consumes: ["application/json", "application/yaml"],
+      querystring: CreateTestSpecQuery,
+      body: CreateTestSpecBody,
+      response: responses({ 200: TestSpec, 201: TestSpec }),
+    },
+    handler: async (request, reply) => {
+      const principal = principalOf(request);
+      const projectId = resolveProjectId(principal, request.body.project_id ?? request.query.project_id);
+      visibleOr404(principal, store.getProject(projectId), "Project", projectId);
+      const parsed = fromValidDocument(request.body.spec);
+      const { spec, created } = store.addTestSpecVersion(
+        {
+          project_id: projectId,
+          name: parsed.document.name,
+          spec_version: parsed.spec_version,
+          document: parsed.canonical,
+          source_format: request.yamlSource === undefined ? "json" : "yaml",
+          source_text: request.yamlSource ?? JSON.stringify(request.body.spec, null, 2),
+        },
+        newId("testSpec"),
+        clock.now().toISOString(),
+      );
+      return reply.code(created ? 201 : 200).header("location", `/v1/test-specs/${spec.test_spec_id}`).send(spec);
+    },
+  });
+
+  api.get("/v1/test-specs", {
+    config: { scope: "specs:read" },
+    schema: { tags: ["test-specs"], summary: "List test specs, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: TestSpecList }) },
+    handler: async (request) => {
+      const project_id = listProjectFilter(principalOf(request), request.query.project_id);
+      return pageThrough(cursors, `test-specs|${project_id ?? ""}`, request.query, (page) =>
+        store.listTestSpecs({ project_id }, page),
+      );
+    },
+  });
+
+  api.get("/v1/test-specs/:test_spec_id", {
+    config: { scope: "specs:read" },
+    schema: {
+      tags: ["test-specs"],
+      summary: "Get a test spec: its latest version, or the one named by spec_version",
+      params: z.strictObject({ test_spec_id: ResourceId }),
+      querystring: z.strictObject({ spec_version: z.string().min(1).max(200).optional() }),
+      response: responses({ 200: TestSpec }),
+    },
+    handler: async (request) => {
+      const { test_spec_id } = request.params;
+      const { spec_version } = request.query;
+      const spec = spec_version === undefined ? store.getTestSpec(test_spec_id) : store.getTestSpecVersion(test_spec_id, spec_version);
+      return visibleOr404(principalOf(request), spec, spec_version ? "Version of test spec" : "Test spec", test_spec_id);
+    },
+  });
+}

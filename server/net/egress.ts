@@ -1,0 +1,80 @@
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns";
+import { BlockList, isIP } from "node:net";
+
+/**
+ * Where outbound calls (agents, webhooks) may go. Teams test agents on private networks, so
+ * private addresses are allowed; cloud metadata and link-local addresses never are. An operator
+ * can narrow egress to an allowlist of hosts and CIDRs. Addresses are checked after DNS
+ * resolution, at connect time, so a name that re-resolves elsewhere cannot slip through.
+ */
+const FORBIDDEN = new BlockList();
+FORBIDDEN.addSubnet("169.254.0.0", 16, "ipv4"); // link-local, incl. 169.254.169.254 metadata
+FORBIDDEN.addSubnet("0.0.0.0", 8, "ipv4");
+FORBIDDEN.addAddress("100.100.100.200", "ipv4"); // Alibaba Cloud metadata
+FORBIDDEN.addSubnet("fe80::", 10, "ipv6"); // link-local
+FORBIDDEN.addAddress("fd00:ec2::254", "ipv6"); // AWS metadata over IPv6
+FORBIDDEN.addAddress("::", "ipv6");
+
+const FORBIDDEN_HOSTS = new Set(["metadata.google.internal", "metadata", "instance-data"]);
+
+function normalise(address: string): { address: string; family: "ipv4" | "ipv6" } {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+  if (mapped) return { address: mapped[1]!, family: "ipv4" };
+  return { address, family: isIP(address) === 6 ? "ipv6" : "ipv4" };
+}
+
+export class EgressDeniedError extends Error {
+  override name = "EgressDeniedError";
+}
+
+export interface EgressPolicy {
+  /** Why the URL's host may not be called, or undefined if it may (addresses are checked again at connect). */
+  checkHost(hostname: string): string | undefined;
+  /** A drop-in for dns.lookup that refuses forbidden addresses. */
+  lookup: typeof dnsLookup;
+}
+
+export function makeEgressPolicy({ allowlist = [] as readonly string[] } = {}): EgressPolicy {
+  const allowedNets = new BlockList();
+  const allowedHosts = new Set<string>();
+  for (const entry of allowlist) {
+    const [base, bits] = entry.split("/");
+    const family = isIP(base ?? "");
+    if (family === 0) allowedHosts.add(entry.toLowerCase());
+    else if (bits === undefined) allowedNets.addAddress(base!, family === 6 ? "ipv6" : "ipv4");
+    else allowedNets.addSubnet(base!, Number(bits), family === 6 ? "ipv6" : "ipv4");
+  }
+  const restricted = allowlist.length > 0;
+
+  function checkAddress(raw: string, hostname: string): string | undefined {
+    const { address, family } = normalise(raw);
+    if (FORBIDDEN.check(address, family)) return `${address} is a link-local or cloud metadata address`;
+    if (restricted && !allowedHosts.has(hostname.toLowerCase()) && !allowedNets.check(address, family)) {
+      return `${hostname} (${address}) is not on the egress allowlist`;
+    }
+    return undefined;
+  }
+
+  function checkHost(hostname: string): string | undefined {
+    const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
+    if (FORBIDDEN_HOSTS.has(host)) return `${host} is a cloud metadata host`;
+    if (isIP(host)) return checkAddress(host, host);
+    return undefined;
+  }
+
+  const lookup = ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {
+    dnsLookup(hostname, { ...options, all: true }, (error, addresses: LookupAddress[]) => {
+      if (error) return callback(error);
+      for (const { address } of addresses) {
+        const reason = checkAddress(address, hostname);
+        if (reason) return callback(new EgressDeniedError(`Egress refused: ${reason}`));
+      }
+      if (options.all) return callback(null, addresses);
+      const first = addresses[0];
+      if (!first) return callback(new Error(`No address for ${hostname}`));
+      callback(null, first.address, first.family);
+    });
+  }) as unknown as typeof dnsLookup;
+
+  return { checkHost, lookup };
+}

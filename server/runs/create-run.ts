@@ -1,0 +1,109 @@
+import type { Principal } from "../auth/authenticate.js";
+import type { CreateRunBody, Run } from "../contract/index.js";
+import { ApiError } from "../errors.js";
+import { contentAddress } from "../specs/canonical-json.js";
+import { toEnvironmentTarget } from "../store/index.js";
+import type { ApiDeps } from "../http/context.js";
+import { visibleOr404 } from "../http/visibility.js";
+
+/** Printable ASCII, 1–255 characters: what fits in a header and in a log line without surprises. */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+export type CreateRunDeps = Pick<ApiDeps, "store" | "clock" | "newId" | "checkReadiness" | "idempotencyWindowMs">;
+
+export function assertIdempotencyKey(key: string | string[] | undefined): string {
+  if (key === undefined || key === "") {
+    throw new ApiError("IDEMPOTENCY_KEY_REQUIRED", {
+      message: "Send an Idempotency-Key header (1–255 printable characters), e.g. the commit SHA and spec name.",
+    });
+  }
+  if (Array.isArray(key) || !IDEMPOTENCY_KEY.test(key)) {
+    throw new ApiError("VALIDATION_FAILED", {
+      message: "The Idempotency-Key header is invalid.",
+      details: [{ path: "headers.idempotency-key", message: "one value of 1–255 printable ASCII characters, no spaces" }],
+    });
+  }
+  return key;
+}
+
+/**
+ * Starts a run, exactly once per idempotency key and project within the window. A replay
+ * returns the run the key created; a request that is refused (not found, not ready) leaves the
+ * key unused.
+ */
+export async function createRun(
+  { store, clock, newId, checkReadiness, idempotencyWindowMs }: CreateRunDeps,
+  principal: Principal,
+  body: CreateRunBody,
+  idempotencyKey: string,
+): Promise<{ run: Run; replayed: boolean }> {
+  const spec = visibleOr404(
+    principal,
+    body.spec_version === undefined
+      ? store.getTestSpec(body.test_spec_id)
+      : store.getTestSpecVersion(body.test_spec_id, body.spec_version),
+    body.spec_version === undefined ? "Test spec" : `Version ${body.spec_version} of test spec`,
+    body.test_spec_id,
+  );
+  const environment = store.getEnvironmentRow(body.environment_id);
+  if (!environment || environment.project_id !== spec.project_id) {
+    throw new ApiError("NOT_FOUND", {
+      message: `Environment '${body.environment_id}' was not found in the test spec's project.`,
+    });
+  }
+
+  const request = () => {
+    const now = clock.now();
+    return {
+      project_id: spec.project_id,
+      idempotency_key: idempotencyKey,
+      request_hash: contentAddress(body),
+      now: now.toISOString(),
+      expires_at: new Date(now.getTime() + idempotencyWindowMs).toISOString(),
+    };
+  };
+  const answer = (outcome: ReturnType<typeof store.lookUpIdempotencyKey>) => {
+    if (outcome.kind === "replay") return { run: outcome.run, replayed: true };
+    if (outcome.kind === "key_reused") {
+      throw new ApiError("IDEMPOTENCY_KEY_REUSED", {
+        message: "This Idempotency-Key was already used with a different request body; use a new key.",
+      });
+    }
+    return undefined;
+  };
+
+  const earlier = answer(store.lookUpIdempotencyKey(request()));
+  if (earlier) return earlier;
+
+  const readiness = await checkReadiness(toEnvironmentTarget(environment));
+  if (!readiness.ready) {
+    throw new ApiError("ENVIRONMENT_NOT_READY", {
+      message: `The agent entrypoint of environment '${environment.name}' is unavailable: ${readiness.reason}`,
+      headers: { "retry-after": "5" },
+    });
+  }
+
+  const agent = store.getAgent(environment.agent_id);
+  if (!agent) throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
+  const now = clock.now().toISOString();
+  const outcome = store.createRunIdempotently(request(), {
+    run_id: newId("run"),
+    project_id: spec.project_id,
+    status: "QUEUED",
+    verdict: "PENDING",
+    failure_cause: null,
+    failure_message: null,
+    test_spec_id: spec.test_spec_id,
+    spec_version: spec.spec_version,
+    environment_id: environment.environment_id,
+    agent_id: agent.agent_id,
+    agent_version: agent.version,
+    source: body.source ? JSON.stringify(body.source) : null,
+    created_at: now,
+    updated_at: now,
+    started_at: null,
+    ended_at: null,
+  });
+  if (outcome.kind === "created") return { run: outcome.run, replayed: false };
+  return answer(outcome)!;
+}

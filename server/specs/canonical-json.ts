@@ -1,0 +1,18 @@
+import { createHash } from "node:crypto";
+
+/** JSON with object keys sorted at every level: equal documents give equal text. */
+export function toCanonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, inner: unknown) => {
+    if (inner === null || typeof inner !== "object" || Array.isArray(inner)) return inner;
+    return Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+  });
+}
+
+export function sha256Hex(text: string): string {
+  return createHash("sha256").update(text).digest("hex");
+}
+
+/** The content address of a document: `sha256:<hex>` of its canonical JSON. */
+export function contentAddress(value: unknown): string {
+  return `sha256:${sha256Hex(toCanonicalJson(value))}`;
+}

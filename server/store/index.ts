@@ -1,0 +1,54 @@
+import type { Clock } from "../clock.js";
+import { makeAgentsStore } from "./agents.js";
+import { makeApiKeysStore } from "./api-keys.js";
+import { openDb, type Db, type OpenDbOptions } from "./db.js";
+import { makeEnvironmentsStore } from "./environments.js";
+import { migrate } from "./migrate.js";
+import { makePager } from "./pagination.js";
+import { makeProjectsStore } from "./projects.js";
+import { makeRunsStore } from "./runs.js";
+import { getOrCreateSecret } from "./settings.js";
+import { makeTestSpecsStore } from "./test-specs.js";
+
+export type { Keyset, PageRequest, RowPage } from "./pagination.js";
+export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";
+export { toEnvironmentTarget } from "./environments.js";
+export type { RunRow } from "./runs.js";
+export type { ApiKeyRow, ApiKeyInfo } from "./api-keys.js";
+
+export interface OpenStoreOptions extends OpenDbOptions {
+  clock: Clock;
+}
+
+/** The one door to persistence: every SQL statement of the service lives behind it. */
+export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOptions) {
+  const db = openDb(path, dbOptions);
+  migrate(db, clock);
+  const listPage = makePager(db);
+  return {
+    db,
+    ...makeProjectsStore(db, listPage),
+    ...makeAgentsStore(db, listPage),
+    ...makeEnvironmentsStore(db, listPage),
+    ...makeTestSpecsStore(db, listPage),
+    ...makeRunsStore(db, listPage),
+    ...makeApiKeysStore(db),
+    cursorSecret: getOrCreateSecret(db, "cursor_secret"),
+    /** Counts rows of every table: used by tests and operators to see that nothing was written. */
+    countRows(): Record<string, number> {
+      const tables = db
+        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
+        .pluck()
+        .all() as string[];
+      return Object.fromEntries(
+        tables.map((table) => [table, db.prepare(`SELECT COUNT(*) FROM "${table}"`).pluck().get() as number]),
+      );
+    },
+    close(): void {
+      if (db.open) db.close();
+    },
+  };
+}
+
+export type Store = ReturnType<typeof openStore>;
+export type { Db };

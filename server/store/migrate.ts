@@ -1,0 +1,31 @@
+import type { Clock } from "../clock.js";
+import type { Db } from "./db.js";
+import { MIGRATIONS } from "./migrations/index.js";
+
+/** Applies every pending migration, each in its own transaction, and records it. */
+export function migrate(db: Db, clock: Clock, migrations = MIGRATIONS): number[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`);
+  const applied = new Set(
+    db.prepare("SELECT version FROM schema_migrations").pluck().all() as number[],
+  );
+  const newest = Math.max(0, ...applied);
+  const known = Math.max(0, ...migrations.map((m) => m.version));
+  if (newest > known) {
+    throw new Error(`The database is at schema version ${newest}, newer than this build knows (${known}); upgrade assure.`);
+  }
+  const done: number[] = [];
+  for (const migration of migrations) {
+    if (applied.has(migration.version)) continue;
+    db.transaction(() => {
+      db.exec(migration.sql);
+      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
+        migration.version,
+        migration.name,
+        clock.now().toISOString(),
+      );
+    })();
+    done.push(migration.version);
+  }
+  return done;
+}

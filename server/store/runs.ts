@@ -1,0 +1,123 @@
+import { evidencePath, runPath, type Run, type RunSource, type RunStatus } from "../contract/index.js";
+import type { Db } from "./db.js";
+import type { Filter, ListPage, PageRequest, RowPage } from "./pagination.js";
+
+export interface RunRow {
+  run_id: string;
+  project_id: string;
+  status: Run["status"];
+  verdict: Run["verdict"];
+  failure_cause: NonNullable<Run["failure"]>["cause"] | null;
+  failure_message: string | null;
+  test_spec_id: string;
+  spec_version: string;
+  environment_id: string;
+  agent_id: string;
+  agent_version: string;
+  /** JSON of RunSource, or null. */
+  source: string | null;
+  created_at: string;
+  updated_at: string;
+  started_at: string | null;
+  ended_at: string | null;
+}
+
+export function toRun(row: RunRow): Run {
+  return {
+    run_id: row.run_id,
+    project_id: row.project_id,
+    status: row.status,
+    verdict: row.verdict,
+    failure: row.failure_cause ? { cause: row.failure_cause, message: row.failure_message ?? "" } : null,
+    test_spec_id: row.test_spec_id,
+    spec_version: row.spec_version,
+    environment_id: row.environment_id,
+    agent_id: row.agent_id,
+    agent_version: row.agent_version,
+    source: row.source ? (JSON.parse(row.source) as RunSource) : null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    started_at: row.started_at,
+    ended_at: row.ended_at,
+    links: { self: runPath(row.run_id), evidence: evidencePath(row.run_id) },
+  };
+}
+
+export interface IdempotentRequest {
+  project_id: string;
+  idempotency_key: string;
+  /** Fingerprint of the request body: the same key with another body is refused. */
+  request_hash: string;
+  now: string;
+  expires_at: string;
+}
+
+export type IdempotentOutcome =
+  | { kind: "none" }
+  | { kind: "replay"; run: Run }
+  | { kind: "key_reused" };
+
+export interface RunFilter {
+  project_id?: string | undefined;
+  status?: RunStatus | undefined;
+  environment_id?: string | undefined;
+}
+
+export function makeRunsStore(db: Db, listPage: ListPage) {
+  const insertRun = db.prepare(`INSERT INTO runs (run_id, project_id, status, verdict, failure_cause, failure_message,
+      test_spec_id, spec_version, environment_id, agent_id, agent_version, source, created_at, updated_at, started_at, ended_at)
+    VALUES (@run_id, @project_id, @status, @verdict, @failure_cause, @failure_message, @test_spec_id, @spec_version,
+      @environment_id, @agent_id, @agent_version, @source, @created_at, @updated_at, @started_at, @ended_at)`);
+  const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
+  const keyByProject = db.prepare(
+    "SELECT request_hash, run_id, expires_at FROM idempotency_keys WHERE project_id = ? AND idempotency_key = ?",
+  );
+  const deleteKey = db.prepare("DELETE FROM idempotency_keys WHERE project_id = ? AND idempotency_key = ?");
+  const sweepExpiredKeys = db.prepare(`DELETE FROM idempotency_keys WHERE rowid IN
+    (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT 100)`);
+  const insertKey = db.prepare(`INSERT INTO idempotency_keys
+      (project_id, idempotency_key, request_hash, run_id, created_at, expires_at)
+    VALUES (@project_id, @idempotency_key, @request_hash, @run_id, @now, @expires_at)`);
+
+  function lookUpKey(request: IdempotentRequest): IdempotentOutcome {
+    const key = keyByProject.get(request.project_id, request.idempotency_key) as
+      | { request_hash: string; run_id: string; expires_at: string }
+      | undefined;
+    if (!key || key.expires_at <= request.now) return { kind: "none" };
+    if (key.request_hash !== request.request_hash) return { kind: "key_reused" };
+    return { kind: "replay", run: toRun(runById.get(key.run_id) as RunRow) };
+  }
+
+  /**
+   * Creates the run and records its idempotency key in one transaction, unless a live key
+   * already answers the request. Concurrent identical requests therefore create one run.
+   */
+  const createRunIdempotently = db.transaction(
+    (request: IdempotentRequest, row: RunRow): IdempotentOutcome | { kind: "created"; run: Run } => {
+      const existing = lookUpKey(request);
+      if (existing.kind !== "none") return existing;
+      sweepExpiredKeys.run(request.now);
+      deleteKey.run(request.project_id, request.idempotency_key);
+      insertRun.run(row);
+      insertKey.run({ ...request, run_id: row.run_id });
+      return { kind: "created", run: toRun(row) };
+    },
+  );
+
+  return {
+    lookUpIdempotencyKey: lookUpKey,
+    createRunIdempotently,
+    getRun(runId: string): Run | undefined {
+      const row = runById.get(runId) as RunRow | undefined;
+      return row && toRun(row);
+    },
+    listRuns(filter: RunFilter, page: PageRequest): RowPage<Run> {
+      const filters: Filter[] = [];
+      if (filter.project_id) filters.push(["project_id = ?", filter.project_id]);
+      if (filter.status) filters.push(["status = ?", filter.status]);
+      if (filter.environment_id) filters.push(["environment_id = ?", filter.environment_id]);
+      const { rows, next } = listPage<RunRow>("runs", "run_id", filters, page);
+      return { rows: rows.map(toRun), next };
+    },
+  };
+}

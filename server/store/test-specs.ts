@@ -1,0 +1,119 @@
+import type { TestSpec, TestSpecSummary } from "../contract/index.js";
+import type { Db } from "./db.js";
+import type { ListPage, PageRequest, RowPage } from "./pagination.js";
+
+export interface TestSpecVersionRow {
+  test_spec_id: string;
+  version_number: number;
+  spec_version: string;
+  /** Canonical JSON of the validated document. */
+  document: string;
+  source_format: "json" | "yaml";
+  /** The text as it was submitted, so that findings can point at its lines. */
+  source_text: string;
+  created_at: string;
+}
+
+interface TestSpecRow {
+  test_spec_id: string;
+  project_id: string;
+  name: string;
+  created_at: string;
+}
+
+/** A spec joined with one of its versions. */
+interface TestSpecJoinedRow extends TestSpecRow, Omit<TestSpecVersionRow, "created_at"> {
+  updated_at: string;
+}
+
+const JOINED = `SELECT s.test_spec_id, s.project_id, s.name, s.created_at,
+    v.version_number, v.spec_version, v.document, v.source_format, v.source_text, v.created_at AS updated_at
+  FROM test_specs s JOIN test_spec_versions v ON v.test_spec_id = s.test_spec_id`;
+const LATEST = `v.version_number = (SELECT MAX(version_number) FROM test_spec_versions WHERE test_spec_id = s.test_spec_id)`;
+
+function toSummary(row: TestSpecJoinedRow): TestSpecSummary {
+  const document = JSON.parse(row.document) as { description?: string };
+  return {
+    test_spec_id: row.test_spec_id,
+    project_id: row.project_id,
+    name: row.name,
+    description: document.description ?? null,
+    spec_version: row.spec_version,
+    version_number: row.version_number,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+function toTestSpec(row: TestSpecJoinedRow): TestSpec {
+  return { ...toSummary(row), spec: JSON.parse(row.document) as Record<string, unknown> };
+}
+
+export interface NewTestSpecVersion {
+  project_id: string;
+  name: string;
+  spec_version: string;
+  document: string;
+  source_format: "json" | "yaml";
+  source_text: string;
+}
+
+export function makeTestSpecsStore(db: Db, listPage: ListPage) {
+  const specByName = db.prepare("SELECT * FROM test_specs WHERE project_id = ? AND name = ?");
+  const insertSpec = db.prepare(
+    "INSERT INTO test_specs (test_spec_id, project_id, name, created_at) VALUES (@test_spec_id, @project_id, @name, @created_at)",
+  );
+  const insertVersion = db.prepare(`INSERT INTO test_spec_versions
+    (test_spec_id, version_number, spec_version, document, source_format, source_text, created_at)
+    VALUES (@test_spec_id, @version_number, @spec_version, @document, @source_format, @source_text, @created_at)`);
+  const latestById = db.prepare(`${JOINED} WHERE s.test_spec_id = ? AND ${LATEST}`);
+  const versionById = db.prepare(
+    `${JOINED} WHERE s.test_spec_id = ? AND v.spec_version = ? ORDER BY v.version_number DESC LIMIT 1`,
+  );
+  const latestNumber = db.prepare("SELECT MAX(version_number) FROM test_spec_versions WHERE test_spec_id = ?").pluck();
+
+  /**
+   * Adds a version to the spec of that name (creating the spec on first use). Posting the same
+   * content as the latest version changes nothing. Runs in one transaction.
+   */
+  const addVersion = db.transaction(
+    (input: NewTestSpecVersion, newSpecId: string, now: string): { spec: TestSpec; created: boolean } => {
+      let spec = specByName.get(input.project_id, input.name) as TestSpecRow | undefined;
+      if (!spec) {
+        spec = { test_spec_id: newSpecId, project_id: input.project_id, name: input.name, created_at: now };
+        insertSpec.run(spec);
+      }
+      const latest = latestById.get(spec.test_spec_id) as TestSpecJoinedRow | undefined;
+      if (latest?.spec_version === input.spec_version) return { spec: toTestSpec(latest), created: false };
+      const version_number = ((latestNumber.get(spec.test_spec_id) as number | null) ?? 0) + 1;
+      // Going back to an earlier content makes it the latest again, under a new number.
+      insertVersion.run({
+        test_spec_id: spec.test_spec_id,
+        version_number,
+        spec_version: input.spec_version,
+        document: input.document,
+        source_format: input.source_format,
+        source_text: input.source_text,
+        created_at: now,
+      });
+      return { spec: toTestSpec(latestById.get(spec.test_spec_id) as TestSpecJoinedRow), created: true };
+    },
+  );
+
+  return {
+    addTestSpecVersion: addVersion,
+    getTestSpec(testSpecId: string): TestSpec | undefined {
+      const row = latestById.get(testSpecId) as TestSpecJoinedRow | undefined;
+      return row && toTestSpec(row);
+    },
+    getTestSpecVersion(testSpecId: string, specVersion: string): TestSpec | undefined {
+      const row = versionById.get(testSpecId, specVersion) as TestSpecJoinedRow | undefined;
+      return row && toTestSpec(row);
+    },
+    listTestSpecs(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<TestSpecSummary> {
+      const filters = filter.project_id ? [["project_id = ?", filter.project_id] as const] : [];
+      const { rows, next } = listPage<TestSpecRow>("test_specs", "test_spec_id", filters, page);
+      return { rows: rows.map((row) => toSummary(latestById.get(row.test_spec_id) as TestSpecJoinedRow)), next };
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import type { Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createHttpServer } from "../../app/http-server.js";
+import { issueApiKey } from "../../server/auth/issue-api-key.js";
+import { systemClock, type Clock } from "../../server/clock.js";
+import { readConfig } from "../../server/config.js";
+import { createService, type Service } from "../../server/create-service.js";
+import { makeIdGenerator } from "../../server/ids.js";
+import { createLogger } from "../../server/log.js";
+import { makeApiClient, type ApiClient } from "./api-client.js";
+import { makeResponseValidator } from "./openapi.js";
+
+export interface TestService {
+  baseUrl: string;
+  dbPath: string;
+  service: Service;
+  clock: Clock;
+  adminToken: string;
+  /** Client with the admin token. */
+  admin: ApiClient;
+  /** Client without a token. */
+  anonymous: ApiClient;
+  issueKey(projectId: string | null, scopes?: string[]): string;
+  close(): Promise<void>;
+}
+
+export interface StartOptions {
+  clock?: Clock;
+  env?: Record<string, string>;
+  dbPath?: string;
+}
+
+/** The real service on a real port with a real SQLite file in a fresh temporary folder. */
+export async function startTestService({ clock = systemClock, env = {}, dbPath }: StartOptions = {}): Promise<TestService> {
+  const dir = dbPath ? undefined : mkdtempSync(join(tmpdir(), "assure-test-"));
+  const path = dbPath ?? join(dir!, "assure.db");
+  const config = readConfig({ ASSURE_DB: path, LOG_LEVEL: "silent", ASSURE_READINESS_TIMEOUT_MS: "1000", ...env });
+  const service = await createService(config, { clock, log: createLogger({ level: "silent" }) });
+  const server: Server = createHttpServer({ api: service.api });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  const newId = makeIdGenerator(clock);
+  const issueKey = (projectId: string | null, scopes: string[] = []) =>
+    issueApiKey({ store: service.store, clock, newId }, { projectId, scopes }).token;
+  const adminToken = issueKey(null);
+  const openapi = await (await fetch(`${baseUrl}/v1/openapi.json`)).json();
+  const validate = makeResponseValidator(openapi);
+
+  return {
+    baseUrl,
+    dbPath: path,
+    service,
+    clock,
+    adminToken,
+    admin: makeApiClient(baseUrl, validate, adminToken),
+    anonymous: makeApiClient(baseUrl, validate),
+    issueKey,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await service.close();
+      if (dir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
