@@ -1,11 +1,12 @@
 import { z } from "zod";
 import { Name, ResourceId, Timestamp, listOf } from "./common.js";
 
+const parsedUrl = (url: string) => (URL.canParse(url) ? new URL(url) : undefined);
 const HttpUrl = z
   .url({ protocol: /^https?$/, error: "must be an http or https URL" })
   .max(2048)
-  .refine((url) => !new URL(url).username && !new URL(url).password, "credentials in the URL are not allowed; use headers")
-  .refine((url) => !new URL(url).search && !new URL(url).hash, "must not have a query or fragment");
+  .refine((url) => !parsedUrl(url)?.username && !parsedUrl(url)?.password, "credentials in the URL are not allowed; use headers")
+  .refine((url) => !parsedUrl(url)?.search && !parsedUrl(url)?.hash, "must not have a query or fragment");
 
 const HeaderName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "not a valid HTTP header name");
 const HeaderValue = z.string().max(8192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");

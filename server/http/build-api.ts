@@ -7,7 +7,7 @@ import {
   type ZodTypeProvider,
 } from "fastify-type-provider-zod";
 import { assertScope, makeAuthenticator } from "../auth/authenticate.js";
-import { ApiError } from "../errors.js";
+import { ApiError, coerceError } from "../errors.js";
 import { parseSpecText } from "../specs/parse-spec.js";
 import type { Api, ApiDeps } from "./context.js";
 import { makeErrorHandler } from "./error-response.js";
@@ -37,6 +37,23 @@ const jsonSchemaConfig = {
   },
 };
 
+/**
+ * A schema that throws (a bug in a refinement, say) must fail the request with a 500 envelope,
+ * not escape Fastify's request pipeline and leave the client hanging.
+ */
+function neverThrowing(compile: typeof validatorCompiler): typeof validatorCompiler {
+  return (route) => {
+    const validate = compile(route);
+    return (data) => {
+      try {
+        return validate(data);
+      } catch (raw) {
+        return { error: Object.assign(coerceError(raw), { statusCode: 500 }) };
+      }
+    };
+  };
+}
+
 /** The /v1 API as a Fastify instance with no server of its own: the host hands it requests. */
 export async function buildApi(deps: ApiDeps): Promise<Api> {
   const api = Fastify({
@@ -49,7 +66,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
   }).withTypeProvider<ZodTypeProvider>();
 
-  api.setValidatorCompiler(validatorCompiler);
+  api.setValidatorCompiler(neverThrowing(validatorCompiler));
   api.setSerializerCompiler(() => (data: unknown) => JSON.stringify(data));
   api.setErrorHandler(makeErrorHandler(deps.log));
 

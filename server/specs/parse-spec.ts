@@ -48,7 +48,16 @@ export function parseSpecText(text: string): ParsedSpec {
       })),
     });
   }
-  const parsed = TestSpecDocument.safeParse(yamlDocument.toJS({ maxAliasCount: 100 }));
+  let value: unknown;
+  try {
+    value = yamlDocument.toJS({ maxAliasCount: 100 });
+  } catch (error) {
+    throw new ApiError("VALIDATION_FAILED", {
+      message: "The spec's YAML cannot be expanded.",
+      details: [{ path: "spec", message: error instanceof Error ? error.message : String(error) }],
+    });
+  }
+  const parsed = TestSpecDocument.safeParse(value);
   if (!parsed.success) {
     const lineOf = (path: PropertyKey[]) => {
       for (let depth = path.length; depth >= 0; depth--) {

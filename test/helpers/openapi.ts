@@ -1,7 +1,7 @@
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 
-interface OpenApiDocument {
+export interface OpenApiDocument {
   paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
   components: { schemas: Record<string, unknown> };
 }

@@ -47,7 +47,7 @@ export async function startTestService({ clock = systemClock, env = {}, dbPath }
   const issueKey = (projectId: string | null, scopes: string[] = []) =>
     issueApiKey({ store: service.store, clock, newId }, { projectId, scopes }).token;
   const adminToken = issueKey(null);
-  const openapi = await (await fetch(`${baseUrl}/v1/openapi.json`)).json();
+  const openapi = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as Parameters<typeof makeResponseValidator>[0];
   const validate = makeResponseValidator(openapi);
 
   return {

@@ -1,0 +1,69 @@
+// Load generation with autocannon. Latencies are collected from every response (autocannon's own
+// histogram keeps whole milliseconds, too coarse for sub-millisecond endpoints), so slices of one
+// target can be merged exactly.
+import autocannon from "autocannon";
+
+export const CONNECTIONS = 10;
+
+/** Sends one case's request to one target for `seconds`; resolves with what was seen. */
+export async function runLoad(targetUrl, benchCase, seconds) {
+  const latenciesMs = [];
+  let unexpectedStatus = 0;
+  const instance = autocannon({
+    url: `${targetUrl}${benchCase.path}`,
+    method: benchCase.method,
+    headers: benchCase.headers,
+    body: benchCase.body,
+    connections: CONNECTIONS,
+    pipelining: 1,
+    duration: seconds,
+    timeout: 10,
+  });
+  instance.on("response", (_client, statusCode, _bytes, responseTimeMs) => {
+    latenciesMs.push(responseTimeMs);
+    if (statusCode !== benchCase.expectStatus) unexpectedStatus++;
+  });
+  const result = await instance;
+  return {
+    latenciesMs,
+    seconds: result.duration,
+    unexpectedStatus,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+/** One target's slices as a single measurement. */
+export function mergeSlices(slices) {
+  const latencies = Float64Array.from(slices.flatMap((slice) => slice.latenciesMs)).sort();
+  const seconds = slices.reduce((sum, slice) => sum + slice.seconds, 0);
+  return {
+    requests: latencies.length,
+    seconds,
+    requestsPerSecond: latencies.length / seconds,
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+    unexpectedStatus: slices.reduce((sum, slice) => sum + slice.unexpectedStatus, 0),
+    errors: slices.reduce((sum, slice) => sum + slice.errors, 0),
+  };
+}
+
+/** Nearest-rank percentile of sorted values. */
+function percentile(sorted, fraction) {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(fraction * sorted.length) - 1)];
+}
+
+/**
+ * Warms both targets up, then measures them in slices ordered service, baseline, baseline,
+ * service (ABBA), so that a drift of the machine during the case weighs on both alike.
+ */
+export async function measurePair(benchCase, targets, { warmupSeconds, sliceSeconds, rounds }) {
+  await runLoad(targets.service, benchCase, warmupSeconds);
+  await runLoad(targets.baseline, benchCase, warmupSeconds);
+  const slices = { service: [], baseline: [] };
+  for (let round = 0; round < rounds; round++) {
+    const order = round % 2 === 0 ? ["service", "baseline"] : ["baseline", "service"];
+    for (const target of order) slices[target].push(await runLoad(targets[target], benchCase, sliceSeconds));
+  }
+  return { service: mergeSlices(slices.service), baseline: mergeSlices(slices.baseline) };
+}

@@ -1,0 +1,97 @@
+// Child processes of the bench: the service, the baseline and the CLI, all on 127.0.0.1.
+import { execFileSync, spawn } from "node:child_process";
+import { createServer } from "node:net";
+import { setTimeout as sleep } from "node:timers/promises";
+
+export const HOST = "127.0.0.1";
+const STARTUP_TIMEOUT_MS = 20_000;
+const STOP_TIMEOUT_MS = 5_000;
+
+/** A port that was free a moment ago: the OS picks it, we release it for the child to take. */
+export function findFreePort() {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once("error", reject);
+    probe.listen(0, HOST, () => {
+      const { port } = probe.address();
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Only what the children need: a variable inherited from the caller's shell (an egress
+ * allowlist, GitHub App settings) would change what is measured.
+ */
+function childEnvironment(extra) {
+  return { PATH: process.env.PATH ?? "", ...extra };
+}
+
+const running = new Set();
+process.on("exit", () => {
+  for (const child of running) child.kill("SIGKILL");
+});
+
+/** Starts `node <script>` listening on a free port and resolves once GET /healthz answers 200. */
+export async function startServer(name, script, env) {
+  const port = await findFreePort();
+  const child = spawn(process.execPath, [script], {
+    env: childEnvironment({ ...env, PORT: String(port), HOST }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  running.add(child);
+  let output = "";
+  const keep = (chunk) => {
+    output = (output + chunk).slice(-20_000);
+  };
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  child.once("exit", () => running.delete(child));
+
+  const url = `http://${HOST}:${port}`;
+  try {
+    await waitForHealth(url, exited);
+  } catch (error) {
+    child.kill("SIGKILL");
+    throw new Error(`${name} did not start: ${error.message}\n--- its output ---\n${output}`);
+  }
+  return {
+    name,
+    url,
+    output: () => output,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      const stopped = await Promise.race([exited, sleep(STOP_TIMEOUT_MS, "timeout")]);
+      if (stopped === "timeout") child.kill("SIGKILL");
+    },
+  };
+}
+
+async function waitForHealth(url, exited) {
+  let exit;
+  void exited.then((value) => (exit = value));
+  const deadline = Date.now() + STARTUP_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    if (exit) throw new Error(`exited early (code ${exit.code}, signal ${exit.signal})`);
+    try {
+      const response = await fetch(`${url}/healthz`, { signal: AbortSignal.timeout(1000) });
+      if (response.ok) return;
+    } catch {
+      // Not listening yet.
+    }
+    await sleep(100);
+  }
+  throw new Error(`no answer from ${url}/healthz within ${STARTUP_TIMEOUT_MS} ms`);
+}
+
+/** Runs the service's CLI to completion and returns its JSON output. */
+export function runCli(cliScript, args, env) {
+  const stdout = execFileSync(process.execPath, [cliScript, ...args], {
+    env: childEnvironment(env),
+    encoding: "utf8",
+    timeout: 30_000,
+  });
+  return JSON.parse(stdout);
+}

@@ -1,0 +1,142 @@
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { startAgentEndpoint } from "../../helpers/agent-endpoint.js";
+import { EXAMPLE_SPEC_YAML, seedProject, type SeededProject } from "../../helpers/seed.js";
+import { startTestService, type TestService } from "../../helpers/service.js";
+import type { CallOptions } from "../../helpers/api-client.js";
+
+describe("bad input", () => {
+  let t: TestService;
+  let agent: Awaited<ReturnType<typeof startAgentEndpoint>>;
+  let p: SeededProject;
+  let valid: Record<string, Record<string, unknown>>;
+
+  beforeAll(async () => {
+    t = await startTestService();
+    agent = await startAgentEndpoint();
+    p = await seedProject(t, agent.baseUrl);
+    valid = {
+      "/v1/projects": { name: "fresh-project" },
+      "/v1/agents": { name: "fresh-agent", version: "1" },
+      "/v1/environments": { name: "fresh-env", agent_id: p.agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl } },
+      "/v1/test-specs": { spec: (await p.client.get(`/v1/test-specs/${p.testSpecId}`)).body.spec },
+      "/v1/runs": { test_spec_id: p.testSpecId, environment_id: p.environmentId },
+    };
+  });
+  afterAll(async () => {
+    await t.close();
+    await agent.close();
+  });
+
+  const huge = () => JSON.stringify({ name: "x".repeat(1024 * 1024 + 10) });
+  const wrongTypes: Record<string, Record<string, unknown>> = {
+    "/v1/projects": { name: 42 },
+    "/v1/agents": { name: "a", version: ["1"] },
+    "/v1/environments": { name: "e", agent_id: "x", endpoint: { protocol: "grpc", base_url: "ftp://x" } },
+    "/v1/test-specs": { spec: { schema_version: 1, name: "x", gates: "all" } },
+    "/v1/runs": { test_spec_id: 7, environment_id: null },
+  };
+
+  const variants: [string, (path: string) => CallOptions, number, string][] = [
+    ["malformed JSON", () => ({ body: '{"name": "x",', contentType: "application/json" }), 400, "MALFORMED_BODY"],
+    ["an empty JSON body", () => ({ body: "", contentType: "application/json" }), 400, "MALFORMED_BODY"],
+    ["a JSON array", () => ({ body: "[]", contentType: "application/json" }), 400, "VALIDATION_FAILED"],
+    ["a body over 1 MiB", () => ({ body: huge(), contentType: "application/json" }), 413, "PAYLOAD_TOO_LARGE"],
+    ["text/plain", () => ({ body: "name=x", contentType: "text/plain" }), 415, "UNSUPPORTED_MEDIA_TYPE"],
+    ["form encoding", () => ({ body: "name=x", contentType: "application/x-www-form-urlencoded" }), 415, "UNSUPPORTED_MEDIA_TYPE"],
+    ["wrong types", (path) => ({ json: wrongTypes[path] }), 400, "VALIDATION_FAILED"],
+    ["an unknown field", (path) => ({ json: { ...valid[path], surprise: true } }), 400, "VALIDATION_FAILED"],
+    ["a prototype-polluting key", (path) => ({ body: JSON.stringify(valid[path]).replace(/^\{/, '{"__proto__":{"x":1},'), contentType: "application/json" }), 400, ""],
+  ];
+  const endpoints = ["/v1/projects", "/v1/agents", "/v1/environments", "/v1/test-specs", "/v1/runs"];
+  const cases = endpoints.flatMap((path) => variants.map(([name, make, status, code]) => [path, name, make, status, code] as const));
+
+  it.each(cases)("POST %s with %s answers the envelope and writes nothing", async (path, _name, make, status, code) => {
+    const before = t.service.store.countRows();
+    const client = path === "/v1/projects" ? t.admin : p.client;
+    const options = make(path);
+    const response = await client.call("POST", path, { ...options, headers: { "idempotency-key": `bad-${Math.random()}` } });
+    expect(response.status).toBe(status);
+    if (code) expect(response.body.error.code).toBe(code);
+    expect(response.text).not.toMatch(/\bat .*\.(ts|js):\d+/); // no stack trace
+    expect(t.service.store.countRows()).toEqual(before);
+  });
+
+  it("names every failing field", async () => {
+    const response = await p.client.post("/v1/environments", {
+      name: "",
+      agent_id: p.agentId,
+      endpoint: { protocol: "openai-chat", base_url: "not a url", extra: 1 },
+    });
+    expect(response.status).toBe(400);
+    const paths = [...new Set(response.body.error.details.map((d: { path: string }) => d.path))].sort();
+    expect(paths).toEqual(["body.endpoint.base_url", "body.endpoint.extra", "body.name"]);
+  });
+
+  it.each([
+    ["http://169.254.169.254/latest", "link-local or cloud metadata"],
+    ["http://metadata.google.internal/v1", "metadata host"],
+    ["http://[fe80::1]/v1", "link-local"],
+    ["http://user:pw@agent.internal/v1", "credentials"],
+  ])("refuses the agent address %s", async (base_url, reason) => {
+    const before = t.service.store.countRows();
+    const response = await p.client.post("/v1/environments", {
+      name: "metadata",
+      agent_id: p.agentId,
+      endpoint: { protocol: "openai-chat", base_url },
+    });
+    expect(response.status).toBe(400);
+    expect(JSON.stringify(response.body.error.details)).toContain(reason);
+    expect(t.service.store.countRows()).toEqual(before);
+  });
+
+  it.each([
+    ["not YAML", "scenarios: [unclosed", "not valid YAML"],
+    ["a YAML scalar", "just text", "expected object"],
+    ["duplicate keys", "name: a\nname: b\n", "unique"],
+    ["an alias bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + Array.from({ length: 9 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(", ")}]`).join("\n"), ""],
+    ["a bad regex", EXAMPLE_SPEC_YAML.replace('"(?i)refund"', '"(unclosed"'), "regular expression"],
+    ["a gate with two requirements", EXAMPLE_SPEC_YAML.replace("require: { expectations: all }", "require: { expectations: all, max_finding_severity: low }"), "exactly one"],
+    ["a gate on an undefined metric", EXAMPLE_SPEC_YAML.replace("metric: task_completion", "metric: nope"), "not defined by any scenario"],
+    ["a canary check without a canary", EXAMPLE_SPEC_YAML.replace("canary: true ", "canary: false"), "canary"],
+  ])("refuses a YAML spec with %s and writes nothing", async (_name, yaml, message) => {
+    const before = t.service.store.countRows();
+    const response = await p.client.call("POST", "/v1/test-specs", { body: yaml, contentType: "application/yaml" });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe("VALIDATION_FAILED");
+    if (message) expect(JSON.stringify(response.body.error)).toContain(message);
+    expect(t.service.store.countRows()).toEqual(before);
+  });
+
+  it("refuses YAML on endpoints that take only JSON", async () => {
+    const response = await p.client.call("POST", "/v1/agents", { body: "name: a\nversion: '1'", contentType: "application/yaml" });
+    expect(response.status).toBe(415);
+  });
+
+  it.each([
+    ["/v1/runs?surprise=1", "query.surprise"],
+    ["/v1/runs?limit=5&limit=6", "query.limit"],
+    ["/v1/agents?cursor=", "query.cursor"],
+    ["/v1/test-specs/x?spec_version=", "query.spec_version"],
+  ])("refuses the query %s", async (path, field) => {
+    const response = await p.client.get(path);
+    expect(response.status).toBe(400);
+    expect(response.body.error.details[0].path).toBe(field);
+  });
+
+  it("answers unknown routes with 404 and wrong methods with 405, in the envelope", async () => {
+    const unknown = await p.client.get("/v1/nothing-here");
+    expect(unknown.status).toBe(404);
+    expect(unknown.body.error.code).toBe("NOT_FOUND");
+    const wrong = await p.client.call("DELETE", `/v1/runs`);
+    expect(wrong.status).toBe(405);
+    expect(wrong.body.error.code).toBe("METHOD_NOT_ALLOWED");
+    expect(wrong.headers.get("allow")).toContain("POST");
+    const put = await p.client.call("PUT", `/v1/runs/run_x/evidence`, { json: {} });
+    expect(put.status).toBe(405);
+  });
+
+  it("puts the request id on successful responses too", async () => {
+    const response = await p.client.get("/v1/runs");
+    expect(response.headers.get("x-request-id")).toMatch(/^req_/);
+  });
+});
