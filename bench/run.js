@@ -23,8 +23,8 @@ const DEEP_POSITION = Math.floor(SEEDED_RUNS * 0.9);
 const WALK_PAGE_SIZE = 200;
 const TIMING = {
   warmupSeconds: 2,
-  sliceSeconds: Number(process.env.BENCH_SLICE_SECONDS ?? 4),
-  rounds: 2, // each round measures both targets once; 2 rounds = ABBA
+  sliceSeconds: Number(process.env.BENCH_SLICE_SECONDS ?? 3),
+  rounds: 4, // each round measures both targets once, in alternating order: S B B S S B B S
 };
 /** A hard stop, in case something hangs: the bench normally takes 3 to 4 minutes. */
 const OVERALL_TIMEOUT_MS = 15 * 60_000;
@@ -39,7 +39,7 @@ function describeMachine() {
   return [
     `Node ${process.version} on ${process.platform}/${process.arch}, ${cpus().length} CPUs (${cpu.trim()})`,
     `autocannon: ${CONNECTIONS} connections, pipelining 1; per case ${TIMING.warmupSeconds} s warm-up per target, ` +
-      `then ${TIMING.rounds * TIMING.sliceSeconds} s measured per target in ${TIMING.sliceSeconds} s slices (ABBA)`,
+      `then ${TIMING.rounds * TIMING.sliceSeconds} s measured per target in ${TIMING.sliceSeconds} s slices, alternating with the other target`,
   ].join("\n");
 }
 

@@ -54,8 +54,8 @@ function percentile(sorted, fraction) {
 }
 
 /**
- * Warms both targets up, then measures them in slices ordered service, baseline, baseline,
- * service (ABBA), so that a drift of the machine during the case weighs on both alike.
+ * Warms both targets up, then measures them in alternating slices ordered service, baseline,
+ * baseline, service, … so that a drift of the machine during the case weighs on both alike.
  */
 export async function measurePair(benchCase, targets, { warmupSeconds, sliceSeconds, rounds }) {
   await runLoad(targets.service, benchCase, warmupSeconds);

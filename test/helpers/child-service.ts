@@ -1,0 +1,67 @@
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { fileURLToPath } from "node:url";
+
+const ROOT = fileURLToPath(new URL("../..", import.meta.url));
+
+export interface ChildService {
+  baseUrl: string;
+  process: ChildProcess;
+  logs: string[];
+  /** SIGKILL: no chance to flush or close anything. */
+  kill(): Promise<void>;
+  /** SIGTERM, and wait for a clean exit. */
+  stop(): Promise<number | null>;
+}
+
+/**
+ * Runs the built service (`build/app/main.js`, rebuilt by jest's global setup) as a child
+ * process, as an operator would, and waits until it says where it listens.
+ */
+export async function spawnService(env: Record<string, string>): Promise<ChildService> {
+  const child = spawn(process.execPath, ["build/app/main.js"], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const logs: string[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${logs.join("\n")}`)), 15_000);
+    const onLine = (chunk: Buffer) => {
+      for (const line of chunk.toString().split("\n").filter(Boolean)) {
+        logs.push(line);
+        const port = /"port":(\d+)/.exec(line)?.[1];
+        if (port) {
+          clearTimeout(timer);
+          resolve(Number(port));
+        }
+      }
+    };
+    child.stdout!.on("data", onLine);
+    child.stderr!.on("data", onLine);
+    void exited.then((code) => reject(new Error(`service exited with ${code}:\n${logs.join("\n")}`)));
+  });
+  return {
+    baseUrl: `http://127.0.0.1:${port}`,
+    process: child,
+    logs,
+    async kill() {
+      child.kill("SIGKILL");
+      await exited;
+    },
+    async stop() {
+      child.kill("SIGTERM");
+      return exited;
+    },
+  };
+}
+
+/** Runs the operator CLI (`npx assure …` from a checkout) and returns its exit code and output. */
+export function runCli(args: string[], env: Record<string, string>) {
+  const result = spawnSync(process.execPath, ["build/app/cli.js", ...args], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", ...env },
+    encoding: "utf8",
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr, json: () => JSON.parse(result.stdout) };
+}

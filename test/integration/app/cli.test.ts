@@ -1,0 +1,59 @@
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "@jest/globals";
+import { runCli } from "../../helpers/child-service.js";
+import { openStore } from "../../../server/store/index.js";
+import { systemClock } from "../../../server/clock.js";
+
+describe("assure keys (operator CLI)", () => {
+  const dir = mkdtempSync(join(tmpdir(), "assure-cli-"));
+  const env = { ASSURE_DB: join(dir, "assure.db") };
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("creates an admin key whose token is shown once and stored only as a hash", () => {
+    const created = runCli(["keys", "create", "--admin", "--name", "bootstrap"], env);
+    expect(created.status).toBe(0);
+    const key = created.json();
+    expect(key.token).toMatch(/^assure_[0-9a-z]{26}_[A-Za-z0-9_-]{43}$/);
+    expect(key).toMatchObject({ project_id: null, name: "bootstrap", revoked_at: null });
+    expect(key.scopes).toContain("projects:write");
+
+    const listed = runCli(["keys", "list"], env);
+    expect(listed.stdout).not.toContain(key.token.split("_").at(-1));
+    expect(listed.json().map((k: { key_id: string }) => k.key_id)).toContain(key.key_id);
+  });
+
+  it("creates a project key with exactly the scopes asked for, and refuses bad requests with exit 2", () => {
+    const store = openStore(env.ASSURE_DB, { clock: systemClock });
+    store.createProject({ project_id: "prj_cli", name: "cli", description: null, created_at: new Date().toISOString() });
+    store.close();
+
+    const created = runCli(["keys", "create", "--project", "prj_cli", "--scopes", "runs:read,evidence:read"], env);
+    expect(created.status).toBe(0);
+    expect(created.json()).toMatchObject({ project_id: "prj_cli", scopes: ["runs:read", "evidence:read"] });
+
+    for (const args of [
+      ["keys", "create", "--project", "prj_cli", "--scopes", "runs:fly"],
+      ["keys", "create", "--project", "prj_cli"],
+      ["keys", "create", "--project", "prj_missing", "--scopes", "runs:read"],
+      ["keys", "create", "--project", "prj_cli", "--scopes", "projects:write"],
+      ["keys", "create", "--admin", "--project", "prj_cli"],
+      ["keys", "create"],
+      ["keys", "explode"],
+      ["keys", "create", "--bogus"],
+    ]) {
+      const result = runCli(args, env);
+      expect(result.status).toBe(2);
+      expect(result.stderr.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("revokes a key", () => {
+    const key = runCli(["keys", "create", "--admin"], env).json();
+    const revoked = runCli(["keys", "revoke", key.key_id], env);
+    expect(revoked.json()).toEqual({ key_id: key.key_id, revoked: true, already_revoked: false });
+    expect(runCli(["keys", "revoke", key.key_id], env).json().already_revoked).toBe(true);
+    expect(runCli(["keys", "revoke", "key_nope"], env).status).toBe(2);
+  });
+});

@@ -1,0 +1,74 @@
+import { describe, expect, it } from "@jest/globals";
+import { readConfig } from "../../../server/config.js";
+import { compilePattern } from "../../../server/contract/index.js";
+import { makeCursorCodec } from "../../../server/http/cursor.js";
+import { makeIdGenerator } from "../../../server/ids.js";
+import { openDb } from "../../../server/store/db.js";
+import { migrate } from "../../../server/store/migrate.js";
+import { contentAddress, toCanonicalJson } from "../../../server/specs/canonical-json.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+
+describe("ids", () => {
+  it("sort in creation order, also within one millisecond", () => {
+    const clock = new FakeClock();
+    const newId = makeIdGenerator(clock);
+    const ids = Array.from({ length: 1000 }, (_, i) => {
+      if (i % 100 === 0) clock.advance(1);
+      return newId("run");
+    });
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect(ids[0]).toMatch(/^run_[0-9a-z]{26}$/);
+  });
+});
+
+describe("readConfig", () => {
+  it("applies defaults", () => {
+    const config = readConfig({});
+    expect(config).toMatchObject({ port: 3000, dbPath: "./data/assure.db", idempotencyWindowMs: 24 * 3_600_000, github: undefined });
+  });
+  it("names every bad variable", () => {
+    expect(() => readConfig({ PORT: "eighty", ASSURE_DB_SYNCHRONOUS: "OFF" })).toThrow(/PORT[\s\S]*ASSURE_DB_SYNCHRONOUS/);
+  });
+  it("reads the egress allowlist", () => {
+    expect(readConfig({ ASSURE_EGRESS_ALLOWLIST: " 10.0.0.0/8, agent.internal ," }).egressAllowlist).toEqual(["10.0.0.0/8", "agent.internal"]);
+  });
+});
+
+describe("cursor codec", () => {
+  const codec = makeCursorCodec(Buffer.alloc(32, 7));
+  const position = { created_at: "2026-01-01T00:00:00.000Z", id: "run_1" };
+  it("round-trips a position for the same scope", () => {
+    expect(codec.decode(codec.encode(position, "runs|a"), "runs|a")).toEqual(position);
+  });
+  it("refuses another scope or another secret", () => {
+    const cursor = codec.encode(position, "runs|a");
+    expect(() => codec.decode(cursor, "runs|b")).toThrow(/cursor/);
+    expect(() => makeCursorCodec(Buffer.alloc(32, 8)).decode(cursor, "runs|a")).toThrow(/cursor/);
+  });
+});
+
+describe("compilePattern", () => {
+  it("turns PCRE-style leading flags into RegExp flags", () => {
+    expect(compilePattern("(?i)refund").test("REFUND issued")).toBe(true);
+    expect(compilePattern("refund").test("REFUND")).toBe(false);
+  });
+});
+
+describe("canonical JSON", () => {
+  it("does not depend on key order", () => {
+    expect(toCanonicalJson({ b: 1, a: { d: [1, { y: 1, x: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"x":2,"y":1}]},"b":1}');
+    expect(contentAddress({ a: 1, b: 2 })).toBe(contentAddress({ b: 2, a: 1 }));
+  });
+});
+
+describe("migrate", () => {
+  it("applies each migration once and refuses a database newer than the build", () => {
+    const clock = new FakeClock();
+    const db = openDb(":memory:");
+    expect(migrate(db, clock)).toEqual([1]);
+    expect(migrate(db, clock)).toEqual([]);
+    db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 'x')").run();
+    expect(() => migrate(db, clock)).toThrow(/newer than this build/);
+  });
+});
