@@ -39,7 +39,10 @@ export async function spawnService(env: Record<string, string>): Promise<ChildSe
     };
     child.stdout!.on("data", onLine);
     child.stderr!.on("data", onLine);
-    void exited.then((code) => reject(new Error(`service exited with ${code}:\n${logs.join("\n")}`)));
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`service exited with ${code}:\n${logs.join("\n")}`));
+    });
   });
   return {
     baseUrl: `http://127.0.0.1:${port}`,
