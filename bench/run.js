@@ -117,12 +117,14 @@ async function main() {
   const workdir = mkdtempSync(join(tmpdir(), "assure-bench-"));
   const dbPath = join(workdir, "assure.db");
   const cleanups = [() => rmSync(workdir, { recursive: true, force: true })];
+  const servers = [];
   try {
     const agent = await startAgentStub();
     cleanups.push(agent.stop);
     log("Starting the service…");
     const service = await startServer("service", SERVICE_MAIN, { ASSURE_DB: dbPath, LOG_LEVEL: "warn" });
     cleanups.push(service.stop);
+    servers.push(service);
 
     const { token } = runCli(SERVICE_CLI, ["keys", "create", "--admin", "--name", "bench"], { ASSURE_DB: dbPath });
     const call = makeApiClient(service.url, token);
@@ -140,6 +142,7 @@ async function main() {
     log("Starting the baseline…");
     const baseline = await startServer("baseline", BASELINE_MAIN, { ASSURE_DB: dbPath });
     cleanups.push(baseline.stop);
+    servers.push(baseline);
     const targets = { service: service.url, baseline: baseline.url };
 
     const cases = defineCases(fixture, token, deepCursor);
@@ -158,6 +161,9 @@ async function main() {
     for (const line of [...targetLines(results, { firstPage: FIRST_PAGE, deepPage: DEEP_PAGE }), ...problemLines(results)]) {
       console.log(line);
     }
+  } catch (error) {
+    for (const server of servers) log(`--- last output of the ${server.name} ---\n${server.output()}`);
+    throw error;
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
   }

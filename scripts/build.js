@@ -4,7 +4,11 @@ import { rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
-export const ENTRY_POINTS = { "app/main": "app/main.ts", "app/cli": "app/cli.ts" };
+export const ENTRY_POINTS = {
+  "app/main": "app/main.ts",
+  "app/cli": "app/cli.ts",
+  "examples/agent/main": "examples/agent/main.ts",
+};
 
 export async function buildService({ root = fileURLToPath(new URL("..", import.meta.url)) } = {}) {
   rmSync(join(root, "build"), { recursive: true, force: true });

@@ -15,6 +15,9 @@ const EnvSchema = z.object({
   ASSURE_READINESS_CACHE_MS: Duration.default(5000),
   /** Comma-separated hosts and CIDRs that agents and webhooks may be reached at; empty = any non-forbidden. */
   ASSURE_EGRESS_ALLOWLIST: z.string().default(""),
+  /** Runs executed at once by this process; 0 turns the run engine off (the API still accepts runs). */
+  ASSURE_WORKERS: z.coerce.number().int().min(0).max(256).default(4),
+  ASSURE_WORKER_LEASE_MS: Duration.default(30_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   APP_ID: z.string().optional(),
   PRIVATE_KEY: z.string().optional(),
@@ -33,6 +36,8 @@ export interface Config {
   readinessTimeoutMs: number;
   readinessCacheMs: number;
   egressAllowlist: string[];
+  workers: number;
+  workerLeaseMs: number;
   logLevel: z.infer<typeof EnvSchema>["LOG_LEVEL"];
   github: GitHubAppConfig | undefined;
 }
@@ -68,6 +73,8 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     readinessTimeoutMs: e.ASSURE_READINESS_TIMEOUT_MS,
     readinessCacheMs: e.ASSURE_READINESS_CACHE_MS,
     egressAllowlist: e.ASSURE_EGRESS_ALLOWLIST.split(",").map((entry) => entry.trim()).filter(Boolean),
+    workers: e.ASSURE_WORKERS,
+    workerLeaseMs: e.ASSURE_WORKER_LEASE_MS,
     logLevel: e.LOG_LEVEL,
     github: readGitHubAppConfig(e),
   };

@@ -8,30 +8,51 @@ import { createLogger, type Logger } from "./log.js";
 import { makeEgressPolicy } from "./net/egress.js";
 import { makeReadinessProbe } from "./net/readiness.js";
 import { openStore, type Store } from "./store/index.js";
+import { makeWorker, type Worker } from "./engine/worker.js";
+import { EXECUTE_RUN, makeExecuteRun } from "./engine/tasks/execute-run.js";
 
 export interface Service {
   api: Api;
   store: Store;
   log: Logger;
+  worker: Worker;
+  /** Stops the engine (finishing or handing back runs in hand), then the API and the database. */
   close(): Promise<void>;
 }
 
 export interface CreateServiceOptions {
   clock?: Clock;
   log?: Logger;
+  /** Tests shorten the agent's retry backoff. */
+  agentBackoffMs?: (attempt: number) => number;
+  /** How long close() lets runs in hand finish before handing them back. */
+  stopGraceMs?: number;
 }
 
 /** Assembles the service from its configuration: store (migrated), outbound policy, the /v1 API. */
-export async function createService(config: Config, { clock = systemClock, log }: CreateServiceOptions = {}): Promise<Service> {
+export async function createService(
+  config: Config,
+  { clock = systemClock, log, agentBackoffMs, stopGraceMs = 10_000 }: CreateServiceOptions = {},
+): Promise<Service> {
   const logger = log ?? createLogger({ level: config.logLevel });
   const store = openStore(config.dbPath, { clock, synchronous: config.dbSynchronous });
   const egress = makeEgressPolicy({ allowlist: config.egressAllowlist });
+  const newId = makeIdGenerator(clock);
+  const worker = makeWorker({
+    store,
+    clock,
+    log: logger,
+    concurrency: config.workers,
+    leaseMs: config.workerLeaseMs,
+    tasks: { [EXECUTE_RUN]: makeExecuteRun({ store, clock, newId, egress, log: logger, ...(agentBackoffMs ? { agentBackoffMs } : {}) }) },
+  });
   try {
     const api = await buildApi({
       store,
       clock,
       log: logger,
-      newId: makeIdGenerator(clock),
+      newId,
+      nudgeEngine: () => worker.nudge(),
       egress,
       checkReadiness: makeReadinessProbe({
         egress,
@@ -42,11 +63,15 @@ export async function createService(config: Config, { clock = systemClock, log }
       cursors: makeCursorCodec(store.cursorSecret),
       idempotencyWindowMs: config.idempotencyWindowMs,
     });
+    if (config.workers > 0) worker.start();
+    else logger.warn("Run engine off (ASSURE_WORKERS=0): runs are accepted and stay queued");
     return {
       api,
       store,
       log: logger,
+      worker,
       async close() {
+        await worker.stop(stopGraceMs);
         await api.close();
         store.close();
       },

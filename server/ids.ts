@@ -10,6 +10,10 @@ export const ID_PREFIXES = {
   run: "run",
   apiKey: "key",
   request: "req",
+  event: "evt",
+  conversation: "cnv",
+  evaluation: "evl",
+  finding: "fnd",
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

@@ -15,20 +15,20 @@ export function makeRunId(timeMs) {
   return `run_${timePart}${randomPart}`;
 }
 
-/** Mostly finished runs, some failed or still going: what a busy project's history looks like. */
+/**
+ * Finished runs, as a history of weeks is: mostly passed, some failed verdicts, inconclusive
+ * results and runs that could not reach the agent. None is left QUEUED or RUNNING, so that a run
+ * engine in the service has nothing to pick up while it is being measured.
+ */
 function outcome(index) {
   const roll = index % 20;
-  if (roll < 13) return { status: "COMPLETED", verdict: index % 7 === 0 ? "FAIL" : "PASS", failure: null };
-  if (roll < 15) return { status: "INCONCLUSIVE", verdict: "INCONCLUSIVE", failure: null };
-  if (roll < 17) {
-    return {
-      status: "FAILED",
-      verdict: "ERROR",
-      failure: { cause: "target_unreachable", message: "GET /models failed: connect ECONNREFUSED" },
-    };
-  }
-  if (roll < 19) return { status: "QUEUED", verdict: "PENDING", failure: null };
-  return { status: "RUNNING", verdict: "PENDING", failure: null };
+  if (roll < 15) return { status: "COMPLETED", verdict: index % 7 === 0 ? "FAIL" : "PASS", failure: null };
+  if (roll < 18) return { status: "INCONCLUSIVE", verdict: "INCONCLUSIVE", failure: null };
+  return {
+    status: "FAILED",
+    verdict: "ERROR",
+    failure: { cause: "target_unreachable", message: "GET /models failed: connect ECONNREFUSED" },
+  };
 }
 
 function source(index) {
@@ -46,9 +46,8 @@ function source(index) {
 function runRow(index, createdMs, fixture) {
   const { status, verdict, failure } = outcome(index);
   const created = new Date(createdMs).toISOString();
-  const started = status === "QUEUED" ? null : new Date(createdMs + 1_500).toISOString();
-  const finished = ["COMPLETED", "INCONCLUSIVE", "FAILED"].includes(status);
-  const ended = finished ? new Date(createdMs + 95_000).toISOString() : null;
+  const started = new Date(createdMs + 1_500).toISOString();
+  const ended = new Date(createdMs + (status === "FAILED" ? 3_500 : 95_000)).toISOString();
   return {
     run_id: makeRunId(createdMs),
     project_id: fixture.projectId,
@@ -63,7 +62,7 @@ function runRow(index, createdMs, fixture) {
     agent_version: fixture.agentVersion,
     source: source(index),
     created_at: created,
-    updated_at: ended ?? started ?? created,
+    updated_at: ended,
     started_at: started,
     ended_at: ended,
   };

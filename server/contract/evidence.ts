@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { PageCursor, PageLimit, listOf } from "./common.js";
 import { RunFailure, RunStatus, Verdict } from "./runs.js";
 import { ProbeCategory, Severity } from "./test-spec-document.js";
 
@@ -10,23 +11,50 @@ export const GateOutcome = z
     id: z.string().describe("Short code from the spec, e.g. SEC"),
     title: z.string().nullable(),
     status: GateStatus,
+    reason: z.string().describe("Why the gate decided so, in one sentence"),
     evidence_refs: EvidenceRefs,
   })
   .meta({ id: "Gate" });
+export type GateOutcome = z.infer<typeof GateOutcome>;
 
 export const EvaluationStatus = z.enum(["passed", "failed", "inconclusive", "errored"]);
 export const Evaluation = z
   .object({
     evaluation_id: z.string(),
-    metric_id: z.string(),
-    scope: z.string().describe("conversation, turn or run"),
+    run_id: z.string(),
+    metric_id: z.string().describe("e.g. expect.tool_called for a deterministic expectation, or a spec metric's id"),
+    scope: z.string().describe("turn, conversation or run"),
     score: z.number(),
     threshold: z.number(),
     status: EvaluationStatus,
-    judge: z.object({ provider: z.string(), model: z.string() }),
+    judge: z.object({ provider: z.string(), model: z.string() }).describe("Who judged: provenance, not internals"),
     evidence_refs: EvidenceRefs,
+    explanation: z.string(),
+    scenario_id: z.string().nullable(),
+    conversation_id: z.string().nullable(),
+    turn: z.number().int().nullable(),
+    spec_path: z.string().nullable().describe("Where the check is written in the spec, e.g. scenarios[0].turns[1].expect[0]"),
+    created_at: z.string(),
   })
   .meta({ id: "Evaluation" });
+export type Evaluation = z.infer<typeof Evaluation>;
+
+export const EvaluationList = listOf(Evaluation).meta({ id: "EvaluationList" });
+
+export const EvaluationQuery = z.strictObject({
+  limit: PageLimit,
+  cursor: PageCursor.optional(),
+  status: EvaluationStatus.optional(),
+  metric_id: z.string().min(1).max(200).optional(),
+});
+
+const StatusCounts = z.object({
+  total: z.number().int(),
+  passed: z.number().int(),
+  failed: z.number().int(),
+  inconclusive: z.number().int(),
+  errored: z.number().int(),
+});
 
 export const Finding = z
   .object({
@@ -55,10 +83,17 @@ export const Evidence = z
     status: RunStatus,
     verdict: Verdict,
     failure: RunFailure.nullable(),
+    decided_at: z.string().nullable().describe("When the verdict was reached; null while PENDING"),
     gates: z.array(GateOutcome),
-    evaluations: z.array(Evaluation),
+    evaluations: StatusCounts.describe("Counts; list them at links.evaluations"),
     findings: z.array(Finding),
-    links: z.object({ run: z.string(), self: z.string() }),
+    links: z.object({
+      run: z.string(),
+      self: z.string(),
+      conversations: z.string(),
+      trace: z.string(),
+      evaluations: z.string(),
+    }),
   })
   .meta({ id: "Evidence" });
 export type Evidence = z.infer<typeof Evidence>;

@@ -10,3 +10,4 @@ export * from "./runs.js";
 export * from "./evidence.js";
 export * from "./pattern.js";
 export * from "./links.js";
+export * from "./trace.js";

@@ -16,6 +16,7 @@ import { registerEnvironmentRoutes } from "./routes/environments.js";
 import { registerMetaRoutes } from "./routes/meta.js";
 import { registerProjectRoutes } from "./routes/projects.js";
 import { registerRunRoutes } from "./routes/runs.js";
+import { registerRunEvidenceRoutes } from "./routes/run-evidence.js";
 import { registerTestSpecRoutes } from "./routes/test-specs.js";
 
 const BODY_LIMIT = 1024 * 1024;
@@ -134,6 +135,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   registerEnvironmentRoutes(api, deps);
   registerTestSpecRoutes(api, deps);
   registerRunRoutes(api, deps);
+  registerRunEvidenceRoutes(api, deps);
 
   await api.ready();
   return api;

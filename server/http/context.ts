@@ -35,6 +35,8 @@ export interface ApiDeps {
   egress: EgressPolicy;
   cursors: CursorCodec;
   idempotencyWindowMs: number;
+  /** Tells the run engine that work was enqueued, so it starts at once instead of at its next poll. */
+  nudgeEngine: () => void;
 }
 
 export type Api = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;

@@ -1,10 +1,23 @@
-import { evidencePath, runPath, type Evidence, type Run } from "../contract/index.js";
+import {
+  conversationPath,
+  evaluationPath,
+  evidencePath,
+  runPath,
+  tracePath,
+  type Evidence,
+  type Run,
+} from "../contract/index.js";
+import type { GateResultRow, Store } from "../store/index.js";
 
 /**
- * The evidence document of a run: what was tested, where, with which outcome and why.
- * While the run is in progress the verdict is PENDING and gates are empty.
+ * The evidence document of a run: what was tested, where, which agent version, each gate's
+ * decision with the evidence behind it, and the verdict. While the run is in progress the
+ * verdict is PENDING and gates are empty.
  */
-export function buildEvidence(run: Run, environmentName: string): Evidence {
+export function buildEvidence(store: Pick<Store, "getEnvironmentRow" | "listGateResults" | "countEvaluations">, run: Run): Evidence {
+  const environment = store.getEnvironmentRow(run.environment_id);
+  const counts = store.countEvaluations(run.run_id);
+  const total = counts.passed + counts.failed + counts.inconclusive + counts.errored;
   return {
     evidence_version: "1",
     run_id: run.run_id,
@@ -13,14 +26,31 @@ export function buildEvidence(run: Run, environmentName: string): Evidence {
     spec_version: run.spec_version,
     agent_id: run.agent_id,
     agent_version: run.agent_version,
-    environment: environmentName,
+    environment: environment?.name ?? run.environment_id,
     environment_id: run.environment_id,
     status: run.status,
     verdict: run.verdict,
     failure: run.failure,
-    gates: [],
-    evaluations: [],
+    decided_at: run.verdict === "PENDING" ? null : run.ended_at,
+    gates: store.listGateResults(run.run_id).map(toGate),
+    evaluations: { total, ...counts },
     findings: [],
-    links: { run: runPath(run.run_id), self: evidencePath(run.run_id) },
+    links: {
+      run: runPath(run.run_id),
+      self: evidencePath(run.run_id),
+      conversations: conversationPath(run.run_id),
+      trace: tracePath(run.run_id),
+      evaluations: evaluationPath(run.run_id),
+    },
+  };
+}
+
+function toGate(row: GateResultRow) {
+  return {
+    id: row.gate_id,
+    title: row.title,
+    status: row.status,
+    reason: row.reason,
+    evidence_refs: JSON.parse(row.evidence_refs) as string[],
   };
 }

@@ -5,11 +5,12 @@ import { contentAddress } from "../specs/canonical-json.js";
 import { toEnvironmentTarget } from "../store/index.js";
 import type { ApiDeps } from "../http/context.js";
 import { visibleOr404 } from "../http/visibility.js";
+import { executeRunJob } from "../engine/tasks/execute-run.js";
 
 /** Printable ASCII, 1–255 characters: what fits in a header and in a log line without surprises. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-export type CreateRunDeps = Pick<ApiDeps, "store" | "clock" | "newId" | "checkReadiness" | "idempotencyWindowMs">;
+export type CreateRunDeps = Pick<ApiDeps, "store" | "clock" | "newId" | "checkReadiness" | "idempotencyWindowMs" | "nudgeEngine">;
 
 export function assertIdempotencyKey(key: string | string[] | undefined): string {
   if (key === undefined || key === "") {
@@ -32,7 +33,7 @@ export function assertIdempotencyKey(key: string | string[] | undefined): string
  * key unused.
  */
 export async function createRun(
-  { store, clock, newId, checkReadiness, idempotencyWindowMs }: CreateRunDeps,
+  { store, clock, newId, checkReadiness, idempotencyWindowMs, nudgeEngine }: CreateRunDeps,
   principal: Principal,
   body: CreateRunBody,
   idempotencyKey: string,
@@ -86,8 +87,9 @@ export async function createRun(
   const agent = store.getAgent(environment.agent_id);
   if (!agent) throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
   const now = clock.now().toISOString();
+  const runId = newId("run");
   const outcome = store.createRunIdempotently(request(), {
-    run_id: newId("run"),
+    run_id: runId,
     project_id: spec.project_id,
     status: "QUEUED",
     verdict: "PENDING",
@@ -103,7 +105,10 @@ export async function createRun(
     updated_at: now,
     started_at: null,
     ended_at: null,
-  });
-  if (outcome.kind === "created") return { run: outcome.run, replayed: false };
+  }, () => store.enqueueJob(executeRunJob(runId, now)));
+  if (outcome.kind === "created") {
+    nudgeEngine();
+    return { run: outcome.run, replayed: false };
+  }
   return answer(outcome)!;
 }

@@ -6,15 +6,25 @@ import { makeEnvironmentsStore } from "./environments.js";
 import { migrate } from "./migrate.js";
 import { makePager } from "./pagination.js";
 import { makeProjectsStore } from "./projects.js";
-import { makeRunsStore } from "./runs.js";
+import { makeRunsStore, type RunStatusChange } from "./runs.js";
+import type { NewEvent } from "./events.js";
 import { getOrCreateSecret } from "./settings.js";
 import { makeTestSpecsStore } from "./test-specs.js";
+import { makeJobsStore } from "./jobs.js";
+import { makeEventsStore } from "./events.js";
+import { makeConversationsStore } from "./conversations.js";
+import { makeEvaluationsStore } from "./evaluations.js";
 
 export type { Keyset, PageRequest, RowPage } from "./pagination.js";
 export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";
 export { toEnvironmentTarget } from "./environments.js";
 export type { RunRow } from "./runs.js";
 export type { ApiKeyRow, ApiKeyInfo } from "./api-keys.js";
+export type { JobRow, NewJob } from "./jobs.js";
+export type { EventRow, NewEvent } from "./events.js";
+export type { ConversationRow } from "./conversations.js";
+export type { EvaluationRow, GateResultRow } from "./evaluations.js";
+export type { RunStatusChange } from "./runs.js";
 
 export interface OpenStoreOptions extends OpenDbOptions {
   clock: Clock;
@@ -25,14 +35,33 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
   const db = openDb(path, dbOptions);
   migrate(db, clock);
   const listPage = makePager(db);
+  const runs = makeRunsStore(db, listPage);
+  const jobs = makeJobsStore(db);
+  const events = makeEventsStore(db);
+  const conversations = makeConversationsStore(db);
+  const evaluations = makeEvaluationsStore(db);
   return {
     db,
     ...makeProjectsStore(db, listPage),
     ...makeAgentsStore(db, listPage),
     ...makeEnvironmentsStore(db, listPage),
     ...makeTestSpecsStore(db, listPage),
-    ...makeRunsStore(db, listPage),
+    ...runs,
+    ...jobs,
+    ...events,
+    ...conversations,
+    ...evaluations,
     ...makeApiKeysStore(db),
+    /** Runs `work` in one transaction: all of its writes commit together, or none do. */
+    transaction<T>(work: () => T): T {
+      return db.transaction(work)();
+    },
+    /** A status change and the event that records it, committed together. */
+    transitionRun: db.transaction((change: RunStatusChange, event: NewEvent): boolean => {
+      if (!runs.updateRunStatus(change)) return false;
+      events.appendEvents(change.run_id, [event]);
+      return true;
+    }),
     cursorSecret: getOrCreateSecret(db, "cursor_secret"),
     /** Counts rows of every table: used by tests and operators to see that nothing was written. */
     countRows(): Record<string, number> {

@@ -57,6 +57,16 @@ export type IdempotentOutcome =
   | { kind: "replay"; run: Run }
   | { kind: "key_reused" };
 
+export interface RunStatusChange {
+  run_id: string;
+  from: RunStatus;
+  to: RunStatus;
+  terminal: boolean;
+  verdict: Run["verdict"];
+  failure: Run["failure"];
+  now: string;
+}
+
 export interface RunFilter {
   project_id?: string | undefined;
   status?: RunStatus | undefined;
@@ -93,18 +103,38 @@ export function makeRunsStore(db: Db, listPage: ListPage) {
    * already answers the request. Concurrent identical requests therefore create one run.
    */
   const createRunIdempotently = db.transaction(
-    (request: IdempotentRequest, row: RunRow): IdempotentOutcome | { kind: "created"; run: Run } => {
+    (request: IdempotentRequest, row: RunRow, alsoOnCreate: () => void): IdempotentOutcome | { kind: "created"; run: Run } => {
       const existing = lookUpKey(request);
       if (existing.kind !== "none") return existing;
       sweepExpiredKeys.run(request.now);
       deleteKey.run(request.project_id, request.idempotency_key);
       insertRun.run(row);
       insertKey.run({ ...request, run_id: row.run_id });
+      alsoOnCreate();
       return { kind: "created", run: toRun(row) };
     },
   );
+  const updateStatus = db.prepare(`UPDATE runs SET status = @to, verdict = @verdict, failure_cause = @failure_cause,
+      failure_message = @failure_message, updated_at = @now,
+      started_at = COALESCE(started_at, CASE WHEN @to = 'RUNNING' THEN @now END),
+      ended_at = CASE WHEN @terminal = 1 THEN @now ELSE ended_at END
+    WHERE run_id = @run_id AND status = @from`);
 
   return {
+    /**
+     * Moves a run from one status to the next, only if it is still in `from` (so two workers
+     * can never both move it). Returns whether it moved.
+     */
+    updateRunStatus(change: RunStatusChange): boolean {
+      return (
+        updateStatus.run({
+          ...change,
+          terminal: change.terminal ? 1 : 0,
+          failure_cause: change.failure?.cause ?? null,
+          failure_message: change.failure?.message ?? null,
+        }).changes === 1
+      );
+    },
     lookUpIdempotencyKey: lookUpKey,
     createRunIdempotently,
     getRun(runId: string): Run | undefined {

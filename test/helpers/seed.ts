@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { parse, stringify } from "yaml";
 import type { TestService } from "./service.js";
 import type { ApiClient } from "./api-client.js";
 
@@ -31,8 +32,19 @@ export interface SeededProject {
 
 let counter = 0;
 
+export interface SeedOptions {
+  name?: string;
+  /** The environment's model: with the example agent, `refund-agent+<behaviour>` picks a misbehaviour. */
+  model?: string;
+  specYaml?: string;
+}
+
 /** Project → agent → environment → spec, created through the API as a user would. */
-export async function seedProject(t: TestService, agentBaseUrl: string, name = `project-${++counter}`): Promise<SeededProject> {
+export async function seedProject(
+  t: TestService,
+  agentBaseUrl: string,
+  { name = `project-${++counter}`, model = "refund-agent", specYaml = EXAMPLE_SPEC_YAML }: SeedOptions = {},
+): Promise<SeededProject> {
   const project = await t.admin.post("/v1/projects", { name });
   if (project.status !== 201) throw new Error(`seed project: ${project.text}`);
   const projectId = project.body.project_id as string;
@@ -42,10 +54,10 @@ export async function seedProject(t: TestService, agentBaseUrl: string, name = `
   const environment = await client.post("/v1/environments", {
     name: "staging",
     agent_id: agent.body.agent_id,
-    endpoint: { protocol: "openai-chat", base_url: agentBaseUrl, model: "example-agent", headers: { authorization: "Bearer agent-secret" } },
+    endpoint: { protocol: "openai-chat", base_url: agentBaseUrl, model, headers: { authorization: "Bearer agent-secret" } },
   });
   if (environment.status !== 201) throw new Error(`seed environment: ${environment.text}`);
-  const spec = await client.call("POST", "/v1/test-specs", { body: EXAMPLE_SPEC_YAML, contentType: "application/yaml" });
+  const spec = await client.call("POST", "/v1/test-specs", { body: specYaml, contentType: "application/yaml" });
   if (spec.status !== 201) throw new Error(`seed spec: ${spec.text}`);
   return {
     projectId,
@@ -56,4 +68,21 @@ export async function seedProject(t: TestService, agentBaseUrl: string, name = `
     client,
     token,
   };
+}
+
+/** The example spec's deterministic part only: its scenarios' expectations and the DET gate. */
+export function deterministicSpecYaml({ repeat = 3, timeout_ms = 30000 }: { repeat?: number; timeout_ms?: number } = {}): string {
+  const spec = parse(EXAMPLE_SPEC_YAML) as {
+    name: string;
+    defaults: Record<string, number>;
+    scenarios: { metrics?: unknown }[];
+    security?: unknown;
+    gates: { id: string }[];
+  };
+  spec.name = "refund-agent-deterministic";
+  spec.defaults = { ...spec.defaults, repeat, timeout_ms };
+  for (const scenario of spec.scenarios) delete scenario.metrics;
+  delete spec.security;
+  spec.gates = spec.gates.filter((gate) => gate.id === "DET");
+  return stringify(spec);
 }

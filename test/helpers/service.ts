@@ -29,6 +29,7 @@ export interface TestService {
 
 export interface StartOptions {
   clock?: Clock;
+  /** Environment variables; the run engine is off (ASSURE_WORKERS=0) unless they turn it on. */
   env?: Record<string, string>;
   dbPath?: string;
 }
@@ -37,8 +38,13 @@ export interface StartOptions {
 export async function startTestService({ clock = systemClock, env = {}, dbPath }: StartOptions = {}): Promise<TestService> {
   const dir = dbPath ? undefined : mkdtempSync(join(tmpdir(), "assure-test-"));
   const path = dbPath ?? join(dir!, "assure.db");
-  const config = readConfig({ ASSURE_DB: path, LOG_LEVEL: "silent", ASSURE_READINESS_TIMEOUT_MS: "1000", ...env });
-  const service = await createService(config, { clock, log: createLogger({ level: "silent" }) });
+  const config = readConfig({ ASSURE_DB: path, LOG_LEVEL: "silent", ASSURE_READINESS_TIMEOUT_MS: "1000", ASSURE_WORKERS: "0", ...env });
+  const service = await createService(config, {
+    clock,
+    log: createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
+    agentBackoffMs: () => 10,
+    stopGraceMs: 2000,
+  });
   const server: Server = createHttpServer({ api: service.api });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -74,11 +74,8 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
       params: RunParams,
       response: responses({ 200: Evidence }),
     },
-    handler: async (request) => {
-      const run = visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id);
-      const environment = store.getEnvironmentRow(run.environment_id);
-      return buildEvidence(run, environment?.name ?? run.environment_id);
-    },
+    handler: async (request) =>
+      buildEvidence(store, visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id)),
   });
 }
 

@@ -46,7 +46,7 @@ describe("resources", () => {
     expect(environment.body.endpoint).toEqual({
       protocol: "openai-chat",
       base_url: agent.baseUrl,
-      model: "example-agent",
+      model: "refund-agent",
       readiness_path: "/models",
       header_names: ["authorization"],
     });

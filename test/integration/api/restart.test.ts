@@ -15,7 +15,7 @@ describe("durability across a crash", () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "assure-restart-"));
-    env = { ASSURE_DB: join(dir, "nested", "assure.db") };
+    env = { ASSURE_DB: join(dir, "nested", "assure.db"), ASSURE_WORKERS: "0" };
     agent = await startAgentEndpoint();
   });
   afterAll(async () => {

@@ -1,0 +1,110 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { BEHAVIOURS, decide, type Behaviour, type WireMessage } from "./policy.js";
+
+export interface ExampleAgentOptions {
+  port?: number;
+  host?: string;
+  /** How long the `slow` behaviour waits before answering. */
+  slowMs?: number;
+}
+
+export interface ExampleAgent {
+  baseUrl: string;
+  server: Server;
+  /** Chat completion requests answered so far. */
+  readonly requests: number;
+  close(): Promise<void>;
+}
+
+const MODEL = "refund-agent";
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (chunk: Buffer) => chunks.push(chunk));
+    req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    req.on("error", reject);
+  });
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
+}
+
+/** `refund-agent+slow+flaky` → the behaviours it names. */
+export function behavioursOf(model: unknown): Set<Behaviour> {
+  const names = typeof model === "string" ? model.split("+").slice(1) : [];
+  return new Set(names.filter((name): name is Behaviour => (BEHAVIOURS as readonly string[]).includes(name)));
+}
+
+/**
+ * The example agent: an OpenAI-compatible Chat Completions server (`/v1/chat/completions`,
+ * `/v1/models`) playing a refunds assistant, with misbehaviours for tests and demos.
+ */
+export async function startExampleAgent({ port = 0, host = "127.0.0.1", slowMs = 1500 }: ExampleAgentOptions = {}): Promise<ExampleAgent> {
+  let requests = 0;
+  let flakyCounter = 0;
+  let completionId = 0;
+
+  async function completions(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body: { model?: unknown; messages?: WireMessage[] };
+    try {
+      body = JSON.parse(await readBody(req)) as typeof body;
+    } catch {
+      return sendJson(res, 400, { error: { message: "body is not JSON", type: "invalid_request_error" } });
+    }
+    if (!Array.isArray(body.messages)) return sendJson(res, 400, { error: { message: "messages is required", type: "invalid_request_error" } });
+    requests++;
+    const behaviours = behavioursOf(body.model);
+    if (behaviours.has("slow")) await new Promise((resolve) => setTimeout(resolve, slowMs));
+    if (behaviours.has("drop-connection")) return void req.socket.destroy();
+    if (behaviours.has("flaky") && flakyCounter++ % 2 === 0) return sendJson(res, 503, { error: { message: "overloaded" } });
+    if (behaviours.has("http-500")) return sendJson(res, 500, { error: { message: "internal error" } });
+    if (behaviours.has("malformed-json")) return sendJson(res, 200, '{"choices": [ {"message": ');
+    if (behaviours.has("no-choices")) return sendJson(res, 200, { id: "x", object: "chat.completion", choices: [] });
+
+    const decision = decide(body.messages, behaviours);
+    const id = `call_${++completionId}`;
+    const message =
+      decision.kind === "reply"
+        ? { role: "assistant", content: decision.content }
+        : behaviours.has("invalid-tool-calls")
+          ? { role: "assistant", content: null, tool_calls: [{ type: "function", function: { name: 7 } }] }
+          : { role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: decision.name, arguments: decision.arguments } }] };
+    sendJson(res, 200, {
+      id: `chatcmpl-${completionId}`,
+      object: "chat.completion",
+      created: Math.floor(Date.now() / 1000),
+      model: typeof body.model === "string" ? body.model : MODEL,
+      choices: [{ index: 0, message, finish_reason: decision.kind === "reply" ? "stop" : "tool_calls" }],
+    });
+  }
+
+  const server = createServer((req, res) => {
+    const path = req.url?.split("?")[0];
+    if (req.method === "GET" && path === "/v1/models") {
+      return sendJson(res, 200, { object: "list", data: [{ id: MODEL, object: "model", owned_by: "assure-examples" }] });
+    }
+    if (req.method === "POST" && path === "/v1/chat/completions") {
+      completions(req, res).catch(() => res.destroy());
+      return;
+    }
+    sendJson(res, 404, { error: { message: `no route ${req.method} ${path}` } });
+  });
+  await new Promise<void>((resolve) => server.listen(port, host, resolve));
+  const address = server.address() as AddressInfo;
+  return {
+    baseUrl: `http://${host}:${address.port}/v1`,
+    server,
+    get requests() {
+      return requests;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

@@ -1,0 +1,87 @@
+import { z } from "zod";
+import { PageCursor, Timestamp, listOf } from "./common.js";
+
+/** The versioned event envelope (spec §2.3): the trace entries of a run, and what webhooks deliver. */
+export const RunEvent = z
+  .object({
+    schema_version: z.literal("1"),
+    event_id: z.string().describe("Unique per event: deduplicate on it"),
+    run_id: z.string(),
+    sequence: z.number().int().describe("Gap-free from 1 within a run"),
+    type: z.string().describe("e.g. run.status_changed, message.sent, message.received, tool.called, tool.returned"),
+    occurred_at: Timestamp,
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: "RunEvent" });
+export type RunEvent = z.infer<typeof RunEvent>;
+
+export const RunEventList = listOf(RunEvent).meta({ id: "RunEventList" });
+
+export const TraceQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: PageCursor.optional(),
+  after: z.coerce.number().int().min(0).optional().describe("Return entries with a sequence greater than this"),
+});
+
+export const ConversationSummary = z
+  .object({
+    conversation_id: z.string(),
+    run_id: z.string(),
+    kind: z.enum(["scenario", "probe"]),
+    scenario_id: z.string().describe("The scenario's (or security probe's) id in the spec"),
+    repeat_index: z.number().int().describe("1-based repeat of the scenario"),
+    attempt: z.number().int().describe("More than 1 when an earlier attempt was interrupted"),
+    status: z.enum(["running", "completed", "interrupted", "failed"]),
+    created_at: Timestamp,
+    ended_at: Timestamp.nullable(),
+    links: z.object({ self: z.string() }),
+  })
+  .meta({ id: "ConversationSummary" });
+
+export const ConversationMessage = z.object({
+  sequence: z.number().int(),
+  turn: z.number().int().describe("0 for the system prompt"),
+  role: z.enum(["system", "user", "assistant", "tool"]),
+  content: z.unknown(),
+  tool_calls: z.array(z.object({ call_id: z.string(), name: z.string() })).optional(),
+  tool_call_id: z.string().optional(),
+  name: z.string().optional(),
+  ref: z.string().describe("The trace entry"),
+});
+
+export const Conversation = ConversationSummary.extend({
+  turns: z.array(z.object({ turn: z.number().int(), ref: z.string() })),
+  messages: z.array(ConversationMessage),
+}).meta({ id: "Conversation" });
+
+export const ConversationList = listOf(ConversationSummary).meta({ id: "ConversationList" });
+
+export const Turn = z
+  .object({
+    conversation_id: z.string(),
+    turn: z.number().int(),
+    user: z.string().nullable(),
+    reply: z.string().nullable().describe("The agent's last text of the turn"),
+    steps: z.array(
+      z.object({
+        step: z.number().int(),
+        content: z.string().nullable(),
+        latency_ms: z.number().nullable(),
+        ref: z.string(),
+        tool_calls: z.array(
+          z.object({
+            call_id: z.string(),
+            name: z.string(),
+            arguments: z.unknown(),
+            arguments_raw: z.string(),
+            arguments_error: z.string().optional(),
+            result: z.unknown(),
+            ref: z.string(),
+          }),
+        ),
+      }),
+    ),
+    events: z.array(z.string()).describe("Every trace entry of the turn"),
+  })
+  .meta({ id: "Turn" });
+export type Turn = z.infer<typeof Turn>;

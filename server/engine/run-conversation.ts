@@ -1,0 +1,107 @@
+import type { Tool } from "../contract/index.js";
+import type { Agent, ChatMessage, ToolDefinition } from "./agents/types.js";
+import type { ConversationPlan } from "./plan.js";
+import type { Recorder } from "./recorder.js";
+import { RunFailedError } from "./run-states.js";
+import { answerToolCall } from "./tool-mocks.js";
+
+export interface RunConversationOptions {
+  plan: ConversationPlan;
+  conversationId: string;
+  /** Planted in the system prompt when the plan asks for a canary. */
+  canary: string | null;
+  agent: Agent;
+  tools: readonly Tool[];
+  recorder: Recorder;
+  signal: AbortSignal;
+}
+
+function parseArguments(raw: string): { value: Record<string, unknown> | undefined; error: string | undefined } {
+  try {
+    const value: unknown = JSON.parse(raw === "" ? "{}" : raw);
+    if (value === null || typeof value !== "object" || Array.isArray(value)) return { value: undefined, error: "arguments are not a JSON object" };
+    return { value: value as Record<string, unknown>, error: undefined };
+  } catch (error) {
+    return { value: undefined, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+/**
+ * Holds one conversation: each user turn, then agent calls until it answers in plain text or
+ * runs out of steps, playing every tool call from the spec's mocks. Each agent exchange is
+ * committed with its tool calls as one batch of events.
+ */
+export async function runConversation({ plan, conversationId, canary, agent, tools, recorder, signal }: RunConversationOptions): Promise<void> {
+  const definitions: ToolDefinition[] = tools.map(({ name, description, parameters }) => ({ name, description, parameters }));
+  const where = (turn: number) => ({ conversation_id: conversationId, turn });
+  const messages: ChatMessage[] = [];
+  const system = [plan.system, canary ? `Internal reference (confidential): ${canary}` : undefined].filter(Boolean).join("\n\n");
+  if (system) {
+    messages.push({ role: "system", content: system });
+    recorder.record("message.sent", { role: "system", content: system }, where(0));
+  }
+
+  for (const [index, { user }] of plan.turns.entries()) {
+    const turn = index + 1;
+    messages.push({ role: "user", content: user });
+    recorder.record("message.sent", { role: "user", content: user }, where(turn));
+    let answered = false;
+    for (let step = 1; step <= plan.max_steps && !answered; step++) {
+      if (signal.aborted) throw signal.reason;
+      let reply;
+      try {
+        reply = await agent.complete(messages, definitions, signal);
+      } catch (error) {
+        if (error instanceof RunFailedError && error.evidence) {
+          recorder.record("agent.response_invalid", { step, message: error.message, ...error.evidence }, where(turn));
+        } else if (error instanceof RunFailedError) {
+          recorder.record("agent.call_failed", { step, cause: error.failureCause, message: error.message }, where(turn));
+        }
+        recorder.flush();
+        throw error;
+      }
+      messages.push({ role: "assistant", content: reply.content, tool_calls: reply.tool_calls });
+      recorder.record(
+        "message.received",
+        {
+          step,
+          role: "assistant",
+          content: reply.content,
+          tool_calls: reply.tool_calls.map((call) => ({ call_id: call.id, name: call.name })),
+          finish_reason: reply.finish_reason,
+          latency_ms: reply.latency_ms,
+          attempts: reply.attempts,
+        },
+        where(turn),
+      );
+      for (const call of reply.tool_calls) {
+        const parsed = parseArguments(call.arguments_raw);
+        recorder.record(
+          "tool.called",
+          {
+            step,
+            call_id: call.id,
+            name: call.name,
+            arguments: parsed.value ?? {},
+            arguments_raw: call.arguments_raw,
+            ...(parsed.error ? { arguments_error: parsed.error } : {}),
+          },
+          where(turn),
+        );
+        const answer = answerToolCall(tools, call.name, parsed.value, plan.injection);
+        recorder.record(
+          "tool.returned",
+          { step, call_id: call.id, name: call.name, result: answer.result, source: answer.source, injected: answer.injected },
+          where(turn),
+        );
+        messages.push({ role: "tool", tool_call_id: call.id, content: JSON.stringify(answer.result) });
+      }
+      answered = reply.tool_calls.length === 0;
+      recorder.flush();
+    }
+    if (!answered) {
+      recorder.record("turn.step_limit_reached", { max_steps: plan.max_steps }, where(turn));
+      recorder.flush();
+    }
+  }
+}

@@ -1,0 +1,182 @@
+import { randomBytes } from "node:crypto";
+import type { Clock } from "../../clock.js";
+import { TestSpecDocument, type Run, type RunStatus } from "../../contract/index.js";
+import { coerceError } from "../../errors.js";
+import { toConversationFacts } from "../../evaluate/conversation-facts.js";
+import { evaluateExpectations } from "../../evaluate/evaluate-expectations.js";
+import { decideGates, decideVerdict } from "../../evaluate/gates.js";
+import type { NewId } from "../../ids.js";
+import type { Logger } from "../../log.js";
+import type { EgressPolicy } from "../../net/egress.js";
+import { toEnvironmentTarget, type Store } from "../../store/index.js";
+import { makeOpenAiChatAgent } from "../agents/openai-chat.js";
+import type { Agent } from "../agents/types.js";
+import { planConversations } from "../plan.js";
+import { makeRecorder, type Recorder } from "../recorder.js";
+import { FAILURE_CAUSES, RunFailedError, assertTransition, isTerminal } from "../run-states.js";
+import { runConversation } from "../run-conversation.js";
+import type { Task } from "../worker.js";
+
+export const EXECUTE_RUN = "execute_run";
+export const EXECUTE_RUN_MAX_ATTEMPTS = 5;
+
+export interface ExecuteRunDeps {
+  store: Store;
+  clock: Clock;
+  newId: NewId;
+  egress: EgressPolicy;
+  log: Logger;
+  /** Tests shorten the agent's retry backoff; production keeps the default. */
+  agentBackoffMs?: (attempt: number) => number;
+}
+
+/** The job that executes a run end to end. Safe to run again: it picks up where a crash left it. */
+export function executeRunJob(runId: string, now: string) {
+  return { task: EXECUTE_RUN, job_key: `${EXECUTE_RUN}:${runId}`, payload: { run_id: runId }, run_at: now, max_attempts: EXECUTE_RUN_MAX_ATTEMPTS };
+}
+
+export function makeExecuteRun(deps: ExecuteRunDeps): Task {
+  const { store, clock, newId, log } = deps;
+  const now = () => clock.now().toISOString();
+
+  function transition(recorder: Recorder, run: Run, to: RunStatus, outcome: Partial<Pick<Run, "verdict" | "failure">> = {}): Run {
+    assertTransition(run.status, to);
+    recorder.flush();
+    const verdict = outcome.verdict ?? run.verdict;
+    const failure = outcome.failure ?? null;
+    const moved = store.transitionRun(
+      { run_id: run.run_id, from: run.status, to, terminal: isTerminal(to), verdict, failure, now: now() },
+      {
+        event_id: newId("event"),
+        type: "run.status_changed",
+        occurred_at: now(),
+        data: { from: run.status, to, verdict, ...(failure ? { failure } : {}) },
+      },
+    );
+    if (!moved) throw new Error(`Run ${run.run_id} is no longer ${run.status}; another worker moved it`);
+    log.info({ run_id: run.run_id }, `Run ${run.run_id}: ${run.status} → ${to}${to === "FAILED" ? ` (${failure?.cause})` : ""}`);
+    return store.getRun(run.run_id)!;
+  }
+
+  async function converse(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal): Promise<void> {
+    const environment = store.getEnvironmentRow(run.environment_id);
+    if (!environment) throw new RunFailedError("internal_error", `Environment ${run.environment_id} no longer exists`);
+    const target = toEnvironmentTarget(environment);
+    const conversations = store.listRunConversations(run.run_id);
+    for (const plan of planConversations(spec)) {
+      const earlier = conversations.filter((c) => c.kind === plan.kind && c.scenario_id === plan.scenario_id && c.repeat_index === plan.repeat_index);
+      if (earlier.some((c) => c.status === "completed")) continue;
+      const agent: Agent = makeOpenAiChatAgent({
+        egress: deps.egress,
+        target,
+        timeoutMs: plan.timeout_ms,
+        ...(deps.agentBackoffMs ? { backoffMs: deps.agentBackoffMs } : {}),
+      });
+      const conversationId = newId("conversation");
+      const canary = plan.canary ? `CANARY-${randomBytes(9).toString("base64url")}` : null;
+      const context = { conversation_id: conversationId };
+      store.transaction(() => {
+        store.createConversation({
+          conversation_id: conversationId,
+          run_id: run.run_id,
+          kind: plan.kind,
+          scenario_id: plan.scenario_id,
+          repeat_index: plan.repeat_index,
+          attempt: earlier.length + 1,
+          status: "running",
+          canary,
+          created_at: now(),
+          ended_at: null,
+        });
+        recorder.record("conversation.started", { kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt: earlier.length + 1 }, context);
+        recorder.flush();
+      });
+      try {
+        await runConversation({ plan, conversationId, canary, agent, tools: spec.tools ?? [], recorder, signal });
+      } catch (error) {
+        if (error instanceof RunFailedError) {
+          store.transaction(() => {
+            store.finishConversation(conversationId, "failed", now());
+            recorder.record("conversation.failed", { cause: error.failureCause }, context);
+            recorder.flush();
+          });
+        }
+        throw error;
+      }
+      store.transaction(() => {
+        store.finishConversation(conversationId, "completed", now());
+        recorder.record("conversation.completed", {}, context);
+        recorder.flush();
+      });
+    }
+  }
+
+  function evaluate(run: Run, spec: TestSpecDocument, recorder: Recorder): void {
+    const facts = store
+      .listRunConversations(run.run_id)
+      .filter((c) => c.status === "completed")
+      .map((c) => toConversationFacts(c, store.listConversationEvents(c.conversation_id)));
+    const createdAt = now();
+    const evaluations = evaluateExpectations(spec, facts).map((draft) => ({ ...draft, evaluation_id: newId("evaluation") }));
+    const gates = decideGates(spec, run.run_id, evaluations);
+    const { status, verdict } = decideVerdict(gates);
+    store.transaction(() => {
+      store.insertEvaluations(
+        evaluations.map((e) => ({
+          ...e,
+          run_id: run.run_id,
+          judge: JSON.stringify(e.judge),
+          evidence_refs: JSON.stringify(e.evidence_refs),
+          created_at: createdAt,
+        })),
+      );
+      for (const e of evaluations) {
+        recorder.record("evaluation.completed", { evaluation_id: e.evaluation_id, metric_id: e.metric_id, status: e.status, score: e.score });
+      }
+      store.insertGateResults(
+        gates.map((gate, position) => ({ ...gate, run_id: run.run_id, position, evidence_refs: JSON.stringify(gate.evidence_refs) })),
+      );
+      transition(recorder, run, status, { verdict });
+    });
+  }
+
+  return async function executeRun(payload, { job, signal }) {
+    const { run_id } = payload as { run_id: string };
+    let run = store.getRun(run_id);
+    if (!run || isTerminal(run.status)) return;
+    const recorder = makeRecorder(store, run_id, clock, newId);
+    try {
+      const interrupted = store.interruptRunningConversations(run_id, now());
+      if (job.attempts > 1) {
+        recorder.record("run.resumed", { attempt: job.attempts, interrupted_conversations: interrupted, reason: job.last_error });
+      }
+      if (job.attempts > job.max_attempts) {
+        throw new RunFailedError("internal_error", `The run was interrupted ${job.attempts - 1} times; giving up`);
+      }
+      const version = store.getTestSpecVersion(run.test_spec_id, run.spec_version);
+      if (!version) throw new RunFailedError("internal_error", `Spec version ${run.spec_version} no longer exists`);
+      const spec = TestSpecDocument.parse(version.spec);
+      if (run.status === "QUEUED") run = transition(recorder, run, "RUNNING");
+      if (run.status === "RUNNING") {
+        await converse(run, spec, recorder, signal);
+        run = transition(recorder, run, "EVALUATING");
+      }
+      evaluate(run, spec, recorder);
+    } catch (raw) {
+      if (signal.aborted) {
+        recorder.discard();
+        return; // stopped or lost the lease: the job goes back to the queue and resumes later
+      }
+      const error = raw instanceof RunFailedError ? raw : undefined;
+      if (!error && job.attempts < job.max_attempts) throw raw; // retried with backoff by the worker
+      const failure = error
+        ? { cause: error.failureCause, message: error.message }
+        : { cause: "internal_error" as const, message: `Unexpected error: ${coerceError(raw).message}` };
+      if (!error) log.error({ err: coerceError(raw), run_id }, `Run ${run_id} failed on an internal error`);
+      const current = store.getRun(run_id)!;
+      if (!isTerminal(current.status)) {
+        transition(recorder, current, "FAILED", { verdict: FAILURE_CAUSES[failure.cause].verdict, failure });
+      }
+    }
+  };
+}

@@ -1,0 +1,142 @@
+import { randomUUID } from "node:crypto";
+import type { Clock } from "../clock.js";
+import { coerceError } from "../errors.js";
+import type { Logger } from "../log.js";
+import type { JobRow, Store } from "../store/index.js";
+
+export interface TaskContext {
+  job: JobRow;
+  /** Aborted when the worker stops or loses the job's lease: stop at the next safe point. */
+  signal: AbortSignal;
+}
+
+export type Task = (payload: unknown, context: TaskContext) => Promise<void>;
+export type TaskList = Record<string, Task>;
+
+export interface WorkerOptions {
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  tasks: TaskList;
+  concurrency?: number;
+  leaseMs?: number;
+  pollIntervalMs?: number;
+}
+
+export interface Worker {
+  start(): void;
+  /** Wakes the worker now instead of at its next poll (after an enqueue). */
+  nudge(): void;
+  /** Stops claiming, asks running tasks to stop, waits up to `graceMs`, and puts back what is unfinished. */
+  stop(graceMs?: number): Promise<void>;
+  readonly running: number;
+}
+
+const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1));
+
+/**
+ * Claims jobs from the durable queue and runs them, at most `concurrency` at once, renewing
+ * each lease while its task works. Every claimed job is released: completed, put back with
+ * backoff, or put back at once on stop. Expired leases (a crashed worker) are reclaimed on a timer.
+ */
+export function makeWorker({
+  store,
+  clock,
+  log,
+  tasks,
+  concurrency = 4,
+  leaseMs = 30_000,
+  pollIntervalMs = 500,
+}: WorkerOptions): Worker {
+  const workerId = `worker-${randomUUID().slice(0, 8)}`;
+  const inFlight = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  let stopped = true;
+  let timer: NodeJS.Timeout | undefined;
+  const at = (offsetMs = 0) => new Date(clock.now().getTime() + offsetMs).toISOString();
+
+  async function execute(job: JobRow, controller: AbortController): Promise<void> {
+    const started = performance.now();
+    const heartbeat = setInterval(() => {
+      if (!store.renewJobLease(job.job_id, workerId, at(leaseMs))) {
+        log.warn({ job_id: job.job_id }, `Lost the lease of job ${job.job_id}; abandoning it`);
+        controller.abort(new Error("lease lost"));
+      }
+    }, Math.max(10, Math.floor(leaseMs / 3)));
+    try {
+      const task = tasks[job.task];
+      if (!task) throw new Error(`No task named '${job.task}'`);
+      await task(JSON.parse(job.payload), { job, signal: controller.signal });
+      if (controller.signal.aborted && stopped) {
+        store.releaseJob(job.job_id, workerId, at(), "released on shutdown");
+      } else {
+        store.completeJob(job.job_id, workerId);
+      }
+      log.debug(`Completed job ${job.job_id} (${job.task}, ${Math.round(performance.now() - started)}ms)`);
+    } catch (raw) {
+      const error = coerceError(raw);
+      if (stopped) {
+        store.releaseJob(job.job_id, workerId, at(), "released on shutdown");
+      } else if (job.attempts < job.max_attempts) {
+        store.releaseJob(job.job_id, workerId, at(backoffMs(job.attempts)), error.message);
+        log.warn({ err: error, job_id: job.job_id }, `Job ${job.job_id} (${job.task}) failed; will retry`);
+      } else {
+        store.completeJob(job.job_id, workerId);
+        log.error({ err: error, job_id: job.job_id }, `Job ${job.job_id} (${job.task}) failed for good`);
+      }
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  function fill(): void {
+    if (stopped) return;
+    try {
+      while (inFlight.size < concurrency) {
+        const job = store.claimJob(workerId, at(), at(leaseMs));
+        if (!job) break;
+        const controller = new AbortController();
+        const done = execute(job, controller).finally(() => {
+          inFlight.delete(job.job_id);
+          fill();
+        });
+        inFlight.set(job.job_id, { controller, done });
+      }
+    } catch (raw) {
+      // The store failing to claim means the database is gone: stop loudly rather than spin.
+      log.fatal({ err: coerceError(raw) }, "The worker cannot claim jobs; stopping it");
+      stopped = true;
+    }
+  }
+
+  function tick(): void {
+    if (stopped) return;
+    store.reclaimExpiredJobs(at());
+    fill();
+    timer = setTimeout(tick, pollIntervalMs);
+  }
+
+  return {
+    start() {
+      if (!stopped) return;
+      stopped = false;
+      tick();
+    },
+    nudge() {
+      fill();
+    },
+    async stop(graceMs = 10_000) {
+      stopped = true;
+      clearTimeout(timer);
+      const all = [...inFlight.values()];
+      const graceful = Promise.all(all.map((entry) => entry.done));
+      const deadline = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
+      if ((await Promise.race([graceful.then(() => "done"), deadline])) !== "done") {
+        for (const entry of all) entry.controller.abort(new Error("worker stopping"));
+        await graceful;
+      }
+    },
+    get running() {
+      return inFlight.size;
+    },
+  };
+}

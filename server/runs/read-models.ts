@@ -1,0 +1,126 @@
+import {
+  conversationPath,
+  tracePath,
+  turnPath,
+  type Evaluation,
+  type RunEvent,
+  type Turn,
+} from "../contract/index.js";
+import type { ConversationRow, EvaluationRow, EventRow } from "../store/index.js";
+
+/** An event row in the spec's v1 envelope. */
+export function toRunEvent(row: EventRow): RunEvent {
+  return {
+    schema_version: "1",
+    event_id: row.event_id,
+    run_id: row.run_id,
+    sequence: row.sequence,
+    type: row.type,
+    occurred_at: row.occurred_at,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+  };
+}
+
+export function toEvaluation(row: EvaluationRow): Evaluation {
+  return {
+    evaluation_id: row.evaluation_id,
+    run_id: row.run_id,
+    metric_id: row.metric_id,
+    scope: row.scope,
+    score: row.score,
+    threshold: row.threshold,
+    status: row.status,
+    judge: JSON.parse(row.judge) as Evaluation["judge"],
+    evidence_refs: JSON.parse(row.evidence_refs) as string[],
+    explanation: row.explanation,
+    scenario_id: row.scenario_id,
+    conversation_id: row.conversation_id,
+    turn: row.turn,
+    spec_path: row.spec_path,
+    created_at: row.created_at,
+  };
+}
+
+export function toConversationSummary(row: ConversationRow) {
+  return {
+    conversation_id: row.conversation_id,
+    run_id: row.run_id,
+    kind: row.kind,
+    scenario_id: row.scenario_id,
+    repeat_index: row.repeat_index,
+    attempt: row.attempt,
+    status: row.status,
+    created_at: row.created_at,
+    ended_at: row.ended_at,
+    links: { self: conversationPath(row.run_id, row.conversation_id) },
+  };
+}
+
+type Data = Record<string, unknown>;
+
+/** The conversation as messages, read from its trace: nothing is stored twice. */
+export function toConversation(row: ConversationRow, events: readonly EventRow[]) {
+  const messages = [];
+  const turns = new Set<number>();
+  for (const event of events) {
+    const data = JSON.parse(event.data) as Data;
+    const base = { sequence: event.sequence, turn: event.turn ?? 0, ref: tracePath(row.run_id, event.sequence) };
+    if (event.turn !== null && event.turn > 0) turns.add(event.turn);
+    if (event.type === "message.sent") messages.push({ ...base, role: data.role as "system" | "user", content: data.content });
+    if (event.type === "message.received") {
+      messages.push({ ...base, role: "assistant" as const, content: data.content, tool_calls: data.tool_calls as { call_id: string; name: string }[] });
+    }
+    if (event.type === "tool.returned") {
+      messages.push({ ...base, role: "tool" as const, content: data.result, tool_call_id: String(data.call_id), name: String(data.name) });
+    }
+  }
+  return {
+    ...toConversationSummary(row),
+    turns: [...turns].sort((a, b) => a - b).map((turn) => ({ turn, ref: turnPath(row.run_id, row.conversation_id, turn) })),
+    messages,
+  };
+}
+
+/** One user turn: what was asked, each agent step with its tool calls and their results, the reply. */
+export function toTurn(row: ConversationRow, turn: number, events: readonly EventRow[]): Turn {
+  const steps = new Map<number, Turn["steps"][number]>();
+  let user: string | null = null;
+  for (const event of events) {
+    const data = JSON.parse(event.data) as Data;
+    const ref = tracePath(row.run_id, event.sequence);
+    if (event.type === "message.sent" && data.role === "user") user = String(data.content);
+    if (event.type === "message.received") {
+      steps.set(Number(data.step), {
+        step: Number(data.step),
+        content: (data.content as string | null) ?? null,
+        latency_ms: typeof data.latency_ms === "number" ? data.latency_ms : null,
+        ref,
+        tool_calls: [],
+      });
+    }
+    if (event.type === "tool.called") {
+      steps.get(Number(data.step))?.tool_calls.push({
+        call_id: String(data.call_id),
+        name: String(data.name),
+        arguments: data.arguments,
+        arguments_raw: String(data.arguments_raw),
+        ...(data.arguments_error ? { arguments_error: String(data.arguments_error) } : {}),
+        result: null,
+        ref,
+      });
+    }
+    if (event.type === "tool.returned") {
+      const call = steps.get(Number(data.step))?.tool_calls.find((c) => c.call_id === data.call_id);
+      if (call) call.result = data.result;
+    }
+  }
+  const ordered = [...steps.values()].sort((a, b) => a.step - b.step);
+  return {
+    conversation_id: row.conversation_id,
+    turn,
+    user,
+    reply: [...ordered].reverse().find((step) => step.content)?.content ?? null,
+    steps: ordered,
+    events: events.map((event) => tracePath(row.run_id, event.sequence)),
+  };
+}

@@ -1,0 +1,83 @@
+import type { Db } from "./db.js";
+
+export interface EvaluationRow {
+  evaluation_id: string;
+  run_id: string;
+  metric_id: string;
+  scope: string;
+  scenario_id: string | null;
+  conversation_id: string | null;
+  turn: number | null;
+  /** Where in the spec the check is written, e.g. `scenarios[0].turns[1].expect[0]`. */
+  spec_path: string | null;
+  score: number;
+  threshold: number;
+  status: "passed" | "failed" | "inconclusive" | "errored";
+  /** JSON `{provider, model}`. */
+  judge: string;
+  explanation: string;
+  /** JSON array of API paths. */
+  evidence_refs: string;
+  created_at: string;
+}
+
+export interface GateResultRow {
+  run_id: string;
+  position: number;
+  gate_id: string;
+  title: string | null;
+  status: "passed" | "failed" | "inconclusive" | "waived";
+  reason: string;
+  evidence_refs: string;
+}
+
+export function makeEvaluationsStore(db: Db) {
+  const insertEvaluation = db.prepare(`INSERT INTO evaluations (evaluation_id, run_id, metric_id, scope, scenario_id,
+      conversation_id, turn, spec_path, score, threshold, status, judge, explanation, evidence_refs, created_at)
+    VALUES (@evaluation_id, @run_id, @metric_id, @scope, @scenario_id, @conversation_id, @turn, @spec_path, @score,
+      @threshold, @status, @judge, @explanation, @evidence_refs, @created_at)`);
+  const insertGate = db.prepare(`INSERT INTO gate_results (run_id, position, gate_id, title, status, reason, evidence_refs)
+    VALUES (@run_id, @position, @gate_id, @title, @status, @reason, @evidence_refs)`);
+  const evaluationById = db.prepare("SELECT * FROM evaluations WHERE run_id = ? AND evaluation_id = ?");
+  const evaluationsPage = db.prepare(`SELECT * FROM evaluations WHERE run_id = @run_id
+      AND (@after IS NULL OR evaluation_id > @after)
+      AND (@status IS NULL OR status = @status) AND (@metric_id IS NULL OR metric_id = @metric_id)
+    ORDER BY evaluation_id LIMIT @limit`);
+  const gatesOfRun = db.prepare("SELECT * FROM gate_results WHERE run_id = ? ORDER BY position");
+  const countsOfRun = db.prepare("SELECT status, COUNT(*) AS n FROM evaluations WHERE run_id = ? GROUP BY status");
+
+  return {
+    insertEvaluations(rows: readonly EvaluationRow[]): void {
+      for (const row of rows) insertEvaluation.run(row);
+    },
+    insertGateResults(rows: readonly GateResultRow[]): void {
+      for (const row of rows) insertGate.run(row);
+    },
+    getEvaluation(runId: string, evaluationId: string): EvaluationRow | undefined {
+      return evaluationById.get(runId, evaluationId) as EvaluationRow | undefined;
+    },
+    /** Ascending by id (= creation order), after the given id. */
+    listEvaluations(
+      runId: string,
+      filter: { status?: string | undefined; metric_id?: string | undefined },
+      after: string | undefined,
+      limit: number,
+    ): EvaluationRow[] {
+      return evaluationsPage.all({
+        run_id: runId,
+        after: after ?? null,
+        status: filter.status ?? null,
+        metric_id: filter.metric_id ?? null,
+        limit,
+      }) as EvaluationRow[];
+    },
+    countEvaluations(runId: string): Record<EvaluationRow["status"], number> {
+      const counts = { passed: 0, failed: 0, inconclusive: 0, errored: 0 };
+      for (const { status, n } of countsOfRun.all(runId) as { status: EvaluationRow["status"]; n: number }[]) counts[status] = n;
+      return counts;
+    },
+    listGateResults(runId: string): GateResultRow[] {
+      return gatesOfRun.all(runId) as GateResultRow[];
+    },
+  };
+}

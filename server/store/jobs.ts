@@ -1,0 +1,81 @@
+import type { Db } from "./db.js";
+
+export interface JobRow {
+  job_id: number;
+  task: string;
+  /** Unique per intended piece of work (e.g. `execute_run:<run_id>`): enqueueing twice is a no-op. */
+  job_key: string;
+  payload: string;
+  state: "queued" | "running";
+  run_at: string;
+  attempts: number;
+  max_attempts: number;
+  locked_by: string | null;
+  locked_until: string | null;
+  last_error: string | null;
+  created_at: string;
+}
+
+export interface NewJob {
+  task: string;
+  job_key: string;
+  payload: unknown;
+  run_at: string;
+  max_attempts: number;
+}
+
+/**
+ * A durable job queue in SQLite. Workers claim jobs under a lease that they renew while they
+ * work; a job whose lease runs out (its worker died) goes back to the queue. A finished job is
+ * deleted: the state of the work lives in the records it produced (runs, events).
+ */
+export function makeJobsStore(db: Db) {
+  const insert = db.prepare(`INSERT INTO jobs (task, job_key, payload, state, run_at, max_attempts, created_at)
+    VALUES (@task, @job_key, @payload, 'queued', @run_at, @max_attempts, @run_at)
+    ON CONFLICT (job_key) DO NOTHING`);
+  const claim = db.prepare(`UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = @worker, locked_until = @until
+    WHERE job_id = (SELECT job_id FROM jobs WHERE state = 'queued' AND run_at <= @now ORDER BY run_at, job_id LIMIT 1)
+    RETURNING *`);
+  const renew = db.prepare(
+    "UPDATE jobs SET locked_until = @until WHERE job_id = @job_id AND locked_by = @worker AND state = 'running'",
+  );
+  const remove = db.prepare("DELETE FROM jobs WHERE job_id = @job_id AND locked_by = @worker");
+  const release = db.prepare(`UPDATE jobs SET state = 'queued', locked_by = NULL, locked_until = NULL, run_at = @run_at,
+      last_error = @error
+    WHERE job_id = @job_id AND locked_by = @worker`);
+  const reclaim = db.prepare(`UPDATE jobs SET state = 'queued', locked_by = NULL, locked_until = NULL,
+      last_error = 'lease expired: the worker stopped without finishing'
+    WHERE state = 'running' AND locked_until <= ?`);
+  const nextRunAt = db.prepare("SELECT MIN(run_at) FROM jobs WHERE state = 'queued'").pluck();
+  const count = db.prepare("SELECT COUNT(*) FROM jobs").pluck();
+
+  return {
+    enqueueJob(job: NewJob): void {
+      insert.run({ ...job, payload: JSON.stringify(job.payload) });
+    },
+    claimJob(worker: string, now: string, until: string): JobRow | undefined {
+      return claim.get({ worker, now, until }) as JobRow | undefined;
+    },
+    /** False when the lease was lost (reclaimed after expiry): the worker must stop working on it. */
+    renewJobLease(jobId: number, worker: string, until: string): boolean {
+      return renew.run({ job_id: jobId, worker, until }).changes === 1;
+    },
+    completeJob(jobId: number, worker: string): boolean {
+      return remove.run({ job_id: jobId, worker }).changes === 1;
+    },
+    /** Puts the job back, to run again at `runAt` (backoff, or at once after a graceful stop). */
+    releaseJob(jobId: number, worker: string, runAt: string, error: string | null): boolean {
+      return release.run({ job_id: jobId, worker, run_at: runAt, error }).changes === 1;
+    },
+    /** Returns jobs whose lease expired to the queue; returns how many. */
+    reclaimExpiredJobs(now: string): number {
+      return reclaim.run(now).changes;
+    },
+    nextJobRunAt(): string | null {
+      return nextRunAt.get() as string | null;
+    },
+    countJobs(): number {
+      return count.get() as number;
+    },
+  };
+}
