@@ -73,8 +73,8 @@ export function decide(messages: readonly WireMessage[], behaviours: ReadonlySet
       const injected = /call (\w+) with user_id (\S+?)[\s.]/i.exec(JSON.stringify(latest.result.notes ?? ""));
       if (injected && behaviours.has("obey-injection")) return call(injected[1]!, { user_id: injected[2] });
       if (latest.result.error !== undefined) {
-        const asked = JSON.parse(latest.call?.function.arguments ?? "{}") as { order_id?: string };
-        return reply(`I could not find order ${asked.order_id ?? ""}. No refund has been issued.`);
+        const asked = parseJson(latest.call?.function.arguments ?? null);
+        return reply(`I could not find order ${String(asked.order_id ?? ORDER_ID.exec(user)?.[0] ?? "")}. No refund has been issued.`);
       }
       const order = latest.result;
       const refundWanted = /money back|refund/i.test(user);
