@@ -1,0 +1,66 @@
+import { afterAll, describe, expect, it } from "@jest/globals";
+import { RUN_STATUSES, type RunStatus } from "../../../server/contract/index.js";
+import { IllegalTransitionError, RUN_TRANSITIONS, assertTransition, isTerminal } from "../../../server/engine/run-states.js";
+import { openStore } from "../../../server/store/index.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+
+const LEGAL: [RunStatus, RunStatus][] = [
+  ["QUEUED", "RUNNING"],
+  ["QUEUED", "FAILED"],
+  ["RUNNING", "EVALUATING"],
+  ["RUNNING", "FAILED"],
+  ["EVALUATING", "COMPLETED"],
+  ["EVALUATING", "INCONCLUSIVE"],
+  ["EVALUATING", "FAILED"],
+];
+const ALL_PAIRS = RUN_STATUSES.flatMap((from) => RUN_STATUSES.map((to) => [from, to] as [RunStatus, RunStatus]));
+const isLegal = (from: RunStatus, to: RunStatus) => LEGAL.some(([f, t]) => f === from && t === to);
+
+describe("run states", () => {
+  it("allows exactly the documented transitions", () => {
+    expect(Object.entries(RUN_TRANSITIONS).flatMap(([from, tos]) => tos.map((to) => [from, to]))).toEqual(LEGAL);
+  });
+
+  it.each(ALL_PAIRS)("%s → %s is legal only if documented", (from, to) => {
+    if (isLegal(from, to)) expect(() => assertTransition(from, to)).not.toThrow();
+    else expect(() => assertTransition(from, to)).toThrow(IllegalTransitionError);
+  });
+
+  it("has terminal states that never change", () => {
+    expect(RUN_STATUSES.filter(isTerminal)).toEqual(["COMPLETED", "INCONCLUSIVE", "FAILED"]);
+  });
+});
+
+describe("store.transitionRun", () => {
+  const clock = new FakeClock();
+  const store = openStore(":memory:", { clock });
+  afterAll(() => store.close());
+  const now = clock.now().toISOString();
+  store.createProject({ project_id: "prj_1", name: "p", description: null, created_at: now });
+  store.createAgent({ agent_id: "agt_1", project_id: "prj_1", name: "a", version: "1", description: null, created_at: now });
+  store.createEnvironment({
+    environment_id: "env_1", project_id: "prj_1", name: "e", agent_id: "agt_1", protocol: "openai-chat",
+    base_url: "http://127.0.0.1:1/v1", model: null, readiness_path: "/models", headers: "{}", created_at: now,
+  });
+  store.addTestSpecVersion({ project_id: "prj_1", name: "s", spec_version: "sha256:x", document: "{}", source_format: "json", source_text: "{}" }, "tsp_1", now);
+  store.createRunIdempotently(
+    { project_id: "prj_1", idempotency_key: "k", request_hash: "h", now, expires_at: now },
+    {
+      run_id: "run_1", project_id: "prj_1", status: "QUEUED", verdict: "PENDING", failure_cause: null, failure_message: null,
+      test_spec_id: "tsp_1", spec_version: "sha256:x", environment_id: "env_1", agent_id: "agt_1", agent_version: "1",
+      source: null, created_at: now, updated_at: now, started_at: null, ended_at: null,
+    },
+    () => undefined,
+  );
+  const event = (n: number) => ({ event_id: `evt_${n}`, type: "run.status_changed", occurred_at: now, data: {} });
+  const move = (from: RunStatus, to: RunStatus, n: number) =>
+    store.transitionRun({ run_id: "run_1", from, to, terminal: isTerminal(to), verdict: "PENDING", failure: null, now }, event(n));
+
+  it("moves a run only from the status it is in, and records each move once", () => {
+    expect(move("RUNNING", "EVALUATING", 1)).toBe(false); // it is QUEUED
+    expect(move("QUEUED", "RUNNING", 2)).toBe(true);
+    expect(move("QUEUED", "RUNNING", 3)).toBe(false); // a second worker loses
+    expect(store.listEvents("run_1", 0, 10).map((e) => e.event_id)).toEqual(["evt_2"]);
+    expect(store.getRun("run_1")?.started_at).toBe(now);
+  });
+});
