@@ -8,6 +8,7 @@ export const ENTRY_POINTS = {
   "app/main": "app/main.ts",
   "app/cli": "app/cli.ts",
   "examples/agent/main": "examples/agent/main.ts",
+  "examples/demo": "examples/demo.ts",
 };
 
 export async function buildService({ root = fileURLToPath(new URL("..", import.meta.url)) } = {}) {

@@ -1,0 +1,142 @@
+/**
+ * `npm run demo`: the whole loop as a user would run it. Starts the service on its embedded
+ * SQLite and the example agent, sets up a project through the API, runs the example specs,
+ * shows progress, and prints the verdict, the gates and how to read the evidence.
+ * Exits non-zero if anything did not go as it should.
+ */
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { readFileSync, rmSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startExampleAgent } from "./agent/server.js";
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const DB = join(ROOT, "data", "demo", "assure.db");
+const TERMINAL = new Set(["COMPLETED", "INCONCLUSIVE", "FAILED"]);
+
+const say = (line = "") => console.log(line);
+
+async function startService(): Promise<{ child: ChildProcess; api: string }> {
+  const child = spawn(process.execPath, [join(ROOT, "build/app/main.js")], {
+    env: { ...process.env, ASSURE_DB: DB, PORT: process.env.PORT ?? "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    let buffered = "";
+    child.stdout!.on("data", (chunk: Buffer) => {
+      buffered += chunk.toString();
+      const port = /"port":(\d+)/.exec(buffered)?.[1];
+      if (port) resolve(Number(port));
+    });
+    child.once("exit", (code) => reject(new Error(`the service exited with ${code}`)));
+  });
+  return { child, api: `http://127.0.0.1:${port}` };
+}
+
+function createAdminKey(): string {
+  const result = spawnSync(process.execPath, [join(ROOT, "build/app/cli.js"), "keys", "create", "--admin", "--name", "demo"], {
+    env: { ...process.env, ASSURE_DB: DB },
+    encoding: "utf8",
+  });
+  if (result.status !== 0) throw new Error(`assure keys create failed: ${result.stderr}`);
+  return (JSON.parse(result.stdout) as { token: string }).token;
+}
+
+function client(api: string, token: string) {
+  return async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}) {
+    const isText = typeof body === "string";
+    const response = await fetch(`${api}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(body === undefined ? {} : { "content-type": isText ? "application/yaml" : "application/json" }),
+        ...headers,
+      },
+      body: body === undefined ? undefined : isText ? body : JSON.stringify(body),
+    });
+    const json = (await response.json()) as any;
+    if (!response.ok) throw new Error(`${method} ${path} → ${response.status} ${JSON.stringify(json.error)}`);
+    return json;
+  };
+}
+
+async function main(): Promise<number> {
+  rmSync(dirname(DB), { recursive: true, force: true });
+  const agent = await startExampleAgent();
+  const { child, api } = await startService();
+  try {
+    const token = createAdminKey();
+    const call = client(api, token);
+    say(`assure is serving ${api} on SQLite at ${relative(process.cwd(), DB)}`);
+    say(`example agent (OpenAI-compatible) at ${agent.baseUrl}`);
+    say();
+
+    const project = await call("POST", "/v1/projects", { name: "refunds-demo" });
+    const agentRecord = await call("POST", "/v1/agents", { project_id: project.project_id, name: "refund-agent", version: "1.0.0" });
+    const environment = await call("POST", "/v1/environments", {
+      project_id: project.project_id,
+      name: "local",
+      agent_id: agentRecord.agent_id,
+      endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent" },
+    });
+    say(`project ${project.project_id}, agent ${agentRecord.agent_id} v1.0.0, environment ${environment.environment_id}`);
+
+    let ok = true;
+    const runs: { file: string; run_id: string }[] = [];
+    for (const [file, expected] of [
+      ["examples/refund-agent-deterministic.yaml", ["PASS"]],
+      ["examples/refund-agent.yaml", ["PASS", "INCONCLUSIVE"]],
+    ] as const) {
+      const spec = await call("POST", `/v1/test-specs?project_id=${project.project_id}`, readFileSync(join(ROOT, file), "utf8"));
+      const run = await call(
+        "POST",
+        "/v1/runs",
+        { test_spec_id: spec.test_spec_id, environment_id: environment.environment_id },
+        { "idempotency-key": `demo/${spec.spec_version}` },
+      );
+      say();
+      say(`▶ ${file} (spec ${spec.name}, ${spec.spec_version.slice(0, 19)}…): run ${run.run_id}`);
+      let last = "";
+      let current = run;
+      while (!TERMINAL.has(current.status)) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        current = await call("GET", `/v1/runs/${run.run_id}`);
+        const conversations = await call("GET", `/v1/runs/${run.run_id}/conversations?limit=200`);
+        const done = conversations.data.filter((c: { status: string }) => c.status === "completed").length;
+        const line = `  ${current.status.padEnd(10)} ${done} conversation(s) completed`;
+        if (line !== last) say(line);
+        last = line;
+      }
+      const evidence = await call("GET", `/v1/runs/${run.run_id}/evidence`);
+      say(`  verdict ${evidence.verdict}${evidence.failure ? ` (${evidence.failure.cause}: ${evidence.failure.message})` : ""}`);
+      for (const gate of evidence.gates) say(`    ${gate.id.padEnd(5)} ${gate.status.padEnd(12)} ${gate.reason}`);
+      say(`    evaluations: ${evidence.evaluations.passed} passed, ${evidence.evaluations.failed} failed of ${evidence.evaluations.total}`);
+      if (!(expected as readonly string[]).includes(evidence.verdict)) ok = false;
+      runs.push({ file, run_id: run.run_id });
+    }
+
+    say();
+    say("Read the evidence: start the service on the demo's database, then ask the API.");
+    say(`  ASSURE_DB=${relative(process.cwd(), DB)} npm start`);
+    say(`  export ASSURE_TOKEN=${token}`);
+    for (const { run_id } of runs) {
+      say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" http://localhost:3000/v1/runs/${run_id}/evidence`);
+    }
+    say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" "http://localhost:3000/v1/runs/${runs[0]!.run_id}/trace?limit=20"`);
+    say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" http://localhost:3000/v1/runs/${runs[0]!.run_id}/conversations`);
+    say();
+    say(ok ? "Demo finished: the example agent passes its deterministic gate." : "Demo FAILED: a verdict was not what the example agent should get.");
+    return ok ? 0 : 1;
+  } finally {
+    child.kill("SIGTERM");
+    await agent.close();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  },
+);
