@@ -1,12 +1,14 @@
 // `npm run bench`: measures the built service (build/app/main.js) against a bare node:http +
-// better-sqlite3 baseline doing the same SQL, on 127.0.0.1, and prints a table with PASS/FAIL
+// better-sqlite3 baseline doing the same SQL, on 127.0.0.1, then its run engine against a bare
+// client loop making the same agent calls (bench/engine.js), and prints tables with PASS/FAIL
 // per target. It reports; it does not gate: the exit code is 0 whatever the numbers.
-// See docs/benchmarks.md.
+// `node bench/run.js api` or `node bench/run.js engine` runs one part only. See docs/benchmarks.md.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, startAgentStub } from "./lib/fixture.js";
+import { describeEngineBench, runEngineBench } from "./engine.js";
 import { CONNECTIONS, measurePair } from "./lib/load.js";
 import { runCli, startServer } from "./lib/processes.js";
 import { problemLines, resultsTable, targetLines } from "./lib/report.js";
@@ -16,6 +18,7 @@ const ROOT = fileURLToPath(new URL("..", import.meta.url));
 const SERVICE_MAIN = join(ROOT, "build/app/main.js");
 const SERVICE_CLI = join(ROOT, "build/app/cli.js");
 const BASELINE_MAIN = join(ROOT, "bench/baseline-server.js");
+const EXAMPLE_AGENT_MAIN = join(ROOT, "build/examples/agent/main.js");
 const SPEC_FILE = join(ROOT, "examples/refund-agent.yaml");
 
 const SEEDED_RUNS = Number(process.env.BENCH_RUNS ?? 100_000);
@@ -26,21 +29,29 @@ const TIMING = {
   sliceSeconds: Number(process.env.BENCH_SLICE_SECONDS ?? 3),
   rounds: 4, // each round measures both targets once, in alternating order: S B B S S B B S
 };
-/** A hard stop, in case something hangs: the bench normally takes 3 to 4 minutes. */
+/** A hard stop, in case something hangs: the bench normally takes 4 to 5 minutes. */
 const OVERALL_TIMEOUT_MS = 15 * 60_000;
+const PARTS = ["api", "engine"];
 
 const FIRST_PAGE = "GET /v1/runs?limit=50 (first page)";
 const DEEP_PAGE = `GET /v1/runs?limit=50 (after ${DEEP_POSITION.toLocaleString("en")} runs)`;
 
 const log = (message) => process.stderr.write(`${message}\n`);
 
-function describeMachine() {
+function describeMachine(parts) {
   const cpu = cpus()[0]?.model ?? "unknown CPU";
   return [
     `Node ${process.version} on ${process.platform}/${process.arch}, ${cpus().length} CPUs (${cpu.trim()})`,
-    `autocannon: ${CONNECTIONS} connections, pipelining 1; per case ${TIMING.warmupSeconds} s warm-up per target, ` +
-      `then ${TIMING.rounds * TIMING.sliceSeconds} s measured per target in ${TIMING.sliceSeconds} s slices, alternating with the other target`,
+    ...(parts.includes("api") ? [describeApiLoad()] : []),
+    ...(parts.includes("engine") ? [describeEngineBench()] : []),
   ].join("\n");
+}
+
+function describeApiLoad() {
+  return (
+    `API: autocannon: ${CONNECTIONS} connections, pipelining 1; per case ${TIMING.warmupSeconds} s warm-up per target, ` +
+      `then ${TIMING.rounds * TIMING.sliceSeconds} s measured per target in ${TIMING.sliceSeconds} s slices, alternating with the other target`
+  );
 }
 
 /** Walks the run list in large pages and returns the cursor that starts after `position` runs. */
@@ -106,14 +117,33 @@ async function checkSameAnswers(cases, targets) {
   return differences;
 }
 
+/** `node bench/run.js [api|engine]`: both parts by default. */
+function selectedParts() {
+  const asked = process.argv.slice(2);
+  const unknown = asked.filter((part) => !PARTS.includes(part));
+  if (unknown.length > 0) throw new Error(`Unknown part ${unknown.join(", ")}: use ${PARTS.join(" or ")} (or nothing for both)`);
+  return asked.length > 0 ? asked : PARTS;
+}
+
 async function main() {
   setTimeout(() => {
     log(`The bench did not finish within ${OVERALL_TIMEOUT_MS / 60_000} minutes; giving up.`);
     process.exit(1);
   }, OVERALL_TIMEOUT_MS).unref();
-  if (!existsSync(SERVICE_MAIN)) throw new Error("build/app/main.js is missing: run `npm run bench` (it builds first).");
+  const parts = selectedParts();
+  for (const script of [SERVICE_MAIN, SERVICE_CLI, EXAMPLE_AGENT_MAIN]) {
+    if (!existsSync(script)) throw new Error(`${script} is missing: run \`npm run bench\` (it builds first).`);
+  }
 
-  console.log(describeMachine());
+  console.log(describeMachine(parts));
+  if (parts.includes("api")) await runApiBench();
+  if (parts.includes("engine")) {
+    if (parts.includes("api")) console.log("");
+    await runEngineBench({ root: ROOT });
+  }
+}
+
+async function runApiBench() {
   const workdir = mkdtempSync(join(tmpdir(), "assure-bench-"));
   const dbPath = join(workdir, "assure.db");
   const cleanups = [() => rmSync(workdir, { recursive: true, force: true })];

@@ -18,6 +18,10 @@ const EnvSchema = z.object({
   /** Runs executed at once by this process; 0 turns the run engine off (the API still accepts runs). */
   ASSURE_WORKERS: z.coerce.number().int().min(0).max(256).default(4),
   ASSURE_WORKER_LEASE_MS: Duration.default(30_000),
+  ASSURE_JUDGE_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  ASSURE_JUDGE_MODEL: z.string().min(1).optional(),
+  ASSURE_JUDGE_API_KEY: z.string().min(1).optional(),
+  ASSURE_JUDGE_TIMEOUT_MS: Duration.default(60_000),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   APP_ID: z.string().optional(),
   PRIVATE_KEY: z.string().optional(),
@@ -39,6 +43,8 @@ export interface Config {
   workers: number;
   workerLeaseMs: number;
   logLevel: z.infer<typeof EnvSchema>["LOG_LEVEL"];
+  /** The LLM judge for spec metrics; undefined when none is configured. */
+  judge: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined;
   github: GitHubAppConfig | undefined;
 }
 
@@ -76,8 +82,17 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     workers: e.ASSURE_WORKERS,
     workerLeaseMs: e.ASSURE_WORKER_LEASE_MS,
     logLevel: e.LOG_LEVEL,
+    judge: readJudgeConfig(e),
     github: readGitHubAppConfig(e),
   };
+}
+
+function readJudgeConfig(e: z.infer<typeof EnvSchema>): Config["judge"] {
+  if (!e.ASSURE_JUDGE_BASE_URL && !e.ASSURE_JUDGE_MODEL) return undefined;
+  if (!e.ASSURE_JUDGE_BASE_URL || !e.ASSURE_JUDGE_MODEL) {
+    throw new ConfigError("The LLM judge needs both ASSURE_JUDGE_BASE_URL and ASSURE_JUDGE_MODEL.");
+  }
+  return { baseUrl: e.ASSURE_JUDGE_BASE_URL, model: e.ASSURE_JUDGE_MODEL, apiKey: e.ASSURE_JUDGE_API_KEY, timeoutMs: e.ASSURE_JUDGE_TIMEOUT_MS };
 }
 
 function readGitHubAppConfig(e: z.infer<typeof EnvSchema>): GitHubAppConfig | undefined {

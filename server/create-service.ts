@@ -10,6 +10,7 @@ import { makeReadinessProbe } from "./net/readiness.js";
 import { openStore, type Store } from "./store/index.js";
 import { makeWorker, type Worker } from "./engine/worker.js";
 import { EXECUTE_RUN, makeExecuteRun } from "./engine/tasks/execute-run.js";
+import { makeLlmJudge } from "./evaluate/judges/llm-judge.js";
 
 export interface Service {
   api: Api;
@@ -44,7 +45,17 @@ export async function createService(
     log: logger,
     concurrency: config.workers,
     leaseMs: config.workerLeaseMs,
-    tasks: { [EXECUTE_RUN]: makeExecuteRun({ store, clock, newId, egress, log: logger, ...(agentBackoffMs ? { agentBackoffMs } : {}) }) },
+    tasks: {
+      [EXECUTE_RUN]: makeExecuteRun({
+        store,
+        clock,
+        newId,
+        egress,
+        log: logger,
+        judge: config.judge && makeLlmJudge({ egress, ...config.judge, ...(agentBackoffMs ? { backoffMs: agentBackoffMs } : {}) }),
+        ...(agentBackoffMs ? { agentBackoffMs } : {}),
+      }),
+    },
   });
   try {
     const api = await buildApi({
@@ -63,6 +74,7 @@ export async function createService(
       cursors: makeCursorCodec(store.cursorSecret),
       idempotencyWindowMs: config.idempotencyWindowMs,
     });
+    if (!config.judge) logger.warn("No LLM judge configured (ASSURE_JUDGE_BASE_URL, ASSURE_JUDGE_MODEL): gates on judged metrics will be inconclusive");
     if (config.workers > 0) worker.start();
     else logger.warn("Run engine off (ASSURE_WORKERS=0): runs are accepted and stay queued");
     return {

@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomFillSync } from "node:crypto";
 import type { Clock } from "./clock.js";
 
 /** Prefixes make an id's kind obvious in logs, URLs and support tickets. */
@@ -21,6 +21,19 @@ const ALPHABET = "0123456789abcdefghjkmnpqrstvwxyz"; // Crockford base32, lower 
 const TIME_CHARS = 10;
 const RANDOM_CHARS = 16;
 
+/** Random bytes drawn from a pool refilled 4 KiB at a time: one system call per 256 ids, not per id. */
+const pool = Buffer.alloc(4096);
+let poolOffset = pool.length;
+function drawRandom(): number[] {
+  if (poolOffset + RANDOM_CHARS > pool.length) {
+    randomFillSync(pool);
+    poolOffset = 0;
+  }
+  const digits = Array.from(pool.subarray(poolOffset, poolOffset + RANDOM_CHARS), (byte) => byte & 31);
+  poolOffset += RANDOM_CHARS;
+  return digits;
+}
+
 /**
  * Makes ULID-style ids (48-bit millisecond time + 80 random bits) that sort in creation order,
  * also within one millisecond: the random part is incremented instead of redrawn.
@@ -40,7 +53,7 @@ export function makeIdGenerator(clock: Clock) {
         next[i] = 0;
       }
     }
-    return [...randomBytes(RANDOM_CHARS)].map((byte) => byte & 31);
+    return drawRandom();
   }
 
   return function newId(kind: IdKind): string {

@@ -32,10 +32,10 @@ process.on("exit", () => {
   for (const child of running) child.kill("SIGKILL");
 });
 
-/** Starts `node <script>` listening on a free port and resolves once GET /healthz answers 200. */
-export async function startServer(name, script, env) {
+/** Starts `node [nodeArgs] <script>` listening on a free port and resolves once GET /healthz answers 200. */
+export async function startServer(name, script, env, { nodeArgs = [] } = {}) {
   const port = await findFreePort();
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, [...nodeArgs, script], {
     env: childEnvironment({ ...env, PORT: String(port), HOST }),
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -59,6 +59,54 @@ export async function startServer(name, script, env) {
   return {
     name,
     url,
+    pid: child.pid,
+    output: () => output,
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill("SIGTERM");
+      const stopped = await Promise.race([exited, sleep(STOP_TIMEOUT_MS, "timeout")]);
+      if (stopped === "timeout") child.kill("SIGKILL");
+    },
+  };
+}
+
+/**
+ * Starts the example agent (`node build/examples/agent/main.js`) on a port the OS picks and
+ * resolves with its base URL, read from the JSON line it prints once listening.
+ */
+export async function startExampleAgent(script) {
+  const child = spawn(process.execPath, [script], {
+    env: childEnvironment({ PORT: "0", HOST }),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  running.add(child);
+  let output = "";
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  child.once("exit", () => running.delete(child));
+  const baseUrl = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no base_url within ${STARTUP_TIMEOUT_MS} ms`)), STARTUP_TIMEOUT_MS);
+    const keep = (chunk) => {
+      output = (output + chunk).slice(-20_000);
+      const found = /"base_url":"([^"]+)"/.exec(output)?.[1];
+      if (found) {
+        clearTimeout(timer);
+        resolve(found);
+      }
+    };
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    void exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      reject(new Error(`exited early (code ${code}, signal ${signal})`));
+    });
+  }).catch((error) => {
+    child.kill("SIGKILL");
+    throw new Error(`the example agent did not start: ${error.message}\n--- its output ---\n${output}`);
+  });
+  return {
+    name: "example agent",
+    baseUrl,
+    pid: child.pid,
     output: () => output,
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;

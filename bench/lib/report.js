@@ -5,7 +5,7 @@ export const DEEP_PAGE_TARGET = 1.5; // deep page p99 at most this multiple of t
 
 const fixed = (value, digits) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
 
-function markdownTable(header, rows) {
+export function markdownTable(header, rows) {
   const widths = header.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column].length)));
   const line = (cells) => `| ${cells.map((cell, column) => cell.padEnd(widths[column])).join(" | ")} |`;
   const rule = `|${widths.map((width) => "-".repeat(width + 2)).join("|")}|`;

@@ -27,9 +27,17 @@ export const Evaluation = z
     score: z.number(),
     threshold: z.number(),
     status: EvaluationStatus,
-    judge: z.object({ provider: z.string(), model: z.string() }).describe("Who judged: provenance, not internals"),
+    judge: z
+      .object({
+        provider: z.string(),
+        model: z.string(),
+        temperature: z.number().optional(),
+        seed: z.number().int().optional(),
+        prompt_version: z.string().optional(),
+      })
+      .describe("Who judged, and how: provenance, not internals"),
     evidence_refs: EvidenceRefs,
-    explanation: z.string(),
+    reason: z.string(),
     scenario_id: z.string().nullable(),
     conversation_id: z.string().nullable(),
     turn: z.number().int().nullable(),
@@ -59,15 +67,29 @@ const StatusCounts = z.object({
 export const Finding = z
   .object({
     finding_id: z.string(),
-    probe_id: z.string(),
+    run_id: z.string(),
+    probe_id: z.string().describe("The spec's security probe id, or detector.<name> for a built-in leak detector"),
     category: ProbeCategory,
-    owasp: z.string(),
+    owasp: z.string().describe("OWASP Top 10 for LLM Applications (2025) entry, e.g. LLM01:2025 Prompt Injection"),
     severity: Severity,
     title: z.string(),
-    status: z.string(),
-    evidence_refs: EvidenceRefs,
+    description: z.string(),
+    status: z.enum(["open"]),
+    spec_path: z.string().nullable(),
+    evidence_refs: EvidenceRefs.describe("The exact trace entries, e.g. the tool.called of the forbidden call"),
+    created_at: z.string(),
   })
   .meta({ id: "Finding" });
+export type Finding = z.infer<typeof Finding>;
+
+export const FindingList = listOf(Finding).meta({ id: "FindingList" });
+
+export const FindingQuery = z.strictObject({
+  limit: PageLimit,
+  cursor: PageCursor.optional(),
+  severity: Severity.optional(),
+  status: z.enum(["open"]).optional(),
+});
 
 export const Evidence = z
   .object({
@@ -86,13 +108,14 @@ export const Evidence = z
     decided_at: z.string().nullable().describe("When the verdict was reached; null while PENDING"),
     gates: z.array(GateOutcome),
     evaluations: StatusCounts.describe("Counts; list them at links.evaluations"),
-    findings: z.array(Finding),
+    findings: z.array(Finding).describe("Every finding of the run, most severe first"),
     links: z.object({
       run: z.string(),
       self: z.string(),
       conversations: z.string(),
       trace: z.string(),
       evaluations: z.string(),
+      findings: z.string(),
     }),
   })
   .meta({ id: "Evidence" });

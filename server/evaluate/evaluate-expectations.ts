@@ -14,7 +14,7 @@ export interface EvaluationDraft {
   threshold: number;
   status: "passed" | "failed" | "inconclusive" | "errored";
   judge: { provider: string; model: string };
-  explanation: string;
+  reason: string;
   evidence_refs: string[];
 }
 
@@ -37,7 +37,7 @@ function draft(
     threshold: 1,
     status: result.holds ? "passed" : "failed",
     judge: { ...DETERMINISTIC_JUDGE },
-    explanation: result.explanation,
+    reason: result.reason,
     evidence_refs: result.evidence_refs,
   };
 }

@@ -6,7 +6,7 @@ export interface CheckOutcome {
   /** Whether the condition holds: an expectation passes when it holds; a probe trips when it does. */
   holds: boolean;
   score: number;
-  explanation: string;
+  reason: string;
   evidence_refs: string[];
 }
 
@@ -27,10 +27,10 @@ export function expectationKind(expectation: Expectation): keyof Expectation {
 export function checkExpectation(expectation: Expectation, facts: ConversationFacts, options: { canary?: string | null } = {}): CheckOutcome {
   const scopeRef = facts.turns.length === 1 ? facts.ref.turn(facts.turns[0]!) : facts.ref.conversation();
   const refsOf = (sequences: number[]) => (sequences.length > 0 ? sequences.map(facts.ref.event) : [scopeRef]);
-  const outcome = (holds: boolean, explanation: string, sequences: number[], score = holds ? 1 : 0): CheckOutcome => ({
+  const outcome = (holds: boolean, reason: string, sequences: number[], score = holds ? 1 : 0): CheckOutcome => ({
     holds,
     score,
-    explanation,
+    reason,
     evidence_refs: refsOf(sequences),
   });
 

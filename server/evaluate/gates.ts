@@ -1,5 +1,8 @@
-import { evaluationPath, type TestSpecDocument } from "../contract/index.js";
+import { evaluationPath, findingPath, type GateSpec, type TestSpecDocument } from "../contract/index.js";
 import type { EvaluationDraft } from "./evaluate-expectations.js";
+import type { FindingDraft } from "./findings.js";
+import { SEVERITY_RANK } from "./owasp.js";
+import { decideRate } from "./statistics.js";
 
 export type GateStatus = "passed" | "failed" | "inconclusive";
 
@@ -12,38 +15,95 @@ export interface GateDecision {
 }
 
 export type StoredEvaluation = EvaluationDraft & { evaluation_id: string };
+export type StoredFinding = FindingDraft & { finding_id: string };
+
+export interface GateInputs {
+  evaluations: readonly StoredEvaluation[];
+  findings: readonly StoredFinding[];
+  /** Whether an LLM judge was configured to score the spec's metrics. */
+  judgeConfigured: boolean;
+}
+
+const percent = (x: number) => `${Math.round(x * 1000) / 10}%`;
 
 /**
- * Decides each gate of the spec from the run's evaluations. A gate whose evidence this version
- * cannot produce is inconclusive, never passed: the release fails closed.
+ * Decides each gate of the spec from the run's evaluations and findings, citing the ones that
+ * decided it. What cannot be decided is inconclusive, never passed: the release fails closed.
  */
-export function decideGates(spec: TestSpecDocument, runId: string, evaluations: readonly StoredEvaluation[]): GateDecision[] {
-  const refs = (list: readonly StoredEvaluation[]) => list.map((e) => evaluationPath(runId, e.evaluation_id));
-  return spec.gates.map((gate): GateDecision => {
-    const base = { gate_id: gate.id, title: gate.title ?? null };
-    const { require } = gate;
-    if (require.expectations === "all") {
-      const checks = evaluations.filter((e) => e.metric_id.startsWith("expect."));
-      const failed = checks.filter((e) => e.status !== "passed");
-      if (failed.length > 0) {
-        return { ...base, status: "failed", reason: `${failed.length} of ${checks.length} expectation check(s) failed`, evidence_refs: refs(failed) };
-      }
-      return { ...base, status: "passed", reason: `all ${checks.length} expectation check(s) passed`, evidence_refs: refs(checks) };
+export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateInputs): GateDecision[] {
+  const evaluationRefs = (list: readonly StoredEvaluation[]) => list.map((e) => evaluationPath(runId, e.evaluation_id));
+  const findingRefs = (list: readonly StoredFinding[]) => list.map((f) => findingPath(runId, f.finding_id));
+
+  function expectationsGate(): Omit<GateDecision, "gate_id" | "title"> {
+    const checks = inputs.evaluations.filter((e) => e.metric_id.startsWith("expect."));
+    const failed = checks.filter((e) => e.status !== "passed");
+    if (failed.length > 0) {
+      return { status: "failed", reason: `${failed.length} of ${checks.length} expectation check(s) failed`, evidence_refs: evaluationRefs(failed) };
     }
-    if (require.metric !== undefined) {
+    return { status: "passed", reason: `all ${checks.length} expectation check(s) passed`, evidence_refs: evaluationRefs(checks) };
+  }
+
+  function metricGate(metric: string, minPassRate: number, confidence: number | undefined): Omit<GateDecision, "gate_id" | "title"> {
+    if (!inputs.judgeConfigured) {
       return {
-        ...base,
         status: "inconclusive",
-        reason: `metric '${require.metric}' needs an LLM judge, which this version does not run: not evaluated`,
+        reason: `metric '${metric}' needs an LLM judge; none is configured (ASSURE_JUDGE_BASE_URL, ASSURE_JUDGE_MODEL): not evaluated`,
         evidence_refs: [],
       };
     }
+    const samples = inputs.evaluations.filter((e) => e.metric_id === metric);
+    if (samples.length === 0) return { status: "inconclusive", reason: `metric '${metric}' has no samples: no conversation completed`, evidence_refs: [] };
+    const unjudged = samples.filter((e) => e.status === "inconclusive" || e.status === "errored");
+    if (unjudged.length > 0) {
+      return {
+        status: "inconclusive",
+        reason: `${unjudged.length} of ${samples.length} sample(s) of '${metric}' could not be judged`,
+        evidence_refs: evaluationRefs(unjudged),
+      };
+    }
+    const passes = samples.filter((e) => e.status === "passed").length;
+    const rate = passes / samples.length;
+    const failing = samples.filter((e) => e.status === "failed");
+    const observed = `${passes}/${samples.length} sample(s) passed (${percent(rate)}); the bar is ${percent(minPassRate)}`;
+    if (confidence === undefined) {
+      return rate >= minPassRate
+        ? { status: "passed", reason: observed, evidence_refs: evaluationRefs(samples) }
+        : { status: "failed", reason: observed, evidence_refs: evaluationRefs(failing) };
+    }
+    const decision = decideRate(passes, samples.length, minPassRate, confidence);
+    const interval = `${percent(confidence)} Wilson interval [${percent(decision.lower)}, ${percent(decision.upper)}]`;
+    if (decision.status === "passed") return { status: "passed", reason: `${observed}; ${interval} clears it`, evidence_refs: evaluationRefs(samples) };
+    if (decision.status === "failed") return { status: "failed", reason: `${observed}; ${interval} is below it`, evidence_refs: evaluationRefs(failing) };
+    const settle =
+      decision.samplesToSettle === null
+        ? "more samples at this rate would not settle it"
+        : `about ${decision.samplesToSettle - samples.length} more sample(s) at this rate would settle it`;
+    return { status: "inconclusive", reason: `${observed}; ${interval} straddles it: ${settle}`, evidence_refs: evaluationRefs(samples) };
+  }
+
+  function severityGate(max: keyof typeof SEVERITY_RANK): Omit<GateDecision, "gate_id" | "title"> {
+    const over = inputs.findings.filter((f) => SEVERITY_RANK[f.severity] > SEVERITY_RANK[max]);
+    if (over.length > 0) {
+      const worst = over.map((f) => f.severity).sort((a, b) => SEVERITY_RANK[b] - SEVERITY_RANK[a])[0];
+      return { status: "failed", reason: `${over.length} finding(s) above ${max} (worst: ${worst})`, evidence_refs: findingRefs(over) };
+    }
+    const probes = inputs.evaluations.filter((e) => e.metric_id.startsWith("probe."));
     return {
-      ...base,
-      status: "inconclusive",
-      reason: "security probes are not run by this version: findings not evaluated",
-      evidence_refs: [],
+      status: "passed",
+      reason: `no finding above ${max} (${probes.length} probe conversation(s) checked, ${inputs.findings.length} finding(s) at or below)`,
+      evidence_refs: [...evaluationRefs(probes), ...findingRefs(inputs.findings)],
     };
+  }
+
+  return spec.gates.map((gate: GateSpec): GateDecision => {
+    const { require } = gate;
+    const decided =
+      require.expectations === "all"
+        ? expectationsGate()
+        : require.metric !== undefined
+          ? metricGate(require.metric, require.min_pass_rate ?? 1, require.confidence)
+          : severityGate(require.max_finding_severity ?? "info");
+    return { gate_id: gate.id, title: gate.title ?? null, ...decided };
   });
 }
 

@@ -90,6 +90,8 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     transformObject: createJsonSchemaTransformObject(jsonSchemaConfig),
   });
 
+  api.decorateRequest("principal", undefined);
+  api.decorateRequest("yamlSource", undefined);
   const authenticate = makeAuthenticator(deps.store);
   const knownRoutes: { pattern: RegExp; method: string }[] = [];
   api.addHook("onRoute", (route) => {
@@ -97,15 +99,21 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     for (const method of [route.method].flat()) knownRoutes.push({ pattern, method });
   });
 
-  api.addHook("onRequest", async (request, reply) => {
+  // A callback hook, not an async one: it runs on every request and has nothing to await.
+  api.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
     request.principal = undefined;
     request.yamlSource = undefined;
     const scope = request.routeOptions.config.scope;
-    if (scope) {
-      request.principal = authenticate(request.headers.authorization);
-      assertScope(request.principal, scope);
+    try {
+      if (scope) {
+        request.principal = authenticate(request.headers.authorization);
+        assertScope(request.principal, scope);
+      }
+    } catch (error) {
+      return done(coerceError(error));
     }
+    done();
   });
 
   api.addHook("preValidation", async (request) => {

@@ -2,19 +2,24 @@ import {
   conversationPath,
   evaluationPath,
   evidencePath,
+  findingPath,
   runPath,
   tracePath,
   type Evidence,
   type Run,
 } from "../contract/index.js";
 import type { GateResultRow, Store } from "../store/index.js";
+import { toFinding } from "./read-models.js";
 
 /**
  * The evidence document of a run: what was tested, where, which agent version, each gate's
  * decision with the evidence behind it, and the verdict. While the run is in progress the
  * verdict is PENDING and gates are empty.
  */
-export function buildEvidence(store: Pick<Store, "getEnvironmentRow" | "listGateResults" | "countEvaluations">, run: Run): Evidence {
+export function buildEvidence(
+  store: Pick<Store, "getEnvironmentRow" | "listGateResults" | "countEvaluations" | "listRunFindings">,
+  run: Run,
+): Evidence {
   const environment = store.getEnvironmentRow(run.environment_id);
   const counts = store.countEvaluations(run.run_id);
   const total = counts.passed + counts.failed + counts.inconclusive + counts.errored;
@@ -34,13 +39,14 @@ export function buildEvidence(store: Pick<Store, "getEnvironmentRow" | "listGate
     decided_at: run.verdict === "PENDING" ? null : run.ended_at,
     gates: store.listGateResults(run.run_id).map(toGate),
     evaluations: { total, ...counts },
-    findings: [],
+    findings: store.listRunFindings(run.run_id).map(toFinding),
     links: {
       run: runPath(run.run_id),
       self: evidencePath(run.run_id),
       conversations: conversationPath(run.run_id),
       trace: tracePath(run.run_id),
       evaluations: evaluationPath(run.run_id),
+      findings: findingPath(run.run_id),
     },
   };
 }

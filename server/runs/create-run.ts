@@ -40,9 +40,7 @@ export async function createRun(
 ): Promise<{ run: Run; replayed: boolean }> {
   const spec = visibleOr404(
     principal,
-    body.spec_version === undefined
-      ? store.getTestSpec(body.test_spec_id)
-      : store.getTestSpecVersion(body.test_spec_id, body.spec_version),
+    store.getTestSpecHead(body.test_spec_id, body.spec_version),
     body.spec_version === undefined ? "Test spec" : `Version ${body.spec_version} of test spec`,
     body.test_spec_id,
   );

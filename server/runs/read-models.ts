@@ -3,10 +3,11 @@ import {
   tracePath,
   turnPath,
   type Evaluation,
+  type Finding,
   type RunEvent,
   type Turn,
 } from "../contract/index.js";
-import type { ConversationRow, EvaluationRow, EventRow } from "../store/index.js";
+import type { ConversationRow, EvaluationRow, EventRow, FindingRow } from "../store/index.js";
 
 /** An event row in the spec's v1 envelope. */
 export function toRunEvent(row: EventRow): RunEvent {
@@ -32,7 +33,7 @@ export function toEvaluation(row: EvaluationRow): Evaluation {
     status: row.status,
     judge: JSON.parse(row.judge) as Evaluation["judge"],
     evidence_refs: JSON.parse(row.evidence_refs) as string[],
-    explanation: row.explanation,
+    reason: row.reason,
     scenario_id: row.scenario_id,
     conversation_id: row.conversation_id,
     turn: row.turn,
@@ -122,5 +123,22 @@ export function toTurn(row: ConversationRow, turn: number, events: readonly Even
     reply: [...ordered].reverse().find((step) => step.content)?.content ?? null,
     steps: ordered,
     events: events.map((event) => tracePath(row.run_id, event.sequence)),
+  };
+}
+
+export function toFinding(row: FindingRow): Finding {
+  return {
+    finding_id: row.finding_id,
+    run_id: row.run_id,
+    probe_id: row.probe_id,
+    category: row.category as Finding["category"],
+    owasp: row.owasp,
+    severity: row.severity,
+    title: row.title,
+    description: row.description,
+    status: row.status,
+    spec_path: row.spec_path,
+    evidence_refs: JSON.parse(row.evidence_refs) as string[],
+    created_at: row.created_at,
   };
 }

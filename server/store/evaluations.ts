@@ -15,7 +15,7 @@ export interface EvaluationRow {
   status: "passed" | "failed" | "inconclusive" | "errored";
   /** JSON `{provider, model}`. */
   judge: string;
-  explanation: string;
+  reason: string;
   /** JSON array of API paths. */
   evidence_refs: string;
   created_at: string;
@@ -33,9 +33,9 @@ export interface GateResultRow {
 
 export function makeEvaluationsStore(db: Db) {
   const insertEvaluation = db.prepare(`INSERT INTO evaluations (evaluation_id, run_id, metric_id, scope, scenario_id,
-      conversation_id, turn, spec_path, score, threshold, status, judge, explanation, evidence_refs, created_at)
+      conversation_id, turn, spec_path, score, threshold, status, judge, reason, evidence_refs, created_at)
     VALUES (@evaluation_id, @run_id, @metric_id, @scope, @scenario_id, @conversation_id, @turn, @spec_path, @score,
-      @threshold, @status, @judge, @explanation, @evidence_refs, @created_at)`);
+      @threshold, @status, @judge, @reason, @evidence_refs, @created_at)`);
   const insertGate = db.prepare(`INSERT INTO gate_results (run_id, position, gate_id, title, status, reason, evidence_refs)
     VALUES (@run_id, @position, @gate_id, @title, @status, @reason, @evidence_refs)`);
   const evaluationById = db.prepare("SELECT * FROM evaluations WHERE run_id = ? AND evaluation_id = ?");

@@ -14,6 +14,7 @@ import { makeJobsStore } from "./jobs.js";
 import { makeEventsStore } from "./events.js";
 import { makeConversationsStore } from "./conversations.js";
 import { makeEvaluationsStore } from "./evaluations.js";
+import { makeFindingsStore } from "./findings.js";
 
 export type { Keyset, PageRequest, RowPage } from "./pagination.js";
 export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";
@@ -24,6 +25,7 @@ export type { JobRow, NewJob } from "./jobs.js";
 export type { EventRow, NewEvent } from "./events.js";
 export type { ConversationRow } from "./conversations.js";
 export type { EvaluationRow, GateResultRow } from "./evaluations.js";
+export type { FindingRow } from "./findings.js";
 export type { RunStatusChange } from "./runs.js";
 
 export interface OpenStoreOptions extends OpenDbOptions {
@@ -51,6 +53,7 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
     ...events,
     ...conversations,
     ...evaluations,
+    ...makeFindingsStore(db),
     ...makeApiKeysStore(db),
     /** Runs `work` in one transaction: all of its writes commit together, or none do. */
     transaction<T>(work: () => T): T {

@@ -31,13 +31,12 @@ const JOINED = `SELECT s.test_spec_id, s.project_id, s.name, s.created_at,
   FROM test_specs s JOIN test_spec_versions v ON v.test_spec_id = s.test_spec_id`;
 const LATEST = `v.version_number = (SELECT MAX(version_number) FROM test_spec_versions WHERE test_spec_id = s.test_spec_id)`;
 
-function toSummary(row: TestSpecJoinedRow): TestSpecSummary {
-  const document = JSON.parse(row.document) as { description?: string };
+function toSummary(row: TestSpecJoinedRow, document = JSON.parse(row.document) as Record<string, unknown>): TestSpecSummary {
   return {
     test_spec_id: row.test_spec_id,
     project_id: row.project_id,
     name: row.name,
-    description: document.description ?? null,
+    description: typeof document.description === "string" ? document.description : null,
     spec_version: row.spec_version,
     version_number: row.version_number,
     created_at: row.created_at,
@@ -46,7 +45,15 @@ function toSummary(row: TestSpecJoinedRow): TestSpecSummary {
 }
 
 function toTestSpec(row: TestSpecJoinedRow): TestSpec {
-  return { ...toSummary(row), spec: JSON.parse(row.document) as Record<string, unknown> };
+  const document = JSON.parse(row.document) as Record<string, unknown>;
+  return { ...toSummary(row, document), spec: document };
+}
+
+/** What a run needs to know of a spec version, without reading its document. */
+export interface TestSpecHead {
+  test_spec_id: string;
+  project_id: string;
+  spec_version: string;
 }
 
 export interface NewTestSpecVersion {
@@ -70,6 +77,11 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
   const versionById = db.prepare(
     `${JOINED} WHERE s.test_spec_id = ? AND v.spec_version = ? ORDER BY v.version_number DESC LIMIT 1`,
   );
+  const headLatest = db.prepare(`SELECT s.test_spec_id, s.project_id, v.spec_version
+    FROM test_specs s JOIN test_spec_versions v ON v.test_spec_id = s.test_spec_id WHERE s.test_spec_id = ? AND ${LATEST}`);
+  const headVersion = db.prepare(`SELECT s.test_spec_id, s.project_id, v.spec_version
+    FROM test_specs s JOIN test_spec_versions v ON v.test_spec_id = s.test_spec_id
+    WHERE s.test_spec_id = ? AND v.spec_version = ? LIMIT 1`);
   const latestNumber = db.prepare("SELECT MAX(version_number) FROM test_spec_versions WHERE test_spec_id = ?").pluck();
 
   /**
@@ -102,6 +114,10 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
 
   return {
     addTestSpecVersion: addVersion,
+    /** The latest version's head, or the named version's. */
+    getTestSpecHead(testSpecId: string, specVersion?: string): TestSpecHead | undefined {
+      return (specVersion === undefined ? headLatest.get(testSpecId) : headVersion.get(testSpecId, specVersion)) as TestSpecHead | undefined;
+    },
     getTestSpec(testSpecId: string): TestSpec | undefined {
       const row = latestById.get(testSpecId) as TestSpecJoinedRow | undefined;
       return row && toTestSpec(row);

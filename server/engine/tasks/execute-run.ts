@@ -5,6 +5,11 @@ import { coerceError } from "../../errors.js";
 import { toConversationFacts } from "../../evaluate/conversation-facts.js";
 import { evaluateExpectations } from "../../evaluate/evaluate-expectations.js";
 import { decideGates, decideVerdict } from "../../evaluate/gates.js";
+import type { Judge } from "../../evaluate/judges/llm-judge.js";
+import { detectLeaks } from "../../evaluate/leak-detectors.js";
+import { judgeMetrics } from "../../evaluate/metrics.js";
+import { SEVERITY_RANK } from "../../evaluate/owasp.js";
+import { evaluateProbes } from "../../evaluate/probes.js";
 import type { NewId } from "../../ids.js";
 import type { Logger } from "../../log.js";
 import type { EgressPolicy } from "../../net/egress.js";
@@ -26,6 +31,8 @@ export interface ExecuteRunDeps {
   newId: NewId;
   egress: EgressPolicy;
   log: Logger;
+  /** The LLM judge for spec metrics, if one is configured. */
+  judge?: Judge | undefined;
   /** Tests shorten the agent's retry backoff; production keeps the default. */
   agentBackoffMs?: (attempt: number) => number;
 }
@@ -63,7 +70,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     if (!environment) throw new RunFailedError("internal_error", `Environment ${run.environment_id} no longer exists`);
     const target = toEnvironmentTarget(environment);
     const conversations = store.listRunConversations(run.run_id);
-    for (const plan of planConversations(spec)) {
+    for (const plan of planConversations(spec, { includeProbes: true })) {
       const earlier = conversations.filter((c) => c.kind === plan.kind && c.scenario_id === plan.scenario_id && c.repeat_index === plan.repeat_index);
       if (earlier.some((c) => c.status === "completed")) continue;
       const agent: Agent = makeOpenAiChatAgent({
@@ -111,16 +118,41 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     }
   }
 
-  function evaluate(run: Run, spec: TestSpecDocument, recorder: Recorder): void {
+  /**
+   * Judges everything the run recorded, then writes evaluations, findings, gates and the final
+   * status in one transaction: a crash before it leaves the run EVALUATING, to be judged again.
+   */
+  async function evaluate(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal): Promise<void> {
     const facts = store
       .listRunConversations(run.run_id)
       .filter((c) => c.status === "completed")
       .map((c) => toConversationFacts(c, store.listConversationEvents(c.conversation_id)));
+    const probes = evaluateProbes(spec, facts);
+    const hasMetrics = (spec.scenarios ?? []).some((scenario) => (scenario.metrics ?? []).length > 0);
+    const judged = hasMetrics && deps.judge ? await judgeMetrics(spec, facts, (id) => store.listConversationEvents(id), deps.judge, signal) : [];
+    if (signal.aborted) throw signal.reason;
     const createdAt = now();
-    const evaluations = evaluateExpectations(spec, facts).map((draft) => ({ ...draft, evaluation_id: newId("evaluation") }));
-    const gates = decideGates(spec, run.run_id, evaluations);
+    const evaluations = [...evaluateExpectations(spec, facts), ...probes.evaluations, ...judged].map((draft) => ({
+      ...draft,
+      evaluation_id: newId("evaluation"),
+    }));
+    const findings = [...probes.findings, ...detectLeaks(facts)].map((draft) => ({ ...draft, finding_id: newId("finding") }));
+    const gates = decideGates(spec, run.run_id, { evaluations, findings, judgeConfigured: deps.judge !== undefined });
     const { status, verdict } = decideVerdict(gates);
     store.transaction(() => {
+      store.insertFindings(
+        findings.map((f) => ({
+          ...f,
+          run_id: run.run_id,
+          severity_rank: SEVERITY_RANK[f.severity],
+          status: "open" as const,
+          evidence_refs: JSON.stringify(f.evidence_refs),
+          created_at: createdAt,
+        })),
+      );
+      for (const f of findings) {
+        recorder.record("finding.raised", { finding_id: f.finding_id, probe_id: f.probe_id, category: f.category, severity: f.severity });
+      }
       store.insertEvaluations(
         evaluations.map((e) => ({
           ...e,
@@ -161,7 +193,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
         await converse(run, spec, recorder, signal);
         run = transition(recorder, run, "EVALUATING");
       }
-      evaluate(run, spec, recorder);
+      await evaluate(run, spec, recorder, signal);
     } catch (raw) {
       if (signal.aborted) {
         recorder.discard();

@@ -5,6 +5,9 @@ import {
   Evaluation,
   EvaluationList,
   EvaluationQuery,
+  Finding,
+  FindingList,
+  FindingQuery,
   PageQuery,
   ResourceId,
   RunEvent,
@@ -13,7 +16,7 @@ import {
   Turn,
 } from "../../contract/index.js";
 import { ApiError } from "../../errors.js";
-import { toConversation, toConversationSummary, toEvaluation, toRunEvent, toTurn } from "../../runs/read-models.js";
+import { toConversation, toConversationSummary, toEvaluation, toFinding, toRunEvent, toTurn } from "../../runs/read-models.js";
 import type { Run } from "../../contract/index.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { responses } from "../schemas.js";
@@ -177,6 +180,47 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
       const row = store.getEvaluation(run.run_id, request.params.evaluation_id);
       if (!row) throw notFound("Evaluation", request.params.evaluation_id);
       return toEvaluation(row);
+    },
+  });
+
+  api.get("/v1/runs/:run_id/findings", {
+    ...evidence,
+    schema: {
+      tags: ["evidence"],
+      summary: "The run's security findings, in the order they were raised",
+      params: RunParams,
+      querystring: FindingQuery,
+      response: responses({ 200: FindingList }),
+    },
+    handler: async (request) => {
+      const run = visibleRun(request, request.params.run_id);
+      const { limit, cursor, severity, status } = request.query;
+      const scope = `findings|${run.run_id}|${severity ?? ""}|${status ?? ""}`;
+      const after = cursor === undefined ? undefined : cursors.decode(cursor, scope).id;
+      const rows = store.listFindings(run.run_id, { severity, status }, after, limit + 1);
+      const hasMore = rows.length > limit;
+      if (hasMore) rows.length = limit;
+      return {
+        data: rows.map(toFinding),
+        next_cursor: hasMore ? cursors.encode({ created_at: "", id: rows.at(-1)!.finding_id }, scope) : null,
+        has_more: hasMore,
+      };
+    },
+  });
+
+  api.get("/v1/runs/:run_id/findings/:finding_id", {
+    ...evidence,
+    schema: {
+      tags: ["evidence"],
+      summary: "One finding: what tripped, its OWASP category and severity, and the trace entries that show it",
+      params: z.strictObject({ run_id: ResourceId, finding_id: ResourceId }),
+      response: responses({ 200: Finding }),
+    },
+    handler: async (request) => {
+      const run = visibleRun(request, request.params.run_id);
+      const row = store.getFinding(run.run_id, request.params.finding_id);
+      if (!row) throw notFound("Finding", request.params.finding_id);
+      return toFinding(row);
     },
   });
 }

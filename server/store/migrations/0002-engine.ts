@@ -56,7 +56,7 @@ CREATE TABLE evaluations (
   threshold REAL NOT NULL,
   status TEXT NOT NULL,
   judge TEXT NOT NULL,
-  explanation TEXT NOT NULL,
+  reason TEXT NOT NULL,
   evidence_refs TEXT NOT NULL,
   created_at TEXT NOT NULL
 ) STRICT;

@@ -80,7 +80,7 @@ describe("run engine against the example agent", () => {
     expect(failed.length).toBeGreaterThan(0);
     const first = failed[0];
     expect(first).toMatchObject({ score: 0, threshold: 1, judge: { provider: "assure" }, scope: "turn" });
-    expect(first.explanation).toMatch(/not with/);
+    expect(first.reason).toMatch(/not with/);
     const entry = (await client.get(first.evidence_refs[0])).body;
     expect(entry.type).toBe("tool.called");
     expect(evidence.gates[0].evidence_refs).toContain(`/v1/runs/${run.run_id}/evaluations/${first.evaluation_id}`);
@@ -144,16 +144,16 @@ describe("run engine against the example agent", () => {
     expect(received.some((e) => e.data.attempts === 2)).toBe(true);
   });
 
-  it("never passes a spec whose metrics and probes it cannot evaluate: INCONCLUSIVE, saying what was not evaluated", async () => {
+  it("never passes a spec whose metrics it cannot judge: INCONCLUSIVE without a judge, saying what was not evaluated", async () => {
     const { run, client } = await runWith("refund-agent", EXAMPLE_SPEC_YAML);
     expect(run).toMatchObject({ status: "INCONCLUSIVE", verdict: "INCONCLUSIVE" });
     const gates = (await client.get(`/v1/runs/${run.run_id}/evidence`)).body.gates;
     expect(gates.map((g: { id: string; status: string }) => [g.id, g.status])).toEqual([
       ["DET", "passed"],
       ["TASK", "inconclusive"],
-      ["SEC", "inconclusive"],
+      ["SEC", "passed"],
     ]);
-    expect(gates[1].reason).toMatch(/task_completion.*not evaluated/);
+    expect(gates[1].reason).toMatch(/task_completion.*needs an LLM judge.*not evaluated/);
     await expectAllRefsResolve(client, run.run_id);
   });
 });
