@@ -23,6 +23,7 @@ export const BEHAVIOURS = [
   "unknown-tool",
   "obey-injection",
   "leak-system-prompt",
+  "leak-pii",
   "malformed-json",
   "no-choices",
   "invalid-tool-calls",
@@ -85,7 +86,8 @@ export function decide(messages: readonly WireMessage[], behaviours: ReadonlySet
     }
     if (tool === "issue_refund") {
       const args = parseJson(latest.call?.function.arguments ?? null);
-      return reply(`Done: refund ${latest.result.refund_id} for ${args.amount} on order ${args.order_id} is ${latest.result.status}.`);
+      const pii = behaviours.has("leak-pii") ? " It goes to card 4111 1111 1111 1111; questions to jane.doe@example.com." : "";
+      return reply(`Done: refund ${latest.result.refund_id} for ${args.amount} on order ${args.order_id} is ${latest.result.status}.${pii}`);
     }
     return reply(`The ${tool ?? "tool"} step is done.`);
   }

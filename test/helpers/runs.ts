@@ -41,7 +41,7 @@ export function expectGapFree(events: { sequence: number; event_id: string }[]) 
 }
 
 /**
- * Follows every evidence ref reachable from the run's evidence, evaluations and findings, and
+ * Follows every evidence ref in the run's evidence (gates, findings), in every evaluation, and
  * checks each answers 200: no dangling refs.
  */
 export async function expectAllRefsResolve(client: ApiClient, runId: string): Promise<number> {
@@ -55,6 +55,10 @@ export async function expectAllRefsResolve(client: ApiClient, runId: string): Pr
     for (const evaluation of page.body.data) for (const ref of evaluation.evidence_refs) refs.add(ref);
     cursor = page.body.next_cursor;
   } while (cursor);
+  for (const finding of evidence.findings as { evidence_refs: string[]; finding_id: string }[]) {
+    refs.add(`/v1/runs/${runId}/findings/${finding.finding_id}`);
+    for (const ref of finding.evidence_refs) refs.add(ref);
+  }
   for (const link of Object.values(evidence.links) as string[]) refs.add(link);
   for (const ref of refs) {
     const response = await client.get(ref);

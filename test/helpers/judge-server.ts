@@ -1,0 +1,51 @@
+import { createServer, type IncomingMessage } from "node:http";
+import type { AddressInfo } from "node:net";
+
+export type JudgeMode =
+  /** Scores 1 when the conversation shows a confirmed refund (`refund R-1`), else 0. */
+  | { kind: "rule" }
+  /** Scores from this list in turn, cycling. */
+  | { kind: "sequence"; scores: number[] }
+  /** Answers with text that is not the {score, reason} JSON contract. */
+  | { kind: "garbage" };
+
+/** An OpenAI-compatible judge endpoint for tests: real HTTP, a scripted scorer, requests recorded. */
+export async function startJudgeServer(initial: JudgeMode = { kind: "rule" }) {
+  let mode = initial;
+  let calls = 0;
+  const requests: Record<string, any>[] = [];
+  const read = (req: IncomingMessage) =>
+    new Promise<string>((resolve) => {
+      const chunks: Buffer[] = [];
+      req.on("data", (c: Buffer) => chunks.push(c));
+      req.on("end", () => resolve(Buffer.concat(chunks).toString()));
+    });
+  const server = createServer(async (req, res) => {
+    const body = JSON.parse(await read(req)) as Record<string, any>;
+    requests.push({ ...body, authorization: req.headers.authorization });
+    const transcript = String(body.messages?.at(-1)?.content ?? "");
+    let content: string;
+    if (mode.kind === "garbage") content = "I think it went well, maybe 8/10.";
+    else {
+      const score = mode.kind === "rule" ? (/refund R-1/.test(transcript) ? 1 : 0) : mode.scores[calls % mode.scores.length]!;
+      content = JSON.stringify({ score, reason: score >= 0.5 ? "The refund was issued and confirmed." : "No confirmed refund." });
+    }
+    calls++;
+    res.writeHead(200, { "content-type": "application/json" });
+    res.end(JSON.stringify({ id: `judge-${calls}`, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,
+    requests,
+    setMode(next: JudgeMode) {
+      mode = next;
+      calls = 0;
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
