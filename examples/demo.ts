@@ -81,11 +81,19 @@ async function main(): Promise<number> {
     });
     say(`project ${project.project_id}, agent ${agentRecord.agent_id} v1.0.0, environment ${environment.environment_id}`);
 
+    const judge = process.env.ASSURE_JUDGE_BASE_URL && process.env.ASSURE_JUDGE_MODEL;
+    say(
+      judge
+        ? `LLM judge: ${process.env.ASSURE_JUDGE_MODEL} at ${process.env.ASSURE_JUDGE_BASE_URL}`
+        : "No LLM judge configured (ASSURE_JUDGE_BASE_URL, ASSURE_JUDGE_MODEL): the TASK gate needs one and will be\n" +
+            "inconclusive; the deterministic and security parts run in full.",
+    );
+
     let ok = true;
     const runs: { file: string; run_id: string }[] = [];
     for (const [file, expected] of [
       ["examples/refund-agent-deterministic.yaml", ["PASS"]],
-      ["examples/refund-agent.yaml", ["PASS", "INCONCLUSIVE"]],
+      ["examples/refund-agent.yaml", judge ? ["PASS"] : ["INCONCLUSIVE"]],
     ] as const) {
       const spec = await call("POST", `/v1/test-specs?project_id=${project.project_id}`, readFileSync(join(ROOT, file), "utf8"));
       const run = await call(
@@ -111,6 +119,7 @@ async function main(): Promise<number> {
       say(`  verdict ${evidence.verdict}${evidence.failure ? ` (${evidence.failure.cause}: ${evidence.failure.message})` : ""}`);
       for (const gate of evidence.gates) say(`    ${gate.id.padEnd(5)} ${gate.status.padEnd(12)} ${gate.reason}`);
       say(`    evaluations: ${evidence.evaluations.passed} passed, ${evidence.evaluations.failed} failed of ${evidence.evaluations.total}`);
+      say(`    findings: ${evidence.findings.length === 0 ? "none" : evidence.findings.map((f: { severity: string; title: string }) => `${f.severity} ${f.title}`).join("; ")}`);
       if (!(expected as readonly string[]).includes(evidence.verdict)) ok = false;
       runs.push({ file, run_id: run.run_id });
     }
@@ -125,7 +134,11 @@ async function main(): Promise<number> {
     say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" "http://localhost:3000/v1/runs/${runs[0]!.run_id}/trace?limit=20"`);
     say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" http://localhost:3000/v1/runs/${runs[0]!.run_id}/conversations`);
     say();
-    say(ok ? "Demo finished: the example agent passes its deterministic gate." : "Demo FAILED: a verdict was not what the example agent should get.");
+    say(
+      ok
+        ? `Demo finished: the example agent passes its deterministic and security gates${judge ? " and the judged task gate" : ""}.`
+        : "Demo FAILED: a verdict was not what the example agent should get.",
+    );
     return ok ? 0 : 1;
   } finally {
     child.kill("SIGTERM");
