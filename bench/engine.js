@@ -115,7 +115,14 @@ async function waitForNoJobs(db, sql, params, what) {
   const count = db.prepare(sql).pluck();
   const deadline = Date.now() + LEVEL_TIMEOUT_MS;
   while (count.get(...params) > 0) {
-    if (Date.now() > deadline) throw new Error(`${what} did not finish within ${LEVEL_TIMEOUT_MS / 1000} s`);
+    if (Date.now() > deadline) {
+      const jobs = db.prepare("SELECT state, attempts, run_at, locked_until, last_error FROM jobs LIMIT 5").all();
+      const runs = db.prepare("SELECT status, COUNT(*) AS n FROM runs GROUP BY status").all();
+      throw new Error(
+        `${what} did not finish within ${LEVEL_TIMEOUT_MS / 1000} s; runs by status: ${JSON.stringify(runs)}; ` +
+          `jobs left: ${JSON.stringify(jobs)}`,
+      );
+    }
     await sleep(POLL_MS);
   }
 }

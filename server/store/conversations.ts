@@ -26,7 +26,10 @@ export function makeConversationsStore(db: Db) {
     "UPDATE conversations SET status = 'interrupted', ended_at = @now WHERE run_id = @run_id AND status = 'running'",
   );
   const byId = db.prepare("SELECT * FROM conversations WHERE conversation_id = ?");
-  const ofRun = db.prepare("SELECT * FROM conversations WHERE run_id = ? ORDER BY created_at, conversation_id");
+  const ofRun = db.prepare("SELECT * FROM conversations WHERE run_id = ? ORDER BY conversation_id");
+  const pageOfRun = db.prepare(
+    "SELECT * FROM conversations WHERE run_id = @run_id AND (@after IS NULL OR conversation_id > @after) ORDER BY conversation_id LIMIT @limit",
+  );
 
   return {
     createConversation(row: ConversationRow): void {
@@ -42,8 +45,10 @@ export function makeConversationsStore(db: Db) {
     getConversation(conversationId: string): ConversationRow | undefined {
       return byId.get(conversationId) as ConversationRow | undefined;
     },
-    listRunConversations(runId: string): ConversationRow[] {
-      return ofRun.all(runId) as ConversationRow[];
+    /** All of a run's conversations in the order they were held, or a page of them after an id. */
+    listRunConversations(runId: string, after?: string, limit?: number): ConversationRow[] {
+      if (limit === undefined) return ofRun.all(runId) as ConversationRow[];
+      return pageOfRun.all({ run_id: runId, after: after ?? null, limit }) as ConversationRow[];
     },
   };
 }

@@ -19,6 +19,7 @@ import { ApiError } from "../../errors.js";
 import { toConversation, toConversationSummary, toEvaluation, toFinding, toRunEvent, toTurn } from "../../runs/read-models.js";
 import type { Run } from "../../contract/index.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
+import { pageAfterKey } from "../paging.js";
 import { responses } from "../schemas.js";
 import { visibleOr404 } from "../visibility.js";
 import type { FastifyRequest } from "fastify";
@@ -48,18 +49,15 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
       },
       handler: async (request) => {
         const run = visibleRun(request, request.params.run_id);
-        const { limit, cursor, after } = request.query;
-        const scope = `trace|${run.run_id}`;
-        const from = cursor === undefined ? (after ?? 0) : Number(cursors.decode(cursor, scope).id);
-        const rows = store.listEvents(run.run_id, from, limit + 1);
-        const hasMore = rows.length > limit;
-        if (hasMore) rows.length = limit;
-        const last = rows.at(-1);
-        return {
-          data: rows.map(toRunEvent),
-          next_cursor: hasMore && last ? cursors.encode({ created_at: "", id: String(last.sequence) }, scope) : null,
-          has_more: hasMore,
-        };
+        return pageAfterKey(
+          cursors,
+          `trace|${run.run_id}`,
+          request.query,
+          (after, limit) => store.listEvents(run.run_id, Number(after ?? 0), limit),
+          (row) => String(row.sequence),
+          toRunEvent,
+          String(request.query.after ?? 0),
+        );
       },
     });
   }
@@ -91,17 +89,14 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
     },
     handler: async (request) => {
       const run = visibleRun(request, request.params.run_id);
-      const { limit, cursor } = request.query;
-      const scope = `conversations|${run.run_id}`;
-      const after = cursor === undefined ? undefined : cursors.decode(cursor, scope).id;
-      const all = store.listRunConversations(run.run_id).filter((c) => after === undefined || c.conversation_id > after);
-      const page = all.slice(0, limit);
-      const hasMore = all.length > limit;
-      return {
-        data: page.map(toConversationSummary),
-        next_cursor: hasMore ? cursors.encode({ created_at: "", id: page.at(-1)!.conversation_id }, scope) : null,
-        has_more: hasMore,
-      };
+      return pageAfterKey(
+        cursors,
+        `conversations|${run.run_id}`,
+        request.query,
+        (after, limit) => store.listRunConversations(run.run_id, after, limit),
+        (row) => row.conversation_id,
+        toConversationSummary,
+      );
     },
   });
 
@@ -153,17 +148,15 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
     },
     handler: async (request) => {
       const run = visibleRun(request, request.params.run_id);
-      const { limit, cursor, status, metric_id } = request.query;
-      const scope = `evaluations|${run.run_id}|${status ?? ""}|${metric_id ?? ""}`;
-      const after = cursor === undefined ? undefined : cursors.decode(cursor, scope).id;
-      const rows = store.listEvaluations(run.run_id, { status, metric_id }, after, limit + 1);
-      const hasMore = rows.length > limit;
-      if (hasMore) rows.length = limit;
-      return {
-        data: rows.map(toEvaluation),
-        next_cursor: hasMore ? cursors.encode({ created_at: "", id: rows.at(-1)!.evaluation_id }, scope) : null,
-        has_more: hasMore,
-      };
+      const { status, metric_id } = request.query;
+      return pageAfterKey(
+        cursors,
+        `evaluations|${run.run_id}|${status ?? ""}|${metric_id ?? ""}`,
+        request.query,
+        (after, limit) => store.listEvaluations(run.run_id, { status, metric_id }, after, limit),
+        (row) => row.evaluation_id,
+        toEvaluation,
+      );
     },
   });
 
@@ -194,17 +187,15 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
     },
     handler: async (request) => {
       const run = visibleRun(request, request.params.run_id);
-      const { limit, cursor, severity, status } = request.query;
-      const scope = `findings|${run.run_id}|${severity ?? ""}|${status ?? ""}`;
-      const after = cursor === undefined ? undefined : cursors.decode(cursor, scope).id;
-      const rows = store.listFindings(run.run_id, { severity, status }, after, limit + 1);
-      const hasMore = rows.length > limit;
-      if (hasMore) rows.length = limit;
-      return {
-        data: rows.map(toFinding),
-        next_cursor: hasMore ? cursors.encode({ created_at: "", id: rows.at(-1)!.finding_id }, scope) : null,
-        has_more: hasMore,
-      };
+      const { severity, status } = request.query;
+      return pageAfterKey(
+        cursors,
+        `findings|${run.run_id}|${severity ?? ""}|${status ?? ""}`,
+        request.query,
+        (after, limit) => store.listFindings(run.run_id, { severity, status }, after, limit),
+        (row) => row.finding_id,
+        toFinding,
+      );
     },
   });
 

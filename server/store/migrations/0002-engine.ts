@@ -41,7 +41,7 @@ CREATE TABLE conversations (
   created_at TEXT NOT NULL,
   ended_at TEXT
 ) STRICT;
-CREATE INDEX conversations_by_run ON conversations (run_id, created_at, conversation_id);
+CREATE INDEX conversations_by_run ON conversations (run_id, conversation_id);
 
 CREATE TABLE evaluations (
   evaluation_id TEXT PRIMARY KEY,

@@ -55,6 +55,35 @@ describe("run engine against the example agent", () => {
     expect(await expectAllRefsResolve(client, run.run_id)).toBeGreaterThan(30);
   });
 
+  it("pages through a run's trace, conversations and evaluations in order", async () => {
+    const { run, client } = await runWith("refund-agent");
+    const walk = async (path: string, limit: number, key: string) => {
+      const keys: string[] = [];
+      let cursor: string | null = null;
+      do {
+        const page: { body: { data: Record<string, unknown>[]; next_cursor: string | null } } = await client.get(
+          `${path}${path.includes("?") ? "&" : "?"}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+        );
+        keys.push(...page.body.data.map((item) => String(item[key])));
+        cursor = page.body.next_cursor;
+      } while (cursor);
+      return keys;
+    };
+    const base = `/v1/runs/${run.run_id}`;
+    const trace = await walk(`${base}/trace`, 7, "sequence");
+    expect(trace).toEqual(trace.map((_, i) => String(i + 1)));
+    expect(await walk(`${base}/events`, 50, "sequence")).toEqual(trace);
+    expect(await walk(`${base}/trace?after=10`, 9, "sequence")).toEqual(trace.slice(10));
+    const conversations = await walk(`${base}/conversations`, 4, "conversation_id");
+    expect(conversations).toHaveLength(6);
+    expect([...conversations].sort()).toEqual(conversations);
+    expect(await walk(`${base}/evaluations`, 7, "evaluation_id")).toHaveLength(30);
+    const traceCursor = (await client.get(`${base}/trace?limit=5`)).body.next_cursor;
+    expect((await client.get(`${base}/evaluations?cursor=${encodeURIComponent(traceCursor)}`)).status).toBe(400);
+    expect((await client.get(`${base}/trace/0`)).status).toBe(400);
+    expect((await client.get(`${base}/trace/99999`)).status).toBe(404);
+  });
+
   it("shows each turn with its steps, tool calls and results", async () => {
     const { run, client } = await runWith("refund-agent", deterministicSpecYaml({ repeat: 1 }));
     const conversation = (await client.get(`/v1/runs/${run.run_id}/conversations`)).body.data.find(
