@@ -73,6 +73,7 @@ export async function createService(
       }),
       cursors: makeCursorCodec(store.cursorSecret),
       idempotencyWindowMs: config.idempotencyWindowMs,
+      publicBaseUrl: config.baseUrl,
     });
     if (!config.judge) logger.warn("No LLM judge configured (ASSURE_JUDGE_BASE_URL, ASSURE_JUDGE_MODEL): gates on judged metrics will be inconclusive");
     if (config.workers > 0) worker.start();

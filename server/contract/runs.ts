@@ -52,7 +52,14 @@ export const Run = z
     updated_at: Timestamp,
     started_at: Timestamp.nullable(),
     ended_at: Timestamp.nullable(),
-    links: z.object({ self: z.string(), evidence: z.string() }),
+    links: z.object({
+      self: z.string(),
+      evidence: z.string(),
+      conversations: z.string(),
+      trace: z.string(),
+      evaluations: z.string(),
+      findings: z.string(),
+    }),
   })
   .meta({ id: "Run" });
 export type Run = z.infer<typeof Run>;

@@ -82,7 +82,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
         version: "1",
         description: "Assurance runs against AI agents, their evidence, and release verdicts.",
       },
-      servers: [{ url: "/" }],
+      servers: [{ url: deps.publicBaseUrl ?? "/" }],
       components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "assure API key" } } },
       security: [{ apiKey: [] }],
     },

@@ -35,6 +35,8 @@ export interface ApiDeps {
   egress: EgressPolicy;
   cursors: CursorCodec;
   idempotencyWindowMs: number;
+  /** The service's public base URL (ASSURE_BASE_URL), named as the server in the OpenAPI document. */
+  publicBaseUrl?: string | undefined;
   /** Tells the run engine that work was enqueued, so it starts at once instead of at its next poll. */
   nudgeEngine: () => void;
 }
