@@ -36,8 +36,10 @@ function prepareStatements(db) {
     apiKeyById: db.prepare("SELECT * FROM api_keys WHERE key_id = ?"),
     runById: db.prepare("SELECT * FROM runs WHERE run_id = ?"),
     environmentById: db.prepare("SELECT * FROM environments WHERE environment_id = ?"),
-    latestTestSpec: db.prepare(`SELECT s.test_spec_id, s.project_id, s.name, s.created_at,
-        v.version_number, v.spec_version, v.document, v.source_format, v.source_text, v.created_at AS updated_at
+    gatesOfRun: db.prepare("SELECT * FROM gate_results WHERE run_id = ? ORDER BY position"),
+    evaluationCounts: db.prepare("SELECT status, COUNT(*) AS n FROM evaluations WHERE run_id = ? GROUP BY status"),
+    findingsOfRun: db.prepare("SELECT * FROM findings WHERE run_id = ? ORDER BY severity_rank DESC, finding_id"),
+    latestTestSpec: db.prepare(`SELECT s.test_spec_id, s.project_id, v.spec_version
       FROM test_specs s JOIN test_spec_versions v ON v.test_spec_id = s.test_spec_id
       WHERE s.test_spec_id = ?
         AND v.version_number = (SELECT MAX(version_number) FROM test_spec_versions WHERE test_spec_id = s.test_spec_id)`),
@@ -97,11 +99,21 @@ function toRun(row) {
     updated_at: row.updated_at,
     started_at: row.started_at,
     ended_at: row.ended_at,
-    links: { self: `/v1/runs/${row.run_id}`, evidence: `/v1/runs/${row.run_id}/evidence` },
+    links: {
+      self: `/v1/runs/${row.run_id}`,
+      evidence: `/v1/runs/${row.run_id}/evidence`,
+      conversations: `/v1/runs/${row.run_id}/conversations`,
+      trace: `/v1/runs/${row.run_id}/trace`,
+      evaluations: `/v1/runs/${row.run_id}/evaluations`,
+      findings: `/v1/runs/${row.run_id}/findings`,
+    },
   };
 }
 
 function toEvidence(run, environmentName) {
+  const counts = { passed: 0, failed: 0, inconclusive: 0, errored: 0 };
+  for (const { status, n } of sql.evaluationCounts.all(run.run_id)) counts[status] = n;
+  const total = counts.passed + counts.failed + counts.inconclusive + counts.errored;
   return {
     evidence_version: "1",
     run_id: run.run_id,
@@ -115,10 +127,37 @@ function toEvidence(run, environmentName) {
     status: run.status,
     verdict: run.verdict,
     failure: run.failure,
-    gates: [],
-    evaluations: [],
-    findings: [],
-    links: { run: `/v1/runs/${run.run_id}`, self: `/v1/runs/${run.run_id}/evidence` },
+    decided_at: run.verdict === "PENDING" ? null : run.ended_at,
+    gates: sql.gatesOfRun.all(run.run_id).map((row) => ({
+      id: row.gate_id,
+      title: row.title,
+      status: row.status,
+      reason: row.reason,
+      evidence_refs: JSON.parse(row.evidence_refs),
+    })),
+    evaluations: { total, ...counts },
+    findings: sql.findingsOfRun.all(run.run_id).map((row) => ({
+      finding_id: row.finding_id,
+      run_id: row.run_id,
+      probe_id: row.probe_id,
+      category: row.category,
+      owasp: row.owasp,
+      severity: row.severity,
+      title: row.title,
+      description: row.description,
+      status: row.status,
+      spec_path: row.spec_path,
+      evidence_refs: JSON.parse(row.evidence_refs),
+      created_at: row.created_at,
+    })),
+    links: {
+      run: `/v1/runs/${run.run_id}`,
+      self: `/v1/runs/${run.run_id}/evidence`,
+      conversations: `/v1/runs/${run.run_id}/conversations`,
+      trace: `/v1/runs/${run.run_id}/trace`,
+      evaluations: `/v1/runs/${run.run_id}/evaluations`,
+      findings: `/v1/runs/${run.run_id}/findings`,
+    },
   };
 }
 

@@ -16,6 +16,7 @@ import { markdownTable } from "./lib/report.js";
 
 export const ENGINE_RUNS = Number(process.env.BENCH_ENGINE_RUNS ?? 200);
 export const ENGINE_CONCURRENCY = (process.env.BENCH_ENGINE_CONCURRENCY ?? "1,4,16").split(",").map(Number);
+const isCount = (value, max) => Number.isInteger(value) && value >= 1 && value <= max;
 /**
  * Diagnostics, not for the figures: node arguments for the measured service, e.g.
  * `BENCH_ENGINE_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof"`, and its ASSURE_DB_SYNCHRONOUS.
@@ -225,12 +226,8 @@ async function measureLevel({ concurrency, root, prepared, templatePath, client,
   mkdirSync(dir);
   const dbPath = join(dir, "assure.db");
   copyFileSync(templatePath, dbPath);
-  const service = await startServer("service", join(root, "build/app/main.js"), {
-    ASSURE_DB: dbPath,
-    ASSURE_WORKERS: String(concurrency),
-    LOG_LEVEL: "warn",
-    ...SERVICE_EXTRA_ENV,
-  }, { nodeArgs: SERVICE_NODE_ARGS });
+  const env = { ASSURE_DB: dbPath, ASSURE_WORKERS: String(concurrency), LOG_LEVEL: "warn", ...SERVICE_EXTRA_ENV };
+  const service = await startServer("service", join(root, "build/app/main.js"), env, { nodeArgs: SERVICE_NODE_ARGS });
   const db = new Database(dbPath, { timeout: 5000 });
   try {
     const call = makeApiClient(service.url, prepared.token);
@@ -244,6 +241,8 @@ async function measureLevel({ concurrency, root, prepared, templatePath, client,
     const runs = await listAll(call, "/v1/runs");
     const measured = new Set(prepared.measuredIds);
     const measuredRuns = runs.filter((run) => measured.has(run.run_id));
+    // From the first measured run turning RUNNING to the last one ending, by the service's clock:
+    // the wait for the worker's next poll after the release is not counted.
     const firstStart = Math.min(...measuredRuns.map((run) => Date.parse(run.started_at)));
     const lastEnd = Math.max(...measuredRuns.map((run) => Date.parse(run.ended_at)));
 
@@ -257,9 +256,6 @@ async function measureLevel({ concurrency, root, prepared, templatePath, client,
     const baseline = await runBaseline(client, { runs: ENGINE_RUNS, concurrency });
     const recorded = Array.from({ length: client.conversationsPerRun }, () => []);
     await client.runOnce({ record: recorded });
-    if (process.env.BENCH_ENGINE_DUMP) {
-      (await import("node:fs")).writeFileSync(process.env.BENCH_ENGINE_DUMP, JSON.stringify({ trace: requestsFromTrace(trace), recorded }, null, 1));
-    }
     if (normaliseIds(requestsFromTrace(trace)) !== normaliseIds(recorded)) {
       problems.push("the baseline's agent requests differ from those in the trace of a service run");
     }
@@ -368,6 +364,8 @@ export function describeEngineBench() {
 
 /** Runs the engine bench and prints its table and target lines to stdout. */
 export async function runEngineBench({ root }) {
+  if (!isCount(ENGINE_RUNS, 10_000)) throw new Error("BENCH_ENGINE_RUNS must be a whole number from 1 to 10000");
+  if (!ENGINE_CONCURRENCY.every((c) => isCount(c, 256))) throw new Error("BENCH_ENGINE_CONCURRENCY must list whole numbers from 1 to 256, e.g. 1,4,16");
   const specText = loadSpec(join(root, "examples/refund-agent-deterministic.yaml"));
   const workdirRoot = mkdtempSync(join(tmpdir(), "assure-bench-engine-"));
   let agent;

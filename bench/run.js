@@ -29,7 +29,7 @@ const TIMING = {
   sliceSeconds: Number(process.env.BENCH_SLICE_SECONDS ?? 3),
   rounds: 4, // each round measures both targets once, in alternating order: S B B S S B B S
 };
-/** A hard stop, in case something hangs: the bench normally takes 4 to 5 minutes. */
+/** A hard stop, in case something hangs: the bench normally takes about 3 minutes. */
 const OVERALL_TIMEOUT_MS = 15 * 60_000;
 const PARTS = ["api", "engine"];
 
