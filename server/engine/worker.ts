@@ -102,9 +102,9 @@ export function makeWorker({
         inFlight.set(job.job_id, { controller, done });
       }
     } catch (raw) {
-      // The store failing to claim means the database is gone: stop loudly rather than spin.
-      log.fatal({ err: coerceError(raw) }, "The worker cannot claim jobs; stopping it");
-      stopped = true;
+      // Claiming can fail for a moment (another process holding the write lock past busy_timeout);
+      // the next tick tries again rather than leaving queued runs stranded.
+      log.error({ err: coerceError(raw) }, "The worker could not claim a job; retrying at the next tick");
     }
   }
 

@@ -172,6 +172,21 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     });
   }
 
+  // Spec versions are immutable (content-addressed), so a parsed document can be reused by every run.
+  const specs = new Map<string, TestSpecDocument>();
+  function specOf(run: Run): TestSpecDocument {
+    const key = `${run.test_spec_id} ${run.spec_version}`;
+    let spec = specs.get(key);
+    if (!spec) {
+      const version = store.getTestSpecVersion(run.test_spec_id, run.spec_version);
+      if (!version) throw new RunFailedError("internal_error", `Spec version ${run.spec_version} no longer exists`);
+      spec = TestSpecDocument.parse(version.spec);
+      if (specs.size >= 100) specs.delete(specs.keys().next().value as string);
+      specs.set(key, spec);
+    }
+    return spec;
+  }
+
   return async function executeRun(payload, { job, signal }) {
     const { run_id } = payload as { run_id: string };
     let run = store.getRun(run_id);
@@ -185,9 +200,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       if (job.attempts > job.max_attempts) {
         throw new RunFailedError("internal_error", `The run was interrupted ${job.attempts - 1} times; giving up`);
       }
-      const version = store.getTestSpecVersion(run.test_spec_id, run.spec_version);
-      if (!version) throw new RunFailedError("internal_error", `Spec version ${run.spec_version} no longer exists`);
-      const spec = TestSpecDocument.parse(version.spec);
+      const spec = specOf(run);
       if (run.status === "QUEUED") run = transition(recorder, run, "RUNNING");
       if (run.status === "RUNNING") {
         await converse(run, spec, recorder, signal);
