@@ -1,12 +1,13 @@
 import type { Clock } from "../clock.js";
 import type { NewId } from "../ids.js";
-import type { EventRow, NewEvent, Store } from "../store/index.js";
+import type { NewEvent, Store } from "../store/index.js";
 
 /**
- * Collects a run's events as they happen (stamped with their time at once) and writes them in
- * one transaction per flush, so an agent exchange and its tool calls land together.
+ * Collects a run's events as they happen (stamped with their time at once) and commits them in
+ * batches: an agent exchange and its tool calls land together, with any other write of that
+ * moment (a status change, a conversation's row) in the same group commit.
  */
-export function makeRecorder(store: Pick<Store, "appendEvents">, runId: string, clock: Clock, newId: NewId) {
+export function makeRecorder(store: Pick<Store, "appendEvents" | "writeBatched">, runId: string, clock: Clock, newId: NewId) {
   let pending: NewEvent[] = [];
   return {
     record(type: string, data: Record<string, unknown>, where: { conversation_id?: string; turn?: number } = {}): void {
@@ -19,11 +20,14 @@ export function makeRecorder(store: Pick<Store, "appendEvents">, runId: string, 
         data: { ...where, ...data },
       });
     },
-    flush(): EventRow[] {
-      if (pending.length === 0) return [];
-      const rows = store.appendEvents(runId, pending);
+    /** Commits what was recorded so far, then `alsoWrite` (in the same transaction); resolves when durable. */
+    async flush<T = void>(alsoWrite?: () => T): Promise<T> {
+      const events = pending;
       pending = [];
-      return rows;
+      return store.writeBatched(() => {
+        if (events.length > 0) store.appendEvents(runId, events);
+        return alsoWrite?.() as T;
+      });
     },
     /** Forget what was not flushed (the exchange it belongs to did not finish). */
     discard(): void {

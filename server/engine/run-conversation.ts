@@ -57,7 +57,7 @@ export async function runConversation({ plan, conversationId, canary, agent, too
         } else if (error instanceof RunFailedError) {
           recorder.record("agent.call_failed", { step, cause: error.failureCause, message: error.message }, where(turn));
         }
-        recorder.flush();
+        await recorder.flush();
         throw error;
       }
       messages.push({ role: "assistant", content: reply.content, tool_calls: reply.tool_calls });
@@ -97,11 +97,11 @@ export async function runConversation({ plan, conversationId, canary, agent, too
         messages.push({ role: "tool", tool_call_id: call.id, content: JSON.stringify(answer.result) });
       }
       answered = reply.tool_calls.length === 0;
-      recorder.flush();
+      await recorder.flush();
     }
     if (!answered) {
       recorder.record("turn.step_limit_reached", { max_steps: plan.max_steps }, where(turn));
-      recorder.flush();
+      await recorder.flush();
     }
   }
 }

@@ -15,6 +15,7 @@ import { makeEventsStore } from "./events.js";
 import { makeConversationsStore } from "./conversations.js";
 import { makeEvaluationsStore } from "./evaluations.js";
 import { makeFindingsStore } from "./findings.js";
+import { makeWriteBatcher } from "./write-batcher.js";
 
 export type { Keyset, PageRequest, RowPage } from "./pagination.js";
 export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";
@@ -55,6 +56,8 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
     ...evaluations,
     ...makeFindingsStore(db),
     ...makeApiKeysStore(db),
+    /** Queues `work` for the next group commit; resolves once it is durable. */
+    writeBatched: makeWriteBatcher(db).write,
     /** Runs `work` in one transaction: all of its writes commit together, or none do. */
     transaction<T>(work: () => T): T {
       return db.transaction(work)();

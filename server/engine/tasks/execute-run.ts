@@ -46,20 +46,29 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
   const { store, clock, newId, log } = deps;
   const now = () => clock.now().toISOString();
 
-  function transition(recorder: Recorder, run: Run, to: RunStatus, outcome: Partial<Pick<Run, "verdict" | "failure">> = {}): Run {
+  /** Moves the run on, committing what was recorded before it and `alsoWrite` in the same transaction. */
+  async function transition(
+    recorder: Recorder,
+    run: Run,
+    to: RunStatus,
+    outcome: Partial<Pick<Run, "verdict" | "failure">> = {},
+    alsoWrite: () => void = () => undefined,
+  ): Promise<Run> {
     assertTransition(run.status, to);
-    recorder.flush();
     const verdict = outcome.verdict ?? run.verdict;
     const failure = outcome.failure ?? null;
-    const moved = store.transitionRun(
-      { run_id: run.run_id, from: run.status, to, terminal: isTerminal(to), verdict, failure, now: now() },
-      {
-        event_id: newId("event"),
-        type: "run.status_changed",
-        occurred_at: now(),
-        data: { from: run.status, to, verdict, ...(failure ? { failure } : {}) },
-      },
-    );
+    const moved = await recorder.flush(() => {
+      alsoWrite();
+      return store.transitionRun(
+        { run_id: run.run_id, from: run.status, to, terminal: isTerminal(to), verdict, failure, now: now() },
+        {
+          event_id: newId("event"),
+          type: "run.status_changed",
+          occurred_at: now(),
+          data: { from: run.status, to, verdict, ...(failure ? { failure } : {}) },
+        },
+      );
+    });
     if (!moved) throw new Error(`Run ${run.run_id} is no longer ${run.status}; another worker moved it`);
     log.info({ run_id: run.run_id }, `Run ${run.run_id}: ${run.status} → ${to}${to === "FAILED" ? ` (${failure?.cause})` : ""}`);
     return store.getRun(run.run_id)!;
@@ -82,7 +91,8 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       const conversationId = newId("conversation");
       const canary = plan.canary ? `CANARY-${randomBytes(9).toString("base64url")}` : null;
       const context = { conversation_id: conversationId };
-      store.transaction(() => {
+      recorder.record("conversation.started", { kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt: earlier.length + 1 }, context);
+      await recorder.flush(() =>
         store.createConversation({
           conversation_id: conversationId,
           run_id: run.run_id,
@@ -94,27 +104,19 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
           canary,
           created_at: now(),
           ended_at: null,
-        });
-        recorder.record("conversation.started", { kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt: earlier.length + 1 }, context);
-        recorder.flush();
-      });
+        }),
+      );
       try {
         await runConversation({ plan, conversationId, canary, agent, tools: spec.tools ?? [], recorder, signal });
       } catch (error) {
         if (error instanceof RunFailedError) {
-          store.transaction(() => {
-            store.finishConversation(conversationId, "failed", now());
-            recorder.record("conversation.failed", { cause: error.failureCause }, context);
-            recorder.flush();
-          });
+          recorder.record("conversation.failed", { cause: error.failureCause }, context);
+          await recorder.flush(() => store.finishConversation(conversationId, "failed", now()));
         }
         throw error;
       }
-      store.transaction(() => {
-        store.finishConversation(conversationId, "completed", now());
-        recorder.record("conversation.completed", {}, context);
-        recorder.flush();
-      });
+      recorder.record("conversation.completed", {}, context);
+      await recorder.flush(() => store.finishConversation(conversationId, "completed", now()));
     }
   }
 
@@ -139,7 +141,13 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     const findings = [...probes.findings, ...detectLeaks(facts)].map((draft) => ({ ...draft, finding_id: newId("finding") }));
     const gates = decideGates(spec, run.run_id, { evaluations, findings, judgeConfigured: deps.judge !== undefined });
     const { status, verdict } = decideVerdict(gates);
-    store.transaction(() => {
+    for (const f of findings) {
+      recorder.record("finding.raised", { finding_id: f.finding_id, probe_id: f.probe_id, category: f.category, severity: f.severity });
+    }
+    for (const e of evaluations) {
+      recorder.record("evaluation.completed", { evaluation_id: e.evaluation_id, metric_id: e.metric_id, status: e.status, score: e.score });
+    }
+    await transition(recorder, run, status, { verdict }, () => {
       store.insertFindings(
         findings.map((f) => ({
           ...f,
@@ -150,9 +158,6 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
           created_at: createdAt,
         })),
       );
-      for (const f of findings) {
-        recorder.record("finding.raised", { finding_id: f.finding_id, probe_id: f.probe_id, category: f.category, severity: f.severity });
-      }
       store.insertEvaluations(
         evaluations.map((e) => ({
           ...e,
@@ -162,13 +167,9 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
           created_at: createdAt,
         })),
       );
-      for (const e of evaluations) {
-        recorder.record("evaluation.completed", { evaluation_id: e.evaluation_id, metric_id: e.metric_id, status: e.status, score: e.score });
-      }
       store.insertGateResults(
         gates.map((gate, position) => ({ ...gate, run_id: run.run_id, position, evidence_refs: JSON.stringify(gate.evidence_refs) })),
       );
-      transition(recorder, run, status, { verdict });
     });
   }
 
@@ -201,10 +202,10 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
         throw new RunFailedError("internal_error", `The run was interrupted ${job.attempts - 1} times; giving up`);
       }
       const spec = specOf(run);
-      if (run.status === "QUEUED") run = transition(recorder, run, "RUNNING");
+      if (run.status === "QUEUED") run = await transition(recorder, run, "RUNNING");
       if (run.status === "RUNNING") {
         await converse(run, spec, recorder, signal);
-        run = transition(recorder, run, "EVALUATING");
+        run = await transition(recorder, run, "EVALUATING");
       }
       await evaluate(run, spec, recorder, signal);
     } catch (raw) {
@@ -220,7 +221,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       if (!error) log.error({ err: coerceError(raw), run_id }, `Run ${run_id} failed on an internal error`);
       const current = store.getRun(run_id)!;
       if (!isTerminal(current.status)) {
-        transition(recorder, current, "FAILED", { verdict: FAILURE_CAUSES[failure.cause].verdict, failure });
+        await transition(recorder, current, "FAILED", { verdict: FAILURE_CAUSES[failure.cause].verdict, failure });
       }
     }
   };

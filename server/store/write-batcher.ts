@@ -1,0 +1,53 @@
+import type { Db } from "./db.js";
+
+interface Pending {
+  work: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Group commit: writes queued in the same turn of the event loop are committed together, in one
+ * transaction and so one fsync, and each caller's promise settles once that commit is durable.
+ * Each write runs in its own savepoint, so one that throws is undone alone and rejects alone.
+ */
+export function makeWriteBatcher(db: Db) {
+  let queue: Pending[] = [];
+  let scheduled = false;
+
+  const commitBatch = db.transaction((batch: Pending[]) =>
+    batch.map((item) => {
+      try {
+        return { ok: true as const, value: db.transaction(item.work)() };
+      } catch (error) {
+        return { ok: false as const, error };
+      }
+    }),
+  );
+
+  function drain(): void {
+    scheduled = false;
+    const batch = queue;
+    queue = [];
+    let outcomes;
+    try {
+      outcomes = commitBatch(batch);
+    } catch (error) {
+      for (const item of batch) item.reject(error);
+      return;
+    }
+    outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error)));
+  }
+
+  return {
+    write<T>(work: () => T): Promise<T> {
+      return new Promise<T>((resolve, reject) => {
+        queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+        if (!scheduled) {
+          scheduled = true;
+          setImmediate(drain);
+        }
+      });
+    },
+  };
+}
