@@ -9,6 +9,20 @@ import type { NewEvent, Store } from "../store/index.js";
  */
 export function makeRecorder(store: Pick<Store, "appendEvents" | "writeBatched">, runId: string, clock: Clock, newId: NewId) {
   let pending: NewEvent[] = [];
+  let lastWrite: Promise<unknown> = Promise.resolve();
+  let failed: unknown;
+
+  function flush<T = void>(alsoWrite?: () => T): Promise<T> {
+    const events = pending;
+    pending = [];
+    const write = store.writeBatched(() => {
+      if (events.length > 0) store.appendEvents(runId, events);
+      return alsoWrite?.() as T;
+    });
+    lastWrite = write.catch((error: unknown) => (failed ??= error));
+    return write;
+  }
+
   return {
     record(type: string, data: Record<string, unknown>, where: { conversation_id?: string; turn?: number } = {}): void {
       pending.push({
@@ -21,13 +35,18 @@ export function makeRecorder(store: Pick<Store, "appendEvents" | "writeBatched">
       });
     },
     /** Commits what was recorded so far, then `alsoWrite` (in the same transaction); resolves when durable. */
-    async flush<T = void>(alsoWrite?: () => T): Promise<T> {
-      const events = pending;
-      pending = [];
-      return store.writeBatched(() => {
-        if (events.length > 0) store.appendEvents(runId, events);
-        return alsoWrite?.() as T;
-      });
+    flush,
+    /**
+     * Queues what was recorded for the next group commit without waiting for it, so the commit
+     * overlaps the agent's next answer. `settled()` waits for it (and reports a failure).
+     */
+    flushInBackground(): void {
+      flush().catch(() => undefined);
+    },
+    /** Waits until every flush so far is durable; throws if one failed. */
+    async settled(): Promise<void> {
+      await lastWrite;
+      if (failed !== undefined) throw failed;
     },
     /** Forget what was not flushed (the exchange it belongs to did not finish). */
     discard(): void {

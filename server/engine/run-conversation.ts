@@ -29,7 +29,8 @@ function parseArguments(raw: string): { value: Record<string, unknown> | undefin
 /**
  * Holds one conversation: each user turn, then agent calls until it answers in plain text or
  * runs out of steps, playing every tool call from the spec's mocks. Each agent exchange is
- * committed with its tool calls as one batch of events.
+ * committed with its tool calls as one batch of events, in the background; the conversation
+ * returns only once all of it is durable.
  */
 export async function runConversation({ plan, conversationId, canary, agent, tools, recorder, signal }: RunConversationOptions): Promise<void> {
   const definitions: ToolDefinition[] = tools.map(({ name, description, parameters }) => ({ name, description, parameters }));
@@ -97,11 +98,12 @@ export async function runConversation({ plan, conversationId, canary, agent, too
         messages.push({ role: "tool", tool_call_id: call.id, content: JSON.stringify(answer.result) });
       }
       answered = reply.tool_calls.length === 0;
-      await recorder.flush();
+      recorder.flushInBackground();
     }
     if (!answered) {
       recorder.record("turn.step_limit_reached", { max_steps: plan.max_steps }, where(turn));
-      await recorder.flush();
+      recorder.flushInBackground();
     }
   }
+  await recorder.settled();
 }

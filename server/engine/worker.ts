@@ -67,20 +67,20 @@ export function makeWorker({
       if (!task) throw new Error(`No task named '${job.task}'`);
       await task(JSON.parse(job.payload), { job, signal: controller.signal });
       if (controller.signal.aborted && stopped) {
-        store.releaseJob(job.job_id, workerId, at(), "released on shutdown");
+        await store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(), "released on shutdown"));
       } else {
-        store.completeJob(job.job_id, workerId);
+        await store.writeBatched(() => store.completeJob(job.job_id, workerId));
       }
       log.debug(`Completed job ${job.job_id} (${job.task}, ${Math.round(performance.now() - started)}ms)`);
     } catch (raw) {
       const error = coerceError(raw);
       if (stopped) {
-        store.releaseJob(job.job_id, workerId, at(), "released on shutdown");
+        await store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(), "released on shutdown"));
       } else if (job.attempts < job.max_attempts) {
-        store.releaseJob(job.job_id, workerId, at(backoffMs(job.attempts)), error.message);
+        await store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(backoffMs(job.attempts)), error.message));
         log.warn({ err: error, job_id: job.job_id }, `Job ${job.job_id} (${job.task}) failed; will retry`);
       } else {
-        store.completeJob(job.job_id, workerId);
+        await store.writeBatched(() => store.completeJob(job.job_id, workerId));
         log.error({ err: error, job_id: job.job_id }, `Job ${job.job_id} (${job.task}) failed for good`);
       }
     } finally {
@@ -88,16 +88,24 @@ export function makeWorker({
     }
   }
 
+  /** Claims as many jobs as there are free slots, in one transaction, and starts them. */
   function fill(): void {
     if (stopped) return;
     try {
-      while (inFlight.size < concurrency) {
-        const job = store.claimJob(workerId, at(), at(leaseMs));
-        if (!job) break;
+      const claimed = store.transaction(() => {
+        const jobs: JobRow[] = [];
+        while (inFlight.size + jobs.length < concurrency) {
+          const job = store.claimJob(workerId, at(), at(leaseMs));
+          if (!job) break;
+          jobs.push(job);
+        }
+        return jobs;
+      });
+      for (const job of claimed) {
         const controller = new AbortController();
         const done = execute(job, controller).finally(() => {
           inFlight.delete(job.job_id);
-          fill();
+          scheduleFill();
         });
         inFlight.set(job.job_id, { controller, done });
       }
@@ -106,6 +114,17 @@ export function makeWorker({
       // the next tick tries again rather than leaving queued runs stranded.
       log.error({ err: coerceError(raw) }, "The worker could not claim a job; retrying at the next tick");
     }
+  }
+
+  // Jobs finishing in the same turn of the event loop free their slots together: claim once for all.
+  let fillScheduled = false;
+  function scheduleFill(): void {
+    if (fillScheduled) return;
+    fillScheduled = true;
+    setImmediate(() => {
+      fillScheduled = false;
+      fill();
+    });
   }
 
   function tick(): void {
