@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { startAgentEndpoint } from "../../helpers/agent-endpoint.js";
 import { makeApiClient } from "../../helpers/api-client.js";
+import { makeResponseValidator, type OpenApiDocument } from "../../helpers/openapi.js";
 import { runCli, spawnService, type ChildService } from "../../helpers/child-service.js";
 import { EXAMPLE_SPEC_YAML } from "../../helpers/seed.js";
 
@@ -28,7 +29,9 @@ describe("durability across a crash", () => {
     const key = runCli(["keys", "create", "--admin"], env);
     expect(key.status).toBe(0);
     service = await spawnService(env);
-    const admin = makeApiClient(service.baseUrl, undefined, key.json().token);
+    const openapi = (await (await fetch(`${service.baseUrl}/v1/openapi.json`)).json()) as OpenApiDocument;
+    const validate = makeResponseValidator(openapi);
+    const admin = makeApiClient(service.baseUrl, validate, key.json().token);
 
     const acknowledged: { path: string; body: unknown }[] = [];
     const remember = (path: string, body: unknown) => acknowledged.push({ path, body });
@@ -65,7 +68,7 @@ describe("durability across a crash", () => {
 
     await service.kill();
     service = await spawnService(env);
-    const after = makeApiClient(service.baseUrl, undefined, key.json().token);
+    const after = makeApiClient(service.baseUrl, validate, key.json().token);
     for (const { path, body } of acknowledged) {
       const read = await after.get(path);
       expect(read.status).toBe(200);
