@@ -61,12 +61,7 @@ export async function startServer(name, script, env, { nodeArgs = [] } = {}) {
     url,
     pid: child.pid,
     output: () => output,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill("SIGTERM");
-      const stopped = await Promise.race([exited, sleep(STOP_TIMEOUT_MS, "timeout")]);
-      if (stopped === "timeout") child.kill("SIGKILL");
-    },
+    stop: () => stopChild(child, exited),
   };
 }
 
@@ -108,13 +103,16 @@ export async function startExampleAgent(script) {
     baseUrl,
     pid: child.pid,
     output: () => output,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      child.kill("SIGTERM");
-      const stopped = await Promise.race([exited, sleep(STOP_TIMEOUT_MS, "timeout")]);
-      if (stopped === "timeout") child.kill("SIGKILL");
-    },
+    stop: () => stopChild(child, exited),
   };
+}
+
+/** SIGTERM, then SIGKILL if the child has not exited within STOP_TIMEOUT_MS. */
+async function stopChild(child, exited) {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill("SIGTERM");
+  const stopped = await Promise.race([exited, sleep(STOP_TIMEOUT_MS, "timeout")]);
+  if (stopped === "timeout") child.kill("SIGKILL");
 }
 
 async function waitForHealth(url, exited) {
