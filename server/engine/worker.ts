@@ -57,9 +57,13 @@ export function makeWorker({
   async function execute(job: JobRow, controller: AbortController): Promise<void> {
     const started = performance.now();
     const heartbeat = setInterval(() => {
-      if (!store.renewJobLease(job.job_id, workerId, at(leaseMs))) {
-        log.warn({ job_id: job.job_id }, `Lost the lease of job ${job.job_id}; abandoning it`);
-        controller.abort(new Error("lease lost"));
+      try {
+        if (!store.renewJobLease(job.job_id, workerId, at(leaseMs))) {
+          log.warn({ job_id: job.job_id }, `Lost the lease of job ${job.job_id}; abandoning it`);
+          controller.abort(new Error("lease lost"));
+        }
+      } catch (raw) {
+        log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not renew the lease of job ${job.job_id}; trying again`);
       }
     }, Math.max(10, Math.floor(leaseMs / 3)));
     try {
@@ -67,7 +71,7 @@ export function makeWorker({
       if (!task) throw new Error(`No task named '${job.task}'`);
       await task(JSON.parse(job.payload), { job, signal: controller.signal });
       if (controller.signal.aborted && stopped) {
-        await store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(), "released on shutdown"));
+        await store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(), "released on shutdown", true));
       } else {
         await store.writeBatched(() => store.completeJob(job.job_id, workerId));
       }
@@ -75,13 +79,12 @@ export function makeWorker({
     } catch (raw) {
       const error = coerceError(raw);
       if (stopped) {
-        await store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(), "released on shutdown"));
-      } else if (job.attempts < job.max_attempts) {
-        await store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(backoffMs(job.attempts)), error.message));
-        log.warn({ err: error, job_id: job.job_id }, `Job ${job.job_id} (${job.task}) failed; will retry`);
+        await store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(), "released on shutdown", true));
       } else {
-        await store.writeBatched(() => store.completeJob(job.job_id, workerId));
-        log.error({ err: error, job_id: job.job_id }, `Job ${job.job_id} (${job.task}) failed for good`);
+        // A task settles its own work (a run ends terminal even on its last attempt); a job is never
+        // dropped on an error, or the work it stands for could be left unfinished for good.
+        await store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(backoffMs(job.attempts)), error.message));
+        log.warn({ err: error, job_id: job.job_id }, `Job ${job.job_id} (${job.task}) failed (attempt ${job.attempts}); will retry`);
       }
     } finally {
       clearInterval(heartbeat);
@@ -103,10 +106,15 @@ export function makeWorker({
       });
       for (const job of claimed) {
         const controller = new AbortController();
-        const done = execute(job, controller).finally(() => {
-          inFlight.delete(job.job_id);
-          scheduleFill();
-        });
+        const done = execute(job, controller)
+          .catch((raw: unknown) => {
+            // Releasing failed too (the database is failing): the lease lapses and the job comes back.
+            log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not release job ${job.job_id}; its lease will lapse`);
+          })
+          .finally(() => {
+            inFlight.delete(job.job_id);
+            scheduleFill();
+          });
         inFlight.set(job.job_id, { controller, done });
       }
     } catch (raw) {
@@ -129,7 +137,11 @@ export function makeWorker({
 
   function tick(): void {
     if (stopped) return;
-    store.reclaimExpiredJobs(at());
+    try {
+      store.reclaimExpiredJobs(at());
+    } catch (raw) {
+      log.error({ err: coerceError(raw) }, "Could not reclaim expired jobs; trying again at the next tick");
+    }
     fill();
     timer = setTimeout(tick, pollIntervalMs);
   }

@@ -10,6 +10,8 @@ export interface CheckOutcome {
   evidence_refs: string[];
 }
 
+const MATCH_LIMIT = 64 * 1024;
+
 export const DETERMINISTIC_JUDGE = { provider: "assure", model: "deterministic-expectations@1" } as const;
 
 const list = (value: string | string[]) => (Array.isArray(value) ? value : [value]);
@@ -59,7 +61,8 @@ export function checkExpectation(expectation: Expectation, facts: ConversationFa
     // Within a turn, the reply is the agent's last message of that turn; over a conversation, any reply counts.
     const withText = facts.replies.filter((reply) => reply.content !== null && reply.content !== "");
     const replies = facts.turns.length === 1 ? withText.slice(-1) : withText;
-    const texts = replies.map((reply) => reply.content!);
+    // Spec patterns are user-supplied: they see a bounded prefix of each reply, so none can stall the service.
+    const texts = replies.map((reply) => reply.content!.slice(0, MATCH_LIMIT));
     const problems: string[] = [];
     if (replies.length === 0) problems.push("the agent gave no text reply");
     if (matches !== undefined && !texts.some((text) => compilePattern(matches).test(text))) problems.push(`no reply matches /${matches}/`);

@@ -26,6 +26,9 @@ export function passesLuhn(digits: string): boolean {
 
 const matches = (pattern: RegExp) => (text: string) => pattern.test(text);
 
+/** Detectors read at most this much of each output, so no single output can stall the service. */
+export const SCAN_LIMIT = 64 * 1024;
+
 export const DETECTORS: readonly Detector[] = [
   {
     id: "detector.payment_card",
@@ -45,7 +48,8 @@ export const DETECTORS: readonly Detector[] = [
     id: "detector.email_address",
     title: "Email address in agent output",
     severity: "medium",
-    find: matches(/\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b/),
+    // Bounded repetitions keep the work per position constant: linear in the text, whatever it holds.
+    find: matches(/[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63}){0,8}\.[A-Za-z]{2,24}\b/),
   },
 ];
 
@@ -55,7 +59,9 @@ export const DETECTORS: readonly Detector[] = [
  */
 export function detectLeaks(conversations: readonly ConversationFacts[]): FindingDraft[] {
   return DETECTORS.flatMap((detector) => {
-    const hits = conversations.flatMap((facts) => facts.outputs.filter((output) => detector.find(output.text)).map((output) => facts.ref.event(output.sequence)));
+    const hits = conversations.flatMap((facts) =>
+      facts.outputs.filter((output) => detector.find(output.text.slice(0, SCAN_LIMIT))).map((output) => facts.ref.event(output.sequence)),
+    );
     if (hits.length === 0) return [];
     return [
       {

@@ -29,6 +29,10 @@ export type { EvaluationRow, GateResultRow } from "./evaluations.js";
 export type { FindingRow } from "./findings.js";
 export type { RunStatusChange } from "./runs.js";
 
+export class RunMovedError extends Error {
+  override name = "RunMovedError";
+}
+
 export interface OpenStoreOptions extends OpenDbOptions {
   clock: Clock;
 }
@@ -62,9 +66,14 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
     transaction<T>(work: () => T): T {
       return db.transaction(work)();
     },
-    /** A status change and the event that records it, committed together. */
-    transitionRun: db.transaction((change: RunStatusChange, event: NewEvent): boolean => {
-      if (!runs.updateRunStatus(change)) return false;
+    /**
+     * A status change and the event that records it, committed together. If the run is no longer
+     * in `change.from` it throws, so the enclosing transaction (and all written with it) is undone.
+     */
+    transitionRun: db.transaction((change: RunStatusChange, event: NewEvent): true => {
+      if (!runs.updateRunStatus(change)) {
+        throw new RunMovedError(`Run ${change.run_id} is no longer ${change.from}; it was not moved to ${change.to}`);
+      }
       events.appendEvents(change.run_id, [event]);
       return true;
     }),

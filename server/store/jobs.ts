@@ -41,7 +41,7 @@ export function makeJobsStore(db: Db) {
   );
   const remove = db.prepare("DELETE FROM jobs WHERE job_id = @job_id AND locked_by = @worker");
   const release = db.prepare(`UPDATE jobs SET state = 'queued', locked_by = NULL, locked_until = NULL, run_at = @run_at,
-      last_error = @error
+      last_error = @error, attempts = attempts - @refund
     WHERE job_id = @job_id AND locked_by = @worker`);
   const reclaim = db.prepare(`UPDATE jobs SET state = 'queued', locked_by = NULL, locked_until = NULL,
       last_error = 'lease expired: the worker stopped without finishing'
@@ -63,9 +63,12 @@ export function makeJobsStore(db: Db) {
     completeJob(jobId: number, worker: string): boolean {
       return remove.run({ job_id: jobId, worker }).changes === 1;
     },
-    /** Puts the job back, to run again at `runAt` (backoff, or at once after a graceful stop). */
-    releaseJob(jobId: number, worker: string, runAt: string, error: string | null): boolean {
-      return release.run({ job_id: jobId, worker, run_at: runAt, error }).changes === 1;
+    /**
+     * Puts the job back, to run again at `runAt` (backoff, or at once after a graceful stop). A
+     * graceful stop refunds the attempt: handing work back on shutdown is not a failure.
+     */
+    releaseJob(jobId: number, worker: string, runAt: string, error: string | null, refundAttempt = false): boolean {
+      return release.run({ job_id: jobId, worker, run_at: runAt, error, refund: refundAttempt ? 1 : 0 }).changes === 1;
     },
     /** Returns jobs whose lease expired to the queue; returns how many. */
     reclaimExpiredJobs(now: string): number {

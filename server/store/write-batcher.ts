@@ -17,9 +17,13 @@ export function makeWriteBatcher(db: Db) {
 
   const commitBatch = db.transaction((batch: Pending[]) =>
     batch.map((item) => {
+      // Some errors (disk full, I/O) make SQLite roll back the whole transaction: then nothing
+      // more may run in it, and the batch as a whole fails.
+      if (!db.inTransaction) throw new Error("The batch's transaction was rolled back by SQLite");
       try {
         return { ok: true as const, value: db.transaction(item.work)() };
       } catch (error) {
+        if (!db.inTransaction) throw error;
         return { ok: false as const, error };
       }
     }),

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "@jest/globals";
 import { RUN_STATUSES, type RunStatus } from "../../../server/contract/index.js";
 import { IllegalTransitionError, RUN_TRANSITIONS, assertTransition, isTerminal } from "../../../server/engine/run-states.js";
-import { openStore } from "../../../server/store/index.js";
+import { RunMovedError, openStore } from "../../../server/store/index.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 
 const LEGAL: [RunStatus, RunStatus][] = [
@@ -57,10 +57,20 @@ describe("store.transitionRun", () => {
     store.transitionRun({ run_id: "run_1", from, to, terminal: isTerminal(to), verdict: "PENDING", failure: null, now }, event(n));
 
   it("moves a run only from the status it is in, and records each move once", () => {
-    expect(move("RUNNING", "EVALUATING", 1)).toBe(false); // it is QUEUED
+    expect(() => move("RUNNING", "EVALUATING", 1)).toThrow(RunMovedError); // it is QUEUED
     expect(move("QUEUED", "RUNNING", 2)).toBe(true);
-    expect(move("QUEUED", "RUNNING", 3)).toBe(false); // a second worker loses
+    expect(() => move("QUEUED", "RUNNING", 3)).toThrow(RunMovedError); // a second worker loses
     expect(store.listEvents("run_1", 0, 10).map((e) => e.event_id)).toEqual(["evt_2"]);
     expect(store.getRun("run_1")?.started_at).toBe(now);
+  });
+
+  it("undoes what was written with a move that is refused", () => {
+    const refused = () =>
+      store.transaction(() => {
+        store.insertGateResults([{ run_id: "run_1", position: 0, gate_id: "DET", title: null, status: "passed", reason: "x", evidence_refs: "[]" }]);
+        return move("QUEUED", "RUNNING", 4);
+      });
+    expect(refused).toThrow(RunMovedError);
+    expect(store.listGateResults("run_1")).toEqual([]);
   });
 });
