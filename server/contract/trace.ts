@@ -17,11 +17,16 @@ export type RunEvent = z.infer<typeof RunEvent>;
 
 export const RunEventList = listOf(RunEvent).meta({ id: "RunEventList" });
 
-export const TraceQuery = z.strictObject({
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  cursor: PageCursor.optional(),
-  after: z.coerce.number().int().min(0).optional().describe("Return entries with a sequence greater than this"),
-});
+export const TraceQuery = z
+  .strictObject({
+    limit: z.coerce.number().int().min(1).max(200).default(50),
+    cursor: PageCursor.optional(),
+    after: z.coerce.number().int().min(0).optional().describe("Return entries with a sequence greater than this"),
+  })
+  .refine((query) => query.cursor === undefined || query.after === undefined, {
+    message: "pass either cursor or after, not both",
+    path: ["after"],
+  });
 
 export const ConversationSummary = z
   .object({

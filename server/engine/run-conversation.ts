@@ -54,7 +54,8 @@ export async function runConversation({ plan, conversationId, canary, agent, too
         reply = await agent.complete(messages, definitions, signal);
       } catch (error) {
         if (error instanceof RunFailedError && error.evidence) {
-          recorder.record("agent.response_invalid", { step, message: error.message, ...error.evidence }, where(turn));
+          const type = error.failureCause === "agent_contract_violation" ? "agent.response_invalid" : "agent.call_failed";
+          recorder.record(type, { step, cause: error.failureCause, message: error.message, ...error.evidence }, where(turn));
         } else if (error instanceof RunFailedError) {
           recorder.record("agent.call_failed", { step, cause: error.failureCause, message: error.message }, where(turn));
         }

@@ -57,19 +57,22 @@ function neverThrowing(compile: typeof validatorCompiler): typeof validatorCompi
 
 /** The /v1 API as a Fastify instance with no server of its own: the host hands it requests. */
 export async function buildApi(deps: ApiDeps): Promise<Api> {
+  const handleError = makeErrorHandler(deps.log);
   const api = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT,
     genReqId: () => deps.newId("request"),
     requestIdHeader: false,
-    return503OnClosing: true,
+    // Errors Fastify raises before routing (a malformed URL, an over-long id) get the envelope too.
+    frameworkErrors: (error, request, reply) => handleError(error, request, reply),
+    return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
   }).withTypeProvider<ZodTypeProvider>();
 
   api.setValidatorCompiler(neverThrowing(validatorCompiler));
   api.setSerializerCompiler(() => (data: unknown) => JSON.stringify(data));
-  api.setErrorHandler(makeErrorHandler(deps.log));
+  api.setErrorHandler(handleError);
 
   api.removeContentTypeParser("text/plain");
   api.addContentTypeParser(YAML_TYPES, { parseAs: "string", bodyLimit: BODY_LIMIT }, (_request, body, done) => done(null, body));

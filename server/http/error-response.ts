@@ -13,12 +13,16 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
   FST_ERR_CTP_INVALID_JSON_BODY: "MALFORMED_BODY",
   FST_ERR_CTP_EMPTY_TYPE: "UNSUPPORTED_MEDIA_TYPE",
   FST_ERR_CTP_INVALID_TYPE: "UNSUPPORTED_MEDIA_TYPE",
+  FST_ERR_BAD_URL: "VALIDATION_FAILED",
+  FST_ERR_ASYNC_CONSTRAINT: "VALIDATION_FAILED",
+  FST_ERR_MAX_PARAM_LENGTH: "NOT_FOUND",
 };
 
 const MESSAGES: Partial<Record<ErrorCode, string>> = {
   PAYLOAD_TOO_LARGE: "The request body is larger than 1 MiB.",
   UNSUPPORTED_MEDIA_TYPE: "Send the body as application/json (a test spec may also be application/yaml).",
   MALFORMED_BODY: "The request body is not well-formed JSON.",
+  NOT_FOUND: "No such resource.",
 };
 
 /** `/spec/scenarios/0/turns` under `body` → `body.spec.scenarios[0].turns`. */
@@ -84,6 +88,7 @@ export function makeErrorHandler(log: Logger) {
       log.error({ err: coerceError(error.cause ?? raw), request_id: request.id, url: request.url }, "Unhandled error");
     }
     if (error.retryable && !error.headers["retry-after"]) reply.header("retry-after", "1");
+    reply.header("x-request-id", request.id);
     return reply.code(error.status).headers(error.headers).type("application/json").send(toEnvelope(error, request.id));
   };
 }

@@ -29,13 +29,15 @@ export const ChatCompletion = z.object({
 export type ChatChoice = z.infer<typeof ChatCompletion>["choices"][number];
 
 const TRANSIENT_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH"]);
-const TRANSIENT_STATUS = new Set([429, 502, 503, 504]);
+const TRANSIENT_STATUS = new Set([429, 500, 502, 503, 504]);
 const RAW_LIMIT = 64 * 1024;
 
 export type ChatOutcome =
   | { kind: "ok"; choice: ChatChoice; attempts: number; latency_ms: number }
-  /** Could not be reached, even after retries (connection failures, 429/502/503/504). */
+  /** Could not be reached, even after retries (connection failures, 429/500/502/503/504). */
   | { kind: "unreachable"; message: string }
+  /** Answered with another HTTP error (401, 403, 404, …): reachable, but not usable as configured. */
+  | { kind: "refused"; message: string; http_status: number; response_body: string }
   | { kind: "timeout"; message: string }
   /** Answered, but not with a Chat Completion: the body is kept as evidence. */
   | { kind: "invalid"; message: string; http_status: number; response_body: string };
@@ -48,6 +50,18 @@ export interface ChatRequestOptions {
   maxAttempts?: number;
   backoffMs?: (attempt: number) => number;
   signal: AbortSignal;
+}
+
+function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener("abort", done);
+      resolve();
+    }
+    signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 const truncate = (text: string) => (text.length > RAW_LIMIT ? `${text.slice(0, RAW_LIMIT)}…[truncated]` : text);
@@ -65,24 +79,25 @@ export async function postChatCompletion(
   for (let attempt = 1; attempt <= maxAttempts; attempt++) {
     if (signal.aborted) throw coerceError(signal.reason);
     try {
-      const response = await sendOutbound(egress, { url, method: "POST", headers, body: payload, timeoutMs });
+      const response = await sendOutbound(egress, { url, method: "POST", headers, body: payload, timeoutMs, signal });
       if (!TRANSIENT_STATUS.has(response.status)) return classify(response.status, response.body.toString("utf8"), attempt, response.elapsedMs);
       lastProblem = `HTTP ${response.status}`;
     } catch (raw) {
       const error = coerceError(raw);
+      if (signal.aborted) throw coerceError(signal.reason);
       if (error instanceof OutboundTimeoutError) return { kind: "timeout", message: `No answer from ${url} within ${timeoutMs} ms` };
       const code = (error as NodeJS.ErrnoException).code;
       if (!code || !TRANSIENT_CODES.has(code)) return { kind: "unreachable", message: `${url} cannot be reached: ${error.message}` };
       lastProblem = `${code}: ${error.message}`;
     }
-    if (attempt < maxAttempts) await new Promise((resolve) => setTimeout(resolve, backoffMs(attempt)));
+    if (attempt < maxAttempts) await abortableSleep(backoffMs(attempt), signal);
   }
   return { kind: "unreachable", message: `${url} failed ${maxAttempts} times; last: ${lastProblem}` };
 }
 
 function classify(status: number, text: string, attempts: number, elapsedMs: number): ChatOutcome {
   const invalid = (message: string): ChatOutcome => ({ kind: "invalid", message, http_status: status, response_body: truncate(text) });
-  if (status < 200 || status >= 300) return invalid(`HTTP ${status}`);
+  if (status < 200 || status >= 300) return { kind: "refused", message: `HTTP ${status}`, http_status: status, response_body: truncate(text) };
   let json: unknown;
   try {
     json = JSON.parse(text);

@@ -13,14 +13,44 @@ FORBIDDEN.addSubnet("0.0.0.0", 8, "ipv4");
 FORBIDDEN.addAddress("100.100.100.200", "ipv4"); // Alibaba Cloud metadata
 FORBIDDEN.addSubnet("fe80::", 10, "ipv6"); // link-local
 FORBIDDEN.addAddress("fd00:ec2::254", "ipv6"); // AWS metadata over IPv6
+FORBIDDEN.addAddress("fd20:ce::254", "ipv6"); // Google Cloud metadata over IPv6
 FORBIDDEN.addAddress("::", "ipv6");
 
 const FORBIDDEN_HOSTS = new Set(["metadata.google.internal", "metadata", "instance-data"]);
 
+/** The eight 16-bit groups of an IPv6 address (with `::` and a trailing dotted quad expanded). */
+function ipv6Groups(address: string): number[] {
+  let text = address.toLowerCase();
+  const quad = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(text);
+  if (quad) {
+    const [a, b, c, d] = quad.slice(1).map(Number) as [number, number, number, number];
+    text = `${text.slice(0, quad.index)}${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`;
+  }
+  const [head, tail] = text.split("::") as [string, string | undefined];
+  const part = (s: string | undefined) => (s ? s.split(":").map((g) => parseInt(g, 16)) : []);
+  const left = part(head);
+  const right = part(tail);
+  return tail === undefined ? left : [...left, ...new Array<number>(8 - left.length - right.length).fill(0), ...right];
+}
+
+/**
+ * IPv4 addresses carried inside IPv6 ones (mapped `::ffff:a.b.c.d`, compatible `::a.b.c.d`, NAT64
+ * `64:ff9b::/96`, 6to4 `2002::/16`) lead to the same IPv4 host: they are checked as that host.
+ */
+function embeddedIPv4(address: string): string | undefined {
+  const g = ipv6Groups(address);
+  const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+  const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
+  if (zeros(0, 5) && (g[5] === 0xffff || (g[5] === 0 && (g[6]! > 0 || g[7]! > 1)))) return v4(g[6]!, g[7]!);
+  if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return v4(g[6]!, g[7]!);
+  if (g[0] === 0x2002) return v4(g[1]!, g[2]!);
+  return undefined;
+}
+
 function normalise(address: string): { address: string; family: "ipv4" | "ipv6" } {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return { address: mapped[1]!, family: "ipv4" };
-  return { address, family: isIP(address) === 6 ? "ipv6" : "ipv4" };
+  if (isIP(address) !== 6) return { address, family: "ipv4" };
+  const inner = embeddedIPv4(address);
+  return inner ? { address: inner, family: "ipv4" } : { address, family: "ipv6" };
 }
 
 export class EgressDeniedError extends Error {

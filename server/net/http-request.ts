@@ -10,6 +10,8 @@ export interface OutboundRequest {
   timeoutMs: number;
   /** Responses larger than this are cut off with an error. */
   maxResponseBytes?: number;
+  /** Abandons the exchange at once when aborted (a worker stopping, or losing its lease). */
+  signal?: AbortSignal;
 }
 
 export interface OutboundResponse {
@@ -28,7 +30,7 @@ export class OutboundTimeoutError extends Error {
  * redirects never followed, a hard deadline over the whole exchange.
  */
 export function sendOutbound(egress: EgressPolicy, outbound: OutboundRequest): Promise<OutboundResponse> {
-  const { url, method = "GET", headers = {}, body, timeoutMs, maxResponseBytes = 10 * 1024 * 1024 } = outbound;
+  const { url, method = "GET", headers = {}, body, timeoutMs, maxResponseBytes = 10 * 1024 * 1024, signal } = outbound;
   const target = new URL(url);
   const denied = egress.checkHost(target.hostname);
   if (denied) return Promise.reject(new Error(`Egress refused: ${denied}`));
@@ -72,6 +74,12 @@ export function sendOutbound(egress: EgressPolicy, outbound: OutboundRequest): P
       timeoutMs,
     );
     request.on("timeout", () => request.destroy(new OutboundTimeoutError(`${target.host} went silent for ${timeoutMs} ms`)));
+    if (signal) {
+      const abort = () => request.destroy(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+      if (signal.aborted) abort();
+      signal.addEventListener("abort", abort, { once: true });
+      request.once("close", () => signal.removeEventListener("abort", abort));
+    }
     request.on("error", (error) => {
       clearTimeout(deadline);
       reject(error);

@@ -39,8 +39,9 @@ function toWireTool(tool: ToolDefinition) {
 
 /**
  * An agent reached over OpenAI-compatible Chat Completions (`POST {base_url}/chat/completions`).
- * What cannot be recovered from becomes a run failure with its cause: target_unreachable,
- * timeout, or agent_contract_violation (with the offending response as evidence).
+ * What cannot be recovered from becomes a run failure with its cause: target_unreachable (also
+ * for HTTP errors such as 401 or 404: the environment is misconfigured), timeout, or
+ * agent_contract_violation when a 2xx answer is not a chat completion (the response is evidence).
  */
 export function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, backoffMs }: OpenAiChatAgentOptions): Agent {
   const url = `${target.base_url}/chat/completions`;
@@ -62,6 +63,11 @@ export function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, ba
       switch (outcome.kind) {
         case "unreachable":
           throw new RunFailedError("target_unreachable", `The agent ${outcome.message}`);
+        case "refused":
+          throw new RunFailedError("target_unreachable", `The agent at ${url} refused the call: ${outcome.message}`, {
+            http_status: outcome.http_status,
+            response_body: outcome.response_body,
+          });
         case "timeout":
           throw new RunFailedError("timeout", `The agent did not answer: ${outcome.message}`);
         case "invalid":

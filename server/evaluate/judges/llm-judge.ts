@@ -71,12 +71,10 @@ export function makeLlmJudge({ egress, baseUrl, model, apiKey, timeoutMs = 60_00
       if (outcome.kind === "unreachable" || outcome.kind === "timeout") {
         throw new RunFailedError("evaluator_unavailable", `The LLM judge is unavailable: ${outcome.message}`);
       }
-      if (outcome.kind === "invalid") {
-        if (outcome.http_status === 401 || outcome.http_status === 403) {
-          throw new RunFailedError("evaluator_unavailable", `The LLM judge refused our credentials (HTTP ${outcome.http_status})`);
-        }
-        return { ok: false, problem: `the judge's answer is not a chat completion: ${outcome.message}` };
+      if (outcome.kind === "refused") {
+        throw new RunFailedError("evaluator_unavailable", `The LLM judge at ${url} refused the call: ${outcome.message}`);
       }
+      if (outcome.kind === "invalid") return { ok: false, problem: `the judge's answer is not a chat completion: ${outcome.message}` };
       let json: unknown;
       try {
         json = JSON.parse((outcome.choice.message.content ?? "").trim());

@@ -27,6 +27,10 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
       body: CreateRunBody,
       response: responses({ 200: Run, 201: Run }),
     },
+    // The key is checked before the body, so a request without one is told so whatever its body.
+    preValidation: async (request) => {
+      assertIdempotencyKey(request.headers["idempotency-key"]);
+    },
     handler: async (request, reply) => {
       const key = assertIdempotencyKey(request.headers["idempotency-key"]);
       const { run, replayed } = await createRun(deps, principalOf(request), request.body, key);

@@ -135,6 +135,15 @@ describe("bad input", () => {
     expect(put.status).toBe(405);
   });
 
+  it("answers malformed URLs and over-long ids in the envelope", async () => {
+    const badUrl = await p.client.get("/v1/runs/%E0%A4%A");
+    expect(badUrl.status).toBe(400);
+    expect(badUrl.body.error.code).toBe("VALIDATION_FAILED");
+    const longId = await p.client.get(`/v1/runs/run_${"x".repeat(300)}`);
+    expect(longId.status).toBe(404);
+    expect(longId.body.error.code).toBe("NOT_FOUND");
+  });
+
   it("puts the request id on successful responses too", async () => {
     const response = await p.client.get("/v1/runs");
     expect(response.headers.get("x-request-id")).toMatch(/^req_/);

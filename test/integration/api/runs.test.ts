@@ -75,6 +75,8 @@ describe("runs", () => {
     const missing = await p.client.post("/v1/runs", body);
     expect(missing.status).toBe(400);
     expect(missing.body.error.code).toBe("IDEMPOTENCY_KEY_REQUIRED");
+    const missingWithBadBody = await p.client.post("/v1/runs", { surprise: 1 });
+    expect(missingWithBadBody.body.error.code).toBe("IDEMPOTENCY_KEY_REQUIRED");
     const malformed = await startRun(body, "has spaces in it");
     expect(malformed.status).toBe(400);
     expect(malformed.body.error.details[0].path).toBe("headers.idempotency-key");

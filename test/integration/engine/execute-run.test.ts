@@ -62,7 +62,8 @@ describe("run engine against the example agent", () => {
       let cursor: string | null = null;
       do {
         const page: { body: { data: Record<string, unknown>[]; next_cursor: string | null } } = await client.get(
-          `${path}${path.includes("?") ? "&" : "?"}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+          // The first page may start `after` a sequence; later pages continue from the cursor alone.
+          cursor ? `${path.split("?")[0]}?limit=${limit}&cursor=${encodeURIComponent(cursor)}` : `${path}${path.includes("?") ? "&" : "?"}limit=${limit}`,
         );
         keys.push(...page.body.data.map((item) => String(item[key])));
         cursor = page.body.next_cursor;
@@ -81,6 +82,7 @@ describe("run engine against the example agent", () => {
     const traceCursor = (await client.get(`${base}/trace?limit=5`)).body.next_cursor;
     expect((await client.get(`${base}/evaluations?cursor=${encodeURIComponent(traceCursor)}`)).status).toBe(400);
     expect((await client.get(`${base}/trace/0`)).status).toBe(400);
+    expect((await client.get(`${base}/trace?after=3&cursor=${encodeURIComponent(traceCursor)}`)).status).toBe(400);
     expect((await client.get(`${base}/trace/99999`)).status).toBe(404);
   });
 
@@ -129,7 +131,7 @@ describe("run engine against the example agent", () => {
     expect(returned.data).toMatchObject({ name: "refund_everything", result: { error: "unknown tool 'refund_everything'" } });
   });
 
-  it.each(["malformed-json", "no-choices", "invalid-tool-calls", "http-500"])(
+  it.each(["malformed-json", "no-choices", "invalid-tool-calls"])(
     "fails the run as agent_contract_violation (verdict FAIL) on %s, with the response in the trace",
     async (behaviour) => {
       const { run, client } = await runWith(`refund-agent+${behaviour}`);
@@ -142,6 +144,12 @@ describe("run engine against the example agent", () => {
       await expectAllRefsResolve(client, run.run_id);
     },
   );
+
+  it("fails the run as target_unreachable (verdict ERROR) when the agent answers HTTP errors, keeping the answer", async () => {
+    const { run, client } = await runWith("refund-agent+http-500");
+    expect(run).toMatchObject({ status: "FAILED", verdict: "ERROR", failure: { cause: "target_unreachable" } });
+    expect(run.failure.message).toMatch(/failed 3 times; last: HTTP 500/);
+  });
 
   it("fails the run as target_unreachable (verdict ERROR) when the agent drops connections", async () => {
     const { run } = await runWith("refund-agent+drop-connection");

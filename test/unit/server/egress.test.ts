@@ -7,7 +7,7 @@ import { sendOutbound } from "../../../server/net/http-request.js";
 describe("egress policy", () => {
   const open = makeEgressPolicy();
 
-  it.each(["169.254.169.254", "169.254.1.1", "100.100.100.200", "[fe80::1]", "[fd00:ec2::254]", "0.0.0.0", "metadata.google.internal", "[::ffff:169.254.169.254]"])(
+  it.each(["169.254.169.254", "169.254.1.1", "100.100.100.200", "[fe80::1]", "[fd00:ec2::254]", "0.0.0.0", "metadata.google.internal", "[::ffff:169.254.169.254]", "[::ffff:a9fe:a9fe]", "[64:ff9b::a9fe:a9fe]", "[::a9fe:a9fe]", "[2002:a9fe:a9fe::1]", "[fd20:ce::254]"])(
     "always refuses %s",
     (host) => {
       expect(open.checkHost(host)).toBeDefined();
