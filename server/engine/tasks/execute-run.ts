@@ -194,7 +194,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     const recorder = makeRecorder(store, run_id, clock, newId);
     try {
       const interrupted = store.interruptRunningConversations(run_id, now());
-      if (job.attempts > 1) {
+      if (job.attempts > 1 || interrupted > 0) {
         recorder.record("run.resumed", { attempt: job.attempts, interrupted_conversations: interrupted, reason: job.last_error });
       }
       if (job.attempts > job.max_attempts) {
