@@ -46,8 +46,6 @@ export function makeJobsStore(db: Db) {
   const reclaim = db.prepare(`UPDATE jobs SET state = 'queued', locked_by = NULL, locked_until = NULL,
       last_error = 'lease expired: the worker stopped without finishing'
     WHERE state = 'running' AND locked_until <= ?`);
-  const nextRunAt = db.prepare("SELECT MIN(run_at) FROM jobs WHERE state = 'queued'").pluck();
-  const count = db.prepare("SELECT COUNT(*) FROM jobs").pluck();
 
   return {
     enqueueJob(job: NewJob): void {
@@ -73,12 +71,6 @@ export function makeJobsStore(db: Db) {
     /** Returns jobs whose lease expired to the queue; returns how many. */
     reclaimExpiredJobs(now: string): number {
       return reclaim.run(now).changes;
-    },
-    nextJobRunAt(): string | null {
-      return nextRunAt.get() as string | null;
-    },
-    countJobs(): number {
-      return count.get() as number;
     },
   };
 }

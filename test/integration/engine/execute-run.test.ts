@@ -144,8 +144,8 @@ describe("run engine against the example agent", () => {
     },
   );
 
-  it("fails the run as target_unreachable (verdict ERROR) when the agent answers HTTP errors, keeping the answer", async () => {
-    const { run, client } = await runWith("refund-agent+http-500");
+  it("fails the run as target_unreachable (verdict ERROR) when the agent keeps answering HTTP 500", async () => {
+    const { run } = await runWith("refund-agent+http-500");
     expect(run).toMatchObject({ status: "FAILED", verdict: "ERROR", failure: { cause: "target_unreachable" } });
     expect(run.failure.message).toMatch(/failed 3 times; last: HTTP 500/);
   });
