@@ -221,7 +221,7 @@ async function prepareDatabase({ root, agent, specText, dbPath }) {
   return prepared;
 }
 
-async function measureLevel({ concurrency, root, prepared, templatePath, client, workdirRoot }) {
+async function measureLevel({ concurrency, root, prepared, templatePath, client, workdirRoot, agent }) {
   const dir = join(workdirRoot, `c${concurrency}`);
   mkdirSync(dir);
   const dbPath = join(dir, "assure.db");
@@ -234,9 +234,11 @@ async function measureLevel({ concurrency, root, prepared, templatePath, client,
     await waitForNoJobs(db, "SELECT COUNT(*) FROM jobs WHERE run_at < ?", [HELD], "The warm-up runs");
 
     const before = readProc(service.pid);
+    const agentBefore = readProc(agent.pid);
     db.prepare("UPDATE jobs SET run_at = ? WHERE run_at = ?").run(new Date().toISOString(), HELD);
     await waitForNoJobs(db, "SELECT COUNT(*) FROM jobs", [], `${ENGINE_RUNS} runs`);
     const after = readProc(service.pid);
+    const agentAfter = readProc(agent.pid);
 
     const runs = await listAll(call, "/v1/runs");
     const measured = new Set(prepared.measuredIds);
@@ -253,7 +255,9 @@ async function measureLevel({ concurrency, root, prepared, templatePath, client,
 
     // The baseline at the same concurrency, once the service has stopped.
     await runBaseline(client, { runs: WARMUP_RUNS, concurrency });
+    const agentBeforeBaseline = readProc(agent.pid);
     const baseline = await runBaseline(client, { runs: ENGINE_RUNS, concurrency });
+    baseline.agentCpuMs = readProc(agent.pid).cpuMs - agentBeforeBaseline.cpuMs;
     const recorded = Array.from({ length: client.conversationsPerRun }, () => []);
     await client.runOnce({ record: recorded });
     if (normaliseIds(requestsFromTrace(trace)) !== normaliseIds(recorded)) {
@@ -265,7 +269,12 @@ async function measureLevel({ concurrency, root, prepared, templatePath, client,
     return {
       concurrency,
       callsPerRun,
-      service: { wallMs: lastEnd - firstStart, cpuMs: after.cpuMs - before.cpuMs, peakRssMb: after.peakRssMb },
+      service: {
+        wallMs: lastEnd - firstStart,
+        cpuMs: after.cpuMs - before.cpuMs,
+        agentCpuMs: agentAfter.cpuMs - agentBefore.cpuMs,
+        peakRssMb: after.peakRssMb,
+      },
       baseline,
       problems,
     };
@@ -291,6 +300,8 @@ function derive(level) {
     overheadMs: ((service.wallMs - baseline.wallMs) * concurrency) / calls,
     serviceCpuPerCall: service.cpuMs / calls,
     baselineCpuPerCall: baseline.cpuMs / calls,
+    // The example agent's own CPU per call, while it served the service and the baseline.
+    agentCpuPerCall: { service: service.agentCpuMs / calls, baseline: baseline.agentCpuMs / calls },
   };
 }
 
@@ -304,6 +315,7 @@ export function engineTable(levels) {
     "Peak RSS MB",
     "Service CPU ms/call",
     "Baseline CPU ms/call",
+    "Agent CPU ms/call (service / baseline)",
     "Agent calls/run",
   ];
   const rows = levels.map((level) => {
@@ -317,6 +329,7 @@ export function engineTable(levels) {
       fixed(level.service.peakRssMb, 0),
       fixed(d.serviceCpuPerCall, 2),
       fixed(d.baselineCpuPerCall, 2),
+      `${fixed(d.agentCpuPerCall.service, 2)} / ${fixed(d.agentCpuPerCall.baseline, 2)}`,
       String(level.callsPerRun),
     ];
   });
@@ -379,7 +392,7 @@ export async function runEngineBench({ root }) {
     const levels = [];
     for (const concurrency of ENGINE_CONCURRENCY) {
       log(`Engine: ${ENGINE_RUNS} runs at concurrency ${concurrency} (service, then baseline)…`);
-      const level = await measureLevel({ concurrency, root, prepared, templatePath, client, workdirRoot });
+      const level = await measureLevel({ concurrency, root, prepared, templatePath, client, workdirRoot, agent });
       log(`  service ${fixed(level.service.wallMs / 1000, 2)} s, baseline ${fixed(level.baseline.wallMs / 1000, 2)} s`);
       levels.push(level);
     }

@@ -6,20 +6,22 @@ import type { NewEvent, Store } from "../store/index.js";
  * Collects a run's events as they happen (stamped with their time at once) and commits them in
  * batches: an agent exchange and its tool calls land together, with any other write of that
  * moment (a status change, a conversation's row) in the same group commit.
+ *
+ * Writes commit in the order they were queued, so awaiting one flush means every earlier write
+ * is durable too; a background write that failed is reported by the next awaited flush.
  */
 export function makeRecorder(store: Pick<Store, "appendEvents" | "writeBatched">, runId: string, clock: Clock, newId: NewId) {
   let pending: NewEvent[] = [];
-  let lastWrite: Promise<unknown> = Promise.resolve();
   let failed: unknown;
 
-  function flush<T = void>(alsoWrite?: () => T): Promise<T> {
+  function queue<T>(alsoWrite?: () => T): Promise<T> {
     const events = pending;
     pending = [];
     const write = store.writeBatched(() => {
       if (events.length > 0) store.appendEvents(runId, events);
       return alsoWrite?.() as T;
     });
-    lastWrite = write.catch((error: unknown) => (failed ??= error));
+    write.catch((error: unknown) => (failed ??= error));
     return write;
   }
 
@@ -34,19 +36,21 @@ export function makeRecorder(store: Pick<Store, "appendEvents" | "writeBatched">
         data: { ...where, ...data },
       });
     },
-    /** Commits what was recorded so far, then `alsoWrite` (in the same transaction); resolves when durable. */
-    flush,
     /**
-     * Queues what was recorded for the next group commit without waiting for it, so the commit
-     * overlaps the agent's next answer. `settled()` waits for it (and reports a failure).
+     * Commits what was recorded so far, then `alsoWrite` (in the same transaction); resolves when
+     * durable, with everything queued before it. Throws if this or an earlier write failed.
      */
-    flushInBackground(): void {
-      flush().catch(() => undefined);
-    },
-    /** Waits until every flush so far is durable; throws if one failed. */
-    async settled(): Promise<void> {
-      await lastWrite;
+    async flush<T = void>(alsoWrite?: () => T): Promise<T> {
+      const value = await queue(alsoWrite);
       if (failed !== undefined) throw failed;
+      return value;
+    },
+    /**
+     * Queues what was recorded (and `alsoWrite`) for the next group commit without waiting for
+     * it, so the commit overlaps the agent's next answer. The next `flush` waits for it.
+     */
+    flushInBackground(alsoWrite?: () => void): void {
+      queue(alsoWrite).catch(() => undefined);
     },
     /** Forget what was not flushed (the exchange it belongs to did not finish). */
     discard(): void {

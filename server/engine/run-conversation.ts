@@ -29,8 +29,8 @@ function parseArguments(raw: string): { value: Record<string, unknown> | undefin
 /**
  * Holds one conversation: each user turn, then agent calls until it answers in plain text or
  * runs out of steps, playing every tool call from the spec's mocks. Each agent exchange is
- * committed with its tool calls as one batch of events, in the background; the conversation
- * returns only once all of it is durable.
+ * queued with its tool calls as one batch of events for the next group commit, in the
+ * background: the caller's next awaited flush (the run's next status change) makes it durable.
  */
 export async function runConversation({ plan, conversationId, canary, agent, tools, recorder, signal }: RunConversationOptions): Promise<void> {
   const definitions: ToolDefinition[] = tools.map(({ name, description, parameters }) => ({ name, description, parameters }));
@@ -59,7 +59,7 @@ export async function runConversation({ plan, conversationId, canary, agent, too
         } else if (error instanceof RunFailedError) {
           recorder.record("agent.call_failed", { step, cause: error.failureCause, message: error.message }, where(turn));
         }
-        await recorder.flush();
+        recorder.flushInBackground();
         throw error;
       }
       messages.push({ role: "assistant", content: reply.content, tool_calls: reply.tool_calls });
@@ -106,5 +106,4 @@ export async function runConversation({ plan, conversationId, canary, agent, too
       recorder.flushInBackground();
     }
   }
-  await recorder.settled();
 }

@@ -47,6 +47,7 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
   const events = makeEventsStore(db);
   const conversations = makeConversationsStore(db);
   const evaluations = makeEvaluationsStore(db);
+  const inTransaction = db.transaction((work: () => unknown) => work());
   return {
     db,
     ...makeProjectsStore(db, listPage),
@@ -64,7 +65,7 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
     writeBatched: makeWriteBatcher(db).write,
     /** Runs `work` in one transaction: all of its writes commit together, or none do. */
     transaction<T>(work: () => T): T {
-      return db.transaction(work)();
+      return inTransaction(work) as T;
     },
     /**
      * A status change and the event that records it, committed together. If the run is no longer

@@ -14,6 +14,8 @@ interface Pending {
 export function makeWriteBatcher(db: Db) {
   let queue: Pending[] = [];
   let scheduled = false;
+  // One wrapper for every item (better-sqlite3 builds four functions per `db.transaction` call).
+  const inSavepoint = db.transaction((work: () => unknown) => work());
 
   const commitBatch = db.transaction((batch: Pending[]) =>
     batch.map((item) => {
@@ -21,7 +23,7 @@ export function makeWriteBatcher(db: Db) {
       // more may run in it, and the batch as a whole fails.
       if (!db.inTransaction) throw new Error("The batch's transaction was rolled back by SQLite");
       try {
-        return { ok: true as const, value: db.transaction(item.work)() };
+        return { ok: true as const, value: inSavepoint(item.work) };
       } catch (error) {
         if (!db.inTransaction) throw error;
         return { ok: false as const, error };

@@ -91,7 +91,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       const canary = plan.canary ? `CANARY-${randomBytes(9).toString("base64url")}` : null;
       const context = { conversation_id: conversationId };
       recorder.record("conversation.started", { kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt: earlier.length + 1 }, context);
-      await recorder.flush(() =>
+      recorder.flushInBackground(() =>
         store.createConversation({
           conversation_id: conversationId,
           run_id: run.run_id,
@@ -115,7 +115,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
         throw error;
       }
       recorder.record("conversation.completed", {}, context);
-      await recorder.flush(() => store.finishConversation(conversationId, "completed", now()));
+      recorder.flushInBackground(() => store.finishConversation(conversationId, "completed", now()));
     }
   }
 

@@ -1,0 +1,67 @@
+import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { makeRecorder } from "../../../server/engine/recorder.js";
+import { makeIdGenerator } from "../../../server/ids.js";
+import { openStore, type Store } from "../../../server/store/index.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+
+describe("group commit and the run recorder", () => {
+  let dir: string;
+  let store: Store;
+  const clock = new FakeClock();
+  const newId = makeIdGenerator(clock);
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), "assure-group-commit-"));
+    store = openStore(join(dir, "assure.db"), { clock });
+    store.db.exec("CREATE TABLE probe (id INTEGER PRIMARY KEY, label TEXT NOT NULL UNIQUE)");
+  });
+  afterEach(() => {
+    store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const insert = (label: string) => () => store.db.prepare("INSERT INTO probe (label) VALUES (?)").run(label).lastInsertRowid;
+  const labels = () => store.db.prepare("SELECT label FROM probe ORDER BY id").pluck().all();
+
+  it("commits the writes of one tick together, in the order they were queued", async () => {
+    const reader = new Database(join(dir, "assure.db"), { readonly: true });
+    try {
+      const seenByReader = () => reader.prepare("SELECT COUNT(*) FROM probe").pluck().get();
+      let seenDuringLastWrite: unknown;
+      const last = () => {
+        seenDuringLastWrite = seenByReader(); // another connection: sees only committed rows
+        return insert("c")();
+      };
+      const ids = await Promise.all([store.writeBatched(insert("a")), store.writeBatched(insert("b")), store.writeBatched(last)]);
+      expect(ids).toEqual([1, 2, 3]);
+      expect(seenDuringLastWrite).toBe(0); // "a" and "b" were not committed apart from "c"
+      expect(seenByReader()).toBe(3);
+      expect(labels()).toEqual(["a", "b", "c"]);
+    } finally {
+      reader.close();
+    }
+  });
+
+  it("rejects a failing write alone and keeps the others of its batch", async () => {
+    const outcomes = await Promise.allSettled([store.writeBatched(insert("a")), store.writeBatched(insert("a")), store.writeBatched(insert("b"))]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/UNIQUE/);
+    expect(labels()).toEqual(["a", "b"]);
+  });
+
+  it("makes background writes durable by the next awaited flush, and reports their failure there", async () => {
+    const recorder = makeRecorder(store, "run_unknown", clock, newId);
+    recorder.flushInBackground(insert("first"));
+    expect(labels()).toEqual([]); // queued, not yet written
+    await recorder.flush(insert("second"));
+    expect(labels()).toEqual(["first", "second"]);
+
+    recorder.flushInBackground(insert("first")); // breaks the UNIQUE constraint
+    await expect(recorder.flush(insert("third"))).rejects.toThrow(/UNIQUE/);
+    expect(labels()).toEqual(["first", "second", "third"]);
+  });
+});
