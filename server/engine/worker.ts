@@ -54,6 +54,11 @@ export function makeWorker({
   let timer: NodeJS.Timeout | undefined;
   const at = (offsetMs = 0) => new Date(clock.now().getTime() + offsetMs).toISOString();
 
+  /** Puts a job back to run at once, refunding the attempt: handing work back on stop is not a failure. */
+  function handBack(job: JobRow): Promise<boolean> {
+    return store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(), "released on shutdown", true));
+  }
+
   async function execute(job: JobRow, controller: AbortController): Promise<void> {
     const started = performance.now();
     const heartbeat = setInterval(() => {
@@ -71,7 +76,7 @@ export function makeWorker({
       if (!task) throw new Error(`No task named '${job.task}'`);
       await task(JSON.parse(job.payload), { job, signal: controller.signal });
       if (controller.signal.aborted && stopped) {
-        await store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(), "released on shutdown", true));
+        await handBack(job);
       } else {
         await store.writeBatched(() => store.completeJob(job.job_id, workerId));
       }
@@ -79,7 +84,7 @@ export function makeWorker({
     } catch (raw) {
       const error = coerceError(raw);
       if (stopped) {
-        await store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(), "released on shutdown", true));
+        await handBack(job);
       } else {
         // A task settles its own work (a run ends terminal even on its last attempt); a job is never
         // dropped on an error, or the work it stands for could be left unfinished for good.
@@ -91,37 +96,67 @@ export function makeWorker({
     }
   }
 
-  /** Claims as many jobs as there are free slots, in one transaction, and starts them. */
+  function start(job: JobRow): void {
+    const controller = new AbortController();
+    const done = execute(job, controller)
+      .catch((raw: unknown) => {
+        // Releasing failed too (the database is failing): the lease lapses and the job comes back.
+        log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not release job ${job.job_id}; its lease will lapse`);
+      })
+      .finally(() => {
+        inFlight.delete(job.job_id);
+        scheduleFill();
+      });
+    inFlight.set(job.job_id, { controller, done });
+  }
+
+  /**
+   * Claims as many jobs as there are free slots, in one write of the group commit (so a claim
+   * shares its commit with the writes of the jobs running), and starts them. One claim at a time:
+   * a wish to fill while one is in flight is kept for when it lands.
+   */
+  let claiming: Promise<void> | undefined;
+  let fillAgain = false;
   function fill(): void {
     if (stopped) return;
-    try {
-      const claimed = store.transaction(() => {
+    if (claiming) {
+      fillAgain = true;
+      return;
+    }
+    const free = concurrency - inFlight.size;
+    if (free <= 0) return;
+    claiming = store
+      .writeBatched(() => {
         const jobs: JobRow[] = [];
-        while (inFlight.size + jobs.length < concurrency) {
+        while (jobs.length < free) {
           const job = store.claimJob(workerId, at(), at(leaseMs));
           if (!job) break;
           jobs.push(job);
         }
         return jobs;
+      })
+      .then(
+        async (claimed) => {
+          // Stopped while the claim was committing: the jobs go back at once, without using an attempt.
+          if (stopped) await Promise.all(claimed.map((job) => handBack(job)));
+          else for (const job of claimed) start(job);
+        },
+        (raw: unknown) => {
+          // Claiming can fail for a moment (another process holding the write lock past busy_timeout);
+          // the next tick tries again rather than leaving queued runs stranded.
+          log.error({ err: coerceError(raw) }, "The worker could not claim a job; retrying at the next tick");
+        },
+      )
+      .catch((raw: unknown) => {
+        log.error({ err: coerceError(raw) }, "Could not hand back jobs claimed while stopping; their leases will lapse");
+      })
+      .finally(() => {
+        claiming = undefined;
+        if (fillAgain) {
+          fillAgain = false;
+          fill();
+        }
       });
-      for (const job of claimed) {
-        const controller = new AbortController();
-        const done = execute(job, controller)
-          .catch((raw: unknown) => {
-            // Releasing failed too (the database is failing): the lease lapses and the job comes back.
-            log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not release job ${job.job_id}; its lease will lapse`);
-          })
-          .finally(() => {
-            inFlight.delete(job.job_id);
-            scheduleFill();
-          });
-        inFlight.set(job.job_id, { controller, done });
-      }
-    } catch (raw) {
-      // Claiming can fail for a moment (another process holding the write lock past busy_timeout);
-      // the next tick tries again rather than leaving queued runs stranded.
-      log.error({ err: coerceError(raw) }, "The worker could not claim a job; retrying at the next tick");
-    }
   }
 
   // Jobs finishing in the same turn of the event loop free their slots together: claim once for all.
@@ -158,6 +193,7 @@ export function makeWorker({
     async stop(graceMs = 10_000) {
       stopped = true;
       clearTimeout(timer);
+      await claiming;
       const all = [...inFlight.values()];
       const graceful = Promise.all(all.map((entry) => entry.done));
       const deadline = new Promise((resolve) => setTimeout(resolve, graceMs).unref());

@@ -193,7 +193,8 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     if (!run || isTerminal(run.status)) return;
     const recorder = makeRecorder(store, run_id, clock, newId);
     try {
-      const interrupted = store.interruptRunningConversations(run_id, now());
+      // A run still QUEUED has held no conversation yet: nothing can have been cut off.
+      const interrupted = run.status === "QUEUED" ? 0 : store.interruptRunningConversations(run_id, now());
       if (job.attempts > 1 || interrupted > 0) {
         recorder.record("run.resumed", { attempt: job.attempts, interrupted_conversations: interrupted, reason: job.last_error });
       }
