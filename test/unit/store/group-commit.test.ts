@@ -4,6 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { makeRecorder } from "../../../server/engine/recorder.js";
+import { makeWorker } from "../../../server/engine/worker.js";
+import { createLogger } from "../../../server/log.js";
 import { makeIdGenerator } from "../../../server/ids.js";
 import { openStore, type Store } from "../../../server/store/index.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
@@ -64,5 +66,30 @@ describe("group commit and the run recorder", () => {
     // SqliteError may come from another realm under jest's ESM runner: match its message, not its class.
     await expect(recorder.flush(insert("third"))).rejects.toMatchObject({ message: expect.stringMatching(/UNIQUE/) });
     expect(labels()).toEqual(["first", "second", "third"]);
+  });
+});
+
+describe("a worker stopping while its claim is being committed", () => {
+  it("puts the claimed jobs back at once, without using an attempt, and runs none of them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "assure-claim-stop-"));
+    const clock = new FakeClock();
+    const store = openStore(join(dir, "assure.db"), { clock });
+    try {
+      const runAt = clock.now().toISOString();
+      for (const key of ["a", "b"]) store.enqueueJob({ task: "probe", job_key: key, payload: {}, run_at: runAt, max_attempts: 3 });
+      const ran: unknown[] = [];
+      const worker = makeWorker({ store, clock, log: createLogger({ level: "silent" }), tasks: { probe: async (payload) => void ran.push(payload) }, concurrency: 2 });
+      worker.start(); // queues the claim for the next group commit
+      await worker.stop(0); // before that commit lands
+      expect(ran).toEqual([]);
+      const jobs = store.db.prepare("SELECT job_key, state, attempts, locked_by, last_error FROM jobs ORDER BY job_key").all();
+      expect(jobs).toEqual([
+        { job_key: "a", state: "queued", attempts: 0, locked_by: null, last_error: "released on shutdown" },
+        { job_key: "b", state: "queued", attempts: 0, locked_by: null, last_error: "released on shutdown" },
+      ]);
+    } finally {
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
