@@ -10,14 +10,19 @@ import type { NewEvent, Store } from "../store/index.js";
  * Writes commit in the order they were queued, so awaiting one flush means every earlier write
  * is durable too; a background write that failed is reported by the next awaited flush.
  */
-export function makeRecorder(store: Pick<Store, "appendEvents" | "writeBatched">, runId: string, clock: Clock, newId: NewId) {
+export function makeRecorder(
+  store: Pick<Store, "appendEvents" | "writeBatched" | "writeBatchedLazily">,
+  runId: string,
+  clock: Clock,
+  newId: NewId,
+) {
   let pending: NewEvent[] = [];
   let failed: unknown;
 
-  function queue<T>(alsoWrite?: () => T): Promise<T> {
+  function queue<T>(alsoWrite: (() => T) | undefined, lazily: boolean): Promise<T> {
     const events = pending;
     pending = [];
-    const write = store.writeBatched(() => {
+    const write = (lazily ? store.writeBatchedLazily : store.writeBatched)(() => {
       if (events.length > 0) store.appendEvents(runId, events);
       return alsoWrite?.() as T;
     });
@@ -41,16 +46,17 @@ export function makeRecorder(store: Pick<Store, "appendEvents" | "writeBatched">
      * durable, with everything queued before it. Throws if this or an earlier write failed.
      */
     async flush<T = void>(alsoWrite?: () => T): Promise<T> {
-      const value = await queue(alsoWrite);
+      const value = await queue(alsoWrite, false);
       if (failed !== undefined) throw failed;
       return value;
     },
     /**
-     * Queues what was recorded (and `alsoWrite`) for the next group commit without waiting for
-     * it, so the commit overlaps the agent's next answer. The next `flush` waits for it.
+     * Queues what was recorded (and `alsoWrite`) without waiting for it: it commits with the next
+     * write anyone awaits (or within a few ms), so it costs no commit of its own. The next `flush`
+     * waits for it.
      */
     flushInBackground(alsoWrite?: () => void): void {
-      queue(alsoWrite).catch(() => undefined);
+      queue(alsoWrite, true).catch(() => undefined);
     },
     /** Forget what was not flushed (the exchange it belongs to did not finish). */
     discard(): void {

@@ -78,7 +78,13 @@ export function makeWorker({
       if (controller.signal.aborted && stopped) {
         await handBack(job);
       } else {
-        await store.writeBatched(() => store.completeJob(job.job_id, workerId));
+        // The job's deletion need not commit on its own: if it were lost, the job would come back
+        // once its lease lapsed, and tasks are safe to run again (a lease can lapse mid-task
+        // anyway; a run already terminal ends at once). It rides with the next commit, often the
+        // claim of the next job.
+        store.writeBatchedLazily(() => store.completeJob(job.job_id, workerId)).catch((raw: unknown) => {
+          log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not delete finished job ${job.job_id}; its lease will lapse`);
+        });
       }
       log.debug(`Completed job ${job.job_id} (${job.task}, ${Math.round(performance.now() - started)}ms)`);
     } catch (raw) {

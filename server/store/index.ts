@@ -48,6 +48,7 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
   const conversations = makeConversationsStore(db);
   const evaluations = makeEvaluationsStore(db);
   const inTransaction = db.transaction((work: () => unknown) => work());
+  const batcher = makeWriteBatcher(db);
   return {
     db,
     ...makeProjectsStore(db, listPage),
@@ -62,7 +63,9 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
     ...makeFindingsStore(db),
     ...makeApiKeysStore(db),
     /** Queues `work` for the next group commit; resolves once it is durable. */
-    writeBatched: makeWriteBatcher(db).write,
+    writeBatched: batcher.write,
+    /** Queues `work` to commit with the next `writeBatched` (or within a few ms); resolves once it is durable. */
+    writeBatchedLazily: batcher.writeLazily,
     /** Runs `work` in one transaction: all of its writes commit together, or none do. */
     transaction<T>(work: () => T): T {
       return inTransaction(work) as T;
@@ -90,7 +93,9 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
       );
     },
     close(): void {
-      if (db.open) db.close();
+      if (!db.open) return;
+      batcher.drainNow();
+      db.close();
     },
   };
 }

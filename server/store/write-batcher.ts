@@ -6,14 +6,24 @@ interface Pending {
   reject: (error: unknown) => void;
 }
 
+export interface WriteBatcherOptions {
+  /** How long a lazy write may wait for a write that someone awaits before it commits on its own. */
+  lazyCommitMs?: number;
+}
+
 /**
  * Group commit: writes queued in the same turn of the event loop are committed together, in one
  * transaction and so one fsync, and each caller's promise settles once that commit is durable.
  * Each write runs in its own savepoint, so one that throws is undone alone and rejects alone.
+ *
+ * A lazy write (one nobody waits for at once) does not start a commit of its own: it rides with
+ * the next ordinary write, or commits after `lazyCommitMs`. Every commit takes the whole queue,
+ * so writes always commit in the order they were queued.
  */
-export function makeWriteBatcher(db: Db) {
+export function makeWriteBatcher(db: Db, { lazyCommitMs = 20 }: WriteBatcherOptions = {}) {
   let queue: Pending[] = [];
   let scheduled = false;
+  let lazyTimer: NodeJS.Timeout | undefined;
   // One wrapper for every item (better-sqlite3 builds four functions per `db.transaction` call).
   const inSavepoint = db.transaction((work: () => unknown) => work());
 
@@ -33,6 +43,9 @@ export function makeWriteBatcher(db: Db) {
 
   function drain(): void {
     scheduled = false;
+    clearTimeout(lazyTimer);
+    lazyTimer = undefined;
+    if (queue.length === 0) return;
     const batch = queue;
     queue = [];
     let outcomes;
@@ -45,15 +58,25 @@ export function makeWriteBatcher(db: Db) {
     outcomes.forEach((outcome, i) => (outcome.ok ? batch[i]!.resolve(outcome.value) : batch[i]!.reject(outcome.error)));
   }
 
+  function enqueue<T>(work: () => T, lazy: boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (scheduled) return;
+      if (!lazy) {
+        scheduled = true;
+        setImmediate(drain);
+      } else {
+        lazyTimer ??= setTimeout(drain, lazyCommitMs);
+      }
+    });
+  }
+
   return {
-    write<T>(work: () => T): Promise<T> {
-      return new Promise<T>((resolve, reject) => {
-        queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
-        if (!scheduled) {
-          scheduled = true;
-          setImmediate(drain);
-        }
-      });
-    },
+    /** Queues `work` for the next group commit; resolves once it is durable. */
+    write: <T>(work: () => T): Promise<T> => enqueue(work, false),
+    /** Queues `work` to commit with the next ordinary write, or within `lazyCommitMs`. */
+    writeLazily: <T>(work: () => T): Promise<T> => enqueue(work, true),
+    /** Commits what is queued now (before the database closes). */
+    drainNow: drain,
   };
 }

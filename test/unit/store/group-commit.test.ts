@@ -55,6 +55,29 @@ describe("group commit and the run recorder", () => {
     expect(labels()).toEqual(["a", "b"]);
   });
 
+  it("holds a lazy write for the next ordinary one, or commits it after a short wait", async () => {
+    const reader = new Database(join(dir, "assure.db"), { readonly: true });
+    try {
+      const seenByReader = () => reader.prepare("SELECT label FROM probe ORDER BY id").pluck().all();
+      const lazy = store.writeBatchedLazily(insert("lazy"));
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(seenByReader()).toEqual([]); // no commit of its own yet
+      await store.writeBatched(insert("ordinary"));
+      await lazy;
+      expect(seenByReader()).toEqual(["lazy", "ordinary"]); // committed with it, in queue order
+
+      const alone = store.writeBatchedLazily(insert("alone"));
+      await alone; // nobody else writes: it commits on its own within a few ms
+      expect(seenByReader()).toEqual(["lazy", "ordinary", "alone"]);
+
+      void store.writeBatchedLazily(insert("at close")).catch(() => undefined);
+      store.close(); // commits what is queued before closing
+      expect(seenByReader()).toEqual(["lazy", "ordinary", "alone", "at close"]);
+    } finally {
+      reader.close();
+    }
+  });
+
   it("makes background writes durable by the next awaited flush, and reports their failure there", async () => {
     const recorder = makeRecorder(store, "run_unknown", clock, newId);
     recorder.flushInBackground(insert("first"));
