@@ -1,7 +1,8 @@
 // The run engine part of `npm run bench` (also alone: `node bench/run.js engine`).
 // 200 runs of examples/refund-agent-deterministic.yaml (repeat 1) against the example agent in
 // its own process, with the service's engine at concurrency 1, 4 and 16, beside a bare client
-// loop making the same agent calls with no persistence (bench/lib/agent-client.js).
+// loop making the same agent calls with no persistence (bench/lib/agent-client.js), run in a
+// fresh process of its own per level (bench/engine-baseline.js), as the service is.
 // See docs/benchmarks.md, "Run engine".
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -10,8 +11,9 @@ import { setTimeout as sleep } from "node:timers/promises";
 import Database from "better-sqlite3";
 import { parse as parseYaml } from "yaml";
 import { makeApiClient } from "./lib/fixture.js";
-import { makeConversationClient, runBaseline } from "./lib/agent-client.js";
-import { runCli, startExampleAgent, startServer } from "./lib/processes.js";
+import { makeConversationClient } from "./lib/agent-client.js";
+import { runCli, runJsonScript, startExampleAgent, startServer } from "./lib/processes.js";
+import { readProc } from "./lib/proc.js";
 import { markdownTable } from "./lib/report.js";
 
 export const ENGINE_RUNS = Number(process.env.BENCH_ENGINE_RUNS ?? 200);
@@ -23,7 +25,11 @@ const isCount = (value, max) => Number.isInteger(value) && value >= 1 && value <
  */
 const SERVICE_NODE_ARGS = (process.env.BENCH_ENGINE_NODE_ARGS ?? "").split(" ").filter(Boolean);
 const SERVICE_EXTRA_ENV = process.env.BENCH_ENGINE_DB_SYNCHRONOUS ? { ASSURE_DB_SYNCHRONOUS: process.env.BENCH_ENGINE_DB_SYNCHRONOUS } : {};
-const WARMUP_RUNS = 10; // per level, before measuring, for the service and the baseline alike
+/**
+ * Per level, before measuring, for the service and the baseline alike: both start as fresh
+ * processes, and these runs let V8 optimise their hot code before the clock starts.
+ */
+const WARMUP_RUNS = 100;
 const POSTERS = 4; // parallel POST /v1/runs while creating the runs
 const POLL_MS = 50;
 const LEVEL_TIMEOUT_MS = 90_000; // per batch of runs: they normally finish in a few seconds
@@ -45,20 +51,6 @@ function loadSpec(path) {
     throw new Error(`Could not set defaults.repeat to 1 in ${path}`);
   }
   return text;
-}
-
-/** Linux only: resident set high-water mark (MB) and CPU time (ms) of a process; NaN elsewhere. */
-function readProc(pid) {
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, "utf8");
-    const hwmKb = Number(/^VmHWM:\s+(\d+) kB/m.exec(status)?.[1]);
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(fields[11]) + Number(fields[12]); // utime + stime (fields 14 and 15)
-    return { peakRssMb: hwmKb / 1024, cpuMs: ticks * 10 }; // USER_HZ is 100 on Linux
-  } catch {
-    return { peakRssMb: Number.NaN, cpuMs: Number.NaN };
-  }
 }
 
 async function listAll(call, path) {
@@ -221,7 +213,7 @@ async function prepareDatabase({ root, agent, specText, dbPath }) {
   return prepared;
 }
 
-async function measureLevel({ concurrency, root, prepared, templatePath, client, workdirRoot, agent }) {
+async function measureLevel({ concurrency, root, prepared, templatePath, client, workdirRoot, agent, model }) {
   const dir = join(workdirRoot, `c${concurrency}`);
   mkdirSync(dir);
   const dbPath = join(dir, "assure.db");
@@ -254,10 +246,17 @@ async function measureLevel({ concurrency, root, prepared, templatePath, client,
     await service.stop();
 
     // The baseline at the same concurrency, once the service has stopped.
-    await runBaseline(client, { runs: WARMUP_RUNS, concurrency });
-    const agentBeforeBaseline = readProc(agent.pid);
-    const baseline = await runBaseline(client, { runs: ENGINE_RUNS, concurrency });
-    baseline.agentCpuMs = readProc(agent.pid).cpuMs - agentBeforeBaseline.cpuMs;
+    const baseline = await runJsonScript(join(root, "bench/engine-baseline.js"), {
+      BENCH_BASELINE: JSON.stringify({
+        baseUrl: agent.baseUrl,
+        agentPid: agent.pid,
+        model,
+        spec: prepared.spec,
+        warmupRuns: WARMUP_RUNS,
+        runs: ENGINE_RUNS,
+        concurrency,
+      }),
+    });
     const recorded = Array.from({ length: client.conversationsPerRun }, () => []);
     await client.runOnce({ record: recorded });
     if (normaliseIds(requestsFromTrace(trace)) !== normaliseIds(recorded)) {
@@ -392,7 +391,7 @@ export async function runEngineBench({ root }) {
     const levels = [];
     for (const concurrency of ENGINE_CONCURRENCY) {
       log(`Engine: ${ENGINE_RUNS} runs at concurrency ${concurrency} (service, then baseline)…`);
-      const level = await measureLevel({ concurrency, root, prepared, templatePath, client, workdirRoot, agent });
+      const level = await measureLevel({ concurrency, root, prepared, templatePath, client, workdirRoot, agent, model: MODEL });
       log(`  service ${fixed(level.service.wallMs / 1000, 2)} s, baseline ${fixed(level.baseline.wallMs / 1000, 2)} s`);
       levels.push(level);
     }

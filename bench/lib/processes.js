@@ -132,6 +132,20 @@ async function waitForHealth(url, exited) {
   throw new Error(`no answer from ${url}/healthz within ${STARTUP_TIMEOUT_MS} ms`);
 }
 
+/** Runs `node <script>` to completion with `env` and returns the JSON of its last line of output. */
+export async function runJsonScript(script, env) {
+  const child = spawn(process.execPath, [script], { env: childEnvironment(env), stdio: ["ignore", "pipe", "pipe"] });
+  running.add(child);
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk) => (stdout += chunk));
+  child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-20_000)));
+  const { code, signal } = await new Promise((resolve) => child.once("exit", (exitCode, exitSignal) => resolve({ code: exitCode, signal: exitSignal })));
+  running.delete(child);
+  if (code !== 0) throw new Error(`${script} exited with code ${code} (signal ${signal})\n--- its output ---\n${stdout}${stderr}`);
+  return JSON.parse(stdout.trim().split("\n").at(-1));
+}
+
 /** Runs the service's CLI to completion and returns its JSON output. */
 export function runCli(cliScript, args, env) {
   const stdout = execFileSync(process.execPath, [cliScript, ...args], {
