@@ -1,9 +1,9 @@
 // The run engine part of `npm run bench` (also alone: `node bench/run.js engine`).
-// 200 runs of examples/refund-agent-deterministic.yaml (repeat 1) against the example agent in
-// its own process, with the service's engine at concurrency 1, 4 and 16, beside a bare client
-// loop making the same agent calls with no persistence (bench/lib/agent-client.js), run in a
-// fresh process of its own per level (bench/engine-baseline.js), as the service is.
-// See docs/benchmarks.md, "Run engine".
+// Rounds of 200 runs of examples/refund-agent-deterministic.yaml (repeat 1) against the example
+// agent in its own process, with the service's engine at concurrency 1, 4 and 16, alternating
+// with a bare client loop making the same agent calls with no persistence
+// (bench/lib/agent-client.js) in a process of its own (bench/engine-baseline.js). Both start
+// fresh per level and warm up alike. See docs/benchmarks.md, "Run engine".
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,7 +12,7 @@ import Database from "better-sqlite3";
 import { parse as parseYaml } from "yaml";
 import { makeApiClient } from "./lib/fixture.js";
 import { makeConversationClient } from "./lib/agent-client.js";
-import { runCli, runJsonScript, startExampleAgent, startServer } from "./lib/processes.js";
+import { runCli, startExampleAgent, startLineWorker, startServer } from "./lib/processes.js";
 import { readProc } from "./lib/proc.js";
 import { markdownTable } from "./lib/report.js";
 
@@ -27,14 +27,22 @@ const SERVICE_NODE_ARGS = (process.env.BENCH_ENGINE_NODE_ARGS ?? "").split(" ").
 const SERVICE_EXTRA_ENV = process.env.BENCH_ENGINE_DB_SYNCHRONOUS ? { ASSURE_DB_SYNCHRONOUS: process.env.BENCH_ENGINE_DB_SYNCHRONOUS } : {};
 /**
  * Per level, before measuring, for the service and the baseline alike: both start as fresh
- * processes, and these runs let V8 optimise their hot code before the clock starts.
+ * processes, and these runs let V8 optimise their hot code before the clock starts (with fewer,
+ * both are still measured mostly while being compiled).
  */
-const WARMUP_RUNS = 100;
+const WARMUP_RUNS = 500;
+/**
+ * Rounds per level, alternating which side goes first (S B, B S, S B, …): a change in the
+ * machine's speed during a level weighs on both alike. Figures are medians over the rounds.
+ */
+const ROUNDS = Number(process.env.BENCH_ENGINE_ROUNDS ?? 5);
 const POSTERS = 4; // parallel POST /v1/runs while creating the runs
 const POLL_MS = 50;
 const LEVEL_TIMEOUT_MS = 90_000; // per batch of runs: they normally finish in a few seconds
 const MODEL = "refund-agent";
-const HELD = "9999-12-31T23:59:59.999Z"; // run_at of a held job: later than any real time
+/** run_at of the held jobs of a round: later than any real time, and one value per round. */
+const heldUntil = (round) => `9999-12-31T23:59:59.${String(round).padStart(3, "0")}Z`;
+const HELD_FROM = heldUntil(0);
 
 export const ENGINE_TARGETS = { ratioAtConcurrency: 16, ratio: 0.7, overheadMs: 2, rssMb: 200 };
 
@@ -173,10 +181,11 @@ function normaliseIds(requests) {
 }
 
 /**
- * One database for every level: project, agent, environment, spec and WARMUP_RUNS + ENGINE_RUNS
- * queued runs, created through the API of a service whose engine is off (ASSURE_WORKERS=0).
- * The measured runs' jobs are then held (run_at far in the future), so that a service started
- * on a copy runs the warm-up runs first and the measured ones only when the bench releases them.
+ * One database for every level: project, agent, environment, spec and the queued runs (warm-up,
+ * then ROUNDS × ENGINE_RUNS), created through the API of a service whose engine is off
+ * (ASSURE_WORKERS=0). Each round's jobs are then held (run_at far in the future), so that a
+ * service started on a copy runs the warm-up runs first and a round only when the bench
+ * releases it.
  */
 async function prepareDatabase({ root, agent, specText, dbPath }) {
   const service = await startServer("service (engine off)", join(root, "build/app/main.js"), {
@@ -190,8 +199,11 @@ async function prepareDatabase({ root, agent, specText, dbPath }) {
     const call = makeApiClient(service.url, token);
     const { runBody, spec } = await setUp(call, agent.baseUrl, specText);
     const warmupIds = await createRuns(call, runBody, { count: WARMUP_RUNS, keyPrefix: "warmup" });
-    const measuredIds = await createRuns(call, runBody, { count: ENGINE_RUNS, keyPrefix: "measured" });
-    prepared = { token, spec, warmupIds, measuredIds };
+    const roundIds = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      roundIds.push(await createRuns(call, runBody, { count: ENGINE_RUNS, keyPrefix: `round-${round}` }));
+    }
+    prepared = { token, spec, warmupIds, roundIds };
   } catch (error) {
     log(`--- last output of the service ---\n${service.output()}`);
     throw error;
@@ -202,15 +214,34 @@ async function prepareDatabase({ root, agent, specText, dbPath }) {
   try {
     const hold = db.prepare("UPDATE jobs SET run_at = ? WHERE job_key = ?");
     db.transaction(() => {
-      for (const runId of prepared.measuredIds) {
-        if (hold.run(HELD, `execute_run:${runId}`).changes !== 1) throw new Error(`No queued job for run ${runId}`);
-      }
+      prepared.roundIds.forEach((ids, round) => {
+        for (const runId of ids) {
+          if (hold.run(heldUntil(round), `execute_run:${runId}`).changes !== 1) throw new Error(`No queued job for run ${runId}`);
+        }
+      });
     })();
     db.pragma("wal_checkpoint(TRUNCATE)");
   } finally {
     db.close();
   }
   return prepared;
+}
+
+/** Releases a round's held runs and waits for the service to finish them; returns its CPU time and the agent's. */
+async function serviceRound({ db, service, agent, round }) {
+  const before = readProc(service.pid);
+  const agentBefore = readProc(agent.pid);
+  db.prepare("UPDATE jobs SET run_at = ? WHERE run_at = ?").run(new Date().toISOString(), heldUntil(round));
+  await waitForNoJobs(db, "SELECT COUNT(*) FROM jobs WHERE run_at < ?", [HELD_FROM], `Round ${round + 1}`);
+  const after = readProc(service.pid);
+  return { cpuMs: after.cpuMs - before.cpuMs, agentCpuMs: readProc(agent.pid).cpuMs - agentBefore.cpuMs, peakRssMb: after.peakRssMb };
+}
+
+/** From the first of the runs turning RUNNING to the last one ending, by the service's clock. */
+function wallOf(runs) {
+  const firstStart = Math.min(...runs.map((run) => Date.parse(run.started_at)));
+  const lastEnd = Math.max(...runs.map((run) => Date.parse(run.ended_at)));
+  return lastEnd - firstStart;
 }
 
 async function measureLevel({ concurrency, root, prepared, templatePath, client, workdirRoot, agent, model }) {
@@ -221,86 +252,83 @@ async function measureLevel({ concurrency, root, prepared, templatePath, client,
   const env = { ASSURE_DB: dbPath, ASSURE_WORKERS: String(concurrency), LOG_LEVEL: "warn", ...SERVICE_EXTRA_ENV };
   const service = await startServer("service", join(root, "build/app/main.js"), env, { nodeArgs: SERVICE_NODE_ARGS });
   const db = new Database(dbPath, { timeout: 5000 });
+  let baseline;
   try {
     const call = makeApiClient(service.url, prepared.token);
-    await waitForNoJobs(db, "SELECT COUNT(*) FROM jobs WHERE run_at < ?", [HELD], "The warm-up runs");
+    await waitForNoJobs(db, "SELECT COUNT(*) FROM jobs WHERE run_at < ?", [HELD_FROM], "The warm-up runs");
+    baseline = await startLineWorker("the baseline", join(root, "bench/engine-baseline.js"), {
+      BENCH_BASELINE: JSON.stringify({ baseUrl: agent.baseUrl, agentPid: agent.pid, model, spec: prepared.spec, warmupRuns: WARMUP_RUNS, concurrency }),
+    });
 
-    const before = readProc(service.pid);
-    const agentBefore = readProc(agent.pid);
-    db.prepare("UPDATE jobs SET run_at = ? WHERE run_at = ?").run(new Date().toISOString(), HELD);
-    await waitForNoJobs(db, "SELECT COUNT(*) FROM jobs", [], `${ENGINE_RUNS} runs`);
-    const after = readProc(service.pid);
-    const agentAfter = readProc(agent.pid);
+    const rounds = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const measured = {};
+      for (const side of round % 2 === 0 ? ["service", "baseline"] : ["baseline", "service"]) {
+        if (side === "service") measured.service = await serviceRound({ db, service, agent, round });
+        else measured.baseline = await baseline.request({ runs: ENGINE_RUNS });
+      }
+      rounds.push(measured);
+    }
 
     const runs = await listAll(call, "/v1/runs");
-    const measured = new Set(prepared.measuredIds);
-    const measuredRuns = runs.filter((run) => measured.has(run.run_id));
-    // From the first measured run turning RUNNING to the last one ending, by the service's clock:
-    // the wait for the worker's next poll after the release is not counted.
-    const firstStart = Math.min(...measuredRuns.map((run) => Date.parse(run.started_at)));
-    const lastEnd = Math.max(...measuredRuns.map((run) => Date.parse(run.ended_at)));
-
-    const trace = await listAll(call, `/v1/runs/${prepared.measuredIds[0]}/trace`);
-    const callsPerRun = trace.filter((event) => event.type === "message.received").length;
-    const problems = [...checkRuns(runs, prepared.warmupIds, "warm-up"), ...checkRuns(runs, prepared.measuredIds, "measured")];
-    await service.stop();
-
-    // The baseline at the same concurrency, once the service has stopped.
-    const baseline = await runJsonScript(join(root, "bench/engine-baseline.js"), {
-      BENCH_BASELINE: JSON.stringify({
-        baseUrl: agent.baseUrl,
-        agentPid: agent.pid,
-        model,
-        spec: prepared.spec,
-        warmupRuns: WARMUP_RUNS,
-        runs: ENGINE_RUNS,
-        concurrency,
-      }),
+    const byId = new Map(runs.map((run) => [run.run_id, run]));
+    prepared.roundIds.forEach((ids, round) => {
+      rounds[round].service.wallMs = wallOf(ids.map((id) => byId.get(id)).filter(Boolean));
     });
+    const trace = await listAll(call, `/v1/runs/${prepared.roundIds[0][0]}/trace`);
+    const callsPerRun = trace.filter((event) => event.type === "message.received").length;
+    const problems = [
+      ...checkRuns(runs, prepared.warmupIds, "warm-up"),
+      ...prepared.roundIds.flatMap((ids, round) => checkRuns(runs, ids, `round ${round + 1}`)),
+    ];
     const recorded = Array.from({ length: client.conversationsPerRun }, () => []);
     await client.runOnce({ record: recorded });
     if (normaliseIds(requestsFromTrace(trace)) !== normaliseIds(recorded)) {
       problems.push("the baseline's agent requests differ from those in the trace of a service run");
     }
-    if (baseline.calls !== callsPerRun * ENGINE_RUNS) {
-      problems.push(`the baseline made ${baseline.calls} agent calls, the service ${callsPerRun} per run × ${ENGINE_RUNS}`);
+    for (const { baseline: measured } of rounds) {
+      if (measured.calls !== callsPerRun * ENGINE_RUNS) {
+        problems.push(`the baseline made ${measured.calls} agent calls in a round, the service ${callsPerRun} per run × ${ENGINE_RUNS}`);
+      }
     }
-    return {
-      concurrency,
-      callsPerRun,
-      service: {
-        wallMs: lastEnd - firstStart,
-        cpuMs: after.cpuMs - before.cpuMs,
-        agentCpuMs: agentAfter.cpuMs - agentBefore.cpuMs,
-        peakRssMb: after.peakRssMb,
-      },
-      baseline,
-      problems,
-    };
+    return { concurrency, callsPerRun, rounds, peakRssMb: readProc(service.pid).peakRssMb, problems };
   } catch (error) {
     log(`--- last output of the service (concurrency ${concurrency}) ---\n${service.output()}`);
     throw error;
   } finally {
+    await baseline?.stop();
     db.close();
     await service.stop();
   }
 }
 
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
+};
+const sum = (values) => values.reduce((total, value) => total + value, 0);
+
 function derive(level) {
-  const { concurrency, callsPerRun, service, baseline } = level;
-  const calls = callsPerRun * ENGINE_RUNS;
-  const serviceRps = ENGINE_RUNS / (service.wallMs / 1000);
-  const baselineRps = ENGINE_RUNS / (baseline.wallMs / 1000);
+  const { concurrency, callsPerRun, rounds } = level;
+  const calls = callsPerRun * ENGINE_RUNS * rounds.length;
+  const ratios = rounds.map(({ service, baseline }) => baseline.wallMs / service.wallMs);
+  const serviceWallMs = median(rounds.map((round) => round.service.wallMs));
+  const baselineWallMs = median(rounds.map((round) => round.baseline.wallMs));
   return {
-    serviceRps,
-    baselineRps,
-    ratio: serviceRps / baselineRps,
+    serviceRps: ENGINE_RUNS / (serviceWallMs / 1000),
+    baselineRps: ENGINE_RUNS / (baselineWallMs / 1000),
+    ratio: median(ratios),
+    ratioRange: [Math.min(...ratios), Math.max(...ratios)],
     // Added wall time per agent call, as seen by one of the `concurrency` loops.
-    overheadMs: ((service.wallMs - baseline.wallMs) * concurrency) / calls,
-    serviceCpuPerCall: service.cpuMs / calls,
-    baselineCpuPerCall: baseline.cpuMs / calls,
+    overheadMs: ((serviceWallMs - baselineWallMs) * concurrency) / (callsPerRun * ENGINE_RUNS),
+    serviceCpuPerCall: sum(rounds.map((round) => round.service.cpuMs)) / calls,
+    baselineCpuPerCall: sum(rounds.map((round) => round.baseline.cpuMs)) / calls,
     // The example agent's own CPU per call, while it served the service and the baseline.
-    agentCpuPerCall: { service: service.agentCpuMs / calls, baseline: baseline.agentCpuMs / calls },
+    agentCpuPerCall: {
+      service: sum(rounds.map((round) => round.service.agentCpuMs)) / calls,
+      baseline: sum(rounds.map((round) => round.baseline.agentCpuMs)) / calls,
+    },
   };
 }
 
@@ -309,7 +337,7 @@ export function engineTable(levels) {
     "Concurrency",
     "Service runs/s",
     "Baseline runs/s",
-    "runs/s ratio",
+    "runs/s ratio (range)",
     "Overhead ms/call",
     "Peak RSS MB",
     "Service CPU ms/call",
@@ -323,9 +351,9 @@ export function engineTable(levels) {
       String(level.concurrency),
       fixed(d.serviceRps, 1),
       fixed(d.baselineRps, 1),
-      fixed(d.ratio, 2),
+      `${fixed(d.ratio, 2)} (${fixed(d.ratioRange[0], 2)}–${fixed(d.ratioRange[1], 2)})`,
       fixed(d.overheadMs, 2),
-      fixed(level.service.peakRssMb, 0),
+      fixed(level.peakRssMb, 0),
       fixed(d.serviceCpuPerCall, 2),
       fixed(d.baselineCpuPerCall, 2),
       `${fixed(d.agentCpuPerCall.service, 2)} / ${fixed(d.agentCpuPerCall.baseline, 2)}`,
@@ -355,7 +383,7 @@ export function engineTargetLines(levels) {
     );
   }
   for (const level of levels) {
-    const rss = level.service.peakRssMb;
+    const rss = level.peakRssMb;
     lines.push(
       `${verdict(rss <= ENGINE_TARGETS.rssMb)}  Peak RSS of the service at concurrency ${level.concurrency} = ${fixed(rss, 0)} MB ` +
         `(target <= ${ENGINE_TARGETS.rssMb})`,
@@ -369,14 +397,16 @@ export function engineTargetLines(levels) {
 
 export function describeEngineBench() {
   return (
-    `Run engine: ${ENGINE_RUNS} runs of examples/refund-agent-deterministic.yaml (repeat 1) per concurrency ` +
-    `(${ENGINE_CONCURRENCY.join(", ")}), after ${WARMUP_RUNS} warm-up runs; example agent in its own process`
+    `Run engine: ${ROUNDS} rounds of ${ENGINE_RUNS} runs of examples/refund-agent-deterministic.yaml (repeat 1) per concurrency ` +
+    `(${ENGINE_CONCURRENCY.join(", ")}), service and baseline alternating, each after ${WARMUP_RUNS} warm-up runs; ` +
+    "example agent in its own process; medians over the rounds"
   );
 }
 
 /** Runs the engine bench and prints its table and target lines to stdout. */
 export async function runEngineBench({ root }) {
   if (!isCount(ENGINE_RUNS, 10_000)) throw new Error("BENCH_ENGINE_RUNS must be a whole number from 1 to 10000");
+  if (!isCount(ROUNDS, 99)) throw new Error("BENCH_ENGINE_ROUNDS must be a whole number from 1 to 99");
   if (!ENGINE_CONCURRENCY.every((c) => isCount(c, 256))) throw new Error("BENCH_ENGINE_CONCURRENCY must list whole numbers from 1 to 256, e.g. 1,4,16");
   const specText = loadSpec(join(root, "examples/refund-agent-deterministic.yaml"));
   const workdirRoot = mkdtempSync(join(tmpdir(), "assure-bench-engine-"));
@@ -384,18 +414,19 @@ export async function runEngineBench({ root }) {
   try {
     log("Starting the example agent…");
     agent = await startExampleAgent(join(root, "build/examples/agent/main.js"));
-    log(`Engine: creating ${WARMUP_RUNS} + ${ENGINE_RUNS} queued runs with the engine off…`);
+    log(`Engine: creating ${WARMUP_RUNS} + ${ROUNDS} × ${ENGINE_RUNS} queued runs with the engine off…`);
     const templatePath = join(workdirRoot, "template.db");
     const prepared = await prepareDatabase({ root, agent, specText, dbPath: templatePath });
     const client = makeConversationClient({ baseUrl: agent.baseUrl, model: MODEL, spec: prepared.spec });
     const levels = [];
     for (const concurrency of ENGINE_CONCURRENCY) {
-      log(`Engine: ${ENGINE_RUNS} runs at concurrency ${concurrency} (service, then baseline)…`);
+      log(`Engine: concurrency ${concurrency}: warm-up, then ${ROUNDS} rounds of ${ENGINE_RUNS} runs (service and baseline)…`);
       const level = await measureLevel({ concurrency, root, prepared, templatePath, client, workdirRoot, agent, model: MODEL });
-      log(`  service ${fixed(level.service.wallMs / 1000, 2)} s, baseline ${fixed(level.baseline.wallMs / 1000, 2)} s`);
+      const { serviceRps, baselineRps } = derive(level);
+      log(`  service ${fixed(serviceRps, 0)} runs/s, baseline ${fixed(baselineRps, 0)} runs/s (medians)`);
       levels.push(level);
     }
-    console.log(`\nRun engine, ${ENGINE_RUNS} runs per concurrency:\n`);
+    console.log(`\nRun engine, ${ROUNDS} rounds of ${ENGINE_RUNS} runs per concurrency (medians over the rounds):\n`);
     console.log(engineTable(levels));
     console.log("");
     for (const line of engineTargetLines(levels)) console.log(line);

@@ -7,14 +7,14 @@ import { makeIdGenerator } from "./ids.js";
 import { createLogger, type Logger } from "./log.js";
 import { makeEgressPolicy } from "./net/egress.js";
 import { makeReadinessProbe } from "./net/readiness.js";
-import { openStore, type Store } from "./store/index.js";
+import { openServiceStore, type ServiceStore } from "./store/service-store.js";
 import { makeWorker, type Worker } from "./engine/worker.js";
 import { EXECUTE_RUN, makeExecuteRun } from "./engine/tasks/execute-run.js";
 import { makeLlmJudge } from "./evaluate/judges/llm-judge.js";
 
 export interface Service {
   api: Api;
-  store: Store;
+  store: ServiceStore;
   log: Logger;
   worker: Worker;
   /** Stops the engine (finishing or handing back runs in hand), then the API and the database. */
@@ -36,7 +36,7 @@ export async function createService(
   { clock = systemClock, log, agentBackoffMs, stopGraceMs = 10_000 }: CreateServiceOptions = {},
 ): Promise<Service> {
   const logger = log ?? createLogger({ level: config.logLevel });
-  const store = openStore(config.dbPath, { clock, synchronous: config.dbSynchronous });
+  const store = await openServiceStore(config.dbPath, { clock, synchronous: config.dbSynchronous });
   const egress = makeEgressPolicy({ allowlist: config.egressAllowlist });
   const newId = makeIdGenerator(clock);
   const worker = makeWorker({
@@ -86,11 +86,11 @@ export async function createService(
       async close() {
         await worker.stop(stopGraceMs);
         await api.close();
-        store.close();
+        await store.close();
       },
     };
   } catch (error) {
-    store.close();
+    await store.close();
     throw error;
   }
 }

@@ -132,18 +132,40 @@ async function waitForHealth(url, exited) {
   throw new Error(`no answer from ${url}/healthz within ${STARTUP_TIMEOUT_MS} ms`);
 }
 
-/** Runs `node <script>` to completion with `env` and returns the JSON of its last line of output. */
-export async function runJsonScript(script, env) {
-  const child = spawn(process.execPath, [script], { env: childEnvironment(env), stdio: ["ignore", "pipe", "pipe"] });
+/**
+ * Starts `node <script>` that speaks JSON lines: it prints one line once ready, then answers each
+ * line written to its stdin with one line. Resolves once it is ready.
+ */
+export async function startLineWorker(name, script, env) {
+  const child = spawn(process.execPath, [script], { env: childEnvironment(env), stdio: ["pipe", "pipe", "pipe"] });
   running.add(child);
-  let stdout = "";
   let stderr = "";
-  child.stdout.on("data", (chunk) => (stdout += chunk));
   child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-20_000)));
-  const { code, signal } = await new Promise((resolve) => child.once("exit", (exitCode, exitSignal) => resolve({ code: exitCode, signal: exitSignal })));
-  running.delete(child);
-  if (code !== 0) throw new Error(`${script} exited with code ${code} (signal ${signal})\n--- its output ---\n${stdout}${stderr}`);
-  return JSON.parse(stdout.trim().split("\n").at(-1));
+  const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
+  child.once("exit", () => running.delete(child));
+  const waiting = [];
+  let buffered = "";
+  child.stdout.on("data", (chunk) => {
+    buffered += chunk;
+    for (let end = buffered.indexOf("\n"); end >= 0; end = buffered.indexOf("\n")) {
+      const line = buffered.slice(0, end);
+      buffered = buffered.slice(end + 1);
+      waiting.shift()?.resolve(JSON.parse(line));
+    }
+  });
+  void exited.then(({ code, signal }) => {
+    for (const { reject } of waiting.splice(0)) reject(new Error(`${name} exited (code ${code}, signal ${signal})\n--- its output ---\n${stderr}`));
+  });
+  const nextLine = () => new Promise((resolve, reject) => waiting.push({ resolve, reject }));
+  await nextLine();
+  return {
+    request(message) {
+      const answer = nextLine();
+      child.stdin.write(`${JSON.stringify(message)}\n`);
+      return answer;
+    },
+    stop: () => stopChild(child, exited),
+  };
 }
 
 /** Runs the service's CLI to completion and returns its JSON output. */

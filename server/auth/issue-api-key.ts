@@ -17,7 +17,7 @@ export interface IssueApiKeyRequest {
 
 /** Issues a key and returns its token, which exists only in this return value: the store keeps a hash. */
 export function issueApiKey(
-  { store, clock, newId }: { store: Store; clock: Clock; newId: NewId },
+  { store, clock, newId }: { store: Pick<Store, "getProject" | "createApiKey">; clock: Clock; newId: NewId },
   { projectId, scopes = [], name }: IssueApiKeyRequest,
 ): ApiKeyInfo & { token: string } {
   let granted: string[] = [...SCOPES];

@@ -1,66 +1,90 @@
 import type { Clock } from "../clock.js";
 import type { NewId } from "../ids.js";
-import type { NewEvent, Store } from "../store/index.js";
+import type { LoggedEvent } from "../store/index.js";
+import type { ServiceStore } from "../store/service-store.js";
+import type { WriteCommand, WriteResults } from "../store/writer/commands.js";
+
+export interface RecorderOptions {
+  store: Pick<ServiceStore, "write" | "writeLazily" | "getLastSequence">;
+  runId: string;
+  clock: Clock;
+  newId: NewId;
+}
 
 /**
- * Collects a run's events as they happen (stamped with their time at once) and commits them in
- * batches: an agent exchange and its tool calls land together, with any other write of that
- * moment (a status change, a conversation's row) in the same group commit.
+ * Keeps a run's event log while the engine works on it. Each event gets its place in the log
+ * (sequence) and its time when it happens, so evaluators can cite it before it is written; the
+ * store refuses an append that does not continue the log, so it stays gap-free.
  *
- * Writes commit in the order they were queued, so awaiting one flush means every earlier write
- * is durable too; a background write that failed is reported by the next awaited flush.
+ * Events are written in batches: an agent exchange and its tool calls land together, with any
+ * other write of that moment (a status change, a conversation's row) in the same write. Writes
+ * commit in the order they were made, so awaiting one flush means every earlier write is durable
+ * too; a background write that failed is reported by the next awaited flush.
  */
-export function makeRecorder(
-  store: Pick<Store, "appendEvents" | "writeBatched" | "writeBatchedLazily">,
-  runId: string,
-  clock: Clock,
-  newId: NewId,
-) {
-  let pending: NewEvent[] = [];
+export function makeRecorder({ store, runId, clock, newId }: RecorderOptions) {
+  let lastSequence = store.getLastSequence(runId);
+  let pending: LoggedEvent[] = [];
   let failed: unknown;
+  const byConversation = new Map<string, LoggedEvent[]>();
 
-  function queue<T>(alsoWrite: (() => T) | undefined, lazily: boolean): Promise<T> {
+  function queue(commands: readonly WriteCommand[], lazily: boolean): Promise<unknown[]> {
     const events = pending;
     pending = [];
-    const write = (lazily ? store.writeBatchedLazily : store.writeBatched)(() => {
-      if (events.length > 0) store.appendEvents(runId, events);
-      return alsoWrite?.() as T;
-    });
+    const all: WriteCommand[] = events.length > 0 ? [["appendEvents", runId, events], ...commands] : [...commands];
+    const write = lazily ? store.writeLazily(...all) : store.write(...all);
     write.catch((error: unknown) => (failed ??= error));
     return write;
   }
 
   return {
     record(type: string, data: Record<string, unknown>, where: { conversation_id?: string; turn?: number } = {}): void {
-      pending.push({
+      const event: LoggedEvent = {
+        sequence: ++lastSequence,
         event_id: newId("event"),
         type,
         occurred_at: clock.now().toISOString(),
-        conversation_id: where.conversation_id,
-        turn: where.turn,
+        conversation_id: where.conversation_id ?? null,
+        turn: where.turn ?? null,
         data: { ...where, ...data },
-      });
+      };
+      pending.push(event);
+      if (event.conversation_id !== null) {
+        const events = byConversation.get(event.conversation_id);
+        if (events) events.push(event);
+        else byConversation.set(event.conversation_id, [event]);
+      }
+    },
+    /** The events recorded for a conversation held in this attempt (undefined for any other). */
+    eventsOf(conversationId: string): readonly LoggedEvent[] | undefined {
+      return byConversation.get(conversationId);
     },
     /**
-     * Commits what was recorded so far, then `alsoWrite` (in the same transaction); resolves when
-     * durable, with everything queued before it. Throws if this or an earlier write failed.
+     * Writes what was recorded so far, then `commands`, together; resolves with the commands'
+     * results when durable, with everything written before. Throws if this or an earlier write failed.
      */
-    async flush<T = void>(alsoWrite?: () => T): Promise<T> {
-      const value = await queue(alsoWrite, false);
+    async flush<const C extends readonly WriteCommand[]>(...commands: C): Promise<WriteResults<C>> {
+      const values = await queue(commands, false);
       if (failed !== undefined) throw failed;
-      return value;
+      return values.slice(values.length - commands.length) as WriteResults<C>;
     },
     /**
-     * Queues what was recorded (and `alsoWrite`) without waiting for it: it commits with the next
+     * Queues what was recorded (and `commands`) without waiting for it: it commits with the next
      * write anyone awaits (or within a few ms), so it costs no commit of its own. The next `flush`
      * waits for it.
      */
-    flushInBackground(alsoWrite?: () => void): void {
-      queue(alsoWrite, true).catch(() => undefined);
+    flushInBackground(...commands: readonly WriteCommand[]): void {
+      queue(commands, true).catch(() => undefined);
     },
-    /** Forget what was not flushed (the exchange it belongs to did not finish). */
-    discard(): void {
+    /**
+     * Waits until every write made so far has settled. If one failed, forgets what was not
+     * written and continues the log from where the store says it ends.
+     */
+    async settle(): Promise<void> {
+      await store.write().catch(() => undefined); // commits after every earlier write
+      if (failed === undefined) return;
+      failed = undefined;
       pending = [];
+      lastSequence = store.getLastSequence(runId);
     },
   };
 }

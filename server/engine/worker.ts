@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock.js";
 import { coerceError } from "../errors.js";
 import type { Logger } from "../log.js";
-import type { JobRow, Store } from "../store/index.js";
+import type { JobRow } from "../store/index.js";
+import type { ServiceStore } from "../store/service-store.js";
 
 export interface TaskContext {
   job: JobRow;
@@ -14,7 +15,7 @@ export type Task = (payload: unknown, context: TaskContext) => Promise<void>;
 export type TaskList = Record<string, Task>;
 
 export interface WorkerOptions {
-  store: Store;
+  store: Pick<ServiceStore, "write" | "writeLazily">;
   clock: Clock;
   log: Logger;
   tasks: TaskList;
@@ -55,21 +56,23 @@ export function makeWorker({
   const at = (offsetMs = 0) => new Date(clock.now().getTime() + offsetMs).toISOString();
 
   /** Puts a job back to run at once, refunding the attempt: handing work back on stop is not a failure. */
-  function handBack(job: JobRow): Promise<boolean> {
-    return store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(), "released on shutdown", true));
+  async function handBack(job: JobRow): Promise<void> {
+    await store.write(["releaseJob", job.job_id, workerId, at(), "released on shutdown", true]);
   }
 
   async function execute(job: JobRow, controller: AbortController): Promise<void> {
     const started = performance.now();
     const heartbeat = setInterval(() => {
-      try {
-        if (!store.renewJobLease(job.job_id, workerId, at(leaseMs))) {
+      store.write(["renewJobLease", job.job_id, workerId, at(leaseMs)]).then(
+        ([renewed]) => {
+          if (renewed || controller.signal.aborted) return;
           log.warn({ job_id: job.job_id }, `Lost the lease of job ${job.job_id}; abandoning it`);
           controller.abort(new Error("lease lost"));
-        }
-      } catch (raw) {
-        log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not renew the lease of job ${job.job_id}; trying again`);
-      }
+        },
+        (raw: unknown) => {
+          log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not renew the lease of job ${job.job_id}; trying again`);
+        },
+      );
     }, Math.max(10, Math.floor(leaseMs / 3)));
     try {
       const task = tasks[job.task];
@@ -82,7 +85,7 @@ export function makeWorker({
         // once its lease lapsed, and tasks are safe to run again (a lease can lapse mid-task
         // anyway; a run already terminal ends at once). It rides with the next commit, often the
         // claim of the next job.
-        store.writeBatchedLazily(() => store.completeJob(job.job_id, workerId)).catch((raw: unknown) => {
+        store.writeLazily(["completeJob", job.job_id, workerId]).catch((raw: unknown) => {
           log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not delete finished job ${job.job_id}; its lease will lapse`);
         });
       }
@@ -94,7 +97,7 @@ export function makeWorker({
       } else {
         // A task settles its own work (a run ends terminal even on its last attempt); a job is never
         // dropped on an error, or the work it stands for could be left unfinished for good.
-        await store.writeBatched(() => store.releaseJob(job.job_id, workerId, at(backoffMs(job.attempts)), error.message));
+        await store.write(["releaseJob", job.job_id, workerId, at(backoffMs(job.attempts)), error.message]);
         log.warn({ err: error, job_id: job.job_id }, `Job ${job.job_id} (${job.task}) failed (attempt ${job.attempts}); will retry`);
       }
     } finally {
@@ -132,17 +135,9 @@ export function makeWorker({
     const free = concurrency - inFlight.size;
     if (free <= 0) return;
     claiming = store
-      .writeBatched(() => {
-        const jobs: JobRow[] = [];
-        while (jobs.length < free) {
-          const job = store.claimJob(workerId, at(), at(leaseMs));
-          if (!job) break;
-          jobs.push(job);
-        }
-        return jobs;
-      })
+      .write(["claimJobs", workerId, at(), at(leaseMs), free])
       .then(
-        async (claimed) => {
+        async ([claimed]) => {
           // Stopped while the claim was committing: the jobs go back at once, without using an attempt.
           if (stopped) await Promise.all(claimed.map((job) => handBack(job)));
           else for (const job of claimed) start(job);
@@ -178,11 +173,10 @@ export function makeWorker({
 
   function tick(): void {
     if (stopped) return;
-    try {
-      store.reclaimExpiredJobs(at());
-    } catch (raw) {
+    // Queued before the claim, so a job whose lease lapsed can be claimed in the same commit.
+    store.write(["reclaimExpiredJobs", at()]).catch((raw: unknown) => {
       log.error({ err: coerceError(raw) }, "Could not reclaim expired jobs; trying again at the next tick");
-    }
+    });
     fill();
     timer = setTimeout(tick, pollIntervalMs);
   }

@@ -1,5 +1,5 @@
 import { conversationPath, tracePath, turnPath } from "../contract/index.js";
-import type { ConversationRow, EventRow } from "../store/index.js";
+import type { ConversationRow, LoggedEvent } from "../store/index.js";
 
 export interface ToolCallFact {
   sequence: number;
@@ -19,12 +19,14 @@ export interface ReplyFact {
 }
 
 /**
- * What happened in one conversation, read back from its recorded events: the only input
- * evaluators get, so every verdict can point at the trace entries it rests on.
+ * What happened in one conversation, taken from its logged events: the only input evaluators
+ * get, so every verdict can point at the trace entries it rests on.
  */
 export interface ConversationFacts {
   run_id: string;
   conversation: ConversationRow;
+  /** The conversation's events, in order. */
+  events: readonly LoggedEvent[];
   turns: number[];
   toolCalls: ToolCallFact[];
   replies: ReplyFact[];
@@ -37,13 +39,13 @@ export interface ConversationFacts {
   };
 }
 
-export function toConversationFacts(conversation: ConversationRow, events: readonly EventRow[]): ConversationFacts {
+export function toConversationFacts(conversation: ConversationRow, events: readonly LoggedEvent[]): ConversationFacts {
   const runId = conversation.run_id;
   const toolCalls: ToolCallFact[] = [];
   const replies: ReplyFact[] = [];
   const turns = new Set<number>();
   for (const event of events) {
-    const data = JSON.parse(event.data) as Record<string, unknown>;
+    const { data } = event;
     if (event.turn !== null && event.turn > 0) turns.add(event.turn);
     if (event.type === "tool.called") {
       toolCalls.push({
@@ -70,6 +72,7 @@ export function toConversationFacts(conversation: ConversationRow, events: reado
   return {
     run_id: runId,
     conversation,
+    events,
     turns: [...turns].sort((a, b) => a - b),
     toolCalls,
     replies,

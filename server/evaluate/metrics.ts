@@ -1,5 +1,4 @@
 import type { TestSpecDocument } from "../contract/index.js";
-import type { EventRow } from "../store/index.js";
 import type { ConversationFacts } from "./conversation-facts.js";
 import type { EvaluationDraft } from "./evaluate-expectations.js";
 import type { Judge } from "./judges/llm-judge.js";
@@ -21,7 +20,6 @@ interface Sample {
 export async function judgeMetrics(
   spec: TestSpecDocument,
   conversations: readonly ConversationFacts[],
-  eventsOf: (conversationId: string) => EventRow[],
   judge: Judge,
   signal: AbortSignal,
 ): Promise<EvaluationDraft[]> {
@@ -29,12 +27,11 @@ export async function judgeMetrics(
   (spec.scenarios ?? []).forEach((scenario, s) => {
     (scenario.metrics ?? []).forEach((metric, m) => {
       for (const facts of conversations.filter((f) => f.conversation.kind === "scenario" && f.conversation.scenario_id === scenario.id)) {
-        const events = eventsOf(facts.conversation.conversation_id);
         const turns = metric.scope === "turn" ? facts.turns : [null];
         for (const turn of turns) {
           samples.push({
             criteria: metric.criteria,
-            transcript: toTranscript(events, turn ?? undefined),
+            transcript: toTranscript(facts.events, turn ?? undefined),
             draft: {
               metric_id: metric.id,
               scope: metric.scope,

@@ -7,7 +7,7 @@ import type { Clock } from "../clock.js";
 import type { NewId } from "../ids.js";
 import type { EgressPolicy } from "../net/egress.js";
 import type { CheckReadiness } from "../net/readiness.js";
-import type { Store } from "../store/index.js";
+import type { ServiceStore } from "../store/service-store.js";
 import type { CursorCodec } from "./cursor.js";
 import type { Logger } from "../log.js";
 
@@ -27,7 +27,7 @@ declare module "fastify" {
 
 /** Everything a route needs, passed in: no route reaches for a global. */
 export interface ApiDeps {
-  store: Store;
+  store: ServiceStore;
   clock: Clock;
   newId: NewId;
   log: Logger;

@@ -86,24 +86,29 @@ export async function createRun(
   if (!agent) throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
   const now = clock.now().toISOString();
   const runId = newId("run");
-  const outcome = store.createRunIdempotently(request(), {
-    run_id: runId,
-    project_id: spec.project_id,
-    status: "QUEUED",
-    verdict: "PENDING",
-    failure_cause: null,
-    failure_message: null,
-    test_spec_id: spec.test_spec_id,
-    spec_version: spec.spec_version,
-    environment_id: environment.environment_id,
-    agent_id: agent.agent_id,
-    agent_version: agent.version,
-    source: body.source ? JSON.stringify(body.source) : null,
-    created_at: now,
-    updated_at: now,
-    started_at: null,
-    ended_at: null,
-  }, () => store.enqueueJob(executeRunJob(runId, now)));
+  const [outcome] = await store.write([
+    "createRunIdempotently",
+    request(),
+    {
+      run_id: runId,
+      project_id: spec.project_id,
+      status: "QUEUED",
+      verdict: "PENDING",
+      failure_cause: null,
+      failure_message: null,
+      test_spec_id: spec.test_spec_id,
+      spec_version: spec.spec_version,
+      environment_id: environment.environment_id,
+      agent_id: agent.agent_id,
+      agent_version: agent.version,
+      source: body.source ? JSON.stringify(body.source) : null,
+      created_at: now,
+      updated_at: now,
+      started_at: null,
+      ended_at: null,
+    },
+    executeRunJob(runId, now),
+  ]);
   if (outcome.kind === "created") {
     nudgeEngine();
     return { run: outcome.run, replayed: false };

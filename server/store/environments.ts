@@ -55,14 +55,15 @@ export function toEnvironmentTarget(row: EnvironmentRow): EnvironmentTarget {
 export function makeEnvironmentsStore(db: Db, listPage: ListPage) {
   const insert = db.prepare(`INSERT INTO environments
     (environment_id, project_id, name, agent_id, protocol, base_url, model, readiness_path, headers, created_at)
-    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @model, @readiness_path, @headers, @created_at)`);
+    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @model, @readiness_path, @headers, @created_at)
+    ON CONFLICT (project_id, name) DO NOTHING`);
   const byId = db.prepare("SELECT * FROM environments WHERE environment_id = ?");
   const byName = db.prepare("SELECT * FROM environments WHERE project_id = ? AND name = ?");
 
   return {
-    createEnvironment(row: EnvironmentRow): Environment {
-      insert.run(row);
-      return toEnvironment(row);
+    /** Creates the environment, or returns undefined if its project has one of that name. */
+    createEnvironment(row: EnvironmentRow): Environment | undefined {
+      return insert.run(row).changes === 1 ? toEnvironment(row) : undefined;
     },
     getEnvironmentRow(environmentId: string): EnvironmentRow | undefined {
       return byId.get(environmentId) as EnvironmentRow | undefined;

@@ -12,48 +12,57 @@ export interface EventRow {
   data: string;
 }
 
-export interface NewEvent {
+/** An event with its payload as an object: as recorded, or as read back (`toLoggedEvent`). */
+export interface LoggedEvent {
+  /** Assigned by whoever records the run's events: one more than the last one logged. */
+  sequence: number;
   event_id: string;
   type: string;
   occurred_at: string;
-  conversation_id?: string | null | undefined;
-  turn?: number | null | undefined;
+  conversation_id: string | null;
+  turn: number | null;
   data: Record<string, unknown>;
 }
 
+export function toLoggedEvent(row: EventRow): LoggedEvent {
+  return { ...row, data: JSON.parse(row.data) as Record<string, unknown> };
+}
+
+/** Appending events that do not follow the last logged one: someone else wrote to this run's log. */
+export class SequenceConflictError extends Error {
+  override name = "SequenceConflictError";
+}
+
 /**
- * A run's event log, which is also its trace. Sequence numbers are gap-free from 1 per run:
- * each append takes the next numbers inside the caller's transaction.
+ * A run's event log, which is also its trace. Sequence numbers are gap-free from 1 per run: an
+ * append must continue the log exactly where it ends (an optimistic check, as an event store's
+ * expected version), so a writer that lost track of the run can never leave a gap or a fork.
  */
 export function makeEventsStore(db: Db) {
   const lastSequence = db.prepare("SELECT COALESCE(MAX(sequence), 0) FROM run_events WHERE run_id = ?").pluck();
   const insert = db.prepare(`INSERT INTO run_events (run_id, sequence, event_id, type, occurred_at, conversation_id, turn, data)
-    VALUES (@run_id, @sequence, @event_id, @type, @occurred_at, @conversation_id, @turn, @data)`);
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
   const page = db.prepare("SELECT * FROM run_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?");
   const one = db.prepare("SELECT * FROM run_events WHERE run_id = ? AND sequence = ?");
   const ofConversation = db.prepare("SELECT * FROM run_events WHERE conversation_id = ? ORDER BY sequence");
   const ofTurn = db.prepare("SELECT * FROM run_events WHERE conversation_id = ? AND turn = ? ORDER BY sequence");
 
-  const appendEvents = db.transaction((runId: string, events: readonly NewEvent[]): EventRow[] => {
-    let sequence = lastSequence.get(runId) as number;
-    return events.map((event) => {
-      const row: EventRow = {
-        run_id: runId,
-        sequence: ++sequence,
-        event_id: event.event_id,
-        type: event.type,
-        occurred_at: event.occurred_at,
-        conversation_id: event.conversation_id ?? null,
-        turn: event.turn ?? null,
-        data: JSON.stringify(event.data),
-      };
-      insert.run(row);
-      return row;
+  const appendEvents = db.transaction((runId: string, events: readonly LoggedEvent[]): void => {
+    const last = lastSequence.get(runId) as number;
+    events.forEach((event, i) => {
+      if (event.sequence !== last + 1 + i) {
+        throw new SequenceConflictError(`Run ${runId}'s log ends at ${last + i}; event ${event.sequence} (${event.type}) does not follow it`);
+      }
+      insert.run(runId, event.sequence, event.event_id, event.type, event.occurred_at, event.conversation_id, event.turn, JSON.stringify(event.data));
     });
   });
 
   return {
     appendEvents,
+    /** The sequence of the run's last event, 0 if it has none. */
+    getLastSequence(runId: string): number {
+      return lastSequence.get(runId) as number;
+    },
     /** Events after a sequence number, ascending; `limit + 1` rows tell whether more follow. */
     listEvents(runId: string, afterSequence: number, limit: number): EventRow[] {
       return page.all(runId, afterSequence, limit) as EventRow[];

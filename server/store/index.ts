@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import type { Run } from "../contract/index.js";
 import { makeAgentsStore } from "./agents.js";
 import { makeApiKeysStore } from "./api-keys.js";
 import { openDb, type Db, type OpenDbOptions } from "./db.js";
@@ -7,7 +8,6 @@ import { migrate } from "./migrate.js";
 import { makePager } from "./pagination.js";
 import { makeProjectsStore } from "./projects.js";
 import { makeRunsStore, type RunStatusChange } from "./runs.js";
-import type { NewEvent } from "./events.js";
 import { getOrCreateSecret } from "./settings.js";
 import { makeTestSpecsStore } from "./test-specs.js";
 import { makeJobsStore } from "./jobs.js";
@@ -15,7 +15,6 @@ import { makeEventsStore } from "./events.js";
 import { makeConversationsStore } from "./conversations.js";
 import { makeEvaluationsStore } from "./evaluations.js";
 import { makeFindingsStore } from "./findings.js";
-import { makeWriteBatcher } from "./write-batcher.js";
 
 export type { Keyset, PageRequest, RowPage } from "./pagination.js";
 export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";
@@ -23,7 +22,8 @@ export { toEnvironmentTarget } from "./environments.js";
 export type { RunRow } from "./runs.js";
 export type { ApiKeyRow, ApiKeyInfo } from "./api-keys.js";
 export type { JobRow, NewJob } from "./jobs.js";
-export type { EventRow, NewEvent } from "./events.js";
+export type { EventRow, LoggedEvent } from "./events.js";
+export { SequenceConflictError, toLoggedEvent } from "./events.js";
 export type { ConversationRow } from "./conversations.js";
 export type { EvaluationRow, GateResultRow } from "./evaluations.js";
 export type { FindingRow } from "./findings.js";
@@ -37,18 +37,21 @@ export interface OpenStoreOptions extends OpenDbOptions {
   clock: Clock;
 }
 
-/** The one door to persistence: every SQL statement of the service lives behind it. */
+/**
+ * The one door to persistence: every SQL statement of the service lives behind it. This is the
+ * synchronous store of one connection, reads and writes alike; the service itself reads through
+ * one and writes through its writer thread (`openServiceStore`).
+ */
 export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOptions) {
   const db = openDb(path, dbOptions);
   migrate(db, clock);
   const listPage = makePager(db);
-  const runs = makeRunsStore(db, listPage);
   const jobs = makeJobsStore(db);
+  const runs = makeRunsStore(db, listPage, jobs);
   const events = makeEventsStore(db);
   const conversations = makeConversationsStore(db);
   const evaluations = makeEvaluationsStore(db);
   const inTransaction = db.transaction((work: () => unknown) => work());
-  const batcher = makeWriteBatcher(db);
   return {
     db,
     ...makeProjectsStore(db, listPage),
@@ -62,25 +65,19 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
     ...evaluations,
     ...makeFindingsStore(db),
     ...makeApiKeysStore(db),
-    /** Queues `work` for the next group commit; resolves once it is durable. */
-    writeBatched: batcher.write,
-    /** Queues `work` to commit with the next `writeBatched` (or within a few ms); resolves once it is durable. */
-    writeBatchedLazily: batcher.writeLazily,
     /** Runs `work` in one transaction: all of its writes commit together, or none do. */
     transaction<T>(work: () => T): T {
       return inTransaction(work) as T;
     },
     /**
-     * A status change and the event that records it, committed together. If the run is no longer
-     * in `change.from` it throws, so the enclosing transaction (and all written with it) is undone.
+     * Moves a run from one status to the next. If it is no longer in `change.from` it throws, so
+     * the write it is part of (the event that records the move, say) is undone.
      */
-    transitionRun: db.transaction((change: RunStatusChange, event: NewEvent): true => {
-      if (!runs.updateRunStatus(change)) {
-        throw new RunMovedError(`Run ${change.run_id} is no longer ${change.from}; it was not moved to ${change.to}`);
-      }
-      events.appendEvents(change.run_id, [event]);
-      return true;
-    }),
+    transitionRun(change: RunStatusChange): Run {
+      const moved = runs.updateRunStatus(change);
+      if (!moved) throw new RunMovedError(`Run ${change.run_id} is no longer ${change.from}; it was not moved to ${change.to}`);
+      return moved;
+    },
     cursorSecret: getOrCreateSecret(db, "cursor_secret"),
     /** Counts rows of every table: used by tests and operators to see that nothing was written. */
     countRows(): Record<string, number> {
@@ -93,9 +90,7 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
       );
     },
     close(): void {
-      if (!db.open) return;
-      batcher.drainNow();
-      db.close();
+      if (db.open) db.close();
     },
   };
 }

@@ -51,8 +51,15 @@ export function makeJobsStore(db: Db) {
     enqueueJob(job: NewJob): void {
       insert.run({ ...job, payload: JSON.stringify(job.payload) });
     },
-    claimJob(worker: string, now: string, until: string): JobRow | undefined {
-      return claim.get({ worker, now, until }) as JobRow | undefined;
+    /** Claims up to `max` jobs that are due, oldest first, under a lease until `until`. */
+    claimJobs(worker: string, now: string, until: string, max: number): JobRow[] {
+      const jobs: JobRow[] = [];
+      while (jobs.length < max) {
+        const job = claim.get({ worker, now, until }) as JobRow | undefined;
+        if (!job) break;
+        jobs.push(job);
+      }
+      return jobs;
     },
     /** False when the lease was lost (reclaimed after expiry): the worker must stop working on it. */
     renewJobLease(jobId: number, worker: string, until: string): boolean {
@@ -74,3 +81,5 @@ export function makeJobsStore(db: Db) {
     },
   };
 }
+
+export type JobsStore = ReturnType<typeof makeJobsStore>;

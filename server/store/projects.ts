@@ -5,16 +5,15 @@ import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 export type ProjectRow = Project;
 
 export function makeProjectsStore(db: Db, listPage: ListPage) {
-  const insert = db.prepare(
-    "INSERT INTO projects (project_id, name, description, created_at) VALUES (@project_id, @name, @description, @created_at)",
-  );
+  const insert = db.prepare(`INSERT INTO projects (project_id, name, description, created_at)
+    VALUES (@project_id, @name, @description, @created_at) ON CONFLICT (name) DO NOTHING`);
   const byId = db.prepare("SELECT * FROM projects WHERE project_id = ?");
   const byName = db.prepare("SELECT * FROM projects WHERE name = ?");
 
   return {
-    createProject(row: ProjectRow): Project {
-      insert.run(row);
-      return row;
+    /** Creates the project, or returns undefined if one of that name exists. */
+    createProject(row: ProjectRow): Project | undefined {
+      return insert.run(row).changes === 1 ? row : undefined;
     },
     getProject(projectId: string): Project | undefined {
       return byId.get(projectId) as ProjectRow | undefined;

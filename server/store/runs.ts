@@ -10,6 +10,7 @@ import {
   type RunStatus,
 } from "../contract/index.js";
 import type { Db } from "./db.js";
+import type { JobsStore, NewJob } from "./jobs.js";
 import type { Filter, ListPage, PageRequest, RowPage } from "./pagination.js";
 
 export interface RunRow {
@@ -90,7 +91,7 @@ export interface RunFilter {
   environment_id?: string | undefined;
 }
 
-export function makeRunsStore(db: Db, listPage: ListPage) {
+export function makeRunsStore(db: Db, listPage: ListPage, jobs: Pick<JobsStore, "enqueueJob">) {
   const insertRun = db.prepare(`INSERT INTO runs (run_id, project_id, status, verdict, failure_cause, failure_message,
       test_spec_id, spec_version, environment_id, agent_id, agent_version, source, created_at, updated_at, started_at, ended_at)
     VALUES (@run_id, @project_id, @status, @verdict, @failure_cause, @failure_message, @test_spec_id, @spec_version,
@@ -116,18 +117,18 @@ export function makeRunsStore(db: Db, listPage: ListPage) {
   }
 
   /**
-   * Creates the run and records its idempotency key in one transaction, unless a live key
-   * already answers the request. Concurrent identical requests therefore create one run.
+   * Creates the run, records its idempotency key and enqueues `job` in one transaction, unless a
+   * live key already answers the request. Concurrent identical requests therefore create one run.
    */
   const createRunIdempotently = db.transaction(
-    (request: IdempotentRequest, row: RunRow, alsoOnCreate: () => void): IdempotentOutcome | { kind: "created"; run: Run } => {
+    (request: IdempotentRequest, row: RunRow, job: NewJob): IdempotentOutcome | { kind: "created"; run: Run } => {
       const existing = lookUpKey(request);
       if (existing.kind !== "none") return existing;
       sweepExpiredKeys.run(request.now);
       deleteKey.run(request.project_id, request.idempotency_key);
       insertRun.run(row);
       insertKey.run({ ...request, run_id: row.run_id });
-      alsoOnCreate();
+      jobs.enqueueJob(job);
       return { kind: "created", run: toRun(row) };
     },
   );
@@ -135,22 +136,22 @@ export function makeRunsStore(db: Db, listPage: ListPage) {
       failure_message = @failure_message, updated_at = @now,
       started_at = COALESCE(started_at, CASE WHEN @to = 'RUNNING' THEN @now END),
       ended_at = CASE WHEN @terminal = 1 THEN @now ELSE ended_at END
-    WHERE run_id = @run_id AND status = @from`);
+    WHERE run_id = @run_id AND status = @from
+    RETURNING *`);
 
   return {
     /**
      * Moves a run from one status to the next, only if it is still in `from` (so two workers
-     * can never both move it). Returns whether it moved.
+     * can never both move it). Returns the moved run, or undefined if it was not in `from`.
      */
-    updateRunStatus(change: RunStatusChange): boolean {
-      return (
-        updateStatus.run({
-          ...change,
-          terminal: change.terminal ? 1 : 0,
-          failure_cause: change.failure?.cause ?? null,
-          failure_message: change.failure?.message ?? null,
-        }).changes === 1
-      );
+    updateRunStatus(change: RunStatusChange): Run | undefined {
+      const row = updateStatus.get({
+        ...change,
+        terminal: change.terminal ? 1 : 0,
+        failure_cause: change.failure?.cause ?? null,
+        failure_message: change.failure?.message ?? null,
+      }) as RunRow | undefined;
+      return row && toRun(row);
     },
     lookUpIdempotencyKey: lookUpKey,
     createRunIdempotently,

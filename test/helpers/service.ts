@@ -10,6 +10,7 @@ import { readConfig } from "../../server/config.js";
 import { createService, type Service } from "../../server/create-service.js";
 import { makeIdGenerator } from "../../server/ids.js";
 import { createLogger } from "../../server/log.js";
+import { openStore } from "../../server/store/index.js";
 import { makeApiClient, type ApiClient } from "./api-client.js";
 import { makeResponseValidator } from "./openapi.js";
 
@@ -23,7 +24,10 @@ export interface TestService {
   admin: ApiClient;
   /** Client without a token. */
   anonymous: ApiClient;
+  /** Issues an API key as the operator's CLI does: through a connection of its own. */
   issueKey(projectId: string | null, scopes?: string[]): string;
+  /** Revokes a key as the operator's CLI does; false if it was revoked already. */
+  revokeKey(keyId: string): boolean;
   close(): Promise<void>;
 }
 
@@ -50,8 +54,9 @@ export async function startTestService({ clock = systemClock, env = {}, dbPath }
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const newId = makeIdGenerator(clock);
+  const operator = openStore(path, { clock });
   const issueKey = (projectId: string | null, scopes: string[] = []) =>
-    issueApiKey({ store: service.store, clock, newId }, { projectId, scopes }).token;
+    issueApiKey({ store: operator, clock, newId }, { projectId, scopes }).token;
   const adminToken = issueKey(null);
   const openapi = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as Parameters<typeof makeResponseValidator>[0];
   const validate = makeResponseValidator(openapi);
@@ -65,10 +70,12 @@ export async function startTestService({ clock = systemClock, env = {}, dbPath }
     admin: makeApiClient(baseUrl, validate, adminToken),
     anonymous: makeApiClient(baseUrl, validate),
     issueKey,
+    revokeKey: (keyId) => operator.revokeApiKey(keyId, clock.now().toISOString()),
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await service.close();
+      operator.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };

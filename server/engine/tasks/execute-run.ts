@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import { TestSpecDocument, type Run, type RunStatus } from "../../contract/index.js";
+import { TestSpecDocument, type Run, type RunStatus, type Verdict } from "../../contract/index.js";
 import { coerceError } from "../../errors.js";
 import { toConversationFacts } from "../../evaluate/conversation-facts.js";
 import { evaluateExpectations } from "../../evaluate/evaluate-expectations.js";
@@ -13,7 +13,9 @@ import { evaluateProbes } from "../../evaluate/probes.js";
 import type { NewId } from "../../ids.js";
 import type { Logger } from "../../log.js";
 import type { EgressPolicy } from "../../net/egress.js";
-import { toEnvironmentTarget, type Store } from "../../store/index.js";
+import { toEnvironmentTarget, toLoggedEvent, type ConversationRow } from "../../store/index.js";
+import type { ServiceStore } from "../../store/service-store.js";
+import type { WriteCommand } from "../../store/writer/commands.js";
 import { makeOpenAiChatAgent } from "../agents/openai-chat.js";
 import type { Agent } from "../agents/types.js";
 import { planConversations } from "../plan.js";
@@ -26,7 +28,7 @@ export const EXECUTE_RUN = "execute_run";
 export const EXECUTE_RUN_MAX_ATTEMPTS = 5;
 
 export interface ExecuteRunDeps {
-  store: Store;
+  store: ServiceStore;
   clock: Clock;
   newId: NewId;
   egress: EgressPolicy;
@@ -46,91 +48,86 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
   const { store, clock, newId, log } = deps;
   const now = () => clock.now().toISOString();
 
-  /** Moves the run on, committing what was recorded before it and `alsoWrite` in the same transaction. */
+  /**
+   * Moves the run on: the move, what was recorded before it and `alsoWrite` go in one write. A
+   * move that ends the run returns once it is durable; one on the way is not waited for: the
+   * next awaited write makes it durable, or reports that it failed.
+   */
   async function transition(
     recorder: Recorder,
     run: Run,
     to: RunStatus,
-    outcome: Partial<Pick<Run, "verdict" | "failure">> = {},
-    alsoWrite: () => void = () => undefined,
+    { verdict = run.verdict, failure = null, alsoWrite = [] }: { verdict?: Verdict; failure?: Run["failure"]; alsoWrite?: readonly WriteCommand[] } = {},
   ): Promise<Run> {
     assertTransition(run.status, to);
-    const verdict = outcome.verdict ?? run.verdict;
-    const failure = outcome.failure ?? null;
-    await recorder.flush(() => {
-      alsoWrite();
-      return store.transitionRun(
-        { run_id: run.run_id, from: run.status, to, terminal: isTerminal(to), verdict, failure, now: now() },
-        {
-          event_id: newId("event"),
-          type: "run.status_changed",
-          occurred_at: now(),
-          data: { from: run.status, to, verdict, ...(failure ? { failure } : {}) },
-        },
-      );
-    });
+    const at = now();
+    recorder.record("run.status_changed", { from: run.status, to, verdict, ...(failure ? { failure } : {}) });
+    const move: WriteCommand = ["transitionRun", { run_id: run.run_id, from: run.status, to, terminal: isTerminal(to), verdict, failure, now: at }];
     log.info({ run_id: run.run_id }, `Run ${run.run_id}: ${run.status} → ${to}${to === "FAILED" ? ` (${failure?.cause})` : ""}`);
-    return store.getRun(run.run_id)!;
+    if (isTerminal(to)) return (await recorder.flush(move, ...alsoWrite))[0] as Run;
+    recorder.flushInBackground(move, ...alsoWrite);
+    return { ...run, status: to, verdict, failure, updated_at: at, started_at: run.started_at ?? at };
   }
 
-  async function converse(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal): Promise<void> {
+  /** Holds every conversation the spec asks for that has not been completed yet; returns the ones it completed. */
+  async function converse(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal, earlier: readonly ConversationRow[]): Promise<ConversationRow[]> {
     const environment = store.getEnvironmentRow(run.environment_id);
     if (!environment) throw new RunFailedError("internal_error", `Environment ${run.environment_id} no longer exists`);
     const target = toEnvironmentTarget(environment);
-    const conversations = store.listRunConversations(run.run_id);
+    const completed: ConversationRow[] = [];
     for (const plan of planConversations(spec, { includeProbes: true })) {
-      const earlier = conversations.filter((c) => c.kind === plan.kind && c.scenario_id === plan.scenario_id && c.repeat_index === plan.repeat_index);
-      if (earlier.some((c) => c.status === "completed")) continue;
+      const before = earlier.filter((c) => c.kind === plan.kind && c.scenario_id === plan.scenario_id && c.repeat_index === plan.repeat_index);
+      if (before.some((c) => c.status === "completed")) continue;
       const agent: Agent = makeOpenAiChatAgent({
         egress: deps.egress,
         target,
         timeoutMs: plan.timeout_ms,
         ...(deps.agentBackoffMs ? { backoffMs: deps.agentBackoffMs } : {}),
       });
-      const conversationId = newId("conversation");
-      const canary = plan.canary ? `CANARY-${randomBytes(9).toString("base64url")}` : null;
-      const context = { conversation_id: conversationId };
-      recorder.record("conversation.started", { kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt: earlier.length + 1 }, context);
-      recorder.flushInBackground(() =>
-        store.createConversation({
-          conversation_id: conversationId,
-          run_id: run.run_id,
-          kind: plan.kind,
-          scenario_id: plan.scenario_id,
-          repeat_index: plan.repeat_index,
-          attempt: earlier.length + 1,
-          status: "running",
-          canary,
-          created_at: now(),
-          ended_at: null,
-        }),
-      );
+      const conversation: ConversationRow = {
+        conversation_id: newId("conversation"),
+        run_id: run.run_id,
+        kind: plan.kind,
+        scenario_id: plan.scenario_id,
+        repeat_index: plan.repeat_index,
+        attempt: before.length + 1,
+        status: "running",
+        canary: plan.canary ? `CANARY-${randomBytes(9).toString("base64url")}` : null,
+        created_at: now(),
+        ended_at: null,
+      };
+      const context = { conversation_id: conversation.conversation_id };
+      recorder.record("conversation.started", { kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt: conversation.attempt }, context);
+      recorder.flushInBackground(["createConversation", conversation]);
       try {
-        await runConversation({ plan, conversationId, canary, agent, tools: spec.tools ?? [], recorder, signal });
+        await runConversation({ plan, conversationId: conversation.conversation_id, canary: conversation.canary, agent, tools: spec.tools ?? [], recorder, signal });
       } catch (error) {
         if (error instanceof RunFailedError) {
           recorder.record("conversation.failed", { cause: error.failureCause }, context);
-          await recorder.flush(() => store.finishConversation(conversationId, "failed", now()));
+          await recorder.flush(["finishConversation", conversation.conversation_id, "failed", now()]);
         }
         throw error;
       }
+      const endedAt = now();
       recorder.record("conversation.completed", {}, context);
-      recorder.flushInBackground(() => store.finishConversation(conversationId, "completed", now()));
+      recorder.flushInBackground(["finishConversation", conversation.conversation_id, "completed", endedAt]);
+      completed.push({ ...conversation, status: "completed", ended_at: endedAt });
     }
+    return completed;
   }
 
   /**
-   * Judges everything the run recorded, then writes evaluations, findings, gates and the final
-   * status in one transaction: a crash before it leaves the run EVALUATING, to be judged again.
+   * Judges every completed conversation, from the events recorded in this attempt or, for those
+   * an earlier attempt completed, read back. Evaluations, findings, gates and the final status
+   * are written together: a crash before that leaves the run EVALUATING, to be judged again.
    */
-  async function evaluate(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal): Promise<void> {
-    const facts = store
-      .listRunConversations(run.run_id)
-      .filter((c) => c.status === "completed")
-      .map((c) => toConversationFacts(c, store.listConversationEvents(c.conversation_id)));
+  async function evaluate(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal, completed: readonly ConversationRow[]): Promise<void> {
+    const facts = [...completed]
+      .sort((a, b) => (a.conversation_id < b.conversation_id ? -1 : 1))
+      .map((c) => toConversationFacts(c, recorder.eventsOf(c.conversation_id) ?? store.listConversationEvents(c.conversation_id).map(toLoggedEvent)));
     const probes = evaluateProbes(spec, facts);
     const hasMetrics = (spec.scenarios ?? []).some((scenario) => (scenario.metrics ?? []).length > 0);
-    const judged = hasMetrics && deps.judge ? await judgeMetrics(spec, facts, (id) => store.listConversationEvents(id), deps.judge, signal) : [];
+    const judged = hasMetrics && deps.judge ? await judgeMetrics(spec, facts, deps.judge, signal) : [];
     if (signal.aborted) throw signal.reason;
     const createdAt = now();
     const evaluations = [...evaluateExpectations(spec, facts), ...probes.evaluations, ...judged].map((draft) => ({
@@ -146,29 +143,32 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     for (const e of evaluations) {
       recorder.record("evaluation.completed", { evaluation_id: e.evaluation_id, metric_id: e.metric_id, status: e.status, score: e.score });
     }
-    await transition(recorder, run, status, { verdict }, () => {
-      store.insertFindings(
-        findings.map((f) => ({
-          ...f,
-          run_id: run.run_id,
-          severity_rank: SEVERITY_RANK[f.severity],
-          status: "open" as const,
-          evidence_refs: JSON.stringify(f.evidence_refs),
-          created_at: createdAt,
-        })),
-      );
-      store.insertEvaluations(
-        evaluations.map((e) => ({
-          ...e,
-          run_id: run.run_id,
-          judge: JSON.stringify(e.judge),
-          evidence_refs: JSON.stringify(e.evidence_refs),
-          created_at: createdAt,
-        })),
-      );
-      store.insertGateResults(
-        gates.map((gate, position) => ({ ...gate, run_id: run.run_id, position, evidence_refs: JSON.stringify(gate.evidence_refs) })),
-      );
+    await transition(recorder, run, status, {
+      verdict,
+      alsoWrite: [
+        [
+          "insertFindings",
+          findings.map((f) => ({
+            ...f,
+            run_id: run.run_id,
+            severity_rank: SEVERITY_RANK[f.severity],
+            status: "open" as const,
+            evidence_refs: JSON.stringify(f.evidence_refs),
+            created_at: createdAt,
+          })),
+        ],
+        [
+          "insertEvaluations",
+          evaluations.map((e) => ({
+            ...e,
+            run_id: run.run_id,
+            judge: JSON.stringify(e.judge),
+            evidence_refs: JSON.stringify(e.evidence_refs),
+            created_at: createdAt,
+          })),
+        ],
+        ["insertGateResults", gates.map((gate, position) => ({ ...gate, run_id: run.run_id, position, evidence_refs: JSON.stringify(gate.evidence_refs) }))],
+      ],
     });
   }
 
@@ -191,10 +191,10 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     const { run_id } = payload as { run_id: string };
     let run = store.getRun(run_id);
     if (!run || isTerminal(run.status)) return;
-    const recorder = makeRecorder(store, run_id, clock, newId);
+    const recorder = makeRecorder({ store, runId: run_id, clock, newId });
     try {
       // A run still QUEUED has held no conversation yet: nothing can have been cut off.
-      const interrupted = run.status === "QUEUED" ? 0 : store.interruptRunningConversations(run_id, now());
+      const interrupted = run.status === "QUEUED" ? 0 : (await store.write(["interruptRunningConversations", run_id, now()]))[0];
       if (job.attempts > 1 || interrupted > 0) {
         recorder.record("run.resumed", { attempt: job.attempts, interrupted_conversations: interrupted, reason: job.last_error });
       }
@@ -202,23 +202,23 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
         throw new RunFailedError("internal_error", `The run was interrupted ${job.attempts - 1} times; giving up`);
       }
       const spec = specOf(run);
+      const earlier = run.status === "QUEUED" ? [] : store.listRunConversations(run_id);
+      const completed = earlier.filter((c) => c.status === "completed");
       if (run.status === "QUEUED") run = await transition(recorder, run, "RUNNING");
       if (run.status === "RUNNING") {
-        await converse(run, spec, recorder, signal);
+        completed.push(...(await converse(run, spec, recorder, signal, earlier)));
         run = await transition(recorder, run, "EVALUATING");
       }
-      await evaluate(run, spec, recorder, signal);
+      await evaluate(run, spec, recorder, signal, completed);
     } catch (raw) {
-      if (signal.aborted) {
-        recorder.discard();
-        return; // stopped or lost the lease: the job goes back to the queue and resumes later
-      }
+      if (signal.aborted) return; // stopped or lost the lease: the job goes back to the queue and resumes later
       const error = raw instanceof RunFailedError ? raw : undefined;
       if (!error && job.attempts < job.max_attempts) throw raw; // retried with backoff by the worker
       const failure = error
         ? { cause: error.failureCause, message: error.message }
         : { cause: "internal_error" as const, message: `Unexpected error: ${coerceError(raw).message}` };
       if (!error) log.error({ err: coerceError(raw), run_id }, `Run ${run_id} failed on an internal error`);
+      await recorder.settle();
       const current = store.getRun(run_id)!;
       if (!isTerminal(current.status)) {
         await transition(recorder, current, "FAILED", { verdict: FAILURE_CAUSES[failure.cause].verdict, failure });

@@ -14,14 +14,17 @@ export function registerAgentRoutes(api: Api, { store, clock, newId, cursors }: 
       const principal = principalOf(request);
       const projectId = resolveProjectId(principal, request.body.project_id);
       visibleOr404(principal, store.getProject(projectId), "Project", projectId);
-      const agent = store.createAgent({
-        agent_id: newId("agent"),
-        project_id: projectId,
-        name: request.body.name,
-        version: request.body.version,
-        description: request.body.description ?? null,
-        created_at: clock.now().toISOString(),
-      });
+      const [agent] = await store.write([
+        "createAgent",
+        {
+          agent_id: newId("agent"),
+          project_id: projectId,
+          name: request.body.name,
+          version: request.body.version,
+          description: request.body.description ?? null,
+          created_at: clock.now().toISOString(),
+        },
+      ]);
       return reply.code(201).header("location", `/v1/agents/${agent.agent_id}`).send(agent);
     },
   });

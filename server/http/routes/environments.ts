@@ -39,21 +39,22 @@ export function registerEnvironmentRoutes(api: Api, { store, clock, newId, curso
           details: [{ path: "body.endpoint.base_url", message: refused }],
         });
       }
-      if (store.getEnvironmentRowByName(projectId, body.name)) {
-        throw new ApiError("CONFLICT", { message: `An environment named '${body.name}' already exists in this project.` });
-      }
-      const environment = store.createEnvironment({
-        environment_id: newId("environment"),
-        project_id: projectId,
-        name: body.name,
-        agent_id: agent.agent_id,
-        protocol: body.endpoint.protocol,
-        base_url: body.endpoint.base_url.replace(/\/+$/, ""),
-        model: body.endpoint.model ?? null,
-        readiness_path: body.endpoint.readiness_path ?? "/models",
-        headers: JSON.stringify(body.endpoint.headers ?? {}),
-        created_at: clock.now().toISOString(),
-      });
+      const [environment] = await store.write([
+        "createEnvironment",
+        {
+          environment_id: newId("environment"),
+          project_id: projectId,
+          name: body.name,
+          agent_id: agent.agent_id,
+          protocol: body.endpoint.protocol,
+          base_url: body.endpoint.base_url.replace(/\/+$/, ""),
+          model: body.endpoint.model ?? null,
+          readiness_path: body.endpoint.readiness_path ?? "/models",
+          headers: JSON.stringify(body.endpoint.headers ?? {}),
+          created_at: clock.now().toISOString(),
+        },
+      ]);
+      if (!environment) throw new ApiError("CONFLICT", { message: `An environment named '${body.name}' already exists in this project.` });
       return reply.code(201).header("location", `/v1/environments/${environment.environment_id}`).send(environment);
     },
   });

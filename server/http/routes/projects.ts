@@ -14,15 +14,11 @@ export function registerProjectRoutes(api: Api, { store, clock, newId, cursors }
       if (principalOf(request).project_id !== null) {
         throw new ApiError("FORBIDDEN", { message: "Only an admin key can create projects." });
       }
-      if (store.getProjectByName(request.body.name)) {
-        throw new ApiError("CONFLICT", { message: `A project named '${request.body.name}' already exists.` });
-      }
-      const project = store.createProject({
-        project_id: newId("project"),
-        name: request.body.name,
-        description: request.body.description ?? null,
-        created_at: clock.now().toISOString(),
-      });
+      const [project] = await store.write([
+        "createProject",
+        { project_id: newId("project"), name: request.body.name, description: request.body.description ?? null, created_at: clock.now().toISOString() },
+      ]);
+      if (!project) throw new ApiError("CONFLICT", { message: `A project named '${request.body.name}' already exists.` });
       return reply.code(201).header("location", `/v1/projects/${project.project_id}`).send(project);
     },
   });

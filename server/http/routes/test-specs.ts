@@ -33,7 +33,8 @@ export function registerTestSpecRoutes(api: Api, { store, clock, newId, cursors 
       const projectId = resolveProjectId(principal, request.body.project_id ?? request.query.project_id);
       visibleOr404(principal, store.getProject(projectId), "Project", projectId);
       const parsed = fromValidDocument(request.body.spec);
-      const { spec, created } = store.addTestSpecVersion(
+      const [{ spec, created }] = await store.write([
+        "addTestSpecVersion",
         {
           project_id: projectId,
           name: parsed.document.name,
@@ -44,7 +45,7 @@ export function registerTestSpecRoutes(api: Api, { store, clock, newId, cursors 
         },
         newId("testSpec"),
         clock.now().toISOString(),
-      );
+      ]);
       return reply.code(created ? 201 : 200).header("location", `/v1/test-specs/${spec.test_spec_id}`).send(spec);
     },
   });

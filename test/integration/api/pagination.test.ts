@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import Database from "better-sqlite3";
 import { startAgentEndpoint } from "../../helpers/agent-endpoint.js";
 import { seedProject, type SeededProject } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
@@ -25,9 +26,11 @@ describe("run list pagination and filters", () => {
       const run = await p.client.post("/v1/runs", { test_spec_id: p.testSpecId, environment_id }, { headers: { "idempotency-key": `run-${i}` } });
       created.push(run.body.run_id);
     }
-    // Runs become FAILED once the engine exists; here every fifth one is marked so by hand.
-    const markFailed = t.service.store.db.prepare("UPDATE runs SET status = 'FAILED', verdict = 'ERROR' WHERE run_id = ?");
+    // The engine is off; every fifth run is marked FAILED by hand, through a connection of its own.
+    const db = new Database(t.dbPath);
+    const markFailed = db.prepare("UPDATE runs SET status = 'FAILED', verdict = 'ERROR' WHERE run_id = ?");
     created.filter((_, i) => i % 5 === 0).forEach((id) => markFailed.run(id));
+    db.close();
     created = created.reverse(); // newest first
   });
   afterAll(async () => {

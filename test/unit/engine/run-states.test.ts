@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "@jest/globals";
 import { RUN_STATUSES, type RunStatus } from "../../../server/contract/index.js";
 import { IllegalTransitionError, RUN_TRANSITIONS, assertTransition, isTerminal } from "../../../server/engine/run-states.js";
-import { RunMovedError, openStore } from "../../../server/store/index.js";
+import { RunMovedError, SequenceConflictError, openStore } from "../../../server/store/index.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 
 const LEGAL: [RunStatus, RunStatus][] = [
@@ -50,27 +50,38 @@ describe("store.transitionRun", () => {
       test_spec_id: "tsp_1", spec_version: "sha256:x", environment_id: "env_1", agent_id: "agt_1", agent_version: "1",
       source: null, created_at: now, updated_at: now, started_at: null, ended_at: null,
     },
-    () => undefined,
+    { task: "execute_run", job_key: "execute_run:run_1", payload: { run_id: "run_1" }, run_at: now, max_attempts: 5 },
   );
-  const event = (n: number) => ({ event_id: `evt_${n}`, type: "run.status_changed", occurred_at: now, data: {} });
-  const move = (from: RunStatus, to: RunStatus, n: number) =>
-    store.transitionRun({ run_id: "run_1", from, to, terminal: isTerminal(to), verdict: "PENDING", failure: null, now }, event(n));
+  const move = (from: RunStatus, to: RunStatus) =>
+    store.transitionRun({ run_id: "run_1", from, to, terminal: isTerminal(to), verdict: "PENDING", failure: null, now });
+  const event = (sequence: number) => ({
+    sequence, event_id: `evt_${sequence}`, type: "run.status_changed", occurred_at: now, conversation_id: null, turn: null, data: {},
+  });
 
-  it("moves a run only from the status it is in, and records each move once", () => {
-    expect(() => move("RUNNING", "EVALUATING", 1)).toThrow(RunMovedError); // it is QUEUED
-    expect(move("QUEUED", "RUNNING", 2)).toBe(true);
-    expect(() => move("QUEUED", "RUNNING", 3)).toThrow(RunMovedError); // a second worker loses
-    expect(store.listEvents("run_1", 0, 10).map((e) => e.event_id)).toEqual(["evt_2"]);
-    expect(store.getRun("run_1")?.started_at).toBe(now);
+  it("moves a run only from the status it is in", () => {
+    expect(() => move("RUNNING", "EVALUATING")).toThrow(RunMovedError); // it is QUEUED
+    expect(move("QUEUED", "RUNNING")).toMatchObject({ run_id: "run_1", status: "RUNNING", started_at: now });
+    expect(() => move("QUEUED", "RUNNING")).toThrow(RunMovedError); // a second worker loses
+    expect(store.getRun("run_1")).toMatchObject({ status: "RUNNING", started_at: now });
   });
 
   it("undoes what was written with a move that is refused", () => {
     const refused = () =>
       store.transaction(() => {
         store.insertGateResults([{ run_id: "run_1", position: 0, gate_id: "DET", title: null, status: "passed", reason: "x", evidence_refs: "[]" }]);
-        return move("QUEUED", "RUNNING", 4);
+        return move("QUEUED", "RUNNING");
       });
     expect(refused).toThrow(RunMovedError);
     expect(store.listGateResults("run_1")).toEqual([]);
+  });
+
+  it("appends to a run's log only where it ends, so it stays gap-free", () => {
+    store.appendEvents("run_1", [event(1), event(2)]);
+    expect(() => store.appendEvents("run_1", [event(4)])).toThrow(SequenceConflictError); // would leave a gap
+    expect(() => store.appendEvents("run_1", [event(2)])).toThrow(SequenceConflictError); // a second writer
+    expect(() => store.appendEvents("run_1", [event(3), event(5)])).toThrow(SequenceConflictError);
+    store.appendEvents("run_1", [event(3)]);
+    expect(store.listEvents("run_1", 0, 10).map((e) => e.sequence)).toEqual([1, 2, 3]);
+    expect(store.getLastSequence("run_1")).toBe(3);
   });
 });

@@ -57,6 +57,7 @@ describe("checkExpectation", () => {
   const facts = (names: string[]): ConversationFacts => ({
     run_id: "run_1",
     conversation: { conversation_id: "cnv_1", run_id: "run_1", kind: "scenario", scenario_id: "s", repeat_index: 1, attempt: 1, status: "completed", canary: null, created_at: "", ended_at: null },
+    events: [],
     turns: [1, 2],
     toolCalls: names.map((name, i) => ({ sequence: i + 1, turn: 1, name, arguments: {}, arguments_raw: "{}" })),
     replies: [{ sequence: 10, turn: 2, content: "Refund R-1 issued", has_tool_calls: false, latency_ms: 12 }],

@@ -1,0 +1,43 @@
+import { openStore, type OpenStoreOptions, type Store } from "./index.js";
+import type { WriteName } from "./writer/commands.js";
+import { startWriter, type Writer } from "./writer/start-writer.js";
+
+/**
+ * The store as the service uses it: reads on this thread's connection, which never writes, and
+ * writes through the writer thread, which owns the only writing connection. SQLite (fsync
+ * included) thus stays off the event loop, and writes made at the same moment share a commit.
+ */
+export type ServiceStore = Omit<Store, WriteName | OtherWrites> & Writer;
+
+/** Writes of the synchronous store that the service does not make (the operator's CLI does, or a command wraps them). */
+type OtherWrites = "createApiKey" | "revokeApiKey" | "enqueueJob" | "updateRunStatus" | "transaction" | "close";
+
+export interface OpenServiceStoreOptions extends OpenStoreOptions {
+  /** How long a lazy write may wait for a write that someone awaits. */
+  lazyCommitMs?: number;
+}
+
+/** Opens (creating and migrating if needed) the database, then starts its writer thread. */
+export async function openServiceStore(path: string, { lazyCommitMs, ...options }: OpenServiceStoreOptions): Promise<ServiceStore> {
+  const store = openStore(path, options);
+  // A write on this connection would compete with the writer thread for SQLite's lock and make
+  // the event loop wait in the busy handler: refuse it outright.
+  store.db.pragma("query_only = ON");
+  let writer: Writer;
+  try {
+    writer = await startWriter({ path, synchronous: options.synchronous, ...(lazyCommitMs === undefined ? {} : { lazyCommitMs }) });
+  } catch (error) {
+    store.close();
+    throw error;
+  }
+  return {
+    ...store,
+    write: writer.write,
+    writeLazily: writer.writeLazily,
+    stats: writer.stats,
+    async close() {
+      await writer.close();
+      store.close();
+    },
+  };
+}

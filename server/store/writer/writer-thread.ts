@@ -1,0 +1,44 @@
+// The writer thread's entry (bundled to build/store/writer-thread.js): it owns the service's only
+// writing connection and commits what the service sends, in groups, off the service's event loop.
+import { parentPort, workerData } from "node:worker_threads";
+import { systemClock } from "../../clock.js";
+import { openStore } from "../index.js";
+import { makeGroupCommit } from "./commands.js";
+import { toSettledWrite, type FromWriter, type ToWriter, type WriterThreadData } from "./protocol.js";
+
+const port = parentPort!;
+const { path, synchronous } = workerData as WriterThreadData;
+const store = openStore(path, { clock: systemClock, synchronous });
+const commit = makeGroupCommit(store);
+const send = (message: FromWriter) => port.postMessage(message);
+
+// Writes that arrive while a commit runs (fsync included) queue up in the port and are delivered
+// together before the next check phase: they then share one commit.
+let queue: Extract<ToWriter, { kind: "write" }>["writes"] = [];
+let scheduled = false;
+
+function drain(): void {
+  scheduled = false;
+  if (queue.length === 0) return;
+  const batch = queue;
+  queue = [];
+  const outcomes = commit(batch.map((write) => write.commands));
+  send({ kind: "committed", writes: batch.map((write, i) => toSettledWrite(write.id, outcomes[i]!)) });
+}
+
+port.on("message", (message: ToWriter) => {
+  if (message.kind === "close") {
+    drain();
+    store.close();
+    send({ kind: "closed" });
+    port.close();
+    return;
+  }
+  for (const write of message.writes) queue.push(write);
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(drain);
+  }
+});
+
+send({ kind: "ready" });

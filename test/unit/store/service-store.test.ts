@@ -1,0 +1,122 @@
+import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { makeRecorder } from "../../../server/engine/recorder.js";
+import { makeWorker } from "../../../server/engine/worker.js";
+import { createLogger } from "../../../server/log.js";
+import { makeIdGenerator } from "../../../server/ids.js";
+import { openStore } from "../../../server/store/index.js";
+import { openServiceStore, type ServiceStore } from "../../../server/store/service-store.js";
+import { FakeClock } from "../../helpers/fake-clock.js";
+
+const clock = new FakeClock();
+const newId = makeIdGenerator(clock);
+const at = clock.now().toISOString();
+const project = (name: string) => ["createProject", { project_id: `prj_${name}`, name, description: null, created_at: at }] as const;
+const agentOf = (projectId: string) =>
+  ["createAgent", { agent_id: newId("agent"), project_id: projectId, name: "a", version: "1", description: null, created_at: at }] as const;
+
+describe("the service store: reads here, writes in the writer thread", () => {
+  let dir: string;
+  let path: string;
+  let store: ServiceStore;
+  let reader: Database.Database; // another connection: sees only what is committed
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), "assure-service-store-"));
+    path = join(dir, "assure.db");
+    store = await openServiceStore(path, { clock });
+    reader = new Database(path, { readonly: true });
+  });
+  afterEach(async () => {
+    reader.close();
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const committedNames = () => reader.prepare("SELECT name FROM projects ORDER BY rowid").pluck().all();
+
+  it("commits the writes of one tick together, in the order they were made, and resolves once they are durable", async () => {
+    const before = store.stats.commits;
+    const written = await Promise.all([store.write(project("a")), store.write(project("b")), store.write(project("c"))]);
+    expect(written.map(([created]) => created?.name)).toEqual(["a", "b", "c"]);
+    expect(store.stats.commits - before).toBe(1);
+    expect(committedNames()).toEqual(["a", "b", "c"]);
+    expect(store.getProjectByName("b")?.project_id).toBe("prj_b"); // this thread's connection sees it too
+  });
+
+  it("applies the commands of one write all or none, and fails a write alone", async () => {
+    const outcomes = await Promise.allSettled([
+      store.write(project("a")),
+      store.write(project("b"), agentOf("prj_missing")), // the agent breaks a foreign key: "b" is undone with it
+      store.write(project("c")),
+    ]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ message: expect.stringMatching(/FOREIGN KEY/), code: "SQLITE_CONSTRAINT_FOREIGNKEY" });
+    expect(committedNames()).toEqual(["a", "c"]);
+  });
+
+  it("holds a lazy write for the next ordinary one, or sends it after a short wait", async () => {
+    const lazy = store.writeLazily(project("lazy"));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(committedNames()).toEqual([]); // not sent on its own yet
+    await store.write(project("ordinary"));
+    await lazy;
+    expect(committedNames()).toEqual(["lazy", "ordinary"]); // committed with it, in order
+
+    await store.writeLazily(project("alone")); // nobody else writes: it goes on its own within a few ms
+    expect(committedNames()).toEqual(["lazy", "ordinary", "alone"]);
+
+    void store.writeLazily(project("at close")).catch(() => undefined);
+    await store.close(); // commits what is queued before stopping
+    expect(committedNames()).toEqual(["lazy", "ordinary", "alone", "at close"]);
+    await expect(store.write(project("after close"))).rejects.toThrow(/closing|exited/);
+  });
+
+  it("never writes on the service's own connection", async () => {
+    expect(() => store.db.prepare("INSERT INTO projects (project_id, name, created_at) VALUES ('prj_x', 'x', 'now')").run()).toThrow(
+      /readonly/,
+    );
+    expect(committedNames()).toEqual([]);
+  });
+
+  it("makes background writes durable by the next awaited flush, and reports their failure there", async () => {
+    const recorder = makeRecorder({ store, runId: "run_unknown", clock, newId });
+    recorder.flushInBackground(project("first"));
+    expect(committedNames()).toEqual([]); // queued, not yet written
+    await recorder.flush(project("second"));
+    expect(committedNames()).toEqual(["first", "second"]);
+
+    recorder.record("note", { text: "an event of a run that does not exist" });
+    recorder.flushInBackground(); // its events break a foreign key
+    await expect(recorder.flush(project("third"))).rejects.toMatchObject({ message: expect.stringMatching(/FOREIGN KEY/) });
+    expect(committedNames()).toEqual(["first", "second", "third"]);
+  });
+});
+
+describe("a worker stopping while its claim is being committed", () => {
+  it("puts the claimed jobs back at once, without using an attempt, and runs none of them", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "assure-claim-stop-"));
+    const path = join(dir, "assure.db");
+    const seed = openStore(path, { clock });
+    for (const key of ["a", "b"]) seed.enqueueJob({ task: "probe", job_key: key, payload: {}, run_at: at, max_attempts: 3 });
+    seed.close();
+    const store = await openServiceStore(path, { clock });
+    try {
+      const ran: unknown[] = [];
+      const worker = makeWorker({ store, clock, log: createLogger({ level: "silent" }), tasks: { probe: async (payload) => void ran.push(payload) }, concurrency: 2 });
+      worker.start(); // sends the claim to the writer thread
+      await worker.stop(0); // before its commit is acknowledged
+      expect(ran).toEqual([]);
+      const jobs = store.db.prepare("SELECT job_key, state, attempts, locked_by, last_error FROM jobs ORDER BY job_key").all();
+      expect(jobs).toEqual([
+        { job_key: "a", state: "queued", attempts: 0, locked_by: null, last_error: "released on shutdown" },
+        { job_key: "b", state: "queued", attempts: 0, locked_by: null, last_error: "released on shutdown" },
+      ]);
+    } finally {
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
