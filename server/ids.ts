@@ -24,14 +24,19 @@ const RANDOM_CHARS = 16;
 /** Random bytes drawn from a pool refilled 4 KiB at a time: one system call per 256 ids, not per id. */
 const pool = Buffer.alloc(4096);
 let poolOffset = pool.length;
-function drawRandom(): number[] {
+function drawRandom(into: Uint8Array): void {
   if (poolOffset + RANDOM_CHARS > pool.length) {
     randomFillSync(pool);
     poolOffset = 0;
   }
-  const digits = Array.from(pool.subarray(poolOffset, poolOffset + RANDOM_CHARS), (byte) => byte & 31);
+  for (let i = 0; i < RANDOM_CHARS; i++) into[i] = pool[poolOffset + i]! & 31;
   poolOffset += RANDOM_CHARS;
-  return digits;
+}
+
+function encodeTime(time: number): string {
+  let text = "";
+  for (let t = time, i = 0; i < TIME_CHARS; i++, t = Math.floor(t / 32)) text = ALPHABET[t % 32] + text;
+  return text;
 }
 
 /**
@@ -40,32 +45,32 @@ function drawRandom(): number[] {
  */
 export function makeIdGenerator(clock: Clock) {
   let lastTime = -1;
-  let lastRandom: number[] = [];
+  let timePart = "";
+  const random = new Uint8Array(RANDOM_CHARS);
 
-  function nextRandom(time: number): number[] {
-    if (time === lastTime) {
-      const next = [...lastRandom];
-      for (let i = next.length - 1; i >= 0; i--) {
-        if (next[i]! < 31) {
-          next[i]! += 1;
-          return next;
-        }
-        next[i] = 0;
+  /** The next random part within the same millisecond: one more, as a base-32 number. */
+  function increment(): void {
+    for (let i = RANDOM_CHARS - 1; i >= 0; i--) {
+      if (random[i]! < 31) {
+        random[i]! += 1;
+        return;
       }
+      random[i] = 0;
     }
-    return drawRandom();
   }
 
   return function newId(kind: IdKind): string {
     const time = Math.max(clock.now().getTime(), lastTime);
-    const random = nextRandom(time);
-    lastTime = time;
-    lastRandom = random;
-    let timePart = "";
-    for (let t = time, i = 0; i < TIME_CHARS; i++, t = Math.floor(t / 32)) {
-      timePart = ALPHABET[t % 32] + timePart;
+    if (time === lastTime) {
+      increment();
+    } else {
+      drawRandom(random);
+      lastTime = time;
+      timePart = encodeTime(time);
     }
-    return `${ID_PREFIXES[kind]}_${timePart}${random.map((n) => ALPHABET[n]).join("")}`;
+    let id = `${ID_PREFIXES[kind]}_${timePart}`;
+    for (let i = 0; i < RANDOM_CHARS; i++) id += ALPHABET[random[i]!];
+    return id;
   };
 }
 

@@ -43,7 +43,8 @@ export type ChatOutcome =
   | { kind: "invalid"; message: string; http_status: number; response_body: string };
 
 export interface ChatRequestOptions {
-  url: string;
+  /** Parsed once by a caller that calls it again and again. */
+  url: string | URL;
   headers: Record<string, string>;
   body: unknown;
   timeoutMs: number;

@@ -85,11 +85,22 @@ export function makeEgressPolicy({ allowlist = [] as readonly string[] } = {}): 
     return undefined;
   }
 
-  function checkHost(hostname: string): string | undefined {
+  function decideHost(hostname: string): string | undefined {
     const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
     if (FORBIDDEN_HOSTS.has(host)) return `${host} is a cloud metadata host`;
     if (isIP(host)) return checkAddress(host, host);
     return undefined;
+  }
+
+  // The answer for a host name never changes under one policy (addresses a name resolves to are
+  // checked at connect time instead): agents are called many times, so it is worth keeping.
+  const decided = new Map<string, string | undefined>();
+  function checkHost(hostname: string): string | undefined {
+    if (decided.has(hostname)) return decided.get(hostname);
+    const answer = decideHost(hostname);
+    if (decided.size >= 1000) decided.delete(decided.keys().next().value as string);
+    decided.set(hostname, answer);
+    return answer;
   }
 
   const lookup = ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {

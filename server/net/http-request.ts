@@ -1,9 +1,10 @@
-import { request as httpRequest } from "node:http";
+import { request as httpRequest, type ClientRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { EgressPolicy } from "./egress.js";
 
 export interface OutboundRequest {
-  url: string;
+  /** A caller that calls the same URL again and again passes it parsed, once. */
+  url: string | URL;
   method?: "GET" | "POST";
   headers?: Record<string, string>;
   body?: string;
@@ -16,7 +17,6 @@ export interface OutboundRequest {
 
 export interface OutboundResponse {
   status: number;
-  headers: Record<string, string | string[] | undefined>;
   body: Buffer;
   elapsedMs: number;
 }
@@ -26,12 +26,40 @@ export class OutboundTimeoutError extends Error {
 }
 
 /**
+ * The exchanges in flight per abort signal: one listener per signal (a job's), however many
+ * calls it makes, ends them all when it fires.
+ */
+const inFlight = new WeakMap<AbortSignal, Set<ClientRequest>>();
+
+function abortWith(signal: AbortSignal, request: ClientRequest): void {
+  if (signal.aborted) {
+    request.destroy(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+    return;
+  }
+  let requests = inFlight.get(signal);
+  if (!requests) {
+    const mine = new Set<ClientRequest>();
+    requests = mine;
+    inFlight.set(signal, mine);
+    signal.addEventListener(
+      "abort",
+      () => {
+        for (const pending of mine) pending.destroy(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+      },
+      { once: true },
+    );
+  }
+  requests.add(request);
+  request.once("close", () => requests.delete(request));
+}
+
+/**
  * One HTTP exchange with a host outside the service: egress policy applied at connect time,
  * redirects never followed, a hard deadline over the whole exchange.
  */
 export function sendOutbound(egress: EgressPolicy, outbound: OutboundRequest): Promise<OutboundResponse> {
   const { url, method = "GET", headers = {}, body, timeoutMs, maxResponseBytes = 10 * 1024 * 1024, signal } = outbound;
-  const target = new URL(url);
+  const target = typeof url === "string" ? new URL(url) : url;
   const denied = egress.checkHost(target.hostname);
   if (denied) return Promise.reject(new Error(`Egress refused: ${denied}`));
   const send = target.protocol === "https:" ? httpsRequest : httpRequest;
@@ -44,7 +72,6 @@ export function sendOutbound(egress: EgressPolicy, outbound: OutboundRequest): P
         method,
         headers: { accept: "application/json", ...headers, ...(body ? { "content-type": "application/json" } : {}) },
         lookup: egress.lookup,
-        timeout: timeoutMs,
       },
       (response) => {
         const chunks: Buffer[] = [];
@@ -61,7 +88,6 @@ export function sendOutbound(egress: EgressPolicy, outbound: OutboundRequest): P
           clearTimeout(deadline);
           resolve({
             status: response.statusCode ?? 0,
-            headers: response.headers,
             body: Buffer.concat(chunks),
             elapsedMs: performance.now() - started,
           });
@@ -69,17 +95,12 @@ export function sendOutbound(egress: EgressPolicy, outbound: OutboundRequest): P
         response.on("error", reject);
       },
     );
+    // One deadline over the whole exchange (connecting, silence and slow bodies alike).
     const deadline = setTimeout(
       () => request.destroy(new OutboundTimeoutError(`No complete answer from ${target.host} within ${timeoutMs} ms`)),
       timeoutMs,
     );
-    request.on("timeout", () => request.destroy(new OutboundTimeoutError(`${target.host} went silent for ${timeoutMs} ms`)));
-    if (signal) {
-      const abort = () => request.destroy(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
-      if (signal.aborted) abort();
-      signal.addEventListener("abort", abort, { once: true });
-      request.once("close", () => signal.removeEventListener("abort", abort));
-    }
+    if (signal) abortWith(signal, request);
     request.on("error", (error) => {
       clearTimeout(deadline);
       reject(error);

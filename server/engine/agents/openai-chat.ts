@@ -44,16 +44,30 @@ function toWireTool(tool: ToolDefinition) {
  * agent_contract_violation when a 2xx answer is not a chat completion (the response is evidence).
  */
 export function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, backoffMs }: OpenAiChatAgentOptions): Agent {
-  const url = `${target.base_url}/chat/completions`;
+  const url = new URL(`${target.base_url}/chat/completions`);
+  // A conversation's messages only grow, and its tools stay the same: each is put in wire form once.
+  let wireMessages: Record<string, unknown>[] = [];
+  let messagesSeen: readonly ChatMessage[] | undefined;
+  let wireTools: ReturnType<typeof toWireTool>[] = [];
+  let toolsSeen: readonly ToolDefinition[] | undefined;
   return {
     async complete(messages, tools, signal): Promise<AgentReply> {
+      if (messages !== messagesSeen || messages.length < wireMessages.length) {
+        messagesSeen = messages;
+        wireMessages = [];
+      }
+      for (let i = wireMessages.length; i < messages.length; i++) wireMessages.push(toWireMessage(messages[i]!));
+      if (tools !== toolsSeen) {
+        toolsSeen = tools;
+        wireTools = tools.map(toWireTool);
+      }
       const outcome = await postChatCompletion(egress, {
         url,
         headers: target.headers,
         body: {
           ...(target.model ? { model: target.model } : {}),
-          messages: messages.map(toWireMessage),
-          ...(tools.length > 0 ? { tools: tools.map(toWireTool) } : {}),
+          messages: wireMessages,
+          ...(wireTools.length > 0 ? { tools: wireTools } : {}),
         },
         timeoutMs,
         signal,

@@ -58,4 +58,22 @@ describe("egress policy", () => {
       server.close();
     }
   });
+
+  it("ends every exchange in flight when their signal aborts, and refuses to start one after", async () => {
+    let arrived = 0;
+    const server = createServer(() => void arrived++); // never answers
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/models`);
+      const controller = new AbortController();
+      const calls = [1, 2, 3].map(() => sendOutbound(open, { url, timeoutMs: 30_000, signal: controller.signal }));
+      while (arrived < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+      controller.abort(new Error("worker stopping"));
+      for (const call of calls) await expect(call).rejects.toThrow("worker stopping");
+      await expect(sendOutbound(open, { url, timeoutMs: 30_000, signal: controller.signal })).rejects.toThrow("worker stopping");
+    } finally {
+      server.closeAllConnections();
+      server.close();
+    }
+  });
 });
