@@ -9,7 +9,8 @@ import { createHttpServer } from "./http-server.js";
 async function main(): Promise<void> {
   const config = readConfig();
   const log = createLogger({ level: config.logLevel });
-  const service = await createService(config, { log });
+  // Without its writer the service could acknowledge nothing: better to stop and be restarted.
+  const service = await createService(config, { log, onFatal: () => process.exit(1) });
 
   let github;
   if (config.github) {

@@ -28,15 +28,24 @@ export interface CreateServiceOptions {
   agentBackoffMs?: (attempt: number) => number;
   /** How long close() lets runs in hand finish before handing them back. */
   stopGraceMs?: number;
+  /** Called if the service can no longer write (its writer thread stopped): the process should end. */
+  onFatal?: (error: Error) => void;
 }
 
 /** Assembles the service from its configuration: store (migrated), outbound policy, the /v1 API. */
 export async function createService(
   config: Config,
-  { clock = systemClock, log, agentBackoffMs, stopGraceMs = 10_000 }: CreateServiceOptions = {},
+  { clock = systemClock, log, agentBackoffMs, stopGraceMs = 10_000, onFatal }: CreateServiceOptions = {},
 ): Promise<Service> {
   const logger = log ?? createLogger({ level: config.logLevel });
-  const store = await openServiceStore(config.dbPath, { clock, synchronous: config.dbSynchronous });
+  const store = await openServiceStore(config.dbPath, {
+    clock,
+    synchronous: config.dbSynchronous,
+    onFailure(error) {
+      logger.fatal({ err: error }, "The store's writer stopped: nothing can be written any more");
+      onFatal?.(error);
+    },
+  });
   const egress = makeEgressPolicy({ allowlist: config.egressAllowlist });
   const newId = makeIdGenerator(clock);
   const worker = makeWorker({

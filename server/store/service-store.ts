@@ -1,6 +1,6 @@
 import { openStore, type OpenStoreOptions, type Store } from "./index.js";
 import type { WriteName } from "./writer/commands.js";
-import { startWriter, type Writer } from "./writer/start-writer.js";
+import { startWriter, type Writer, type WriterOptions } from "./writer/start-writer.js";
 
 /**
  * The store as the service uses it: reads on this thread's connection, which never writes, and
@@ -12,20 +12,17 @@ export type ServiceStore = Omit<Store, WriteName | OtherWrites> & Writer;
 /** Writes of the synchronous store that the service does not make (the operator's CLI does, or a command wraps them). */
 type OtherWrites = "createApiKey" | "revokeApiKey" | "enqueueJob" | "updateRunStatus" | "transaction" | "close";
 
-export interface OpenServiceStoreOptions extends OpenStoreOptions {
-  /** How long a lazy write may wait for a write that someone awaits. */
-  lazyCommitMs?: number;
-}
+export interface OpenServiceStoreOptions extends OpenStoreOptions, Pick<WriterOptions, "lazyCommitMs" | "onFailure"> {}
 
 /** Opens (creating and migrating if needed) the database, then starts its writer thread. */
-export async function openServiceStore(path: string, { lazyCommitMs, ...options }: OpenServiceStoreOptions): Promise<ServiceStore> {
+export async function openServiceStore(path: string, { lazyCommitMs, onFailure, ...options }: OpenServiceStoreOptions): Promise<ServiceStore> {
   const store = openStore(path, options);
   // A write on this connection would compete with the writer thread for SQLite's lock and make
   // the event loop wait in the busy handler: refuse it outright.
   store.db.pragma("query_only = ON");
   let writer: Writer;
   try {
-    writer = await startWriter({ path, synchronous: options.synchronous, ...(lazyCommitMs === undefined ? {} : { lazyCommitMs }) });
+    writer = await startWriter({ path, synchronous: options.synchronous, lazyCommitMs, onFailure });
   } catch (error) {
     store.close();
     throw error;

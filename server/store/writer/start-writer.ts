@@ -18,6 +18,8 @@ export interface WriterOptions {
   synchronous?: OpenDbOptions["synchronous"];
   /** How long a lazy write may wait for a write that someone awaits before it is sent on its own. */
   lazyCommitMs?: number;
+  /** Called if the thread stops without being closed: from then on every write fails. */
+  onFailure?: (error: Error) => void;
 }
 
 export interface Writer {
@@ -58,7 +60,7 @@ interface Pending {
  * Starts the thread that owns the service's only writing connection and resolves once it has
  * opened the database. Writes made in one turn of the event loop go to it in one message.
  */
-export async function startWriter({ path, synchronous = "FULL", lazyCommitMs = 20 }: WriterOptions): Promise<Writer> {
+export async function startWriter({ path, synchronous = "FULL", lazyCommitMs = 20, onFailure }: WriterOptions): Promise<Writer> {
   const thread = new Worker(WRITER_THREAD_SCRIPT, { workerData: { path, synchronous } satisfies WriterThreadData });
   const unsent: Pending[] = [];
   const sent = new Map<number, Pending>();
@@ -67,8 +69,10 @@ export async function startWriter({ path, synchronous = "FULL", lazyCommitMs = 2
   let lazyTimer: NodeJS.Timeout | undefined;
   let stopped: Error | undefined;
   let closing: Promise<void> | undefined;
+  let started = false; // a failure before that is startWriter's own rejection
 
   function fail(error: Error): void {
+    if (!stopped && !closing && started) onFailure?.(error);
     stopped ??= error;
     clearTimeout(lazyTimer);
     for (const pending of [...unsent, ...sent.values()]) pending.reject(stopped);
@@ -82,8 +86,24 @@ export async function startWriter({ path, synchronous = "FULL", lazyCommitMs = 2
     lazyTimer = undefined;
     if (unsent.length === 0 || stopped) return;
     const writes = unsent.splice(0);
-    for (const pending of writes) sent.set(pending.id, pending);
+    try {
+      post(writes);
+    } catch {
+      // Something in the batch cannot be copied to the thread (a function, say): send each write
+      // alone, so that only the one at fault fails.
+      for (const pending of writes) {
+        try {
+          post([pending]);
+        } catch (error) {
+          pending.reject(error);
+        }
+      }
+    }
+  }
+
+  function post(writes: Pending[]): void {
     thread.postMessage({ kind: "write", writes: writes.map(({ id, commands }) => ({ id, commands })) } satisfies ToWriter);
+    for (const pending of writes) sent.set(pending.id, pending);
   }
 
   const stats = { commits: 0, writes: 0 };
@@ -118,6 +138,7 @@ export async function startWriter({ path, synchronous = "FULL", lazyCommitMs = 2
     });
   });
   await ready;
+  started = true;
 
   function enqueue(commands: readonly WriteCommand[], lazy: boolean): Promise<unknown[]> {
     if (stopped) return Promise.reject(stopped);

@@ -4,7 +4,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { systemClock } from "../../clock.js";
 import { openStore } from "../index.js";
 import { makeGroupCommit } from "./commands.js";
-import { toSettledWrite, type FromWriter, type ToWriter, type WriterThreadData } from "./protocol.js";
+import { serializeError, toSettledWrite, type FromWriter, type ToWriter, type WriterThreadData } from "./protocol.js";
 
 const port = parentPort!;
 const { path, synchronous } = workerData as WriterThreadData;
@@ -23,7 +23,19 @@ function drain(): void {
   const batch = queue;
   queue = [];
   const outcomes = commit(batch.map((write) => write.commands));
-  send({ kind: "committed", writes: batch.map((write, i) => toSettledWrite(write.id, outcomes[i]!)) });
+  const settled = batch.map((write, i) => toSettledWrite(write.id, outcomes[i]!));
+  try {
+    send({ kind: "committed", writes: settled });
+  } catch {
+    // A result that cannot be copied back (a bug in a command) fails its own write, not the thread.
+    for (const one of settled) {
+      try {
+        send({ kind: "committed", writes: [one] });
+      } catch (error) {
+        send({ kind: "committed", writes: [{ id: one.id, ok: false, error: serializeError(error) }] });
+      }
+    }
+  }
 }
 
 port.on("message", (message: ToWriter) => {

@@ -57,6 +57,14 @@ describe("the service store: reads here, writes in the writer thread", () => {
     expect(committedNames()).toEqual(["a", "c"]);
   });
 
+  it("fails a write that cannot be sent to the writer thread, and only that one", async () => {
+    const unsendable = ["createProject", { project_id: "prj_f", name: "f", description: (() => "a function") as unknown as string, created_at: at }] as const;
+    const outcomes = await Promise.allSettled([store.write(project("a")), store.write(unsendable), store.write(project("b"))]);
+    expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
+    expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/could not be cloned/);
+    expect(committedNames()).toEqual(["a", "b"]);
+  });
+
   it("holds a lazy write for the next ordinary one, or sends it after a short wait", async () => {
     const lazy = store.writeLazily(project("lazy"));
     await new Promise((resolve) => setTimeout(resolve, 5));
