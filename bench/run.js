@@ -10,7 +10,7 @@ import { fileURLToPath } from "node:url";
 import { REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, startAgentStub } from "./lib/fixture.js";
 import { describeEngineBench, runEngineBench } from "./engine.js";
 import { CONNECTIONS, measurePair } from "./lib/load.js";
-import { runCli, startServer } from "./lib/processes.js";
+import { NODE_ARGS, runCli, startServer } from "./lib/processes.js";
 import { problemLines, resultsTable, targetLines } from "./lib/report.js";
 import { seedRuns } from "./lib/seed-runs.js";
 
@@ -41,7 +41,8 @@ const log = (message) => process.stderr.write(`${message}\n`);
 function describeMachine(parts) {
   const cpu = cpus()[0]?.model ?? "unknown CPU";
   return [
-    `Node ${process.version} on ${process.platform}/${process.arch}, ${cpus().length} CPUs (${cpu.trim()})`,
+    `Node ${process.version} on ${process.platform}/${process.arch}, ${cpus().length} CPUs (${cpu.trim()}); ` +
+      `every Node process runs with ${NODE_ARGS.join(" ") || "no arguments"} (package.json config.node_args, as npm start)`,
     ...(parts.includes("api") ? [describeApiLoad()] : []),
     ...(parts.includes("engine") ? [describeEngineBench()] : []),
   ].join("\n");

@@ -8,6 +8,7 @@ import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { readFileSync, rmSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { readServiceNodeArgs } from "../app/service-node-args.js";
 import { startExampleAgent } from "./agent/server.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -17,7 +18,7 @@ const TERMINAL = new Set(["COMPLETED", "INCONCLUSIVE", "FAILED"]);
 const say = (line = "") => console.log(line);
 
 async function startService(): Promise<{ child: ChildProcess; api: string }> {
-  const child = spawn(process.execPath, [join(ROOT, "build/app/main.js")], {
+  const child = spawn(process.execPath, [...readServiceNodeArgs(ROOT), join(ROOT, "build/app/main.js")], {
     env: { ...process.env, ASSURE_DB: DB, PORT: process.env.PORT ?? "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "inherit"],
   });

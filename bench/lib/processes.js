@@ -1,5 +1,6 @@
 // Child processes of the bench: the service, the baseline and the CLI, all on 127.0.0.1.
 import { execFileSync, spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { setTimeout as sleep } from "node:timers/promises";
 
@@ -32,10 +33,19 @@ process.on("exit", () => {
   for (const child of running) child.kill("SIGKILL");
 });
 
-/** Starts `node [nodeArgs] <script>` listening on a free port and resolves once GET /healthz answers 200. */
+/**
+ * The node arguments the service runs with, as `npm start` passes them (package.json
+ * `config.node_args`, as app/service-node-args.ts reads them). Every Node process of the bench
+ * (the service, the baselines, the example agent) runs with them, so V8's settings favour no side.
+ */
+export const NODE_ARGS = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).config?.node_args ?? "")
+  .split(/\s+/)
+  .filter(Boolean);
+
+/** Starts `node <script>` listening on a free port and resolves once GET /healthz answers 200; `nodeArgs` are added to NODE_ARGS. */
 export async function startServer(name, script, env, { nodeArgs = [] } = {}) {
   const port = await findFreePort();
-  const child = spawn(process.execPath, [...nodeArgs, script], {
+  const child = spawn(process.execPath, [...NODE_ARGS, ...nodeArgs, script], {
     env: childEnvironment({ ...env, PORT: String(port), HOST }),
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -70,7 +80,7 @@ export async function startServer(name, script, env, { nodeArgs = [] } = {}) {
  * resolves with its base URL, read from the JSON line it prints once listening.
  */
 export async function startExampleAgent(script) {
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(process.execPath, [...NODE_ARGS, script], {
     env: childEnvironment({ PORT: "0", HOST }),
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -137,7 +147,7 @@ async function waitForHealth(url, exited) {
  * line written to its stdin with one line. Resolves once it is ready.
  */
 export async function startLineWorker(name, script, env) {
-  const child = spawn(process.execPath, [script], { env: childEnvironment(env), stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...NODE_ARGS, script], { env: childEnvironment(env), stdio: ["pipe", "pipe", "pipe"] });
   running.add(child);
   let stderr = "";
   child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-20_000)));

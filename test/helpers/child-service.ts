@@ -1,5 +1,6 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
+import { readServiceNodeArgs } from "../../app/service-node-args.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -15,10 +16,10 @@ export interface ChildService {
 
 /**
  * Runs the built service (`build/app/main.js`, rebuilt by jest's global setup) as a child
- * process, as an operator would, and waits until it says where it listens.
+ * process, as `npm start` does, and waits until it says where it listens.
  */
 export async function spawnService(env: Record<string, string>): Promise<ChildService> {
-  const child = spawn(process.execPath, ["build/app/main.js"], {
+  const child = spawn(process.execPath, [...readServiceNodeArgs(ROOT), "build/app/main.js"], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "pipe"],
