@@ -63,9 +63,21 @@ export function makeRecorder({ store, runId, clock, newId }: RecorderOptions) {
      * results when durable, with everything written before. Throws if this or an earlier write failed.
      */
     async flush<const C extends readonly WriteCommand[]>(...commands: C): Promise<WriteResults<C>> {
-      const values = await queue(commands, false);
+      let values: unknown[];
+      try {
+        values = await queue(commands, false);
+      } catch (error) {
+        throw failed ?? error; // the first failure is the cause; later ones follow from it
+      }
       if (failed !== undefined) throw failed;
       return values.slice(values.length - commands.length) as WriteResults<C>;
+    },
+    /**
+     * Throws the first write that failed, if one did. Once one has, none of what follows can be
+     * written (the log no longer continues where it ends), so work should stop at once.
+     */
+    throwIfFailed(): void {
+      if (failed !== undefined) throw failed;
     },
     /**
      * Queues what was recorded (and `commands`) without waiting for it: it commits with the next

@@ -49,6 +49,7 @@ export async function runConversation({ plan, conversationId, canary, agent, too
     let answered = false;
     for (let step = 1; step <= plan.max_steps && !answered; step++) {
       if (signal.aborted) throw signal.reason;
+      recorder.throwIfFailed();
       let reply;
       try {
         reply = await agent.complete(messages, definitions, signal);

@@ -2,11 +2,11 @@ import { randomUUID } from "node:crypto";
 import type { Clock } from "../clock.js";
 import { coerceError } from "../errors.js";
 import type { Logger } from "../log.js";
-import type { JobRow } from "../store/index.js";
+import type { ClaimedJob } from "../store/index.js";
 import type { ServiceStore } from "../store/service-store.js";
 
 export interface TaskContext {
-  job: JobRow;
+  job: ClaimedJob;
   /** Aborted when the worker stops or loses the job's lease: stop at the next safe point. */
   signal: AbortSignal;
 }
@@ -50,20 +50,21 @@ export function makeWorker({
   pollIntervalMs = 500,
 }: WorkerOptions): Worker {
   const workerId = `worker-${randomUUID().slice(0, 8)}`;
-  const inFlight = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  // Keyed by the claim, not the job's id: a job whose lease lapsed can be claimed again meanwhile.
+  const inFlight = new Map<ClaimedJob, { controller: AbortController; done: Promise<void> }>();
   let stopped = true;
   let timer: NodeJS.Timeout | undefined;
   const at = (offsetMs = 0) => new Date(clock.now().getTime() + offsetMs).toISOString();
 
   /** Puts a job back to run at once, refunding the attempt: handing work back on stop is not a failure. */
-  async function handBack(job: JobRow): Promise<void> {
-    await store.write(["releaseJob", job.job_id, workerId, at(), "released on shutdown", true]);
+  async function handBack(job: ClaimedJob): Promise<void> {
+    await store.write(["releaseJob", job, at(), "released on shutdown", true]);
   }
 
-  async function execute(job: JobRow, controller: AbortController): Promise<void> {
+  async function execute(job: ClaimedJob, controller: AbortController): Promise<void> {
     const started = performance.now();
     const heartbeat = setInterval(() => {
-      store.write(["renewJobLease", job.job_id, workerId, at(leaseMs)]).then(
+      store.write(["renewJobLease", job, at(leaseMs)]).then(
         ([renewed]) => {
           if (renewed || controller.signal.aborted) return;
           log.warn({ job_id: job.job_id }, `Lost the lease of job ${job.job_id}; abandoning it`);
@@ -85,7 +86,7 @@ export function makeWorker({
         // once its lease lapsed, and tasks are safe to run again (a lease can lapse mid-task
         // anyway; a run already terminal ends at once). It rides with the next commit, often the
         // claim of the next job.
-        store.writeLazily(["completeJob", job.job_id, workerId]).catch((raw: unknown) => {
+        store.writeLazily(["completeJob", job]).catch((raw: unknown) => {
           log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not delete finished job ${job.job_id}; its lease will lapse`);
         });
       }
@@ -97,7 +98,7 @@ export function makeWorker({
       } else {
         // A task settles its own work (a run ends terminal even on its last attempt); a job is never
         // dropped on an error, or the work it stands for could be left unfinished for good.
-        await store.write(["releaseJob", job.job_id, workerId, at(backoffMs(job.attempts)), error.message]);
+        await store.write(["releaseJob", job, at(backoffMs(job.attempts)), error.message]);
         log.warn({ err: error, job_id: job.job_id }, `Job ${job.job_id} (${job.task}) failed (attempt ${job.attempts}); will retry`);
       }
     } finally {
@@ -105,7 +106,7 @@ export function makeWorker({
     }
   }
 
-  function start(job: JobRow): void {
+  function start(job: ClaimedJob): void {
     const controller = new AbortController();
     const done = execute(job, controller)
       .catch((raw: unknown) => {
@@ -113,10 +114,10 @@ export function makeWorker({
         log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not release job ${job.job_id}; its lease will lapse`);
       })
       .finally(() => {
-        inFlight.delete(job.job_id);
+        inFlight.delete(job);
         scheduleFill();
       });
-    inFlight.set(job.job_id, { controller, done });
+    inFlight.set(job, { controller, done });
   }
 
   /**

@@ -21,7 +21,7 @@ export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";
 export { toEnvironmentTarget } from "./environments.js";
 export type { RunRow } from "./runs.js";
 export type { ApiKeyRow, ApiKeyInfo } from "./api-keys.js";
-export type { JobRow, NewJob } from "./jobs.js";
+export type { ClaimedJob, JobClaim, JobRow, NewJob } from "./jobs.js";
 export type { EventRow, LoggedEvent } from "./events.js";
 export { SequenceConflictError, toLoggedEvent } from "./events.js";
 export type { ConversationRow } from "./conversations.js";

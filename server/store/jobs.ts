@@ -16,6 +16,16 @@ export interface JobRow {
   created_at: string;
 }
 
+/**
+ * One claim of a job, as the worker that made it holds it. A claim counts as an attempt, so the
+ * attempt number tells claims apart: a worker still holding an earlier claim (its lease lapsed and
+ * the job was claimed again, perhaps by the same worker) can no longer renew, complete or release it.
+ */
+export type JobClaim = Pick<JobRow, "job_id" | "attempts"> & { locked_by: string };
+
+/** A job as its claim returned it: running, under the claiming worker's lease. */
+export type ClaimedJob = JobRow & JobClaim;
+
 export interface NewJob {
   task: string;
   job_key: string;
@@ -23,6 +33,8 @@ export interface NewJob {
   run_at: string;
   max_attempts: number;
 }
+
+const claimOf = ({ job_id, locked_by, attempts }: JobClaim) => ({ job_id, locked_by, attempts });
 
 /**
  * A durable job queue in SQLite. Workers claim jobs under a lease that they renew while they
@@ -36,13 +48,12 @@ export function makeJobsStore(db: Db) {
   const claim = db.prepare(`UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = @worker, locked_until = @until
     WHERE job_id = (SELECT job_id FROM jobs WHERE state = 'queued' AND run_at <= @now ORDER BY run_at, job_id LIMIT 1)
     RETURNING *`);
-  const renew = db.prepare(
-    "UPDATE jobs SET locked_until = @until WHERE job_id = @job_id AND locked_by = @worker AND state = 'running'",
-  );
-  const remove = db.prepare("DELETE FROM jobs WHERE job_id = @job_id AND locked_by = @worker");
+  const held = "job_id = @job_id AND locked_by = @locked_by AND attempts = @attempts AND state = 'running'";
+  const renew = db.prepare(`UPDATE jobs SET locked_until = @until WHERE ${held}`);
+  const remove = db.prepare(`DELETE FROM jobs WHERE ${held}`);
   const release = db.prepare(`UPDATE jobs SET state = 'queued', locked_by = NULL, locked_until = NULL, run_at = @run_at,
       last_error = @error, attempts = attempts - @refund
-    WHERE job_id = @job_id AND locked_by = @worker`);
+    WHERE ${held}`);
   const reclaim = db.prepare(`UPDATE jobs SET state = 'queued', locked_by = NULL, locked_until = NULL,
       last_error = 'lease expired: the worker stopped without finishing'
     WHERE state = 'running' AND locked_until <= ?`);
@@ -52,28 +63,28 @@ export function makeJobsStore(db: Db) {
       insert.run({ ...job, payload: JSON.stringify(job.payload) });
     },
     /** Claims up to `max` jobs that are due, oldest first, under a lease until `until`. */
-    claimJobs(worker: string, now: string, until: string, max: number): JobRow[] {
-      const jobs: JobRow[] = [];
+    claimJobs(worker: string, now: string, until: string, max: number): ClaimedJob[] {
+      const jobs: ClaimedJob[] = [];
       while (jobs.length < max) {
-        const job = claim.get({ worker, now, until }) as JobRow | undefined;
+        const job = claim.get({ worker, now, until }) as ClaimedJob | undefined;
         if (!job) break;
         jobs.push(job);
       }
       return jobs;
     },
-    /** False when the lease was lost (reclaimed after expiry): the worker must stop working on it. */
-    renewJobLease(jobId: number, worker: string, until: string): boolean {
-      return renew.run({ job_id: jobId, worker, until }).changes === 1;
+    /** False when the claim was lost (its lease lapsed and the job went back): the worker must stop working on it. */
+    renewJobLease(claim: JobClaim, until: string): boolean {
+      return renew.run({ ...claimOf(claim), until }).changes === 1;
     },
-    completeJob(jobId: number, worker: string): boolean {
-      return remove.run({ job_id: jobId, worker }).changes === 1;
+    completeJob(claim: JobClaim): boolean {
+      return remove.run(claimOf(claim)).changes === 1;
     },
     /**
      * Puts the job back, to run again at `runAt` (backoff, or at once after a graceful stop). A
      * graceful stop refunds the attempt: handing work back on shutdown is not a failure.
      */
-    releaseJob(jobId: number, worker: string, runAt: string, error: string | null, refundAttempt = false): boolean {
-      return release.run({ job_id: jobId, worker, run_at: runAt, error, refund: refundAttempt ? 1 : 0 }).changes === 1;
+    releaseJob(claim: JobClaim, runAt: string, error: string | null, refundAttempt = false): boolean {
+      return release.run({ ...claimOf(claim), run_at: runAt, error, refund: refundAttempt ? 1 : 0 }).changes === 1;
     },
     /** Returns jobs whose lease expired to the queue; returns how many. */
     reclaimExpiredJobs(now: string): number {

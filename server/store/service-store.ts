@@ -16,13 +16,17 @@ export interface OpenServiceStoreOptions extends OpenStoreOptions, Pick<WriterOp
 
 /** Opens (creating and migrating if needed) the database, then starts its writer thread. */
 export async function openServiceStore(path: string, { lazyCommitMs, onFailure, ...options }: OpenServiceStoreOptions): Promise<ServiceStore> {
+  if (path === ":memory:" || path === "") {
+    throw new Error("The service needs a database file: its reading and writing threads cannot share an in-memory database.");
+  }
   const store = openStore(path, options);
   // A write on this connection would compete with the writer thread for SQLite's lock and make
   // the event loop wait in the busy handler: refuse it outright.
   store.db.pragma("query_only = ON");
   let writer: Writer;
   try {
-    writer = await startWriter({ path, synchronous: options.synchronous, lazyCommitMs, onFailure });
+    const { clock: _clock, ...db } = options;
+    writer = await startWriter({ path, db, lazyCommitMs, onFailure });
   } catch (error) {
     store.close();
     throw error;

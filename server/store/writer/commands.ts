@@ -71,7 +71,9 @@ export function makeGroupCommit(store: Store) {
   /** Commits `writes` and returns each one's outcome; if the commit itself fails, every write fails with it. */
   return function commit(writes: readonly (readonly WriteCommand[])[]): WriteOutcome[] {
     try {
-      return commitAll(writes);
+      // IMMEDIATE: the write lock is taken (waiting for another process's writer, such as the CLI)
+      // before anything is read, so no read can go stale and fail the batch with SQLITE_BUSY_SNAPSHOT.
+      return commitAll.immediate(writes);
     } catch (error) {
       return writes.map(() => ({ ok: false, error }));
     }

@@ -4,7 +4,7 @@ import type { WriteCommand, WriteOutcome } from "./commands.js";
 /** What the writer thread is started with. */
 export interface WriterThreadData {
   path: string;
-  synchronous: OpenDbOptions["synchronous"];
+  db: OpenDbOptions;
 }
 
 /** Messages to the writer thread. */

@@ -15,7 +15,8 @@ const WRITER_THREAD_SCRIPT = new URL(
 
 export interface WriterOptions {
   path: string;
-  synchronous?: OpenDbOptions["synchronous"];
+  /** How the thread opens the database (synchronous, busy timeout). */
+  db?: OpenDbOptions;
   /** How long a lazy write may wait for a write that someone awaits before it is sent on its own. */
   lazyCommitMs?: number;
   /** Called if the thread stops without being closed: from then on every write fails. */
@@ -60,9 +61,9 @@ interface Pending {
  * Starts the thread that owns the service's only writing connection and resolves once it has
  * opened the database. Writes made in one turn of the event loop go to it in one message.
  */
-export async function startWriter({ path, synchronous = "FULL", lazyCommitMs = 20, onFailure }: WriterOptions): Promise<Writer> {
+export async function startWriter({ path, db = {}, lazyCommitMs = 20, onFailure }: WriterOptions): Promise<Writer> {
   const thread = new Worker(WRITER_THREAD_SCRIPT, {
-    workerData: { path, synchronous } satisfies WriterThreadData,
+    workerData: { path, db } satisfies WriterThreadData,
     // Everything the thread allocates is short-lived (each batch of writes): a small young
     // generation keeps its heap at about 20 MB instead of growing to 30 and more.
     resourceLimits: { maxYoungGenerationSizeMb: 4 },

@@ -7,8 +7,8 @@ import { makeGroupCommit } from "./commands.js";
 import { serializeError, toSettledWrite, type FromWriter, type ToWriter, type WriterThreadData } from "./protocol.js";
 
 const port = parentPort!;
-const { path, synchronous } = workerData as WriterThreadData;
-const store = openStore(path, { clock: systemClock, synchronous });
+const { path, db } = workerData as WriterThreadData;
+const store = openStore(path, { clock: systemClock, ...db });
 const commit = makeGroupCommit(store);
 const send = (message: FromWriter) => port.postMessage(message);
 
@@ -27,12 +27,16 @@ function drain(): void {
   try {
     send({ kind: "committed", writes: settled });
   } catch {
-    // A result that cannot be copied back (a bug in a command) fails its own write, not the thread.
+    // A result that cannot be copied back (a bug in a command) fails its own caller, not the thread.
     for (const one of settled) {
       try {
         send({ kind: "committed", writes: [one] });
       } catch (error) {
-        send({ kind: "committed", writes: [{ id: one.id, ok: false, error: serializeError(error) }] });
+        const cause = serializeError(error);
+        send({
+          kind: "committed",
+          writes: [{ id: one.id, ok: false, error: { ...cause, message: `The write was committed, but its result could not be sent back: ${cause.message}` } }],
+        });
       }
     }
   }

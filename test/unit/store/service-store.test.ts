@@ -18,6 +18,31 @@ const project = (name: string) => ["createProject", { project_id: `prj_${name}`,
 const agentOf = (projectId: string) =>
   ["createAgent", { agent_id: newId("agent"), project_id: projectId, name: "a", version: "1", description: null, created_at: at }] as const;
 
+/** A queued run "run_1" (with its project, agent, environment and spec), written through a connection of its own. */
+function seedRun(path: string): void {
+  const seed = openStore(path, { clock });
+  try {
+    seed.createProject({ project_id: "prj_1", name: "p", description: null, created_at: at });
+    seed.createAgent({ agent_id: "agt_1", project_id: "prj_1", name: "a", version: "1", description: null, created_at: at });
+    seed.createEnvironment({
+      environment_id: "env_1", project_id: "prj_1", name: "e", agent_id: "agt_1", protocol: "openai-chat",
+      base_url: "http://127.0.0.1:1/v1", model: null, readiness_path: "/models", headers: "{}", created_at: at,
+    });
+    seed.addTestSpecVersion({ project_id: "prj_1", name: "s", spec_version: "sha256:x", document: "{}", source_format: "json", source_text: "{}" }, "tsp_1", at);
+    seed.createRunIdempotently(
+      { project_id: "prj_1", idempotency_key: "k", request_hash: "h", now: at, expires_at: at },
+      {
+        run_id: "run_1", project_id: "prj_1", status: "QUEUED", verdict: "PENDING", failure_cause: null, failure_message: null,
+        test_spec_id: "tsp_1", spec_version: "sha256:x", environment_id: "env_1", agent_id: "agt_1", agent_version: "1",
+        source: null, created_at: at, updated_at: at, started_at: null, ended_at: null,
+      },
+      { task: "execute_run", job_key: "execute_run:run_1", payload: { run_id: "run_1" }, run_at: at, max_attempts: 5 },
+    );
+  } finally {
+    seed.close();
+  }
+}
+
 describe("the service store: reads here, writes in the writer thread", () => {
   let dir: string;
   let path: string;
@@ -89,6 +114,48 @@ describe("the service store: reads here, writes in the writer thread", () => {
     expect(committedNames()).toEqual([]);
   });
 
+  it("stops a run's work at the first failed write, reports that failure, and continues the log where it ends", async () => {
+    seedRun(path);
+    const recorder = makeRecorder({ store, runId: "run_1", clock, newId });
+    recorder.record("first", {});
+    await recorder.flush();
+
+    recorder.record("lost", {});
+    recorder.flushInBackground(agentOf("prj_missing")); // breaks a foreign key: "lost" goes with it
+    recorder.record("after", {}); // sequence 3: no longer follows the log, which ends at 1
+    recorder.flushInBackground();
+    await store.write(); // both background writes have now been tried
+    expect(() => recorder.throwIfFailed()).toThrow(/FOREIGN KEY/);
+    await expect(recorder.flush()).rejects.toThrow(/FOREIGN KEY/); // the cause, not the follow-on refusal
+
+    await recorder.settle();
+    expect(() => recorder.throwIfFailed()).not.toThrow();
+    recorder.record("resumed", {});
+    await recorder.flush();
+    expect(store.listEvents("run_1", 0, 10).map((e) => [e.sequence, e.type])).toEqual([
+      [1, "first"],
+      [2, "resumed"],
+    ]);
+  });
+
+  it("waits for another process's write to finish instead of failing the batch", async () => {
+    seedRun(path);
+    const other = new Database(path);
+    try {
+      other.prepare("BEGIN IMMEDIATE").run(); // the CLI, say, in the middle of a write
+      other.prepare("UPDATE runs SET updated_at = ? WHERE run_id = 'run_1'").run(at);
+      const recorder = makeRecorder({ store, runId: "run_1", clock, newId });
+      recorder.record("note", {});
+      const write = recorder.flush(); // reads the log's end, then appends: must not read a stale snapshot
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      other.prepare("COMMIT").run();
+      await write;
+      expect(store.listEvents("run_1", 0, 10).map((e) => e.type)).toEqual(["note"]);
+    } finally {
+      other.close();
+    }
+  });
+
   it("makes background writes durable by the next awaited flush, and reports their failure there", async () => {
     const recorder = makeRecorder({ store, runId: "run_unknown", clock, newId });
     recorder.flushInBackground(project("first"));
@@ -100,6 +167,12 @@ describe("the service store: reads here, writes in the writer thread", () => {
     recorder.flushInBackground(); // its events break a foreign key
     await expect(recorder.flush(project("third"))).rejects.toMatchObject({ message: expect.stringMatching(/FOREIGN KEY/) });
     expect(committedNames()).toEqual(["first", "second", "third"]);
+  });
+});
+
+describe("opening the service store", () => {
+  it("refuses an in-memory database, which its two threads could not share", async () => {
+    await expect(openServiceStore(":memory:", { clock })).rejects.toThrow(/database file/);
   });
 });
 
