@@ -3,6 +3,7 @@ import { RUN_STATUSES, type RunStatus } from "../../../server/contract/index.js"
 import { IllegalTransitionError, RUN_TRANSITIONS, assertTransition, isTerminal } from "../../../server/engine/run-states.js";
 import { RunMovedError, SequenceConflictError, openStore } from "../../../server/store/index.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
+import { insertQueuedRun } from "../../helpers/store-rows.js";
 
 const LEGAL: [RunStatus, RunStatus][] = [
   ["QUEUED", "RUNNING"],
@@ -36,22 +37,7 @@ describe("store.transitionRun", () => {
   const store = openStore(":memory:", { clock });
   afterAll(() => store.close());
   const now = clock.now().toISOString();
-  store.createProject({ project_id: "prj_1", name: "p", description: null, created_at: now });
-  store.createAgent({ agent_id: "agt_1", project_id: "prj_1", name: "a", version: "1", description: null, created_at: now });
-  store.createEnvironment({
-    environment_id: "env_1", project_id: "prj_1", name: "e", agent_id: "agt_1", protocol: "openai-chat",
-    base_url: "http://127.0.0.1:1/v1", model: null, readiness_path: "/models", headers: "{}", created_at: now,
-  });
-  store.addTestSpecVersion({ project_id: "prj_1", name: "s", spec_version: "sha256:x", document: "{}", source_format: "json", source_text: "{}" }, "tsp_1", now);
-  store.createRunIdempotently(
-    { project_id: "prj_1", idempotency_key: "k", request_hash: "h", now, expires_at: now },
-    {
-      run_id: "run_1", project_id: "prj_1", status: "QUEUED", verdict: "PENDING", failure_cause: null, failure_message: null,
-      test_spec_id: "tsp_1", spec_version: "sha256:x", environment_id: "env_1", agent_id: "agt_1", agent_version: "1",
-      source: null, created_at: now, updated_at: now, started_at: null, ended_at: null,
-    },
-    { task: "execute_run", job_key: "execute_run:run_1", payload: { run_id: "run_1" }, run_at: now, max_attempts: 5 },
-  );
+  insertQueuedRun(store, now);
   const move = (from: RunStatus, to: RunStatus) =>
     store.transitionRun({ run_id: "run_1", from, to, terminal: isTerminal(to), verdict: "PENDING", failure: null, now });
   const event = (sequence: number) => ({

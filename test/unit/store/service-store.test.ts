@@ -10,6 +10,7 @@ import { makeIdGenerator } from "../../../server/ids.js";
 import { openStore } from "../../../server/store/index.js";
 import { openServiceStore, type ServiceStore } from "../../../server/store/service-store.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
+import { insertQueuedRun } from "../../helpers/store-rows.js";
 
 const clock = new FakeClock();
 const newId = makeIdGenerator(clock);
@@ -18,26 +19,11 @@ const project = (name: string) => ["createProject", { project_id: `prj_${name}`,
 const agentOf = (projectId: string) =>
   ["createAgent", { agent_id: newId("agent"), project_id: projectId, name: "a", version: "1", description: null, created_at: at }] as const;
 
-/** A queued run "run_1" (with its project, agent, environment and spec), written through a connection of its own. */
+/** The queued run "run_1" and what it stands on, written through a connection of its own. */
 function seedRun(path: string): void {
   const seed = openStore(path, { clock });
   try {
-    seed.createProject({ project_id: "prj_1", name: "p", description: null, created_at: at });
-    seed.createAgent({ agent_id: "agt_1", project_id: "prj_1", name: "a", version: "1", description: null, created_at: at });
-    seed.createEnvironment({
-      environment_id: "env_1", project_id: "prj_1", name: "e", agent_id: "agt_1", protocol: "openai-chat",
-      base_url: "http://127.0.0.1:1/v1", model: null, readiness_path: "/models", headers: "{}", created_at: at,
-    });
-    seed.addTestSpecVersion({ project_id: "prj_1", name: "s", spec_version: "sha256:x", document: "{}", source_format: "json", source_text: "{}" }, "tsp_1", at);
-    seed.createRunIdempotently(
-      { project_id: "prj_1", idempotency_key: "k", request_hash: "h", now: at, expires_at: at },
-      {
-        run_id: "run_1", project_id: "prj_1", status: "QUEUED", verdict: "PENDING", failure_cause: null, failure_message: null,
-        test_spec_id: "tsp_1", spec_version: "sha256:x", environment_id: "env_1", agent_id: "agt_1", agent_version: "1",
-        source: null, created_at: at, updated_at: at, started_at: null, ended_at: null,
-      },
-      { task: "execute_run", job_key: "execute_run:run_1", payload: { run_id: "run_1" }, run_at: at, max_attempts: 5 },
-    );
+    insertQueuedRun(seed, at);
   } finally {
     seed.close();
   }
