@@ -66,7 +66,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     log.info({ run_id: run.run_id }, `Run ${run.run_id}: ${run.status} → ${to}${to === "FAILED" ? ` (${failure?.cause})` : ""}`);
     if (isTerminal(to)) return (await recorder.flush(move, ...alsoWrite))[0] as Run;
     recorder.flushInBackground(move, ...alsoWrite);
-    return { ...run, status: to, verdict, failure, updated_at: at, started_at: run.started_at ?? at };
+    return { ...run, status: to, verdict, failure }; // what the engine goes on from; the stored row follows
   }
 
   /** Holds every conversation the spec asks for that has not been completed yet; returns the ones it completed. */
