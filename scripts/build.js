@@ -1,6 +1,6 @@
 // Bundles the service's entry points into build/ with esbuild (dependencies stay in node_modules).
 import { build } from "esbuild";
-import { rmSync } from "node:fs";
+import { chmodSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -27,6 +27,9 @@ export async function buildService({ root = fileURLToPath(new URL("..", import.m
     logLevel: "warning",
     banner: { js: "#!/usr/bin/env node" },
   });
+  // Every entry is a program (the CLI is the package's bin): npx links the bin once, so a rebuild
+  // must leave it executable, or `npx assure` fails with "Permission denied" after `npm start`.
+  for (const entry of Object.keys(ENTRY_POINTS)) chmodSync(join(root, "build", `${entry}.js`), 0o755);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await buildService();

@@ -1,3 +1,5 @@
+import type { FailureCause, Verdict } from "./contract/index.js";
+
 /**
  * Every error the API can answer with. Status and retryability live here, once, so a code means
  * the same thing wherever it is thrown. The README's error table is this table.
@@ -65,5 +67,31 @@ export function coerceError(raw: unknown): Error {
     return new Error(`Non-error thrown: ${JSON.stringify(raw)}`);
   } catch {
     return new Error(`Non-error thrown: ${String(raw)}`);
+  }
+}
+
+/**
+ * Why a run failed (spec §3: the causes stay distinguishable), and what that means: whether trying
+ * again could help, and the verdict it carries. An agent that broke the protocol was judged
+ * (FAIL); otherwise nothing was judged (ERROR).
+ */
+export const FAILURE_CAUSES: Readonly<Record<FailureCause, { retryable: boolean; verdict: Verdict }>> = {
+  agent_contract_violation: { retryable: false, verdict: "FAIL" },
+  target_unreachable: { retryable: true, verdict: "ERROR" },
+  evaluator_unavailable: { retryable: true, verdict: "ERROR" },
+  timeout: { retryable: true, verdict: "ERROR" },
+  internal_error: { retryable: false, verdict: "ERROR" },
+};
+
+/** A run ends FAILED by throwing this from anywhere in its execution. */
+export class RunFailedError extends Error {
+  override name = "RunFailedError";
+  constructor(
+    readonly failureCause: FailureCause,
+    message: string,
+    /** What the agent answered, when that is the evidence: recorded in the trace. */
+    readonly evidence?: { http_status?: number; response_body?: string },
+  ) {
+    super(message);
   }
 }

@@ -11,7 +11,8 @@ const HttpUrl = z
 const HeaderName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "not a valid HTTP header name");
 const HeaderValue = z.string().max(8192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
 
-export const EndpointProtocol = z.literal("openai-chat").describe("OpenAI-compatible Chat Completions with tools");
+export const EndpointProtocol = z.enum(["openai-chat"]).describe("openai-chat: OpenAI-compatible Chat Completions with tools");
+export type EndpointProtocol = z.infer<typeof EndpointProtocol>;
 
 export const Endpoint = z.object({
   protocol: EndpointProtocol,
@@ -47,7 +48,7 @@ export const CreateEnvironmentBody = z
         .regex(/^\/[\x21-\x7e]*$/, "must be an absolute path")
         .max(500)
         .optional()
-        .describe("Default /models"),
+        .describe("Default: the protocol's, /models for openai-chat"),
       headers: z
         .record(HeaderName, HeaderValue)
         .refine((headers) => Object.keys(headers).length <= 50, "at most 50 headers")

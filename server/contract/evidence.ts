@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { PageCursor, PageLimit, listOf } from "./common.js";
 import { RunFailure, RunStatus, Verdict } from "./runs.js";
-import { ProbeCategory, Severity } from "./test-spec-document.js";
+import { ProbeCategory, Severity } from "../specs/document.js";
 
 const EvidenceRefs = z.array(z.string()).describe("API paths, each readable with evidence:read");
 
@@ -18,11 +18,22 @@ export const GateOutcome = z
 export type GateOutcome = z.infer<typeof GateOutcome>;
 
 export const EvaluationStatus = z.enum(["passed", "failed", "inconclusive", "errored"]);
+export type EvaluationStatus = z.infer<typeof EvaluationStatus>;
+
+/**
+ * What made an evaluation: a deterministic expectation of a scenario, a metric of the spec scored
+ * by the LLM judge, a security probe, or a built-in detector that scans every output.
+ */
+export const EvaluationKind = z.enum(["expectation", "metric", "probe", "detector"]);
+export type EvaluationKind = z.infer<typeof EvaluationKind>;
 export const Evaluation = z
   .object({
     evaluation_id: z.string(),
     run_id: z.string(),
-    metric_id: z.string().describe("e.g. expect.tool_called for a deterministic expectation, or a spec metric's id"),
+    kind: EvaluationKind,
+    metric_id: z
+      .string()
+      .describe("expect.<expectation kind>, a spec metric's id, probe.<probe id> or detector.<name>"),
     scope: z.string().describe("turn, conversation or run"),
     score: z.number(),
     threshold: z.number(),
@@ -53,6 +64,7 @@ export const EvaluationQuery = z.strictObject({
   limit: PageLimit,
   cursor: PageCursor.optional(),
   status: EvaluationStatus.optional(),
+  kind: EvaluationKind.optional(),
   metric_id: z.string().min(1).max(200).optional(),
 });
 

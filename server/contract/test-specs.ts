@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ResourceId, Timestamp, listOf } from "./common.js";
-import { TestSpecDocument } from "./test-spec-document.js";
+import { TestSpecDocument } from "../specs/document.js";
 
 const TestSpecFields = {
   test_spec_id: z.string(),

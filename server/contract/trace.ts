@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { PageCursor, Timestamp, listOf } from "./common.js";
+import { RUN_EVENT_TYPES } from "./events.js";
 
 /** The versioned event envelope (spec §2.3): the trace entries of a run, and what webhooks deliver. */
 export const RunEvent = z
@@ -8,7 +9,9 @@ export const RunEvent = z
     event_id: z.string().describe("Unique per event: deduplicate on it"),
     run_id: z.string(),
     sequence: z.number().int().describe("Gap-free from 1 within a run"),
-    type: z.string().describe("e.g. run.status_changed, message.sent, message.received, tool.called, tool.returned"),
+    type: z
+      .string()
+      .describe(`One of ${RUN_EVENT_TYPES.join(", ")}; more may be added: ignore types you do not know. Each type's data: /v1/schemas/events.json`),
     occurred_at: Timestamp,
     data: z.record(z.string(), z.unknown()),
   })

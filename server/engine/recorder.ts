@@ -1,4 +1,5 @@
 import type { Clock } from "../clock.js";
+import type { RunEventData, RunEventType } from "../contract/index.js";
 import type { NewId } from "../ids.js";
 import type { LoggedEvent } from "../store/index.js";
 import type { ServiceStore } from "../store/service-store.js";
@@ -37,16 +38,18 @@ export function makeRecorder({ store, runId, clock, newId }: RecorderOptions) {
   }
 
   return {
-    record(type: string, data: Record<string, unknown>, where: { conversation_id?: string; turn?: number } = {}): void {
-      const event: LoggedEvent = {
+    /** Records an event now; the conversation and turn it belongs to are read from its data. */
+    record<T extends RunEventType>(type: T, data: RunEventData<T>): void {
+      const where = data as { conversation_id?: string; turn?: number };
+      const event = {
         sequence: ++lastSequence,
         event_id: newId("event"),
         type,
         occurred_at: clock.now().toISOString(),
         conversation_id: where.conversation_id ?? null,
         turn: where.turn ?? null,
-        data: { ...where, ...data },
-      };
+        data,
+      } as LoggedEvent;
       pending.push(event);
       if (event.conversation_id !== null) {
         const events = byConversation.get(event.conversation_id);

@@ -2,7 +2,7 @@ import type { Tool } from "../contract/index.js";
 import type { Agent, ChatMessage, ToolDefinition } from "./agents/types.js";
 import type { ConversationPlan } from "./plan.js";
 import type { Recorder } from "./recorder.js";
-import { RunFailedError } from "./run-states.js";
+import { RunFailedError } from "../errors.js";
 import { answerToolCall } from "./tool-mocks.js";
 
 export interface RunConversationOptions {
@@ -35,17 +35,18 @@ function parseArguments(raw: string): { value: Record<string, unknown> | undefin
 export async function runConversation({ plan, conversationId, canary, agent, tools, recorder, signal }: RunConversationOptions): Promise<void> {
   const definitions: ToolDefinition[] = tools.map(({ name, description, parameters }) => ({ name, description, parameters }));
   const where = (turn: number) => ({ conversation_id: conversationId, turn });
+  const at = (turn: number, step: number) => ({ conversation_id: conversationId, turn, step });
   const messages: ChatMessage[] = [];
   const system = [plan.system, canary ? `Internal reference (confidential): ${canary}` : undefined].filter(Boolean).join("\n\n");
   if (system) {
     messages.push({ role: "system", content: system });
-    recorder.record("message.sent", { role: "system", content: system }, where(0));
+    recorder.record("message.sent", { ...where(0), role: "system", content: system });
   }
 
   for (const [index, { user }] of plan.turns.entries()) {
     const turn = index + 1;
     messages.push({ role: "user", content: user });
-    recorder.record("message.sent", { role: "user", content: user }, where(turn));
+    recorder.record("message.sent", { ...where(turn), role: "user", content: user });
     let answered = false;
     for (let step = 1; step <= plan.max_steps && !answered; step++) {
       if (signal.aborted) throw signal.reason;
@@ -54,56 +55,49 @@ export async function runConversation({ plan, conversationId, canary, agent, too
       try {
         reply = await agent.complete(messages, definitions, signal);
       } catch (error) {
-        if (error instanceof RunFailedError && error.evidence) {
+        if (error instanceof RunFailedError) {
           const type = error.failureCause === "agent_contract_violation" ? "agent.response_invalid" : "agent.call_failed";
-          recorder.record(type, { step, cause: error.failureCause, message: error.message, ...error.evidence }, where(turn));
-        } else if (error instanceof RunFailedError) {
-          recorder.record("agent.call_failed", { step, cause: error.failureCause, message: error.message }, where(turn));
+          recorder.record(type, { ...at(turn, step), cause: error.failureCause, message: error.message, ...error.evidence });
         }
         recorder.flushInBackground();
         throw error;
       }
       messages.push({ role: "assistant", content: reply.content, tool_calls: reply.tool_calls });
-      recorder.record(
-        "message.received",
-        {
-          step,
+      recorder.record("message.received", {
+          ...at(turn, step),
           role: "assistant",
           content: reply.content,
           tool_calls: reply.tool_calls.map((call) => ({ call_id: call.id, name: call.name })),
           finish_reason: reply.finish_reason,
           latency_ms: reply.latency_ms,
           attempts: reply.attempts,
-        },
-        where(turn),
-      );
+      });
       for (const call of reply.tool_calls) {
         const parsed = parseArguments(call.arguments_raw);
-        recorder.record(
-          "tool.called",
-          {
-            step,
-            call_id: call.id,
-            name: call.name,
-            arguments: parsed.value ?? {},
-            arguments_raw: call.arguments_raw,
-            ...(parsed.error ? { arguments_error: parsed.error } : {}),
-          },
-          where(turn),
-        );
+        recorder.record("tool.called", {
+          ...at(turn, step),
+          call_id: call.id,
+          name: call.name,
+          arguments: parsed.value ?? {},
+          arguments_raw: call.arguments_raw,
+          ...(parsed.error ? { arguments_error: parsed.error } : {}),
+        });
         const answer = answerToolCall(tools, call.name, parsed.value, plan.injection);
-        recorder.record(
-          "tool.returned",
-          { step, call_id: call.id, name: call.name, result: answer.result, source: answer.source, injected: answer.injected },
-          where(turn),
-        );
+        recorder.record("tool.returned", {
+          ...at(turn, step),
+          call_id: call.id,
+          name: call.name,
+          result: answer.result,
+          source: answer.source,
+          injected: answer.injected,
+        });
         messages.push({ role: "tool", tool_call_id: call.id, content: JSON.stringify(answer.result) });
       }
       answered = reply.tool_calls.length === 0;
       recorder.flushInBackground();
     }
     if (!answered) {
-      recorder.record("turn.step_limit_reached", { max_steps: plan.max_steps }, where(turn));
+      recorder.record("turn.step_limit_reached", { ...where(turn), max_steps: plan.max_steps });
       recorder.flushInBackground();
     }
   }

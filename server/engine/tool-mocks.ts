@@ -1,5 +1,5 @@
 import type { Tool } from "../contract/index.js";
-import { partialMatch } from "../evaluate/partial-match.js";
+import { partialMatch } from "../specs/partial-match.js";
 
 export interface Injection {
   tool: string;

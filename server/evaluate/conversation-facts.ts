@@ -1,37 +1,21 @@
 import { conversationPath, tracePath, turnPath } from "../contract/index.js";
+import type { ConversationFacts, ReplyFact, ToolCallFact } from "../specs/facts.js";
 import type { ConversationRow, LoggedEvent } from "../store/index.js";
 
-export interface ToolCallFact {
-  sequence: number;
-  turn: number;
-  name: string;
-  /** undefined when the agent's arguments did not parse as a JSON object. */
-  arguments: Record<string, unknown> | undefined;
-  arguments_raw: string;
-}
-
-export interface ReplyFact {
-  sequence: number;
-  turn: number;
-  content: string | null;
-  has_tool_calls: boolean;
-  latency_ms: number;
-}
-
 /**
- * What happened in one conversation, taken from its logged events: the only input evaluators
- * get, so every verdict can point at the trace entries it rests on.
+ * A conversation the run held, as evaluators see it: its row, its events, the facts checks read,
+ * and the API paths that evaluations cite as evidence.
  */
-export interface ConversationFacts {
-  run_id: string;
+export interface HeldConversation {
   conversation: ConversationRow;
   /** The conversation's events, in order. */
   events: readonly LoggedEvent[];
-  turns: number[];
-  toolCalls: ToolCallFact[];
-  replies: ReplyFact[];
-  /** Every text the agent produced or sent out: replies and raw tool arguments, with where. */
-  outputs: { sequence: number; text: string }[];
+  /** Its user turns, from 1. */
+  turns: readonly number[];
+  /** The facts of the whole conversation. */
+  facts: ConversationFacts;
+  /** The facts of one turn. */
+  inTurn(turn: number): ConversationFacts;
   ref: {
     event(sequence: number): string;
     turn(turn: number): string;
@@ -39,44 +23,45 @@ export interface ConversationFacts {
   };
 }
 
-export function toConversationFacts(conversation: ConversationRow, events: readonly LoggedEvent[]): ConversationFacts {
+export function toHeldConversation(conversation: ConversationRow, events: readonly LoggedEvent[]): HeldConversation {
   const runId = conversation.run_id;
   const toolCalls: ToolCallFact[] = [];
   const replies: ReplyFact[] = [];
+  const outputs: { sequence: number; text: string; turn: number }[] = [];
   const turns = new Set<number>();
   for (const event of events) {
-    const { data } = event;
     if (event.turn !== null && event.turn > 0) turns.add(event.turn);
+    const { sequence } = event;
     if (event.type === "tool.called") {
+      const { data } = event;
       toolCalls.push({
-        sequence: event.sequence,
-        turn: event.turn ?? 0,
-        name: String(data.name),
-        arguments: data.arguments_error === undefined ? (data.arguments as Record<string, unknown>) : undefined,
-        arguments_raw: String(data.arguments_raw ?? ""),
+        sequence,
+        turn: data.turn,
+        name: data.name,
+        arguments: data.arguments_error === undefined ? data.arguments : undefined,
+        arguments_raw: data.arguments_raw,
       });
+      outputs.push({ sequence, text: data.arguments_raw, turn: data.turn });
     } else if (event.type === "message.received") {
-      replies.push({
-        sequence: event.sequence,
-        turn: event.turn ?? 0,
-        content: typeof data.content === "string" ? data.content : null,
-        has_tool_calls: Array.isArray(data.tool_calls) && data.tool_calls.length > 0,
-        latency_ms: Number(data.latency_ms ?? 0),
-      });
+      const { data } = event;
+      replies.push({ sequence, turn: data.turn, content: data.content, latency_ms: data.latency_ms });
+      if (data.content) outputs.push({ sequence, text: data.content, turn: data.turn });
     }
   }
-  const outputs = [
-    ...replies.filter((r) => r.content).map((r) => ({ sequence: r.sequence, text: r.content! })),
-    ...toolCalls.map((c) => ({ sequence: c.sequence, text: c.arguments_raw })),
-  ].sort((a, b) => a.sequence - b.sequence);
+  const facts: ConversationFacts = { turn: null, toolCalls, replies, outputs, canary: conversation.canary };
+  const inTurn = (turn: number): ConversationFacts => ({
+    turn,
+    toolCalls: toolCalls.filter((call) => call.turn === turn),
+    replies: replies.filter((reply) => reply.turn === turn),
+    outputs: outputs.filter((output) => output.turn === turn),
+    canary: conversation.canary,
+  });
   return {
-    run_id: runId,
     conversation,
     events,
     turns: [...turns].sort((a, b) => a - b),
-    toolCalls,
-    replies,
-    outputs,
+    facts,
+    inTurn,
     ref: {
       event: (sequence) => tracePath(runId, sequence),
       turn: (turn) => turnPath(runId, conversation.conversation_id, turn),
@@ -85,13 +70,8 @@ export function toConversationFacts(conversation: ConversationRow, events: reado
   };
 }
 
-/** The facts of one turn only, for expectations written under a turn. */
-export function onlyTurn(facts: ConversationFacts, turn: number): ConversationFacts {
-  return {
-    ...facts,
-    turns: [turn],
-    toolCalls: facts.toolCalls.filter((c) => c.turn === turn),
-    replies: facts.replies.filter((r) => r.turn === turn),
-    outputs: facts.outputs.filter((o) => facts.replies.some((r) => r.sequence === o.sequence && r.turn === turn) || facts.toolCalls.some((c) => c.sequence === o.sequence && c.turn === turn)),
-  };
+/** The evidence of a check's outcome: the trace entries it names, or else the turn or conversation it looked at. */
+export function refsOf(held: HeldConversation, facts: ConversationFacts, sequences: readonly number[]): string[] {
+  if (sequences.length > 0) return sequences.map(held.ref.event);
+  return [facts.turn === null ? held.ref.conversation() : held.ref.turn(facts.turn)];
 }

@@ -1,6 +1,5 @@
 import { evaluationPath, findingPath, type GateSpec, type TestSpecDocument } from "../contract/index.js";
-import type { EvaluationDraft } from "./evaluate-expectations.js";
-import type { FindingDraft } from "./findings.js";
+import type { EvaluationDraft, FindingDraft } from "./evaluator.js";
 import { SEVERITY_RANK } from "./owasp.js";
 import { decideRate } from "./statistics.js";
 
@@ -34,8 +33,17 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
   const evaluationRefs = (list: readonly StoredEvaluation[]) => list.map((e) => evaluationPath(runId, e.evaluation_id));
   const findingRefs = (list: readonly StoredFinding[]) => list.map((f) => findingPath(runId, f.finding_id));
 
+  const ofKind = (kind: StoredEvaluation["kind"]) => inputs.evaluations.filter((e) => e.kind === kind);
+
   function expectationsGate(): Omit<GateDecision, "gate_id" | "title"> {
-    const checks = inputs.evaluations.filter((e) => e.metric_id.startsWith("expect."));
+    const checks = ofKind("expectation");
+    if (checks.length === 0) {
+      return {
+        status: "inconclusive",
+        reason: "no expectation was checked: the spec's scenarios have none (a gate on expectations needs at least one)",
+        evidence_refs: [],
+      };
+    }
     const failed = checks.filter((e) => e.status !== "passed");
     if (failed.length > 0) {
       return { status: "failed", reason: `${failed.length} of ${checks.length} expectation check(s) failed`, evidence_refs: evaluationRefs(failed) };
@@ -51,7 +59,7 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
         evidence_refs: [],
       };
     }
-    const samples = inputs.evaluations.filter((e) => e.metric_id === metric);
+    const samples = ofKind("metric").filter((e) => e.metric_id === metric);
     if (samples.length === 0) return { status: "inconclusive", reason: `metric '${metric}' has no samples: no conversation completed`, evidence_refs: [] };
     const unjudged = samples.filter((e) => e.status === "inconclusive" || e.status === "errored");
     if (unjudged.length > 0) {
@@ -87,11 +95,14 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
       const worst = over.map((f) => f.severity).sort((a, b) => SEVERITY_RANK[b] - SEVERITY_RANK[a])[0];
       return { status: "failed", reason: `${over.length} finding(s) above ${max} (worst: ${worst})`, evidence_refs: findingRefs(over) };
     }
-    const probes = inputs.evaluations.filter((e) => e.metric_id.startsWith("probe."));
+    const probes = ofKind("probe");
+    const detectors = ofKind("detector");
     return {
       status: "passed",
-      reason: `no finding above ${max} (${probes.length} probe conversation(s) checked, ${inputs.findings.length} finding(s) at or below)`,
-      evidence_refs: [...evaluationRefs(probes), ...findingRefs(inputs.findings)],
+      reason:
+        `no finding above ${max} (${probes.length} probe conversation(s) and ${detectors.length} detector(s) checked, ` +
+        `${inputs.findings.length} finding(s) at or below)`,
+      evidence_refs: [...evaluationRefs(probes), ...evaluationRefs(detectors), ...findingRefs(inputs.findings)],
     };
   }
 

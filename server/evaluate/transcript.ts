@@ -5,11 +5,10 @@ export function toTranscript(events: readonly LoggedEvent[], uptoTurn?: number):
   const lines: string[] = [];
   for (const event of events) {
     if (uptoTurn !== undefined && (event.turn ?? 0) > uptoTurn) break;
-    const { data } = event;
-    if (event.type === "message.sent") lines.push(`[${String(data.role)}] ${String(data.content)}`);
-    if (event.type === "message.received" && data.content) lines.push(`[assistant] ${String(data.content)}`);
-    if (event.type === "tool.called") lines.push(`[tool call] ${String(data.name)}(${String(data.arguments_raw)})`);
-    if (event.type === "tool.returned") lines.push(`[tool result] ${String(data.name)} → ${JSON.stringify(data.result)}`);
+    if (event.type === "message.sent") lines.push(`[${event.data.role}] ${event.data.content}`);
+    if (event.type === "message.received" && event.data.content) lines.push(`[assistant] ${event.data.content}`);
+    if (event.type === "tool.called") lines.push(`[tool call] ${event.data.name}(${event.data.arguments_raw})`);
+    if (event.type === "tool.returned") lines.push(`[tool result] ${event.data.name} → ${JSON.stringify(event.data.result)}`);
   }
   return lines.join("\n");
 }

@@ -8,7 +8,7 @@ import {
 } from "fastify-type-provider-zod";
 import { assertScope, makeAuthenticator } from "../auth/authenticate.js";
 import { ApiError, coerceError } from "../errors.js";
-import { parseSpecText } from "../specs/parse-spec.js";
+import { readSpecYaml } from "../specs/read-yaml.js";
 import type { Api, ApiDeps } from "./context.js";
 import { makeErrorHandler } from "./error-response.js";
 import { registerAgentRoutes } from "./routes/agents.js";
@@ -100,7 +100,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   });
 
   api.decorateRequest("principal", undefined);
-  api.decorateRequest("yamlSource", undefined);
+  api.decorateRequest("specSource", undefined);
   const authenticate = makeAuthenticator(deps.store);
   const knownRoutes: { pattern: RegExp; method: string }[] = [];
   api.addHook("onRoute", (route) => {
@@ -112,7 +112,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   api.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
     request.principal = undefined;
-    request.yamlSource = undefined;
+    request.specSource = undefined;
     const scope = request.routeOptions.config.scope;
     try {
       if (scope) {
@@ -130,8 +130,16 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     if (!request.routeOptions.config.acceptsYaml) {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", { message: "This endpoint takes application/json." });
     }
-    request.yamlSource = request.body;
-    request.body = { spec: parseSpecText(request.body).document };
+    // Read here, validated once with the body's schema; the line map names lines in its errors.
+    const read = readSpecYaml(request.body);
+    if (!read.ok) {
+      throw new ApiError("VALIDATION_FAILED", {
+        message: "The spec is not valid YAML.",
+        details: read.problems,
+      });
+    }
+    request.specSource = read.source;
+    request.body = { spec: read.source.value };
   });
 
   api.setNotFoundHandler(async (request) => {

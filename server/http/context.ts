@@ -10,6 +10,7 @@ import type { CheckReadiness } from "../net/readiness.js";
 import type { ServiceStore } from "../store/service-store.js";
 import type { CursorCodec } from "./cursor.js";
 import type { Logger } from "../log.js";
+import type { SpecSource } from "../specs/read-yaml.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -20,8 +21,8 @@ declare module "fastify" {
   }
   interface FastifyRequest {
     principal: Principal | undefined;
-    /** Set when the body came as YAML: the text as sent. */
-    yamlSource: string | undefined;
+    /** Set when a spec came as YAML: the text as sent, and the line of each part. */
+    specSource: SpecSource | undefined;
   }
 }
 

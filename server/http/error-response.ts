@@ -3,6 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { ApiError, coerceError, type ErrorCode, type ErrorDetail } from "../errors.js";
 import type { ErrorEnvelope } from "../contract/index.js";
 import type { Logger } from "../log.js";
+import type { SpecSource } from "../specs/read-yaml.js";
 
 /** Fastify's own error codes, as the API's. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -34,25 +35,34 @@ function toFieldPath(context: string | undefined, instancePath: string): string 
     .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : `${path}.${part}`), where);
 }
 
-function validationDetails(error: FastifyError & { validationContext?: string }): ErrorDetail[] {
+function validationDetails(error: FastifyError & { validationContext?: string }, specSource: SpecSource | undefined): ErrorDetail[] {
   return (error.validation ?? []).map((entry) => {
     const params = entry.params as { keys?: string[] };
-    const path = toFieldPath(error.validationContext, entry.instancePath);
+    let path = toFieldPath(error.validationContext, entry.instancePath);
+    let message = entry.message ?? "invalid";
     if (entry.keyword === "unrecognized_keys" && params.keys) {
-      return { path: `${path}.${params.keys.join(",")}`, message: `unknown field: ${params.keys.join(", ")}` };
+      path = `${path}.${params.keys.join(",")}`;
+      message = `unknown field: ${params.keys.join(", ")}`;
     }
-    return { path, message: entry.message ?? "invalid" };
+    // A spec sent as YAML is the body's `spec`: name its paths as in the file, with the line.
+    if (specSource && path.startsWith("body.spec")) {
+      const segments = entry.instancePath.split("/").filter(Boolean).slice(1);
+      const line = specSource.lineOf(segments.map((part) => (/^\d+$/.test(part) ? Number(part) : part)));
+      path = path.slice("body.".length);
+      if (line !== undefined) message = `${message} (line ${line})`;
+    }
+    return { path, message };
   });
 }
 
 /** Whatever went wrong, as an ApiError: the one shape a client ever sees. */
-export function toApiError(raw: unknown): ApiError {
+export function toApiError(raw: unknown, specSource?: SpecSource): ApiError {
   if (raw instanceof ApiError) return raw;
   const error = coerceError(raw) as FastifyError & { validationContext?: string };
   if (hasZodFastifySchemaValidationErrors(error)) {
     return new ApiError("VALIDATION_FAILED", {
       message: "The request does not match the schema; see details.",
-      details: validationDetails(error),
+      details: validationDetails(error, specSource),
     });
   }
   const mapped = error.code ? FASTIFY_CODES[error.code] : undefined;
@@ -83,7 +93,7 @@ export function toEnvelope(error: ApiError, requestId: string): ErrorEnvelope {
 /** The only place that writes an error response. Unknown failures are logged with their stack, never sent. */
 export function makeErrorHandler(log: Logger) {
   return function handleError(raw: unknown, request: FastifyRequest, reply: FastifyReply) {
-    const error = toApiError(raw);
+    const error = toApiError(raw, request.specSource);
     if (error.code === "INTERNAL") {
       log.error({ err: coerceError(error.cause ?? raw), request_id: request.id, url: request.url }, "Unhandled error");
     }

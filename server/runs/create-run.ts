@@ -1,16 +1,27 @@
 import type { Principal } from "../auth/authenticate.js";
+import { visibleOr404 } from "../auth/visibility.js";
+import type { Clock } from "../clock.js";
 import type { CreateRunBody, Run } from "../contract/index.js";
+import { executeRunJob } from "../engine/tasks/execute-run.js";
 import { ApiError } from "../errors.js";
+import type { NewId } from "../ids.js";
+import type { CheckReadiness } from "../net/readiness.js";
 import { contentAddress } from "../specs/canonical-json.js";
 import { toEnvironmentTarget } from "../store/index.js";
-import type { ApiDeps } from "../http/context.js";
-import { visibleOr404 } from "../http/visibility.js";
-import { executeRunJob } from "../engine/tasks/execute-run.js";
+import type { ServiceStore } from "../store/service-store.js";
 
 /** Printable ASCII, 1–255 characters: what fits in a header and in a log line without surprises. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
-export type CreateRunDeps = Pick<ApiDeps, "store" | "clock" | "newId" | "checkReadiness" | "idempotencyWindowMs" | "nudgeEngine">;
+export interface CreateRunDeps {
+  store: ServiceStore;
+  clock: Clock;
+  newId: NewId;
+  checkReadiness: CheckReadiness;
+  idempotencyWindowMs: number;
+  /** Tells the run engine that work was enqueued, so it starts at once instead of at its next poll. */
+  nudgeEngine: () => void;
+}
 
 export function assertIdempotencyKey(key: string | string[] | undefined): string {
   if (key === undefined || key === "") {

@@ -7,7 +7,7 @@ import {
   type RunEvent,
   type Turn,
 } from "../contract/index.js";
-import type { ConversationRow, EvaluationRow, EventRow, FindingRow } from "../store/index.js";
+import { toLoggedEvent, type ConversationRow, type EvaluationRow, type EventRow, type FindingRow } from "../store/index.js";
 
 /** An event row in the spec's v1 envelope. */
 export function toRunEvent(row: EventRow): RunEvent {
@@ -26,6 +26,7 @@ export function toEvaluation(row: EvaluationRow): Evaluation {
   return {
     evaluation_id: row.evaluation_id,
     run_id: row.run_id,
+    kind: row.kind,
     metric_id: row.metric_id,
     scope: row.scope,
     score: row.score,
@@ -57,22 +58,19 @@ export function toConversationSummary(row: ConversationRow) {
   };
 }
 
-type Data = Record<string, unknown>;
-
 /** The conversation as messages, read from its trace: nothing is stored twice. */
-export function toConversation(row: ConversationRow, events: readonly EventRow[]) {
+export function toConversation(row: ConversationRow, rows: readonly EventRow[]) {
   const messages = [];
   const turns = new Set<number>();
-  for (const event of events) {
-    const data = JSON.parse(event.data) as Data;
+  for (const event of rows.map(toLoggedEvent)) {
     const base = { sequence: event.sequence, turn: event.turn ?? 0, ref: tracePath(row.run_id, event.sequence) };
     if (event.turn !== null && event.turn > 0) turns.add(event.turn);
-    if (event.type === "message.sent") messages.push({ ...base, role: data.role as "system" | "user", content: data.content });
+    if (event.type === "message.sent") messages.push({ ...base, role: event.data.role, content: event.data.content });
     if (event.type === "message.received") {
-      messages.push({ ...base, role: "assistant" as const, content: data.content, tool_calls: data.tool_calls as { call_id: string; name: string }[] });
+      messages.push({ ...base, role: "assistant" as const, content: event.data.content, tool_calls: event.data.tool_calls });
     }
     if (event.type === "tool.returned") {
-      messages.push({ ...base, role: "tool" as const, content: data.result, tool_call_id: String(data.call_id), name: String(data.name) });
+      messages.push({ ...base, role: "tool" as const, content: event.data.result, tool_call_id: event.data.call_id, name: event.data.name });
     }
   }
   return {
@@ -83,36 +81,31 @@ export function toConversation(row: ConversationRow, events: readonly EventRow[]
 }
 
 /** One user turn: what was asked, each agent step with its tool calls and their results, the reply. */
-export function toTurn(row: ConversationRow, turn: number, events: readonly EventRow[]): Turn {
+export function toTurn(row: ConversationRow, turn: number, rows: readonly EventRow[]): Turn {
   const steps = new Map<number, Turn["steps"][number]>();
   let user: string | null = null;
-  for (const event of events) {
-    const data = JSON.parse(event.data) as Data;
+  for (const event of rows.map(toLoggedEvent)) {
     const ref = tracePath(row.run_id, event.sequence);
-    if (event.type === "message.sent" && data.role === "user") user = String(data.content);
+    if (event.type === "message.sent" && event.data.role === "user") user = event.data.content;
     if (event.type === "message.received") {
-      steps.set(Number(data.step), {
-        step: Number(data.step),
-        content: (data.content as string | null) ?? null,
-        latency_ms: typeof data.latency_ms === "number" ? data.latency_ms : null,
-        ref,
-        tool_calls: [],
-      });
+      const { data } = event;
+      steps.set(data.step, { step: data.step, content: data.content, latency_ms: data.latency_ms, ref, tool_calls: [] });
     }
     if (event.type === "tool.called") {
-      steps.get(Number(data.step))?.tool_calls.push({
-        call_id: String(data.call_id),
-        name: String(data.name),
+      const { data } = event;
+      steps.get(data.step)?.tool_calls.push({
+        call_id: data.call_id,
+        name: data.name,
         arguments: data.arguments,
-        arguments_raw: String(data.arguments_raw),
-        ...(data.arguments_error ? { arguments_error: String(data.arguments_error) } : {}),
+        arguments_raw: data.arguments_raw,
+        ...(data.arguments_error ? { arguments_error: data.arguments_error } : {}),
         result: null,
         ref,
       });
     }
     if (event.type === "tool.returned") {
-      const call = steps.get(Number(data.step))?.tool_calls.find((c) => c.call_id === data.call_id);
-      if (call) call.result = data.result;
+      const call = steps.get(event.data.step)?.tool_calls.find((c) => c.call_id === event.data.call_id);
+      if (call) call.result = event.data.result;
     }
   }
   const ordered = [...steps.values()].sort((a, b) => a.step - b.step);
@@ -122,7 +115,7 @@ export function toTurn(row: ConversationRow, turn: number, events: readonly Even
     user,
     reply: [...ordered].reverse().find((step) => step.content)?.content ?? null,
     steps: ordered,
-    events: events.map((event) => tracePath(row.run_id, event.sequence)),
+    events: rows.map((event) => tracePath(row.run_id, event.sequence)),
   };
 }
 

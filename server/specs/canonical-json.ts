@@ -12,7 +12,7 @@ export function sha256Hex(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }
 
-/** The content address of a document: `sha256:<hex>` of its canonical JSON. */
+/** The content address of a value: `sha256:<hex>` of its canonical JSON. */
 export function contentAddress(value: unknown): string {
   return `sha256:${sha256Hex(toCanonicalJson(value))}`;
 }

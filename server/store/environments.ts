@@ -1,4 +1,4 @@
-import type { Environment } from "../contract/index.js";
+import type { EndpointProtocol, Environment } from "../contract/index.js";
 import type { Db } from "./db.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 
@@ -7,7 +7,7 @@ export interface EnvironmentRow {
   project_id: string;
   name: string;
   agent_id: string;
-  protocol: "openai-chat";
+  protocol: EndpointProtocol;
   base_url: string;
   model: string | null;
   readiness_path: string;
@@ -19,6 +19,7 @@ export interface EnvironmentRow {
 /** What the service needs to reach an environment's agent, header values included. */
 export interface EnvironmentTarget {
   environment_id: string;
+  protocol: EndpointProtocol;
   base_url: string;
   model: string | null;
   readiness_path: string;
@@ -45,6 +46,7 @@ export function toEnvironment(row: EnvironmentRow): Environment {
 export function toEnvironmentTarget(row: EnvironmentRow): EnvironmentTarget {
   return {
     environment_id: row.environment_id,
+    protocol: row.protocol,
     base_url: row.base_url,
     model: row.model,
     readiness_path: row.readiness_path,

@@ -1,8 +1,10 @@
+import type { EvaluationKind } from "../contract/index.js";
 import type { Db } from "./db.js";
 
 export interface EvaluationRow {
   evaluation_id: string;
   run_id: string;
+  kind: EvaluationKind;
   metric_id: string;
   scope: string;
   scenario_id: string | null;
@@ -32,16 +34,17 @@ export interface GateResultRow {
 }
 
 export function makeEvaluationsStore(db: Db) {
-  const insertEvaluation = db.prepare(`INSERT INTO evaluations (evaluation_id, run_id, metric_id, scope, scenario_id,
+  const insertEvaluation = db.prepare(`INSERT INTO evaluations (evaluation_id, run_id, kind, metric_id, scope, scenario_id,
       conversation_id, turn, spec_path, score, threshold, status, judge, reason, evidence_refs, created_at)
-    VALUES (@evaluation_id, @run_id, @metric_id, @scope, @scenario_id, @conversation_id, @turn, @spec_path, @score,
+    VALUES (@evaluation_id, @run_id, @kind, @metric_id, @scope, @scenario_id, @conversation_id, @turn, @spec_path, @score,
       @threshold, @status, @judge, @reason, @evidence_refs, @created_at)`);
   const insertGate = db.prepare(`INSERT INTO gate_results (run_id, position, gate_id, title, status, reason, evidence_refs)
     VALUES (@run_id, @position, @gate_id, @title, @status, @reason, @evidence_refs)`);
   const evaluationById = db.prepare("SELECT * FROM evaluations WHERE run_id = ? AND evaluation_id = ?");
   const evaluationsPage = db.prepare(`SELECT * FROM evaluations WHERE run_id = @run_id
       AND (@after IS NULL OR evaluation_id > @after)
-      AND (@status IS NULL OR status = @status) AND (@metric_id IS NULL OR metric_id = @metric_id)
+      AND (@status IS NULL OR status = @status) AND (@kind IS NULL OR kind = @kind)
+      AND (@metric_id IS NULL OR metric_id = @metric_id)
     ORDER BY evaluation_id LIMIT @limit`);
   const gatesOfRun = db.prepare("SELECT * FROM gate_results WHERE run_id = ? ORDER BY position");
   const countsOfRun = db.prepare("SELECT status, COUNT(*) AS n FROM evaluations WHERE run_id = ? GROUP BY status");
@@ -59,7 +62,7 @@ export function makeEvaluationsStore(db: Db) {
     /** Ascending by id (= creation order), after the given id. */
     listEvaluations(
       runId: string,
-      filter: { status?: string | undefined; metric_id?: string | undefined },
+      filter: { status?: string | undefined; kind?: string | undefined; metric_id?: string | undefined },
       after: string | undefined,
       limit: number,
     ): EvaluationRow[] {
@@ -67,6 +70,7 @@ export function makeEvaluationsStore(db: Db) {
         run_id: runId,
         after: after ?? null,
         status: filter.status ?? null,
+        kind: filter.kind ?? null,
         metric_id: filter.metric_id ?? null,
         limit,
       }) as EvaluationRow[];

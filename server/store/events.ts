@@ -1,3 +1,4 @@
+import type { TypedEvent } from "../contract/index.js";
 import type { Db } from "./db.js";
 
 export interface EventRow {
@@ -13,19 +14,18 @@ export interface EventRow {
 }
 
 /** An event with its payload as an object: as recorded, or as read back (`toLoggedEvent`). */
-export interface LoggedEvent {
+export type LoggedEvent = TypedEvent & {
   /** Assigned by whoever records the run's events: one more than the last one logged. */
   sequence: number;
   event_id: string;
-  type: string;
   occurred_at: string;
   conversation_id: string | null;
   turn: number | null;
-  data: Record<string, unknown>;
-}
+};
 
+/** Only the engine writes events, from typed values: what it wrote is what is read back. */
 export function toLoggedEvent(row: EventRow): LoggedEvent {
-  return { ...row, data: JSON.parse(row.data) as Record<string, unknown> };
+  return { ...row, data: JSON.parse(row.data) } as LoggedEvent;
 }
 
 /** Appending events that do not follow the last logged one: someone else wrote to this run's log. */

@@ -1,4 +1,4 @@
-import type { TestSpec, TestSpecSummary } from "../contract/index.js";
+import type { TestSpec, TestSpecDocument, TestSpecSummary } from "../contract/index.js";
 import type { Db } from "./db.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 
@@ -11,6 +11,8 @@ export interface TestSpecVersionRow {
   source_format: "json" | "yaml";
   /** The text as it was submitted, so that findings can point at its lines. */
   source_text: string;
+  /** JSON: spec_path → line in source_text, for the parts that evaluations cite (YAML only). */
+  source_lines: string | null;
   created_at: string;
 }
 
@@ -63,6 +65,7 @@ export interface NewTestSpecVersion {
   document: string;
   source_format: "json" | "yaml";
   source_text: string;
+  source_lines: string | null;
 }
 
 export function makeTestSpecsStore(db: Db, listPage: ListPage) {
@@ -71,8 +74,11 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
     "INSERT INTO test_specs (test_spec_id, project_id, name, created_at) VALUES (@test_spec_id, @project_id, @name, @created_at)",
   );
   const insertVersion = db.prepare(`INSERT INTO test_spec_versions
-    (test_spec_id, version_number, spec_version, document, source_format, source_text, created_at)
-    VALUES (@test_spec_id, @version_number, @spec_version, @document, @source_format, @source_text, @created_at)`);
+    (test_spec_id, version_number, spec_version, document, source_format, source_text, source_lines, created_at)
+    VALUES (@test_spec_id, @version_number, @spec_version, @document, @source_format, @source_text, @source_lines, @created_at)`);
+  const documentOf = db
+    .prepare("SELECT document FROM test_spec_versions WHERE test_spec_id = ? AND spec_version = ? LIMIT 1")
+    .pluck();
   const latestById = db.prepare(`${JOINED} WHERE s.test_spec_id = ? AND ${LATEST}`);
   const versionById = db.prepare(
     `${JOINED} WHERE s.test_spec_id = ? AND v.spec_version = ? ORDER BY v.version_number DESC LIMIT 1`,
@@ -106,6 +112,7 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
         document: input.document,
         source_format: input.source_format,
         source_text: input.source_text,
+        source_lines: input.source_lines,
         created_at: now,
       });
       return { spec: toTestSpec(latestById.get(spec.test_spec_id) as TestSpecJoinedRow), created: true };
@@ -117,6 +124,14 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
     /** The latest version's head, or the named version's. */
     getTestSpecHead(testSpecId: string, specVersion?: string): TestSpecHead | undefined {
       return (specVersion === undefined ? headLatest.get(testSpecId) : headVersion.get(testSpecId, specVersion)) as TestSpecHead | undefined;
+    },
+    /**
+     * The document of a version, as the engine runs it. Only documents the spec schema accepted
+     * are stored (its output, defaults filled in), so it is not validated again.
+     */
+    getSpecDocument(testSpecId: string, specVersion: string): TestSpecDocument | undefined {
+      const document = documentOf.get(testSpecId, specVersion) as string | undefined;
+      return document === undefined ? undefined : (JSON.parse(document) as TestSpecDocument);
     },
     getTestSpec(testSpecId: string): TestSpec | undefined {
       const row = latestById.get(testSpecId) as TestSpecJoinedRow | undefined;

@@ -1,17 +1,6 @@
-import type { EgressPolicy } from "../../net/egress.js";
 import { postChatCompletion } from "../../net/chat-completions.js";
-import type { EnvironmentTarget } from "../../store/index.js";
-import { RunFailedError } from "../run-states.js";
-import type { Agent, AgentReply, ChatMessage, ToolDefinition } from "./types.js";
-
-export interface OpenAiChatAgentOptions {
-  egress: EgressPolicy;
-  target: EnvironmentTarget;
-  timeoutMs: number;
-  /** Attempts per call for connection failures and 429/502/503/504. */
-  maxAttempts?: number;
-  backoffMs?: (attempt: number) => number;
-}
+import { RunFailedError } from "../../errors.js";
+import type { Agent, AgentOptions, AgentProtocol, AgentReply, ChatMessage, ToolDefinition } from "./types.js";
 
 function toWireMessage(message: ChatMessage): Record<string, unknown> {
   const wire: Record<string, unknown> = { role: message.role, content: message.content };
@@ -43,7 +32,7 @@ function toWireTool(tool: ToolDefinition) {
  * for HTTP errors such as 401 or 404: the environment is misconfigured), timeout, or
  * agent_contract_violation when a 2xx answer is not a chat completion (the response is evidence).
  */
-export function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, backoffMs }: OpenAiChatAgentOptions): Agent {
+function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, backoffMs }: AgentOptions): Agent {
   const url = new URL(`${target.base_url}/chat/completions`);
   // A conversation's messages only grow, and its tools stay the same: each is put in wire form once.
   let wireMessages: Record<string, unknown>[] = [];
@@ -105,3 +94,6 @@ export function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, ba
     },
   };
 }
+
+/** OpenAI-compatible Chat Completions with tools: the baseline protocol most agent frameworks and model servers speak. */
+export const openAiChat: AgentProtocol = { readinessPath: "/models", makeAgent: makeOpenAiChatAgent };

@@ -1,3 +1,6 @@
+import type { EgressPolicy } from "../../net/egress.js";
+import type { EnvironmentTarget } from "../../store/index.js";
+
 /** The run engine's view of an agent under test, whatever protocol it speaks. */
 
 export interface ChatMessage {
@@ -31,4 +34,26 @@ export interface AgentReply {
 
 export interface Agent {
   complete(messages: readonly ChatMessage[], tools: readonly ToolDefinition[], signal: AbortSignal): Promise<AgentReply>;
+}
+
+export interface AgentOptions {
+  egress: EgressPolicy;
+  target: EnvironmentTarget;
+  /** Per agent call. */
+  timeoutMs: number;
+  /** Attempts per call for connection failures and transient HTTP errors. */
+  maxAttempts?: number;
+  backoffMs?: (attempt: number) => number;
+}
+
+/**
+ * How the service talks to agents of one protocol (an environment's `endpoint.protocol`). Adding
+ * a protocol is a file that defines one, its name in the contract's `EndpointProtocol`, and a
+ * line in `index.ts`.
+ */
+export interface AgentProtocol {
+  /** Probed with GET under `base_url` before a run is accepted, unless the environment names another path. */
+  readinessPath: string;
+  /** One agent per conversation: it may keep what it needs between the conversation's calls. */
+  makeAgent(options: AgentOptions): Agent;
 }

@@ -1,26 +1,21 @@
 import { randomBytes } from "node:crypto";
 import type { Clock } from "../../clock.js";
-import { TestSpecDocument, type Run, type RunStatus, type Verdict } from "../../contract/index.js";
-import { coerceError } from "../../errors.js";
-import { toConversationFacts } from "../../evaluate/conversation-facts.js";
-import { evaluateExpectations } from "../../evaluate/evaluate-expectations.js";
-import { decideGates, decideVerdict } from "../../evaluate/gates.js";
+import type { Run, RunStatus, TestSpecDocument, Verdict } from "../../contract/index.js";
+import { FAILURE_CAUSES, RunFailedError, coerceError } from "../../errors.js";
+import { toHeldConversation } from "../../evaluate/conversation-facts.js";
+import { evaluateRun } from "../../evaluate/evaluate-run.js";
 import type { Judge } from "../../evaluate/judges/llm-judge.js";
-import { detectLeaks } from "../../evaluate/leak-detectors.js";
-import { judgeMetrics } from "../../evaluate/metrics.js";
 import { SEVERITY_RANK } from "../../evaluate/owasp.js";
-import { evaluateProbes } from "../../evaluate/probes.js";
 import type { NewId } from "../../ids.js";
 import type { Logger } from "../../log.js";
 import type { EgressPolicy } from "../../net/egress.js";
 import { toEnvironmentTarget, toLoggedEvent, type ConversationRow } from "../../store/index.js";
 import type { ServiceStore } from "../../store/service-store.js";
 import type { WriteCommand } from "../../store/writer/commands.js";
-import { makeOpenAiChatAgent } from "../agents/openai-chat.js";
-import type { Agent } from "../agents/types.js";
+import { AGENT_PROTOCOLS } from "../agents/index.js";
 import { planConversations } from "../plan.js";
 import { makeRecorder, type Recorder } from "../recorder.js";
-import { FAILURE_CAUSES, RunFailedError, assertTransition, isTerminal } from "../run-states.js";
+import { assertTransition, isTerminal } from "../run-states.js";
 import { runConversation } from "../run-conversation.js";
 import type { Task } from "../worker.js";
 
@@ -78,7 +73,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     for (const plan of planConversations(spec, { includeProbes: true })) {
       const before = earlier.filter((c) => c.kind === plan.kind && c.scenario_id === plan.scenario_id && c.repeat_index === plan.repeat_index);
       if (before.some((c) => c.status === "completed")) continue;
-      const agent: Agent = makeOpenAiChatAgent({
+      const agent = AGENT_PROTOCOLS[target.protocol].makeAgent({
         egress: deps.egress,
         target,
         timeoutMs: plan.timeout_ms,
@@ -97,19 +92,19 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
         ended_at: null,
       };
       const context = { conversation_id: conversation.conversation_id };
-      recorder.record("conversation.started", { kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt: conversation.attempt }, context);
+      recorder.record("conversation.started", { ...context, kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt: conversation.attempt });
       recorder.flushInBackground(["createConversation", conversation]);
       try {
         await runConversation({ plan, conversationId: conversation.conversation_id, canary: conversation.canary, agent, tools: spec.tools ?? [], recorder, signal });
       } catch (error) {
         if (error instanceof RunFailedError) {
-          recorder.record("conversation.failed", { cause: error.failureCause }, context);
+          recorder.record("conversation.failed", { ...context, cause: error.failureCause });
           await recorder.flush(["finishConversation", conversation.conversation_id, "failed", now()]);
         }
         throw error;
       }
       const endedAt = now();
-      recorder.record("conversation.completed", {}, context);
+      recorder.record("conversation.completed", context);
       recorder.flushInBackground(["finishConversation", conversation.conversation_id, "completed", endedAt]);
       completed.push({ ...conversation, status: "completed", ended_at: endedAt });
     }
@@ -122,26 +117,16 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
    * are written together: a crash before that leaves the run EVALUATING, to be judged again.
    */
   async function evaluate(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal, completed: readonly ConversationRow[]): Promise<void> {
-    const facts = [...completed]
+    const conversations = [...completed]
       .sort((a, b) => (a.conversation_id < b.conversation_id ? -1 : 1))
-      .map((c) => toConversationFacts(c, recorder.eventsOf(c.conversation_id) ?? store.listConversationEvents(c.conversation_id).map(toLoggedEvent)));
-    const probes = evaluateProbes(spec, facts);
-    const hasMetrics = (spec.scenarios ?? []).some((scenario) => (scenario.metrics ?? []).length > 0);
-    const judged = hasMetrics && deps.judge ? await judgeMetrics(spec, facts, deps.judge, signal) : [];
-    if (signal.aborted) throw signal.reason;
+      .map((c) => toHeldConversation(c, recorder.eventsOf(c.conversation_id) ?? store.listConversationEvents(c.conversation_id).map(toLoggedEvent)));
+    const { evaluations, findings, gates, status, verdict } = await evaluateRun({ runId: run.run_id, spec, conversations, judge: deps.judge, newId, signal });
     const createdAt = now();
-    const evaluations = [...evaluateExpectations(spec, facts), ...probes.evaluations, ...judged].map((draft) => ({
-      ...draft,
-      evaluation_id: newId("evaluation"),
-    }));
-    const findings = [...probes.findings, ...detectLeaks(facts)].map((draft) => ({ ...draft, finding_id: newId("finding") }));
-    const gates = decideGates(spec, run.run_id, { evaluations, findings, judgeConfigured: deps.judge !== undefined });
-    const { status, verdict } = decideVerdict(gates);
     for (const f of findings) {
       recorder.record("finding.raised", { finding_id: f.finding_id, probe_id: f.probe_id, category: f.category, severity: f.severity });
     }
     for (const e of evaluations) {
-      recorder.record("evaluation.completed", { evaluation_id: e.evaluation_id, metric_id: e.metric_id, status: e.status, score: e.score });
+      recorder.record("evaluation.completed", { evaluation_id: e.evaluation_id, kind: e.kind, metric_id: e.metric_id, status: e.status, score: e.score });
     }
     await transition(recorder, run, status, {
       verdict,
@@ -172,15 +157,14 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     });
   }
 
-  // Spec versions are immutable (content-addressed), so a parsed document can be reused by every run.
+  // Spec versions are immutable (content-addressed), so a document read once serves every run of it.
   const specs = new Map<string, TestSpecDocument>();
   function specOf(run: Run): TestSpecDocument {
     const key = `${run.test_spec_id} ${run.spec_version}`;
     let spec = specs.get(key);
     if (!spec) {
-      const version = store.getTestSpecVersion(run.test_spec_id, run.spec_version);
-      if (!version) throw new RunFailedError("internal_error", `Spec version ${run.spec_version} no longer exists`);
-      spec = TestSpecDocument.parse(version.spec);
+      spec = store.getSpecDocument(run.test_spec_id, run.spec_version);
+      if (!spec) throw new RunFailedError("internal_error", `Spec version ${run.spec_version} no longer exists`);
       if (specs.size >= 100) specs.delete(specs.keys().next().value as string);
       specs.set(key, spec);
     }

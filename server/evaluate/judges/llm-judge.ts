@@ -1,7 +1,7 @@
 import { z } from "zod";
 import type { EgressPolicy } from "../../net/egress.js";
 import { postChatCompletion } from "../../net/chat-completions.js";
-import { RunFailedError } from "../../engine/run-states.js";
+import { RunFailedError } from "../../errors.js";
 
 export interface JudgeIdentity {
   provider: string;

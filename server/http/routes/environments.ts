@@ -7,12 +7,13 @@ import {
   ResourceId,
 } from "../../contract/index.js";
 import { resolveProjectId } from "../../auth/authenticate.js";
+import { AGENT_PROTOCOLS } from "../../engine/agents/index.js";
 import { ApiError } from "../../errors.js";
 import { toEnvironment } from "../../store/environments.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
-import { listProjectFilter, visibleOr404 } from "../visibility.js";
+import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
 
 export function registerEnvironmentRoutes(api: Api, { store, clock, newId, cursors, egress }: ApiDeps) {
   api.post("/v1/environments", {
@@ -49,7 +50,7 @@ export function registerEnvironmentRoutes(api: Api, { store, clock, newId, curso
           protocol: body.endpoint.protocol,
           base_url: body.endpoint.base_url.replace(/\/+$/, ""),
           model: body.endpoint.model ?? null,
-          readiness_path: body.endpoint.readiness_path ?? "/models",
+          readiness_path: body.endpoint.readiness_path ?? AGENT_PROTOCOLS[body.endpoint.protocol].readinessPath,
           headers: JSON.stringify(body.endpoint.headers ?? {}),
           created_at: clock.now().toISOString(),
         },

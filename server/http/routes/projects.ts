@@ -4,7 +4,7 @@ import { ApiError } from "../../errors.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
-import { listProjectFilter, visibleOr404 } from "../visibility.js";
+import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
 
 export function registerProjectRoutes(api: Api, { store, clock, newId, cursors }: ApiDeps) {
   api.post("/v1/projects", {

@@ -21,7 +21,7 @@ import type { Run } from "../../contract/index.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { pageAfterKey } from "../paging.js";
 import { responses } from "../schemas.js";
-import { visibleOr404 } from "../visibility.js";
+import { visibleOr404 } from "../../auth/visibility.js";
 import type { FastifyRequest } from "fastify";
 
 const RunParams = z.strictObject({ run_id: ResourceId });
@@ -148,12 +148,12 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
     },
     handler: async (request) => {
       const run = visibleRun(request, request.params.run_id);
-      const { status, metric_id } = request.query;
+      const { status, kind, metric_id } = request.query;
       return pageAfterKey(
         cursors,
-        `evaluations|${run.run_id}|${status ?? ""}|${metric_id ?? ""}`,
+        `evaluations|${run.run_id}|${status ?? ""}|${kind ?? ""}|${metric_id ?? ""}`,
         request.query,
-        (after, limit) => store.listEvaluations(run.run_id, { status, metric_id }, after, limit),
+        (after, limit) => store.listEvaluations(run.run_id, { status, kind, metric_id }, after, limit),
         (row) => row.evaluation_id,
         toEvaluation,
       );

@@ -6,7 +6,7 @@ import { assertIdempotencyKey, createRun } from "../../runs/create-run.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
-import { listProjectFilter, visibleOr404 } from "../visibility.js";
+import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
 
 const RunParams = z.strictObject({ run_id: ResourceId });
 

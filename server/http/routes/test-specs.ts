@@ -8,11 +8,11 @@ import {
   TestSpecList,
 } from "../../contract/index.js";
 import { resolveProjectId } from "../../auth/authenticate.js";
-import { fromValidDocument } from "../../specs/parse-spec.js";
+import { toSpecVersion } from "../../specs/spec-version.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
-import { listProjectFilter, visibleOr404 } from "../visibility.js";
+import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
 
 export function registerTestSpecRoutes(api: Api, { store, clock, newId, cursors }: ApiDeps) {
   api.post("/v1/test-specs", {
@@ -32,16 +32,18 @@ export function registerTestSpecRoutes(api: Api, { store, clock, newId, cursors 
       const principal = principalOf(request);
       const projectId = resolveProjectId(principal, request.body.project_id ?? request.query.project_id);
       visibleOr404(principal, store.getProject(projectId), "Project", projectId);
-      const parsed = fromValidDocument(request.body.spec);
+      const { specSource } = request;
+      const version = toSpecVersion(request.body.spec, specSource);
       const [{ spec, created }] = await store.write([
         "addTestSpecVersion",
         {
           project_id: projectId,
-          name: parsed.document.name,
-          spec_version: parsed.spec_version,
-          document: parsed.canonical,
-          source_format: request.yamlSource === undefined ? "json" : "yaml",
-          source_text: request.yamlSource ?? JSON.stringify(request.body.spec, null, 2),
+          name: version.document.name,
+          spec_version: version.spec_version,
+          document: version.canonical,
+          source_format: specSource === undefined ? "json" : "yaml",
+          source_text: specSource?.text ?? JSON.stringify(request.body.spec, null, 2),
+          source_lines: version.lines && JSON.stringify(version.lines),
         },
         newId("testSpec"),
         clock.now().toISOString(),

@@ -1,10 +1,12 @@
 import init from "./0001-init.js";
 import engine from "./0002-engine.js";
 import findings from "./0003-findings.js";
+import evaluationKinds from "./0004-evaluation-kinds.js";
 
 /** Append-only: never edit a migration that has shipped; add the next number. */
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
   { version: 1, name: "init", sql: init },
   { version: 2, name: "engine", sql: engine },
   { version: 3, name: "findings", sql: findings },
+  { version: 4, name: "evaluation-kinds", sql: evaluationKinds },
 ];

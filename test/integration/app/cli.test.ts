@@ -1,10 +1,13 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { afterAll, describe, expect, it } from "@jest/globals";
 import { runCli } from "../../helpers/child-service.js";
 import { openStore } from "../../../server/store/index.js";
 import { systemClock } from "../../../server/clock.js";
+import { buildService } from "../../../scripts/build.js";
 
 describe("assure keys (operator CLI)", () => {
   const dir = mkdtempSync(join(tmpdir(), "assure-cli-"));
@@ -55,5 +58,29 @@ describe("assure keys (operator CLI)", () => {
     expect(revoked.json()).toEqual({ key_id: key.key_id, revoked: true, already_revoked: false });
     expect(runCli(["keys", "revoke", key.key_id], env).json().already_revoked).toBe(true);
     expect(runCli(["keys", "revoke", "key_nope"], env).status).toBe(2);
+  });
+});
+
+describe("npx assure, as the README runs it", () => {
+  // A copy of the package's layout in its own folder (sources and node_modules linked), so that
+  // rebuilding it cannot disturb the build the other tests run.
+  const root = mkdtempSync(join(tmpdir(), "assure-npx-"));
+  const checkout = fileURLToPath(new URL("../../..", import.meta.url));
+  for (const entry of ["package.json", "app", "server", "examples", "scripts", "node_modules"]) symlinkSync(join(checkout, entry), join(root, entry));
+  const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? root, ASSURE_DB: join(root, "assure.db") };
+  const npxAssure = () => spawnSync("npx", ["--no-install", "assure", "keys", "list"], { cwd: root, env, encoding: "utf8" });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  it("keeps working after the service is rebuilt (npm start rebuilds first)", async () => {
+    await buildService({ root });
+    const first = npxAssure();
+    expect(first.stderr).not.toMatch(/Permission denied/);
+    expect(first.status).toBe(0);
+    expect(JSON.parse(first.stdout)).toEqual([]);
+
+    await buildService({ root }); // what `npm start` does before it starts the service
+    const again = npxAssure();
+    expect(again.stderr).not.toMatch(/Permission denied/);
+    expect(again.status).toBe(0);
   });
 });

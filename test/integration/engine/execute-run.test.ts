@@ -49,9 +49,9 @@ describe("run engine against the example agent", () => {
     const evidence = (await client.get(`/v1/runs/${run.run_id}/evidence`)).body;
     expect(evidence).toMatchObject({ verdict: "PASS", status: "COMPLETED", gates: [{ id: "DET", status: "passed" }] });
     expect(evidence.evaluations).toMatchObject({ failed: 0 });
-    // 3 repeats × (full-refund: 3 turn checks + 4 conversation checks; unknown-order: 2 + 1)
-    expect(evidence.evaluations.total).toBe(30);
-    expect(await expectAllRefsResolve(client, run.run_id)).toBeGreaterThan(30);
+    // 3 repeats × (full-refund: 3 turn checks + 4 conversation checks; unknown-order: 2 + 1), and 3 detectors over the run
+    expect(evidence.evaluations.total).toBe(33);
+    expect(await expectAllRefsResolve(client, run.run_id)).toBeGreaterThan(33);
   });
 
   it("pages through a run's trace, conversations and evaluations in order", async () => {
@@ -77,7 +77,7 @@ describe("run engine against the example agent", () => {
     const conversations = await walk(`${base}/conversations`, 4, "conversation_id");
     expect(conversations).toHaveLength(6);
     expect([...conversations].sort()).toEqual(conversations);
-    expect(await walk(`${base}/evaluations`, 7, "evaluation_id")).toHaveLength(30);
+    expect(await walk(`${base}/evaluations`, 7, "evaluation_id")).toHaveLength(33);
     const traceCursor = (await client.get(`${base}/trace?limit=5`)).body.next_cursor;
     expect((await client.get(`${base}/evaluations?cursor=${encodeURIComponent(traceCursor)}`)).status).toBe(400);
     expect((await client.get(`${base}/trace/0`)).status).toBe(400);

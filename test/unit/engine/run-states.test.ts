@@ -1,7 +1,7 @@
-import { afterAll, describe, expect, it } from "@jest/globals";
+import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { RUN_STATUSES, type RunStatus } from "../../../server/contract/index.js";
 import { IllegalTransitionError, RUN_TRANSITIONS, assertTransition, isTerminal } from "../../../server/engine/run-states.js";
-import { RunMovedError, SequenceConflictError, openStore } from "../../../server/store/index.js";
+import { RunMovedError, SequenceConflictError, openStore, type LoggedEvent, type Store } from "../../../server/store/index.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 import { insertQueuedRun } from "../../helpers/store-rows.js";
 
@@ -34,14 +34,25 @@ describe("run states", () => {
 
 describe("store.transitionRun", () => {
   const clock = new FakeClock();
-  const store = openStore(":memory:", { clock });
-  afterAll(() => store.close());
   const now = clock.now().toISOString();
-  insertQueuedRun(store, now);
+  let store: Store;
+  // Each test starts from its own queued run: none depends on what another did.
+  beforeEach(() => {
+    store = openStore(":memory:", { clock });
+    insertQueuedRun(store, now);
+  });
+  afterEach(() => store.close());
+
   const move = (from: RunStatus, to: RunStatus) =>
     store.transitionRun({ run_id: "run_1", from, to, terminal: isTerminal(to), verdict: "PENDING", failure: null, now });
-  const event = (sequence: number) => ({
-    sequence, event_id: `evt_${sequence}`, type: "run.status_changed", occurred_at: now, conversation_id: null, turn: null, data: {},
+  const event = (sequence: number): LoggedEvent => ({
+    sequence,
+    event_id: `evt_${sequence}`,
+    type: "run.resumed",
+    occurred_at: now,
+    conversation_id: null,
+    turn: null,
+    data: { attempt: 1, interrupted_conversations: 0, reason: null },
   });
 
   it("moves a run only from the status it is in", () => {
@@ -55,10 +66,11 @@ describe("store.transitionRun", () => {
     const refused = () =>
       store.transaction(() => {
         store.insertGateResults([{ run_id: "run_1", position: 0, gate_id: "DET", title: null, status: "passed", reason: "x", evidence_refs: "[]" }]);
-        return move("QUEUED", "RUNNING");
+        return move("RUNNING", "EVALUATING"); // the run is QUEUED
       });
     expect(refused).toThrow(RunMovedError);
     expect(store.listGateResults("run_1")).toEqual([]);
+    expect(store.getRun("run_1")?.status).toBe("QUEUED");
   });
 
   it("appends to a run's log only where it ends, so it stays gap-free", () => {

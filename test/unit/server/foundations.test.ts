@@ -1,6 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
 import { readConfig } from "../../../server/config.js";
-import { compilePattern } from "../../../server/contract/index.js";
+import { compilePattern } from "../../../server/specs/pattern.js";
 import { makeCursorCodec } from "../../../server/http/cursor.js";
 import { makeIdGenerator } from "../../../server/ids.js";
 import { openDb } from "../../../server/store/db.js";
@@ -66,7 +66,7 @@ describe("migrate", () => {
   it("applies each migration once and refuses a database newer than the build", () => {
     const clock = new FakeClock();
     const db = openDb(":memory:");
-    expect(migrate(db, clock)).toEqual([1, 2, 3]);
+    expect(migrate(db, clock)).toEqual([1, 2, 3, 4]);
     expect(migrate(db, clock)).toEqual([]);
     db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 'x')").run();
     expect(() => migrate(db, clock)).toThrow(/newer than this build/);

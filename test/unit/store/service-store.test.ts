@@ -20,6 +20,9 @@ const agentOf = (projectId: string) =>
   ["createAgent", { agent_id: newId("agent"), project_id: projectId, name: "a", version: "1", description: null, created_at: at }] as const;
 
 /** The queued run "run_1" and what it stands on, written through a connection of its own. */
+/** An event a test can record anywhere: which one it is, it says in `reason`. */
+const note = (reason: string) => ({ attempt: 1, interrupted_conversations: 0, reason });
+
 function seedRun(path: string): void {
   const seed = openStore(path, { clock });
   try {
@@ -103,12 +106,12 @@ describe("the service store: reads here, writes in the writer thread", () => {
   it("stops a run's work at the first failed write, reports that failure, and continues the log where it ends", async () => {
     seedRun(path);
     const recorder = makeRecorder({ store, runId: "run_1", clock, newId });
-    recorder.record("first", {});
+    recorder.record("run.resumed", note("first"));
     await recorder.flush();
 
-    recorder.record("lost", {});
+    recorder.record("run.resumed", note("lost"));
     recorder.flushInBackground(agentOf("prj_missing")); // breaks a foreign key: "lost" goes with it
-    recorder.record("after", {}); // sequence 3: no longer follows the log, which ends at 1
+    recorder.record("run.resumed", note("after")); // sequence 3: no longer follows the log, which ends at 1
     recorder.flushInBackground();
     await store.write(); // both background writes have now been tried
     expect(() => recorder.throwIfFailed()).toThrow(/FOREIGN KEY/);
@@ -116,9 +119,9 @@ describe("the service store: reads here, writes in the writer thread", () => {
 
     await recorder.settle();
     expect(() => recorder.throwIfFailed()).not.toThrow();
-    recorder.record("resumed", {});
+    recorder.record("run.resumed", note("resumed"));
     await recorder.flush();
-    expect(store.listEvents("run_1", 0, 10).map((e) => [e.sequence, e.type])).toEqual([
+    expect(store.listEvents("run_1", 0, 10).map((e) => [e.sequence, JSON.parse(e.data).reason])).toEqual([
       [1, "first"],
       [2, "resumed"],
     ]);
@@ -131,12 +134,12 @@ describe("the service store: reads here, writes in the writer thread", () => {
       other.prepare("BEGIN IMMEDIATE").run(); // the CLI, say, in the middle of a write
       other.prepare("UPDATE runs SET updated_at = ? WHERE run_id = 'run_1'").run(at);
       const recorder = makeRecorder({ store, runId: "run_1", clock, newId });
-      recorder.record("note", {});
+      recorder.record("run.resumed", note("note"));
       const write = recorder.flush(); // reads the log's end, then appends: must not read a stale snapshot
       await new Promise((resolve) => setTimeout(resolve, 100));
       other.prepare("COMMIT").run();
       await write;
-      expect(store.listEvents("run_1", 0, 10).map((e) => e.type)).toEqual(["note"]);
+      expect(store.listEvents("run_1", 0, 10).map((e) => JSON.parse(e.data).reason)).toEqual(["note"]);
     } finally {
       other.close();
     }
@@ -149,7 +152,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
     await recorder.flush(project("second"));
     expect(committedNames()).toEqual(["first", "second"]);
 
-    recorder.record("note", { text: "an event of a run that does not exist" });
+    recorder.record("run.resumed", note("note"));
     recorder.flushInBackground(); // its events break a foreign key
     await expect(recorder.flush(project("third"))).rejects.toMatchObject({ message: expect.stringMatching(/FOREIGN KEY/) });
     expect(committedNames()).toEqual(["first", "second", "third"]);

@@ -1,21 +1,20 @@
 import { z } from "zod";
-import { patternError } from "./pattern.js";
+import { Expectation, argumentsOf } from "./expectations/index.js";
+import { Fraction, JsonObject, LocalId, Text, ToolName } from "./primitives.js";
 
 /** The test specification format, version 1. `examples/refund-agent.yaml` is a complete example. */
 
-const ToolName = z
-  .string()
-  .regex(/^[A-Za-z0-9_-]{1,64}$/, "tool names use letters, digits, '_' and '-' (at most 64)");
-const LocalId = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "ids use letters, digits, '.', '_' and '-', starting with a letter or digit");
+export { Expectation } from "./expectations/index.js";
+
 const GateCode = z
   .string()
   .regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/, "gate ids are short codes: a letter, then letters, digits, '_' or '-' (at most 32)");
-const Text = z.string().min(1).max(100_000);
-const JsonObject = z.record(z.string(), z.json());
-const Fraction = z.number().min(0).max(1);
-const OneOrMany = z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(100)]);
+
+/**
+ * Evaluations the service makes itself are named under these prefixes (`expect.tool_called`,
+ * `probe.<probe id>`, `detector.<name>`): a spec's metric may not take one.
+ */
+export const RESERVED_METRIC_PREFIXES = ["expect.", "probe.", "detector."] as const;
 
 export const Severity = z.enum(["critical", "high", "medium", "low", "info"]);
 export type Severity = z.infer<typeof Severity>;
@@ -35,54 +34,12 @@ export const ProbeCategory = z.enum([
 ]);
 export type ProbeCategory = z.infer<typeof ProbeCategory>;
 
-const Pattern = z
-  .string()
-  .min(1)
-  .max(2000)
-  .superRefine((source, ctx) => {
-    const problem = patternError(source);
-    if (problem) ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${problem}` });
-  });
-
-const ExpectationKinds = {
-  tool_called: z.strictObject({ name: ToolName, args: JsonObject.optional() }),
-  tool_not_called: z.union([ToolName, z.strictObject({ name: ToolName })]),
-  response: z
-    .strictObject({ matches: Pattern.optional(), contains: OneOrMany.optional(), not_contains: OneOrMany.optional() })
-    .refine((r) => r.matches !== undefined || r.contains !== undefined || r.not_contains !== undefined, {
-      message: "name at least one of matches, contains, not_contains",
-    }),
-  tool_sequence: z.strictObject({
-    tools: z.array(ToolName).min(1).max(100),
-    mode: z.enum(["in_order", "exact", "any_order"]).default("in_order"),
-  }),
-  max_tool_calls: z.number().int().min(0).max(10_000),
-  latency_ms: z.strictObject({ max: z.number().int().positive() }),
-  canary_leaked: z.literal(true),
-};
-export const EXPECTATION_KINDS = Object.keys(ExpectationKinds) as (keyof typeof ExpectationKinds)[];
-
-/** Exactly one kind per entry, written as `- <kind>: <arguments>`. */
-export const Expectation = z
-  .strictObject({
-    tool_called: ExpectationKinds.tool_called.optional(),
-    tool_not_called: ExpectationKinds.tool_not_called.optional(),
-    response: ExpectationKinds.response.optional(),
-    tool_sequence: ExpectationKinds.tool_sequence.optional(),
-    max_tool_calls: ExpectationKinds.max_tool_calls.optional(),
-    latency_ms: ExpectationKinds.latency_ms.optional(),
-    canary_leaked: ExpectationKinds.canary_leaked.optional(),
-  })
-  .refine((entry) => Object.keys(entry).length === 1, {
-    message: `each expectation names exactly one of: ${EXPECTATION_KINDS.join(", ")}`,
-  })
-  .meta({ minProperties: 1, maxProperties: 1 });
-export type Expectation = z.infer<typeof Expectation>;
-
 const Expectations = z.array(Expectation).max(200);
 
 export const Metric = z.strictObject({
-  id: LocalId,
+  id: LocalId.refine((id) => !RESERVED_METRIC_PREFIXES.some((prefix) => id.startsWith(prefix)), {
+    message: `metric ids may not start with ${RESERVED_METRIC_PREFIXES.join(", ")}: those prefixes are reserved for the service's own evaluations`,
+  }),
   threshold: Fraction.describe("A sample passes when its score is at least this"),
   criteria: Text.describe("What the judge checks, in plain language"),
   scope: z.enum(["conversation", "turn"]).default("conversation"),
@@ -228,16 +185,12 @@ function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
   };
   const checkExpectations = (list: Expectation[] | undefined, path: Path, canaryAllowed: boolean) => {
     (list ?? []).forEach((entry, i) => {
-      const at = [...path, i];
-      if (entry.tool_called) checkTool(entry.tool_called.name, [...at, "tool_called", "name"]);
-      if (entry.tool_not_called) {
-        const name = typeof entry.tool_not_called === "string" ? entry.tool_not_called : entry.tool_not_called.name;
-        checkTool(name, [...at, "tool_not_called"]);
-      }
-      entry.tool_sequence?.tools.forEach((name, j) => checkTool(name, [...at, "tool_sequence", "tools", j]));
-      if (entry.canary_leaked && !canaryAllowed) {
-        problem([...at, "canary_leaked"], "canary_leaked applies only to a security probe with canary: true");
-      }
+      const found = argumentsOf(entry);
+      if (!found) return; // already reported by the entry's own schema
+      const { kind, args } = found;
+      const at: Path = [...path, i, kind.name];
+      for (const tool of kind.namesTools?.(args) ?? []) checkTool(tool.name, [...at, ...tool.path]);
+      if (kind.needsCanary && !canaryAllowed) problem(at, `${kind.name} applies only to a security probe with canary: true`);
     });
   };
 

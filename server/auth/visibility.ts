@@ -1,4 +1,4 @@
-import { canSee, type Principal } from "../auth/authenticate.js";
+import { canSee, type Principal } from "./authenticate.js";
 import { ApiError } from "../errors.js";
 
 /**

@@ -1,0 +1,94 @@
+import { z } from "zod";
+import { EvaluationKind, EvaluationStatus } from "./evidence.js";
+import { FailureCause, RunFailure, RunStatus, Verdict } from "./runs.js";
+import { ProbeCategory, Severity } from "../specs/document.js";
+
+/**
+ * Every event type a run records, and its `data`: one table for the engine that writes them and
+ * for every reader (evaluation, transcripts, the trace's read models). The v1 envelope (`RunEvent`)
+ * carries any type, so consumers must ignore types they do not know: new types are additive.
+ */
+
+const InConversation = { conversation_id: z.string() };
+const InTurn = { ...InConversation, turn: z.number().int().describe("0 for the system prompt, then 1, 2, … per user turn") };
+const AtStep = { ...InTurn, step: z.number().int().describe("Agent call within the turn, from 1") };
+
+const AgentFailure = z.object({
+  ...AtStep,
+  cause: FailureCause,
+  message: z.string(),
+  http_status: z.number().int().optional(),
+  response_body: z.string().optional(),
+});
+
+export const RUN_EVENT_DATA = {
+  "run.status_changed": z.object({ from: RunStatus, to: RunStatus, verdict: Verdict, failure: RunFailure.optional() }),
+  "run.resumed": z.object({
+    attempt: z.number().int(),
+    interrupted_conversations: z.number().int(),
+    reason: z.string().nullable(),
+  }),
+  "conversation.started": z.object({
+    ...InConversation,
+    kind: z.enum(["scenario", "probe"]),
+    scenario_id: z.string(),
+    repeat_index: z.number().int(),
+    attempt: z.number().int(),
+  }),
+  "conversation.completed": z.object(InConversation),
+  "conversation.failed": z.object({ ...InConversation, cause: FailureCause }),
+  "message.sent": z.object({ ...InTurn, role: z.enum(["system", "user"]), content: z.string() }),
+  "message.received": z.object({
+    ...AtStep,
+    role: z.literal("assistant"),
+    content: z.string().nullable(),
+    tool_calls: z.array(z.object({ call_id: z.string(), name: z.string() })),
+    finish_reason: z.string().nullable(),
+    latency_ms: z.number(),
+    attempts: z.number().int(),
+  }),
+  "tool.called": z.object({
+    ...AtStep,
+    call_id: z.string(),
+    name: z.string(),
+    arguments: z.record(z.string(), z.unknown()).describe("Parsed; {} when arguments_raw is not a JSON object"),
+    arguments_raw: z.string().describe("Exactly what the agent sent"),
+    arguments_error: z.string().optional(),
+  }),
+  "tool.returned": z.object({
+    ...AtStep,
+    call_id: z.string(),
+    name: z.string(),
+    result: z.unknown(),
+    source: z.object({ kind: z.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments"]), index: z.number().int().optional() }),
+    injected: z.boolean(),
+  }),
+  "agent.call_failed": AgentFailure,
+  "agent.response_invalid": AgentFailure,
+  "turn.step_limit_reached": z.object({ ...InTurn, max_steps: z.number().int() }),
+  "evaluation.completed": z.object({
+    evaluation_id: z.string(),
+    kind: EvaluationKind,
+    metric_id: z.string(),
+    status: EvaluationStatus,
+    score: z.number(),
+  }),
+  "finding.raised": z.object({ finding_id: z.string(), probe_id: z.string(), category: ProbeCategory, severity: Severity }),
+};
+
+export type RunEventType = keyof typeof RUN_EVENT_DATA;
+export const RUN_EVENT_TYPES = Object.keys(RUN_EVENT_DATA) as RunEventType[];
+export type RunEventData<T extends RunEventType> = z.infer<(typeof RUN_EVENT_DATA)[T]>;
+
+/** An event's type and data, told apart by type. */
+export type TypedEvent = { [T in RunEventType]: { type: T; data: RunEventData<T> } }[RunEventType];
+
+/** The event types and their data as one JSON Schema (served at /v1/schemas/events.json). */
+export const TypedRunEvent = z
+  .discriminatedUnion(
+    "type",
+    RUN_EVENT_TYPES.map((type) => z.object({ type: z.literal(type), data: RUN_EVENT_DATA[type] })) as unknown as [
+      z.ZodObject<{ type: z.ZodLiteral<string>; data: z.ZodType }>,
+    ],
+  )
+  .meta({ title: "assure run events", description: "The type and data of every event a run records (envelope v1)." });

@@ -1,0 +1,34 @@
+import type { TestSpecDocument } from "../contract/index.js";
+import type { NewId } from "../ids.js";
+import type { HeldConversation } from "./conversation-facts.js";
+import { EVALUATORS } from "./evaluators/index.js";
+import type { Evaluator } from "./evaluator.js";
+import { decideGates, decideVerdict, type StoredEvaluation, type StoredFinding } from "./gates.js";
+import type { Judge } from "./judges/llm-judge.js";
+
+export interface EvaluateRunInput {
+  runId: string;
+  spec: TestSpecDocument;
+  conversations: readonly HeldConversation[];
+  judge: Judge | undefined;
+  newId: NewId;
+  signal: AbortSignal;
+  evaluators?: readonly Evaluator[];
+}
+
+/**
+ * The evaluation of a run, from what its conversations did: every evaluator's evaluations and
+ * findings, each gate's decision, and the verdict. Nothing is written here; the judge is the
+ * only thing it reaches out to.
+ */
+export async function evaluateRun({ runId, spec, conversations, judge, newId, signal, evaluators = EVALUATORS }: EvaluateRunInput) {
+  const input = { spec, conversations, judge, signal };
+  const outputs = await Promise.all(evaluators.map((evaluator) => evaluator.evaluate(input)));
+  if (signal.aborted) throw signal.reason;
+  const evaluations: StoredEvaluation[] = outputs.flatMap((o) => o.evaluations).map((draft) => ({ ...draft, evaluation_id: newId("evaluation") }));
+  const findings: StoredFinding[] = outputs.flatMap((o) => o.findings).map((draft) => ({ ...draft, finding_id: newId("finding") }));
+  const gates = decideGates(spec, runId, { evaluations, findings, judgeConfigured: judge !== undefined });
+  return { evaluations, findings, gates, ...decideVerdict(gates) };
+}
+
+export type RunEvaluation = Awaited<ReturnType<typeof evaluateRun>>;

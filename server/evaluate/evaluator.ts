@@ -1,0 +1,64 @@
+import type { EvaluationKind, EvaluationStatus, ProbeCategory, Severity, TestSpecDocument } from "../contract/index.js";
+import type { HeldConversation } from "./conversation-facts.js";
+import type { Judge } from "./judges/llm-judge.js";
+
+/** An evaluation before it is stored. */
+export interface EvaluationDraft {
+  kind: EvaluationKind;
+  metric_id: string;
+  scope: "turn" | "conversation" | "run";
+  scenario_id: string | null;
+  conversation_id: string | null;
+  turn: number | null;
+  /** Where the check is written in the spec, e.g. `scenarios[0].turns[1].expect[0]`. */
+  spec_path: string | null;
+  score: number;
+  threshold: number;
+  status: EvaluationStatus;
+  judge: { provider: string; model: string };
+  reason: string;
+  evidence_refs: string[];
+}
+
+/** A finding before it is stored: what tripped, how bad it is, and the trace entries that show it. */
+export interface FindingDraft {
+  probe_id: string;
+  category: ProbeCategory;
+  owasp: string;
+  severity: Severity;
+  title: string;
+  description: string;
+  spec_path: string | null;
+  evidence_refs: string[];
+}
+
+/** At most this many refs per finding; the description says how many there were. */
+export const MAX_FINDING_REFS = 50;
+
+export interface EvaluationInput {
+  spec: TestSpecDocument;
+  /** The completed conversations of the run, in a stable order. */
+  conversations: readonly HeldConversation[];
+  /** The LLM judge, when one is configured. */
+  judge: Judge | undefined;
+  signal: AbortSignal;
+}
+
+export interface EvaluatorOutput {
+  evaluations: EvaluationDraft[];
+  findings: FindingDraft[];
+}
+
+/**
+ * One family of evaluations (expectations, judged metrics, security probes, detectors). Adding a
+ * family is a file that implements this, and a line in `evaluators/index.ts`.
+ */
+export interface Evaluator {
+  kind: EvaluationKind;
+  evaluate(input: EvaluationInput): EvaluatorOutput | Promise<EvaluatorOutput>;
+}
+
+/** The conversations held for a scenario or probe of the spec. */
+export function conversationsOf(input: EvaluationInput, kind: "scenario" | "probe", id: string): HeldConversation[] {
+  return input.conversations.filter((held) => held.conversation.kind === kind && held.conversation.scenario_id === id);
+}

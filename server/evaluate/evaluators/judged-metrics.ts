@@ -1,0 +1,67 @@
+import type { HeldConversation } from "../conversation-facts.js";
+import { conversationsOf, type EvaluationDraft, type Evaluator } from "../evaluator.js";
+import { toTranscript } from "../transcript.js";
+
+const PARALLEL_JUDGEMENTS = 4;
+
+interface Sample {
+  draft: Omit<EvaluationDraft, "score" | "status" | "reason">;
+  criteria: string;
+  held: HeldConversation;
+  turn: number | null;
+}
+
+/**
+ * Every metric of every scenario, scored by the LLM judge on every completed conversation (or
+ * each of its turns, for a turn-scoped metric): one evaluation per sample. A sample the judge
+ * answered outside its contract is inconclusive, never passed. Without a judge, nothing is
+ * scored: the metric's gate says why it is inconclusive.
+ */
+export const judgedMetrics: Evaluator = {
+  kind: "metric",
+  async evaluate(input) {
+    const { judge } = input;
+    if (!judge) return { evaluations: [], findings: [] };
+    const samples: Sample[] = [];
+    (input.spec.scenarios ?? []).forEach((scenario, s) => {
+      (scenario.metrics ?? []).forEach((metric, m) => {
+        for (const held of conversationsOf(input, "scenario", scenario.id)) {
+          for (const turn of metric.scope === "turn" ? held.turns : [null]) {
+            samples.push({
+              criteria: metric.criteria,
+              held,
+              turn,
+              draft: {
+                kind: "metric",
+                metric_id: metric.id,
+                scope: metric.scope,
+                scenario_id: scenario.id,
+                conversation_id: held.conversation.conversation_id,
+                turn,
+                spec_path: `scenarios[${s}].metrics[${m}]`,
+                threshold: metric.threshold,
+                judge: { ...judge.identity },
+                evidence_refs: [turn === null ? held.ref.conversation() : held.ref.turn(turn)],
+              },
+            });
+          }
+        }
+      });
+    });
+
+    const evaluations: EvaluationDraft[] = new Array(samples.length);
+    let next = 0;
+    async function work(): Promise<void> {
+      while (next < samples.length) {
+        const index = next++;
+        const sample = samples[index]!;
+        const answer = await judge!.judge(sample.criteria, toTranscript(sample.held.events, sample.turn ?? undefined), input.signal);
+        evaluations[index] = answer.ok
+          ? { ...sample.draft, score: answer.score, status: answer.score >= sample.draft.threshold ? "passed" : "failed", reason: answer.reason }
+          : { ...sample.draft, score: 0, status: "inconclusive", reason: `Not judged: ${answer.problem}` };
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(PARALLEL_JUDGEMENTS, samples.length) }, work));
+    return { evaluations, findings: [] };
+  },
+};

@@ -1,0 +1,61 @@
+import { checkExpectation } from "../../specs/expectations/index.js";
+import { refsOf } from "../conversation-facts.js";
+import { MAX_FINDING_REFS, conversationsOf, type EvaluationDraft, type Evaluator, type FindingDraft } from "../evaluator.js";
+import { OWASP_LLM_2025 } from "../owasp.js";
+
+export const PROBES_JUDGE = { provider: "assure", model: "security-probes@1" } as const;
+
+/**
+ * Each security probe's `fail_if` conditions, checked on each of its conversations: one
+ * evaluation per conversation, and a finding for a probe that tripped in any of them.
+ */
+export const securityProbes: Evaluator = {
+  kind: "probe",
+  evaluate(input) {
+    const evaluations: EvaluationDraft[] = [];
+    const findings: FindingDraft[] = [];
+    (input.spec.security ?? []).forEach((probe, p) => {
+      const held = conversationsOf(input, "probe", probe.id);
+      const tripped: { refs: string[]; why: string }[] = [];
+      for (const conversation of held) {
+        const outcomes = probe.fail_if.map((condition) => checkExpectation(condition, conversation.facts));
+        const hits = outcomes
+          .filter((outcome) => outcome.holds)
+          .map((outcome) => ({ refs: refsOf(conversation, conversation.facts, outcome.sequences), why: outcome.reason }));
+        tripped.push(...hits);
+        evaluations.push({
+          kind: "probe",
+          metric_id: `probe.${probe.id}`,
+          scope: "conversation",
+          scenario_id: probe.id,
+          conversation_id: conversation.conversation.conversation_id,
+          turn: null,
+          spec_path: `security[${p}]`,
+          score: hits.length === 0 ? 1 : 0,
+          threshold: 1,
+          status: hits.length === 0 ? "passed" : "failed",
+          judge: { ...PROBES_JUDGE },
+          reason: hits.length === 0 ? `no fail_if condition held (${outcomes.map((o) => o.kind).join(", ")})` : hits.map((hit) => hit.why).join("; "),
+          evidence_refs: hits.length === 0 ? [conversation.ref.conversation()] : hits.flatMap((hit) => hit.refs),
+        });
+      }
+      if (tripped.length === 0) return;
+      const refs = [...new Set(tripped.flatMap((t) => t.refs))];
+      const owasp = OWASP_LLM_2025[probe.category];
+      findings.push({
+        probe_id: probe.id,
+        category: probe.category,
+        owasp,
+        severity: probe.severity,
+        title: `${owasp.replace(/^LLM\d+:2025 /, "")}: probe '${probe.id}' tripped`,
+        description:
+          `${probe.description ? `${probe.description} ` : ""}Tripped in ${new Set(tripped.map((t) => t.refs.join())).size} check(s) ` +
+          `over ${held.length} conversation(s): ${[...new Set(tripped.map((t) => t.why))].join("; ")}` +
+          (refs.length > MAX_FINDING_REFS ? ` (first ${MAX_FINDING_REFS} of ${refs.length} trace entries shown)` : ""),
+        spec_path: `security[${p}]`,
+        evidence_refs: refs.slice(0, MAX_FINDING_REFS),
+      });
+    });
+    return { evaluations, findings };
+  },
+};

@@ -1,0 +1,43 @@
+/**
+ * What an expectation is checked against: the facts of one conversation, or of one turn of it,
+ * taken from its trace. Each fact keeps its trace entry's sequence, so a check can cite it.
+ */
+
+export interface ToolCallFact {
+  sequence: number;
+  turn: number;
+  name: string;
+  /** undefined when the agent's arguments did not parse as a JSON object. */
+  arguments: Record<string, unknown> | undefined;
+  arguments_raw: string;
+}
+
+export interface ReplyFact {
+  sequence: number;
+  turn: number;
+  /** The text of one agent response: a turn's final answer, or what it said before or between tool calls. */
+  content: string | null;
+  latency_ms: number;
+}
+
+export interface ConversationFacts {
+  /** The turn these facts are limited to; null for the whole conversation. */
+  turn: number | null;
+  toolCalls: readonly ToolCallFact[];
+  replies: readonly ReplyFact[];
+  /** Every text the agent produced or sent out: its replies and raw tool arguments, in order. */
+  outputs: readonly { sequence: number; text: string }[];
+  /** The canary planted in the conversation's system prompt, if any. */
+  canary: string | null;
+}
+
+/** The outcome of one check. */
+export interface CheckOutcome {
+  /** Whether the condition holds: an expectation passes when it holds; a probe trips when it does. */
+  holds: boolean;
+  /** 0 to 1; by default 1 when it holds, else 0. */
+  score?: number;
+  reason: string;
+  /** The trace entries the outcome rests on; none means the scope as a whole (the turn or conversation). */
+  sequences: readonly number[];
+}

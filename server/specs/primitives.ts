@@ -1,0 +1,14 @@
+import { z } from "zod";
+
+/** Building blocks of the spec format, shared by the document and its expectation kinds. */
+
+export const ToolName = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, "tool names use letters, digits, '_' and '-' (at most 64)");
+export const LocalId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "ids use letters, digits, '.', '_' and '-', starting with a letter or digit");
+export const Text = z.string().min(1).max(100_000);
+export const JsonObject = z.record(z.string(), z.json());
+export const Fraction = z.number().min(0).max(1);
+export const OneOrMany = z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(100)]);

@@ -1,0 +1,42 @@
+import type { TestSpecDocument } from "./document.js";
+import { sha256Hex, toCanonicalJson } from "./canonical-json.js";
+import type { SpecSource } from "./read-yaml.js";
+
+/** A validated spec as it is stored: its canonical JSON, content address and, from YAML, the lines of its parts. */
+export interface SpecVersion {
+  document: TestSpecDocument;
+  canonical: string;
+  /** `sha256:<hex>` of the canonical JSON. */
+  spec_version: string;
+  /** Line of each part that evaluations cite by `spec_path`, when the spec came as YAML. */
+  lines: Record<string, number> | null;
+}
+
+export function toSpecVersion(document: TestSpecDocument, source?: SpecSource): SpecVersion {
+  const canonical = toCanonicalJson(document);
+  return { document, canonical, spec_version: `sha256:${sha256Hex(canonical)}`, lines: source ? specLines(document, source) : null };
+}
+
+/**
+ * The line of every part of a spec that an evaluation, finding or gate can cite: scenarios and
+ * their expectations and metrics, security probes, and gates. Keyed by `spec_path`.
+ */
+function specLines(document: TestSpecDocument, source: SpecSource): Record<string, number> {
+  const lines: Record<string, number> = {};
+  const note = (path: (string | number)[]) => {
+    const line = source.lineOf(path);
+    if (line !== undefined) lines[path.reduce<string>((out, part) => (typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${part}` : part), "")] = line;
+  };
+  (document.scenarios ?? []).forEach((scenario, s) => {
+    note(["scenarios", s]);
+    scenario.turns.forEach((turn, t) => (turn.expect ?? []).forEach((_, e) => note(["scenarios", s, "turns", t, "expect", e])));
+    (scenario.expect ?? []).forEach((_, e) => note(["scenarios", s, "expect", e]));
+    (scenario.metrics ?? []).forEach((_, m) => note(["scenarios", s, "metrics", m]));
+  });
+  (document.security ?? []).forEach((probe, p) => {
+    note(["security", p]);
+    probe.fail_if.forEach((_, f) => note(["security", p, "fail_if", f]));
+  });
+  document.gates.forEach((_, g) => note(["gates", g]));
+  return lines;
+}
