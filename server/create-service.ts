@@ -1,4 +1,6 @@
 import { systemClock, type Clock } from "./clock.js";
+import type { Deprecation } from "./contract/index.js";
+import type { Evaluator } from "./evaluate/evaluator.js";
 import type { Config } from "./config.js";
 import { buildApi } from "./http/build-api.js";
 import type { Api } from "./http/context.js";
@@ -30,12 +32,16 @@ export interface CreateServiceOptions {
   stopGraceMs?: number;
   /** Called if the service can no longer write (its writer thread stopped): the process should end. */
   onFatal?: (error: Error) => void;
+  /** What the API announces as deprecated; the contract's DEPRECATIONS unless given. */
+  deprecations?: readonly Deprecation[];
+  /** The evaluator families every run gets; all of EVALUATORS unless given. */
+  evaluators?: readonly Evaluator[];
 }
 
 /** Assembles the service from its configuration: store (migrated), outbound policy, the /v1 API. */
 export async function createService(
   config: Config,
-  { clock = systemClock, log, agentBackoffMs, stopGraceMs = 10_000, onFatal }: CreateServiceOptions = {},
+  { clock = systemClock, log, agentBackoffMs, stopGraceMs = 10_000, onFatal, deprecations, evaluators }: CreateServiceOptions = {},
 ): Promise<Service> {
   const logger = log ?? createLogger({ level: config.logLevel });
   const store = await openServiceStore(config.dbPath, {
@@ -63,6 +69,7 @@ export async function createService(
         log: logger,
         judge: config.judge && makeLlmJudge({ egress, ...config.judge, ...(agentBackoffMs ? { backoffMs: agentBackoffMs } : {}) }),
         ...(agentBackoffMs ? { agentBackoffMs } : {}),
+        evaluators,
       }),
     },
   });
@@ -83,6 +90,7 @@ export async function createService(
       cursors: makeCursorCodec(store.cursorSecret),
       idempotencyWindowMs: config.idempotencyWindowMs,
       publicBaseUrl: config.baseUrl,
+      deprecations,
     });
     if (!config.judge) logger.warn("No LLM judge configured (ASSURE_JUDGE_BASE_URL, ASSURE_JUDGE_MODEL): gates on judged metrics will be inconclusive");
     if (config.workers > 0) worker.start();

@@ -11,3 +11,4 @@ export * from "./evidence.js";
 export * from "./links.js";
 export * from "./trace.js";
 export * from "./events.js";
+export * from "./deprecations.js";

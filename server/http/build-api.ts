@@ -7,10 +7,12 @@ import {
   type ZodTypeProvider,
 } from "fastify-type-provider-zod";
 import { assertScope, makeAuthenticator } from "../auth/authenticate.js";
+import { DEPRECATIONS, type Deprecation } from "../contract/index.js";
 import { ApiError, coerceError } from "../errors.js";
 import { readSpecYaml } from "../specs/read-yaml.js";
 import type { Api, ApiDeps } from "./context.js";
 import { makeErrorHandler } from "./error-response.js";
+import { deprecationHeaders, finishOpenApiDocument, operationKey, type OpenApiDocument } from "./openapi-document.js";
 import { registerAgentRoutes } from "./routes/agents.js";
 import { registerEnvironmentRoutes } from "./routes/environments.js";
 import { registerMetaRoutes } from "./routes/meta.js";
@@ -90,6 +92,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
         title: "assure API",
         version: "1",
         description: "Assurance runs against AI agents, their evidence, and release verdicts.",
+        license: { name: "Apache-2.0", identifier: "Apache-2.0" },
       },
       servers: [{ url: deps.publicBaseUrl ?? "/" }],
       components: { securitySchemes: { apiKey: { type: "http", scheme: "bearer", description: "assure API key" } } },
@@ -108,9 +111,16 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     for (const method of [route.method].flat()) knownRoutes.push({ pattern, method });
   });
 
+  // Filled once the document is: what each operation's responses announce as deprecated.
+  let deprecated = new Map<string, Record<string, string>>();
+
   // A callback hook, not an async one: it runs on every request and has nothing to await.
   api.addHook("onRequest", (request, reply, done) => {
     reply.header("x-request-id", request.id);
+    if (deprecated.size > 0) {
+      const headers = deprecated.get(operationKey(request.routeOptions.method as string, request.routeOptions.url ?? ""));
+      if (headers) reply.headers(headers);
+    }
     request.principal = undefined;
     request.specSource = undefined;
     const scope = request.routeOptions.config.scope;
@@ -154,7 +164,8 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     throw new ApiError("NOT_FOUND", { message: `No endpoint at ${request.method} ${path}.` });
   });
 
-  registerMetaRoutes(api);
+  let openApiDocument = "";
+  registerMetaRoutes(api, () => openApiDocument);
   registerProjectRoutes(api, deps);
   registerAgentRoutes(api, deps);
   registerEnvironmentRoutes(api, deps);
@@ -163,6 +174,9 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   registerRunEvidenceRoutes(api, deps);
 
   await api.ready();
+  const finished = finishOpenApiDocument(api.swagger() as unknown as OpenApiDocument, deps.deprecations ?? DEPRECATIONS);
+  openApiDocument = JSON.stringify(finished.document);
+  deprecated = new Map([...finished.byOperation].map(([key, list]: [string, Deprecation[]]) => [key, deprecationHeaders(list)]));
   return api;
 }
 

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest, RawServerDefault, FastifyBaseLogg
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Principal } from "../auth/authenticate.js";
+import type { Deprecation } from "../contract/index.js";
 import type { Scope } from "../auth/scopes.js";
 import type { Clock } from "../clock.js";
 import type { NewId } from "../ids.js";
@@ -40,6 +41,8 @@ export interface ApiDeps {
   publicBaseUrl?: string | undefined;
   /** Tells the run engine that work was enqueued, so it starts at once instead of at its next poll. */
   nudgeEngine: () => void;
+  /** What the API announces as deprecated; the contract's DEPRECATIONS unless given. */
+  deprecations?: readonly Deprecation[] | undefined;
 }
 
 export type Api = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { Expectation, argumentsOf } from "./expectations/index.js";
-import { Fraction, JsonObject, LocalId, Text, ToolName } from "./primitives.js";
+import { Fraction, JsonObject, JsonValue, LocalId, Text, ToolName } from "./primitives.js";
 
 /** The test specification format, version 1. `examples/refund-agent.yaml` is a complete example. */
 
@@ -95,10 +95,12 @@ export const Tool = z.strictObject({
   parameters: JsonObject.optional().describe("JSON Schema of the arguments, as in OpenAI `tools`"),
   mock: z
     .array(
-      z.strictObject({
-        when: JsonObject.optional().describe("Partial match on the call's arguments; omit for the default"),
-        return: z.json().describe("The tool result handed back to the agent"),
-      }),
+      z
+        .strictObject({
+          when: JsonObject.optional().describe("Partial match on the call's arguments; omit for the default"),
+          return: JsonValue,
+        })
+        .describe("`return` is the tool result handed back to the agent"),
     )
     .max(200)
     .optional(),

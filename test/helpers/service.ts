@@ -6,6 +6,8 @@ import { join } from "node:path";
 import { createHttpServer } from "../../app/http-server.js";
 import { issueApiKey } from "../../server/auth/issue-api-key.js";
 import { systemClock, type Clock } from "../../server/clock.js";
+import type { Deprecation } from "../../server/contract/index.js";
+import type { Evaluator } from "../../server/evaluate/evaluator.js";
 import { readConfig } from "../../server/config.js";
 import { createService, type Service } from "../../server/create-service.js";
 import { makeIdGenerator } from "../../server/ids.js";
@@ -36,10 +38,14 @@ export interface StartOptions {
   /** Environment variables; the run engine is off (ASSURE_WORKERS=0) unless they turn it on. */
   env?: Record<string, string>;
   dbPath?: string;
+  /** Instead of the contract's DEPRECATIONS. */
+  deprecations?: readonly Deprecation[];
+  /** Instead of every evaluator family. */
+  evaluators?: readonly Evaluator[];
 }
 
 /** The real service on a real port with a real SQLite file in a fresh temporary folder. */
-export async function startTestService({ clock = systemClock, env = {}, dbPath }: StartOptions = {}): Promise<TestService> {
+export async function startTestService({ clock = systemClock, env = {}, dbPath, deprecations, evaluators }: StartOptions = {}): Promise<TestService> {
   const dir = dbPath ? undefined : mkdtempSync(join(tmpdir(), "assure-test-"));
   const path = dbPath ?? join(dir!, "assure.db");
   const config = readConfig({ ASSURE_DB: path, LOG_LEVEL: "silent", ASSURE_READINESS_TIMEOUT_MS: "1000", ASSURE_WORKERS: "0", ...env });
@@ -48,6 +54,8 @@ export async function startTestService({ clock = systemClock, env = {}, dbPath }
     log: createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     agentBackoffMs: () => 10,
     stopGraceMs: 2000,
+    ...(deprecations ? { deprecations } : {}),
+    ...(evaluators ? { evaluators } : {}),
   });
   const server: Server = createHttpServer({ api: service.api });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));

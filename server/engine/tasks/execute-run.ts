@@ -4,6 +4,7 @@ import type { Run, RunStatus, TestSpecDocument, Verdict } from "../../contract/i
 import { FAILURE_CAUSES, RunFailedError, coerceError } from "../../errors.js";
 import { toHeldConversation } from "../../evaluate/conversation-facts.js";
 import { evaluateRun } from "../../evaluate/evaluate-run.js";
+import type { Evaluator } from "../../evaluate/evaluator.js";
 import type { Judge } from "../../evaluate/judges/llm-judge.js";
 import { SEVERITY_RANK } from "../../evaluate/owasp.js";
 import type { NewId } from "../../ids.js";
@@ -30,6 +31,8 @@ export interface ExecuteRunDeps {
   log: Logger;
   /** The LLM judge for spec metrics, if one is configured. */
   judge?: Judge | undefined;
+  /** The evaluator families every run gets; all of EVALUATORS unless given. */
+  evaluators?: readonly Evaluator[] | undefined;
   /** Tests shorten the agent's retry backoff; production keeps the default. */
   agentBackoffMs?: (attempt: number) => number;
 }
@@ -120,7 +123,15 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     const conversations = [...completed]
       .sort((a, b) => (a.conversation_id < b.conversation_id ? -1 : 1))
       .map((c) => toHeldConversation(c, recorder.eventsOf(c.conversation_id) ?? store.listConversationEvents(c.conversation_id).map(toLoggedEvent)));
-    const { evaluations, findings, gates, status, verdict } = await evaluateRun({ runId: run.run_id, spec, conversations, judge: deps.judge, newId, signal });
+    const { evaluations, findings, gates, status, verdict } = await evaluateRun({
+      runId: run.run_id,
+      spec,
+      conversations,
+      judge: deps.judge,
+      newId,
+      signal,
+      ...(deps.evaluators ? { evaluators: deps.evaluators } : {}),
+    });
     const createdAt = now();
     for (const f of findings) {
       recorder.record("finding.raised", { finding_id: f.finding_id, probe_id: f.probe_id, category: f.category, severity: f.severity });

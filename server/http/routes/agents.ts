@@ -9,7 +9,7 @@ import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
 export function registerAgentRoutes(api: Api, { store, clock, newId, cursors }: ApiDeps) {
   api.post("/v1/agents", {
     config: { scope: "agents:write" },
-    schema: { tags: ["agents"], summary: "Register an agent (a name and the version under test)", body: CreateAgentBody, response: responses({ 201: Agent }) },
+    schema: { operationId: "createAgent", tags: ["agents"], summary: "Register an agent (a name and the version under test)", body: CreateAgentBody, response: responses({ 201: Agent }) },
     handler: async (request, reply) => {
       const principal = principalOf(request);
       const projectId = resolveProjectId(principal, request.body.project_id);
@@ -31,7 +31,7 @@ export function registerAgentRoutes(api: Api, { store, clock, newId, cursors }: 
 
   api.get("/v1/agents", {
     config: { scope: "agents:read" },
-    schema: { tags: ["agents"], summary: "List agents, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: AgentList }) },
+    schema: { operationId: "listAgents", tags: ["agents"], summary: "List agents, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: AgentList }) },
     handler: async (request) => {
       const project_id = listProjectFilter(principalOf(request), request.query.project_id);
       return pageThrough(cursors, `agents|${project_id ?? ""}`, request.query, (page) => store.listAgents({ project_id }, page));
@@ -40,7 +40,7 @@ export function registerAgentRoutes(api: Api, { store, clock, newId, cursors }: 
 
   api.get("/v1/agents/:agent_id", {
     config: { scope: "agents:read" },
-    schema: { tags: ["agents"], summary: "Get an agent", params: z.strictObject({ agent_id: ResourceId }), response: responses({ 200: Agent }) },
+    schema: { operationId: "getAgent", tags: ["agents"], summary: "Get an agent", params: z.strictObject({ agent_id: ResourceId }), response: responses({ 200: Agent }) },
     handler: async (request) =>
       visibleOr404(principalOf(request), store.getAgent(request.params.agent_id), "Agent", request.params.agent_id),
   });

@@ -19,6 +19,7 @@ export function registerEnvironmentRoutes(api: Api, { store, clock, newId, curso
   api.post("/v1/environments", {
     config: { scope: "environments:write" },
     schema: {
+      operationId: "createEnvironment",
       tags: ["environments"],
       summary: "Create an environment: where an agent is deployed and how to reach it",
       body: CreateEnvironmentBody,
@@ -62,7 +63,7 @@ export function registerEnvironmentRoutes(api: Api, { store, clock, newId, curso
 
   api.get("/v1/environments", {
     config: { scope: "environments:read" },
-    schema: { tags: ["environments"], summary: "List environments, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: EnvironmentList }) },
+    schema: { operationId: "listEnvironments", tags: ["environments"], summary: "List environments, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: EnvironmentList }) },
     handler: async (request) => {
       const project_id = listProjectFilter(principalOf(request), request.query.project_id);
       return pageThrough(cursors, `environments|${project_id ?? ""}`, request.query, (page) =>
@@ -74,6 +75,7 @@ export function registerEnvironmentRoutes(api: Api, { store, clock, newId, curso
   api.get("/v1/environments/:environment_id", {
     config: { scope: "environments:read" },
     schema: {
+      operationId: "getEnvironment",
       tags: ["environments"],
       summary: "Get an environment (header values are never returned)",
       params: z.strictObject({ environment_id: ResourceId }),

@@ -9,7 +9,7 @@ import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
 export function registerProjectRoutes(api: Api, { store, clock, newId, cursors }: ApiDeps) {
   api.post("/v1/projects", {
     config: { scope: "projects:write" },
-    schema: { tags: ["projects"], summary: "Create a project (admin key)", body: CreateProjectBody, response: responses({ 201: Project }) },
+    schema: { operationId: "createProject", tags: ["projects"], summary: "Create a project (admin key)", body: CreateProjectBody, response: responses({ 201: Project }) },
     handler: async (request, reply) => {
       if (principalOf(request).project_id !== null) {
         throw new ApiError("FORBIDDEN", { message: "Only an admin key can create projects." });
@@ -25,7 +25,7 @@ export function registerProjectRoutes(api: Api, { store, clock, newId, cursors }
 
   api.get("/v1/projects", {
     config: { scope: "projects:read" },
-    schema: { tags: ["projects"], summary: "List projects, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: ProjectList }) },
+    schema: { operationId: "listProjects", tags: ["projects"], summary: "List projects, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: ProjectList }) },
     handler: async (request) => {
       const project_id = listProjectFilter(principalOf(request), request.query.project_id);
       return pageThrough(cursors, `projects|${project_id ?? ""}`, request.query, (page) =>
@@ -36,7 +36,7 @@ export function registerProjectRoutes(api: Api, { store, clock, newId, cursors }
 
   api.get("/v1/projects/:project_id", {
     config: { scope: "projects:read" },
-    schema: { tags: ["projects"], summary: "Get a project", params: z.strictObject({ project_id: ResourceId }), response: responses({ 200: Project }) },
+    schema: { operationId: "getProject", tags: ["projects"], summary: "Get a project", params: z.strictObject({ project_id: ResourceId }), response: responses({ 200: Project }) },
     handler: async (request) =>
       visibleOr404(principalOf(request), store.getProject(request.params.project_id), "Project", request.params.project_id),
   });

@@ -40,6 +40,7 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
     api.get(path, {
       ...evidence,
       schema: {
+        operationId: path.endsWith("trace") ? "listTrace" : "listEvents",
         tags: ["evidence"],
         summary: path.endsWith("trace") ? "The run's trace: its events in sequence order" : "The run's events, for consumers that poll",
         description: "Ascending by sequence. Page with `cursor`, or with `after=<sequence>` to continue from a known entry.",
@@ -65,6 +66,7 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
   api.get("/v1/runs/:run_id/trace/:sequence", {
     ...evidence,
     schema: {
+      operationId: "getTraceEntry",
       tags: ["evidence"],
       summary: "One trace entry",
       params: z.strictObject({ run_id: ResourceId, sequence: z.coerce.number().int().min(1) }),
@@ -81,6 +83,7 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
   api.get("/v1/runs/:run_id/conversations", {
     ...evidence,
     schema: {
+      operationId: "listConversations",
       tags: ["evidence"],
       summary: "The run's conversations, in the order they were held",
       params: RunParams,
@@ -110,6 +113,7 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
   api.get("/v1/runs/:run_id/conversations/:conversation_id", {
     ...evidence,
     schema: {
+      operationId: "getConversation",
       tags: ["evidence"],
       summary: "A conversation: its messages, each pointing at its trace entry",
       params: z.strictObject({ run_id: ResourceId, conversation_id: ResourceId }),
@@ -124,6 +128,7 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
   api.get("/v1/runs/:run_id/conversations/:conversation_id/turns/:turn", {
     ...evidence,
     schema: {
+      operationId: "getConversationTurn",
       tags: ["evidence"],
       summary: "One user turn of a conversation and everything the agent did in it",
       params: z.strictObject({ run_id: ResourceId, conversation_id: ResourceId, turn: z.coerce.number().int().min(1) }),
@@ -140,6 +145,7 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
   api.get("/v1/runs/:run_id/evaluations", {
     ...evidence,
     schema: {
+      operationId: "listEvaluations",
       tags: ["evidence"],
       summary: "The run's evaluations, in the order they were made",
       params: RunParams,
@@ -163,6 +169,7 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
   api.get("/v1/runs/:run_id/evaluations/:evaluation_id", {
     ...evidence,
     schema: {
+      operationId: "getEvaluation",
       tags: ["evidence"],
       summary: "One evaluation: score, threshold, status, judge and the evidence it rests on",
       params: z.strictObject({ run_id: ResourceId, evaluation_id: ResourceId }),
@@ -179,6 +186,7 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
   api.get("/v1/runs/:run_id/findings", {
     ...evidence,
     schema: {
+      operationId: "listFindings",
       tags: ["evidence"],
       summary: "The run's security findings, in the order they were raised",
       params: RunParams,
@@ -202,6 +210,7 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
   api.get("/v1/runs/:run_id/findings/:finding_id", {
     ...evidence,
     schema: {
+      operationId: "getFinding",
       tags: ["evidence"],
       summary: "One finding: what tripped, its OWASP category and severity, and the trace entries that show it",
       params: z.strictObject({ run_id: ResourceId, finding_id: ResourceId }),

@@ -16,6 +16,7 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
   api.post("/v1/runs", {
     config: { scope: "runs:execute" },
     schema: {
+      operationId: "createRun",
       tags: ["runs"],
       summary: "Start a run of a test spec against an environment",
       description:
@@ -43,6 +44,7 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
   api.get("/v1/runs", {
     config: { scope: "runs:read" },
     schema: {
+      operationId: "listRuns",
       tags: ["runs"],
       summary: "List runs, newest first (created_at, then run_id, descending)",
       querystring: ListRunsQuery,
@@ -65,7 +67,7 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
 
   api.get("/v1/runs/:run_id", {
     config: { scope: "runs:read" },
-    schema: { tags: ["runs"], summary: "Get a run", params: RunParams, response: responses({ 200: Run }) },
+    schema: { operationId: "getRun", tags: ["runs"], summary: "Get a run", params: RunParams, response: responses({ 200: Run }) },
     handler: async (request) =>
       visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id),
   });
@@ -73,6 +75,7 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
   api.get("/v1/runs/:run_id/evidence", {
     config: { scope: "evidence:read" },
     schema: {
+      operationId: "getRunEvidence",
       tags: ["runs"],
       summary: "The evidence of a run: the complete decision chain for a release consumer",
       params: RunParams,

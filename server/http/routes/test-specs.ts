@@ -18,6 +18,7 @@ export function registerTestSpecRoutes(api: Api, { store, clock, newId, cursors 
   api.post("/v1/test-specs", {
     config: { scope: "specs:write", acceptsYaml: true },
     schema: {
+      operationId: "createTestSpec",
       tags: ["test-specs"],
       summary: "Add a test spec, or a new version of the spec with that name",
       description:
@@ -54,7 +55,7 @@ export function registerTestSpecRoutes(api: Api, { store, clock, newId, cursors 
 
   api.get("/v1/test-specs", {
     config: { scope: "specs:read" },
-    schema: { tags: ["test-specs"], summary: "List test specs, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: TestSpecList }) },
+    schema: { operationId: "listTestSpecs", tags: ["test-specs"], summary: "List test specs, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: TestSpecList }) },
     handler: async (request) => {
       const project_id = listProjectFilter(principalOf(request), request.query.project_id);
       return pageThrough(cursors, `test-specs|${project_id ?? ""}`, request.query, (page) =>
@@ -66,6 +67,7 @@ export function registerTestSpecRoutes(api: Api, { store, clock, newId, cursors 
   api.get("/v1/test-specs/:test_spec_id", {
     config: { scope: "specs:read" },
     schema: {
+      operationId: "getTestSpec",
       tags: ["test-specs"],
       summary: "Get a test spec: its latest version, or the one named by spec_version",
       params: z.strictObject({ test_spec_id: ResourceId }),

@@ -1,0 +1,83 @@
+import type { Deprecation } from "../contract/index.js";
+
+type Operation = { operationId?: string; deprecated?: boolean; description?: string; responses?: Record<string, unknown> };
+type Schema = { properties?: Record<string, { deprecated?: boolean; description?: string }> };
+
+export interface OpenApiDocument {
+  info: Record<string, unknown>;
+  paths: Record<string, Record<string, Operation>>;
+  components: { schemas: Record<string, Schema>; [other: string]: unknown };
+  [other: string]: unknown;
+}
+
+/** `METHOD /v1/runs/{run_id}`: how an operation is named below, in OpenAPI's path syntax. */
+export const operationKey = (method: string, path: string) => `${method.toUpperCase()} ${path.replace(/:(\w+)/g, "{$1}")}`;
+
+const referenced = (value: unknown) => [...(JSON.stringify(value) ?? "").matchAll(/"#\/components\/schemas\/([^"/#]+)"/g)].map((m) => m[1]!);
+
+/** The components `value` uses, directly or through other components. */
+function componentsUsedBy(value: unknown, schemas: Record<string, unknown>): Set<string> {
+  const used = new Set(referenced(value));
+  for (const queue = [...used]; queue.length > 0; ) {
+    for (const name of referenced(schemas[queue.pop()!])) {
+      if (!used.has(name)) {
+        used.add(name);
+        queue.push(name);
+      }
+    }
+  }
+  return used;
+}
+
+const note = (d: Deprecation) => `Deprecated since ${d.since}; sunset ${d.sunset}. Use ${d.instead} instead.`;
+
+/**
+ * The document as served: only the components some operation uses (the generator emits every
+ * registered schema, as request and response variants), every operation named, and what is
+ * deprecated marked. Returns, per operation, the deprecations its responses carry headers for.
+ * A deprecation naming nothing in the document is a mistake: it throws.
+ */
+export function finishOpenApiDocument(generated: OpenApiDocument, deprecations: readonly Deprecation[]) {
+  const { components, ...rest } = generated;
+  const keep = componentsUsedBy(rest, components.schemas);
+  const schemas = Object.fromEntries(Object.entries(components.schemas).filter(([name]) => keep.has(name)));
+  const document: OpenApiDocument = { ...generated, components: { ...components, schemas } };
+
+  const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, operation]) => ({ key: operationKey(method, path), operation })),
+  );
+  const unnamed = operations.filter(({ operation }) => !operation.operationId).map(({ key }) => key);
+  if (unnamed.length > 0) throw new Error(`Operations without an operationId: ${unnamed.join(", ")}`);
+
+  const byOperation = new Map<string, Deprecation[]>();
+  const add = (key: string, deprecation: Deprecation) => byOperation.set(key, [...(byOperation.get(key) ?? []), deprecation]);
+  for (const deprecation of deprecations) {
+    if (deprecation.operation !== undefined) {
+      const found = operations.find(({ operation }) => operation.operationId === deprecation.operation);
+      if (!found) throw new Error(`A deprecation names the operation '${deprecation.operation}', which does not exist`);
+      found.operation.deprecated = true;
+      found.operation.description = [found.operation.description, note(deprecation)].filter(Boolean).join("\n\n");
+      add(found.key, deprecation);
+      continue;
+    }
+    const [schemaName, field] = deprecation.field.split(".") as [string, string];
+    const property = schemas[schemaName]?.properties?.[field];
+    if (!property) throw new Error(`A deprecation names the field '${deprecation.field}', which no response schema has`);
+    property.deprecated = true;
+    property.description = [property.description, note(deprecation)].filter(Boolean).join(" ");
+    for (const { key, operation } of operations) {
+      const successes = Object.entries(operation.responses ?? {}).filter(([status]) => status.startsWith("2"));
+      if (componentsUsedBy(successes, schemas).has(schemaName)) add(key, deprecation);
+    }
+  }
+  return { document, byOperation };
+}
+
+/** `Deprecation` (RFC 9745: when, as `@<unix seconds>`) and `Sunset` (RFC 8594: an HTTP date); the earliest of each. */
+export function deprecationHeaders(deprecations: readonly Deprecation[]): Record<string, string> {
+  const earliest = (dates: string[]) => Math.min(...dates.map((date) => Date.parse(`${date}T00:00:00Z`)));
+  return {
+    deprecation: `@${earliest(deprecations.map((d) => d.since)) / 1000}`,
+    sunset: new Date(earliest(deprecations.map((d) => d.sunset))).toUTCString(),
+  };
+}

@@ -1,0 +1,79 @@
+import { execFileSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { redocly } from "../../helpers/redocly.js";
+import { startTestService, type TestService } from "../../helpers/service.js";
+
+const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
+const SNAPSHOT = "docs/openapi-v1.json";
+
+/** Every version of the v1 snapshot that was committed, oldest first (as much history as the clone has). */
+function committedSnapshots(): { commit: string; text: string }[] {
+  const log = execFileSync("git", ["log", "--format=%H", "--reverse", "--", SNAPSHOT], { cwd: ROOT, encoding: "utf8" });
+  return log
+    .split("\n")
+    .filter(Boolean)
+    .map((commit) => ({ commit, text: execFileSync("git", ["show", `${commit}:${SNAPSHOT}`], { cwd: ROOT, encoding: "utf8" }) }));
+}
+
+describe("the v1 OpenAPI document", () => {
+  let t: TestService;
+  let dir: string;
+  let served: string;
+  const file = (name: string, content: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, content);
+    return path;
+  };
+
+  beforeAll(async () => {
+    t = await startTestService();
+    dir = mkdtempSync(join(tmpdir(), "assure-openapi-"));
+    served = `${JSON.stringify(await (await fetch(`${t.baseUrl}/v1/openapi.json`)).json(), null, 2)}\n`;
+  });
+  afterAll(async () => {
+    await t.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("passes Redocly's recommended rules with no error and no warning", () => {
+    const lint = redocly(["lint", file("served.json", served), "--format=json"]);
+    const report = JSON.parse(lint.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+    expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
+    expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
+  });
+
+  it("makes no breaking change against the committed v1 snapshot, and the snapshot is up to date", () => {
+    const diff = redocly(["diff", SNAPSHOT, file("served.json", served), "--fail-on", "major"]);
+    if (diff.status !== 0) throw new Error(`A breaking change to the v1 API:\n${diff.stdout}`);
+    if (served !== readFileSync(join(ROOT, SNAPSHOT), "utf8")) {
+      throw new Error(`The API changed (additively): run \`npm run openapi:snapshot\` and commit ${SNAPSHOT}.\n${diff.stdout}`);
+    }
+  });
+
+  it("was never changed in a breaking way in any commit of the snapshot", () => {
+    const versions = committedSnapshots();
+    for (const [older, newer] of versions.slice(0, -1).map((v, i) => [v, versions[i + 1]!] as const)) {
+      const diff = redocly(["diff", file("older.json", older.text), file("newer.json", newer.text), "--fail-on", "major"]);
+      if (diff.status !== 0) throw new Error(`Commit ${newer.commit} broke the v1 API:\n${diff.stdout}`);
+    }
+  });
+
+  it("is checked by a diff that does catch breaking changes", () => {
+    const snapshot = JSON.parse(served) as { paths: Record<string, unknown>; components: { schemas: Record<string, any> } };
+    const breaking = [
+      (d: typeof snapshot) => delete d.paths["/v1/runs/{run_id}/evidence"], // a removed path
+      (d: typeof snapshot) => delete d.components.schemas.Run.properties.verdict, // a removed response field
+      (d: typeof snapshot) => (d.components.schemas.CreateRunBodyInput.required = [...d.components.schemas.CreateRunBodyInput.required, "spec_version"]),
+      (d: typeof snapshot) => (d.components.schemas.CreateProjectBodyInput.properties.name.maxLength = 10), // a narrowed request type
+    ];
+    for (const change of breaking) {
+      const changed = JSON.parse(served) as typeof snapshot;
+      change(changed);
+      expect(redocly(["diff", file("served.json", served), file("changed.json", JSON.stringify(changed)), "--fail-on", "major"]).status).toBe(1);
+    }
+  });
+});
