@@ -10,16 +10,20 @@ export function makeAgentsStore(db: Db, listPage: ListPage) {
   const byId = db.prepare("SELECT * FROM agents WHERE agent_id = ?");
 
   return {
-    createAgent(row: AgentRow): Agent {
-      insert.run(row);
-      return row;
+    reads: {
+      getAgent(agentId: string): Agent | undefined {
+        return byId.get(agentId) as AgentRow | undefined;
+      },
+      listAgents(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Agent> {
+        const filters = filter.project_id ? [["project_id = ?", filter.project_id] as const] : [];
+        return listPage<AgentRow>("agents", "agent_id", filters, page);
+      },
     },
-    getAgent(agentId: string): Agent | undefined {
-      return byId.get(agentId) as AgentRow | undefined;
-    },
-    listAgents(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Agent> {
-      const filters = filter.project_id ? [["project_id = ?", filter.project_id] as const] : [];
-      return listPage<AgentRow>("agents", "agent_id", filters, page);
+    writes: {
+      createAgent(row: AgentRow): Agent {
+        insert.run(row);
+        return row;
+      },
     },
   };
 }

@@ -33,19 +33,23 @@ export function makeApiKeysStore(db: Db) {
   const revoke = db.prepare("UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL");
 
   return {
-    createApiKey(row: Omit<ApiKeyRow, "revoked_at">): ApiKeyInfo {
-      insert.run(row);
-      return toInfo({ ...row, revoked_at: null });
+    reads: {
+      /** The row with its secret hash, for authentication only. */
+      getApiKeyRow(keyId: string): ApiKeyRow | undefined {
+        return byId.get(keyId) as ApiKeyRow | undefined;
+      },
+      listApiKeys(): ApiKeyInfo[] {
+        return (all.all() as ApiKeyRow[]).map(toInfo);
+      },
     },
-    /** The row with its secret hash, for authentication only. */
-    getApiKeyRow(keyId: string): ApiKeyRow | undefined {
-      return byId.get(keyId) as ApiKeyRow | undefined;
-    },
-    listApiKeys(): ApiKeyInfo[] {
-      return (all.all() as ApiKeyRow[]).map(toInfo);
-    },
-    revokeApiKey(keyId: string, now: string): boolean {
-      return revoke.run(now, keyId).changes === 1;
+    writes: {
+      createApiKey(row: Omit<ApiKeyRow, "revoked_at">): ApiKeyInfo {
+        insert.run(row);
+        return toInfo({ ...row, revoked_at: null });
+      },
+      revokeApiKey(keyId: string, now: string): boolean {
+        return revoke.run(now, keyId).changes === 1;
+      },
     },
   };
 }

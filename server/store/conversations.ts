@@ -32,23 +32,27 @@ export function makeConversationsStore(db: Db) {
   );
 
   return {
-    createConversation(row: ConversationRow): void {
-      insert.run(row);
+    reads: {
+      getConversation(conversationId: string): ConversationRow | undefined {
+        return byId.get(conversationId) as ConversationRow | undefined;
+      },
+      /** All of a run's conversations in the order they were held, or a page of them after an id. */
+      listRunConversations(runId: string, after?: string, limit?: number): ConversationRow[] {
+        if (limit === undefined) return ofRun.all(runId) as ConversationRow[];
+        return pageOfRun.all({ run_id: runId, after: after ?? null, limit }) as ConversationRow[];
+      },
     },
-    finishConversation(conversationId: string, status: "completed" | "failed", endedAt: string): void {
-      finish.run({ conversation_id: conversationId, status, ended_at: endedAt });
-    },
-    /** After a crash: conversations left running are kept as evidence, marked interrupted. */
-    interruptRunningConversations(runId: string, now: string): number {
-      return interruptRunning.run({ run_id: runId, now }).changes;
-    },
-    getConversation(conversationId: string): ConversationRow | undefined {
-      return byId.get(conversationId) as ConversationRow | undefined;
-    },
-    /** All of a run's conversations in the order they were held, or a page of them after an id. */
-    listRunConversations(runId: string, after?: string, limit?: number): ConversationRow[] {
-      if (limit === undefined) return ofRun.all(runId) as ConversationRow[];
-      return pageOfRun.all({ run_id: runId, after: after ?? null, limit }) as ConversationRow[];
+    writes: {
+      createConversation(row: ConversationRow): void {
+        insert.run(row);
+      },
+      finishConversation(conversationId: string, status: "completed" | "failed", endedAt: string): void {
+        finish.run({ conversation_id: conversationId, status, ended_at: endedAt });
+      },
+      /** After a crash: conversations left running are kept as evidence, marked interrupted. */
+      interruptRunningConversations(runId: string, now: string): number {
+        return interruptRunning.run({ run_id: runId, now }).changes;
+      },
     },
   };
 }

@@ -63,20 +63,24 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage) {
   const byName = db.prepare("SELECT * FROM environments WHERE project_id = ? AND name = ?");
 
   return {
-    /** Creates the environment, or returns undefined if its project has one of that name. */
-    createEnvironment(row: EnvironmentRow): Environment | undefined {
-      return insert.run(row).changes === 1 ? toEnvironment(row) : undefined;
+    reads: {
+      getEnvironmentRow(environmentId: string): EnvironmentRow | undefined {
+        return byId.get(environmentId) as EnvironmentRow | undefined;
+      },
+      getEnvironmentRowByName(projectId: string, name: string): EnvironmentRow | undefined {
+        return byName.get(projectId, name) as EnvironmentRow | undefined;
+      },
+      listEnvironments(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Environment> {
+        const filters = filter.project_id ? [["project_id = ?", filter.project_id] as const] : [];
+        const { rows, next } = listPage<EnvironmentRow>("environments", "environment_id", filters, page);
+        return { rows: rows.map(toEnvironment), next };
+      },
     },
-    getEnvironmentRow(environmentId: string): EnvironmentRow | undefined {
-      return byId.get(environmentId) as EnvironmentRow | undefined;
-    },
-    getEnvironmentRowByName(projectId: string, name: string): EnvironmentRow | undefined {
-      return byName.get(projectId, name) as EnvironmentRow | undefined;
-    },
-    listEnvironments(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Environment> {
-      const filters = filter.project_id ? [["project_id = ?", filter.project_id] as const] : [];
-      const { rows, next } = listPage<EnvironmentRow>("environments", "environment_id", filters, page);
-      return { rows: rows.map(toEnvironment), next };
+    writes: {
+      /** Creates the environment, or returns undefined if its project has one of that name. */
+      createEnvironment(row: EnvironmentRow): Environment | undefined {
+        return insert.run(row).changes === 1 ? toEnvironment(row) : undefined;
+      },
     },
   };
 }

@@ -50,38 +50,42 @@ export function makeEvaluationsStore(db: Db) {
   const countsOfRun = db.prepare("SELECT status, COUNT(*) AS n FROM evaluations WHERE run_id = ? GROUP BY status");
 
   return {
-    insertEvaluations(rows: readonly EvaluationRow[]): void {
-      for (const row of rows) insertEvaluation.run(row);
+    reads: {
+      getEvaluation(runId: string, evaluationId: string): EvaluationRow | undefined {
+        return evaluationById.get(runId, evaluationId) as EvaluationRow | undefined;
+      },
+      /** Ascending by id (= creation order), after the given id. */
+      listEvaluations(
+        runId: string,
+        filter: { status?: string | undefined; kind?: string | undefined; metric_id?: string | undefined },
+        after: string | undefined,
+        limit: number,
+      ): EvaluationRow[] {
+        return evaluationsPage.all({
+          run_id: runId,
+          after: after ?? null,
+          status: filter.status ?? null,
+          kind: filter.kind ?? null,
+          metric_id: filter.metric_id ?? null,
+          limit,
+        }) as EvaluationRow[];
+      },
+      countEvaluations(runId: string): Record<EvaluationRow["status"], number> {
+        const counts = { passed: 0, failed: 0, inconclusive: 0, errored: 0 };
+        for (const { status, n } of countsOfRun.all(runId) as { status: EvaluationRow["status"]; n: number }[]) counts[status] = n;
+        return counts;
+      },
+      listGateResults(runId: string): GateResultRow[] {
+        return gatesOfRun.all(runId) as GateResultRow[];
+      },
     },
-    insertGateResults(rows: readonly GateResultRow[]): void {
-      for (const row of rows) insertGate.run(row);
-    },
-    getEvaluation(runId: string, evaluationId: string): EvaluationRow | undefined {
-      return evaluationById.get(runId, evaluationId) as EvaluationRow | undefined;
-    },
-    /** Ascending by id (= creation order), after the given id. */
-    listEvaluations(
-      runId: string,
-      filter: { status?: string | undefined; kind?: string | undefined; metric_id?: string | undefined },
-      after: string | undefined,
-      limit: number,
-    ): EvaluationRow[] {
-      return evaluationsPage.all({
-        run_id: runId,
-        after: after ?? null,
-        status: filter.status ?? null,
-        kind: filter.kind ?? null,
-        metric_id: filter.metric_id ?? null,
-        limit,
-      }) as EvaluationRow[];
-    },
-    countEvaluations(runId: string): Record<EvaluationRow["status"], number> {
-      const counts = { passed: 0, failed: 0, inconclusive: 0, errored: 0 };
-      for (const { status, n } of countsOfRun.all(runId) as { status: EvaluationRow["status"]; n: number }[]) counts[status] = n;
-      return counts;
-    },
-    listGateResults(runId: string): GateResultRow[] {
-      return gatesOfRun.all(runId) as GateResultRow[];
+    writes: {
+      insertEvaluations(rows: readonly EvaluationRow[]): void {
+        for (const row of rows) insertEvaluation.run(row);
+      },
+      insertGateResults(rows: readonly GateResultRow[]): void {
+        for (const row of rows) insertGate.run(row);
+      },
     },
   };
 }

@@ -58,20 +58,24 @@ export function makeEventsStore(db: Db) {
   });
 
   return {
-    appendEvents,
-    /** The sequence of the run's last event, 0 if it has none. */
-    getLastSequence(runId: string): number {
-      return lastSequence.get(runId) as number;
+    reads: {
+      /** The sequence of the run's last event, 0 if it has none. */
+      getLastSequence(runId: string): number {
+        return lastSequence.get(runId) as number;
+      },
+      /** Events after a sequence number, ascending; `limit + 1` rows tell whether more follow. */
+      listEvents(runId: string, afterSequence: number, limit: number): EventRow[] {
+        return page.all(runId, afterSequence, limit) as EventRow[];
+      },
+      getEvent(runId: string, sequence: number): EventRow | undefined {
+        return one.get(runId, sequence) as EventRow | undefined;
+      },
+      listConversationEvents(conversationId: string, turn?: number): EventRow[] {
+        return (turn === undefined ? ofConversation.all(conversationId) : ofTurn.all(conversationId, turn)) as EventRow[];
+      },
     },
-    /** Events after a sequence number, ascending; `limit + 1` rows tell whether more follow. */
-    listEvents(runId: string, afterSequence: number, limit: number): EventRow[] {
-      return page.all(runId, afterSequence, limit) as EventRow[];
-    },
-    getEvent(runId: string, sequence: number): EventRow | undefined {
-      return one.get(runId, sequence) as EventRow | undefined;
-    },
-    listConversationEvents(conversationId: string, turn?: number): EventRow[] {
-      return (turn === undefined ? ofConversation.all(conversationId) : ofTurn.all(conversationId, turn)) as EventRow[];
+    writes: {
+      appendEvents,
     },
   };
 }

@@ -30,23 +30,27 @@ export function makeFindingsStore(db: Db) {
   const all = db.prepare("SELECT * FROM findings WHERE run_id = ? ORDER BY severity_rank DESC, finding_id");
 
   return {
-    insertFindings(rows: readonly FindingRow[]): void {
-      for (const row of rows) insert.run(row);
+    reads: {
+      getFinding(runId: string, findingId: string): FindingRow | undefined {
+        return byId.get(runId, findingId) as FindingRow | undefined;
+      },
+      listFindings(
+        runId: string,
+        filter: { severity?: string | undefined; status?: string | undefined },
+        after: string | undefined,
+        limit: number,
+      ): FindingRow[] {
+        return page.all({ run_id: runId, after: after ?? null, severity: filter.severity ?? null, status: filter.status ?? null, limit }) as FindingRow[];
+      },
+      /** Every finding of a run, most severe first: what the evidence document shows. */
+      listRunFindings(runId: string): FindingRow[] {
+        return all.all(runId) as FindingRow[];
+      },
     },
-    getFinding(runId: string, findingId: string): FindingRow | undefined {
-      return byId.get(runId, findingId) as FindingRow | undefined;
-    },
-    listFindings(
-      runId: string,
-      filter: { severity?: string | undefined; status?: string | undefined },
-      after: string | undefined,
-      limit: number,
-    ): FindingRow[] {
-      return page.all({ run_id: runId, after: after ?? null, severity: filter.severity ?? null, status: filter.status ?? null, limit }) as FindingRow[];
-    },
-    /** Every finding of a run, most severe first: what the evidence document shows. */
-    listRunFindings(runId: string): FindingRow[] {
-      return all.all(runId) as FindingRow[];
+    writes: {
+      insertFindings(rows: readonly FindingRow[]): void {
+        for (const row of rows) insert.run(row);
+      },
     },
   };
 }

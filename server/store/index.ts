@@ -39,46 +39,31 @@ export interface OpenStoreOptions extends OpenDbOptions {
 
 /**
  * The one door to persistence: every SQL statement of the service lives behind it. This is the
- * synchronous store of one connection, reads and writes alike; the service itself reads through
- * one and writes through its writer thread (`openServiceStore`).
+ * synchronous store of one connection, reads and writes alike (the operator's CLI and the writer
+ * thread use it). The service reads through one and writes through its writer thread
+ * (`openServiceStore`), where every method of `writes` is a command: a write is declared once.
  */
 export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOptions) {
   const db = openDb(path, dbOptions);
   migrate(db, clock);
   const listPage = makePager(db);
   const jobs = makeJobsStore(db);
-  const runs = makeRunsStore(db, listPage, jobs);
-  const events = makeEventsStore(db);
-  const conversations = makeConversationsStore(db);
-  const evaluations = makeEvaluationsStore(db);
-  const inTransaction = db.transaction((work: () => unknown) => work());
-  return {
-    db,
-    ...makeProjectsStore(db, listPage),
-    ...makeAgentsStore(db, listPage),
-    ...makeEnvironmentsStore(db, listPage),
-    ...makeTestSpecsStore(db, listPage),
-    ...runs,
-    ...jobs,
-    ...events,
-    ...conversations,
-    ...evaluations,
-    ...makeFindingsStore(db),
-    ...makeApiKeysStore(db),
-    /** Runs `work` in one transaction: all of its writes commit together, or none do. */
-    transaction<T>(work: () => T): T {
-      return inTransaction(work) as T;
-    },
-    /**
-     * Moves a run from one status to the next. If it is no longer in `change.from` it throws, so
-     * the write it is part of (the event that records the move, say) is undone.
-     */
-    transitionRun(change: RunStatusChange): Run {
-      const moved = runs.updateRunStatus(change);
-      if (!moved) throw new RunMovedError(`Run ${change.run_id} is no longer ${change.from}; it was not moved to ${change.to}`);
-      return moved;
-    },
-    cursorSecret: getOrCreateSecret(db, "cursor_secret"),
+  const runs = makeRunsStore(db, listPage, jobs.writes);
+  const parts = [
+    makeProjectsStore(db, listPage),
+    makeAgentsStore(db, listPage),
+    makeEnvironmentsStore(db, listPage),
+    makeTestSpecsStore(db, listPage),
+    runs,
+    jobs,
+    makeEventsStore(db),
+    makeConversationsStore(db),
+    makeEvaluationsStore(db),
+    makeFindingsStore(db),
+    makeApiKeysStore(db),
+  ] as const;
+  const reads = {
+    ...mergeOf(parts, "reads"),
     /** Counts rows of every table: used by tests and operators to see that nothing was written. */
     countRows(): Record<string, number> {
       const tables = db
@@ -89,11 +74,46 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
         tables.map((table) => [table, db.prepare(`SELECT COUNT(*) FROM "${table}"`).pluck().get() as number]),
       );
     },
+  };
+  const writes = {
+    ...mergeOf(parts, "writes"),
+    /**
+     * Moves a run from one status to the next. If it is no longer in `change.from` it throws, so
+     * the write it is part of (the event that records the move, say) is undone.
+     */
+    transitionRun(change: RunStatusChange): Run {
+      const moved = runs.writes.updateRunStatus(change);
+      if (!moved) throw new RunMovedError(`Run ${change.run_id} is no longer ${change.from}; it was not moved to ${change.to}`);
+      return moved;
+    },
+  };
+  const inTransaction = db.transaction((work: () => unknown) => work());
+  return {
+    db,
+    reads,
+    writes,
+    ...reads,
+    ...writes,
+    /** Runs `work` in one transaction: all of its writes commit together, or none do. */
+    transaction<T>(work: () => T): T {
+      return inTransaction(work) as T;
+    },
+    cursorSecret: getOrCreateSecret(db, "cursor_secret"),
     close(): void {
       if (db.open) db.close();
     },
   };
 }
 
+type Part = { reads: object; writes: object };
+type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
+
+/** The `reads` (or `writes`) of every part of the store, as one object. */
+function mergeOf<const P extends readonly Part[], K extends keyof Part>(parts: P, key: K): UnionToIntersection<P[number][K]> {
+  return Object.assign({}, ...parts.map((part) => part[key])) as UnionToIntersection<P[number][K]>;
+}
+
 export type Store = ReturnType<typeof openStore>;
+export type StoreReads = Store["reads"];
+export type StoreWrites = Store["writes"];
 export type { Db };

@@ -59,36 +59,39 @@ export function makeJobsStore(db: Db) {
     WHERE state = 'running' AND locked_until <= ?`);
 
   return {
-    enqueueJob(job: NewJob): void {
-      insert.run({ ...job, payload: JSON.stringify(job.payload) });
-    },
-    /** Claims up to `max` jobs that are due, oldest first, under a lease until `until`. */
-    claimJobs(worker: string, now: string, until: string, max: number): ClaimedJob[] {
-      const jobs: ClaimedJob[] = [];
-      while (jobs.length < max) {
-        const job = claim.get({ worker, now, until }) as ClaimedJob | undefined;
-        if (!job) break;
-        jobs.push(job);
-      }
-      return jobs;
-    },
-    /** False when the claim was lost (its lease lapsed and the job went back): the worker must stop working on it. */
-    renewJobLease(claim: JobClaim, until: string): boolean {
-      return renew.run({ ...claimOf(claim), until }).changes === 1;
-    },
-    completeJob(claim: JobClaim): boolean {
-      return remove.run(claimOf(claim)).changes === 1;
-    },
-    /**
-     * Puts the job back, to run again at `runAt` (backoff, or at once after a graceful stop). A
-     * graceful stop refunds the attempt: handing work back on shutdown is not a failure.
-     */
-    releaseJob(claim: JobClaim, runAt: string, error: string | null, refundAttempt = false): boolean {
-      return release.run({ ...claimOf(claim), run_at: runAt, error, refund: refundAttempt ? 1 : 0 }).changes === 1;
-    },
-    /** Returns jobs whose lease expired to the queue; returns how many. */
-    reclaimExpiredJobs(now: string): number {
-      return reclaim.run(now).changes;
+    reads: {},
+    writes: {
+      enqueueJob(job: NewJob): void {
+        insert.run({ ...job, payload: JSON.stringify(job.payload) });
+      },
+      /** Claims up to `max` jobs that are due, oldest first, under a lease until `until`. */
+      claimJobs(worker: string, now: string, until: string, max: number): ClaimedJob[] {
+        const jobs: ClaimedJob[] = [];
+        while (jobs.length < max) {
+          const job = claim.get({ worker, now, until }) as ClaimedJob | undefined;
+          if (!job) break;
+          jobs.push(job);
+        }
+        return jobs;
+      },
+      /** False when the claim was lost (its lease lapsed and the job went back): the worker must stop working on it. */
+      renewJobLease(claim: JobClaim, until: string): boolean {
+        return renew.run({ ...claimOf(claim), until }).changes === 1;
+      },
+      completeJob(claim: JobClaim): boolean {
+        return remove.run(claimOf(claim)).changes === 1;
+      },
+      /**
+       * Puts the job back, to run again at `runAt` (backoff, or at once after a graceful stop). A
+       * graceful stop refunds the attempt: handing work back on shutdown is not a failure.
+       */
+      releaseJob(claim: JobClaim, runAt: string, error: string | null, refundAttempt = false): boolean {
+        return release.run({ ...claimOf(claim), run_at: runAt, error, refund: refundAttempt ? 1 : 0 }).changes === 1;
+      },
+      /** Returns jobs whose lease expired to the queue; returns how many. */
+      reclaimExpiredJobs(now: string): number {
+        return reclaim.run(now).changes;
+      },
     },
   };
 }

@@ -11,19 +11,23 @@ export function makeProjectsStore(db: Db, listPage: ListPage) {
   const byName = db.prepare("SELECT * FROM projects WHERE name = ?");
 
   return {
-    /** Creates the project, or returns undefined if one of that name exists. */
-    createProject(row: ProjectRow): Project | undefined {
-      return insert.run(row).changes === 1 ? row : undefined;
+    reads: {
+      getProject(projectId: string): Project | undefined {
+        return byId.get(projectId) as ProjectRow | undefined;
+      },
+      getProjectByName(name: string): Project | undefined {
+        return byName.get(name) as ProjectRow | undefined;
+      },
+      listProjects(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Project> {
+        const filters = filter.project_id ? [["project_id = ?", filter.project_id] as const] : [];
+        return listPage<ProjectRow>("projects", "project_id", filters, page);
+      },
     },
-    getProject(projectId: string): Project | undefined {
-      return byId.get(projectId) as ProjectRow | undefined;
-    },
-    getProjectByName(name: string): Project | undefined {
-      return byName.get(name) as ProjectRow | undefined;
-    },
-    listProjects(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Project> {
-      const filters = filter.project_id ? [["project_id = ?", filter.project_id] as const] : [];
-      return listPage<ProjectRow>("projects", "project_id", filters, page);
+    writes: {
+      /** Creates the project, or returns undefined if one of that name exists. */
+      createProject(row: ProjectRow): Project | undefined {
+        return insert.run(row).changes === 1 ? row : undefined;
+      },
     },
   };
 }

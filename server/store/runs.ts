@@ -91,7 +91,7 @@ export interface RunFilter {
   environment_id?: string | undefined;
 }
 
-export function makeRunsStore(db: Db, listPage: ListPage, jobs: Pick<JobsStore, "enqueueJob">) {
+export function makeRunsStore(db: Db, listPage: ListPage, jobs: Pick<JobsStore["writes"], "enqueueJob">) {
   const insertRun = db.prepare(`INSERT INTO runs (run_id, project_id, status, verdict, failure_cause, failure_message,
       test_spec_id, spec_version, environment_id, agent_id, agent_version, source, created_at, updated_at, started_at, ended_at)
     VALUES (@run_id, @project_id, @status, @verdict, @failure_cause, @failure_message, @test_spec_id, @spec_version,
@@ -140,32 +140,36 @@ export function makeRunsStore(db: Db, listPage: ListPage, jobs: Pick<JobsStore, 
     RETURNING *`);
 
   return {
-    /**
-     * Moves a run from one status to the next, only if it is still in `from` (so two workers
-     * can never both move it). Returns the moved run, or undefined if it was not in `from`.
-     */
-    updateRunStatus(change: RunStatusChange): Run | undefined {
-      const row = updateStatus.get({
-        ...change,
-        terminal: change.terminal ? 1 : 0,
-        failure_cause: change.failure?.cause ?? null,
-        failure_message: change.failure?.message ?? null,
-      }) as RunRow | undefined;
-      return row && toRun(row);
+    reads: {
+      lookUpIdempotencyKey: lookUpKey,
+      getRun(runId: string): Run | undefined {
+        const row = runById.get(runId) as RunRow | undefined;
+        return row && toRun(row);
+      },
+      listRuns(filter: RunFilter, page: PageRequest): RowPage<Run> {
+        const filters: Filter[] = [];
+        if (filter.project_id) filters.push(["project_id = ?", filter.project_id]);
+        if (filter.status) filters.push(["status = ?", filter.status]);
+        if (filter.environment_id) filters.push(["environment_id = ?", filter.environment_id]);
+        const { rows, next } = listPage<RunRow>("runs", "run_id", filters, page);
+        return { rows: rows.map(toRun), next };
+      },
     },
-    lookUpIdempotencyKey: lookUpKey,
-    createRunIdempotently,
-    getRun(runId: string): Run | undefined {
-      const row = runById.get(runId) as RunRow | undefined;
-      return row && toRun(row);
-    },
-    listRuns(filter: RunFilter, page: PageRequest): RowPage<Run> {
-      const filters: Filter[] = [];
-      if (filter.project_id) filters.push(["project_id = ?", filter.project_id]);
-      if (filter.status) filters.push(["status = ?", filter.status]);
-      if (filter.environment_id) filters.push(["environment_id = ?", filter.environment_id]);
-      const { rows, next } = listPage<RunRow>("runs", "run_id", filters, page);
-      return { rows: rows.map(toRun), next };
+    writes: {
+      /**
+       * Moves a run from one status to the next, only if it is still in `from` (so two workers
+       * can never both move it). Returns the moved run, or undefined if it was not in `from`.
+       */
+      updateRunStatus(change: RunStatusChange): Run | undefined {
+        const row = updateStatus.get({
+          ...change,
+          terminal: change.terminal ? 1 : 0,
+          failure_cause: change.failure?.cause ?? null,
+          failure_message: change.failure?.message ?? null,
+        }) as RunRow | undefined;
+        return row && toRun(row);
+      },
+      createRunIdempotently,
     },
   };
 }

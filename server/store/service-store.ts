@@ -1,5 +1,4 @@
-import { openStore, type OpenStoreOptions, type Store } from "./index.js";
-import type { WriteName } from "./writer/commands.js";
+import { openStore, type OpenStoreOptions, type Store, type StoreReads } from "./index.js";
 import { startWriter, type Writer, type WriterOptions } from "./writer/start-writer.js";
 
 /**
@@ -7,10 +6,7 @@ import { startWriter, type Writer, type WriterOptions } from "./writer/start-wri
  * writes through the writer thread, which owns the only writing connection. SQLite (fsync
  * included) thus stays off the event loop, and writes made at the same moment share a commit.
  */
-export type ServiceStore = Omit<Store, WriteName | OtherWrites> & Writer;
-
-/** Writes of the synchronous store that the service does not make (the operator's CLI does, or a command wraps them). */
-type OtherWrites = "createApiKey" | "revokeApiKey" | "enqueueJob" | "updateRunStatus" | "transaction" | "close";
+export type ServiceStore = StoreReads & Pick<Store, "db" | "cursorSecret"> & Writer;
 
 export interface OpenServiceStoreOptions extends OpenStoreOptions, Pick<WriterOptions, "lazyCommitMs" | "onFailure"> {}
 
@@ -32,7 +28,9 @@ export async function openServiceStore(path: string, { lazyCommitMs, onFailure, 
     throw error;
   }
   return {
-    ...store,
+    ...store.reads,
+    db: store.db,
+    cursorSecret: store.cursorSecret,
     write: writer.write,
     writeLazily: writer.writeLazily,
     stats: writer.stats,

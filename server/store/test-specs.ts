@@ -120,31 +120,35 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
   );
 
   return {
-    addTestSpecVersion: addVersion,
-    /** The latest version's head, or the named version's. */
-    getTestSpecHead(testSpecId: string, specVersion?: string): TestSpecHead | undefined {
-      return (specVersion === undefined ? headLatest.get(testSpecId) : headVersion.get(testSpecId, specVersion)) as TestSpecHead | undefined;
+    reads: {
+      /** The latest version's head, or the named version's. */
+      getTestSpecHead(testSpecId: string, specVersion?: string): TestSpecHead | undefined {
+        return (specVersion === undefined ? headLatest.get(testSpecId) : headVersion.get(testSpecId, specVersion)) as TestSpecHead | undefined;
+      },
+      /**
+       * The document of a version, as the engine runs it. Only documents the spec schema accepted
+       * are stored (its output, defaults filled in), so it is not validated again.
+       */
+      getSpecDocument(testSpecId: string, specVersion: string): TestSpecDocument | undefined {
+        const document = documentOf.get(testSpecId, specVersion) as string | undefined;
+        return document === undefined ? undefined : (JSON.parse(document) as TestSpecDocument);
+      },
+      getTestSpec(testSpecId: string): TestSpec | undefined {
+        const row = latestById.get(testSpecId) as TestSpecJoinedRow | undefined;
+        return row && toTestSpec(row);
+      },
+      getTestSpecVersion(testSpecId: string, specVersion: string): TestSpec | undefined {
+        const row = versionById.get(testSpecId, specVersion) as TestSpecJoinedRow | undefined;
+        return row && toTestSpec(row);
+      },
+      listTestSpecs(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<TestSpecSummary> {
+        const filters = filter.project_id ? [["project_id = ?", filter.project_id] as const] : [];
+        const { rows, next } = listPage<TestSpecRow>("test_specs", "test_spec_id", filters, page);
+        return { rows: rows.map((row) => toSummary(latestById.get(row.test_spec_id) as TestSpecJoinedRow)), next };
+      },
     },
-    /**
-     * The document of a version, as the engine runs it. Only documents the spec schema accepted
-     * are stored (its output, defaults filled in), so it is not validated again.
-     */
-    getSpecDocument(testSpecId: string, specVersion: string): TestSpecDocument | undefined {
-      const document = documentOf.get(testSpecId, specVersion) as string | undefined;
-      return document === undefined ? undefined : (JSON.parse(document) as TestSpecDocument);
-    },
-    getTestSpec(testSpecId: string): TestSpec | undefined {
-      const row = latestById.get(testSpecId) as TestSpecJoinedRow | undefined;
-      return row && toTestSpec(row);
-    },
-    getTestSpecVersion(testSpecId: string, specVersion: string): TestSpec | undefined {
-      const row = versionById.get(testSpecId, specVersion) as TestSpecJoinedRow | undefined;
-      return row && toTestSpec(row);
-    },
-    listTestSpecs(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<TestSpecSummary> {
-      const filters = filter.project_id ? [["project_id = ?", filter.project_id] as const] : [];
-      const { rows, next } = listPage<TestSpecRow>("test_specs", "test_spec_id", filters, page);
-      return { rows: rows.map((row) => toSummary(latestById.get(row.test_spec_id) as TestSpecJoinedRow)), next };
+    writes: {
+      addTestSpecVersion: addVersion,
     },
   };
 }

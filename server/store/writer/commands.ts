@@ -1,55 +1,32 @@
-import type { Store } from "../index.js";
+import type { Store, StoreWrites } from "../index.js";
 
 /**
- * The store's writes that the service sends to its writer thread, by name. A write is a list of
- * commands applied together (all or none); arguments and results cross the thread boundary by
- * structured clone, so they are plain data.
+ * A write the service sends to its writer thread: `[name, ...arguments]` of one of the store's
+ * `writes`. A write is a list of commands applied together (all or none); arguments and results
+ * cross the thread boundary by structured clone, so they are plain data.
  */
-export const WRITE_COMMANDS = [
-  "createProject",
-  "createAgent",
-  "createEnvironment",
-  "addTestSpecVersion",
-  "createRunIdempotently",
-  "claimJobs",
-  "renewJobLease",
-  "completeJob",
-  "releaseJob",
-  "reclaimExpiredJobs",
-  "appendEvents",
-  "transitionRun",
-  "createConversation",
-  "finishConversation",
-  "interruptRunningConversations",
-  "insertEvaluations",
-  "insertGateResults",
-  "insertFindings",
-] as const satisfies readonly (keyof Store)[];
-
-export type WriteName = (typeof WRITE_COMMANDS)[number];
+export type WriteName = keyof StoreWrites;
 
 /** `[name, ...arguments]` of one store write. */
-export type WriteCommand = { [K in WriteName]: readonly [K, ...Parameters<Store[K]>] }[WriteName];
+export type WriteCommand = { [K in WriteName]: readonly [K, ...Parameters<StoreWrites[K]>] }[WriteName];
 
 /** What each command of a write returned, in order. */
 export type WriteResults<C extends readonly WriteCommand[]> = {
-  -readonly [I in keyof C]: C[I] extends readonly [infer K extends WriteName, ...unknown[]] ? ReturnType<Store[K]> : never;
+  -readonly [I in keyof C]: C[I] extends readonly [infer K extends WriteName, ...unknown[]] ? ReturnType<StoreWrites[K]> : never;
 };
 
 export type WriteOutcome = { ok: true; values: unknown[] } | { ok: false; error: unknown };
-
-const KNOWN = new Set<string>(WRITE_COMMANDS);
 
 /**
  * Group commit: applies writes in one transaction, so one fsync makes them all durable. Each
  * write runs in its own savepoint: one that throws is undone alone and fails alone.
  */
 export function makeGroupCommit(store: Store) {
-  const { db } = store;
+  const { db, writes } = store;
   const apply = (commands: readonly WriteCommand[]) =>
     commands.map(([name, ...args]) => {
-      if (!KNOWN.has(name)) throw new Error(`Unknown write command '${String(name)}'`);
-      return (store[name] as (...params: unknown[]) => unknown)(...args);
+      if (!Object.hasOwn(writes, name)) throw new Error(`Unknown write command '${String(name)}'`);
+      return (writes[name] as (...params: unknown[]) => unknown)(...args);
     });
   // One wrapper for every write (better-sqlite3 builds four functions per `db.transaction` call).
   const inSavepoint = db.transaction(apply);

@@ -96,6 +96,14 @@ describe("the service store: reads here, writes in the writer thread", () => {
     await expect(store.write(project("after close"))).rejects.toThrow(/closing|exited/);
   });
 
+  it("offers every write only as a command to the writer thread, never as a method", async () => {
+    // @ts-expect-error a write is not a method of the service store: it is sent with store.write(["createProject", …])
+    expect(store.createProject).toBeUndefined();
+    expect(Object.keys(store).filter((name) => /^(create|insert|append|claim|release|complete|renew|reclaim|finish|interrupt|revoke|add|update|transition)/.test(name))).toEqual([]);
+    await store.write(project("typed"));
+    expect(committedNames()).toEqual(["typed"]);
+  });
+
   it("never writes on the service's own connection", async () => {
     expect(() => store.db.prepare("INSERT INTO projects (project_id, name, created_at) VALUES ('prj_x', 'x', 'now')").run()).toThrow(
       /readonly/,
