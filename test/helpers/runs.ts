@@ -1,5 +1,6 @@
 import { expect } from "@jest/globals";
 import type { ApiClient } from "./api-client.js";
+import { waitFor } from "./wait.js";
 
 const TERMINAL = new Set(["COMPLETED", "INCONCLUSIVE", "FAILED"]);
 let keys = 0;
@@ -11,14 +12,15 @@ export async function startRun(client: ApiClient, body: { test_spec_id: string; 
 }
 
 /** Polls the run until it is terminal, as a CI consumer would. */
-export async function waitForRun(client: ApiClient, runId: string, timeoutMs = 30_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const run = (await client.get(`/v1/runs/${runId}`)).body;
-    if (TERMINAL.has(run.status)) return run;
-    if (Date.now() > deadline) throw new Error(`run ${runId} still ${run.status} after ${timeoutMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+export function waitForRun(client: ApiClient, runId: string, timeoutMs = 30_000) {
+  return waitFor(
+    async () => {
+      const run = (await client.get(`/v1/runs/${runId}`)).body;
+      return TERMINAL.has(run.status) ? run : undefined;
+    },
+    `run ${runId} to end`,
+    { timeoutMs, everyMs: 25 },
+  );
 }
 
 /** Every trace entry of a run, walked page by page. */

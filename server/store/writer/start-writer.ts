@@ -34,8 +34,12 @@ export interface Writer {
   writeLazily<const C extends readonly WriteCommand[]>(...commands: C): Promise<WriteResults<C>>;
   /** Commits what was written, then stops the thread. */
   close(): Promise<void>;
-  /** Group commits and the writes they held, so far. */
-  readonly stats: { commits: number; writes: number };
+  /**
+   * Group commits and the writes they held, so far; writes waiting to be sent to the thread
+   * (`queued`: lazy ones wait for an ordinary one) and sent but not yet settled (`inFlight`); and
+   * how long the thread has been busy in all, waiting for SQLite's locks included (ms).
+   */
+  readonly stats: { commits: number; writes: number; readonly queued: number; readonly inFlight: number; readonly busyMs: number };
 }
 
 export class WriterStoppedError extends Error {
@@ -112,7 +116,19 @@ export async function startWriter({ path, db = {}, lazyCommitMs = 20, onFailure 
     for (const pending of writes) sent.set(pending.id, pending);
   }
 
-  const stats = { commits: 0, writes: 0 };
+  const stats = {
+    commits: 0,
+    writes: 0,
+    get queued() {
+      return unsent.length;
+    },
+    get inFlight() {
+      return sent.size;
+    },
+    get busyMs() {
+      return thread.performance.eventLoopUtilization().active;
+    },
+  };
   function settle(writes: SettledWrite[]): void {
     stats.commits++;
     stats.writes += writes.length;

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { spawnService, type ChildService } from "../../helpers/child-service.js";
+import { waitFor } from "../../helpers/wait.js";
 
 const require = createRequire(import.meta.url);
 const examples = require("@octokit/webhooks-examples") as { name: string; examples: { action?: string }[] }[];
@@ -52,8 +53,7 @@ describe("GitHub App hosting", () => {
     const body = JSON.stringify(checkSuiteRequested);
     const response = await deliver(body, sign(body));
     expect(response.status).toBe(200);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(service.logs.join("\n")).toContain("Received check_suite.requested");
+    await waitFor(() => service.logs.some((line) => line.includes("Received check_suite.requested")), "the App to log the delivery");
   });
 
   it("refuses a webhook whose signature does not match", async () => {

@@ -7,12 +7,18 @@ import { makeApiClient } from "../../helpers/api-client.js";
 import { runCli, spawnService, type ChildService } from "../../helpers/child-service.js";
 import { expectAllRefsResolve, expectGapFree, readTrace, startRun, waitForRun } from "../../helpers/runs.js";
 import { deterministicSpecYaml } from "../../helpers/seed.js";
+import { waitFor } from "../../helpers/wait.js";
+import { systemClock } from "../../../server/clock.js";
+import { openStore } from "../../../server/store/index.js";
 
-describe("a run survives kill -9 of the service", () => {
+describe("a run and the service stopping", () => {
   let dir: string;
   let env: Record<string, string>;
   let agent: ExampleAgent;
   let service: ChildService | undefined;
+  let token: string;
+  let environmentId: string;
+  let testSpecId: string;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "assure-crash-"));
@@ -25,13 +31,13 @@ describe("a run survives kill -9 of the service", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("is resumed after a restart and ends terminal with a gap-free trace", async () => {
-    const token = runCli(["keys", "create", "--admin"], env).json().token;
+  it("survives kill -9: it is resumed after a restart and ends terminal with a gap-free trace", async () => {
+    token = runCli(["keys", "create", "--admin"], env).json().token;
     service = await spawnService(env);
     let client = makeApiClient(service.baseUrl, undefined, token);
     const project = (await client.post("/v1/projects", { name: "crash" })).body.project_id;
     const agentId = (await client.post("/v1/agents", { project_id: project, name: "refund-agent", version: "3" })).body.agent_id;
-    const environmentId = (
+    environmentId = (
       await client.post("/v1/environments", {
         project_id: project,
         name: "staging",
@@ -43,15 +49,14 @@ describe("a run survives kill -9 of the service", () => {
       body: deterministicSpecYaml({ repeat: 2 }),
       contentType: "application/yaml",
     });
-    const { run_id } = await startRun(client, { test_spec_id: spec.body.test_spec_id, environment_id: environmentId });
+    testSpecId = spec.body.test_spec_id;
+    const { run_id } = await startRun(client, { test_spec_id: testSpecId, environment_id: environmentId });
 
-    // Wait until the run is well under way, then kill the service without warning.
-    for (let i = 0; ; i++) {
+    // Wait until the run is well under way (one conversation done, the next one started), then kill the service without warning.
+    await waitFor(async () => {
       const trace = (await client.get(`/v1/runs/${run_id}/trace?limit=200`)).body.data;
-      if (trace.filter((e: { type: string }) => e.type === "conversation.completed").length >= 1 && trace.at(-1).type !== "conversation.completed") break;
-      if (i > 400) throw new Error("the run did not get under way");
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+      return trace.filter((e: { type: string }) => e.type === "conversation.completed").length >= 1 && trace.at(-1).type !== "conversation.completed";
+    }, "the run to get under way");
     await service.kill();
     const beforeRestart = agent.requests;
 
@@ -72,9 +77,21 @@ describe("a run survives kill -9 of the service", () => {
     await expectAllRefsResolve(client, run_id);
   });
 
-  it("finishes or hands back runs in hand on SIGTERM", async () => {
+  it("finishes the runs in hand on SIGTERM before it exits", async () => {
     service ??= await spawnService(env);
+    const client = makeApiClient(service.baseUrl, undefined, token);
+    const { run_id } = await startRun(client, { test_spec_id: testSpecId, environment_id: environmentId });
+    await waitFor(async () => (await client.get(`/v1/runs/${run_id}/trace?limit=200`)).body.data.some((e: { type: string }) => e.type === "message.received"), "the run to be in hand");
+    expect((await client.get(`/v1/runs/${run_id}`)).body.status).toBe("RUNNING");
+
     expect(await service.stop()).toBe(0);
     service = undefined;
+    const store = openStore(env.ASSURE_DB!, { clock: systemClock });
+    try {
+      expect(store.getRun(run_id)).toMatchObject({ status: "COMPLETED", verdict: "PASS" });
+      expect(store.db.prepare("SELECT COUNT(*) FROM jobs WHERE state = 'running'").pluck().get()).toBe(0); // no lease left held
+    } finally {
+      store.close();
+    }
   });
 });

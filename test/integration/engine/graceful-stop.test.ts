@@ -3,6 +3,7 @@ import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/se
 import { expectGapFree, readTrace, startRun, waitForRun } from "../../helpers/runs.js";
 import { deterministicSpecYaml, seedProject } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
+import { waitFor } from "../../helpers/wait.js";
 
 describe("stopping the engine with a run in hand", () => {
   let t: TestService;
@@ -20,10 +21,7 @@ describe("stopping the engine with a run in hand", () => {
   it("hands the run back without counting an attempt, and it resumes to a verdict", async () => {
     const p = await seedProject(t, agent.baseUrl, { model: "refund-agent+slow", specYaml: deterministicSpecYaml({ repeat: 2 }) });
     const { run_id } = await startRun(p.client, { test_spec_id: p.testSpecId, environment_id: p.environmentId });
-    for (let i = 0; (await readTrace(p.client, run_id)).filter((e) => e.type === "message.received").length < 2; i++) {
-      if (i > 200) throw new Error("the run did not get under way");
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    await waitFor(async () => (await readTrace(p.client, run_id)).filter((e) => e.type === "message.received").length >= 2, "the run to get under way");
     await t.service.worker.stop(0); // no grace: the call in flight is abandoned
     expect(t.service.worker.running).toBe(0);
     expect((await p.client.get(`/v1/runs/${run_id}`)).body.status).toBe("RUNNING");

@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { describe, expect, it } from "@jest/globals";
 import { makeEgressPolicy } from "../../../server/net/egress.js";
 import { sendOutbound } from "../../../server/net/http-request.js";
+import { waitFor } from "../../helpers/wait.js";
 
 describe("egress policy", () => {
   const open = makeEgressPolicy();
@@ -67,7 +68,7 @@ describe("egress policy", () => {
       const url = new URL(`http://127.0.0.1:${(server.address() as AddressInfo).port}/models`);
       const controller = new AbortController();
       const calls = [1, 2, 3].map(() => sendOutbound(open, { url, timeoutMs: 30_000, signal: controller.signal }));
-      while (arrived < 3) await new Promise((resolve) => setTimeout(resolve, 5));
+      await waitFor(() => arrived === 3, "the three exchanges to reach the server");
       controller.abort(new Error("worker stopping"));
       for (const call of calls) await expect(call).rejects.toThrow("worker stopping");
       await expect(sendOutbound(open, { url, timeoutMs: 30_000, signal: controller.signal })).rejects.toThrow("worker stopping");

@@ -10,6 +10,7 @@ import { makeIdGenerator } from "../../../server/ids.js";
 import { openStore } from "../../../server/store/index.js";
 import { openServiceStore, type ServiceStore } from "../../../server/store/service-store.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
+import { waitFor } from "../../helpers/wait.js";
 import { insertQueuedRun } from "../../helpers/store-rows.js";
 
 const clock = new FakeClock();
@@ -80,20 +81,28 @@ describe("the service store: reads here, writes in the writer thread", () => {
   });
 
   it("holds a lazy write for the next ordinary one, or sends it after a short wait", async () => {
-    const lazy = store.writeLazily(project("lazy"));
-    await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(committedNames()).toEqual([]); // not sent on its own yet
-    await store.write(project("ordinary"));
-    await lazy;
-    expect(committedNames()).toEqual(["lazy", "ordinary"]); // committed with it, in order
+    await store.close();
+    store = await openServiceStore(path, { clock, lazyCommitMs: 60_000 }); // its wait never ends on its own here
+    const ordinary = store.write(project("ordinary"));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(store.stats).toMatchObject({ queued: 0, inFlight: 1 }); // an ordinary write goes at the end of its tick
+    await ordinary;
 
-    await store.writeLazily(project("alone")); // nobody else writes: it goes on its own within a few ms
-    expect(committedNames()).toEqual(["lazy", "ordinary", "alone"]);
+    const lazy = store.writeLazily(project("lazy"));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(store.stats).toMatchObject({ queued: 1, inFlight: 0 }); // a lazy one is held
+    await store.write(project("carrier"));
+    await lazy;
+    expect(committedNames()).toEqual(["ordinary", "lazy", "carrier"]); // committed with it, in order
 
     void store.writeLazily(project("at close")).catch(() => undefined);
     await store.close(); // commits what is queued before stopping
-    expect(committedNames()).toEqual(["lazy", "ordinary", "alone", "at close"]);
+    expect(committedNames()).toEqual(["ordinary", "lazy", "carrier", "at close"]);
     await expect(store.write(project("after close"))).rejects.toThrow(/closing|exited/);
+
+    store = await openServiceStore(path, { clock, lazyCommitMs: 1 });
+    await store.writeLazily(project("alone")); // nobody else writes: it goes on its own after lazyCommitMs
+    expect(committedNames()).toEqual(["ordinary", "lazy", "carrier", "at close", "alone"]);
   });
 
   it("offers every write only as a command to the writer thread, never as a method", async () => {
@@ -143,8 +152,13 @@ describe("the service store: reads here, writes in the writer thread", () => {
       other.prepare("UPDATE runs SET updated_at = ? WHERE run_id = 'run_1'").run(at);
       const recorder = makeRecorder({ store, runId: "run_1", clock, newId });
       recorder.record("run.resumed", note("note"));
+      const busySince = store.stats.busyMs;
       const write = recorder.flush(); // reads the log's end, then appends: must not read a stale snapshot
-      await new Promise((resolve) => setTimeout(resolve, 100));
+      let settled = false;
+      write.then(() => (settled = true), () => (settled = true));
+      // The thread has nothing else to do: busy this long, it is waiting for the lock `other` holds.
+      await waitFor(() => settled || store.stats.busyMs - busySince >= 50, "the writer thread to wait for the lock");
+      expect(settled).toBe(false);
       other.prepare("COMMIT").run();
       await write;
       expect(store.listEvents("run_1", 0, 10).map((e) => JSON.parse(e.data).reason)).toEqual(["note"]);
