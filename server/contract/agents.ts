@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Name, ResourceId, Timestamp, listOf } from "./common.js";
+import { Name, OwningProject, Timestamp, listOf } from "./common.js";
 
 export const Agent = z
   .object({
@@ -15,7 +15,7 @@ export type Agent = z.infer<typeof Agent>;
 
 export const CreateAgentBody = z
   .strictObject({
-    project_id: ResourceId.optional().describe("May be omitted with a key bound to one project"),
+    project_id: OwningProject,
     name: Name,
     version: z.string().min(1).max(200),
     description: z.string().max(2000).optional(),

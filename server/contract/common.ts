@@ -24,6 +24,9 @@ export const PageQuery = z.strictObject({
   cursor: PageCursor.optional(),
 });
 
+/** The project a resource is created in: a key bound to one project may leave it out. */
+export const OwningProject = ResourceId.optional().describe("May be omitted with a key bound to one project");
+
 export const ProjectScopedPageQuery = PageQuery.extend({
   project_id: ResourceId.optional().describe("Filter by project (admin keys); a project key sees its own project"),
 });

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Name, ResourceId, Timestamp, listOf } from "./common.js";
+import { Name, OwningProject, ResourceId, Timestamp, listOf } from "./common.js";
 
 const parsedUrl = (url: string) => (URL.canParse(url) ? new URL(url) : undefined);
 const HttpUrl = z
@@ -36,7 +36,7 @@ export type Environment = z.infer<typeof Environment>;
 
 export const CreateEnvironmentBody = z
   .strictObject({
-    project_id: ResourceId.optional().describe("May be omitted with a key bound to one project"),
+    project_id: OwningProject,
     name: Name,
     agent_id: ResourceId,
     endpoint: z.strictObject({

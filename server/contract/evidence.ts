@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PageCursor, PageLimit, listOf } from "./common.js";
+import { PageQuery, listOf } from "./common.js";
 import { RunFailure, RunStatus, Verdict } from "./runs.js";
 import { ProbeCategory, Severity } from "../specs/document.js";
 
@@ -60,9 +60,7 @@ export type Evaluation = z.infer<typeof Evaluation>;
 
 export const EvaluationList = listOf(Evaluation).meta({ id: "EvaluationList" });
 
-export const EvaluationQuery = z.strictObject({
-  limit: PageLimit,
-  cursor: PageCursor.optional(),
+export const EvaluationQuery = PageQuery.extend({
   status: EvaluationStatus.optional(),
   kind: EvaluationKind.optional(),
   metric_id: z.string().min(1).max(200).optional(),
@@ -96,9 +94,7 @@ export type Finding = z.infer<typeof Finding>;
 
 export const FindingList = listOf(Finding).meta({ id: "FindingList" });
 
-export const FindingQuery = z.strictObject({
-  limit: PageLimit,
-  cursor: PageCursor.optional(),
+export const FindingQuery = PageQuery.extend({
   severity: Severity.optional(),
   status: z.enum(["open"]).optional(),
 });

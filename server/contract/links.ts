@@ -11,3 +11,13 @@ export const evaluationPath = (runId: string, evaluationId?: string) =>
   evaluationId === undefined ? `${runPath(runId)}/evaluations` : `${runPath(runId)}/evaluations/${evaluationId}`;
 export const findingPath = (runId: string, findingId?: string) =>
   findingId === undefined ? `${runPath(runId)}/findings` : `${runPath(runId)}/findings/${findingId}`;
+
+/** Where a run's sub-resources are: the `links` of a run. */
+export const runLinks = (runId: string) => ({
+  self: runPath(runId),
+  evidence: evidencePath(runId),
+  conversations: conversationPath(runId),
+  trace: tracePath(runId),
+  evaluations: evaluationPath(runId),
+  findings: findingPath(runId),
+});

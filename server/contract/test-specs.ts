@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ResourceId, Timestamp, listOf } from "./common.js";
+import { OwningProject, ResourceId, Timestamp, listOf } from "./common.js";
 import { TestSpecDocument } from "../specs/document.js";
 
 const TestSpecFields = {
@@ -23,7 +23,7 @@ export type TestSpec = z.infer<typeof TestSpec>;
 
 export const CreateTestSpecBody = z
   .strictObject({
-    project_id: ResourceId.optional().describe("May be omitted with a key bound to one project"),
+    project_id: OwningProject,
     spec: TestSpecDocument,
   })
   .meta({ id: "CreateTestSpecBody" });

@@ -1,24 +1,11 @@
-import type { EvaluationKind, EvaluationStatus, ProbeCategory, Severity, TestSpecDocument } from "../contract/index.js";
+import type { Evaluation, EvaluationKind, ProbeCategory, Severity, TestSpecDocument } from "../contract/index.js";
 import type { HeldConversation } from "./conversation-facts.js";
 import type { Judge } from "./judges/llm-judge.js";
 
 /** An evaluation before it is stored. */
-export interface EvaluationDraft {
-  kind: EvaluationKind;
-  metric_id: string;
+export type EvaluationDraft = Omit<Evaluation, "evaluation_id" | "run_id" | "created_at" | "scope"> & {
   scope: "turn" | "conversation" | "run";
-  scenario_id: string | null;
-  conversation_id: string | null;
-  turn: number | null;
-  /** Where the check is written in the spec, e.g. `scenarios[0].turns[1].expect[0]`. */
-  spec_path: string | null;
-  score: number;
-  threshold: number;
-  status: EvaluationStatus;
-  judge: { provider: string; model: string };
-  reason: string;
-  evidence_refs: string[];
-}
+};
 
 /** A finding before it is stored: what tripped, how bad it is, and the trace entries that show it. */
 export interface FindingDraft {

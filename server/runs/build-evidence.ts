@@ -1,13 +1,4 @@
-import {
-  conversationPath,
-  evaluationPath,
-  evidencePath,
-  findingPath,
-  runPath,
-  tracePath,
-  type Evidence,
-  type Run,
-} from "../contract/index.js";
+import { runLinks, type Evidence, type Run } from "../contract/index.js";
 import type { GateResultRow, Store } from "../store/index.js";
 import { toFinding } from "./read-models.js";
 
@@ -21,6 +12,7 @@ export function buildEvidence(
   run: Run,
 ): Evidence {
   const environment = store.getEnvironmentRow(run.environment_id);
+  const { self: runPath, evidence: evidencePath, ...links } = runLinks(run.run_id);
   const counts = store.countEvaluations(run.run_id);
   const total = counts.passed + counts.failed + counts.inconclusive + counts.errored;
   return {
@@ -40,14 +32,7 @@ export function buildEvidence(
     gates: store.listGateResults(run.run_id).map(toGate),
     evaluations: { total, ...counts },
     findings: store.listRunFindings(run.run_id).map(toFinding),
-    links: {
-      run: runPath(run.run_id),
-      self: evidencePath(run.run_id),
-      conversations: conversationPath(run.run_id),
-      trace: tracePath(run.run_id),
-      evaluations: evaluationPath(run.run_id),
-      findings: findingPath(run.run_id),
-    },
+    links: { run: runPath, self: evidencePath, ...links },
   };
 }
 

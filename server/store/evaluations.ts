@@ -1,27 +1,8 @@
-import type { EvaluationKind } from "../contract/index.js";
+import type { Evaluation } from "../contract/index.js";
 import type { Db } from "./db.js";
 
-export interface EvaluationRow {
-  evaluation_id: string;
-  run_id: string;
-  kind: EvaluationKind;
-  metric_id: string;
-  scope: string;
-  scenario_id: string | null;
-  conversation_id: string | null;
-  turn: number | null;
-  /** Where in the spec the check is written, e.g. `scenarios[0].turns[1].expect[0]`. */
-  spec_path: string | null;
-  score: number;
-  threshold: number;
-  status: "passed" | "failed" | "inconclusive" | "errored";
-  /** JSON `{provider, model}`. */
-  judge: string;
-  reason: string;
-  /** JSON array of API paths. */
-  evidence_refs: string;
-  created_at: string;
-}
+/** An evaluation as stored: its judge and evidence refs as JSON. */
+export type EvaluationRow = Omit<Evaluation, "judge" | "evidence_refs"> & { judge: string; evidence_refs: string };
 
 export interface GateResultRow {
   run_id: string;

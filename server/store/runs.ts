@@ -1,14 +1,4 @@
-import {
-  conversationPath,
-  evaluationPath,
-  evidencePath,
-  findingPath,
-  runPath,
-  tracePath,
-  type Run,
-  type RunSource,
-  type RunStatus,
-} from "../contract/index.js";
+import { runLinks, type Run, type RunSource, type RunStatus } from "../contract/index.js";
 import type { Db } from "./db.js";
 import type { JobsStore, NewJob } from "./jobs.js";
 import type { Filter, ListPage, PageRequest, RowPage } from "./pagination.js";
@@ -50,14 +40,7 @@ export function toRun(row: RunRow): Run {
     updated_at: row.updated_at,
     started_at: row.started_at,
     ended_at: row.ended_at,
-    links: {
-      self: runPath(row.run_id),
-      evidence: evidencePath(row.run_id),
-      conversations: conversationPath(row.run_id),
-      trace: tracePath(row.run_id),
-      evaluations: evaluationPath(row.run_id),
-      findings: findingPath(row.run_id),
-    },
+    links: runLinks(row.run_id),
   };
 }
 

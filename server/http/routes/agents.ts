@@ -1,12 +1,13 @@
-import { z } from "zod";
-import { Agent, AgentList, CreateAgentBody, ProjectScopedPageQuery, ResourceId } from "../../contract/index.js";
+import { Agent, AgentList, CreateAgentBody } from "../../contract/index.js";
 import { resolveProjectId } from "../../auth/authenticate.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
-import { pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
-import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
+import { registerProjectResource } from "./project-resource.js";
+import { visibleOr404 } from "../../auth/visibility.js";
 
-export function registerAgentRoutes(api: Api, { store, clock, newId, cursors }: ApiDeps) {
+export function registerAgentRoutes(api: Api, deps: ApiDeps) {
+  const { store, clock, newId } = deps;
+
   api.post("/v1/agents", {
     config: { scope: "agents:write" },
     schema: { operationId: "createAgent", tags: ["agents"], summary: "Register an agent (a name and the version under test)", body: CreateAgentBody, response: responses({ 201: Agent }) },
@@ -29,19 +30,11 @@ export function registerAgentRoutes(api: Api, { store, clock, newId, cursors }: 
     },
   });
 
-  api.get("/v1/agents", {
-    config: { scope: "agents:read" },
-    schema: { operationId: "listAgents", tags: ["agents"], summary: "List agents, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: AgentList }) },
-    handler: async (request) => {
-      const project_id = listProjectFilter(principalOf(request), request.query.project_id);
-      return pageThrough(cursors, `agents|${project_id ?? ""}`, request.query, (page) => store.listAgents({ project_id }, page));
-    },
-  });
-
-  api.get("/v1/agents/:agent_id", {
-    config: { scope: "agents:read" },
-    schema: { operationId: "getAgent", tags: ["agents"], summary: "Get an agent", params: z.strictObject({ agent_id: ResourceId }), response: responses({ 200: Agent }) },
-    handler: async (request) =>
-      visibleOr404(principalOf(request), store.getAgent(request.params.agent_id), "Agent", request.params.agent_id),
+  registerProjectResource(api, deps, {
+    path: "/v1/agents",
+    tag: "agents",
+    scope: "agents:read",
+    list: { operationId: "listAgents", summary: "List agents, newest first", response: AgentList, items: store.listAgents },
+    get: { operationId: "getAgent", summary: "Get an agent", idParam: "agent_id", what: "Agent", response: Agent, row: store.getAgent, toItem: (agent) => agent },
   });
 }

@@ -1,21 +1,20 @@
-import { z } from "zod";
 import {
   CreateEnvironmentBody,
   Environment,
   EnvironmentList,
-  ProjectScopedPageQuery,
-  ResourceId,
-} from "../../contract/index.js";
+  } from "../../contract/index.js";
 import { resolveProjectId } from "../../auth/authenticate.js";
 import { AGENT_PROTOCOLS } from "../../engine/agents/index.js";
 import { ApiError } from "../../errors.js";
 import { toEnvironment } from "../../store/environments.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
-import { pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
-import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
+import { registerProjectResource } from "./project-resource.js";
+import { visibleOr404 } from "../../auth/visibility.js";
 
-export function registerEnvironmentRoutes(api: Api, { store, clock, newId, cursors, egress }: ApiDeps) {
+export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
+  const { store, clock, newId, egress } = deps;
+
   api.post("/v1/environments", {
     config: { scope: "environments:write" },
     schema: {
@@ -61,30 +60,19 @@ export function registerEnvironmentRoutes(api: Api, { store, clock, newId, curso
     },
   });
 
-  api.get("/v1/environments", {
-    config: { scope: "environments:read" },
-    schema: { operationId: "listEnvironments", tags: ["environments"], summary: "List environments, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: EnvironmentList }) },
-    handler: async (request) => {
-      const project_id = listProjectFilter(principalOf(request), request.query.project_id);
-      return pageThrough(cursors, `environments|${project_id ?? ""}`, request.query, (page) =>
-        store.listEnvironments({ project_id }, page),
-      );
-    },
-  });
-
-  api.get("/v1/environments/:environment_id", {
-    config: { scope: "environments:read" },
-    schema: {
+  registerProjectResource(api, deps, {
+    path: "/v1/environments",
+    tag: "environments",
+    scope: "environments:read",
+    list: { operationId: "listEnvironments", summary: "List environments, newest first", response: EnvironmentList, items: store.listEnvironments },
+    get: {
       operationId: "getEnvironment",
-      tags: ["environments"],
       summary: "Get an environment (header values are never returned)",
-      params: z.strictObject({ environment_id: ResourceId }),
-      response: responses({ 200: Environment }),
-    },
-    handler: async (request) => {
-      const { environment_id } = request.params;
-      const row = visibleOr404(principalOf(request), store.getEnvironmentRow(environment_id), "Environment", environment_id);
-      return toEnvironment(row);
+      idParam: "environment_id",
+      what: "Environment",
+      response: Environment,
+      row: store.getEnvironmentRow,
+      toItem: toEnvironment,
     },
   });
 }

@@ -1,12 +1,12 @@
-import { z } from "zod";
-import { CreateProjectBody, Project, ProjectList, ProjectScopedPageQuery, ResourceId } from "../../contract/index.js";
+import { CreateProjectBody, Project, ProjectList } from "../../contract/index.js";
 import { ApiError } from "../../errors.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
-import { pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
-import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
+import { registerProjectResource } from "./project-resource.js";
 
-export function registerProjectRoutes(api: Api, { store, clock, newId, cursors }: ApiDeps) {
+export function registerProjectRoutes(api: Api, deps: ApiDeps) {
+  const { store, clock, newId } = deps;
+
   api.post("/v1/projects", {
     config: { scope: "projects:write" },
     schema: { operationId: "createProject", tags: ["projects"], summary: "Create a project (admin key)", body: CreateProjectBody, response: responses({ 201: Project }) },
@@ -23,21 +23,11 @@ export function registerProjectRoutes(api: Api, { store, clock, newId, cursors }
     },
   });
 
-  api.get("/v1/projects", {
-    config: { scope: "projects:read" },
-    schema: { operationId: "listProjects", tags: ["projects"], summary: "List projects, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: ProjectList }) },
-    handler: async (request) => {
-      const project_id = listProjectFilter(principalOf(request), request.query.project_id);
-      return pageThrough(cursors, `projects|${project_id ?? ""}`, request.query, (page) =>
-        store.listProjects({ project_id }, page),
-      );
-    },
-  });
-
-  api.get("/v1/projects/:project_id", {
-    config: { scope: "projects:read" },
-    schema: { operationId: "getProject", tags: ["projects"], summary: "Get a project", params: z.strictObject({ project_id: ResourceId }), response: responses({ 200: Project }) },
-    handler: async (request) =>
-      visibleOr404(principalOf(request), store.getProject(request.params.project_id), "Project", request.params.project_id),
+  registerProjectResource(api, deps, {
+    path: "/v1/projects",
+    tag: "projects",
+    scope: "projects:read",
+    list: { operationId: "listProjects", summary: "List projects, newest first", response: ProjectList, items: store.listProjects },
+    get: { operationId: "getProject", summary: "Get a project", idParam: "project_id", what: "Project", response: Project, row: store.getProject, toItem: (project) => project },
   });
 }

@@ -17,12 +17,10 @@ import {
 } from "../../contract/index.js";
 import { ApiError } from "../../errors.js";
 import { toConversation, toConversationSummary, toEvaluation, toFinding, toRunEvent, toTurn } from "../../runs/read-models.js";
-import type { Run } from "../../contract/index.js";
-import { principalOf, type Api, type ApiDeps } from "../context.js";
+import type { Api, ApiDeps } from "../context.js";
 import { pageAfterKey } from "../paging.js";
 import { responses } from "../schemas.js";
-import { visibleOr404 } from "../../auth/visibility.js";
-import type { FastifyRequest } from "fastify";
+import { makeRunLookup, registerRunCollection } from "./run-collection.js";
 
 const RunParams = z.strictObject({ run_id: ResourceId });
 const notFound = (what: string, id: string | number) => new ApiError("NOT_FOUND", { message: `${what} '${id}' was not found.` });
@@ -31,9 +29,9 @@ const notFound = (what: string, id: string | number) => new ApiError("NOT_FOUND"
  * A run's evidence, each piece addressable: conversations and their turns, the trace (the
  * run's event log, also served as `events` for consumers that poll), and evaluations.
  */
-export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps) {
-  const visibleRun = (request: FastifyRequest, runId: string): Run =>
-    visibleOr404(principalOf(request), store.getRun(runId), "Run", runId);
+export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
+  const { store, cursors } = deps;
+  const visibleRun = makeRunLookup(deps);
   const evidence = { config: { scope: "evidence:read" as const } };
 
   for (const path of ["/v1/runs/:run_id/trace", "/v1/runs/:run_id/events"]) {
@@ -80,48 +78,31 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
     },
   });
 
-  api.get("/v1/runs/:run_id/conversations", {
-    ...evidence,
-    schema: {
-      operationId: "listConversations",
-      tags: ["evidence"],
-      summary: "The run's conversations, in the order they were held",
-      params: RunParams,
-      querystring: PageQuery,
-      response: responses({ 200: ConversationList }),
-    },
-    handler: async (request) => {
-      const run = visibleRun(request, request.params.run_id);
-      return pageAfterKey(
-        cursors,
-        `conversations|${run.run_id}`,
-        request.query,
-        (after, limit) => store.listRunConversations(run.run_id, after, limit),
-        (row) => row.conversation_id,
-        toConversationSummary,
-      );
-    },
-  });
-
-  const conversationOf = (request: FastifyRequest, runId: string, conversationId: string) => {
-    const run = visibleRun(request, runId);
+  const conversationOf = (runId: string, conversationId: string) => {
     const conversation = store.getConversation(conversationId);
-    if (!conversation || conversation.run_id !== run.run_id) throw notFound("Conversation", conversationId);
-    return conversation;
+    return conversation?.run_id === runId ? conversation : undefined;
   };
 
-  api.get("/v1/runs/:run_id/conversations/:conversation_id", {
-    ...evidence,
-    schema: {
-      operationId: "getConversation",
-      tags: ["evidence"],
-      summary: "A conversation: its messages, each pointing at its trace entry",
-      params: z.strictObject({ run_id: ResourceId, conversation_id: ResourceId }),
-      response: responses({ 200: Conversation }),
+  registerRunCollection(api, deps, {
+    name: "conversations",
+    idParam: "conversation_id",
+    what: "Conversation",
+    list: {
+      operationId: "listConversations",
+      summary: "The run's conversations, in the order they were held",
+      query: PageQuery,
+      response: ConversationList,
+      rows: (runId, _query, after, limit) => store.listRunConversations(runId, after, limit),
+      filters: () => [],
+      idOf: (row) => row.conversation_id,
+      toItem: toConversationSummary,
     },
-    handler: async (request) => {
-      const conversation = conversationOf(request, request.params.run_id, request.params.conversation_id);
-      return toConversation(conversation, store.listConversationEvents(conversation.conversation_id));
+    get: {
+      operationId: "getConversation",
+      summary: "A conversation: its messages, each pointing at its trace entry",
+      response: Conversation,
+      row: conversationOf,
+      toItem: (row) => toConversation(row, store.listConversationEvents(row.conversation_id)),
     },
   });
 
@@ -135,92 +116,58 @@ export function registerRunEvidenceRoutes(api: Api, { store, cursors }: ApiDeps)
       response: responses({ 200: Turn }),
     },
     handler: async (request) => {
-      const conversation = conversationOf(request, request.params.run_id, request.params.conversation_id);
+      const run = visibleRun(request, request.params.run_id);
+      const conversation = conversationOf(run.run_id, request.params.conversation_id);
+      if (!conversation) throw notFound("Conversation", request.params.conversation_id);
       const events = store.listConversationEvents(conversation.conversation_id, request.params.turn);
       if (events.length === 0) throw notFound("Turn", request.params.turn);
       return toTurn(conversation, request.params.turn, events);
     },
   });
 
-  api.get("/v1/runs/:run_id/evaluations", {
-    ...evidence,
-    schema: {
+  registerRunCollection(api, deps, {
+    name: "evaluations",
+    idParam: "evaluation_id",
+    what: "Evaluation",
+    list: {
       operationId: "listEvaluations",
-      tags: ["evidence"],
       summary: "The run's evaluations, in the order they were made",
-      params: RunParams,
-      querystring: EvaluationQuery,
-      response: responses({ 200: EvaluationList }),
+      query: EvaluationQuery,
+      response: EvaluationList,
+      rows: (runId, { status, kind, metric_id }, after, limit) => store.listEvaluations(runId, { status, kind, metric_id }, after, limit),
+      filters: ({ status, kind, metric_id }) => [status, kind, metric_id],
+      idOf: (row) => row.evaluation_id,
+      toItem: toEvaluation,
     },
-    handler: async (request) => {
-      const run = visibleRun(request, request.params.run_id);
-      const { status, kind, metric_id } = request.query;
-      return pageAfterKey(
-        cursors,
-        `evaluations|${run.run_id}|${status ?? ""}|${kind ?? ""}|${metric_id ?? ""}`,
-        request.query,
-        (after, limit) => store.listEvaluations(run.run_id, { status, kind, metric_id }, after, limit),
-        (row) => row.evaluation_id,
-        toEvaluation,
-      );
-    },
-  });
-
-  api.get("/v1/runs/:run_id/evaluations/:evaluation_id", {
-    ...evidence,
-    schema: {
+    get: {
       operationId: "getEvaluation",
-      tags: ["evidence"],
       summary: "One evaluation: score, threshold, status, judge and the evidence it rests on",
-      params: z.strictObject({ run_id: ResourceId, evaluation_id: ResourceId }),
-      response: responses({ 200: Evaluation }),
-    },
-    handler: async (request) => {
-      const run = visibleRun(request, request.params.run_id);
-      const row = store.getEvaluation(run.run_id, request.params.evaluation_id);
-      if (!row) throw notFound("Evaluation", request.params.evaluation_id);
-      return toEvaluation(row);
+      response: Evaluation,
+      row: store.getEvaluation,
+      toItem: toEvaluation,
     },
   });
 
-  api.get("/v1/runs/:run_id/findings", {
-    ...evidence,
-    schema: {
+  registerRunCollection(api, deps, {
+    name: "findings",
+    idParam: "finding_id",
+    what: "Finding",
+    list: {
       operationId: "listFindings",
-      tags: ["evidence"],
       summary: "The run's security findings, in the order they were raised",
-      params: RunParams,
-      querystring: FindingQuery,
-      response: responses({ 200: FindingList }),
+      query: FindingQuery,
+      response: FindingList,
+      rows: (runId, { severity, status }, after, limit) => store.listFindings(runId, { severity, status }, after, limit),
+      filters: ({ severity, status }) => [severity, status],
+      idOf: (row) => row.finding_id,
+      toItem: toFinding,
     },
-    handler: async (request) => {
-      const run = visibleRun(request, request.params.run_id);
-      const { severity, status } = request.query;
-      return pageAfterKey(
-        cursors,
-        `findings|${run.run_id}|${severity ?? ""}|${status ?? ""}`,
-        request.query,
-        (after, limit) => store.listFindings(run.run_id, { severity, status }, after, limit),
-        (row) => row.finding_id,
-        toFinding,
-      );
-    },
-  });
-
-  api.get("/v1/runs/:run_id/findings/:finding_id", {
-    ...evidence,
-    schema: {
+    get: {
       operationId: "getFinding",
-      tags: ["evidence"],
       summary: "One finding: what tripped, its OWASP category and severity, and the trace entries that show it",
-      params: z.strictObject({ run_id: ResourceId, finding_id: ResourceId }),
-      response: responses({ 200: Finding }),
-    },
-    handler: async (request) => {
-      const run = visibleRun(request, request.params.run_id);
-      const row = store.getFinding(run.run_id, request.params.finding_id);
-      if (!row) throw notFound("Finding", request.params.finding_id);
-      return toFinding(row);
+      response: Finding,
+      row: store.getFinding,
+      toItem: toFinding,
     },
   });
 }

@@ -2,7 +2,6 @@ import { z } from "zod";
 import {
   CreateTestSpecBody,
   CreateTestSpecQuery,
-  ProjectScopedPageQuery,
   ResourceId,
   TestSpec,
   TestSpecList,
@@ -10,11 +9,13 @@ import {
 import { resolveProjectId } from "../../auth/authenticate.js";
 import { toSpecVersion } from "../../specs/spec-version.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
-import { pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
-import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
+import { registerProjectResource } from "./project-resource.js";
+import { visibleOr404 } from "../../auth/visibility.js";
 
-export function registerTestSpecRoutes(api: Api, { store, clock, newId, cursors }: ApiDeps) {
+export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
+  const { store, clock, newId } = deps;
+
   api.post("/v1/test-specs", {
     config: { scope: "specs:write", acceptsYaml: true },
     schema: {
@@ -53,15 +54,11 @@ export function registerTestSpecRoutes(api: Api, { store, clock, newId, cursors 
     },
   });
 
-  api.get("/v1/test-specs", {
-    config: { scope: "specs:read" },
-    schema: { operationId: "listTestSpecs", tags: ["test-specs"], summary: "List test specs, newest first", querystring: ProjectScopedPageQuery, response: responses({ 200: TestSpecList }) },
-    handler: async (request) => {
-      const project_id = listProjectFilter(principalOf(request), request.query.project_id);
-      return pageThrough(cursors, `test-specs|${project_id ?? ""}`, request.query, (page) =>
-        store.listTestSpecs({ project_id }, page),
-      );
-    },
+  registerProjectResource(api, deps, {
+    path: "/v1/test-specs",
+    tag: "test-specs",
+    scope: "specs:read",
+    list: { operationId: "listTestSpecs", summary: "List test specs, newest first", response: TestSpecList, items: store.listTestSpecs },
   });
 
   api.get("/v1/test-specs/:test_spec_id", {
