@@ -19,7 +19,8 @@ export interface ExampleAgent {
 
 const MODEL = "refund-agent";
 
-function readBody(req: IncomingMessage): Promise<string> {
+/** The body of a request, as text. */
+export function readBody(req: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     req.on("data", (chunk: Buffer) => chunks.push(chunk));

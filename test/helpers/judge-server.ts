@@ -1,5 +1,6 @@
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { readBody } from "../../examples/agent/server.js";
 
 export type JudgeMode =
   /** Scores 1 when the conversation shows a confirmed refund (`refund R-1`), else 0. */
@@ -14,14 +15,8 @@ export async function startJudgeServer(initial: JudgeMode = { kind: "rule" }) {
   let mode = initial;
   let calls = 0;
   const requests: Record<string, any>[] = [];
-  const read = (req: IncomingMessage) =>
-    new Promise<string>((resolve) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => resolve(Buffer.concat(chunks).toString()));
-    });
   const server = createServer(async (req, res) => {
-    const body = JSON.parse(await read(req)) as Record<string, any>;
+    const body = JSON.parse(await readBody(req)) as Record<string, any>;
     requests.push({ ...body, authorization: req.headers.authorization });
     const transcript = String(body.messages?.at(-1)?.content ?? "");
     let content: string;

@@ -1,5 +1,6 @@
-import { createServer, type IncomingMessage } from "node:http";
+import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
+import { readBody } from "../../examples/agent/server.js";
 
 export interface ScriptedMessage {
   role: "system" | "user" | "assistant" | "tool";
@@ -18,12 +19,6 @@ export interface ScriptedReply {
  */
 export async function startScriptedAgent(script: (messages: ScriptedMessage[]) => ScriptedReply) {
   let calls = 0;
-  const read = (req: IncomingMessage) =>
-    new Promise<string>((resolve) => {
-      const chunks: Buffer[] = [];
-      req.on("data", (c: Buffer) => chunks.push(c));
-      req.on("end", () => resolve(Buffer.concat(chunks).toString()));
-    });
   const server = createServer(async (req, res) => {
     if (req.method === "GET" && req.url === "/v1/models") {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data: [] }));
@@ -33,7 +28,7 @@ export async function startScriptedAgent(script: (messages: ScriptedMessage[]) =
       res.writeHead(404).end();
       return;
     }
-    const body = JSON.parse(await read(req)) as { messages: ScriptedMessage[] };
+    const body = JSON.parse(await readBody(req)) as { messages: ScriptedMessage[] };
     const reply = script(body.messages);
     calls++;
     const toolCalls = (reply.tool_calls ?? []).map((call, i) => ({
