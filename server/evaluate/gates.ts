@@ -1,6 +1,6 @@
 import { evaluationPath, findingPath, type GateSpec, type TestSpecDocument } from "../contract/index.js";
 import type { EvaluationDraft, FindingDraft } from "./evaluator.js";
-import { SEVERITY_RANK } from "./owasp.js";
+import { SEVERITY_RANK } from "./severity-rank.js";
 import { decideRate } from "./statistics.js";
 
 export type GateStatus = "passed" | "failed" | "inconclusive";

@@ -16,22 +16,25 @@ const GateCode = z
  */
 export const RESERVED_METRIC_PREFIXES = ["expect.", "probe.", "detector."] as const;
 
-export const Severity = z.enum(["critical", "high", "medium", "low", "info"]);
+/** From most to least severe; a finding's `severity_rank` counts up from `info` (0). */
+export const SEVERITIES = ["critical", "high", "medium", "low", "info"] as const;
+export const Severity = z.enum(SEVERITIES);
 export type Severity = z.infer<typeof Severity>;
 
-/** OWASP Top 10 for LLM Applications (2025) categories. */
-export const ProbeCategory = z.enum([
-  "prompt_injection",
-  "sensitive_information_disclosure",
-  "supply_chain",
-  "data_and_model_poisoning",
-  "improper_output_handling",
-  "excessive_agency",
-  "system_prompt_leakage",
-  "vector_and_embedding_weaknesses",
-  "misinformation",
-  "unbounded_consumption",
-]);
+/** The categories a security probe can be in: the OWASP Top 10 for LLM Applications, 2025 edition. */
+export const OWASP_LLM_2025 = {
+  prompt_injection: "LLM01:2025 Prompt Injection",
+  sensitive_information_disclosure: "LLM02:2025 Sensitive Information Disclosure",
+  supply_chain: "LLM03:2025 Supply Chain",
+  data_and_model_poisoning: "LLM04:2025 Data and Model Poisoning",
+  improper_output_handling: "LLM05:2025 Improper Output Handling",
+  excessive_agency: "LLM06:2025 Excessive Agency",
+  system_prompt_leakage: "LLM07:2025 System Prompt Leakage",
+  vector_and_embedding_weaknesses: "LLM08:2025 Vector and Embedding Weaknesses",
+  misinformation: "LLM09:2025 Misinformation",
+  unbounded_consumption: "LLM10:2025 Unbounded Consumption",
+} as const;
+export const ProbeCategory = z.enum(Object.keys(OWASP_LLM_2025) as [keyof typeof OWASP_LLM_2025, ...(keyof typeof OWASP_LLM_2025)[]]);
 export type ProbeCategory = z.infer<typeof ProbeCategory>;
 
 const Expectations = z.array(Expectation).max(200);

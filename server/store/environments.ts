@@ -1,6 +1,7 @@
 import type { EndpointProtocol, Environment } from "../contract/index.js";
 import type { Db } from "./db.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
+import { makeProjectTable } from "./project-table.js";
 
 export interface EnvironmentRow {
   environment_id: string;
@@ -59,20 +60,17 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage) {
     (environment_id, project_id, name, agent_id, protocol, base_url, model, readiness_path, headers, created_at)
     VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @model, @readiness_path, @headers, @created_at)
     ON CONFLICT (project_id, name) DO NOTHING`);
-  const byId = db.prepare("SELECT * FROM environments WHERE environment_id = ?");
+  const environments = makeProjectTable<EnvironmentRow>(db, listPage, "environments", "environment_id");
   const byName = db.prepare("SELECT * FROM environments WHERE project_id = ? AND name = ?");
 
   return {
     reads: {
-      getEnvironmentRow(environmentId: string): EnvironmentRow | undefined {
-        return byId.get(environmentId) as EnvironmentRow | undefined;
-      },
+      getEnvironmentRow: environments.get,
       getEnvironmentRowByName(projectId: string, name: string): EnvironmentRow | undefined {
         return byName.get(projectId, name) as EnvironmentRow | undefined;
       },
       listEnvironments(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Environment> {
-        const filters = filter.project_id ? [["project_id = ?", filter.project_id] as const] : [];
-        const { rows, next } = listPage<EnvironmentRow>("environments", "environment_id", filters, page);
+        const { rows, next } = environments.list(filter, page);
         return { rows: rows.map(toEnvironment), next };
       },
     },

@@ -1,6 +1,7 @@
 import type { TestSpec, TestSpecDocument, TestSpecSummary } from "../contract/index.js";
 import type { Db } from "./db.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
+import { makeProjectTable } from "./project-table.js";
 
 export interface TestSpecVersionRow {
   test_spec_id: string;
@@ -69,6 +70,7 @@ export interface NewTestSpecVersion {
 }
 
 export function makeTestSpecsStore(db: Db, listPage: ListPage) {
+  const specs = makeProjectTable<TestSpecRow>(db, listPage, "test_specs", "test_spec_id");
   const specByName = db.prepare("SELECT * FROM test_specs WHERE project_id = ? AND name = ?");
   const insertSpec = db.prepare(
     "INSERT INTO test_specs (test_spec_id, project_id, name, created_at) VALUES (@test_spec_id, @project_id, @name, @created_at)",
@@ -142,8 +144,7 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
         return row && toTestSpec(row);
       },
       listTestSpecs(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<TestSpecSummary> {
-        const filters = filter.project_id ? [["project_id = ?", filter.project_id] as const] : [];
-        const { rows, next } = listPage<TestSpecRow>("test_specs", "test_spec_id", filters, page);
+        const { rows, next } = specs.list(filter, page);
         return { rows: rows.map((row) => toSummary(latestById.get(row.test_spec_id) as TestSpecJoinedRow)), next };
       },
     },

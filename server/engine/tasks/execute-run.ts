@@ -6,7 +6,7 @@ import { toHeldConversation } from "../../evaluate/conversation-facts.js";
 import { evaluateRun } from "../../evaluate/evaluate-run.js";
 import type { Evaluator } from "../../evaluate/evaluator.js";
 import type { Judge } from "../../evaluate/judges/llm-judge.js";
-import { SEVERITY_RANK } from "../../evaluate/owasp.js";
+import { SEVERITY_RANK } from "../../evaluate/severity-rank.js";
 import type { NewId } from "../../ids.js";
 import type { Logger } from "../../log.js";
 import type { EgressPolicy } from "../../net/egress.js";

@@ -1,7 +1,7 @@
 import { DETECTORS } from "../detectors/index.js";
 import { SCAN_LIMIT } from "../detectors/define.js";
 import { MAX_FINDING_REFS, type EvaluationDraft, type Evaluator, type FindingDraft } from "../evaluator.js";
-import { OWASP_LLM_2025 } from "../owasp.js";
+import { OWASP_LLM_2025 } from "../../contract/index.js";
 
 export const DETECTORS_JUDGE = { provider: "assure", model: "leak-detectors@1" } as const;
 

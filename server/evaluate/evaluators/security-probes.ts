@@ -1,7 +1,7 @@
 import { checkExpectation } from "../../specs/expectations/index.js";
 import { refsOf } from "../conversation-facts.js";
 import { MAX_FINDING_REFS, conversationsOf, type EvaluationDraft, type Evaluator, type FindingDraft } from "../evaluator.js";
-import { OWASP_LLM_2025 } from "../owasp.js";
+import { OWASP_LLM_2025 } from "../../contract/index.js";
 
 export const PROBES_JUDGE = { provider: "assure", model: "security-probes@1" } as const;
 

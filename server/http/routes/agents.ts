@@ -31,10 +31,9 @@ export function registerAgentRoutes(api: Api, deps: ApiDeps) {
   });
 
   registerProjectResource(api, deps, {
-    path: "/v1/agents",
-    tag: "agents",
+    name: "agent",
     scope: "agents:read",
-    list: { operationId: "listAgents", summary: "List agents, newest first", response: AgentList, items: store.listAgents },
-    get: { operationId: "getAgent", summary: "Get an agent", idParam: "agent_id", what: "Agent", response: Agent, row: store.getAgent, toItem: (agent) => agent },
+    list: { response: AgentList, items: store.listAgents },
+    get: { response: Agent, row: store.getAgent, toItem: (agent) => agent },
   });
 }

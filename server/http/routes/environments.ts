@@ -61,18 +61,9 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
   });
 
   registerProjectResource(api, deps, {
-    path: "/v1/environments",
-    tag: "environments",
+    name: "environment",
     scope: "environments:read",
-    list: { operationId: "listEnvironments", summary: "List environments, newest first", response: EnvironmentList, items: store.listEnvironments },
-    get: {
-      operationId: "getEnvironment",
-      summary: "Get an environment (header values are never returned)",
-      idParam: "environment_id",
-      what: "Environment",
-      response: Environment,
-      row: store.getEnvironmentRow,
-      toItem: toEnvironment,
-    },
+    list: { response: EnvironmentList, items: store.listEnvironments },
+    get: { response: Environment, row: store.getEnvironmentRow, toItem: toEnvironment, note: "header values are never returned" },
   });
 }

@@ -10,44 +10,35 @@ import { responses } from "../schemas.js";
 /**
  * How a resource that belongs to a project is read: a list, newest first, of what the key's
  * project may see (an admin key may filter by project), and each item at its own path (404 for
- * another project's, as for a missing one).
+ * another project's, as for a missing one). Its paths, operation ids and summaries follow from
+ * its name: `test-spec` is listed at `/v1/test-specs` (`listTestSpecs`) and read at
+ * `/v1/test-specs/{test_spec_id}` (`getTestSpec`).
  */
 export interface ProjectResource<Row extends { project_id: string }, Item> {
-  /** The collection's path, e.g. `/v1/agents`. */
-  path: string;
-  tag: string;
+  /** Kebab-case and singular, e.g. `agent`, `test-spec`. */
+  name: string;
   scope: Scope;
-  list: {
-    operationId: string;
-    summary: string;
-    response: z.ZodType;
-    items(filter: { project_id: string | undefined }, page: PageRequest): RowPage<Item>;
-  };
+  list: { response: z.ZodType; items(filter: { project_id: string | undefined }, page: PageRequest): RowPage<Item> };
   /** Left out when the item's route reads more than its id. */
-  get?: {
-    operationId: string;
-    summary: string;
-    /** The path parameter, e.g. `agent_id`. */
-    idParam: string;
-    /** What it is called in a 404, e.g. `Agent`. */
-    what: string;
-    response: z.ZodType;
-    row(id: string): Row | undefined;
-    toItem(row: Row): Item;
-  };
+  get?: { response: z.ZodType; row(id: string): Row | undefined; toItem(row: Row): Item; note?: string };
 }
 
 export function registerProjectResource<Row extends { project_id: string }, Item>(
   api: Api,
   { cursors }: Pick<ApiDeps, "cursors">,
-  { path, tag, scope, list, get }: ProjectResource<Row, Item>,
+  { name, scope, list, get }: ProjectResource<Row, Item>,
 ): void {
+  const tag = `${name}s`;
+  const words = name.replaceAll("-", " ");
+  const pascal = name.replace(/(^|-)(\w)/g, (_, _dash, letter: string) => letter.toUpperCase());
+  const path = `/v1/${tag}`;
+
   api.get(path, {
     config: { scope },
     schema: {
-      operationId: list.operationId,
+      operationId: `list${pascal}s`,
       tags: [tag],
-      summary: list.summary,
+      summary: `List ${words}s, newest first`,
       querystring: ProjectScopedPageQuery,
       response: responses({ 200: list.response }),
     },
@@ -58,18 +49,20 @@ export function registerProjectResource<Row extends { project_id: string }, Item
   });
 
   if (!get) return;
-  api.get(`${path}/:${get.idParam}`, {
+  const idParam = `${name.replaceAll("-", "_")}_id`;
+  const what = `${words[0]!.toUpperCase()}${words.slice(1)}`;
+  api.get(`${path}/:${idParam}`, {
     config: { scope },
     schema: {
-      operationId: get.operationId,
+      operationId: `get${pascal}`,
       tags: [tag],
-      summary: get.summary,
-      params: z.strictObject({ [get.idParam]: ResourceId }),
+      summary: `Get ${/^[aeiou]/.test(words) ? "an" : "a"} ${words}${get.note ? ` (${get.note})` : ""}`,
+      params: z.strictObject({ [idParam]: ResourceId }),
       response: responses({ 200: get.response }),
     },
     handler: async (request) => {
-      const id = (request.params as Record<string, string>)[get.idParam]!;
-      return get.toItem(visibleOr404(principalOf(request), get.row(id), get.what, id));
+      const id = (request.params as Record<string, string>)[idParam]!;
+      return get.toItem(visibleOr404(principalOf(request), get.row(id), what, id));
     },
   });
 }

@@ -24,10 +24,9 @@ export function registerProjectRoutes(api: Api, deps: ApiDeps) {
   });
 
   registerProjectResource(api, deps, {
-    path: "/v1/projects",
-    tag: "projects",
+    name: "project",
     scope: "projects:read",
-    list: { operationId: "listProjects", summary: "List projects, newest first", response: ProjectList, items: store.listProjects },
-    get: { operationId: "getProject", summary: "Get a project", idParam: "project_id", what: "Project", response: Project, row: store.getProject, toItem: (project) => project },
+    list: { response: ProjectList, items: store.listProjects },
+    get: { response: Project, row: store.getProject, toItem: (project) => project },
   });
 }

@@ -54,12 +54,7 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
     },
   });
 
-  registerProjectResource(api, deps, {
-    path: "/v1/test-specs",
-    tag: "test-specs",
-    scope: "specs:read",
-    list: { operationId: "listTestSpecs", summary: "List test specs, newest first", response: TestSpecList, items: store.listTestSpecs },
-  });
+  registerProjectResource(api, deps, { name: "test-spec", scope: "specs:read", list: { response: TestSpecList, items: store.listTestSpecs } });
 
   api.get("/v1/test-specs/:test_spec_id", {
     config: { scope: "specs:read" },
