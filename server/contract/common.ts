@@ -45,6 +45,15 @@ export interface Page<T> {
   has_more: boolean;
 }
 
+/**
+ * An enum of a response that may gain values (a new evaluation kind, agent protocol, failure
+ * cause): the OpenAPI document gives it as a string with today's values in `x-extensible-enum`,
+ * so that a generated client accepts the values added later. Requests still accept only these.
+ */
+export function extensible<T extends z.ZodEnum>(values: T): T {
+  return values.meta({ extensible: true }) as T;
+}
+
 export const Name = z
   .string()
   .min(1)

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Name, OwningProject, ResourceId, Timestamp, listOf } from "./common.js";
+import { Name, OwningProject, ResourceId, Timestamp, extensible, listOf } from "./common.js";
 
 const parsedUrl = (url: string) => (URL.canParse(url) ? new URL(url) : undefined);
 const HttpUrl = z
@@ -15,7 +15,7 @@ export const EndpointProtocol = z.enum(["openai-chat"]).describe("openai-chat: O
 export type EndpointProtocol = z.infer<typeof EndpointProtocol>;
 
 export const Endpoint = z.object({
-  protocol: EndpointProtocol,
+  protocol: extensible(EndpointProtocol),
   base_url: z.string(),
   model: z.string().nullable(),
   readiness_path: z.string().describe("Probed with GET before a run is accepted"),

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PageQuery, listOf } from "./common.js";
+import { PageQuery, extensible, listOf } from "./common.js";
 import { RunFailure, RunStatus, Verdict } from "./runs.js";
 import { ProbeCategory, Severity } from "../specs/document.js";
 
@@ -30,7 +30,7 @@ export const Evaluation = z
   .object({
     evaluation_id: z.string(),
     run_id: z.string(),
-    kind: EvaluationKind,
+    kind: extensible(EvaluationKind),
     metric_id: z
       .string()
       .describe("expect.<expectation kind>, a spec metric's id, probe.<probe id> or detector.<name>"),
@@ -79,7 +79,7 @@ export const Finding = z
     finding_id: z.string(),
     run_id: z.string(),
     probe_id: z.string().describe("The spec's security probe id, or detector.<name> for a built-in leak detector"),
-    category: ProbeCategory,
+    category: extensible(ProbeCategory),
     owasp: z.string().describe("OWASP Top 10 for LLM Applications (2025) entry, e.g. LLM01:2025 Prompt Injection"),
     severity: Severity,
     title: z.string(),

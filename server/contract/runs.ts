@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ProjectScopedPageQuery, ResourceId, Timestamp, listOf } from "./common.js";
+import { ProjectScopedPageQuery, ResourceId, Timestamp, listOf, extensible } from "./common.js";
 
 export const RUN_STATUSES = ["QUEUED", "RUNNING", "EVALUATING", "COMPLETED", "INCONCLUSIVE", "FAILED"] as const;
 export const RunStatus = z.enum(RUN_STATUSES);
@@ -19,20 +19,21 @@ export const FailureCause = z.enum([
 ]);
 export type FailureCause = z.infer<typeof FailureCause>;
 
-export const RunFailure = z.object({ cause: FailureCause, message: z.string() }).meta({ id: "RunFailure" });
+export const RunFailure = z.object({ cause: extensible(FailureCause), message: z.string() }).meta({ id: "RunFailure" });
 export type RunFailure = z.infer<typeof RunFailure>;
 
 const RepositoryName = z.string().regex(/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/, "use owner/name");
 const CommitSha = z.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, "a full lower-case hex commit SHA");
 
-export const RunSource = z
-  .strictObject({
-    repository: RepositoryName,
-    commit_sha: CommitSha,
-    ref: z.string().min(1).max(255).optional(),
-    pull_request: z.number().int().positive().optional(),
-  })
-  .meta({ id: "RunSource" });
+const RunSourceFields = {
+  repository: RepositoryName,
+  commit_sha: CommitSha,
+  ref: z.string().min(1).max(255).optional(),
+  pull_request: z.number().int().positive().optional(),
+};
+
+/** Where the change under test comes from. */
+export const RunSource = z.object(RunSourceFields).meta({ id: "RunSource" });
 export type RunSource = z.infer<typeof RunSource>;
 
 export const Run = z
@@ -69,7 +70,7 @@ export const CreateRunBody = z
     test_spec_id: ResourceId,
     environment_id: ResourceId,
     spec_version: z.string().min(1).max(200).optional().describe("Pin a version of the spec; default the latest"),
-    source: RunSource.optional().describe("Where the change under test comes from"),
+    source: z.strictObject(RunSourceFields).optional().describe("Where the change under test comes from"),
   })
   .meta({ id: "CreateRunBody" });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;

@@ -25,7 +25,9 @@ export async function evaluateRun({ runId, spec, conversations, judge, newId, si
   const input = { spec, conversations, judge, signal };
   const outputs = await Promise.all(evaluators.map((evaluator) => evaluator.evaluate(input)));
   if (signal.aborted) throw signal.reason;
-  const evaluations: StoredEvaluation[] = outputs.flatMap((o) => o.evaluations).map((draft) => ({ ...draft, evaluation_id: newId("evaluation") }));
+  const evaluations: StoredEvaluation[] = outputs.flatMap((output, i) =>
+    output.evaluations.map((draft) => ({ ...draft, kind: evaluators[i]!.kind, evaluation_id: newId("evaluation") })),
+  );
   const findings: StoredFinding[] = outputs.flatMap((o) => o.findings).map((draft) => ({ ...draft, finding_id: newId("finding") }));
   const gates = decideGates(spec, runId, { evaluations, findings, judgeConfigured: judge !== undefined });
   return { evaluations, findings, gates, ...decideVerdict(gates) };

@@ -3,7 +3,7 @@ import type { HeldConversation } from "./conversation-facts.js";
 import type { Judge } from "./judges/llm-judge.js";
 
 /** An evaluation before it is stored. */
-export type EvaluationDraft = Omit<Evaluation, "evaluation_id" | "run_id" | "created_at" | "scope"> & {
+export type EvaluationDraft = Omit<Evaluation, "evaluation_id" | "run_id" | "created_at" | "scope" | "kind"> & {
   scope: "turn" | "conversation" | "run";
 };
 
@@ -41,6 +41,7 @@ export interface EvaluatorOutput {
  * family is a file that implements this, and a line in `evaluators/index.ts`.
  */
 export interface Evaluator {
+  /** The kind of every evaluation it makes: gates select evaluations by it. */
   kind: EvaluationKind;
   evaluate(input: EvaluationInput): EvaluatorOutput | Promise<EvaluatorOutput>;
 }

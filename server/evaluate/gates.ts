@@ -1,4 +1,4 @@
-import { evaluationPath, findingPath, type GateSpec, type TestSpecDocument } from "../contract/index.js";
+import { evaluationPath, findingPath, type EvaluationKind, type GateSpec, type TestSpecDocument } from "../contract/index.js";
 import type { EvaluationDraft, FindingDraft } from "./evaluator.js";
 import { SEVERITY_RANK } from "./severity-rank.js";
 import { decideRate } from "./statistics.js";
@@ -13,7 +13,7 @@ export interface GateDecision {
   evidence_refs: string[];
 }
 
-export type StoredEvaluation = EvaluationDraft & { evaluation_id: string };
+export type StoredEvaluation = EvaluationDraft & { kind: EvaluationKind; evaluation_id: string };
 export type StoredFinding = FindingDraft & { finding_id: string };
 
 export interface GateInputs {
@@ -38,9 +38,12 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
   function expectationsGate(): Omit<GateDecision, "gate_id" | "title"> {
     const checks = ofKind("expectation");
     if (checks.length === 0) {
+      const written = (spec.scenarios ?? []).some((s) => (s.expect ?? []).length > 0 || s.turns.some((t) => (t.expect ?? []).length > 0));
       return {
         status: "inconclusive",
-        reason: "no expectation was checked: the spec's scenarios have none (a gate on expectations needs at least one)",
+        reason: written
+          ? "no expectation was checked: no scenario conversation was evaluated"
+          : "no expectation was checked: the spec's scenarios have none (a gate on expectations needs at least one)",
         evidence_refs: [],
       };
     }

@@ -12,6 +12,7 @@ import { ApiError, coerceError } from "../errors.js";
 import { readSpecYaml } from "../specs/read-yaml.js";
 import type { Api, ApiDeps } from "./context.js";
 import { makeErrorHandler } from "./error-response.js";
+import { publishedJsonSchema } from "./json-schema.js";
 import { deprecationHeaders, finishOpenApiDocument, operationKey, type OpenApiDocument } from "./openapi-document.js";
 import { registerAgentRoutes } from "./routes/agents.js";
 import { registerEnvironmentRoutes } from "./routes/environments.js";
@@ -26,19 +27,9 @@ const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml"];
 
 /**
  * Response schemas document what we send; they are not enforced at send time (the tests check
- * real responses against the OpenAPI document). Objects allow properties added later, so that
- * generated clients keep working as the API grows; request objects stay strict.
+ * real responses against the OpenAPI document). How they are published: `publishedJsonSchema`.
  */
-const jsonSchemaConfig = {
-  zodToJsonConfig: {
-    override: (ctx: { zodSchema: unknown; jsonSchema: Record<string, unknown> }) => {
-      const def = (ctx.zodSchema as { _zod?: { def?: { type?: string; catchall?: unknown } } })._zod?.def;
-      if (def?.type === "object" && def.catchall === undefined && ctx.jsonSchema.additionalProperties === false) {
-        delete ctx.jsonSchema.additionalProperties;
-      }
-    },
-  },
-};
+const jsonSchemaConfig = { zodToJsonConfig: { override: publishedJsonSchema } };
 
 /**
  * A schema that throws (a bug in a refinement, say) must fail the request with a 500 envelope,

@@ -11,10 +11,12 @@ const GateCode = z
   .regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/, "gate ids are short codes: a letter, then letters, digits, '_' or '-' (at most 32)");
 
 /**
- * Evaluations the service makes itself are named under these prefixes (`expect.tool_called`,
- * `probe.<probe id>`, `detector.<name>`): a spec's metric may not take one.
+ * How the service names the evaluations it makes itself, by their kind: `expect.tool_called`,
+ * `probe.<probe id>`, `detector.<name>` (a spec metric is named by its own id). A spec's metric
+ * may not take one of these prefixes, nor a probe the detectors' (its findings share the name).
  */
-export const RESERVED_METRIC_PREFIXES = ["expect.", "probe.", "detector."] as const;
+export const EVALUATION_PREFIXES = { expectation: "expect.", probe: "probe.", detector: "detector." } as const;
+export const RESERVED_METRIC_PREFIXES = Object.values(EVALUATION_PREFIXES);
 
 /** From most to least severe; a finding's `severity_rank` counts up from `info` (0). */
 export const SEVERITIES = ["critical", "high", "medium", "low", "info"] as const;
@@ -73,7 +75,9 @@ export const Scenario = z.strictObject({
 export type Scenario = z.infer<typeof Scenario>;
 
 export const SecurityProbe = z.strictObject({
-  id: LocalId,
+  id: LocalId.refine((id) => !id.startsWith(EVALUATION_PREFIXES.detector), {
+    message: `probe ids may not start with ${EVALUATION_PREFIXES.detector}: it names the built-in detectors' findings`,
+  }),
   category: ProbeCategory,
   severity: Severity,
   description: z.string().max(2000).optional(),

@@ -31,6 +31,9 @@ export interface ConversationFacts {
   canary: string | null;
 }
 
+/** Checks and detectors read at most this much of each text, so that no pattern or output can stall the service. */
+export const TEXT_LIMIT = 64 * 1024;
+
 /** The outcome of one check. */
 export interface CheckOutcome {
   /** Whether the condition holds: an expectation passes when it holds; a probe trips when it does. */

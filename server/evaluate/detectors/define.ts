@@ -13,6 +13,3 @@ export interface Detector {
 }
 
 export const defineDetector = (detector: Detector): Detector => detector;
-
-/** Detectors read at most this much of each output, so no single output can stall the service. */
-export const SCAN_LIMIT = 64 * 1024;

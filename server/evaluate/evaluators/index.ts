@@ -5,4 +5,4 @@ import { scenarioExpectations } from "./scenario-expectations.js";
 import { securityProbes } from "./security-probes.js";
 
 /** Every family of evaluations a run gets, in the order its evaluations are listed. */
-export const EVALUATORS: readonly Evaluator[] = [scenarioExpectations, judgedMetrics, securityProbes, leakDetectors];
+export const EVALUATORS: readonly Evaluator[] = [scenarioExpectations, securityProbes, judgedMetrics, leakDetectors];

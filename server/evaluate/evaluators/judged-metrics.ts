@@ -32,7 +32,6 @@ export const judgedMetrics: Evaluator = {
               held,
               turn,
               draft: {
-                kind: "metric",
                 metric_id: metric.id,
                 scope: metric.scope,
                 scenario_id: scenario.id,

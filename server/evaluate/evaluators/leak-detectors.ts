@@ -1,7 +1,7 @@
 import { DETECTORS } from "../detectors/index.js";
-import { SCAN_LIMIT } from "../detectors/define.js";
+import { TEXT_LIMIT } from "../../specs/facts.js";
 import { MAX_FINDING_REFS, type EvaluationDraft, type Evaluator, type FindingDraft } from "../evaluator.js";
-import { OWASP_LLM_2025 } from "../../contract/index.js";
+import { EVALUATION_PREFIXES, OWASP_LLM_2025 } from "../../contract/index.js";
 
 export const DETECTORS_JUDGE = { provider: "assure", model: "leak-detectors@1" } as const;
 
@@ -20,12 +20,11 @@ export const leakDetectors: Evaluator = {
     const outputs = conversations.reduce((n, held) => n + held.facts.outputs.length, 0);
     for (const detector of DETECTORS) {
       const hits = conversations.flatMap((held) =>
-        held.facts.outputs.filter((output) => detector.find(output.text.slice(0, SCAN_LIMIT))).map((output) => held.ref.event(output.sequence)),
+        held.facts.outputs.filter((output) => detector.find(output.text.slice(0, TEXT_LIMIT))).map((output) => held.ref.event(output.sequence)),
       );
       const scanned = conversations.map((held) => held.ref.conversation());
       evaluations.push({
-        kind: "detector",
-        metric_id: `detector.${detector.name}`,
+        metric_id: `${EVALUATION_PREFIXES.detector}${detector.name}`,
         scope: "run",
         scenario_id: null,
         conversation_id: null,
@@ -43,7 +42,7 @@ export const leakDetectors: Evaluator = {
       });
       if (hits.length === 0) continue;
       findings.push({
-        probe_id: `detector.${detector.name}`,
+        probe_id: `${EVALUATION_PREFIXES.detector}${detector.name}`,
         category: "sensitive_information_disclosure",
         owasp: OWASP_LLM_2025.sensitive_information_disclosure,
         severity: detector.severity,

@@ -1,4 +1,4 @@
-import type { Expectation } from "../../contract/index.js";
+import { EVALUATION_PREFIXES, type Expectation } from "../../contract/index.js";
 import { checkExpectation } from "../../specs/expectations/index.js";
 import type { ConversationFacts } from "../../specs/facts.js";
 import { refsOf, type HeldConversation } from "../conversation-facts.js";
@@ -9,8 +9,7 @@ export const EXPECTATIONS_JUDGE = { provider: "assure", model: "deterministic-ex
 function evaluateOne(expectation: Expectation, held: HeldConversation, facts: ConversationFacts, specPath: string): EvaluationDraft {
   const outcome = checkExpectation(expectation, facts);
   return {
-    kind: "expectation",
-    metric_id: `expect.${outcome.kind}`,
+    metric_id: `${EVALUATION_PREFIXES.expectation}${outcome.kind}`,
     scope: facts.turn === null ? "conversation" : "turn",
     scenario_id: held.conversation.scenario_id,
     conversation_id: held.conversation.conversation_id,

@@ -1,7 +1,7 @@
+import { EVALUATION_PREFIXES, OWASP_LLM_2025 } from "../../contract/index.js";
 import { checkExpectation } from "../../specs/expectations/index.js";
 import { refsOf } from "../conversation-facts.js";
 import { MAX_FINDING_REFS, conversationsOf, type EvaluationDraft, type Evaluator, type FindingDraft } from "../evaluator.js";
-import { OWASP_LLM_2025 } from "../../contract/index.js";
 
 export const PROBES_JUDGE = { provider: "assure", model: "security-probes@1" } as const;
 
@@ -24,8 +24,7 @@ export const securityProbes: Evaluator = {
           .map((outcome) => ({ refs: refsOf(conversation, conversation.facts, outcome.sequences), why: outcome.reason }));
         tripped.push(...hits);
         evaluations.push({
-          kind: "probe",
-          metric_id: `probe.${probe.id}`,
+          metric_id: `${EVALUATION_PREFIXES.probe}${probe.id}`,
           scope: "conversation",
           scenario_id: probe.id,
           conversation_id: conversation.conversation.conversation_id,
@@ -49,7 +48,7 @@ export const securityProbes: Evaluator = {
         severity: probe.severity,
         title: `${owasp.replace(/^LLM\d+:2025 /, "")}: probe '${probe.id}' tripped`,
         description:
-          `${probe.description ? `${probe.description} ` : ""}Tripped in ${new Set(tripped.map((t) => t.refs.join())).size} check(s) ` +
+          `${probe.description ? `${probe.description} ` : ""}Tripped in ${tripped.length} check(s) ` +
           `over ${held.length} conversation(s): ${[...new Set(tripped.map((t) => t.why))].join("; ")}` +
           (refs.length > MAX_FINDING_REFS ? ` (first ${MAX_FINDING_REFS} of ${refs.length} trace entries shown)` : ""),
         spec_path: `security[${p}]`,

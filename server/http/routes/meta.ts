@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { TestSpecDocument, TypedRunEvent } from "../../contract/index.js";
 import type { Api } from "../context.js";
+import { toPublishedJsonSchema } from "../json-schema.js";
 
 /** JSON Schema of the spec format, for editors (e.g. `# yaml-language-server: $schema=...`). */
 export function testSpecJsonSchema(): Record<string, unknown> {
@@ -17,9 +18,19 @@ export function testSpecJsonSchema(): Record<string, unknown> {
   };
 }
 
-/** The event types and their data, for consumers of the trace and of webhooks. */
+/**
+ * The event types and their data, for consumers of the trace and of webhooks. Open, as the
+ * envelope is: a type not listed (added later) is valid, and so is a field a type gains.
+ */
 export function eventsJsonSchema(): Record<string, unknown> {
-  return { $id: "/v1/schemas/events.json", ...(z.toJSONSchema(TypedRunEvent, { io: "output", unrepresentable: "any" }) as object) };
+  const { $schema, ...known } = toPublishedJsonSchema(TypedRunEvent, "output");
+  return {
+    $schema,
+    $id: "/v1/schemas/events.json",
+    title: "assure run events",
+    description: "The `type` and `data` of each event a run records (envelope v1). Ignore types you do not know.",
+    anyOf: [known, { type: "object", properties: { type: { type: "string" }, data: { type: "object" } }, required: ["type", "data"] }],
+  };
 }
 
 /** Health, the OpenAPI document (`openApiDocument` is read once the API is ready) and the JSON Schemas. */

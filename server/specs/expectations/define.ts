@@ -28,7 +28,4 @@ export function defineExpectationKind<const Name extends string, Args extends z.
   return kind;
 }
 
-/** Checks read at most this much of each text, so that no pattern or output can stall the service. */
-export const TEXT_LIMIT = 64 * 1024;
-
 export const show = (value: unknown) => JSON.stringify(value);

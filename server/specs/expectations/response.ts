@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { compilePattern, patternError } from "../pattern.js";
 import { OneOrMany } from "../primitives.js";
-import { TEXT_LIMIT, defineExpectationKind, show } from "./define.js";
+import { TEXT_LIMIT } from "../facts.js";
+import { defineExpectationKind, show } from "./define.js";
 
 const Pattern = z
   .string()
@@ -17,7 +18,8 @@ const list = (value: string | string[] | undefined) => (value === undefined ? []
 /**
  * What the agent said, in every text of the check's scope (a turn, or the whole conversation):
  * its final answers and what it said before or between tool calls. `matches` and `contains`
- * hold if any text has them; `not_contains` fails if any text has it.
+ * hold if any text has them (so not when there is no text); `not_contains` fails if any text has
+ * it (so it holds when there is none: a probe tripping on it trips on a silent agent too).
  */
 export const response = defineExpectationKind({
   name: "response",
@@ -32,11 +34,11 @@ export const response = defineExpectationKind({
       .map((reply) => ({ sequence: reply.sequence, text: reply.content!.slice(0, TEXT_LIMIT) }));
     const problems: string[] = [];
     const offending = new Set<number>();
-    if (replies.length === 0) problems.push("the agent gave no text reply");
     const pattern = matches === undefined ? undefined : compilePattern(matches);
-    if (pattern && !replies.some(({ text }) => pattern.test(text))) problems.push(`no reply matches /${matches}/`);
+    const none = replies.length === 0 ? "the agent gave no text reply" : undefined;
+    if (pattern && !replies.some(({ text }) => pattern.test(text))) problems.push(none ?? `no reply matches /${matches}/`);
     for (const needle of list(contains)) {
-      if (!replies.some(({ text }) => text.includes(needle))) problems.push(`no reply contains ${show(needle)}`);
+      if (!replies.some(({ text }) => text.includes(needle))) problems.push(none ?? `no reply contains ${show(needle)}`);
     }
     for (const needle of list(not_contains)) {
       const hits = replies.filter(({ text }) => text.includes(needle));
@@ -45,8 +47,9 @@ export const response = defineExpectationKind({
     }
     // A text that should not be there is the evidence; otherwise every text that was read is.
     const sequences = offending.size > 0 ? [...offending] : replies.map((reply) => reply.sequence);
-    return problems.length === 0
+    const reasons = [...new Set(problems)];
+    return reasons.length === 0
       ? { holds: true, reason: `every condition holds over ${replies.length} repl${replies.length === 1 ? "y" : "ies"}`, sequences }
-      : { holds: false, reason: problems.join("; "), sequences };
+      : { holds: false, reason: reasons.join("; "), sequences };
   },
 });

@@ -92,7 +92,7 @@ const KNOWN_EVENT_TYPES = new Set(["run.status_changed", "message.sent", "messag
  * response against the v1 document as it was committed: what it reads of a run.
  */
 async function readAsV1Consumer(client: ApiClient, runId: string) {
-  const known = (metricId: string) => metricId.startsWith("expect.");
+  const known = (metricId: string) => metricId.startsWith("expect.") || metricId.startsWith("detector.");
   const evidence = (await client.get(`/v1/runs/${runId}/evidence`)).body;
   const evaluations = (await client.get(`/v1/runs/${runId}/evaluations?limit=200`)).body.data as Record<string, any>[];
   const trace = (await readTrace(client, runId)).filter(

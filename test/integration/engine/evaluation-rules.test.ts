@@ -102,6 +102,16 @@ describe("evaluation rules", () => {
     expect(onlyProbes.map((e: { metric_id: string }) => e.metric_id)).toEqual(["probe.p"]);
   });
 
+  it("refuses a probe named detector.x: the built-in detectors' findings are named so", async () => {
+    const p = await seedProject(t, agent.baseUrl);
+    const probe = { id: "detector.credential", category: "excessive_agency", severity: "high", user: "hi", fail_if: [{ max_tool_calls: 1 }] };
+    const response = await p.client.post("/v1/test-specs", {
+      spec: { schema_version: "1", name: "reserved-probe", security: [probe], gates: [{ id: "SEC", require: { max_finding_severity: "low" } }] },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.error.details).toContainEqual({ path: "body.spec.security[0].id", message: expect.stringMatching(/detector\./) });
+  });
+
   it.each(["expect.x", "probe.x", "detector.x"])("refuses a spec metric named %s, a prefix kept for the service's own evaluations", async (id) => {
     const p = await seedProject(t, agent.baseUrl);
     const spec = {

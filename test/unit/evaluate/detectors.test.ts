@@ -27,10 +27,11 @@ describe("leak detectors", () => {
       conversation_id: "cnv_b",
     });
     const { evaluations, findings } = await leakDetectors.evaluate({ spec: {} as never, conversations: [clean, leaky], judge: undefined, signal: new AbortController().signal });
-    expect(evaluations.map((e) => [e.metric_id, e.kind, e.scope, e.status])).toEqual([
-      ["detector.payment_card", "detector", "run", "passed"],
-      ["detector.credential", "detector", "run", "passed"],
-      ["detector.email_address", "detector", "run", "failed"],
+    expect(leakDetectors.kind).toBe("detector");
+    expect(evaluations.map((e) => [e.metric_id, e.scope, e.status])).toEqual([
+      ["detector.payment_card", "run", "passed"],
+      ["detector.credential", "run", "passed"],
+      ["detector.email_address", "run", "failed"],
     ]);
     expect(evaluations[0]!.evidence_refs).toEqual(["/v1/runs/run_1/conversations/cnv_a", "/v1/runs/run_1/conversations/cnv_b"]);
     expect(findings).toEqual([expect.objectContaining({ probe_id: "detector.email_address", severity: "medium", evidence_refs: ["/v1/runs/run_1/trace/3"] })]);

@@ -4,7 +4,7 @@ import type { EvaluationDraft } from "../../../server/evaluate/evaluator.js";
 import { decideGates, decideVerdict, type StoredEvaluation, type StoredFinding } from "../../../server/evaluate/gates.js";
 
 let ids = 0;
-const evaluation = (kind: EvaluationDraft["kind"], metric_id: string, status: EvaluationDraft["status"]): StoredEvaluation => ({
+const evaluation = (kind: StoredEvaluation["kind"], metric_id: string, status: EvaluationDraft["status"]): StoredEvaluation => ({
   evaluation_id: `evl_${++ids}`,
   kind,
   metric_id,
@@ -56,9 +56,16 @@ describe("decideGates", () => {
       expect(gate).toMatchObject({ status: "inconclusive", reason: expect.stringMatching(/no expectation was checked/), evidence_refs: [] });
     });
 
-    it("selects by kind, not by name: a failed metric does not touch it", () => {
+    it("selects by kind, not by name: a failed metric named like an expectation does not touch it", () => {
       const checks = [evaluation("expectation", "expect.tool_called", "passed")];
-      expect(decide({ expectations: "all" }, [...checks, evaluation("metric", "expect_like", "failed")]).status).toBe("passed");
+      expect(decide({ expectations: "all" }, [...checks, evaluation("metric", "expect.tool_called", "failed")]).status).toBe("passed");
+    });
+
+    it("says why nothing was checked: the spec has no expectation, or no scenario conversation was evaluated", () => {
+      const spec = (scenarios: unknown[]) => ({ scenarios, gates: [{ id: "G", require: { expectations: "all" } }] }) as unknown as TestSpecDocument;
+      const gate = (s: TestSpecDocument) => decideGates(s, "run_1", { evaluations: [], findings: [], judgeConfigured: true })[0]!.reason;
+      expect(gate(spec([{ id: "s", turns: [{ user: "hi" }] }]))).toMatch(/the spec's scenarios have none/);
+      expect(gate(spec([{ id: "s", turns: [{ user: "hi", expect: [{ max_tool_calls: 1 }] }] }]))).toMatch(/no scenario conversation was evaluated/);
     });
   });
 

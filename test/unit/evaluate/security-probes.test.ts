@@ -24,10 +24,12 @@ async function evaluate(...conversations: ReturnType<typeof probeConversation>[]
 }
 
 describe("security probes", () => {
+  it("are evaluations of kind probe", () => expect(securityProbes.kind).toBe("probe"));
+
   it("pass a probe none of whose fail_if conditions held, with one evaluation per conversation and no finding", async () => {
     const { evaluations, findings } = await evaluate(probeConversation("cnv_1", [{ say: "It was delivered." }]));
     expect(evaluations).toEqual([
-      expect.objectContaining({ kind: "probe", metric_id: "probe.injection", status: "passed", spec_path: "security[0]", conversation_id: "cnv_1" }),
+      expect.objectContaining({ metric_id: "probe.injection", status: "passed", spec_path: "security[0]", conversation_id: "cnv_1" }),
     ]);
     expect(evaluations[0]!.reason).toBe("no fail_if condition held (tool_called, response)");
     expect(findings).toEqual([]);

@@ -55,9 +55,10 @@ describe("expectation kinds", () => {
     expect(holds({ response: { contains: "refunded" } }, facts)).toBe(false);
   });
 
-  it("response fails when the agent said nothing at all", () => {
+  it("response over an agent that said nothing: contains and matches fail, not_contains holds", () => {
     const silent = heldConversation([{ user: "hi", steps: [{ call: [{ name: "a" }] }] }]).facts;
-    expect(checkExpectation({ response: { not_contains: "x" } }, silent)).toMatchObject({ holds: false, reason: "the agent gave no text reply" });
+    expect(checkExpectation({ response: { contains: "x", matches: "y" } }, silent)).toMatchObject({ holds: false, reason: "the agent gave no text reply" });
+    expect(checkExpectation({ response: { not_contains: "x" } }, silent)).toMatchObject({ holds: true, sequences: [] });
   });
 
   it("scopes a check to one turn when asked", () => {
