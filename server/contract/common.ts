@@ -54,6 +54,10 @@ export function extensible<T extends z.ZodEnum>(values: T): T {
   return values.meta({ extensible: true }) as T;
 }
 
+/** A GitHub repository's `owner/name`. */
+export const RepositoryName = z.string().regex(/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/, "use owner/name");
+export const CommitSha = z.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, "a full lower-case hex commit SHA");
+
 export const Name = z
   .string()
   .min(1)

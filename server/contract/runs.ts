@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ProjectScopedPageQuery, ResourceId, Timestamp, listOf, extensible } from "./common.js";
+import { CommitSha, ProjectScopedPageQuery, RepositoryName, ResourceId, Timestamp, extensible, listOf } from "./common.js";
 
 export const RUN_STATUSES = ["QUEUED", "RUNNING", "EVALUATING", "COMPLETED", "INCONCLUSIVE", "FAILED"] as const;
 export const RunStatus = z.enum(RUN_STATUSES);
@@ -22,8 +22,6 @@ export type FailureCause = z.infer<typeof FailureCause>;
 export const RunFailure = z.object({ cause: extensible(FailureCause), message: z.string() }).meta({ id: "RunFailure" });
 export type RunFailure = z.infer<typeof RunFailure>;
 
-const RepositoryName = z.string().regex(/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/, "use owner/name");
-const CommitSha = z.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, "a full lower-case hex commit SHA");
 
 const RunSourceFields = {
   repository: RepositoryName,

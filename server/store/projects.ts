@@ -1,28 +1,81 @@
-import type { Project } from "../contract/index.js";
+import type { Project, RepositoryBinding } from "../contract/index.js";
 import type { Db } from "./db.js";
 import type { ListPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
 
-export type ProjectRow = Project;
+export type ProjectRow = Omit<Project, "repositories">;
+
+/** A project as stored, read through the `project_records` view: its repositories as JSON. */
+type ProjectRecord = ProjectRow & { repositories: string };
+
+const toProject = (record: ProjectRecord): Project => ({ ...record, repositories: JSON.parse(record.repositories) as RepositoryBinding[] });
+
+/** What binding repositories to a project did: bound, or refused because one is another project's. */
+export type BindingOutcome = { kind: "bound"; project: Project } | { kind: "bound_elsewhere"; repository: RepositoryBinding };
 
 export function makeProjectsStore(db: Db, listPage: ListPage) {
   const insert = db.prepare(`INSERT INTO projects (project_id, name, description, created_at)
     VALUES (@project_id, @name, @description, @created_at) ON CONFLICT (name) DO NOTHING`);
-  const projects = makeProjectTable<ProjectRow>(db, listPage, "projects", "project_id");
-  const byName = db.prepare("SELECT * FROM projects WHERE name = ?");
+  const updateDescription = db.prepare("UPDATE projects SET description = ? WHERE project_id = ?");
+  const projects = makeProjectTable<ProjectRecord, Project>(db, listPage, "project_records", "project_id", toProject);
+  const byName = db.prepare("SELECT * FROM project_records WHERE name = ?");
+  const byRepository = db.prepare(
+    "SELECT p.* FROM project_records p JOIN project_repositories r ON r.project_id = p.project_id WHERE r.github_id = ?",
+  );
+  const boundTo = db.prepare("SELECT project_id FROM project_repositories WHERE github_id = ?").pluck();
+  const unbindAll = db.prepare("DELETE FROM project_repositories WHERE project_id = ?");
+  const bind = db.prepare("INSERT INTO project_repositories (github_id, project_id, full_name, bound_at) VALUES (?, ?, ?, ?)");
+
+  /** Replaces the project's repositories, unless one of them is bound to another project: then nothing changes. */
+  function bindRepositories(projectId: string, repositories: readonly RepositoryBinding[], now: string): BindingOutcome {
+    const taken = repositories.find((repository) => {
+      const owner = boundTo.get(repository.github_id) as string | undefined;
+      return owner !== undefined && owner !== projectId;
+    });
+    if (taken) return { kind: "bound_elsewhere", repository: taken };
+    unbindAll.run(projectId);
+    for (const { github_id, full_name } of repositories) bind.run(github_id, projectId, full_name, now);
+    return { kind: "bound", project: projects.get(projectId)! };
+  }
 
   return {
     reads: {
       getProject: projects.get,
       getProjectByName(name: string): Project | undefined {
-        return byName.get(name) as ProjectRow | undefined;
+        const record = byName.get(name) as ProjectRecord | undefined;
+        return record && toProject(record);
+      },
+      /** The project a GitHub repository is bound to, by the repository's numeric id. */
+      getProjectByRepository(githubId: number): Project | undefined {
+        const record = byRepository.get(githubId) as ProjectRecord | undefined;
+        return record && toProject(record);
       },
       listProjects: projects.list,
     },
     writes: {
-      /** Creates the project, or returns undefined if one of that name exists. */
-      createProject(row: ProjectRow): Project | undefined {
-        return insert.run(row).changes === 1 ? row : undefined;
+      /**
+       * Creates the project with its repositories: undefined if a project of that name exists; a
+       * refusal, and no project, if a repository is bound to another one.
+       */
+      createProject(row: ProjectRow, repositories: readonly RepositoryBinding[] = []): BindingOutcome | undefined {
+        const taken = repositories.find((repository) => boundTo.get(repository.github_id) !== undefined);
+        if (taken) return { kind: "bound_elsewhere", repository: taken };
+        if (insert.run(row).changes !== 1) return undefined;
+        return bindRepositories(row.project_id, repositories, row.created_at);
+      },
+      /** Changes what is given; `repositories` replaces the list whole. Undefined if there is no such project. */
+      updateProject(
+        projectId: string,
+        change: { description?: string | null | undefined; repositories?: readonly RepositoryBinding[] | undefined },
+        now: string,
+      ): BindingOutcome | undefined {
+        if (!projects.get(projectId)) return undefined;
+        if (change.repositories !== undefined) {
+          const outcome = bindRepositories(projectId, change.repositories, now);
+          if (outcome.kind !== "bound") return outcome;
+        }
+        if (change.description !== undefined) updateDescription.run(change.description, projectId);
+        return { kind: "bound", project: projects.get(projectId)! };
       },
     },
   };

@@ -1,25 +1,58 @@
-import { CreateProjectBody, Project, ProjectList } from "../../contract/index.js";
+import { z } from "zod";
+import { CreateProjectBody, Project, ProjectList, ResourceId, UpdateProjectBody } from "../../contract/index.js";
+import { visibleOr404 } from "../../auth/visibility.js";
 import { ApiError } from "../../errors.js";
+import type { BindingOutcome } from "../../store/projects.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { responses } from "../schemas.js";
 import { registerProjectResource } from "./project-resource.js";
 
+/** The project a binding made, or the 409 for a repository that is already another project's. */
+function boundProject(outcome: BindingOutcome) {
+  if (outcome.kind === "bound") return outcome.project;
+  const { full_name, github_id } = outcome.repository;
+  throw new ApiError("CONFLICT", {
+    message: `The repository ${full_name} (${github_id}) is bound to another project; unbind it there first.`,
+  });
+}
+
 export function registerProjectRoutes(api: Api, deps: ApiDeps) {
   const { store, clock, newId } = deps;
+  const adminOnly = (request: Parameters<typeof principalOf>[0], what: string) => {
+    if (principalOf(request).project_id !== null) throw new ApiError("FORBIDDEN", { message: `Only an admin key can ${what}.` });
+  };
 
   api.post("/v1/projects", {
     config: { scope: "projects:write" },
     schema: { operationId: "createProject", tags: ["projects"], summary: "Create a project (admin key)", body: CreateProjectBody, response: responses({ 201: Project }) },
     handler: async (request, reply) => {
-      if (principalOf(request).project_id !== null) {
-        throw new ApiError("FORBIDDEN", { message: "Only an admin key can create projects." });
-      }
-      const [project] = await store.write([
-        "createProject",
-        { project_id: newId("project"), name: request.body.name, description: request.body.description ?? null, created_at: clock.now().toISOString() },
-      ]);
-      if (!project) throw new ApiError("CONFLICT", { message: `A project named '${request.body.name}' already exists.` });
+      adminOnly(request, "create projects");
+      const { name, description, repositories = [] } = request.body;
+      const row = { project_id: newId("project"), name, description: description ?? null, created_at: clock.now().toISOString() };
+      const [outcome] = await store.write(["createProject", row, repositories]);
+      if (!outcome) throw new ApiError("CONFLICT", { message: `A project named '${name}' already exists.` });
+      const project = boundProject(outcome);
       return reply.code(201).header("location", `/v1/projects/${project.project_id}`).send(project);
+    },
+  });
+
+  api.patch("/v1/projects/:project_id", {
+    config: { scope: "projects:write" },
+    schema: {
+      operationId: "updateProject",
+      tags: ["projects"],
+      summary: "Change a project's description or its repositories (admin key; the list is replaced whole)",
+      params: z.strictObject({ project_id: ResourceId }),
+      body: UpdateProjectBody,
+      response: responses({ 200: Project }),
+    },
+    handler: async (request) => {
+      adminOnly(request, "change projects");
+      const { project_id } = request.params;
+      visibleOr404(principalOf(request), store.getProject(project_id), "Project", project_id);
+      const [outcome] = await store.write(["updateProject", project_id, request.body, clock.now().toISOString()]);
+      if (!outcome) throw new ApiError("NOT_FOUND", { message: `Project '${project_id}' was not found.` });
+      return boundProject(outcome);
     },
   });
 

@@ -3,6 +3,7 @@ import engine from "./0002-engine.js";
 import findings from "./0003-findings.js";
 import evaluationKinds from "./0004-evaluation-kinds.js";
 import specSourceLines from "./0005-spec-source-lines.js";
+import projectRepositories from "./0006-project-repositories.js";
 
 /** Append-only: never edit a migration that has shipped; add the next number. */
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
@@ -11,4 +12,5 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   { version: 3, name: "findings", sql: findings },
   { version: 4, name: "evaluation-kinds", sql: evaluationKinds },
   { version: 5, name: "spec-source-lines", sql: specSourceLines },
+  { version: 6, name: "project-repositories", sql: projectRepositories },
 ];

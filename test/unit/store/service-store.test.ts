@@ -55,7 +55,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
   it("commits the writes of one tick together, in the order they were made, and resolves once they are durable", async () => {
     const before = store.stats.commits;
     const written = await Promise.all([store.write(project("a")), store.write(project("b")), store.write(project("c"))]);
-    expect(written.map(([created]) => created?.name)).toEqual(["a", "b", "c"]);
+    expect(written.map(([created]) => (created?.kind === "bound" ? created.project.name : undefined))).toEqual(["a", "b", "c"]);
     expect(store.stats.commits - before).toBe(1);
     expect(committedNames()).toEqual(["a", "b", "c"]);
     expect(store.getProjectByName("b")?.project_id).toBe("prj_b"); // this thread's connection sees it too
