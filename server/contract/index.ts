@@ -12,3 +12,4 @@ export * from "./links.js";
 export * from "./trace.js";
 export * from "./events.js";
 export * from "./deprecations.js";
+export * from "./run-keys.js";

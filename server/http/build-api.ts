@@ -74,7 +74,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   api.setErrorHandler(handleError);
 
   api.removeContentTypeParser("text/plain");
-  api.addContentTypeParser(YAML_TYPES, { parseAs: "string", bodyLimit: BODY_LIMIT }, (_request, body, done) => done(null, body));
+  api.addContentTypeParser(YAML_TYPES, { parseAs: "buffer", bodyLimit: BODY_LIMIT }, (_request, body, done) => done(null, body));
 
   await api.register(fastifySwagger, {
     openapi: {
@@ -127,7 +127,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   });
 
   api.addHook("preValidation", async (request) => {
-    if (typeof request.body !== "string") return;
+    if (!Buffer.isBuffer(request.body)) return;
     if (!request.routeOptions.config.acceptsYaml) {
       throw new ApiError("UNSUPPORTED_MEDIA_TYPE", { message: "This endpoint takes application/json." });
     }

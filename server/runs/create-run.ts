@@ -1,7 +1,7 @@
 import type { Principal } from "../auth/authenticate.js";
 import { visibleOr404 } from "../auth/visibility.js";
 import type { Clock } from "../clock.js";
-import type { CreateRunBody, Run } from "../contract/index.js";
+import { DERIVED_RUN_KEY_PREFIX, type CreateRunBody, type Run } from "../contract/index.js";
 import { executeRunJob } from "../engine/tasks/execute-run.js";
 import { ApiError } from "../errors.js";
 import type { NewId } from "../ids.js";
@@ -9,6 +9,8 @@ import type { CheckReadiness } from "../net/readiness.js";
 import { contentAddress } from "../specs/canonical-json.js";
 import { toEnvironmentTarget } from "../store/index.js";
 import type { ServiceStore } from "../store/service-store.js";
+
+const NEVER = "9999-12-31T23:59:59.999Z";
 
 /** Printable ASCII, 1–255 characters: what fits in a header and in a log line without surprises. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -69,7 +71,8 @@ export async function createRun(
       idempotency_key: idempotencyKey,
       request_hash: contentAddress(body),
       now: now.toISOString(),
-      expires_at: new Date(now.getTime() + idempotencyWindowMs).toISOString(),
+      // A key derived from a commit stands for that commit's run for good: it never expires.
+      expires_at: idempotencyKey.startsWith(DERIVED_RUN_KEY_PREFIX) ? NEVER : new Date(now.getTime() + idempotencyWindowMs).toISOString(),
     };
   };
   const answer = (outcome: ReturnType<typeof store.lookUpIdempotencyKey>) => {

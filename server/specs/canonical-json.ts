@@ -8,6 +8,11 @@ export function toCanonicalJson(value: unknown): string {
   });
 }
 
+/** The id Git gives a file's bytes (`git hash-object`): SHA-1 of `blob <length>\0<bytes>`. */
+export function gitBlobSha(bytes: Uint8Array): string {
+  return createHash("sha1").update(`blob ${bytes.byteLength}\0`).update(bytes).digest("hex");
+}
+
 export function sha256Hex(text: string): string {
   return createHash("sha256").update(text).digest("hex");
 }

@@ -8,6 +8,8 @@ export interface SpecProblem {
 
 /** A spec's YAML text, read but not yet validated, with the line of each of its nodes. */
 export interface SpecSource {
+  /** The bytes as received, and as text. */
+  bytes: Buffer;
   text: string;
   value: unknown;
   /** The line of the node at `path` (or of its nearest ancestor that has one). */
@@ -28,7 +30,8 @@ export function formatSpecPath(path: readonly PropertyKey[], prefix = ""): strin
  * Reads a spec written in YAML (JSON is YAML too). Validation is the spec schema's job, once;
  * this keeps the line map so that its errors, and later annotations, can name lines.
  */
-export function readSpecYaml(text: string): { ok: true; source: SpecSource } | { ok: false; problems: SpecProblem[] } {
+export function readSpecYaml(bytes: Buffer): { ok: true; source: SpecSource } | { ok: false; problems: SpecProblem[] } {
+  const text = bytes.toString("utf8");
   const lineCounter = new LineCounter();
   const yamlDocument = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
   if (yamlDocument.errors.length > 0) {
@@ -53,5 +56,5 @@ export function readSpecYaml(text: string): { ok: true; source: SpecSource } | {
     }
     return undefined;
   };
-  return { ok: true, source: { text, value, lineOf } };
+  return { ok: true, source: { bytes, text, value, lineOf } };
 }

@@ -1,20 +1,21 @@
 import type { TestSpecDocument } from "./document.js";
-import { sha256Hex, toCanonicalJson } from "./canonical-json.js";
+import { gitBlobSha, sha256Hex, toCanonicalJson } from "./canonical-json.js";
 import type { SpecSource } from "./read-yaml.js";
 
 /** A validated spec as it is stored: its canonical JSON, content address and, from YAML, the lines of its parts. */
 export interface SpecVersion {
   document: TestSpecDocument;
   canonical: string;
-  /** `sha256:<hex>` of the canonical JSON. */
+  /** `git:<blob SHA>` of the file's bytes when it came from a repository, else `sha256:<hex>` of the canonical JSON. */
   spec_version: string;
   /** Line of each part that evaluations cite by `spec_path`, when the spec came as YAML. */
   lines: Record<string, number> | null;
 }
 
-export function toSpecVersion(document: TestSpecDocument, source?: SpecSource): SpecVersion {
+export function toSpecVersion(document: TestSpecDocument, source?: SpecSource, { fromRepository = false } = {}): SpecVersion {
   const canonical = toCanonicalJson(document);
-  return { document, canonical, spec_version: `sha256:${sha256Hex(canonical)}`, lines: source ? specLines(document, source) : null };
+  const spec_version = fromRepository && source ? `git:${gitBlobSha(source.bytes)}` : `sha256:${sha256Hex(canonical)}`;
+  return { document, canonical, spec_version, lines: source ? specLines(document, source) : null };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { TestSpec, TestSpecDocument, TestSpecSummary } from "../contract/index.js";
+import type { SpecSource, TestSpec, TestSpecDocument, TestSpecSummary } from "../contract/index.js";
 import type { Db } from "./db.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
@@ -14,6 +14,10 @@ export interface TestSpecVersionRow {
   source_text: string;
   /** JSON: spec_path → line in source_text, for the parts that evaluations cite (YAML only). */
   source_lines: string | null;
+  /** Where the file came from, when it came from a repository. */
+  source_repository: string | null;
+  source_commit_sha: string | null;
+  source_path: string | null;
   created_at: string;
 }
 
@@ -30,7 +34,8 @@ interface TestSpecJoinedRow extends TestSpecRow, Omit<TestSpecVersionRow, "creat
 }
 
 const JOINED = `SELECT s.test_spec_id, s.project_id, s.name, s.created_at,
-    v.version_number, v.spec_version, v.document, v.source_format, v.source_text, v.created_at AS updated_at
+    v.version_number, v.spec_version, v.document, v.source_format, v.source_text, v.source_lines,
+    v.source_repository, v.source_commit_sha, v.source_path, v.created_at AS updated_at
   FROM test_specs s JOIN test_spec_versions v ON v.test_spec_id = s.test_spec_id`;
 const LATEST = `v.version_number = (SELECT MAX(version_number) FROM test_spec_versions WHERE test_spec_id = s.test_spec_id)`;
 
@@ -41,6 +46,10 @@ function toSummary(row: TestSpecJoinedRow, document = JSON.parse(row.document) a
     name: row.name,
     description: typeof document.description === "string" ? document.description : null,
     spec_version: row.spec_version,
+    source:
+      row.source_repository && row.source_commit_sha && row.source_path
+        ? { repository: row.source_repository, commit_sha: row.source_commit_sha, path: row.source_path }
+        : null,
     version_number: row.version_number,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -67,6 +76,7 @@ export interface NewTestSpecVersion {
   source_format: "json" | "yaml";
   source_text: string;
   source_lines: string | null;
+  source: SpecSource | null;
 }
 
 export function makeTestSpecsStore(db: Db, listPage: ListPage) {
@@ -76,8 +86,10 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
     "INSERT INTO test_specs (test_spec_id, project_id, name, created_at) VALUES (@test_spec_id, @project_id, @name, @created_at)",
   );
   const insertVersion = db.prepare(`INSERT INTO test_spec_versions
-    (test_spec_id, version_number, spec_version, document, source_format, source_text, source_lines, created_at)
-    VALUES (@test_spec_id, @version_number, @spec_version, @document, @source_format, @source_text, @source_lines, @created_at)`);
+    (test_spec_id, version_number, spec_version, document, source_format, source_text, source_lines,
+      source_repository, source_commit_sha, source_path, created_at)
+    VALUES (@test_spec_id, @version_number, @spec_version, @document, @source_format, @source_text, @source_lines,
+      @source_repository, @source_commit_sha, @source_path, @created_at)`);
   const documentOf = db
     .prepare("SELECT document FROM test_spec_versions WHERE test_spec_id = ? AND spec_version = ? LIMIT 1")
     .pluck();
@@ -115,6 +127,9 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
         source_format: input.source_format,
         source_text: input.source_text,
         source_lines: input.source_lines,
+        source_repository: input.source?.repository ?? null,
+        source_commit_sha: input.source?.commit_sha ?? null,
+        source_path: input.source?.path ?? null,
         created_at: now,
       });
       return { spec: toTestSpec(latestById.get(spec.test_spec_id) as TestSpecJoinedRow), created: true };

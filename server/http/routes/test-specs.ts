@@ -1,17 +1,25 @@
 import { z } from "zod";
-import {
-  CreateTestSpecBody,
-  CreateTestSpecQuery,
-  ResourceId,
-  TestSpec,
-  TestSpecList,
-} from "../../contract/index.js";
+import { CreateTestSpecBody, CreateTestSpecQuery, ResourceId, TestSpec, TestSpecList, type SpecSource } from "../../contract/index.js";
 import { resolveProjectId } from "../../auth/authenticate.js";
+import { ApiError } from "../../errors.js";
 import { toSpecVersion } from "../../specs/spec-version.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { responses } from "../schemas.js";
 import { registerProjectResource } from "./project-resource.js";
 import { visibleOr404 } from "../../auth/visibility.js";
+
+/** The query's repository, commit_sha and path: all three, or none. */
+function sourceOf({ repository, commit_sha, path }: CreateTestSpecQuery): SpecSource | null {
+  const given = [repository, commit_sha, path].filter((value) => value !== undefined).length;
+  if (given === 0) return null;
+  if (given < 3) {
+    throw new ApiError("VALIDATION_FAILED", {
+      message: "Give repository, commit_sha and path together, or none of them.",
+      details: [{ path: "query", message: "repository, commit_sha and path go together" }],
+    });
+  }
+  return { repository: repository!, commit_sha: commit_sha!, path: path! };
+}
 
 export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
   const { store, clock, newId } = deps;
@@ -35,7 +43,14 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
       const projectId = resolveProjectId(principal, request.body.project_id ?? request.query.project_id);
       visibleOr404(principal, store.getProject(projectId), "Project", projectId);
       const { specSource } = request;
-      const version = toSpecVersion(request.body.spec, specSource);
+      const source = sourceOf(request.query);
+      if (source && !specSource) {
+        throw new ApiError("VALIDATION_FAILED", {
+          message: "A spec from a repository is sent as its file's text: Content-Type application/yaml, with repository, commit_sha and path in the query.",
+          details: [{ path: "query.repository", message: "needs an application/yaml body" }],
+        });
+      }
+      const version = toSpecVersion(request.body.spec, specSource, { fromRepository: source !== null });
       const [{ spec, created }] = await store.write([
         "addTestSpecVersion",
         {
@@ -46,6 +61,7 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
           source_format: specSource === undefined ? "json" : "yaml",
           source_text: specSource?.text ?? JSON.stringify(request.body.spec, null, 2),
           source_lines: version.lines && JSON.stringify(version.lines),
+          source,
         },
         newId("testSpec"),
         clock.now().toISOString(),

@@ -4,6 +4,7 @@ import findings from "./0003-findings.js";
 import evaluationKinds from "./0004-evaluation-kinds.js";
 import specSourceLines from "./0005-spec-source-lines.js";
 import projectRepositories from "./0006-project-repositories.js";
+import specSources from "./0007-spec-sources.js";
 
 /** Append-only: never edit a migration that has shipped; add the next number. */
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
@@ -13,4 +14,5 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   { version: 4, name: "evaluation-kinds", sql: evaluationKinds },
   { version: 5, name: "spec-source-lines", sql: specSourceLines },
   { version: 6, name: "project-repositories", sql: projectRepositories },
+  { version: 7, name: "spec-sources", sql: specSources },
 ];

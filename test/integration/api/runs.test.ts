@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { startAgentEndpoint, unusedBaseUrl } from "../../helpers/agent-endpoint.js";
+import { runIdempotencyKey } from "../../../server/contract/index.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 import { seedProject, type SeededProject } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
@@ -126,6 +127,16 @@ describe("runs", () => {
     const later = await startRun(body, "windowed");
     expect(later.status).toBe(201);
     expect(later.body.run_id).not.toBe(first.body.run_id);
+  });
+
+  it("keeps a key derived from a commit for good: a replay years later finds the same run", async () => {
+    const key = runIdempotencyKey({ repositoryId: 42, commitSha: "b".repeat(40), specPath: ".assure/specs/refund.yaml", environmentName: "staging", attempt: 1 });
+    const first = await startRun(body, key);
+    expect(first.status).toBe(201);
+    clock.advance(3 * 365 * 24 * HOUR);
+    const replay = await startRun(body, key);
+    expect(replay.status).toBe(200);
+    expect(replay.body.run_id).toBe(first.body.run_id);
   });
 
   it("answers 503 ENVIRONMENT_NOT_READY, retryable, when the agent entrypoint is down, without using the key", async () => {

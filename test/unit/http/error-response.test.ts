@@ -41,7 +41,7 @@ describe("toApiError: everything that goes wrong, as one of the API's codes", ()
   });
 
   it("names the path and line in the YAML text when the failing body is a spec sent as YAML", async () => {
-    const read = readSpecYaml("name: x\nscenarios:\n  - id: s\n    turns: 3\n");
+    const read = readSpecYaml(Buffer.from("name: x\nscenarios:\n  - id: s\n    turns: 3\n"));
     if (!read.ok) throw new Error("expected YAML");
     const schema = z.object({ spec: z.object({ scenarios: z.array(z.object({ turns: z.array(z.unknown()) })) }) });
     const answer = await answerTo(schema, { spec: read.source.value }, read.source);
