@@ -10,6 +10,7 @@ import { createLogger, type Logger } from "./log.js";
 import { makeEgressPolicy } from "./net/egress.js";
 import { makeReadinessProbe } from "./net/readiness.js";
 import { openServiceStore, type ServiceStore } from "./store/service-store.js";
+import { REFRESH_RELEASE_DECISION } from "./store/release-decisions.js";
 import { makeWorker, type Worker } from "./engine/worker.js";
 import { EXECUTE_RUN, makeExecuteRun } from "./engine/tasks/execute-run.js";
 import { makeLlmJudge } from "./evaluate/judges/llm-judge.js";
@@ -61,6 +62,10 @@ export async function createService(
     concurrency: config.workers,
     leaseMs: config.workerLeaseMs,
     tasks: {
+      // A waiver's expiry: its decision is decided again when it comes.
+      [REFRESH_RELEASE_DECISION]: async (payload) => {
+        await store.write(["refreshDecision", (payload as { decision_id: string }).decision_id, clock.now().toISOString()]);
+      },
       [EXECUTE_RUN]: makeExecuteRun({
         store,
         clock,

@@ -14,6 +14,8 @@ export const ID_PREFIXES = {
   conversation: "cnv",
   evaluation: "evl",
   finding: "fnd",
+  decision: "dec",
+  waiver: "wvr",
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

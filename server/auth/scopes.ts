@@ -10,6 +10,7 @@ export const SCOPES = [
   "evidence:read",
   "releases:read",
   "releases:write",
+  "releases:waive",
   "projects:read",
   "projects:write",
   "agents:read",

@@ -13,3 +13,4 @@ export * from "./trace.js";
 export * from "./events.js";
 export * from "./deprecations.js";
 export * from "./run-keys.js";
+export * from "./releases.js";

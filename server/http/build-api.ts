@@ -20,6 +20,7 @@ import { registerMetaRoutes } from "./routes/meta.js";
 import { registerProjectRoutes } from "./routes/projects.js";
 import { registerRunRoutes } from "./routes/runs.js";
 import { registerRunEvidenceRoutes } from "./routes/run-evidence.js";
+import { registerReleaseDecisionRoutes } from "./routes/release-decisions.js";
 import { registerTestSpecRoutes } from "./routes/test-specs.js";
 
 const BODY_LIMIT = 1024 * 1024;
@@ -163,6 +164,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   registerTestSpecRoutes(api, deps);
   registerRunRoutes(api, deps);
   registerRunEvidenceRoutes(api, deps);
+  registerReleaseDecisionRoutes(api, deps);
 
   await api.ready();
   const finished = finishOpenApiDocument(api.swagger() as unknown as OpenApiDocument, deps.deprecations ?? DEPRECATIONS);

@@ -15,6 +15,7 @@ import { makeEventsStore } from "./events.js";
 import { makeConversationsStore } from "./conversations.js";
 import { makeEvaluationsStore } from "./evaluations.js";
 import { makeFindingsStore } from "./findings.js";
+import { makeReleaseDecisionsStore } from "./release-decisions.js";
 
 export type { Keyset, PageRequest, RowPage } from "./pagination.js";
 export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";
@@ -48,7 +49,8 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
   migrate(db, clock);
   const listPage = makePager(db);
   const jobs = makeJobsStore(db);
-  const runs = makeRunsStore(db, listPage, jobs.writes);
+  const decisions = makeReleaseDecisionsStore(db, listPage, jobs.writes);
+  const runs = makeRunsStore(db, listPage, jobs.writes, decisions.linkRun);
   const parts = [
     makeProjectsStore(db, listPage),
     makeAgentsStore(db, listPage),
@@ -61,6 +63,7 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
     makeEvaluationsStore(db),
     makeFindingsStore(db),
     makeApiKeysStore(db),
+    decisions,
   ] as const;
   const reads = {
     ...mergeOf(parts, "reads"),

@@ -74,11 +74,19 @@ export interface RunFilter {
   environment_id?: string | undefined;
 }
 
-export function makeRunsStore(db: Db, listPage: ListPage, jobs: Pick<JobsStore["writes"], "enqueueJob">) {
+export function makeRunsStore(
+  db: Db,
+  listPage: ListPage,
+  jobs: Pick<JobsStore["writes"], "enqueueJob">,
+  /** Told of each run created, in its transaction (a release decision may be waiting for it). */
+  onCreated: (run: Run, now: string) => void = () => {},
+) {
   const insertRun = db.prepare(`INSERT INTO runs (run_id, project_id, status, verdict, failure_cause, failure_message,
-      test_spec_id, spec_version, environment_id, agent_id, agent_version, source, created_at, updated_at, started_at, ended_at)
+      test_spec_id, spec_version, environment_id, agent_id, agent_version, source, source_repository, source_commit_sha,
+      created_at, updated_at, started_at, ended_at)
     VALUES (@run_id, @project_id, @status, @verdict, @failure_cause, @failure_message, @test_spec_id, @spec_version,
-      @environment_id, @agent_id, @agent_version, @source, @created_at, @updated_at, @started_at, @ended_at)`);
+      @environment_id, @agent_id, @agent_version, @source, json_extract(@source, '$.repository'), json_extract(@source, '$.commit_sha'),
+      @created_at, @updated_at, @started_at, @ended_at)`);
   const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
   const keyByProject = db.prepare(
     "SELECT request_hash, run_id, expires_at FROM idempotency_keys WHERE project_id = ? AND idempotency_key = ?",
@@ -112,7 +120,9 @@ export function makeRunsStore(db: Db, listPage: ListPage, jobs: Pick<JobsStore["
       insertRun.run(row);
       insertKey.run({ ...request, run_id: row.run_id });
       jobs.enqueueJob(job);
-      return { kind: "created", run: toRun(row) };
+      const run = toRun(row);
+      onCreated(run, request.now);
+      return { kind: "created", run };
     },
   );
   const updateStatus = db.prepare(`UPDATE runs SET status = @to, verdict = @verdict, failure_cause = @failure_cause,

@@ -62,7 +62,8 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     recorder.record("run.status_changed", { from: run.status, to, verdict, ...(failure ? { failure } : {}) });
     const move: WriteCommand = ["transitionRun", { run_id: run.run_id, from: run.status, to, terminal: isTerminal(to), verdict, failure, now: at }];
     log.info({ run_id: run.run_id }, `Run ${run.run_id}: ${run.status} → ${to}${to === "FAILED" ? ` (${failure?.cause})` : ""}`);
-    if (isTerminal(to)) return (await recorder.flush(move, ...alsoWrite))[0] as Run;
+    // A run that ends may decide a release: the decisions that wait for it are decided again in its commit.
+    if (isTerminal(to)) return (await recorder.flush(move, ...alsoWrite, ["refreshDecisionsOfRun", run.run_id, at]))[0] as Run;
     recorder.flushInBackground(move, ...alsoWrite);
     return { ...run, status: to, verdict, failure }; // what the engine goes on from; the stored row follows
   }

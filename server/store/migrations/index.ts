@@ -5,6 +5,7 @@ import evaluationKinds from "./0004-evaluation-kinds.js";
 import specSourceLines from "./0005-spec-source-lines.js";
 import projectRepositories from "./0006-project-repositories.js";
 import specSources from "./0007-spec-sources.js";
+import releaseDecisions from "./0008-release-decisions.js";
 
 /** Append-only: never edit a migration that has shipped; add the next number. */
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
@@ -15,4 +16,5 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   { version: 5, name: "spec-source-lines", sql: specSourceLines },
   { version: 6, name: "project-repositories", sql: projectRepositories },
   { version: 7, name: "spec-sources", sql: specSources },
+  { version: 8, name: "release-decisions", sql: releaseDecisions },
 ];

@@ -1,0 +1,173 @@
+import { z } from "zod";
+import { CommitSha, OwningProject, PageQuery, RepositoryName, ResourceId, Timestamp, extensible, listOf } from "./common.js";
+import { RunStatus, Verdict } from "./runs.js";
+
+/** PENDING while a planned run is missing or not terminal; then ALLOWED or BLOCKED, failing closed. */
+export const DecisionStatus = z.enum(["PENDING", "ALLOWED", "BLOCKED"]);
+export type DecisionStatus = z.infer<typeof DecisionStatus>;
+
+const CommitSubjectFields = { repository: RepositoryName, commit_sha: CommitSha };
+const RunsSubjectFields = { run_ids: z.array(ResourceId).min(1).max(200) };
+
+/** What a decision is about: a commit of a repository, or a set of runs. */
+export const DecisionSubject = z
+  .union([z.object(CommitSubjectFields), z.object(RunsSubjectFields)])
+  .meta({ id: "DecisionSubject" });
+export type DecisionSubject = z.infer<typeof DecisionSubject>;
+
+/** A run the decision waits for: a spec in an environment, and the run that tests it once there is one. */
+export const PlannedRun = z.object({
+  test_spec_id: z.string(),
+  environment_id: z.string(),
+  run_id: z.string().nullable().describe("null until the run is created"),
+});
+export type PlannedRun = z.infer<typeof PlannedRun>;
+
+/**
+ * How one gate of one run weighs in the decision. `status` is the gate's (passed, failed,
+ * inconclusive), `waived` when a waiver lifts it, or for a run without gates: `pending` (not
+ * terminal, or not created yet), `error` (it could not be judged: its pseudo-gate `run`),
+ * `untested` (nothing was planned).
+ */
+export const DecisionReason = z
+  .object({
+    run_id: z.string().nullable(),
+    gate_id: z.string().nullable(),
+    status: extensible(z.enum(["passed", "failed", "inconclusive", "waived", "error", "pending", "untested"])),
+    blocking: z.boolean().describe("Whether it keeps the decision from being ALLOWED"),
+    reason: z.string(),
+    evidence_refs: z.array(z.string()).describe("API paths, each readable with evidence:read"),
+    waiver_ref: z.string().nullable().describe("The waiver that lifts it, if one does"),
+  })
+  .meta({ id: "DecisionReason" });
+export type DecisionReason = z.infer<typeof DecisionReason>;
+
+export const DecisionRun = z.object({
+  run_id: z.string(),
+  test_spec_id: z.string(),
+  environment_id: z.string(),
+  status: RunStatus,
+  verdict: Verdict,
+  planned: z.boolean().describe("Whether the decision waits for it; other runs of the subject are shown, never decide"),
+  attempt: z.number().int().nullable().describe("The attempt it was planned in"),
+  links: z.object({ run: z.string(), evidence: z.string() }),
+});
+
+export const ReleaseDecision = z
+  .object({
+    decision_id: z.string(),
+    project_id: z.string(),
+    status: DecisionStatus,
+    subject: DecisionSubject,
+    attempt: z.number().int().describe("1, raised each time the subject's runs are started again"),
+    planned: z.array(PlannedRun).describe("What the current attempt waits for"),
+    reasons: z.array(DecisionReason),
+    runs: z.array(DecisionRun),
+    created_at: Timestamp,
+    updated_at: Timestamp,
+    decided_at: Timestamp.nullable().describe("When it last became ALLOWED or BLOCKED; null while PENDING"),
+    links: z.object({ self: z.string(), events: z.string(), waivers: z.string() }),
+  })
+  .meta({ id: "ReleaseDecision" });
+export type ReleaseDecision = z.infer<typeof ReleaseDecision>;
+
+const Plan = z
+  .array(z.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId }))
+  .max(200)
+  .refine((plan) => new Set(plan.map((p) => `${p.test_spec_id} ${p.environment_id}`)).size === plan.length, "a spec and environment is planned twice");
+
+export const CreateDecisionBody = z
+  .strictObject({
+    project_id: OwningProject,
+    subject: z.union([z.strictObject(CommitSubjectFields), z.strictObject(RunsSubjectFields)]),
+    plan: Plan.optional().describe("For a commit: the runs (spec and environment) the decision waits for"),
+  })
+  .meta({ id: "CreateDecisionBody" });
+export type CreateDecisionBody = z.infer<typeof CreateDecisionBody>;
+
+export const NewAttemptBody = z
+  .strictObject({ plan: Plan.optional().describe("What the new attempt waits for; the current plan again if left out") })
+  .meta({ id: "NewAttemptBody" });
+
+export const DecisionQuery = PageQuery.extend({
+  project_id: ResourceId.optional().describe("Filter by project (admin keys); a project key sees its own project"),
+  repository: RepositoryName.optional(),
+  commit_sha: CommitSha.optional(),
+  status: z
+    .string()
+    .transform((value) => value.toUpperCase())
+    .pipe(DecisionStatus)
+    .optional()
+    .describe("Case-insensitive"),
+});
+
+export const ReleaseDecisionList = listOf(ReleaseDecision).meta({ id: "ReleaseDecisionList" });
+
+/** Who made a waiver: an API key, or a GitHub user through the App. */
+const Actor = z.object({ key_id: z.string().nullable(), github_login: z.string().nullable() });
+
+/**
+ * A gate of a run let through, or a waiver taken back: never edited or deleted. A revocation is a
+ * record of its own (`revokes` names the waiver), with its own reason.
+ */
+export const Waiver = z
+  .object({
+    waiver_id: z.string(),
+    decision_id: z.string(),
+    run_id: z.string(),
+    gate_id: z.string(),
+    reason: z.string(),
+    expires_at: Timestamp.nullable(),
+    revokes: z.string().nullable().describe("For a revocation: the waiver it takes back"),
+    revoked_by: z.string().nullable().describe("The revocation that took this waiver back, if any"),
+    active: z.boolean().describe("Whether it lifts its gate now: a waiver, not revoked, not expired"),
+    created_by: Actor,
+    created_at: Timestamp,
+  })
+  .meta({ id: "Waiver" });
+export type Waiver = z.infer<typeof Waiver>;
+
+export const CreateWaiverBody = z
+  .strictObject({
+    run_id: ResourceId,
+    gate_id: z.string().min(1).max(64).describe("A gate of the run, or `run` for a run that could not be judged"),
+    reason: z.string().min(1).max(2000),
+    expires_at: z.iso.datetime({ offset: false }).optional().describe("ISO 8601 UTC; the waiver lapses then"),
+  })
+  .meta({ id: "CreateWaiverBody" });
+export type CreateWaiverBody = z.infer<typeof CreateWaiverBody>;
+
+export const RevokeWaiverBody = z.strictObject({ reason: z.string().min(1).max(2000) }).meta({ id: "RevokeWaiverBody" });
+
+export const WaiverList = listOf(Waiver).meta({ id: "WaiverList" });
+
+/** The pseudo-gate of a run that could not be judged (FAILED): a waiver may name it. */
+export const RUN_GATE = "run";
+
+export const decisionPath = (decisionId: string) => `/v1/release-decisions/${decisionId}`;
+
+/** What a `release_decision.updated` event carries: the decision as it now stands. */
+export const DecisionUpdatedData = z.object({
+  status: DecisionStatus,
+  previous_status: DecisionStatus.nullable().describe("null when the decision was just made"),
+  attempt: z.number().int(),
+  blocking: z.number().int().describe("How many reasons block it"),
+});
+export type DecisionUpdatedData = z.infer<typeof DecisionUpdatedData>;
+
+/** A change of a decision, in the v1 envelope (spec §2.3) plus `decision_id`; `sequence` counts per decision. */
+export const DecisionEvent = z
+  .object({
+    schema_version: z.literal("1"),
+    event_id: z.string(),
+    decision_id: z.string(),
+    run_id: z.string().nullable().describe("The run whose end caused the change, if one did"),
+    sequence: z.number().int(),
+    type: z.string().describe("release_decision.updated; ignore types you do not know"),
+    occurred_at: Timestamp,
+    data: DecisionUpdatedData,
+  })
+  .meta({ id: "DecisionEvent" });
+export type DecisionEvent = z.infer<typeof DecisionEvent>;
+
+export const DecisionEventList = listOf(DecisionEvent).meta({ id: "DecisionEventList" });

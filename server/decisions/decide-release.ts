@@ -1,0 +1,93 @@
+import {
+  RUN_GATE,
+  evidencePath,
+  runPath,
+  type DecisionReason,
+  type DecisionStatus,
+  type Run,
+} from "../contract/index.js";
+
+/** A planned run as the decision sees it: what it waits for, and the run with its gates once there is one. */
+export interface SlotFacts {
+  test_spec_id: string;
+  environment_id: string;
+  /** Names the slot in a reason while it has no run, e.g. the spec's and environment's names. */
+  label: string;
+  run:
+    | (Pick<Run, "run_id" | "status" | "verdict" | "failure"> & {
+        gates: { gate_id: string; status: "passed" | "failed" | "inconclusive" | "waived"; reason: string; evidence_refs: string[] }[];
+      })
+    | null;
+}
+
+/** A waiver in force: it lifts one gate of one run. */
+export interface WaiverFacts {
+  run_id: string;
+  gate_id: string;
+  /** Its API path, cited as the reason's `waiver_ref`. */
+  ref: string;
+}
+
+const TERMINAL = new Set<Run["status"]>(["COMPLETED", "INCONCLUSIVE", "FAILED"]);
+
+/**
+ * The release decision over the planned runs of its current attempt, with the waivers in force.
+ * It fails closed: a missing or unfinished run keeps it PENDING; a failed or inconclusive gate, or
+ * a run that could not be judged, blocks it unless a waiver lifts it; nothing planned blocks it.
+ */
+export function decideRelease(slots: readonly SlotFacts[], waivers: readonly WaiverFacts[]): { status: DecisionStatus; reasons: DecisionReason[] } {
+  if (slots.length === 0) {
+    return {
+      status: "BLOCKED",
+      reasons: [{ run_id: null, gate_id: null, status: "untested", blocking: true, reason: "nothing was tested: no run was planned", evidence_refs: [], waiver_ref: null }],
+    };
+  }
+  const waiverOf = (runId: string, gateId: string) => waivers.find((w) => w.run_id === runId && w.gate_id === gateId)?.ref ?? null;
+  const reasons: DecisionReason[] = [];
+  for (const slot of slots) {
+    const { run } = slot;
+    if (!run || !TERMINAL.has(run.status)) {
+      reasons.push({
+        run_id: run?.run_id ?? null,
+        gate_id: null,
+        status: "pending",
+        blocking: true,
+        reason: run ? `${slot.label}: the run is ${run.status}` : `${slot.label}: waiting for its run`,
+        evidence_refs: run ? [runPath(run.run_id)] : [],
+        waiver_ref: null,
+      });
+      continue;
+    }
+    if (run.status === "FAILED") {
+      const waiver = waiverOf(run.run_id, RUN_GATE);
+      reasons.push({
+        run_id: run.run_id,
+        gate_id: RUN_GATE,
+        status: waiver ? "waived" : "error",
+        blocking: !waiver,
+        reason: `${slot.label}: the run could not be judged (${run.failure?.cause}): ${run.failure?.message ?? ""}`,
+        evidence_refs: [evidencePath(run.run_id)],
+        waiver_ref: waiver,
+      });
+      continue;
+    }
+    for (const gate of run.gates) {
+      const lifted = gate.status !== "passed" ? waiverOf(run.run_id, gate.gate_id) : null;
+      reasons.push({
+        run_id: run.run_id,
+        gate_id: gate.gate_id,
+        status: lifted ? "waived" : gate.status,
+        blocking: gate.status !== "passed" && !lifted,
+        reason: gate.reason,
+        evidence_refs: gate.evidence_refs,
+        waiver_ref: lifted,
+      });
+    }
+  }
+  const status: DecisionStatus = reasons.some((r) => r.status === "pending")
+    ? "PENDING"
+    : reasons.some((r) => r.blocking)
+      ? "BLOCKED"
+      : "ALLOWED";
+  return { status, reasons };
+}

@@ -1,0 +1,60 @@
+import { RUN_GATE, type CreateWaiverBody, type ReleaseDecision, type Waiver } from "../contract/index.js";
+import { ApiError } from "../errors.js";
+import type { DecisionDeps } from "./create-decision.js";
+
+export interface WaiverAuthor {
+  key_id: string | null;
+  github_login: string | null;
+}
+
+/**
+ * Lets one gate of one run of the decision through, for a reason, maybe until a time. The gate
+ * must be one that blocks (failed or inconclusive, or `run` for a run that could not be judged).
+ */
+export async function waiveGate(deps: DecisionDeps, decision: ReleaseDecision, body: CreateWaiverBody, author: WaiverAuthor): Promise<Waiver> {
+  const reason = decision.reasons.find((r) => r.run_id === body.run_id && r.gate_id === body.gate_id);
+  if (!decision.runs.some((run) => run.run_id === body.run_id)) {
+    throw new ApiError("VALIDATION_FAILED", {
+      message: `Run '${body.run_id}' is not one this decision rests on.`,
+      details: [{ path: "body.run_id", message: "a run of the decision" }],
+    });
+  }
+  if (!reason || reason.status === "passed") {
+    throw new ApiError("VALIDATION_FAILED", {
+      message: `Gate '${body.gate_id}' of run '${body.run_id}' does not block the decision: there is nothing to waive.`,
+      details: [{ path: "body.gate_id", message: `a failed or inconclusive gate of the run, or '${RUN_GATE}' for a run that could not be judged` }],
+    });
+  }
+  const now = deps.clock.now();
+  if (body.expires_at !== undefined && Date.parse(body.expires_at) <= now.getTime()) {
+    throw new ApiError("VALIDATION_FAILED", { message: "The waiver would have expired already.", details: [{ path: "body.expires_at", message: "a time in the future" }] });
+  }
+  const [waiver] = await deps.store.write([
+    "addWaiver",
+    {
+      waiver_id: deps.newId("waiver"),
+      decision_id: decision.decision_id,
+      run_id: body.run_id,
+      gate_id: body.gate_id,
+      reason: body.reason,
+      expires_at: body.expires_at === undefined ? null : new Date(body.expires_at).toISOString(),
+      created_by: author,
+    },
+    now.toISOString(),
+  ]);
+  return waiver;
+}
+
+/** Takes a waiver back, with a record (and reason) of its own: 409 if it was taken back already. */
+export async function revokeWaiver(deps: DecisionDeps, waiver: Waiver, reason: string, author: WaiverAuthor): Promise<Waiver> {
+  if (waiver.revokes !== null) {
+    throw new ApiError("VALIDATION_FAILED", { message: "This record is itself a revocation.", details: [{ path: "waiver_id", message: "a waiver" }] });
+  }
+  const [revocation] = await deps.store.write([
+    "revokeWaiver",
+    { waiver_id: deps.newId("waiver"), decision_id: waiver.decision_id, revokes: waiver.waiver_id, reason, created_by: author },
+    deps.clock.now().toISOString(),
+  ]);
+  if (!revocation) throw new ApiError("CONFLICT", { message: `Waiver '${waiver.waiver_id}' was revoked already.` });
+  return revocation;
+}

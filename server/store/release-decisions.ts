@@ -1,0 +1,389 @@
+import {
+  decisionPath,
+  evidencePath,
+  runPath,
+  type DecisionEvent,
+  type DecisionReason,
+  type DecisionStatus,
+  type DecisionUpdatedData,
+  type ReleaseDecision,
+  type Run,
+  type Waiver,
+} from "../contract/index.js";
+import { decideRelease, type SlotFacts } from "../decisions/decide-release.js";
+import { makeIdGenerator } from "../ids.js";
+import type { Db } from "./db.js";
+import type { GateResultRow } from "./evaluations.js";
+import type { JobsStore } from "./jobs.js";
+import type { ListPage, PageRequest, RowPage } from "./pagination.js";
+import { makeProjectTable } from "./project-table.js";
+import type { RunRow } from "./runs.js";
+
+interface DecisionRow {
+  decision_id: string;
+  project_id: string;
+  repository: string | null;
+  commit_sha: string | null;
+  attempt: number;
+  status: DecisionStatus;
+  /** JSON of DecisionReason[]. */
+  reasons: string;
+  created_at: string;
+  updated_at: string;
+  decided_at: string | null;
+}
+
+interface SlotRow {
+  decision_id: string;
+  attempt: number;
+  position: number;
+  test_spec_id: string;
+  environment_id: string;
+  run_id: string | null;
+}
+
+interface WaiverRow {
+  waiver_id: string;
+  decision_id: string;
+  run_id: string;
+  gate_id: string;
+  reason: string;
+  expires_at: string | null;
+  revokes: string | null;
+  created_by_key: string | null;
+  created_by_login: string | null;
+  created_at: string;
+  /** The revocation that took it back: joined, not stored. */
+  revoked_by: string | null;
+}
+
+interface DecisionEventRow {
+  decision_id: string;
+  sequence: number;
+  event_id: string;
+  type: string;
+  occurred_at: string;
+  run_id: string | null;
+  data: string;
+}
+
+export interface NewDecision {
+  decision_id: string;
+  project_id: string;
+  subject: { repository: string; commit_sha: string } | { run_ids: string[] };
+  plan: { test_spec_id: string; environment_id: string }[];
+}
+
+export interface NewWaiver {
+  waiver_id: string;
+  decision_id: string;
+  run_id: string;
+  gate_id: string;
+  reason: string;
+  expires_at: string | null;
+  created_by: { key_id: string | null; github_login: string | null };
+}
+
+/** The job that takes a waiver's expiry into account when it comes. */
+export const REFRESH_RELEASE_DECISION = "refresh_release_decision";
+
+export const waiverPath = (decisionId: string, waiverId: string) => `${decisionPath(decisionId)}/waivers/${waiverId}`;
+
+/**
+ * Release decisions and their waivers. A decision's status and reasons are a projection of the
+ * runs planned in its current attempt, their gates and the waivers in force: `refresh` keeps it up
+ * to date, in the transaction of whatever changed what it rests on, and appends an event when it
+ * changes.
+ */
+export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick<JobsStore["writes"], "enqueueJob">) {
+  const decisions = makeProjectTable<DecisionRow>(db, listPage, "release_decisions", "decision_id");
+  const insertDecision = db.prepare(`INSERT INTO release_decisions
+      (decision_id, project_id, repository, commit_sha, attempt, status, reasons, created_at, updated_at, decided_at)
+    VALUES (@decision_id, @project_id, @repository, @commit_sha, 1, 'PENDING', '[]', @now, @now, NULL)`);
+  const bySubject = db.prepare("SELECT * FROM release_decisions WHERE project_id = ? AND repository = ? AND commit_sha = ?");
+  const byId = db.prepare("SELECT * FROM release_decisions WHERE decision_id = ?");
+  const saveState = db.prepare(`UPDATE release_decisions SET status = @status, reasons = @reasons, updated_at = @now,
+      decided_at = CASE WHEN @status = 'PENDING' THEN NULL WHEN status = @status AND decided_at IS NOT NULL THEN decided_at ELSE @now END
+    WHERE decision_id = @decision_id`);
+  const raiseAttempt = db.prepare("UPDATE release_decisions SET attempt = attempt + 1, updated_at = ? WHERE decision_id = ?");
+
+  const insertSlot = db.prepare(`INSERT INTO release_decision_slots (decision_id, attempt, position, test_spec_id, environment_id, run_id)
+    VALUES (?, ?, ?, ?, ?, ?)`);
+  const slotsOf = db.prepare("SELECT * FROM release_decision_slots WHERE decision_id = ? AND attempt = ? ORDER BY position");
+  const allSlotsOf = db.prepare("SELECT * FROM release_decision_slots WHERE decision_id = ? ORDER BY attempt, position");
+  const fillSlot = db.prepare(`UPDATE release_decision_slots SET run_id = @run_id
+    WHERE decision_id = @decision_id AND attempt = @attempt AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND run_id IS NULL`);
+  const decisionsOfRun = db.prepare("SELECT DISTINCT decision_id FROM release_decision_slots WHERE run_id = ?").pluck();
+  const latestRunOf = db.prepare(`SELECT run_id FROM runs WHERE project_id = ? AND source_repository = ? AND source_commit_sha = ?
+      AND test_spec_id = ? AND environment_id = ? ORDER BY created_at DESC, run_id DESC LIMIT 1`).pluck();
+  const runsOfSource = db.prepare(`SELECT * FROM runs WHERE project_id = ? AND source_repository = ? AND source_commit_sha = ?
+    ORDER BY created_at, run_id`);
+  const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
+  const gatesOf = db.prepare("SELECT * FROM gate_results WHERE run_id = ? ORDER BY position");
+  const labelOf = db.prepare(`SELECT (SELECT name FROM test_specs WHERE test_spec_id = ?) || ' in ' ||
+      (SELECT name FROM environments WHERE environment_id = ?)`).pluck();
+
+  const waiversOf = db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
+    WHERE w.decision_id = @decision_id AND (@after IS NULL OR w.waiver_id > @after) ORDER BY w.waiver_id LIMIT @limit`);
+  const waiverById = db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
+    WHERE w.decision_id = ? AND w.waiver_id = ?`);
+  const inForce = db.prepare(`SELECT w.waiver_id, w.run_id, w.gate_id FROM waivers w
+    WHERE w.decision_id = ? AND w.revokes IS NULL AND (w.expires_at IS NULL OR w.expires_at > ?)
+      AND NOT EXISTS (SELECT 1 FROM waivers r WHERE r.revokes = w.waiver_id)`);
+  const insertWaiver = db.prepare(`INSERT INTO waivers
+      (waiver_id, decision_id, run_id, gate_id, reason, expires_at, revokes, created_by_key, created_by_login, created_at)
+    VALUES (@waiver_id, @decision_id, @run_id, @gate_id, @reason, @expires_at, @revokes, @created_by_key, @created_by_login, @created_at)`);
+
+  const lastEvent = db.prepare("SELECT COALESCE(MAX(sequence), 0) FROM release_decision_events WHERE decision_id = ?").pluck();
+  const insertEvent = db.prepare(`INSERT INTO release_decision_events (decision_id, sequence, event_id, type, occurred_at, run_id, data)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`);
+  const eventsPage = db.prepare("SELECT * FROM release_decision_events WHERE decision_id = ? AND sequence > ? ORDER BY sequence LIMIT ?");
+
+  const toRun = (runId: string) => runById.get(runId) as RunRow | undefined;
+
+  function toDecision(row: DecisionRow): ReleaseDecision {
+    const slots = allSlotsOf.all(row.decision_id) as SlotRow[];
+    const current = slots.filter((slot) => slot.attempt === row.attempt);
+    const attemptOf = new Map(slots.filter((slot) => slot.run_id).map((slot) => [slot.run_id!, slot.attempt]));
+    const runs =
+      row.repository !== null
+        ? (runsOfSource.all(row.project_id, row.repository, row.commit_sha) as RunRow[])
+        : slots.map((slot) => toRun(slot.run_id!)!);
+    return {
+      decision_id: row.decision_id,
+      project_id: row.project_id,
+      status: row.status,
+      subject: row.repository !== null ? { repository: row.repository, commit_sha: row.commit_sha! } : { run_ids: slots.map((s) => s.run_id!) },
+      attempt: row.attempt,
+      planned: current.map(({ test_spec_id, environment_id, run_id }) => ({ test_spec_id, environment_id, run_id })),
+      reasons: JSON.parse(row.reasons) as DecisionReason[],
+      runs: runs.map((run) => ({
+        run_id: run.run_id,
+        test_spec_id: run.test_spec_id,
+        environment_id: run.environment_id,
+        status: run.status,
+        verdict: run.verdict,
+        planned: current.some((slot) => slot.run_id === run.run_id),
+        attempt: attemptOf.get(run.run_id) ?? null,
+        links: { run: runPath(run.run_id), evidence: evidencePath(run.run_id) },
+      })),
+      created_at: row.created_at,
+      updated_at: row.updated_at,
+      decided_at: row.decided_at,
+      links: { self: decisionPath(row.decision_id), events: `${decisionPath(row.decision_id)}/events`, waivers: `${decisionPath(row.decision_id)}/waivers` },
+    };
+  }
+
+  function toWaiver(row: WaiverRow, now: string): Waiver {
+    return {
+      waiver_id: row.waiver_id,
+      decision_id: row.decision_id,
+      run_id: row.run_id,
+      gate_id: row.gate_id,
+      reason: row.reason,
+      expires_at: row.expires_at,
+      revokes: row.revokes,
+      revoked_by: row.revoked_by,
+      active: row.revokes === null && row.revoked_by === null && (row.expires_at === null || row.expires_at > now),
+      created_by: { key_id: row.created_by_key, github_login: row.created_by_login },
+      created_at: row.created_at,
+    };
+  }
+
+  /**
+   * Decides again from what the decision rests on now; if its status or reasons changed, saves
+   * them and appends a `release_decision.updated` event (`runId`: the run whose end caused it).
+   */
+  function refresh(decisionId: string, now: string, runId: string | null = null): void {
+    const row = byId.get(decisionId) as DecisionRow;
+    const slots = (slotsOf.all(decisionId, row.attempt) as SlotRow[]).map((slot): SlotFacts => {
+      const run = slot.run_id ? toRun(slot.run_id) : undefined;
+      return {
+        test_spec_id: slot.test_spec_id,
+        environment_id: slot.environment_id,
+        label: labelOf.get(slot.test_spec_id, slot.environment_id) as string,
+        run: run
+          ? {
+              run_id: run.run_id,
+              status: run.status,
+              verdict: run.verdict,
+              failure: run.failure_cause ? { cause: run.failure_cause, message: run.failure_message ?? "" } : null,
+              gates: (gatesOf.all(run.run_id) as GateResultRow[]).map((gate) => ({
+                gate_id: gate.gate_id,
+                status: gate.status,
+                reason: gate.reason,
+                evidence_refs: JSON.parse(gate.evidence_refs) as string[],
+              })),
+            }
+          : null,
+      };
+    });
+    const waivers = (inForce.all(decisionId, now) as Pick<WaiverRow, "waiver_id" | "run_id" | "gate_id">[]).map((w) => ({
+      run_id: w.run_id,
+      gate_id: w.gate_id,
+      ref: waiverPath(decisionId, w.waiver_id),
+    }));
+    const decided = decideRelease(slots, waivers);
+    const reasons = JSON.stringify(decided.reasons);
+    const isNew = lastEvent.get(decisionId) === 0;
+    if (!isNew && decided.status === row.status && reasons === row.reasons) return;
+    saveState.run({ decision_id: decisionId, status: decided.status, reasons, now });
+    const data: DecisionUpdatedData = {
+      status: decided.status,
+      previous_status: isNew ? null : row.status,
+      attempt: row.attempt,
+      blocking: decided.reasons.filter((r) => r.blocking).length,
+    };
+    const sequence = (lastEvent.get(decisionId) as number) + 1;
+    const eventId = makeIdGenerator({ now: () => new Date(now) })("event");
+    insertEvent.run(decisionId, sequence, eventId, "release_decision.updated", now, runId, JSON.stringify(data));
+  }
+
+  /** Fills the current attempt's slot of each given (spec, environment) with the latest run of the subject that tests it. */
+  function fillSlotsFromRuns(row: DecisionRow): void {
+    for (const slot of slotsOf.all(row.decision_id, row.attempt) as SlotRow[]) {
+      if (slot.run_id) continue;
+      const runId = latestRunOf.get(row.project_id, row.repository, row.commit_sha, slot.test_spec_id, slot.environment_id) as string | undefined;
+      if (runId) fillSlot.run({ ...slot, run_id: runId });
+    }
+  }
+
+  function addSlots(decisionId: string, attempt: number, plan: NewDecision["plan"]): void {
+    plan.forEach((slot, position) => insertSlot.run(decisionId, attempt, position, slot.test_spec_id, slot.environment_id, null));
+  }
+
+  return {
+    reads: {
+      getDecision(decisionId: string): ReleaseDecision | undefined {
+        const row = decisions.get(decisionId);
+        return row && toDecision(row);
+      },
+      getDecisionForCommit(projectId: string, repository: string, commitSha: string): ReleaseDecision | undefined {
+        const row = bySubject.get(projectId, repository, commitSha) as DecisionRow | undefined;
+        return row && toDecision(row);
+      },
+      listDecisions(
+        filter: { project_id?: string | undefined; repository?: string | undefined; commit_sha?: string | undefined; status?: DecisionStatus | undefined },
+        page: PageRequest,
+      ): RowPage<ReleaseDecision> {
+        const filters = (
+          [
+            ["project_id = ?", filter.project_id],
+            ["repository = ?", filter.repository],
+            ["commit_sha = ?", filter.commit_sha],
+            ["status = ?", filter.status],
+          ] as const
+        ).filter(([, value]) => value !== undefined);
+        const { rows, next } = listPage<DecisionRow>("release_decisions", "decision_id", filters, page);
+        return { rows: rows.map(toDecision), next };
+      },
+      listDecisionEvents(decisionId: string, afterSequence: number, limit: number): DecisionEvent[] {
+        return (eventsPage.all(decisionId, afterSequence, limit) as DecisionEventRow[]).map((row) => ({
+          schema_version: "1",
+          event_id: row.event_id,
+          decision_id: row.decision_id,
+          run_id: row.run_id,
+          sequence: row.sequence,
+          type: row.type,
+          occurred_at: row.occurred_at,
+          data: JSON.parse(row.data) as DecisionUpdatedData,
+        }));
+      },
+      getWaiver(decisionId: string, waiverId: string, now: string): Waiver | undefined {
+        const row = waiverById.get(decisionId, waiverId) as WaiverRow | undefined;
+        return row && toWaiver(row, now);
+      },
+      listWaivers(decisionId: string, after: string | undefined, limit: number, now: string): Waiver[] {
+        return (waiversOf.all({ decision_id: decisionId, after: after ?? null, limit }) as WaiverRow[]).map((row) => toWaiver(row, now));
+      },
+    },
+    writes: {
+      /**
+       * Makes the decision, or finds the one of its commit. A commit's decision waits for `plan`, each
+       * slot filled with the subject's latest run of that spec and environment if there is one.
+       */
+      createDecision(decision: NewDecision, now: string): { decision: ReleaseDecision; created: boolean } {
+        const { subject } = decision;
+        if ("repository" in subject) {
+          const existing = bySubject.get(decision.project_id, subject.repository, subject.commit_sha) as DecisionRow | undefined;
+          if (existing) return { decision: toDecision(existing), created: false };
+        }
+        const commit = "repository" in subject ? subject : { repository: null, commit_sha: null };
+        insertDecision.run({ decision_id: decision.decision_id, project_id: decision.project_id, ...commit, now });
+        if ("run_ids" in subject) {
+          subject.run_ids.forEach((runId, position) => {
+            const run = toRun(runId)!;
+            insertSlot.run(decision.decision_id, 1, position, run.test_spec_id, run.environment_id, runId);
+          });
+        } else {
+          addSlots(decision.decision_id, 1, decision.plan);
+          fillSlotsFromRuns(byId.get(decision.decision_id) as DecisionRow);
+        }
+        refresh(decision.decision_id, now);
+        return { decision: toDecision(byId.get(decision.decision_id) as DecisionRow), created: true };
+      },
+      /** Starts the subject's runs again: a new attempt waits for `plan` (the current one if not given), with no runs yet. */
+      startDecisionAttempt(decisionId: string, plan: NewDecision["plan"] | undefined, now: string): ReleaseDecision {
+        const row = byId.get(decisionId) as DecisionRow;
+        const next = plan ?? (slotsOf.all(decisionId, row.attempt) as SlotRow[]);
+        raiseAttempt.run(now, decisionId);
+        addSlots(decisionId, row.attempt + 1, next);
+        refresh(decisionId, now);
+        return toDecision(byId.get(decisionId) as DecisionRow);
+      },
+      /** Records a waiver, refreshes the decision, and schedules its refresh when the waiver expires. */
+      addWaiver(waiver: NewWaiver, now: string): Waiver {
+        insertWaiver.run({ ...waiver, revokes: null, created_by_key: waiver.created_by.key_id, created_by_login: waiver.created_by.github_login, created_at: now });
+        if (waiver.expires_at !== null) {
+          jobs.enqueueJob({
+            task: REFRESH_RELEASE_DECISION,
+            job_key: `${REFRESH_RELEASE_DECISION}:${waiver.waiver_id}`,
+            payload: { decision_id: waiver.decision_id },
+            run_at: waiver.expires_at,
+            max_attempts: 5,
+          });
+        }
+        refresh(waiver.decision_id, now);
+        return toWaiver(waiverById.get(waiver.decision_id, waiver.waiver_id) as WaiverRow, now);
+      },
+      /** Takes a waiver back with a record of its own; undefined if it was revoked already. */
+      revokeWaiver(revocation: Omit<NewWaiver, "run_id" | "gate_id" | "expires_at"> & { revokes: string }, now: string): Waiver | undefined {
+        const target = waiverById.get(revocation.decision_id, revocation.revokes) as WaiverRow;
+        if (target.revoked_by !== null) return undefined;
+        insertWaiver.run({
+          ...revocation,
+          run_id: target.run_id,
+          gate_id: target.gate_id,
+          expires_at: null,
+          created_by_key: revocation.created_by.key_id,
+          created_by_login: revocation.created_by.github_login,
+          created_at: now,
+        });
+        refresh(revocation.decision_id, now);
+        return toWaiver(waiverById.get(revocation.decision_id, revocation.waiver_id) as WaiverRow, now);
+      },
+      /** Decides again (a waiver expired, say). */
+      refreshDecision(decisionId: string, now: string): void {
+        if (byId.get(decisionId)) refresh(decisionId, now);
+      },
+      /** Decides again every decision that waits for this run: called when the run ends. */
+      refreshDecisionsOfRun(runId: string, now: string): void {
+        for (const decisionId of decisionsOfRun.all(runId) as string[]) refresh(decisionId, now, runId);
+      },
+    },
+    /** When a run with a commit source is created: it fills its slot in that commit's decision, if the current attempt plans it. */
+    linkRun(run: Run, now: string): void {
+      if (!run.source) return;
+      const row = bySubject.get(run.project_id, run.source.repository, run.source.commit_sha) as DecisionRow | undefined;
+      if (!row) return;
+      const filled = fillSlot.run({
+        decision_id: row.decision_id,
+        attempt: row.attempt,
+        test_spec_id: run.test_spec_id,
+        environment_id: run.environment_id,
+        run_id: run.run_id,
+      });
+      if (filled.changes > 0) refresh(row.decision_id, now, run.run_id);
+    },
+  };
+}

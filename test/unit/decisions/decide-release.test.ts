@@ -1,0 +1,37 @@
+import { describe, expect, it } from "@jest/globals";
+import { decideRelease, type SlotFacts } from "../../../server/decisions/decide-release.js";
+
+type Gate = SlotFacts extends { run: infer R } ? NonNullable<R>["gates"][number] : never;
+const gate = (gate_id: string, status: Gate["status"]): Gate => ({ gate_id, status, reason: `${gate_id} ${status}`, evidence_refs: [`/v1/${gate_id}`] });
+const slot = (run: SlotFacts["run"]): SlotFacts => ({ test_spec_id: "tsp", environment_id: "env", label: "spec in staging", run });
+const completed = (run_id: string, ...gates: Gate[]): SlotFacts["run"] => ({ run_id, status: "COMPLETED", verdict: "PASS", failure: null, gates });
+
+describe("decideRelease", () => {
+  it("blocks when nothing was planned", () => {
+    expect(decideRelease([], [])).toMatchObject({ status: "BLOCKED", reasons: [{ status: "untested", blocking: true }] });
+  });
+
+  it("is pending while a planned run is missing or not terminal, whatever the others say", () => {
+    const running = slot({ run_id: "r2", status: "RUNNING", verdict: "PENDING", failure: null, gates: [] });
+    const decision = decideRelease([slot(null), running, slot(completed("r3", gate("DET", "failed")))], []);
+    expect(decision.status).toBe("PENDING");
+    expect(decision.reasons.map((r) => r.status)).toEqual(["pending", "pending", "failed"]);
+    expect(decision.reasons[0]!.reason).toBe("spec in staging: waiting for its run");
+  });
+
+  it("allows only when every gate of every planned run passed, or is waived", () => {
+    expect(decideRelease([slot(completed("r1", gate("DET", "passed"), gate("SEC", "passed")))], []).status).toBe("ALLOWED");
+    const inconclusive = [slot(completed("r1", gate("DET", "passed"), gate("TASK", "inconclusive")))];
+    expect(decideRelease(inconclusive, []).status).toBe("BLOCKED");
+    const waived = decideRelease(inconclusive, [{ run_id: "r1", gate_id: "TASK", ref: "/v1/w" }]);
+    expect(waived).toMatchObject({ status: "ALLOWED", reasons: [{ status: "passed" }, { status: "waived", blocking: false, waiver_ref: "/v1/w" }] });
+    // A waiver of another run's gate lifts nothing here.
+    expect(decideRelease(inconclusive, [{ run_id: "r9", gate_id: "TASK", ref: "/v1/w" }]).status).toBe("BLOCKED");
+  });
+
+  it("blocks on a run that could not be judged, as its gate `run`, which a waiver may lift", () => {
+    const failed = slot({ run_id: "r1", status: "FAILED", verdict: "ERROR", failure: { cause: "target_unreachable", message: "connection refused" }, gates: [] });
+    expect(decideRelease([failed], [])).toMatchObject({ status: "BLOCKED", reasons: [{ gate_id: "run", status: "error", reason: expect.stringContaining("target_unreachable") }] });
+    expect(decideRelease([failed], [{ run_id: "r1", gate_id: "run", ref: "/v1/w" }]).status).toBe("ALLOWED");
+  });
+});
