@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@jest/globals";
 import { decideRelease, type SlotFacts } from "../../../server/decisions/decide-release.js";
 
-type Gate = SlotFacts extends { run: infer R } ? NonNullable<R>["gates"][number] : never;
+type Gate = NonNullable<SlotFacts["run"]>["gates"][number];
 const gate = (gate_id: string, status: Gate["status"]): Gate => ({ gate_id, status, reason: `${gate_id} ${status}`, evidence_refs: [`/v1/${gate_id}`] });
 const slot = (run: SlotFacts["run"]): SlotFacts => ({ test_spec_id: "tsp", environment_id: "env", label: "spec in staging", run });
 const completed = (run_id: string, ...gates: Gate[]): SlotFacts["run"] => ({ run_id, status: "COMPLETED", verdict: "PASS", failure: null, gates });

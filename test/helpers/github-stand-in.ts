@@ -1,0 +1,335 @@
+import { createHmac, createPublicKey, createVerify, generateKeyPairSync, randomBytes, randomUUID } from "node:crypto";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
+import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import addFormats from "ajv-formats";
+import { readBody } from "../../examples/agent/server.js";
+
+const require = createRequire(import.meta.url);
+
+interface Operation {
+  parameters?: { $ref?: string; name?: string; in?: string; required?: boolean; schema?: unknown }[];
+  requestBody?: { content?: Record<string, { schema: unknown }> };
+}
+interface GitHubDescription {
+  paths: Record<string, Record<string, Operation>>;
+  components: { parameters: Record<string, { name: string; in: string; required?: boolean; schema: unknown }>; schemas: Record<string, unknown> };
+}
+
+/** GitHub's published OpenAPI description, read once for every stand-in of a test file. */
+let description: GitHubDescription | undefined;
+let ajv: Ajv2020 | undefined;
+function githubDescription() {
+  description ??= require("@octokit/openapi/generated/api.github.com.json") as GitHubDescription;
+  if (!ajv) {
+    ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+    (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
+    ajv.addSchema({ $id: "github", components: description.components }, "github");
+  }
+  return { description, ajv };
+}
+
+export interface StandInCheckRun {
+  id: number;
+  name: string;
+  head_sha: string;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  external_id: string | null;
+  details_url: string | null;
+  output: { title: string | null; summary: string | null; text: string | null };
+  annotations: { path: string; start_line: number; end_line: number; annotation_level: string; message: string; title?: string; raw_details?: string }[];
+  actions: { label: string; description: string; identifier: string }[];
+  /** Every request that carried annotations, with how many. */
+  annotationRequests: number[];
+  started_at: string | null;
+  completed_at: string | null;
+}
+
+interface Repository {
+  id: number;
+  full_name: string;
+  default_branch: string;
+  /** Files at each commit. */
+  commits: Map<string, Map<string, Buffer>>;
+  checkRuns: StandInCheckRun[];
+  permissions: Map<string, "admin" | "write" | "read" | "none">;
+}
+
+/**
+ * A GitHub API stand-in on a real port, for the App to talk to as to GitHub Enterprise Server
+ * (`GHE_HOST`): the App's token exchange (its JWT verified with the key pair made here), repository
+ * contents and trees at a commit, and check runs, which refuse a status or conclusion change once
+ * completed, as GitHub does. Every request is checked against GitHub's published OpenAPI
+ * description (`@octokit/openapi`); what does not match is answered 422 and listed in `problems`.
+ */
+export async function startGitHubStandIn({ appId = 123456 }: { appId?: number } = {}) {
+  const { description, ajv } = githubDescription();
+  const { privateKey, publicKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: "pkcs1", format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "pem" },
+  });
+  const appKey = createPublicKey(publicKey);
+  const problems: string[] = [];
+  const requests: { method: string; path: string; body: unknown }[] = [];
+  const tokens = new Set<string>();
+  const repositories = new Map<string, Repository>();
+  let nextCheckRunId = 1;
+  const webhookSecret = `whsec-${randomBytes(8).toString("hex")}`;
+
+  const compiled = new Map<string, ReturnType<Ajv2020["compile"]>>();
+  const compile = (key: string, schema: () => object) => {
+    let validate = compiled.get(key);
+    if (!validate) compiled.set(key, (validate = ajv.compile(schema())));
+    return validate;
+  };
+
+  const templates = Object.keys(description.paths).map((template) => ({
+    template,
+    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "([^/]+)")}$`),
+    names: [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!),
+  }));
+
+  /** Checks a request against the description; returns the operation's template and path parameters. */
+  function check(method: string, path: string, query: URLSearchParams, body: unknown) {
+    // Longer templates first, so that /repos/{owner}/{repo}/check-runs/{id} wins over shorter ones.
+    const matches = templates.filter((t) => t.pattern.test(path) && description.paths[t.template]![method]);
+    const found = matches.sort((a, b) => b.names.length - a.names.length || b.template.length - a.template.length)[0];
+    if (!found) {
+      problems.push(`${method.toUpperCase()} ${path}: no such operation in GitHub's API`);
+      return undefined;
+    }
+    const operation = description.paths[found.template]![method]!;
+    const values = found.pattern.exec(path)!.slice(1).map(decodeURIComponent);
+    const params = Object.fromEntries(found.names.map((name, i) => [name, values[i]!]));
+    const declared = (operation.parameters ?? []).map((p) => (p.$ref ? description.components.parameters[p.$ref.split("/").at(-1)!]! : p));
+    const fail = (what: string) => problems.push(`${method.toUpperCase()} ${found.template}: ${what}`);
+    for (const parameter of declared) {
+      const raw = parameter.in === "path" ? params[parameter.name!] : parameter.in === "query" ? query.get(parameter.name!) ?? undefined : undefined;
+      if (parameter.in !== "path" && parameter.in !== "query") continue;
+      if (raw === undefined) {
+        if (parameter.required) fail(`missing ${parameter.in} parameter ${parameter.name}`);
+        continue;
+      }
+      const schema = parameter.schema as { type?: string };
+      const value = schema.type === "integer" || schema.type === "number" ? Number(raw) : schema.type === "boolean" ? raw === "true" : raw;
+      const validate = compile(`${method} ${found.template} ${parameter.in} ${parameter.name}`, () => ({ ...(parameter.schema as object) }));
+      if (!validate(value)) fail(`${parameter.in} parameter ${parameter.name}=${raw}: ${ajv.errorsText(validate.errors)}`);
+    }
+    for (const name of query.keys()) {
+      if (!declared.some((p) => p.in === "query" && p.name === name)) fail(`unknown query parameter ${name}`);
+    }
+    const bodySchema = operation.requestBody?.content?.["application/json"]?.schema;
+    if (bodySchema) {
+      const validate = compile(`${method} ${found.template} body`, () => ({ $ref: "#/definitions/body", definitions: { body: rebase(bodySchema) } }));
+      if (!validate(body)) fail(`body: ${ajv.errorsText(validate.errors)}`);
+    } else if (body !== undefined) fail("a body where the operation takes none");
+    return { template: found.template, params };
+  }
+
+  const server = createServer(async (req, res) => {
+    try {
+      await handle(req, res);
+    } catch (error) {
+      problems.push(`stand-in error: ${String(error)}`);
+      json(res, 500, { message: String(error) });
+    }
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? "/", "http://stand-in");
+    const path = url.pathname.replace(/^\/api\/v3/, "");
+    const method = (req.method ?? "GET").toLowerCase();
+    const text = await readBody(req);
+    const body = text ? (JSON.parse(text) as unknown) : undefined;
+    requests.push({ method: method.toUpperCase(), path: `${path}${url.search}`, body });
+    const problemsBefore = problems.length;
+    const operation = check(method, path, url.searchParams, body);
+    if (!operation) return json(res, 404, { message: "Not Found" });
+    if (problems.length > problemsBefore) return json(res, 422, { message: "Validation Failed", errors: problems.slice(problemsBefore) });
+    const { template, params } = operation;
+
+    if (template === "/app/installations/{installation_id}/access_tokens") {
+      if (!verifyAppJwt(req.headers.authorization)) return json(res, 401, { message: "A JSON web token could not be decoded" });
+      const token = `ghs_${randomBytes(18).toString("hex")}`;
+      tokens.add(token);
+      return json(res, 201, { token, expires_at: new Date(Date.now() + 3_600_000).toISOString(), permissions: { checks: "write", contents: "read" } });
+    }
+    const bearer = /^(?:token|bearer) (\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
+    if (!bearer || !tokens.has(bearer)) return json(res, 401, { message: "Bad credentials" });
+    const repository = repositories.get(`${params.owner}/${params.repo}`);
+    if (!repository) return json(res, 404, { message: "Not Found" });
+
+    switch (`${method} ${template}`) {
+      case "get /repos/{owner}/{repo}/contents/{path}": {
+        const files = repository.commits.get(url.searchParams.get("ref") ?? "");
+        const file = files?.get(params.path!);
+        if (!file) return json(res, 404, { message: "Not Found" });
+        return json(res, 200, { type: "file", encoding: "base64", size: file.length, name: params.path!.split("/").at(-1), path: params.path, content: file.toString("base64"), sha: gitBlob(file) });
+      }
+      case "get /repos/{owner}/{repo}/git/trees/{tree_sha}": {
+        const files = repository.commits.get(params.tree_sha!);
+        if (!files) return json(res, 404, { message: "Not Found" });
+        const tree = [...files].map(([filePath, bytes]) => ({ path: filePath, mode: "100644", type: "blob", sha: gitBlob(bytes), size: bytes.length }));
+        return json(res, 200, { sha: params.tree_sha, truncated: false, tree });
+      }
+      case "post /repos/{owner}/{repo}/check-runs": {
+        const input = body as Record<string, any>;
+        const run: StandInCheckRun = {
+          id: nextCheckRunId++,
+          name: input.name,
+          head_sha: input.head_sha,
+          status: input.conclusion ? "completed" : (input.status ?? "queued"),
+          conclusion: input.conclusion ?? null,
+          external_id: input.external_id ?? null,
+          details_url: input.details_url ?? null,
+          output: { title: input.output?.title ?? null, summary: input.output?.summary ?? null, text: input.output?.text ?? null },
+          annotations: [...(input.output?.annotations ?? [])],
+          actions: input.actions ?? [],
+          annotationRequests: input.output?.annotations?.length ? [input.output.annotations.length] : [],
+          started_at: input.started_at ?? new Date().toISOString(),
+          completed_at: input.conclusion ? (input.completed_at ?? new Date().toISOString()) : null,
+        };
+        repository.checkRuns.push(run);
+        return json(res, 201, toGitHubCheckRun(run, repository));
+      }
+      case "patch /repos/{owner}/{repo}/check-runs/{check_run_id}": {
+        const run = repository.checkRuns.find((r) => r.id === Number(params.check_run_id));
+        if (!run) return json(res, 404, { message: "Not Found" });
+        const input = body as Record<string, any>;
+        const nextStatus = input.conclusion ? "completed" : (input.status ?? run.status);
+        if (run.status === "completed" && (nextStatus !== "completed" || (input.conclusion !== undefined && input.conclusion !== run.conclusion))) {
+          problems.push(`PATCH check run ${run.id}: it is completed; its status or conclusion cannot change`);
+          return json(res, 422, { message: "A completed check run cannot change its status or conclusion" });
+        }
+        run.status = nextStatus;
+        if (input.conclusion) {
+          run.conclusion = input.conclusion;
+          run.completed_at = input.completed_at ?? new Date().toISOString();
+        }
+        if (input.output) {
+          run.output = { title: input.output.title ?? run.output.title, summary: input.output.summary ?? run.output.summary, text: input.output.text ?? run.output.text };
+          if (input.output.annotations?.length) {
+            run.annotations.push(...input.output.annotations);
+            run.annotationRequests.push(input.output.annotations.length);
+          }
+        }
+        if (input.actions) run.actions = input.actions;
+        if (input.details_url) run.details_url = input.details_url;
+        if (input.external_id) run.external_id = input.external_id;
+        return json(res, 200, toGitHubCheckRun(run, repository));
+      }
+      case "get /repos/{owner}/{repo}/commits/{ref}/check-runs": {
+        const runs = repository.checkRuns.filter((r) => r.head_sha === params.ref && (!url.searchParams.get("check_name") || r.name === url.searchParams.get("check_name")));
+        return json(res, 200, { total_count: runs.length, check_runs: runs.map((r) => toGitHubCheckRun(r, repository)) });
+      }
+      case "get /repos/{owner}/{repo}/collaborators/{username}/permission": {
+        const permission = repository.permissions.get(params.username!) ?? "none";
+        return json(res, 200, { permission, role_name: permission, user: { login: params.username } });
+      }
+      default:
+        problems.push(`${method.toUpperCase()} ${template}: the stand-in does not serve it`);
+        return json(res, 501, { message: "Not implemented by the stand-in" });
+    }
+  }
+
+  function verifyAppJwt(authorization: string | undefined): boolean {
+    const token = /^bearer (\S+)$/i.exec(authorization ?? "")?.[1];
+    const [header, payload, signature] = token?.split(".") ?? [];
+    if (!header || !payload || !signature) return false;
+    const verifier = createVerify("RSA-SHA256");
+    verifier.update(`${header}.${payload}`);
+    if (!verifier.verify(appKey, Buffer.from(signature, "base64url"))) return false;
+    const claims = JSON.parse(Buffer.from(payload, "base64url").toString()) as { iss?: string | number; exp?: number };
+    return String(claims.iss) === String(appId) && (claims.exp ?? 0) * 1000 > Date.now();
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const host = `127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    host,
+    appId,
+    privateKey,
+    webhookSecret,
+    problems,
+    requests,
+    /** The environment the service needs to act as this App against the stand-in. */
+    env: { APP_ID: String(appId), PRIVATE_KEY: privateKey, WEBHOOK_SECRET: webhookSecret, GHE_HOST: host, GHE_PROTOCOL: "http" },
+    addRepository({ id, full_name, default_branch = "main" }: { id: number; full_name: string; default_branch?: string }) {
+      repositories.set(full_name, { id, full_name, default_branch, commits: new Map(), checkRuns: [], permissions: new Map() });
+    },
+    /** The files of a commit (only what the App reads matters). */
+    commit(fullName: string, sha: string, files: Record<string, string | Buffer>) {
+      repositories.get(fullName)!.commits.set(sha, new Map(Object.entries(files).map(([path, content]) => [path, Buffer.from(content)])));
+    },
+    setPermission(fullName: string, login: string, permission: "admin" | "write" | "read" | "none") {
+      repositories.get(fullName)!.permissions.set(login, permission);
+    },
+    checkRuns(fullName: string, sha?: string): StandInCheckRun[] {
+      return repositories.get(fullName)!.checkRuns.filter((run) => sha === undefined || run.head_sha === sha);
+    },
+    /** The check run GitHub shows as current for a commit: the newest of that name. */
+    currentCheckRun(fullName: string, sha: string, name = "assure/release-gate"): StandInCheckRun | undefined {
+      return repositories.get(fullName)!.checkRuns.filter((run) => run.head_sha === sha && run.name === name).at(-1);
+    },
+    /** Signs and posts a webhook delivery to the service, as GitHub does. */
+    async deliver(serviceBaseUrl: string, event: string, payload: unknown, { delivery = randomUUID(), path = "/api/github/webhooks" } = {}) {
+      const body = JSON.stringify(payload);
+      const response = await fetch(`${serviceBaseUrl}${path}`, {
+        method: "POST",
+        headers: {
+          "content-type": "application/json",
+          "x-github-event": event,
+          "x-github-delivery": delivery,
+          "x-hub-signature-256": `sha256=${createHmac("sha256", webhookSecret).update(body).digest("hex")}`,
+        },
+        body,
+      });
+      return { status: response.status, delivery };
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+export type GitHubStandIn = Awaited<ReturnType<typeof startGitHubStandIn>>;
+
+/** `#/components/schemas/x` → a ref into the schema registered as `github`. */
+function rebase(schema: unknown): unknown {
+  return JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"github#/components/'));
+}
+
+function gitBlob(bytes: Buffer): string {
+  return require("node:crypto").createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex") as string;
+}
+
+function toGitHubCheckRun(run: StandInCheckRun, repository: Repository) {
+  return {
+    id: run.id,
+    head_sha: run.head_sha,
+    node_id: `CR_${run.id}`,
+    external_id: run.external_id,
+    url: `https://api.github.com/repos/${repository.full_name}/check-runs/${run.id}`,
+    html_url: `https://github.com/${repository.full_name}/runs/${run.id}`,
+    details_url: run.details_url,
+    status: run.status,
+    conclusion: run.conclusion,
+    started_at: run.started_at,
+    completed_at: run.completed_at,
+    output: { ...run.output, annotations_count: run.annotations.length, annotations_url: "" },
+    name: run.name,
+    check_suite: { id: 1 },
+    app: null,
+    pull_requests: [],
+  };
+}
+
+function json(res: ServerResponse, status: number, body: unknown) {
+  res.writeHead(status, { "content-type": "application/json" }).end(JSON.stringify(body));
+}
