@@ -1,25 +1,50 @@
 import { readFileSync } from "node:fs";
 import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Probot, ProbotOctokit } from "probot";
 import type { GitHubAppConfig } from "../server/config.js";
+import type { TaskList } from "../server/engine/worker.js";
+import type { ApiDeps } from "../server/http/context.js";
 import type { Logger } from "../server/log.js";
-import { assureApp } from "./index.js";
+import { SYNC_CHECK_RUN, makeSyncCheckRun } from "./checks/sync-check-run.js";
+import { makeAssureApp } from "./index.js";
+import { startReconciling } from "./reconcile.js";
+import { PROCESS_GITHUB_DELIVERY } from "./webhooks/receive-delivery.js";
+import { makeProcessDelivery } from "./webhooks/process-delivery.js";
 
 export type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next?: () => void) => unknown;
 
 /**
- * Probot, configured from our config, verifying and receiving GitHub webhooks at `webhookPath`.
- * Probot (and Octokit with it) is loaded here, only when the App is configured: about 25 MB of
- * memory that a service without GitHub credentials does not carry.
+ * The GitHub App, configured from our config: Probot (and Octokit with it) is loaded here, only
+ * when the App is configured — about 25 MB of memory that a service without it does not carry.
+ * It gives the run engine its tasks (processing deliveries, publishing check runs), the webhook
+ * route's middleware, and the loop that keeps check runs up to date.
  */
-export async function createGitHubMiddleware(github: GitHubAppConfig, log: Logger): Promise<NodeMiddleware> {
+export async function createGitHubIntegration(github: GitHubAppConfig, log: Logger) {
   const { createNodeMiddleware, Probot } = await import("probot");
   const privateKey = github.privateKey ?? readFileSync(github.privateKeyPath!, "utf8");
-  const probot = new Probot({
+  const probot: Probot = new Probot({
     appId: github.appId,
     privateKey: privateKey.replace(/\\n/g, "\n"),
     secret: github.webhookSecret,
     log: log.child({ component: "github" }),
-    webhookPath: github.webhookPath,
+    baseUrl: github.apiBaseUrl,
   });
-  return createNodeMiddleware(assureApp, { probot, webhooksPath: github.webhookPath });
+  // Installation tokens are cached by Probot (about an hour); GitHub's rate-limit and retry headers are honoured.
+  const octokitFor = (installationId: number): Promise<ProbotOctokit> => probot.auth(installationId);
+
+  return {
+    path: github.webhookPath,
+    tasks(deps: ApiDeps): TaskList {
+      return {
+        [PROCESS_GITHUB_DELIVERY]: makeProcessDelivery({ ...deps, octokitFor }),
+        [SYNC_CHECK_RUN]: makeSyncCheckRun({ ...deps, baseUrl: github.publicBaseUrl, octokitFor }),
+      };
+    },
+    middleware(deps: ApiDeps): Promise<NodeMiddleware> {
+      return createNodeMiddleware(makeAssureApp(deps), { probot, webhooksPath: github.webhookPath });
+    },
+    startReconciling(deps: ApiDeps): () => void {
+      return startReconciling({ ...deps, nudge: deps.nudgeEngine }, github.reconcileMs);
+    },
+  };
 }

@@ -1,15 +1,18 @@
 import type { Probot } from "probot";
+import type { Clock } from "../server/clock.js";
+import type { ServiceStore } from "../server/store/service-store.js";
+import { receiveDelivery } from "./webhooks/receive-delivery.js";
 
 /**
- * The GitHub side of assure. Events are verified by Probot before they reach here; for now they
- * are acknowledged and logged, and check runs follow with the release gate.
+ * The GitHub side of assure, as Probot calls it: every delivery, verified by Probot, is kept and
+ * queued before GitHub is answered, and processed after (`process_github_delivery`).
  */
-export function assureApp(app: Probot): void {
-  app.onAny(async (context) => {
-    const payload = context.payload as { action?: string; repository?: { full_name?: string } };
-    app.log.info(
-      { delivery: context.id, event: context.name, action: payload.action, repository: payload.repository?.full_name },
-      `Received ${context.name}${payload.action ? `.${payload.action}` : ""}`,
-    );
-  });
+export function makeAssureApp(deps: { store: ServiceStore; clock: Clock; nudgeEngine: () => void }) {
+  return function assureApp(app: Probot): void {
+    app.onAny(async (context) => {
+      const isNew = await receiveDelivery(deps, { id: context.id, name: context.name, payload: context.payload as { action?: string } });
+      if (isNew) deps.nudgeEngine();
+      else app.log.info(`Delivery ${context.id} (${context.name}) was received before; dropped`);
+    });
+  };
 }

@@ -1,26 +1,15 @@
 import type { AddressInfo } from "node:net";
 import { readConfig, ConfigError } from "../server/config.js";
-import { createService } from "../server/create-service.js";
 import { coerceError } from "../server/errors.js";
 import { createLogger } from "../server/log.js";
-import { createGitHubMiddleware } from "./github.js";
-import { createHttpServer } from "./http-server.js";
+import { createHost } from "./create-host.js";
 
 async function main(): Promise<void> {
   const config = readConfig();
   const log = createLogger({ level: config.logLevel });
   // Without its writer the service could acknowledge nothing: better to stop and be restarted.
-  const service = await createService(config, { log, onFatal: () => process.exit(1) });
-
-  let github;
-  if (config.github) {
-    github = { path: config.github.webhookPath, middleware: await createGitHubMiddleware(config.github, log) };
-    log.info(`GitHub integration on: webhooks at ${config.github.webhookPath}`);
-  } else {
-    log.warn("GitHub integration off: set APP_ID, PRIVATE_KEY (or PRIVATE_KEY_PATH) and WEBHOOK_SECRET to turn it on");
-  }
-
-  const server = createHttpServer({ api: service.api, github });
+  const host = await createHost(config, { log, onFatal: () => process.exit(1) });
+  const { server } = host;
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
@@ -37,7 +26,7 @@ async function main(): Promise<void> {
     server.close();
     server.closeIdleConnections();
     setTimeout(() => server.closeAllConnections(), 10_000).unref();
-    service.close().then(
+    host.close().then(
       () => process.exit(0),
       (error: unknown) => {
         log.error({ err: coerceError(error) }, "Failed to close cleanly");

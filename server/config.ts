@@ -28,6 +28,11 @@ const EnvSchema = z.object({
   PRIVATE_KEY_PATH: z.string().optional(),
   WEBHOOK_SECRET: z.string().optional(),
   WEBHOOK_PATH: z.string().startsWith("/").default("/api/github/webhooks"),
+  /** GitHub Enterprise Server (Probot's names): the API is at {GHE_PROTOCOL}://{GHE_HOST}/api/v3. */
+  GHE_HOST: z.string().min(1).optional(),
+  GHE_PROTOCOL: z.enum(["https", "http"]).default("https"),
+  /** How often the App looks for check runs behind their decision (a run ended, a publish failed). */
+  ASSURE_GITHUB_RECONCILE_MS: Duration.default(2000),
 });
 
 export interface Config {
@@ -46,6 +51,8 @@ export interface Config {
   /** The LLM judge for spec metrics; undefined when none is configured. */
   judge: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined;
   github: GitHubAppConfig | undefined;
+  /** Why the GitHub integration is off, when it is. */
+  githubOff: string | undefined;
 }
 
 export interface GitHubAppConfig {
@@ -54,6 +61,11 @@ export interface GitHubAppConfig {
   privateKeyPath: string | undefined;
   webhookSecret: string;
   webhookPath: string;
+  /** The REST API's base URL: GitHub's, or a GitHub Enterprise Server's. */
+  apiBaseUrl: string;
+  /** The service's public base URL: check runs link to the evidence there. */
+  publicBaseUrl: string;
+  reconcileMs: number;
 }
 
 export class ConfigError extends Error {
@@ -83,7 +95,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     workerLeaseMs: e.ASSURE_WORKER_LEASE_MS,
     logLevel: e.LOG_LEVEL,
     judge: readJudgeConfig(e),
-    github: readGitHubAppConfig(e),
+    ...readGitHubAppConfig(e),
   };
 }
 
@@ -95,7 +107,7 @@ function readJudgeConfig(e: z.infer<typeof EnvSchema>): Config["judge"] {
   return { baseUrl: e.ASSURE_JUDGE_BASE_URL, model: e.ASSURE_JUDGE_MODEL, apiKey: e.ASSURE_JUDGE_API_KEY, timeoutMs: e.ASSURE_JUDGE_TIMEOUT_MS };
 }
 
-function readGitHubAppConfig(e: z.infer<typeof EnvSchema>): GitHubAppConfig | undefined {
+function readGitHubAppConfig(e: z.infer<typeof EnvSchema>): Pick<Config, "github" | "githubOff"> {
   const hasKey = Boolean(e.PRIVATE_KEY || e.PRIVATE_KEY_PATH);
   if (!e.APP_ID || !hasKey || !e.WEBHOOK_SECRET) {
     const partial = Boolean(e.APP_ID || hasKey || e.WEBHOOK_SECRET);
@@ -107,13 +119,22 @@ function readGitHubAppConfig(e: z.infer<typeof EnvSchema>): GitHubAppConfig | un
       ].filter(Boolean);
       throw new ConfigError(`GitHub App configuration is incomplete: missing ${missing.join(", ")}`);
     }
-    return undefined;
+    return { github: undefined, githubOff: "set APP_ID, PRIVATE_KEY (or PRIVATE_KEY_PATH) and WEBHOOK_SECRET to turn it on" };
+  }
+  if (!e.ASSURE_BASE_URL) {
+    return { github: undefined, githubOff: "set ASSURE_BASE_URL, the service's public address: check runs link to the evidence there" };
   }
   return {
-    appId: e.APP_ID,
-    privateKey: e.PRIVATE_KEY,
-    privateKeyPath: e.PRIVATE_KEY_PATH,
-    webhookSecret: e.WEBHOOK_SECRET,
-    webhookPath: e.WEBHOOK_PATH,
+    github: {
+      appId: e.APP_ID,
+      privateKey: e.PRIVATE_KEY,
+      privateKeyPath: e.PRIVATE_KEY_PATH,
+      webhookSecret: e.WEBHOOK_SECRET,
+      webhookPath: e.WEBHOOK_PATH,
+      apiBaseUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL}://${e.GHE_HOST}/api/v3` : "https://api.github.com",
+      publicBaseUrl: e.ASSURE_BASE_URL.replace(/\/+$/, ""),
+      reconcileMs: e.ASSURE_GITHUB_RECONCILE_MS,
+    },
+    githubOff: undefined,
   };
 }

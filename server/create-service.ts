@@ -3,7 +3,7 @@ import type { Deprecation } from "./contract/index.js";
 import type { Evaluator } from "./evaluate/evaluator.js";
 import type { Config } from "./config.js";
 import { buildApi } from "./http/build-api.js";
-import type { Api } from "./http/context.js";
+import type { Api, ApiDeps } from "./http/context.js";
 import { makeCursorCodec } from "./http/cursor.js";
 import { makeIdGenerator } from "./ids.js";
 import { createLogger, type Logger } from "./log.js";
@@ -11,7 +11,7 @@ import { makeEgressPolicy } from "./net/egress.js";
 import { makeReadinessProbe } from "./net/readiness.js";
 import { openServiceStore, type ServiceStore } from "./store/service-store.js";
 import { REFRESH_RELEASE_DECISION } from "./store/release-decisions.js";
-import { makeWorker, type Worker } from "./engine/worker.js";
+import { makeWorker, type TaskList, type Worker } from "./engine/worker.js";
 import { EXECUTE_RUN, makeExecuteRun } from "./engine/tasks/execute-run.js";
 import { makeLlmJudge } from "./evaluate/judges/llm-judge.js";
 
@@ -20,6 +20,8 @@ export interface Service {
   store: ServiceStore;
   log: Logger;
   worker: Worker;
+  /** What the API's routes and use cases are given: the GitHub App acts through the same. */
+  deps: ApiDeps;
   /** Stops the engine (finishing or handing back runs in hand), then the API and the database. */
   close(): Promise<void>;
 }
@@ -37,12 +39,14 @@ export interface CreateServiceOptions {
   deprecations?: readonly Deprecation[];
   /** The evaluator families every run gets; all of EVALUATORS unless given. */
   evaluators?: readonly Evaluator[];
+  /** More tasks for the run engine's worker (the GitHub App's), made from what the API has. */
+  tasks?: (deps: ApiDeps) => TaskList;
 }
 
 /** Assembles the service from its configuration: store (migrated), outbound policy, the /v1 API. */
 export async function createService(
   config: Config,
-  { clock = systemClock, log, agentBackoffMs, stopGraceMs = 10_000, onFatal, deprecations, evaluators }: CreateServiceOptions = {},
+  { clock = systemClock, log, agentBackoffMs, stopGraceMs = 10_000, onFatal, deprecations, evaluators, tasks }: CreateServiceOptions = {},
 ): Promise<Service> {
   const logger = log ?? createLogger({ level: config.logLevel });
   const store = await openServiceStore(config.dbPath, {
@@ -55,7 +59,21 @@ export async function createService(
   });
   const egress = makeEgressPolicy({ allowlist: config.egressAllowlist });
   const newId = makeIdGenerator(clock);
-  const worker = makeWorker({
+  let worker: Worker | undefined;
+  const deps: ApiDeps = {
+    store,
+    clock,
+    log: logger,
+    newId,
+    nudgeEngine: () => worker?.nudge(),
+    egress,
+    checkReadiness: makeReadinessProbe({ egress, clock, timeoutMs: config.readinessTimeoutMs, cacheMs: config.readinessCacheMs }),
+    cursors: makeCursorCodec(store.cursorSecret),
+    idempotencyWindowMs: config.idempotencyWindowMs,
+    publicBaseUrl: config.baseUrl,
+    deprecations,
+  };
+  worker = makeWorker({
     store,
     clock,
     log: logger,
@@ -76,27 +94,11 @@ export async function createService(
         ...(agentBackoffMs ? { agentBackoffMs } : {}),
         evaluators,
       }),
+      ...tasks?.(deps),
     },
   });
   try {
-    const api = await buildApi({
-      store,
-      clock,
-      log: logger,
-      newId,
-      nudgeEngine: () => worker.nudge(),
-      egress,
-      checkReadiness: makeReadinessProbe({
-        egress,
-        clock,
-        timeoutMs: config.readinessTimeoutMs,
-        cacheMs: config.readinessCacheMs,
-      }),
-      cursors: makeCursorCodec(store.cursorSecret),
-      idempotencyWindowMs: config.idempotencyWindowMs,
-      publicBaseUrl: config.baseUrl,
-      deprecations,
-    });
+    const api = await buildApi(deps);
     if (!config.judge) logger.warn("No LLM judge configured (ASSURE_JUDGE_BASE_URL, ASSURE_JUDGE_MODEL): gates on judged metrics will be inconclusive");
     if (config.workers > 0) worker.start();
     else logger.warn("Run engine off (ASSURE_WORKERS=0): runs are accepted and stay queued");
@@ -105,6 +107,7 @@ export async function createService(
       store,
       log: logger,
       worker,
+      deps,
       async close() {
         await worker.stop(stopGraceMs);
         await api.close();

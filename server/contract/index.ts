@@ -14,3 +14,4 @@ export * from "./events.js";
 export * from "./deprecations.js";
 export * from "./run-keys.js";
 export * from "./releases.js";
+export * from "./assure-config.js";

@@ -137,7 +137,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     if (!read.ok) {
       throw new ApiError("VALIDATION_FAILED", {
         message: "The spec is not valid YAML.",
-        details: read.problems,
+        details: read.problems.map(({ path, message, line }) => ({ path, message: line === undefined ? message : `${message} (line ${line})` })),
       });
     }
     request.specSource = read.source;

@@ -4,6 +4,8 @@ export interface SpecProblem {
   /** Where, from the document's root: `scenarios[0].turns`; `spec` for the text as a whole. */
   path: string;
   message: string;
+  /** The line in the text, when it is known. */
+  line?: number | undefined;
 }
 
 /** A spec's YAML text, read but not yet validated, with the line of each of its nodes. */
@@ -39,7 +41,8 @@ export function readSpecYaml(bytes: Buffer): { ok: true; source: SpecSource } | 
       ok: false,
       problems: yamlDocument.errors.map((error) => ({
         path: "spec",
-        message: `${error.message.split("\n")[0]}${error.linePos ? ` (line ${error.linePos[0].line})` : ""}`,
+        message: error.message.split("\n")[0]!,
+        line: error.linePos?.[0].line,
       })),
     };
   }
@@ -57,4 +60,27 @@ export function readSpecYaml(bytes: Buffer): { ok: true; source: SpecSource } | 
     return undefined;
   };
   return { ok: true, source: { bytes, text, value, lineOf } };
+}
+
+/**
+ * A YAML file read and checked against a schema, once: its value, or every problem with its path
+ * and line (`prefix` names the root in paths, e.g. `spec`).
+ */
+export function validateYaml<T>(
+  bytes: Buffer,
+  schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string; code: string; keys?: string[] }[] } } },
+  prefix = "",
+): { ok: true; value: T; source: SpecSource } | { ok: false; problems: SpecProblem[] } {
+  const read = readSpecYaml(bytes);
+  if (!read.ok) return read;
+  const parsed = schema.safeParse(read.source.value);
+  if (parsed.success) return { ok: true, value: parsed.data, source: read.source };
+  return {
+    ok: false,
+    problems: parsed.error.issues.map((issue) => ({
+      path: formatSpecPath(issue.code === "unrecognized_keys" ? [...issue.path, issue.keys?.[0] ?? ""] : issue.path, prefix),
+      message: issue.message,
+      line: read.source.lineOf(issue.path),
+    })),
+  };
 }

@@ -16,6 +16,7 @@ import { makeConversationsStore } from "./conversations.js";
 import { makeEvaluationsStore } from "./evaluations.js";
 import { makeFindingsStore } from "./findings.js";
 import { makeReleaseDecisionsStore } from "./release-decisions.js";
+import { makeGitHubStore } from "./github.js";
 
 export type { Keyset, PageRequest, RowPage } from "./pagination.js";
 export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";
@@ -64,6 +65,7 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
     makeFindingsStore(db),
     makeApiKeysStore(db),
     decisions,
+    makeGitHubStore(db, jobs.writes),
   ] as const;
   const reads = {
     ...mergeOf(parts, "reads"),

@@ -93,6 +93,8 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
   const documentOf = db
     .prepare("SELECT document FROM test_spec_versions WHERE test_spec_id = ? AND spec_version = ? LIMIT 1")
     .pluck();
+  const sourceOf = db.prepare(`SELECT s.name, v.source_path, v.source_lines FROM test_specs s
+    JOIN test_spec_versions v ON v.test_spec_id = s.test_spec_id WHERE s.test_spec_id = ? AND v.spec_version = ? LIMIT 1`);
   const latestById = db.prepare(`${JOINED} WHERE s.test_spec_id = ? AND ${LATEST}`);
   const versionById = db.prepare(
     `${JOINED} WHERE s.test_spec_id = ? AND v.spec_version = ? ORDER BY v.version_number DESC LIMIT 1`,
@@ -149,6 +151,11 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
       getSpecDocument(testSpecId: string, specVersion: string): TestSpecDocument | undefined {
         const document = documentOf.get(testSpecId, specVersion) as string | undefined;
         return document === undefined ? undefined : (JSON.parse(document) as TestSpecDocument);
+      },
+      /** A version's name, and where its file is and the line of each part evaluations cite (when it came from a repository). */
+      getSpecVersionSource(testSpecId: string, specVersion: string): { name: string; path: string | null; lines: Record<string, number> } | undefined {
+        const row = sourceOf.get(testSpecId, specVersion) as { name: string; source_path: string | null; source_lines: string | null } | undefined;
+        return row && { name: row.name, path: row.source_path, lines: row.source_lines ? (JSON.parse(row.source_lines) as Record<string, number>) : {} };
       },
       getTestSpec(testSpecId: string): TestSpec | undefined {
         const row = latestById.get(testSpecId) as TestSpecJoinedRow | undefined;

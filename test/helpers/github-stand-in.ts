@@ -10,7 +10,7 @@ const require = createRequire(import.meta.url);
 
 interface Operation {
   parameters?: { $ref?: string; name?: string; in?: string; required?: boolean; schema?: unknown }[];
-  requestBody?: { content?: Record<string, { schema: unknown }> };
+  requestBody?: { required?: boolean; content?: Record<string, { schema: unknown }> };
 }
 interface GitHubDescription {
   paths: Record<string, Record<string, Operation>>;
@@ -122,7 +122,9 @@ export async function startGitHubStandIn({ appId = 123456 }: { appId?: number } 
       if (!declared.some((p) => p.in === "query" && p.name === name)) fail(`unknown query parameter ${name}`);
     }
     const bodySchema = operation.requestBody?.content?.["application/json"]?.schema;
-    if (bodySchema) {
+    if (bodySchema && body === undefined) {
+      if (operation.requestBody?.required) fail("missing its body");
+    } else if (bodySchema) {
       const validate = compile(`${method} ${found.template} body`, () => ({ $ref: "#/definitions/body", definitions: { body: rebase(bodySchema) } }));
       if (!validate(body)) fail(`body: ${ajv.errorsText(validate.errors)}`);
     } else if (body !== undefined) fail("a body where the operation takes none");

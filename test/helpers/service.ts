@@ -1,15 +1,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import type { Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { createHttpServer } from "../../app/http-server.js";
+import { createHost } from "../../app/create-host.js";
 import { issueApiKey } from "../../server/auth/issue-api-key.js";
 import { systemClock, type Clock } from "../../server/clock.js";
 import type { Deprecation } from "../../server/contract/index.js";
 import type { Evaluator } from "../../server/evaluate/evaluator.js";
 import { readConfig } from "../../server/config.js";
-import { createService, type Service } from "../../server/create-service.js";
+import type { Service } from "../../server/create-service.js";
 import { makeIdGenerator } from "../../server/ids.js";
 import { createLogger } from "../../server/log.js";
 import { openStore } from "../../server/store/index.js";
@@ -49,7 +48,7 @@ export async function startTestService({ clock = systemClock, env = {}, dbPath, 
   const dir = dbPath ? undefined : mkdtempSync(join(tmpdir(), "assure-test-"));
   const path = dbPath ?? join(dir!, "assure.db");
   const config = readConfig({ ASSURE_DB: path, LOG_LEVEL: "silent", ASSURE_READINESS_TIMEOUT_MS: "1000", ASSURE_WORKERS: "0", ...env });
-  const service = await createService(config, {
+  const host = await createHost(config, {
     clock,
     log: createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
     agentBackoffMs: () => 10,
@@ -57,7 +56,7 @@ export async function startTestService({ clock = systemClock, env = {}, dbPath, 
     ...(deprecations ? { deprecations } : {}),
     ...(evaluators ? { evaluators } : {}),
   });
-  const server: Server = createHttpServer({ api: service.api });
+  const { server, service } = host;
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
@@ -82,7 +81,7 @@ export async function startTestService({ clock = systemClock, env = {}, dbPath, 
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      await service.close();
+      await host.close();
       operator.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },

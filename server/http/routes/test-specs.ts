@@ -2,7 +2,7 @@ import { z } from "zod";
 import { CreateTestSpecBody, CreateTestSpecQuery, ResourceId, TestSpec, TestSpecList, type SpecSource } from "../../contract/index.js";
 import { resolveProjectId } from "../../auth/authenticate.js";
 import { ApiError } from "../../errors.js";
-import { toSpecVersion } from "../../specs/spec-version.js";
+import { addSpecVersion } from "../../releases/add-spec-version.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { responses } from "../schemas.js";
 import { registerProjectResource } from "./project-resource.js";
@@ -22,7 +22,7 @@ function sourceOf({ repository, commit_sha, path }: CreateTestSpecQuery): SpecSo
 }
 
 export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
-  const { store, clock, newId } = deps;
+  const { store } = deps;
 
   api.post("/v1/test-specs", {
     config: { scope: "specs:write", acceptsYaml: true },
@@ -50,22 +50,7 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
           details: [{ path: "query.repository", message: "needs an application/yaml body" }],
         });
       }
-      const version = toSpecVersion(request.body.spec, specSource, { fromRepository: source !== null });
-      const [{ spec, created }] = await store.write([
-        "addTestSpecVersion",
-        {
-          project_id: projectId,
-          name: version.document.name,
-          spec_version: version.spec_version,
-          document: version.canonical,
-          source_format: specSource === undefined ? "json" : "yaml",
-          source_text: specSource?.text ?? JSON.stringify(request.body.spec, null, 2),
-          source_lines: version.lines && JSON.stringify(version.lines),
-          source,
-        },
-        newId("testSpec"),
-        clock.now().toISOString(),
-      ]);
+      const { spec, created } = await addSpecVersion(deps, projectId, request.body.spec, { text: specSource, source });
       return reply.code(created ? 201 : 200).header("location", `/v1/test-specs/${spec.test_spec_id}`).send(spec);
     },
   });

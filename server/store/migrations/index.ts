@@ -6,6 +6,7 @@ import specSourceLines from "./0005-spec-source-lines.js";
 import projectRepositories from "./0006-project-repositories.js";
 import specSources from "./0007-spec-sources.js";
 import releaseDecisions from "./0008-release-decisions.js";
+import github from "./0009-github.js";
 
 /** Append-only: never edit a migration that has shipped; add the next number. */
 export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
@@ -17,4 +18,5 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   { version: 6, name: "project-repositories", sql: projectRepositories },
   { version: 7, name: "spec-sources", sql: specSources },
   { version: 8, name: "release-decisions", sql: releaseDecisions },
+  { version: 9, name: "github", sql: github },
 ];

@@ -1,39 +1,33 @@
-import { createHmac, generateKeyPairSync, randomUUID } from "node:crypto";
+import { createHmac, randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { spawnService, type ChildService } from "../../helpers/child-service.js";
+import { startGitHubStandIn, type GitHubStandIn } from "../../helpers/github-stand-in.js";
 import { waitFor } from "../../helpers/wait.js";
 
 const require = createRequire(import.meta.url);
 const examples = require("@octokit/webhooks-examples") as { name: string; examples: { action?: string }[] }[];
 const checkSuiteRequested = examples.find((e) => e.name === "check_suite")!.examples.find((e) => e.action === "requested")!;
 
-const SECRET = "webhook-secret-for-tests";
-const sign = (body: string, secret = SECRET) => `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
 
 describe("GitHub App hosting", () => {
   let dir: string;
   let service: ChildService;
+  let github: GitHubStandIn;
+  const SECRET = () => github.webhookSecret;
+  const sign = (body: string, secret = SECRET()) => `sha256=${createHmac("sha256", secret).update(body).digest("hex")}`;
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "assure-github-"));
-    const { privateKey } = generateKeyPairSync("rsa", {
-      modulusLength: 2048,
-      privateKeyEncoding: { type: "pkcs1", format: "pem" },
-      publicKeyEncoding: { type: "spki", format: "pem" },
-    });
-    service = await spawnService({
-      ASSURE_DB: join(dir, "assure.db"),
-      APP_ID: "123456",
-      PRIVATE_KEY: privateKey,
-      WEBHOOK_SECRET: SECRET,
-    });
+    github = await startGitHubStandIn();
+    service = await spawnService({ ASSURE_DB: join(dir, "assure.db"), ASSURE_BASE_URL: "https://assure.example.test", ...github.env });
   });
   afterAll(async () => {
     await service.kill();
+    await github.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
@@ -53,7 +47,9 @@ describe("GitHub App hosting", () => {
     const body = JSON.stringify(checkSuiteRequested);
     const response = await deliver(body, sign(body));
     expect(response.status).toBe(200);
-    await waitFor(() => service.logs.some((line) => line.includes("Received check_suite.requested")), "the App to log the delivery");
+    // Kept and answered at once; processed after: a repository GitHub does not know is not gated.
+    await waitFor(() => service.logs.some((line) => line.includes("Hello-World") && line.includes("not gated")), "the App to process the delivery");
+    expect(github.problems).toEqual([]);
   });
 
   it("refuses a webhook whose signature does not match", async () => {
@@ -85,6 +81,19 @@ describe("without GitHub App settings", () => {
       expect(webhook.status).toBe(404);
     } finally {
       await service.kill();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("keeps the integration off without ASSURE_BASE_URL, saying why: check runs link to the evidence there", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "assure-nobase-"));
+    const github = await startGitHubStandIn();
+    const service = await spawnService({ ASSURE_DB: join(dir, "assure.db"), ...github.env });
+    try {
+      expect(service.logs.join("\n")).toMatch(/GitHub integration off: set ASSURE_BASE_URL/);
+    } finally {
+      await service.kill();
+      await github.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

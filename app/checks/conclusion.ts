@@ -1,0 +1,41 @@
+import type { DecisionReason, DecisionStatus } from "../../server/contract/index.js";
+
+export type CheckStatus = "queued" | "in_progress" | "completed";
+export type CheckConclusion = "success" | "failure" | "action_required";
+
+/** What a check run shows for what the App knows of a commit. */
+export type GateState =
+  | { kind: "decision"; status: DecisionStatus; reasons: readonly DecisionReason[] }
+  /** The commit could not be gated (a bad config, spec or binding). */
+  | { kind: "problem" };
+
+/**
+ * The check run's status and conclusion, in one table. A required check passes on success (and on
+ * neutral or skipped, which are never used): an INCONCLUSIVE or ERROR outcome must block, so it is
+ * action_required — a person must look — and a failed gate is a failure.
+ *
+ * | state                                        | status      | conclusion      |
+ * |----------------------------------------------|-------------|-----------------|
+ * | PENDING, no run started yet                  | queued      | —               |
+ * | PENDING, a run started                       | in_progress | —               |
+ * | ALLOWED                                      | completed   | success         |
+ * | BLOCKED by a failed gate (or nothing tested) | completed   | failure         |
+ * | BLOCKED only by inconclusive or error        | completed   | action_required |
+ * | could not be gated                           | completed   | failure         |
+ */
+export function toCheckState(state: GateState): { status: CheckStatus; conclusion: CheckConclusion | null } {
+  if (state.kind === "problem") return { status: "completed", conclusion: "failure" };
+  switch (state.status) {
+    case "PENDING": {
+      const started = state.reasons.some((r) => r.run_id !== null);
+      return { status: started ? "in_progress" : "queued", conclusion: null };
+    }
+    case "ALLOWED":
+      return { status: "completed", conclusion: "success" };
+    case "BLOCKED": {
+      const blocking = state.reasons.filter((r) => r.blocking);
+      const failed = blocking.some((r) => r.status === "failed" || r.status === "untested");
+      return { status: "completed", conclusion: failed ? "failure" : "action_required" };
+    }
+  }
+}

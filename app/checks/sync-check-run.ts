@@ -1,0 +1,137 @@
+import { createHash } from "node:crypto";
+import type { ProbotOctokit } from "probot";
+import type { Task } from "../../server/engine/worker.js";
+import type { Logger } from "../../server/log.js";
+import type { CommitKey } from "../../server/store/github.js";
+import type { NewJob } from "../../server/store/jobs.js";
+import type { ServiceStore } from "../../server/store/service-store.js";
+import { repositoryRef } from "../repository/files.js";
+import { ANNOTATIONS_PER_REQUEST, toAnnotations } from "./annotations.js";
+import { toCheckState } from "./conclusion.js";
+import { readGateView } from "./gate-view.js";
+import { renderSummary, renderTitle } from "./render-output.js";
+
+export const SYNC_CHECK_RUN = "sync_check_run";
+
+/** The job that publishes a gated commit's check run; one queued per commit at a time. */
+export function syncCheckRunJob(key: CommitKey, now: string): NewJob {
+  return {
+    task: SYNC_CHECK_RUN,
+    job_key: `${SYNC_CHECK_RUN}:${key.repository_id}:${key.head_sha}:${key.check_name}`,
+    payload: key,
+    run_at: now,
+    max_attempts: 10,
+  };
+}
+
+export interface SyncCheckRunDeps {
+  store: ServiceStore;
+  log: Logger;
+  /** The service's public base URL: evidence links in check runs are absolute. */
+  baseUrl: string;
+  octokitFor(installationId: number): Promise<ProbotOctokit>;
+  clock: { now(): Date };
+}
+
+const RERUN = { label: "Re-run", description: "Run this commit's specs again", identifier: "rerun" };
+
+/**
+ * Publishes what the App knows of a gated commit as its check run: updated in place while it is
+ * open; once completed (GitHub cannot reopen one), a change makes a new check run of the same name,
+ * which GitHub shows as current. Annotations go in batches of 50 before the completing update.
+ * What was published is recorded after each request, so a retry after a failure resumes, never
+ * sends an annotation twice, and a check run that already shows the current state is left alone.
+ */
+export function makeSyncCheckRun({ store, log, baseUrl, octokitFor, clock }: SyncCheckRunDeps): Task {
+  const absolute = (ref: string) => `${baseUrl}${ref}`;
+
+  return async function syncCheckRun(payload) {
+    const key = payload as CommitKey;
+    const commit = store.getGitHubCommit(key);
+    const view = commit && readGateView(store, commit);
+    if (!commit || !view) return;
+    const syncedAt = [commit.updated_at, view.kind === "decision" ? view.decision.updated_at : ""].sort().at(-1)!;
+
+    const state = toCheckState(view.kind === "problem" ? { kind: "problem" } : { kind: "decision", status: view.decision.status, reasons: view.decision.reasons });
+    const { annotations, total } = toAnnotations(view, absolute);
+    const output = { title: renderTitle(view), summary: renderSummary(view, absolute, total - annotations.length) };
+    const fingerprint = createHash("sha256").update(JSON.stringify({ ...state, ...output, annotations: annotations.length })).digest("hex");
+    const latest = store.getLatestCheckRun(key);
+    if (latest?.published === fingerprint) {
+      await store.write(["markGitHubCommitSynced", key, syncedAt]);
+      return;
+    }
+
+    const octokit = await octokitFor(commit.installation_id);
+    const repository = repositoryRef(commit.repository);
+    const now = () => clock.now().toISOString();
+    const identity = {
+      external_id: view.kind === "decision" ? view.decision.decision_id : `${commit.repository}@${commit.head_sha}`,
+      details_url: view.kind === "decision" ? absolute(view.decision.links.self) : absolute("/v1/openapi.json"),
+    };
+    const record = async (checkRunId: number, status: string, conclusion: string | null, annotationsSent: number, what: string, createdAt: string) =>
+      void (await store.write([
+        "saveCheckRun",
+        {
+          check_run_id: checkRunId,
+          ...key,
+          status: status as "queued" | "in_progress" | "completed",
+          conclusion,
+          published: what,
+          annotations_sent: annotationsSent,
+          created_at: createdAt,
+          updated_at: now(),
+        },
+      ]));
+
+    const completing = state.status === "completed";
+    const published = async (checkRunId: number, status: string, conclusion: string | null): Promise<void> => {
+      await record(checkRunId, status, conclusion, sent, fingerprint, createdAt);
+      await store.write(["markGitHubCommitSynced", key, syncedAt]);
+      log.info({ check_run_id: checkRunId }, `Published ${commit.check_name} for ${commit.repository}@${commit.head_sha.slice(0, 7)}: ${conclusion ?? status}`);
+    };
+
+    // An open check run is updated; after a completed one (or none), a new one is made.
+    let checkRunId = latest && latest.status !== "completed" ? latest.check_run_id : undefined;
+    let sent = checkRunId !== undefined ? latest!.annotations_sent : 0;
+    const createdAt = checkRunId !== undefined ? latest!.created_at : now();
+    const batches: (typeof annotations)[] = [];
+    for (let i = sent; i < annotations.length; i += ANNOTATIONS_PER_REQUEST) batches.push(annotations.slice(i, i + ANNOTATIONS_PER_REQUEST));
+
+    if (checkRunId === undefined) {
+      // Completed at once when its annotations fit in one request; else open, and completed after the batches.
+      const completedAtOnce = completing && batches.length <= 1;
+      const { data } = await octokit.rest.checks.create({
+        ...repository,
+        name: commit.check_name,
+        head_sha: commit.head_sha,
+        ...identity,
+        started_at: now(),
+        ...(completedAtOnce
+          ? { status: "completed" as const, conclusion: state.conclusion!, completed_at: now(), actions: [RERUN] }
+          : { status: completing ? ("in_progress" as const) : state.status }),
+        output: { ...output, annotations: batches.shift() ?? [] },
+      });
+      checkRunId = data.id;
+      sent += data.output.annotations_count;
+      if (completedAtOnce || !completing) return published(checkRunId, data.status, data.conclusion);
+      await record(checkRunId, data.status, null, sent, "", createdAt);
+    }
+    // The open check run: every batch but the last, then the update that completes it with the last.
+    const last = completing ? (batches.pop() ?? []) : [];
+    for (const batch of batches) {
+      await octokit.rest.checks.update({ ...repository, check_run_id: checkRunId, output: { ...output, annotations: batch } });
+      sent += batch.length;
+      await record(checkRunId, "in_progress", null, sent, "", createdAt);
+    }
+    const { data } = await octokit.rest.checks.update({
+      ...repository,
+      check_run_id: checkRunId,
+      ...identity,
+      ...(completing ? { status: "completed" as const, conclusion: state.conclusion!, completed_at: now(), actions: [RERUN] } : { status: state.status }),
+      output: { ...output, ...(last.length > 0 ? { annotations: last } : {}) },
+    });
+    sent += last.length;
+    await published(checkRunId, data.status, data.conclusion);
+  };
+}

@@ -1,0 +1,53 @@
+import type { CommitToGate } from "../gate/gate-commit.js";
+
+/** The parts of webhook payloads the App reads (GitHub's payloads hold much more). */
+interface Payload {
+  action?: string;
+  installation?: { id: number };
+  repository?: { id: number; full_name: string; default_branch?: string };
+  pull_request?: { number: number; head: { sha: string; ref: string }; base: { sha: string } };
+  ref?: string;
+  after?: string;
+  deleted?: boolean;
+  check_suite?: { head_sha: string; head_branch: string | null; pull_requests?: { number: number }[] };
+  check_run?: { name: string; head_sha: string; check_suite?: { head_branch: string | null; pull_requests?: { number: number }[] } };
+  requested_action?: { identifier: string };
+}
+
+/**
+ * Which commit a delivery asks the App to gate, and whether to start its runs again; undefined
+ * for events the App only acknowledges. Pull requests (opened, synchronize, reopened) and their
+ * check suites gate the head; pushes gate commits of the default branch, so that each merged commit
+ * has a decision; a re-run (GitHub's, or the check run's button) starts a new attempt.
+ */
+export function commitOfEvent(event: string, payload: Payload, isOurCheck: (name: string) => boolean): CommitToGate | undefined {
+  const { installation, repository, action } = payload;
+  if (!installation || !repository) return undefined;
+  const base = { installationId: installation.id, repository: { id: repository.id, full_name: repository.full_name } };
+  const branch = (name: string | null | undefined) => (name ? `refs/heads/${name}` : null);
+
+  if (event === "pull_request" && ["opened", "synchronize", "reopened"].includes(action ?? "") && payload.pull_request) {
+    const pr = payload.pull_request;
+    return { ...base, headSha: pr.head.sha, baseSha: pr.base.sha, ref: branch(pr.head.ref), pullRequest: pr.number, rerun: false };
+  }
+  if (event === "push" && payload.after && !payload.deleted && payload.ref === branch(repository.default_branch)) {
+    return { ...base, headSha: payload.after, baseSha: null, ref: payload.ref, pullRequest: null, rerun: false };
+  }
+  if (event === "check_suite" && (action === "requested" || action === "rerequested") && payload.check_suite) {
+    const suite = payload.check_suite;
+    return { ...base, headSha: suite.head_sha, baseSha: null, ref: branch(suite.head_branch), pullRequest: suite.pull_requests?.[0]?.number ?? null, rerun: action === "rerequested" };
+  }
+  const rerunCheck = action === "rerequested" || (action === "requested_action" && payload.requested_action?.identifier === "rerun");
+  if (event === "check_run" && rerunCheck && payload.check_run && isOurCheck(payload.check_run.name)) {
+    const run = payload.check_run;
+    return {
+      ...base,
+      headSha: run.head_sha,
+      baseSha: null,
+      ref: branch(run.check_suite?.head_branch),
+      pullRequest: run.check_suite?.pull_requests?.[0]?.number ?? null,
+      rerun: true,
+    };
+  }
+  return undefined;
+}

@@ -1,0 +1,115 @@
+import type { Db } from "./db.js";
+import type { JobsStore, NewJob } from "./jobs.js";
+
+export interface DeliveryRow {
+  delivery_id: string;
+  event: string;
+  action: string | null;
+  /** JSON of the webhook's payload. */
+  payload: string;
+  received_at: string;
+}
+
+/** A commit the GitHub App gates under a check name: what it publishes a check run for. */
+export interface GitHubCommitRow {
+  repository_id: number;
+  head_sha: string;
+  check_name: string;
+  /** owner/name */
+  repository: string;
+  installation_id: number;
+  ref: string | null;
+  pull_request: number | null;
+  project_id: string | null;
+  decision_id: string | null;
+  /** JSON of what kept the commit from being gated (a bad config, say), published as a failed check run. */
+  problem: string | null;
+  updated_at: string;
+  /** What was last published: the decision's `updated_at`, or this row's for a problem. */
+  synced_at: string | null;
+}
+
+export interface CheckRunRow {
+  check_run_id: number;
+  repository_id: number;
+  head_sha: string;
+  check_name: string;
+  status: "queued" | "in_progress" | "completed";
+  conclusion: string | null;
+  /** A fingerprint of the status, conclusion and output last sent. */
+  published: string;
+  annotations_sent: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export type CommitKey = Pick<GitHubCommitRow, "repository_id" | "head_sha" | "check_name">;
+
+/** The GitHub App's records: deliveries, gated commits and the check runs published for them. */
+export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueueJob">) {
+  const insertDelivery = db.prepare(`INSERT INTO github_deliveries (delivery_id, event, action, payload, received_at)
+    VALUES (@delivery_id, @event, @action, @payload, @received_at) ON CONFLICT (delivery_id) DO NOTHING`);
+  const deliveryById = db.prepare("SELECT * FROM github_deliveries WHERE delivery_id = ?");
+  const upsertCommit = db.prepare(`INSERT INTO github_commits (repository_id, head_sha, check_name, repository, installation_id, ref,
+      pull_request, project_id, decision_id, problem, updated_at, synced_at)
+    VALUES (@repository_id, @head_sha, @check_name, @repository, @installation_id, @ref, @pull_request, @project_id, @decision_id,
+      @problem, @updated_at, NULL)
+    ON CONFLICT (repository_id, head_sha, check_name) DO UPDATE SET repository = excluded.repository,
+      installation_id = excluded.installation_id, ref = COALESCE(excluded.ref, ref), pull_request = COALESCE(excluded.pull_request, pull_request),
+      project_id = excluded.project_id, decision_id = excluded.decision_id, problem = excluded.problem, updated_at = excluded.updated_at`);
+  const commitByKey = db.prepare("SELECT * FROM github_commits WHERE repository_id = ? AND head_sha = ? AND check_name = ?");
+  const commitsOfSha = db.prepare("SELECT * FROM github_commits WHERE repository_id = ? AND head_sha = ?");
+  const markSynced = db.prepare("UPDATE github_commits SET synced_at = ? WHERE repository_id = ? AND head_sha = ? AND check_name = ?");
+  // A commit is stale when what it would publish now is newer than what it last published.
+  const stale = db.prepare(`SELECT c.* FROM github_commits c LEFT JOIN release_decisions d ON d.decision_id = c.decision_id
+    WHERE c.synced_at IS NULL OR c.synced_at < COALESCE(d.updated_at, c.updated_at) OR c.synced_at < c.updated_at
+    ORDER BY c.updated_at LIMIT ?`);
+  const insertCheckRun = db.prepare(`INSERT INTO github_check_runs (check_run_id, repository_id, head_sha, check_name, status, conclusion,
+      published, annotations_sent, created_at, updated_at)
+    VALUES (@check_run_id, @repository_id, @head_sha, @check_name, @status, @conclusion, @published, @annotations_sent, @created_at, @updated_at)
+    ON CONFLICT (check_run_id) DO UPDATE SET status = excluded.status, conclusion = excluded.conclusion, published = excluded.published,
+      annotations_sent = excluded.annotations_sent, updated_at = excluded.updated_at`);
+  const latestCheckRun = db.prepare(`SELECT * FROM github_check_runs WHERE repository_id = ? AND head_sha = ? AND check_name = ?
+    ORDER BY check_run_id DESC LIMIT 1`);
+
+  return {
+    reads: {
+      getDelivery(deliveryId: string): DeliveryRow | undefined {
+        return deliveryById.get(deliveryId) as DeliveryRow | undefined;
+      },
+      getGitHubCommit({ repository_id, head_sha, check_name }: CommitKey): GitHubCommitRow | undefined {
+        return commitByKey.get(repository_id, head_sha, check_name) as GitHubCommitRow | undefined;
+      },
+      listGitHubCommitsOfSha(repositoryId: number, headSha: string): GitHubCommitRow[] {
+        return commitsOfSha.all(repositoryId, headSha) as GitHubCommitRow[];
+      },
+      /** Gated commits whose check run is missing or behind what they would publish now. */
+      listStaleGitHubCommits(limit: number): GitHubCommitRow[] {
+        return stale.all(limit) as GitHubCommitRow[];
+      },
+      /** The newest check run the App made for the commit under that name: the one GitHub shows. */
+      getLatestCheckRun({ repository_id, head_sha, check_name }: CommitKey): CheckRunRow | undefined {
+        return latestCheckRun.get(repository_id, head_sha, check_name) as CheckRunRow | undefined;
+      },
+    },
+    writes: {
+      /** Keeps a delivery and queues its processing, once per delivery id: false for a delivery seen before. */
+      receiveDelivery(row: DeliveryRow, job: NewJob): boolean {
+        if (insertDelivery.run(row).changes === 0) return false;
+        jobs.enqueueJob(job);
+        return true;
+      },
+      /** Records what the App gates for a commit (or the problem that kept it from it), and queues publishing it. */
+      saveGitHubCommit(row: Omit<GitHubCommitRow, "synced_at">, publish: NewJob): void {
+        upsertCommit.run(row);
+        jobs.enqueueJob(publish);
+      },
+      markGitHubCommitSynced(key: CommitKey, syncedAt: string): void {
+        markSynced.run(syncedAt, key.repository_id, key.head_sha, key.check_name);
+      },
+      saveCheckRun(row: CheckRunRow): void {
+        insertCheckRun.run(row);
+      },
+    },
+  };
+}

@@ -1,0 +1,221 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { parse, stringify } from "yaml";
+import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
+import { checkSuiteEvent, pullRequestEvent, pushEvent, type TestRepository } from "../../helpers/github-events.js";
+import { startGitHubStandIn, type GitHubStandIn, type StandInCheckRun } from "../../helpers/github-stand-in.js";
+import { EXAMPLE_SPEC_YAML, PROJECT_SCOPES, deterministicSpecYaml } from "../../helpers/seed.js";
+import { startTestService, type TestService } from "../../helpers/service.js";
+import { waitFor } from "../../helpers/wait.js";
+import type { ApiClient } from "../../helpers/api-client.js";
+
+const PUBLIC_BASE_URL = "https://assure.example.test";
+const REPOSITORY: TestRepository = { id: 424242, full_name: "acme/refunds", default_branch: "main", installationId: 31337 };
+const UNBOUND: TestRepository = { id: 515151, full_name: "acme/unbound", default_branch: "main", installationId: 31337 };
+const BASE_SHA = "b".repeat(40);
+let shas = 0;
+const nextSha = () => `c${(++shas).toString(16).padStart(39, "0")}`;
+
+const config = (project: string, runs: { specs: string[]; environments: string[] }[] = [{ specs: [".assure/specs/*.yaml"], environments: ["staging"] }]) =>
+  stringify({ version: 1, project, runs });
+
+describe("the release gate in pull requests", () => {
+  let github: GitHubStandIn;
+  let t: TestService;
+  let agent: ExampleAgent;
+  let client: ApiClient;
+  let projectId: string;
+
+  beforeAll(async () => {
+    github = await startGitHubStandIn();
+    agent = await startExampleAgent();
+    t = await startTestService({
+      env: { ...github.env, ASSURE_BASE_URL: PUBLIC_BASE_URL, ASSURE_WORKERS: "4", ASSURE_GITHUB_RECONCILE_MS: "100" },
+    });
+    github.addRepository(REPOSITORY);
+    github.addRepository(UNBOUND);
+    const project = await t.admin.post("/v1/projects", { name: "refunds", repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }] });
+    projectId = project.body.project_id;
+    client = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
+    const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "2.0.0" })).body.agent_id;
+    for (const [name, model] of [["staging", "refund-agent"], ["sloppy", "refund-agent+wrong-arguments"]]) {
+      await client.post("/v1/environments", { name, agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model } });
+    }
+    github.commit(REPOSITORY.full_name, BASE_SHA, { ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+  });
+  afterEach(() => {
+    // Every request the App made must match GitHub's published description.
+    expect(github.problems).toEqual([]);
+  });
+  afterAll(async () => {
+    await t.close();
+    await agent.close();
+    await github.close();
+  });
+
+  const completed = (sha: string, repository = REPOSITORY) =>
+    waitFor(() => {
+      const run = github.currentCheckRun(repository.full_name, sha);
+      return run?.status === "completed" ? run : undefined;
+    }, `a completed check run on ${sha.slice(0, 7)}`, { timeoutMs: 30_000 });
+  const openPullRequest = async (files: Record<string, string>, options: { number?: number } = {}) => {
+    const head = nextSha();
+    github.commit(REPOSITORY.full_name, head, files);
+    const delivered = await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head, base: BASE_SHA, ...options }));
+    expect(delivered.status).toBe(200);
+    return head;
+  };
+  const relative = (url: string) => url.replace(PUBLIC_BASE_URL, "");
+
+  it("publishes success for an agent whose gates pass: one check run, completed, linking the decision", async () => {
+    const head = await openPullRequest({ ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    const run = await completed(head);
+    expect(run).toMatchObject({ name: "assure/release-gate", conclusion: "success", annotations: [] });
+    expect(run.output.title).toBe("Release allowed: 1 of 1 gate passed");
+    expect(run.output.summary).toContain("Release allowed");
+    expect(run.actions.map((a) => a.identifier)).toEqual(["rerun"]);
+    expect(github.checkRuns(REPOSITORY.full_name, head)).toHaveLength(1);
+
+    const decision = (await client.get(relative(run.details_url!))).body;
+    expect(decision).toMatchObject({ decision_id: run.external_id, status: "ALLOWED", subject: { repository: REPOSITORY.full_name, commit_sha: head } });
+    const [planned] = decision.runs;
+    expect((await client.get(`/v1/runs/${planned.run_id}`)).body.source).toEqual({
+      repository: REPOSITORY.full_name,
+      commit_sha: head,
+      ref: "refs/heads/feature",
+      pull_request: 7,
+    });
+    const spec = (await client.get(`/v1/test-specs/${planned.test_spec_id}`)).body;
+    expect(spec).toMatchObject({ spec_version: expect.stringMatching(/^git:[0-9a-f]{40}$/), source: { path: ".assure/specs/refund.yaml" } });
+  });
+
+  it("publishes failure for a sloppy agent, with annotations at the spec lines whose evidence resolves", async () => {
+    const spec = deterministicSpecYaml({ repeat: 1 });
+    const head = await openPullRequest({
+      ".assure/config.yml": config(projectId, [{ specs: [".assure/specs/refund.yaml"], environments: ["sloppy"] }]),
+      ".assure/specs/refund.yaml": spec,
+    });
+    const run = await completed(head);
+    expect(run.conclusion).toBe("failure");
+    expect(run.output.title).toBe("Release blocked: 1 of 1 gate failed");
+    expect(run.annotations.length).toBeGreaterThan(0);
+    const lines = spec.split("\n");
+    for (const annotation of run.annotations) {
+      expect(annotation).toMatchObject({ path: ".assure/specs/refund.yaml", annotation_level: "failure" });
+      // The line holds the expectation that failed (a tool_called on wrong arguments).
+      expect(lines[annotation.start_line - 1]).toMatch(/tool_called|tool_sequence|response/);
+      const refs = annotation.message.match(/https:\/\/assure\.example\.test\S+/g)!;
+      expect(refs.length).toBeGreaterThan(0);
+      for (const ref of refs) expect((await client.get(relative(ref))).status).toBe(200);
+    }
+  });
+
+  it("publishes action_required when a gate is inconclusive: no judge is configured for a metric", async () => {
+    const spec = parse(EXAMPLE_SPEC_YAML) as { name: string; defaults: Record<string, number>; security?: unknown; gates: { id: string }[] };
+    spec.defaults.repeat = 1;
+    delete spec.security;
+    spec.gates = spec.gates.filter((gate) => gate.id !== "SEC");
+    const text = stringify(spec);
+    const head = await openPullRequest({ ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": text });
+    const run = await completed(head);
+    expect(run.conclusion).toBe("action_required");
+    expect(run.output.title).toBe("Release blocked: 1 gate inconclusive");
+    // The metric's gate, which no evaluation explains, is shown at its own line.
+    const gateLine = text.split("\n").findIndex((line) => line.includes("id: TASK")) + 1;
+    expect(run.annotations).toEqual([expect.objectContaining({ annotation_level: "warning", start_line: gateLine, title: expect.stringContaining("gate TASK inconclusive") })]);
+  });
+
+  it("gates one commit once, however it is announced: a repeated delivery, and a pull request with its check suite", async () => {
+    const head = nextSha();
+    github.commit(REPOSITORY.full_name, head, { ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    const event = pullRequestEvent(REPOSITORY, { head, base: BASE_SHA });
+    const first = await github.deliver(t.baseUrl, "pull_request", event);
+    await github.deliver(t.baseUrl, "pull_request", event, { delivery: first.delivery });
+    await github.deliver(t.baseUrl, "check_suite", checkSuiteEvent(REPOSITORY, { head, pullRequest: 7 }));
+    await completed(head);
+    const decisions = (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${head}`)).body.data;
+    expect(decisions).toHaveLength(1);
+    expect(decisions[0].runs).toHaveLength(1);
+    const runs = (await client.get(`/v1/runs?limit=200`)).body.data.filter((r: { source: { commit_sha?: string } | null }) => r.source?.commit_sha === head);
+    expect(runs).toHaveLength(1);
+    expect(github.checkRuns(REPOSITORY.full_name, head)).toHaveLength(1);
+  });
+
+  it("sends 120 failing checks as annotations in 3 requests, before completing", async () => {
+    const spec = parse(deterministicSpecYaml({ repeat: 1 })) as { name: string; scenarios: { turns: { expect?: unknown[] }[]; expect?: unknown[] }[] };
+    spec.name = "many-failures";
+    spec.scenarios = [spec.scenarios[0]!];
+    spec.scenarios[0]!.expect = [];
+    spec.scenarios[0]!.turns = [
+      { ...spec.scenarios[0]!.turns[0]!, expect: Array.from({ length: 120 }, (_, i) => ({ tool_called: { name: "lookup_order", args: { order_id: `X-${i}` } } })) },
+    ];
+    const head = await openPullRequest({ ".assure/config.yml": config(projectId), ".assure/specs/many.yaml": stringify(spec) });
+    const run = await completed(head);
+    expect(run.conclusion).toBe("failure");
+    expect(run.annotations).toHaveLength(120);
+    expect(run.annotationRequests).toEqual([50, 50, 20]);
+  });
+
+  it("fails the check run of a bad config, with an annotation at the bad line", async () => {
+    const bad = `version: 1\nproject: ${projectId}\nruns:\n  - specs: [".assure/specs/*.yaml"]\n    environments: [staging]\n    typo: true\n`;
+    const head = await openPullRequest({ ".assure/config.yml": bad, ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    const run = await completed(head);
+    expect(run.conclusion).toBe("failure");
+    expect(run.output.title).toBe(".assure/config.yml is not valid");
+    expect(run.annotations).toEqual([expect.objectContaining({ path: ".assure/config.yml", start_line: 4, message: expect.stringContaining("typo") })]);
+  });
+
+  it("fails the check run of a spec that is not valid, and of an environment the project does not have", async () => {
+    const head = await openPullRequest({
+      ".assure/config.yml": config(projectId, [{ specs: [".assure/specs/*.yaml"], environments: ["staging", "production"] }]),
+      ".assure/specs/broken.yaml": "schema_version: \"1\"\nname: broken\nscenarios:\n  - id: s\n    turns: []\ngates:\n  - id: DET\n    require: { expectations: all }\n",
+    });
+    const run = await completed(head);
+    expect(run.conclusion).toBe("failure");
+    expect(run.annotations).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: ".assure/specs/broken.yaml", start_line: 5 }),
+        expect.objectContaining({ path: ".assure/config.yml", message: expect.stringContaining("environment 'production' does not exist") }),
+      ]),
+    );
+  });
+
+  it("refuses to gate a repository the project does not list, and says so", async () => {
+    const head = nextSha();
+    github.commit(UNBOUND.full_name, head, { ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(UNBOUND, { head, base: nextSha() }));
+    const run = await completed(head, UNBOUND);
+    expect(run.conclusion).toBe("failure");
+    expect(run.output.title).toBe("The repository is not bound to the project");
+    expect(run.annotations[0]).toMatchObject({ path: ".assure/config.yml", start_line: 2, message: expect.stringContaining("does not list acme/unbound") });
+    expect((await client.get(`/v1/release-decisions?repository=${UNBOUND.full_name}`)).body.data).toEqual([]);
+  });
+
+  it("publishes no check run for a repository that does not use assure", async () => {
+    const head = nextSha();
+    const base = nextSha();
+    github.commit(REPOSITORY.full_name, base, { "README.md": "no assure here" });
+    github.commit(REPOSITORY.full_name, head, { "README.md": "still none" });
+    const before = t.service.store.countRows().github_commits;
+    await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head, base }));
+    await waitFor(() => t.service.store.countRows().jobs === 0, "the delivery to be processed");
+    expect(github.checkRuns(REPOSITORY.full_name, head)).toEqual([]);
+    expect(t.service.store.countRows().github_commits).toBe(before);
+  });
+
+  it("fails when the head drops the config the base branch has", async () => {
+    const head = await openPullRequest({ "README.md": "config removed" });
+    const run: StandInCheckRun = await completed(head);
+    expect(run).toMatchObject({ conclusion: "failure", output: { title: ".assure/config.yml is missing" } });
+  });
+
+  it("decides every commit pushed to the default branch", async () => {
+    const head = nextSha();
+    github.commit(REPOSITORY.full_name, head, { ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    await github.deliver(t.baseUrl, "push", pushEvent(REPOSITORY, { after: head }));
+    const run = await completed(head);
+    expect(run.conclusion).toBe("success");
+    const decision = (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${head}`)).body.data[0];
+    expect(decision.status).toBe("ALLOWED");
+    expect((await client.get(`/v1/runs/${decision.runs[0].run_id}`)).body.source).toEqual({ repository: REPOSITORY.full_name, commit_sha: head, ref: "refs/heads/main" });
+  });
+});
