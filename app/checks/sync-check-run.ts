@@ -56,8 +56,7 @@ export function makeSyncCheckRun({ store, log, baseUrl, octokitFor, clock }: Syn
     const { annotations, total } = toAnnotations(view, absolute);
     const output = { title: renderTitle(view), summary: renderSummary(view, absolute, total - annotations.length) };
     const fingerprint = createHash("sha256").update(JSON.stringify({ ...state, ...output, annotations: annotations.length })).digest("hex");
-    const latest = store.getLatestCheckRun(key);
-    if (latest?.published === fingerprint) {
+    if (store.getLatestCheckRun(key)?.published === fingerprint) {
       await store.write(["markGitHubCommitSynced", key, syncedAt]);
       return;
     }
@@ -83,6 +82,25 @@ export function makeSyncCheckRun({ store, log, baseUrl, octokitFor, clock }: Syn
           updated_at: now(),
         },
       ]));
+
+    async function adoptCheckRun() {
+      if (store.getLatestCheckRun(key)) return undefined;
+      const { data } = await octokit.rest.checks.listForRef({ ...repository, ref: commit!.head_sha, check_name: commit!.check_name, filter: "latest" });
+      const found = data.check_runs.filter((run) => run.external_id === identity.external_id).sort((x, y) => y.id - x.id)[0];
+      if (!found) return undefined;
+      const same = found.status === state.status && found.conclusion === state.conclusion && found.output.title === output.title;
+      const createdAt = found.started_at ?? now();
+      await record(found.id, found.status, found.conclusion ?? null, found.output.annotations_count, same ? fingerprint : "", createdAt);
+      log.warn({ check_run_id: found.id }, `Adopted check run ${found.id} of ${commit!.repository}@${commit!.head_sha.slice(0, 7)}, made before a restart`);
+      return store.getLatestCheckRun(key);
+    }
+
+    // With no record of a check run, one may still exist: made just before the process died. Adopt it.
+    const latest = (await adoptCheckRun()) ?? store.getLatestCheckRun(key);
+    if (latest?.published === fingerprint) {
+      await store.write(["markGitHubCommitSynced", key, syncedAt]);
+      return;
+    }
 
     const completing = state.status === "completed";
     const published = async (checkRunId: number, status: string, conclusion: string | null): Promise<void> => {

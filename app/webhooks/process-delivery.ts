@@ -1,5 +1,6 @@
 import type { Task } from "../../server/engine/worker.js";
-import { gateCommit, type GateDeps } from "../gate/gate-commit.js";
+import { gateCommit, type CommitToGate, type GateDeps } from "../gate/gate-commit.js";
+import { repositoryRef } from "../repository/files.js";
 import { commitOfEvent } from "./commit-of-event.js";
 
 /** The job of a delivery, after GitHub was answered: gate the commit it names, if it names one. */
@@ -17,7 +18,29 @@ export function makeProcessDelivery(deps: GateDeps): Task {
       deps.log.info(`Received ${what}: nothing to gate`);
       return;
     }
+    // A button on a check run can be pressed by anyone who sees it: only a writer may start runs again.
+    if (delivery.action === "requested_action") {
+      const sender = (body as { sender?: { login?: string } }).sender?.login ?? "";
+      const permission = await permissionOf(deps, commit, sender);
+      if (permission !== "admin" && permission !== "write") {
+        deps.log.warn(`Received ${what}: ${sender} (${permission}) may not start runs again in ${commit.repository.full_name}; ignored`);
+        return;
+      }
+    }
     deps.log.info(`Received ${what}: gating ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}${commit.rerun ? " again" : ""}`);
     await gateCommit(deps, commit);
   };
+}
+
+/** A user's permission on the repository, as GitHub says it (maintain counts as write); none if GitHub does not know them. */
+async function permissionOf(deps: GateDeps, commit: CommitToGate, username: string): Promise<string> {
+  if (!username) return "none";
+  const octokit = await deps.octokitFor(commit.installationId);
+  try {
+    const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({ ...repositoryRef(commit.repository.full_name), username });
+    return data.permission;
+  } catch (error) {
+    if ((error as { status?: number }).status === 404) return "none";
+    throw error;
+  }
 }

@@ -1,7 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { parse, stringify } from "yaml";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
-import { checkSuiteEvent, pullRequestEvent, pushEvent, type TestRepository } from "../../helpers/github-events.js";
+import { checkRunEvent, checkSuiteEvent, pullRequestEvent, pushEvent, type TestRepository } from "../../helpers/github-events.js";
 import { startGitHubStandIn, type GitHubStandIn, type StandInCheckRun } from "../../helpers/github-stand-in.js";
 import { EXAMPLE_SPEC_YAML, PROJECT_SCOPES, deterministicSpecYaml } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
@@ -153,6 +153,49 @@ describe("the release gate in pull requests", () => {
     expect(run.conclusion).toBe("failure");
     expect(run.annotations).toHaveLength(120);
     expect(run.annotationRequests).toEqual([50, 50, 20]);
+  });
+
+  it("turns the current check run green when a reviewer waives the failed gate (a new check run: a completed one cannot change)", async () => {
+    const head = await openPullRequest({
+      ".assure/config.yml": config(projectId, [{ specs: [".assure/specs/refund.yaml"], environments: ["sloppy"] }]),
+      ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }),
+    });
+    const failed = await completed(head);
+    expect(failed.conclusion).toBe("failure");
+    const decision = (await client.get(relative(failed.details_url!))).body;
+    const reviewer = t.admin.withToken(t.issueKey(projectId, ["releases:read", "releases:waive"]));
+    const waiver = await reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers`, { run_id: decision.runs[0].run_id, gate_id: "DET", reason: "accepted for the demo" });
+    expect(waiver.status).toBe(201);
+    const current = await waitFor(() => {
+      const run = github.currentCheckRun(REPOSITORY.full_name, head);
+      return run && run.id !== failed.id && run.status === "completed" ? run : undefined;
+    }, "a new check run after the waiver");
+    expect(current).toMatchObject({ conclusion: "success", external_id: decision.decision_id, output: { title: "Release allowed: 0 of 1 gate passed, 1 waived" } });
+    expect(github.checkRuns(REPOSITORY.full_name, head).map((run) => run.conclusion)).toEqual(["failure", "success"]);
+  });
+
+  it("starts a commit's runs again on a re-run (the button, by a writer; or GitHub's own), in a new check run", async () => {
+    const head = await openPullRequest({ ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    const first = await completed(head);
+    github.setPermission(REPOSITORY.full_name, "reader", "read");
+    github.setPermission(REPOSITORY.full_name, "maintainer", "write");
+
+    // A reader's press starts nothing.
+    await github.deliver(t.baseUrl, "check_run", checkRunEvent(REPOSITORY, { action: "requested_action", name: first.name, head, identifier: "rerun", sender: "reader" }));
+    await waitFor(() => t.service.store.countRows().jobs === 0, "the press to be processed");
+    expect(github.checkRuns(REPOSITORY.full_name, head)).toHaveLength(1);
+
+    await github.deliver(t.baseUrl, "check_run", checkRunEvent(REPOSITORY, { action: "requested_action", name: first.name, head, identifier: "rerun", sender: "maintainer" }));
+    const second = await waitFor(() => {
+      const run = github.currentCheckRun(REPOSITORY.full_name, head);
+      return run && run.id !== first.id && run.status === "completed" ? run : undefined;
+    }, "a second check run");
+    expect(second.conclusion).toBe("success");
+    await github.deliver(t.baseUrl, "check_suite", checkSuiteEvent(REPOSITORY, { action: "rerequested", head, pullRequest: 7 }));
+    await waitFor(() => github.checkRuns(REPOSITORY.full_name, head).filter((run) => run.status === "completed").length === 3, "a third check run");
+    const decision = (await client.get(relative(second.details_url!))).body;
+    expect(decision.attempt).toBe(3);
+    expect(decision.runs.map((run: { attempt: number }) => run.attempt)).toEqual([1, 2, 3]);
   });
 
   it("fails the check run of a bad config, with an annotation at the bad line", async () => {
