@@ -1,7 +1,9 @@
 /**
  * `npm run demo`: the whole loop as a user would run it. Starts the service on its embedded
  * SQLite and the example agent, sets up a project through the API, runs the example specs,
- * shows progress, and prints the verdict, the gates and how to read the evidence.
+ * shows progress, and prints the verdict, the gates and how to read the evidence. Then the
+ * release gate: a pull request announced to the GitHub App (against a local stand-in of GitHub's
+ * API, never GitHub itself), and the release decision and check run the App publishes.
  * Exits non-zero if anything did not go as it should.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
@@ -10,6 +12,8 @@ import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readServiceNodeArgs } from "../app/service-node-args.js";
 import { startExampleAgent } from "./agent/server.js";
+import { pullRequestEvent } from "./github/events.js";
+import { startGitHubStandIn, type GitHubStandIn } from "./github/stand-in.js";
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const DB = join(ROOT, "data", "demo", "assure.db");
@@ -17,16 +21,21 @@ const TERMINAL = new Set(["COMPLETED", "INCONCLUSIVE", "FAILED"]);
 
 const say = (line = "") => console.log(line);
 
-async function startService(): Promise<{ child: ChildProcess; api: string }> {
+/** The public address the demo's links use: where `npm start` serves, as the closing lines say. */
+const PUBLIC_BASE_URL = "http://localhost:3000";
+const REPOSITORY = { id: 1_000_001, full_name: "acme/refund-agent", default_branch: "main", installationId: 1 };
+
+async function startService(github: GitHubStandIn): Promise<{ child: ChildProcess; api: string }> {
+  // The App's settings point at the local stand-in: the demo never talks to GitHub.
   const child = spawn(process.execPath, [...readServiceNodeArgs(ROOT), join(ROOT, "build/app/main.js")], {
-    env: { ...process.env, ASSURE_DB: DB, PORT: process.env.PORT ?? "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+    env: { ...process.env, ...github.env, ASSURE_BASE_URL: PUBLIC_BASE_URL, ASSURE_GITHUB_RECONCILE_MS: "200", ASSURE_DB: DB, PORT: process.env.PORT ?? "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const port = await new Promise<number>((resolve, reject) => {
     let buffered = "";
     child.stdout!.on("data", (chunk: Buffer) => {
       buffered += chunk.toString();
-      const port = /"port":(\d+)/.exec(buffered)?.[1];
+      const port = /listening on http:\/\/[^:]+:(\d+)/.exec(buffered)?.[1] ?? /"port":(\d+)/.exec(buffered)?.[1];
       if (port) resolve(Number(port));
     });
     child.once("exit", (code) => reject(new Error(`the service exited with ${code}`)));
@@ -64,7 +73,8 @@ function client(api: string, token: string) {
 async function main(): Promise<number> {
   rmSync(dirname(DB), { recursive: true, force: true });
   const agent = await startExampleAgent();
-  const { child, api } = await startService();
+  const github = await startGitHubStandIn();
+  const { child, api } = await startService(github);
   try {
     const token = createAdminKey();
     const call = client(api, token);
@@ -72,7 +82,10 @@ async function main(): Promise<number> {
     say(`example agent (OpenAI-compatible) at ${agent.baseUrl}`);
     say();
 
-    const project = await call("POST", "/v1/projects", { name: "refunds-demo" });
+    const project = await call("POST", "/v1/projects", {
+      name: "refunds-demo",
+      repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }],
+    });
     const agentRecord = await call("POST", "/v1/agents", { project_id: project.project_id, name: "refund-agent", version: "1.0.0" });
     const environment = await call("POST", "/v1/environments", {
       project_id: project.project_id,
@@ -125,6 +138,9 @@ async function main(): Promise<number> {
       runs.push({ file, run_id: run.run_id });
     }
 
+    const gate = await releaseGate(api, call, github, project.project_id, environment.name);
+    ok &&= gate.ok;
+
     say();
     say("Read the evidence: start the service on the demo's database, then ask the API.");
     say(`  ASSURE_DB=${relative(process.cwd(), DB)} npm start`);
@@ -134,6 +150,7 @@ async function main(): Promise<number> {
     }
     say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" "http://localhost:3000/v1/runs/${runs[0]!.run_id}/trace?limit=20"`);
     say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" http://localhost:3000/v1/runs/${runs[0]!.run_id}/conversations`);
+    if (gate.decisionPath) say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" http://localhost:3000${gate.decisionPath}`);
     say();
     say(
       ok
@@ -144,7 +161,57 @@ async function main(): Promise<number> {
   } finally {
     child.kill("SIGTERM");
     await agent.close();
+    await github.close();
   }
+}
+
+/**
+ * A pull request that changes the agent's spec, announced to the App as GitHub would (a signed
+ * `pull_request` webhook): the App reads `.assure/config.yml` at the head commit, registers the
+ * spec, makes the commit's release decision, starts its run, and publishes a check run.
+ */
+async function releaseGate(
+  api: string,
+  call: ReturnType<typeof client>,
+  github: GitHubStandIn,
+  projectId: string,
+  environment: string,
+): Promise<{ ok: boolean; decisionPath?: string }> {
+  say();
+  say(`▶ The release gate: pull request #7 on ${REPOSITORY.full_name}, announced to the GitHub App (a local stand-in of GitHub's API)`);
+  github.addRepository(REPOSITORY);
+  const files = {
+    ".assure/config.yml": `version: 1\nproject: ${projectId}\nruns:\n  - specs: [".assure/specs/*.yaml"]\n    environments: [${environment}]\n`,
+    ".assure/specs/refund-agent.yaml": readFileSync(join(ROOT, "examples/refund-agent-deterministic.yaml"), "utf8"),
+  };
+  const [base, head] = ["a".repeat(40), "f00d".repeat(10)];
+  github.commit(REPOSITORY.full_name, base, files);
+  github.commit(REPOSITORY.full_name, head, files);
+  const delivered = await github.deliver(api, "pull_request", pullRequestEvent(REPOSITORY, { head, base, number: 7 }));
+  say(`  webhook pull_request.opened → ${delivered.status}`);
+  let checkRun = github.currentCheckRun(REPOSITORY.full_name, head);
+  const deadline = Date.now() + 60_000;
+  let last = "";
+  while (checkRun?.status !== "completed" && Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    checkRun = github.currentCheckRun(REPOSITORY.full_name, head);
+    const line = checkRun ? `  check run ${checkRun.name}: ${checkRun.status}` : "";
+    if (line && line !== last) say(line);
+    last = line;
+  }
+  if (!checkRun || checkRun.status !== "completed") {
+    say("  the check run did not complete in a minute");
+    return { ok: false };
+  }
+  const decision = await call("GET", new URL(checkRun.details_url!).pathname);
+  say(`  release decision ${decision.decision_id}: ${decision.status}`);
+  say(`  check run conclusion: ${checkRun.conclusion}`);
+  say(`  title: ${checkRun.output.title}`);
+  say("  summary:");
+  for (const line of (checkRun.output.summary ?? "").split("\n").slice(0, 12)) say(`    ${line}`);
+  const problems = github.problems.length;
+  if (problems > 0) say(`  ${problems} request(s) of the App did not match GitHub's API description: ${github.problems.join("; ")}`);
+  return { ok: decision.status === "ALLOWED" && checkRun.conclusion === "success" && problems === 0, decisionPath: decision.links.self };
 }
 
 main().then(

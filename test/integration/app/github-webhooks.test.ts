@@ -5,7 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { spawnService, type ChildService } from "../../helpers/child-service.js";
-import { startGitHubStandIn, type GitHubStandIn } from "../../helpers/github-stand-in.js";
+import { startGitHubStandIn, type GitHubStandIn } from "../../../examples/github/stand-in.js";
 import { waitFor } from "../../helpers/wait.js";
 
 const require = createRequire(import.meta.url);

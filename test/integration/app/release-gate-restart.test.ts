@@ -6,8 +6,8 @@ import { stringify } from "yaml";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { makeApiClient } from "../../helpers/api-client.js";
 import { runCli, spawnService, type ChildService } from "../../helpers/child-service.js";
-import { pullRequestEvent, type TestRepository } from "../../helpers/github-events.js";
-import { startGitHubStandIn, type GitHubStandIn } from "../../helpers/github-stand-in.js";
+import { pullRequestEvent, type TestRepository } from "../../../examples/github/events.js";
+import { startGitHubStandIn, type GitHubStandIn } from "../../../examples/github/stand-in.js";
 import { deterministicSpecYaml } from "../../helpers/seed.js";
 import { waitFor } from "../../helpers/wait.js";
 

@@ -1,8 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { parse, stringify } from "yaml";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
-import { checkRunEvent, checkSuiteEvent, pullRequestEvent, pushEvent, type TestRepository } from "../../helpers/github-events.js";
-import { startGitHubStandIn, type GitHubStandIn, type StandInCheckRun } from "../../helpers/github-stand-in.js";
+import { checkRunEvent, checkSuiteEvent, pullRequestEvent, pushEvent, type TestRepository } from "../../../examples/github/events.js";
+import { startGitHubStandIn, type GitHubStandIn, type StandInCheckRun } from "../../../examples/github/stand-in.js";
 import { EXAMPLE_SPEC_YAML, PROJECT_SCOPES, deterministicSpecYaml } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 import { waitFor } from "../../helpers/wait.js";

@@ -4,7 +4,7 @@ import { createRequire } from "node:module";
 import type { AddressInfo } from "node:net";
 import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
-import { readBody } from "../../examples/agent/server.js";
+import { readBody } from "../agent/server.js";
 
 const require = createRequire(import.meta.url);
 
@@ -58,7 +58,7 @@ interface Repository {
 }
 
 /**
- * A GitHub API stand-in on a real port, for the App to talk to as to GitHub Enterprise Server
+ * A GitHub API stand-in on a real port, for the tests and the demo, for the App to talk to as to GitHub Enterprise Server
  * (`GHE_HOST`): the App's token exchange (its JWT verified with the key pair made here), repository
  * contents and trees at a commit, and check runs, which refuse a status or conclusion change once
  * completed, as GitHub does. Every request is checked against GitHub's published OpenAPI
