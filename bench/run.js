@@ -2,13 +2,14 @@
 // better-sqlite3 baseline doing the same SQL, on 127.0.0.1, then its run engine against a bare
 // client loop making the same agent calls (bench/engine.js), and prints tables with PASS/FAIL
 // per target. It reports; it does not gate: the exit code is 0 whatever the numbers.
-// `node bench/run.js api` or `node bench/run.js engine` runs one part only. See docs/benchmarks.md.
+// `node bench/run.js api`, `… engine` or `… github` runs one part only. See docs/benchmarks.md.
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, startAgentStub } from "./lib/fixture.js";
 import { describeEngineBench, runEngineBench } from "./engine.js";
+import { describeGitHubBench, runGitHubBench } from "./github.js";
 import { CONNECTIONS, measurePair } from "./lib/load.js";
 import { NODE_ARGS, runCli, startServer } from "./lib/processes.js";
 import { problemLines, resultsTable, targetLines } from "./lib/report.js";
@@ -31,7 +32,7 @@ const TIMING = {
 };
 /** A hard stop, in case something hangs: the bench normally takes about 3 minutes. */
 const OVERALL_TIMEOUT_MS = 15 * 60_000;
-const PARTS = ["api", "engine"];
+const PARTS = ["api", "engine", "github"];
 
 const FIRST_PAGE = "GET /v1/runs?limit=50 (first page)";
 const DEEP_PAGE = `GET /v1/runs?limit=50 (after ${DEEP_POSITION.toLocaleString("en")} runs)`;
@@ -45,6 +46,7 @@ function describeMachine(parts) {
       `every Node process runs with ${NODE_ARGS.join(" ") || "no arguments"} (package.json config.node_args, as npm start)`,
     ...(parts.includes("api") ? [describeApiLoad()] : []),
     ...(parts.includes("engine") ? [describeEngineBench()] : []),
+    ...(parts.includes("github") ? [describeGitHubBench()] : []),
   ].join("\n");
 }
 
@@ -118,11 +120,11 @@ async function checkSameAnswers(cases, targets) {
   return differences;
 }
 
-/** `node bench/run.js [api|engine]`: both parts by default. */
+/** `node bench/run.js [api|engine|github]`: every part by default. */
 function selectedParts() {
   const asked = process.argv.slice(2);
   const unknown = asked.filter((part) => !PARTS.includes(part));
-  if (unknown.length > 0) throw new Error(`Unknown part ${unknown.join(", ")}: use ${PARTS.join(" or ")} (or nothing for both)`);
+  if (unknown.length > 0) throw new Error(`Unknown part ${unknown.join(", ")}: use ${PARTS.join(" or ")} (or nothing for all)`);
   return asked.length > 0 ? asked : PARTS;
 }
 
@@ -141,6 +143,10 @@ async function main() {
   if (parts.includes("engine")) {
     if (parts.includes("api")) console.log("");
     await runEngineBench({ root: ROOT });
+  }
+  if (parts.includes("github")) {
+    console.log("");
+    await runGitHubBench({ root: ROOT });
   }
 }
 
