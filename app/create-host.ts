@@ -20,7 +20,14 @@ export async function createHost(config: Config, options: CreateServiceOptions =
   const service = await createService(config, { ...options, log, ...(github ? { tasks: (deps) => github.tasks(deps) } : {}) });
   if (github) log.info(`GitHub integration on: webhooks at ${github.path}`);
   else log.warn(`GitHub integration off: ${config.githubOff}`);
-  const server = createHttpServer({ api: service.api, github: github && { path: github.path, middleware: await github.middleware(service.deps) } });
+  let middleware;
+  try {
+    middleware = github && (await github.middleware(service.deps));
+  } catch (error) {
+    await service.close();
+    throw error;
+  }
+  const server = createHttpServer({ api: service.api, github: github && middleware && { path: github.path, middleware } });
   const stopReconciling = github?.startReconciling(service.deps);
   return {
     service,

@@ -64,10 +64,11 @@ export function makeSyncCheckRun({ store, log, baseUrl, octokitFor, clock }: Syn
     const octokit = await octokitFor(commit.installation_id);
     const repository = repositoryRef(commit.repository);
     const now = () => clock.now().toISOString();
-    const identity = {
-      external_id: view.kind === "decision" ? view.decision.decision_id : `${commit.repository}@${commit.head_sha}`,
-      details_url: view.kind === "decision" ? absolute(view.decision.links.self) : absolute("/v1/openapi.json"),
-    };
+    // external_id names the decision (or, for a commit that could not be gated, the commit); details_url is its evidence.
+    const identity =
+      view.kind === "decision"
+        ? { external_id: view.decision.decision_id, details_url: absolute(view.decision.links.self) }
+        : { external_id: `${commit.repository}@${commit.head_sha}` };
     const record = async (checkRunId: number, status: string, conclusion: string | null, annotationsSent: number, what: string, createdAt: string) =>
       void (await store.write([
         "saveCheckRun",
