@@ -1,19 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { startAgentEndpoint } from "../../helpers/agent-endpoint.js";
-import { EXAMPLE_SPEC_YAML, seedProject, type SeededProject } from "../../helpers/seed.js";
-import { startTestService, type TestService } from "../../helpers/service.js";
+import { EXAMPLE_SPEC_YAML, type SeededProject } from "../../helpers/seed.js";
+import { startSeededService, type AgentEndpoint } from "../../helpers/seeded-service.js";
+import type { TestService } from "../../helpers/service.js";
 import type { CallOptions } from "../../helpers/api-client.js";
 
 describe("bad input", () => {
   let t: TestService;
-  let agent: Awaited<ReturnType<typeof startAgentEndpoint>>;
+  let agent: AgentEndpoint;
   let p: SeededProject;
+  let close: () => Promise<void>;
   let valid: Record<string, Record<string, unknown>>;
 
   beforeAll(async () => {
-    t = await startTestService();
-    agent = await startAgentEndpoint();
-    p = await seedProject(t, agent.baseUrl);
+    ({ t, agent, p, close } = await startSeededService());
     valid = {
       "/v1/projects": { name: "fresh-project" },
       "/v1/agents": { name: "fresh-agent", version: "1" },
@@ -22,10 +21,7 @@ describe("bad input", () => {
       "/v1/runs": { test_spec_id: p.testSpecId, environment_id: p.environmentId },
     };
   });
-  afterAll(async () => {
-    await t.close();
-    await agent.close();
-  });
+  afterAll(() => close());
 
   const huge = () => JSON.stringify({ name: "x".repeat(1024 * 1024 + 10) });
   const wrongTypes: Record<string, Record<string, unknown>> = {

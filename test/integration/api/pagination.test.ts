@@ -1,20 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import Database from "better-sqlite3";
-import { startAgentEndpoint } from "../../helpers/agent-endpoint.js";
+import { startSeededService, type AgentEndpoint } from "../../helpers/seeded-service.js";
 import { seedProject, type SeededProject } from "../../helpers/seed.js";
-import { startTestService, type TestService } from "../../helpers/service.js";
+import type { TestService } from "../../helpers/service.js";
 
 describe("run list pagination and filters", () => {
   let t: TestService;
-  let agent: Awaited<ReturnType<typeof startAgentEndpoint>>;
+  let agent: AgentEndpoint;
   let p: SeededProject;
+  let close: () => Promise<void>;
   let created: string[] = [];
   let productionId: string;
 
   beforeAll(async () => {
-    t = await startTestService();
-    agent = await startAgentEndpoint();
-    p = await seedProject(t, agent.baseUrl);
+    ({ t, agent, p, close } = await startSeededService());
     const production = await p.client.post("/v1/environments", {
       name: "production",
       agent_id: p.agentId,
@@ -33,10 +32,7 @@ describe("run list pagination and filters", () => {
     db.close();
     created = created.reverse(); // newest first
   });
-  afterAll(async () => {
-    await t.close();
-    await agent.close();
-  });
+  afterAll(() => close());
 
   async function walk(query: string, limit: number): Promise<string[]> {
     const seen: string[] = [];

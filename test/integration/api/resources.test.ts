@@ -1,22 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { startAgentEndpoint } from "../../helpers/agent-endpoint.js";
-import { EXAMPLE_SPEC_YAML, seedProject, type SeededProject } from "../../helpers/seed.js";
-import { startTestService, type TestService } from "../../helpers/service.js";
+import { EXAMPLE_SPEC_YAML, type SeededProject } from "../../helpers/seed.js";
+import { startSeededService, type AgentEndpoint } from "../../helpers/seeded-service.js";
+import type { TestService } from "../../helpers/service.js";
 
 describe("resources", () => {
   let t: TestService;
-  let agent: Awaited<ReturnType<typeof startAgentEndpoint>>;
+  let agent: AgentEndpoint;
   let p: SeededProject;
+  let close: () => Promise<void>;
 
-  beforeAll(async () => {
-    t = await startTestService();
-    agent = await startAgentEndpoint();
-    p = await seedProject(t, agent.baseUrl);
-  });
-  afterAll(async () => {
-    await t.close();
-    await agent.close();
-  });
+  beforeAll(async () => ({ t, agent, p, close } = await startSeededService()));
+  afterAll(() => close());
 
   it("serves health and the OpenAPI 3.1 document without a key", async () => {
     expect((await t.anonymous.get("/healthz")).body).toEqual({ status: "ok" });

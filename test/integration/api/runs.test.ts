@@ -1,32 +1,29 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { startAgentEndpoint, unusedBaseUrl } from "../../helpers/agent-endpoint.js";
+import { unusedBaseUrl } from "../../helpers/agent-endpoint.js";
 import { runIdempotencyKey } from "../../../server/contract/index.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
+import { startSeededService, type AgentEndpoint } from "../../helpers/seeded-service.js";
 import { seedProject, type SeededProject } from "../../helpers/seed.js";
-import { startTestService, type TestService } from "../../helpers/service.js";
+import type { TestService } from "../../helpers/service.js";
 
 const HOUR = 3_600_000;
 
 describe("runs", () => {
   let t: TestService;
   let clock: FakeClock;
-  let agent: Awaited<ReturnType<typeof startAgentEndpoint>>;
+  let agent: AgentEndpoint;
   let p: SeededProject;
+  let close: () => Promise<void>;
   let body: { test_spec_id: string; environment_id: string };
   let keys = 0;
   const startRun = (json: unknown, key = `key-${++keys}`) => p.client.post("/v1/runs", json, { headers: { "idempotency-key": key } });
 
   beforeAll(async () => {
     clock = new FakeClock();
-    t = await startTestService({ clock });
-    agent = await startAgentEndpoint();
-    p = await seedProject(t, agent.baseUrl);
+    ({ t, agent, p, close } = await startSeededService({ clock }));
     body = { test_spec_id: p.testSpecId, environment_id: p.environmentId };
   });
-  afterAll(async () => {
-    await t.close();
-    await agent.close();
-  });
+  afterAll(() => close());
 
   it("creates a QUEUED run that records what is tested, where, and which agent version", async () => {
     const source = { repository: "acme/refunds", commit_sha: "a".repeat(40), ref: "refs/heads/main", pull_request: 12 };

@@ -1,28 +1,19 @@
 import { execFileSync } from "node:child_process";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { startAgentEndpoint } from "../../helpers/agent-endpoint.js";
-import { deterministicSpecYaml, seedProject, type SeededProject } from "../../helpers/seed.js";
-import { startTestService, type TestService } from "../../helpers/service.js";
+import { deterministicSpecYaml, type SeededProject } from "../../helpers/seed.js";
+import { startSeededService } from "../../helpers/seeded-service.js";
 
 const SHA_A = "a".repeat(40);
 const SHA_B = "b".repeat(40);
 
 describe("specs from a repository", () => {
-  let t: TestService;
-  let agent: Awaited<ReturnType<typeof startAgentEndpoint>>;
   let p: SeededProject;
+  let close: () => Promise<void>;
   const upload = (text: string | Buffer, query: string) =>
     p.client.call("POST", `/v1/test-specs?${query}`, { body: text, contentType: "application/yaml" });
 
-  beforeAll(async () => {
-    t = await startTestService();
-    agent = await startAgentEndpoint();
-    p = await seedProject(t, agent.baseUrl);
-  });
-  afterAll(async () => {
-    await t.close();
-    await agent.close();
-  });
+  beforeAll(async () => ({ p, close } = await startSeededService()));
+  afterAll(() => close());
 
   it("are versioned by the Git blob SHA of the bytes received, which git hash-object reproduces", async () => {
     const text = `# comments and layout are part of the file's bytes\n${deterministicSpecYaml({ repeat: 1 }).replace("refund-agent-deterministic", "from-git")}`;
