@@ -74,15 +74,9 @@ export interface NewDecision {
   plan: { test_spec_id: string; environment_id: string }[];
 }
 
-export interface NewWaiver {
-  waiver_id: string;
-  decision_id: string;
-  run_id: string;
-  gate_id: string;
-  reason: string;
-  expires_at: string | null;
+export type NewWaiver = Pick<WaiverRow, "waiver_id" | "decision_id" | "run_id" | "gate_id" | "reason" | "expires_at"> & {
   created_by: { key_id: string | null; github_login: string | null };
-}
+};
 
 /** The job that takes a waiver's expiry into account when it comes. */
 export const REFRESH_RELEASE_DECISION = "refresh_release_decision";
