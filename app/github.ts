@@ -20,7 +20,7 @@ export type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next?: 
  * route's middleware, and the loop that keeps check runs up to date.
  */
 export async function createGitHubIntegration(github: GitHubAppConfig, log: Logger) {
-  const { createNodeMiddleware, Probot } = await import("probot");
+  const { createNodeMiddleware, Probot, ProbotOctokit } = await import("probot");
   const privateKey = github.privateKey ?? readFileSync(github.privateKeyPath!, "utf8");
   const probot: Probot = new Probot({
     appId: github.appId,
@@ -28,6 +28,7 @@ export async function createGitHubIntegration(github: GitHubAppConfig, log: Logg
     secret: github.webhookSecret,
     log: log.child({ component: "github" }),
     baseUrl: github.apiBaseUrl,
+    Octokit: ProbotOctokit.defaults({ retry: { retryAfterBaseValue: github.retryBaseMs } }),
   });
   // Installation tokens are cached by Probot (about an hour); GitHub's rate-limit and retry headers are honoured.
   const octokitFor = (installationId: number): Promise<ProbotOctokit> => probot.auth(installationId);

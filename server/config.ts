@@ -33,6 +33,8 @@ const EnvSchema = z.object({
   GHE_PROTOCOL: z.enum(["https", "http"]).default("https"),
   /** How often the App looks for check runs behind their decision (a run ended, a publish failed). */
   ASSURE_GITHUB_RECONCILE_MS: Duration.default(2000),
+  /** Octokit retries a GitHub 5xx three times, after 1, 4 and 9 times this. */
+  ASSURE_GITHUB_RETRY_BASE_MS: Duration.default(1000),
 });
 
 export interface Config {
@@ -66,6 +68,7 @@ export interface GitHubAppConfig {
   /** The service's public base URL: check runs link to the evidence there. */
   publicBaseUrl: string;
   reconcileMs: number;
+  retryBaseMs: number;
 }
 
 export class ConfigError extends Error {
@@ -134,6 +137,7 @@ function readGitHubAppConfig(e: z.infer<typeof EnvSchema>): Pick<Config, "github
       apiBaseUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL}://${e.GHE_HOST}/api/v3` : "https://api.github.com",
       publicBaseUrl: e.ASSURE_BASE_URL.replace(/\/+$/, ""),
       reconcileMs: e.ASSURE_GITHUB_RECONCILE_MS,
+      retryBaseMs: e.ASSURE_GITHUB_RETRY_BASE_MS,
     },
     githubOff: undefined,
   };

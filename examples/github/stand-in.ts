@@ -141,6 +141,9 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     return { template: found.template, params: Object.fromEntries(found.names.map((name, i) => [name, values[i]!])) };
   }
 
+  /** Requests to answer with a 5xx before serving them again: GitHub having a bad moment. */
+  const outages: { operation: string; status: number; remaining: number }[] = [];
+
   const server = createServer(async (req, res) => {
     try {
       await handle(req, res);
@@ -162,6 +165,11 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     if (!operation) return json(res, 404, { message: "Not Found" });
     if (problems.length > problemsBefore) return json(res, 422, { message: "Validation Failed", errors: problems.slice(problemsBefore) });
     const { template, params } = operation;
+    const outage = outages.find((o) => o.remaining > 0 && o.operation === `${method.toUpperCase()} ${template}`);
+    if (outage) {
+      outage.remaining--;
+      return json(res, outage.status, { message: "Server Error" });
+    }
 
     if (template === "/app/installations/{installation_id}/access_tokens") {
       if (!verifyAppJwt(req.headers.authorization)) return json(res, 401, { message: "A JSON web token could not be decoded" });
@@ -286,6 +294,10 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     /** The check run GitHub shows as current for a commit: the newest of that name. */
     currentCheckRun(fullName: string, sha: string, name = "assure/release-gate"): StandInCheckRun | undefined {
       return repositories.get(fullName)!.checkRuns.filter((run) => run.head_sha === sha && run.name === name).at(-1);
+    },
+    /** Answers the next `times` requests of an operation ("PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}") with `status`. */
+    failNext(operation: string, times: number, status = 502) {
+      outages.push({ operation, status, remaining: times });
     },
     /** Signs and posts a webhook delivery to the service, as GitHub does. */
     async deliver(serviceBaseUrl: string, event: string, payload: unknown, { delivery = randomUUID(), path = "/api/github/webhooks" } = {}) {

@@ -29,7 +29,7 @@ describe("the release gate in pull requests", () => {
     github = await startGitHubStandIn();
     agent = await startExampleAgent();
     t = await startTestService({
-      env: { ...github.env, ASSURE_BASE_URL: PUBLIC_BASE_URL, ASSURE_WORKERS: "4", ASSURE_GITHUB_RECONCILE_MS: "100" },
+      env: { ...github.env, ASSURE_BASE_URL: PUBLIC_BASE_URL, ASSURE_WORKERS: "4", ASSURE_GITHUB_RECONCILE_MS: "100", ASSURE_GITHUB_RETRY_BASE_MS: "10" },
     });
     github.addRepository(REPOSITORY);
     github.addRepository(UNBOUND);
@@ -249,6 +249,19 @@ describe("the release gate in pull requests", () => {
     const head = await openPullRequest({ "README.md": "config removed" });
     const run: StandInCheckRun = await completed(head);
     expect(run).toMatchObject({ conclusion: "failure", output: { title: ".assure/config.yml is missing" } });
+  });
+
+  it("publishes through GitHub's 5xx: more failures than Octokit retries, then one check run all the same", async () => {
+    const createCheckRun = "POST /repos/{owner}/{repo}/check-runs";
+    const attempts = () => github.requests.filter((r) => r.method === "POST" && /^\/repos\/acme\/refunds\/check-runs$/.test(r.path)).length;
+    const before = attempts();
+    github.failNext(createCheckRun, 6);
+    const head = await openPullRequest({ ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    const run = await completed(head);
+    expect(run.conclusion).toBe("success");
+    // Octokit tries a request 4 times; the 7th attempt, in the publishing job's next try, got through.
+    expect(attempts() - before).toBeGreaterThanOrEqual(7);
+    expect(github.checkRuns(REPOSITORY.full_name, head)).toHaveLength(1);
   });
 
   it("decides every commit pushed to the default branch", async () => {
