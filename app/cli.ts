@@ -2,8 +2,8 @@ import { parseArgs } from "node:util";
 import { ApiKeyRequestError, issueApiKey } from "../server/auth/issue-api-key.js";
 import { SCOPES } from "../server/auth/scopes.js";
 import { systemClock } from "../server/clock.js";
-import { ConfigError, readConfig } from "../server/config.js";
-import { coerceError } from "../server/errors.js";
+import { readConfig } from "../server/config.js";
+import { ConfigError, coerceError } from "../server/errors.js";
 import { makeIdGenerator } from "../server/ids.js";
 import { openStore, type Store } from "../server/store/index.js";
 
@@ -52,7 +52,8 @@ function run(argv: string[]): unknown {
   const [group, command, ...rest] = positionals;
   if (values.help) throw new UsageError("");
   if (group !== "keys" || !["create", "list", "revoke"].includes(command ?? "")) throw new UsageError("Unknown command.");
-  const store = openStore(readConfig().dbPath, { clock: systemClock });
+  const config = readConfig();
+  const store = openStore(config.dbPath, { clock: systemClock, encryptionKey: config.encryptionKey });
   try {
     if (command === "create") return createKey(store, values);
     if (command === "list") return store.listApiKeys();

@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
-import { readConfig, ConfigError } from "../server/config.js";
-import { coerceError } from "../server/errors.js";
+import { readConfig } from "../server/config.js";
+import { ConfigError, coerceError } from "../server/errors.js";
 import { createLogger } from "../server/log.js";
 import { createHost } from "./create-host.js";
 

@@ -1,4 +1,6 @@
 import { z } from "zod";
+import { ConfigError } from "./errors.js";
+import { parseEncryptionKey } from "./secrets/sealer.js";
 
 const Port = z.coerce.number().int().min(0).max(65535);
 const Duration = z.coerce.number().int().positive();
@@ -10,6 +12,11 @@ const EnvSchema = z.object({
   ASSURE_DB: z.string().min(1).default("./data/assure.db"),
   ASSURE_BASE_URL: z.url().optional(),
   ASSURE_DB_SYNCHRONOUS: Synchronous.default("FULL"),
+  /** The key that seals secrets at rest; without it, a key file beside the database. */
+  ASSURE_ENCRYPTION_KEY: z
+    .string()
+    .transform((text, ctx) => parseEncryptionKey(text) ?? (ctx.addIssue({ code: "custom", message: "must be 32 bytes in base64 or hex (openssl rand -base64 32)" }), z.NEVER))
+    .optional(),
   ASSURE_IDEMPOTENCY_WINDOW_HOURS: Duration.default(24),
   ASSURE_READINESS_TIMEOUT_MS: Duration.default(2000),
   ASSURE_READINESS_CACHE_MS: Duration.default(5000),
@@ -43,6 +50,8 @@ export interface Config {
   dbPath: string;
   baseUrl: string | undefined;
   dbSynchronous: z.infer<typeof Synchronous>;
+  /** ASSURE_ENCRYPTION_KEY, if set: never logged. */
+  encryptionKey: Buffer | undefined;
   idempotencyWindowMs: number;
   readinessTimeoutMs: number;
   readinessCacheMs: number;
@@ -71,10 +80,6 @@ export interface GitHubAppConfig {
   retryBaseMs: number;
 }
 
-export class ConfigError extends Error {
-  override name = "ConfigError";
-}
-
 /** The only reader of the process environment. Fails at boot and names every bad variable. */
 export function readConfig(env: Record<string, string | undefined> = process.env): Config {
   const blankAsUnset = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
@@ -90,6 +95,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     dbPath: e.ASSURE_DB,
     baseUrl: e.ASSURE_BASE_URL?.replace(/\/+$/, ""),
     dbSynchronous: e.ASSURE_DB_SYNCHRONOUS,
+    encryptionKey: e.ASSURE_ENCRYPTION_KEY,
     idempotencyWindowMs: e.ASSURE_IDEMPOTENCY_WINDOW_HOURS * 3_600_000,
     readinessTimeoutMs: e.ASSURE_READINESS_TIMEOUT_MS,
     readinessCacheMs: e.ASSURE_READINESS_CACHE_MS,

@@ -52,6 +52,7 @@ export async function createService(
   const store = await openServiceStore(config.dbPath, {
     clock,
     synchronous: config.dbSynchronous,
+    encryptionKey: config.encryptionKey,
     onFailure(error) {
       logger.fatal({ err: error }, "The store's writer stopped: nothing can be written any more");
       onFatal?.(error);

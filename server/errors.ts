@@ -95,3 +95,8 @@ export class RunFailedError extends Error {
     super(message);
   }
 }
+
+/** The service cannot start as configured: the message says what to change. */
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}

@@ -7,7 +7,6 @@ import { ApiError } from "../errors.js";
 import type { NewId } from "../ids.js";
 import type { CheckReadiness } from "../net/readiness.js";
 import { contentAddress } from "../specs/canonical-json.js";
-import { toEnvironmentTarget } from "../store/index.js";
 import type { ServiceStore } from "../store/service-store.js";
 
 const NEVER = "9999-12-31T23:59:59.999Z";
@@ -88,7 +87,7 @@ export async function createRun(
   const earlier = answer(store.lookUpIdempotencyKey(request()));
   if (earlier) return earlier;
 
-  const readiness = await checkReadiness(toEnvironmentTarget(environment));
+  const readiness = await checkReadiness(store.getEnvironmentTarget(environment.environment_id)!);
   if (!readiness.ready) {
     throw new ApiError("ENVIRONMENT_NOT_READY", {
       message: `The agent entrypoint of environment '${environment.name}' is unavailable: ${readiness.reason}`,

@@ -1,7 +1,9 @@
 import type { EndpointProtocol, Environment } from "../contract/index.js";
+import type { Sealer } from "../secrets/sealer.js";
 import type { Db } from "./db.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
+import { SEALED_AT } from "./sealing.js";
 
 export interface EnvironmentRow {
   environment_id: string;
@@ -12,10 +14,15 @@ export interface EnvironmentRow {
   base_url: string;
   model: string | null;
   readiness_path: string;
-  /** JSON object of header name → value. Write-only: never leaves the service except to the agent. */
+  /** JSON object of header name → value, sealed: it never leaves the service except to the agent. */
   headers: string;
+  /** JSON array of the header names, in the clear: the API shows them. */
+  header_names: string;
   created_at: string;
 }
+
+/** An environment to create: its header values given plain, to be sealed by the store. */
+export type NewEnvironment = Omit<EnvironmentRow, "headers" | "header_names"> & { headers: Record<string, string> };
 
 /** What the service needs to reach an environment's agent, header values included. */
 export interface EnvironmentTarget {
@@ -38,27 +45,16 @@ export function toEnvironment(row: EnvironmentRow): Environment {
       base_url: row.base_url,
       model: row.model,
       readiness_path: row.readiness_path,
-      header_names: Object.keys(JSON.parse(row.headers) as Record<string, string>),
+      header_names: JSON.parse(row.header_names) as string[],
     },
     created_at: row.created_at,
   };
 }
 
-export function toEnvironmentTarget(row: EnvironmentRow): EnvironmentTarget {
-  return {
-    environment_id: row.environment_id,
-    protocol: row.protocol,
-    base_url: row.base_url,
-    model: row.model,
-    readiness_path: row.readiness_path,
-    headers: JSON.parse(row.headers) as Record<string, string>,
-  };
-}
-
-export function makeEnvironmentsStore(db: Db, listPage: ListPage) {
+export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer) {
   const insert = db.prepare(`INSERT INTO environments
-    (environment_id, project_id, name, agent_id, protocol, base_url, model, readiness_path, headers, created_at)
-    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @model, @readiness_path, @headers, @created_at)
+    (environment_id, project_id, name, agent_id, protocol, base_url, model, readiness_path, headers, header_names, created_at)
+    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @model, @readiness_path, @headers, @header_names, @created_at)
     ON CONFLICT (project_id, name) DO NOTHING`);
   const environments = makeProjectTable<EnvironmentRow>(db, listPage, "environments", "environment_id");
   const byName = db.prepare("SELECT * FROM environments WHERE project_id = ? AND name = ?");
@@ -69,14 +65,27 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage) {
       getEnvironmentRowByName(projectId: string, name: string): EnvironmentRow | undefined {
         return byName.get(projectId, name) as EnvironmentRow | undefined;
       },
+      /** How to reach an environment's agent, its header values unsealed. */
+      getEnvironmentTarget(environmentId: string): EnvironmentTarget | undefined {
+        const row = environments.get(environmentId);
+        if (!row) return undefined;
+        const headers = sealer.open(row.headers, SEALED_AT.environmentHeaders(row.environment_id));
+        const { protocol, base_url, model, readiness_path } = row;
+        return { environment_id: row.environment_id, protocol, base_url, model, readiness_path, headers: JSON.parse(headers) as Record<string, string> };
+      },
       listEnvironments(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Environment> {
         const { rows, next } = environments.list(filter, page);
         return { rows: rows.map(toEnvironment), next };
       },
     },
     writes: {
-      /** Creates the environment, or returns undefined if its project has one of that name. */
-      createEnvironment(row: EnvironmentRow): Environment | undefined {
+      /** Creates the environment, its header values sealed, or returns undefined if its project has one of that name. */
+      createEnvironment({ headers, ...environment }: NewEnvironment): Environment | undefined {
+        const row: EnvironmentRow = {
+          ...environment,
+          headers: sealer.seal(JSON.stringify(headers), SEALED_AT.environmentHeaders(environment.environment_id)),
+          header_names: JSON.stringify(Object.keys(headers)),
+        };
         return insert.run(row).changes === 1 ? toEnvironment(row) : undefined;
       },
     },

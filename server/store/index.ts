@@ -9,6 +9,8 @@ import { makePager } from "./pagination.js";
 import { makeProjectsStore } from "./projects.js";
 import { makeRunsStore, type RunStatusChange } from "./runs.js";
 import { getOrCreateSecret } from "./settings.js";
+import { openSealer } from "./sealing.js";
+import type { Sealer } from "../secrets/sealer.js";
 import { makeTestSpecsStore } from "./test-specs.js";
 import { makeJobsStore } from "./jobs.js";
 import { makeEventsStore } from "./events.js";
@@ -20,7 +22,6 @@ import { makeGitHubStore } from "./github.js";
 
 export type { Keyset, PageRequest, RowPage } from "./pagination.js";
 export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";
-export { toEnvironmentTarget } from "./environments.js";
 export type { RunRow } from "./runs.js";
 export type { ApiKeyRow, ApiKeyInfo } from "./api-keys.js";
 export type { ClaimedJob, JobClaim, JobRow, NewJob } from "./jobs.js";
@@ -37,6 +38,8 @@ export class RunMovedError extends Error {
 
 export interface OpenStoreOptions extends OpenDbOptions {
   clock: Clock;
+  /** ASSURE_ENCRYPTION_KEY; without it, the key file beside the database (created on first start). */
+  encryptionKey?: Buffer | undefined;
 }
 
 /**
@@ -45,9 +48,16 @@ export interface OpenStoreOptions extends OpenDbOptions {
  * thread use it). The service reads through one and writes through its writer thread
  * (`openServiceStore`), where every method of `writes` is a command: a write is declared once.
  */
-export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOptions) {
+export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: OpenStoreOptions) {
   const db = openDb(path, dbOptions);
-  migrate(db, clock);
+  let sealer: Sealer;
+  try {
+    sealer = openSealer(db, path, encryptionKey);
+    migrate(db, clock, { sealer });
+  } catch (error) {
+    db.close();
+    throw error;
+  }
   const listPage = makePager(db);
   const jobs = makeJobsStore(db);
   const decisions = makeReleaseDecisionsStore(db, listPage, jobs.writes);
@@ -55,7 +65,7 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
   const parts = [
     makeProjectsStore(db, listPage),
     makeAgentsStore(db, listPage),
-    makeEnvironmentsStore(db, listPage),
+    makeEnvironmentsStore(db, listPage, sealer),
     makeTestSpecsStore(db, listPage),
     runs,
     jobs,
@@ -103,7 +113,7 @@ export function openStore(path: string, { clock, ...dbOptions }: OpenStoreOption
     transaction<T>(work: () => T): T {
       return inTransaction(work) as T;
     },
-    cursorSecret: getOrCreateSecret(db, "cursor_secret"),
+    cursorSecret: getOrCreateSecret(db, sealer, "cursor_secret"),
     close(): void {
       if (db.open) db.close();
     },

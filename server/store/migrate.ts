@@ -1,9 +1,13 @@
 import type { Clock } from "../clock.js";
 import type { Db } from "./db.js";
-import { MIGRATIONS } from "./migrations/index.js";
+import { MIGRATIONS, type Migration, type MigrationContext } from "./migrations/index.js";
 
-/** Applies every pending migration, each in its own transaction, and records it. */
-export function migrate(db: Db, clock: Clock, migrations = MIGRATIONS): number[] {
+/**
+ * Applies every pending migration, each in its own transaction, and records it. If one of them
+ * overwrote values that must not linger (`scrub`), the file is rebuilt from its live rows (VACUUM)
+ * and the WAL emptied afterwards.
+ */
+export function migrate(db: Db, clock: Clock, context: MigrationContext, migrations: readonly Migration[] = MIGRATIONS): number[] {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL) STRICT`);
   const applied = new Set(
@@ -15,10 +19,12 @@ export function migrate(db: Db, clock: Clock, migrations = MIGRATIONS): number[]
     throw new Error(`The database is at schema version ${newest}, newer than this build knows (${known}); upgrade assure.`);
   }
   const done: number[] = [];
+  let scrub = false;
   for (const migration of migrations) {
     if (applied.has(migration.version)) continue;
     db.transaction(() => {
-      db.exec(migration.sql);
+      if (migration.sql) db.exec(migration.sql);
+      migration.run?.(db, context);
       db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
         migration.version,
         migration.name,
@@ -26,6 +32,11 @@ export function migrate(db: Db, clock: Clock, migrations = MIGRATIONS): number[]
       );
     })();
     done.push(migration.version);
+    scrub ||= migration.scrub === true;
+  }
+  if (scrub) {
+    db.exec("VACUUM");
+    db.pragma("wal_checkpoint(TRUNCATE)");
   }
   return done;
 }

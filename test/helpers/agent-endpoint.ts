@@ -41,3 +41,5 @@ export async function unusedBaseUrl(): Promise<string> {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   return `http://127.0.0.1:${port}/v1`;
 }
+
+export type AgentEndpoint = Awaited<ReturnType<typeof startAgentEndpoint>>;

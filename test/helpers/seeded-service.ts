@@ -1,8 +1,8 @@
-import { startAgentEndpoint } from "./agent-endpoint.js";
+import { startAgentEndpoint, type AgentEndpoint } from "./agent-endpoint.js";
 import { seedProject, type SeededProject, type SeedOptions } from "./seed.js";
 import { startTestService, type StartOptions, type TestService } from "./service.js";
 
-export type AgentEndpoint = Awaited<ReturnType<typeof startAgentEndpoint>>;
+export type { AgentEndpoint };
 
 export interface SeededService {
   t: TestService;

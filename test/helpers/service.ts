@@ -61,7 +61,7 @@ export async function startTestService({ clock = systemClock, env = {}, dbPath, 
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const newId = makeIdGenerator(clock);
-  const operator = openStore(path, { clock });
+  const operator = openStore(path, { clock, encryptionKey: config.encryptionKey });
   const issueKey = (projectId: string | null, scopes: string[] = []) =>
     issueApiKey({ store: operator, clock, newId }, { projectId, scopes }).token;
   const adminToken = issueKey(null);

@@ -10,7 +10,7 @@ import { SEVERITY_RANK } from "../../evaluate/severity-rank.js";
 import type { NewId } from "../../ids.js";
 import type { Logger } from "../../log.js";
 import type { EgressPolicy } from "../../net/egress.js";
-import { toEnvironmentTarget, toLoggedEvent, type ConversationRow } from "../../store/index.js";
+import { toLoggedEvent, type ConversationRow } from "../../store/index.js";
 import type { ServiceStore } from "../../store/service-store.js";
 import type { WriteCommand } from "../../store/writer/commands.js";
 import { AGENT_PROTOCOLS } from "../agents/index.js";
@@ -70,9 +70,8 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
 
   /** Holds every conversation the spec asks for that has not been completed yet; returns the ones it completed. */
   async function converse(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal, earlier: readonly ConversationRow[]): Promise<ConversationRow[]> {
-    const environment = store.getEnvironmentRow(run.environment_id);
-    if (!environment) throw new RunFailedError("internal_error", `Environment ${run.environment_id} no longer exists`);
-    const target = toEnvironmentTarget(environment);
+    const target = store.getEnvironmentTarget(run.environment_id);
+    if (!target) throw new RunFailedError("internal_error", `Environment ${run.environment_id} no longer exists`);
     const completed: ConversationRow[] = [];
     for (const plan of planConversations(spec, { includeProbes: true })) {
       const before = earlier.filter((c) => c.kind === plan.kind && c.scenario_id === plan.scenario_id && c.repeat_index === plan.repeat_index);

@@ -51,7 +51,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
           base_url: body.endpoint.base_url.replace(/\/+$/, ""),
           model: body.endpoint.model ?? null,
           readiness_path: body.endpoint.readiness_path ?? AGENT_PROTOCOLS[body.endpoint.protocol].readinessPath,
-          headers: JSON.stringify(body.endpoint.headers ?? {}),
+          headers: body.endpoint.headers ?? {},
           created_at: clock.now().toISOString(),
         },
       ]);

@@ -1,3 +1,5 @@
+import type { Sealer } from "../../secrets/sealer.js";
+import type { Db } from "../db.js";
 import init from "./0001-init.js";
 import engine from "./0002-engine.js";
 import findings from "./0003-findings.js";
@@ -7,9 +9,25 @@ import projectRepositories from "./0006-project-repositories.js";
 import specSources from "./0007-spec-sources.js";
 import releaseDecisions from "./0008-release-decisions.js";
 import github from "./0009-github.js";
+import sealedSecrets from "./0010-sealed-secrets.js";
+
+export interface MigrationContext {
+  sealer: Sealer;
+}
+
+export interface Migration {
+  version: number;
+  name: string;
+  /** Schema changes, run first. */
+  sql?: string;
+  /** Data changes SQL cannot make alone (sealing values), in the same transaction. */
+  run?(db: Db, context: MigrationContext): void;
+  /** The migration overwrote values that must not survive in free pages or the WAL: VACUUM after it. */
+  scrub?: boolean;
+}
 
 /** Append-only: never edit a migration that has shipped; add the next number. */
-export const MIGRATIONS: readonly { version: number; name: string; sql: string }[] = [
+export const MIGRATIONS: readonly Migration[] = [
   { version: 1, name: "init", sql: init },
   { version: 2, name: "engine", sql: engine },
   { version: 3, name: "findings", sql: findings },
@@ -19,4 +37,5 @@ export const MIGRATIONS: readonly { version: number; name: string; sql: string }
   { version: 7, name: "spec-sources", sql: specSources },
   { version: 8, name: "release-decisions", sql: releaseDecisions },
   { version: 9, name: "github", sql: github },
+  sealedSecrets,
 ];

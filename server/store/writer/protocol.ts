@@ -1,10 +1,10 @@
-import type { OpenDbOptions } from "../db.js";
+import type { OpenStoreOptions } from "../index.js";
 import type { WriteCommand, WriteOutcome } from "./commands.js";
 
 /** What the writer thread is started with. */
 export interface WriterThreadData {
   path: string;
-  db: OpenDbOptions;
+  db: Omit<OpenStoreOptions, "clock">;
 }
 
 /** Messages to the writer thread. */

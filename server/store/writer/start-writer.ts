@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import type { OpenDbOptions } from "../db.js";
+import type { OpenStoreOptions } from "../index.js";
 import type { WriteCommand, WriteResults } from "./commands.js";
 import type { FromWriter, SerializedError, SettledWrite, ToWriter, WriterThreadData } from "./protocol.js";
 
@@ -15,8 +15,8 @@ const WRITER_THREAD_SCRIPT = new URL(
 
 export interface WriterOptions {
   path: string;
-  /** How the thread opens the database (synchronous, busy timeout). */
-  db?: OpenDbOptions;
+  /** How the thread opens the database (synchronous, busy timeout, encryption key). */
+  db?: Omit<OpenStoreOptions, "clock">;
   /** How long a lazy write may wait for a write that someone awaits before it is sent on its own. */
   lazyCommitMs?: number;
   /** Called if the thread stops without being closed: from then on every write fails. */

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { describe, expect, it } from "@jest/globals";
 import { readConfig } from "../../../server/config.js";
 import { compilePattern } from "../../../server/specs/pattern.js";
@@ -5,6 +6,7 @@ import { makeCursorCodec } from "../../../server/http/cursor.js";
 import { makeIdGenerator } from "../../../server/ids.js";
 import { openDb } from "../../../server/store/db.js";
 import { migrate } from "../../../server/store/migrate.js";
+import { makeSealer } from "../../../server/secrets/sealer.js";
 import { MIGRATIONS } from "../../../server/store/migrations/index.js";
 import { contentAddress, toCanonicalJson } from "../../../server/specs/canonical-json.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
@@ -64,17 +66,19 @@ describe("canonical JSON", () => {
 });
 
 describe("migrate", () => {
+  const context = { sealer: makeSealer(randomBytes(32)) };
+
   it("tells an earlier evaluation's kind by who judged it, not by its metric id", () => {
     const clock = new FakeClock();
     const db = openDb(":memory:");
-    migrate(db, clock, MIGRATIONS.filter((m) => m.version <= 3));
+    migrate(db, clock, context, MIGRATIONS.filter((m) => m.version <= 3));
     db.pragma("foreign_keys = OFF");
     const insert = db.prepare(`INSERT INTO evaluations (evaluation_id, run_id, metric_id, scope, score, threshold, status, judge, reason, evidence_refs, created_at)
       VALUES (?, 'run_1', ?, 'conversation', 1, 1, 'passed', ?, '', '[]', '')`);
     insert.run("evl_1", "expect.tool_called", JSON.stringify({ provider: "assure", model: "deterministic-expectations@1" }));
     insert.run("evl_2", "probe.injection", JSON.stringify({ provider: "assure", model: "security-probes@1" }));
     insert.run("evl_3", "expect.tone", JSON.stringify({ provider: "openai-compatible", model: "gpt-4o" })); // a spec metric of that name
-    migrate(db, clock);
+    migrate(db, clock, context);
     expect(db.prepare("SELECT evaluation_id, kind FROM evaluations ORDER BY evaluation_id").all()).toEqual([
       { evaluation_id: "evl_1", kind: "expectation" },
       { evaluation_id: "evl_2", kind: "probe" },
@@ -85,9 +89,9 @@ describe("migrate", () => {
   it("applies each migration once and refuses a database newer than the build", () => {
     const clock = new FakeClock();
     const db = openDb(":memory:");
-    expect(migrate(db, clock)).toEqual(MIGRATIONS.map((m) => m.version));
-    expect(migrate(db, clock)).toEqual([]);
+    expect(migrate(db, clock, context)).toEqual(MIGRATIONS.map((m) => m.version));
+    expect(migrate(db, clock, context)).toEqual([]);
     db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (999, 'future', 'x')").run();
-    expect(() => migrate(db, clock)).toThrow(/newer than this build/);
+    expect(() => migrate(db, clock, context)).toThrow(/newer than this build/);
   });
 });
