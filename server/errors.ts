@@ -6,6 +6,7 @@ import type { FailureCause, Verdict } from "./contract/index.js";
  */
 export const ERROR_CODES = {
   VALIDATION_FAILED: { status: 400, retryable: false },
+  AGENT_URL_NOT_ALLOWED: { status: 400, retryable: false },
   MALFORMED_BODY: { status: 400, retryable: false },
   IDEMPOTENCY_KEY_REQUIRED: { status: 400, retryable: false },
   UNAUTHENTICATED: { status: 401, retryable: false },

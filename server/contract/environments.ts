@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { Name, OwningProject, ResourceId, Timestamp, extensible, listOf } from "./common.js";
+import { SAMPLE_TEMPLATE_VALUES, URL_TEMPLATE_FIELDS, compileUrlPattern, fillUrlTemplate, placeholdersOf } from "./agent-urls.js";
 
 const parsedUrl = (url: string) => (URL.canParse(url) ? new URL(url) : undefined);
 const HttpUrl = z
@@ -7,6 +8,29 @@ const HttpUrl = z
   .max(2048)
   .refine((url) => !parsedUrl(url)?.username && !parsedUrl(url)?.password, "credentials in the URL are not allowed; use headers")
   .refine((url) => !parsedUrl(url)?.search && !parsedUrl(url)?.hash, "must not have a query or fragment");
+
+const TEMPLATE_FIELD_LIST = URL_TEMPLATE_FIELDS.map((field) => `{${field}}`).join(", ");
+
+/** A base URL, or a template of one filled from a run's source; checked as a URL with sample values. */
+const AgentUrlTemplate = z
+  .string()
+  .max(2048)
+  .superRefine((template, ctx) => {
+    const unknown = placeholdersOf(template).filter((name) => !(URL_TEMPLATE_FIELDS as readonly string[]).includes(name));
+    if (unknown.length > 0) {
+      ctx.addIssue({ code: "custom", message: `unknown placeholder {${unknown[0]}}: use ${TEMPLATE_FIELD_LIST}` });
+      return;
+    }
+    const filled = fillUrlTemplate(template, SAMPLE_TEMPLATE_VALUES);
+    const checked = HttpUrl.safeParse("url" in filled ? filled.url : template);
+    for (const issue of checked.error?.issues ?? []) ctx.addIssue({ code: "custom", message: issue.message });
+  });
+
+const UrlPattern = z
+  .string()
+  .max(2048)
+  .refine((pattern) => compileUrlPattern(pattern) !== undefined, "must be an http or https URL, without credentials, query or fragment; * matches one host label or one path segment")
+  .describe("Other URLs the agent may be reached at (a deployment's, one a run names): scheme and port exact, * matches one DNS label or path segment, e.g. https://pr-*.preview.acme.dev/v1");
 
 const HeaderName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "not a valid HTTP header name");
 const HeaderValue = z.string().max(8192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
@@ -16,7 +40,8 @@ export type EndpointProtocol = z.infer<typeof EndpointProtocol>;
 
 export const Endpoint = z.object({
   protocol: extensible(EndpointProtocol),
-  base_url: z.string(),
+  base_url: z.string().describe(`May hold ${TEMPLATE_FIELD_LIST}, filled from a run's source`),
+  url_pattern: z.string().nullable().describe("Other URLs the agent may be reached at; null: only base_url"),
   model: z.string().nullable(),
   readiness_path: z.string().describe("Probed with GET before a run is accepted"),
   header_names: z.array(z.string()).describe("Header values are write-only and never returned"),
@@ -34,6 +59,22 @@ export const Environment = z
   .meta({ id: "Environment" });
 export type Environment = z.infer<typeof Environment>;
 
+/** What a request may set on an endpoint, each field as it is checked. */
+const EndpointFields = {
+  base_url: AgentUrlTemplate.describe(`Base of the agent's API, e.g. https://agent.internal/v1; may hold ${TEMPLATE_FIELD_LIST}, e.g. https://pr-{pull_request}.preview.acme.dev/v1`),
+  url_pattern: UrlPattern,
+  model: z.string().min(1).max(200),
+  readiness_path: z
+    .string()
+    .regex(/^\/[\x21-\x7e]*$/, "must be an absolute path")
+    .max(500)
+    .describe("Default: the protocol's, /models for openai-chat"),
+  headers: z
+    .record(HeaderName, HeaderValue)
+    .refine((headers) => Object.keys(headers).length <= 50, "at most 50 headers")
+    .describe("Sent with every agent call, e.g. Authorization, and only to the environment's own URLs; write-only"),
+};
+
 export const CreateEnvironmentBody = z
   .strictObject({
     project_id: OwningProject,
@@ -41,22 +82,29 @@ export const CreateEnvironmentBody = z
     agent_id: ResourceId,
     endpoint: z.strictObject({
       protocol: EndpointProtocol,
-      base_url: HttpUrl.describe("Base of the agent's API, e.g. https://agent.internal/v1"),
-      model: z.string().min(1).max(200).optional(),
-      readiness_path: z
-        .string()
-        .regex(/^\/[\x21-\x7e]*$/, "must be an absolute path")
-        .max(500)
-        .optional()
-        .describe("Default: the protocol's, /models for openai-chat"),
-      headers: z
-        .record(HeaderName, HeaderValue)
-        .refine((headers) => Object.keys(headers).length <= 50, "at most 50 headers")
-        .optional()
-        .describe("Sent with every agent call, e.g. Authorization; write-only"),
+      base_url: EndpointFields.base_url,
+      url_pattern: EndpointFields.url_pattern.optional(),
+      model: EndpointFields.model.optional(),
+      readiness_path: EndpointFields.readiness_path.optional(),
+      headers: EndpointFields.headers.optional(),
     }),
   })
   .meta({ id: "CreateEnvironmentBody" });
 export type CreateEnvironmentBody = z.infer<typeof CreateEnvironmentBody>;
+
+export const UpdateEnvironmentBody = z
+  .strictObject({
+    endpoint: z
+      .strictObject({
+        base_url: EndpointFields.base_url.optional(),
+        url_pattern: EndpointFields.url_pattern.nullable().optional().describe("null removes it"),
+        model: EndpointFields.model.nullable().optional().describe("null removes it"),
+        readiness_path: EndpointFields.readiness_path.optional(),
+        headers: EndpointFields.headers.optional().describe("Replaces every header; write-only"),
+      })
+      .refine((endpoint) => Object.keys(endpoint).length > 0, "name at least one field to change"),
+  })
+  .meta({ id: "UpdateEnvironmentBody" });
+export type UpdateEnvironmentBody = z.infer<typeof UpdateEnvironmentBody>;
 
 export const EnvironmentList = listOf(Environment).meta({ id: "EnvironmentList" });

@@ -4,6 +4,7 @@ export * from "./errors.js";
 export * from "./projects.js";
 export * from "./agents.js";
 export * from "./environments.js";
+export * from "./agent-urls.js";
 export * from "../specs/document.js";
 export * from "./test-specs.js";
 export * from "./runs.js";

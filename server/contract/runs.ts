@@ -45,7 +45,8 @@ export const Run = z
     spec_version: z.string(),
     environment_id: z.string(),
     agent_id: z.string(),
-    agent_version: z.string(),
+    agent_version: z.string().describe("The agent's version; for a run on a per-commit URL (a template, a deployment, a URL the request named), the commit tested"),
+    agent_url: z.string().nullable().describe("The agent's base URL this run called: the environment's, its template filled from source, or a deployment's"),
     source: RunSource.nullable(),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -69,6 +70,11 @@ export const CreateRunBody = z
     environment_id: ResourceId,
     spec_version: z.string().min(1).max(200).optional().describe("Pin a version of the spec; default the latest"),
     source: z.strictObject(RunSourceFields).optional().describe("Where the change under test comes from"),
+    agent_url: z
+      .url({ protocol: /^https?$/, error: "must be an http or https URL" })
+      .max(2048)
+      .optional()
+      .describe("Where this commit's agent was deployed; it must match the environment's url_pattern (without one, equal its base_url)"),
   })
   .meta({ id: "CreateRunBody" });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;

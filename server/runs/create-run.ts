@@ -5,9 +5,11 @@ import { DERIVED_RUN_KEY_PREFIX, type CreateRunBody, type Run } from "../contrac
 import { executeRunJob } from "../engine/tasks/execute-run.js";
 import { ApiError } from "../errors.js";
 import type { NewId } from "../ids.js";
+import type { EgressPolicy } from "../net/egress.js";
 import type { CheckReadiness } from "../net/readiness.js";
 import { contentAddress } from "../specs/canonical-json.js";
 import type { ServiceStore } from "../store/service-store.js";
+import { resolveRunAgent } from "./agent-url.js";
 
 const NEVER = "9999-12-31T23:59:59.999Z";
 
@@ -19,6 +21,7 @@ export interface CreateRunDeps {
   clock: Clock;
   newId: NewId;
   checkReadiness: CheckReadiness;
+  egress: Pick<EgressPolicy, "checkHost">;
   idempotencyWindowMs: number;
   /** Tells the run engine that work was enqueued, so it starts at once instead of at its next poll. */
   nudgeEngine: () => void;
@@ -45,7 +48,7 @@ export function assertIdempotencyKey(key: string | string[] | undefined): string
  * key unused.
  */
 export async function createRun(
-  { store, clock, newId, checkReadiness, idempotencyWindowMs, nudgeEngine }: CreateRunDeps,
+  { store, clock, newId, checkReadiness, egress, idempotencyWindowMs, nudgeEngine }: CreateRunDeps,
   principal: Principal,
   body: CreateRunBody,
   idempotencyKey: string,
@@ -87,7 +90,8 @@ export async function createRun(
   const earlier = answer(store.lookUpIdempotencyKey(request()));
   if (earlier) return earlier;
 
-  const readiness = await checkReadiness(store.getEnvironmentTarget(environment.environment_id)!);
+  const agentAt = resolveRunAgent(environment, body.source, body.agent_url, egress);
+  const readiness = await checkReadiness({ ...store.getEnvironmentTarget(environment.environment_id)!, base_url: agentAt.url });
   if (!readiness.ready) {
     throw new ApiError("ENVIRONMENT_NOT_READY", {
       message: `The agent entrypoint of environment '${environment.name}' is unavailable: ${readiness.reason}`,
@@ -113,7 +117,8 @@ export async function createRun(
       spec_version: spec.spec_version,
       environment_id: environment.environment_id,
       agent_id: agent.agent_id,
-      agent_version: agent.version,
+      agent_version: agentAt.perCommit && body.source ? body.source.commit_sha : agent.version,
+      agent_url: agentAt.url,
       source: body.source ? JSON.stringify(body.source) : null,
       created_at: now,
       updated_at: now,

@@ -11,7 +11,10 @@ export interface EnvironmentRow {
   name: string;
   agent_id: string;
   protocol: EndpointProtocol;
+  /** The agent's base URL, or a template of it filled from a run's source. */
   base_url: string;
+  /** Other URLs the agent may be reached at; null: only base_url. */
+  url_pattern: string | null;
   model: string | null;
   readiness_path: string;
   /** JSON object of header name → value, sealed: it never leaves the service except to the agent. */
@@ -23,6 +26,9 @@ export interface EnvironmentRow {
 
 /** An environment to create: its header values given plain, to be sealed by the store. */
 export type NewEnvironment = Omit<EnvironmentRow, "headers" | "header_names"> & { headers: Record<string, string> };
+
+/** A change to an environment's endpoint: every field but the headers, which are kept unless given. */
+export type EnvironmentChange = Pick<EnvironmentRow, "base_url" | "url_pattern" | "model" | "readiness_path"> & { headers?: Record<string, string> };
 
 /** What the service needs to reach an environment's agent, header values included. */
 export interface EnvironmentTarget {
@@ -43,6 +49,7 @@ export function toEnvironment(row: EnvironmentRow): Environment {
     endpoint: {
       protocol: row.protocol,
       base_url: row.base_url,
+      url_pattern: row.url_pattern,
       model: row.model,
       readiness_path: row.readiness_path,
       header_names: JSON.parse(row.header_names) as string[],
@@ -53,11 +60,14 @@ export function toEnvironment(row: EnvironmentRow): Environment {
 
 export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer) {
   const insert = db.prepare(`INSERT INTO environments
-    (environment_id, project_id, name, agent_id, protocol, base_url, model, readiness_path, headers, header_names, created_at)
-    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @model, @readiness_path, @headers, @header_names, @created_at)
+    (environment_id, project_id, name, agent_id, protocol, base_url, url_pattern, model, readiness_path, headers, header_names, created_at)
+    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @url_pattern, @model, @readiness_path, @headers, @header_names, @created_at)
     ON CONFLICT (project_id, name) DO NOTHING`);
   const environments = makeProjectTable<EnvironmentRow>(db, listPage, "environments", "environment_id");
   const byName = db.prepare("SELECT * FROM environments WHERE project_id = ? AND name = ?");
+  const update = db.prepare(`UPDATE environments SET base_url = @base_url, url_pattern = @url_pattern, model = @model,
+      readiness_path = @readiness_path, headers = coalesce(@headers, headers), header_names = coalesce(@header_names, header_names)
+    WHERE environment_id = @environment_id`);
 
   return {
     reads: {
@@ -87,6 +97,15 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
           header_names: JSON.stringify(Object.keys(headers)),
         };
         return insert.run(row).changes === 1 ? toEnvironment(row) : undefined;
+      },
+      /** Changes how the agent is reached; headers, if given, replace the old ones whole (sealed). */
+      updateEnvironment(environmentId: string, change: EnvironmentChange): Environment | undefined {
+        const sealed = change.headers && {
+          headers: sealer.seal(JSON.stringify(change.headers), SEALED_AT.environmentHeaders(environmentId)),
+          header_names: JSON.stringify(Object.keys(change.headers)),
+        };
+        const changed = update.run({ ...change, headers: null, header_names: null, ...sealed, environment_id: environmentId }).changes === 1;
+        return changed ? toEnvironment(environments.get(environmentId)!) : undefined;
       },
     },
   };

@@ -15,6 +15,8 @@ export interface RunRow {
   environment_id: string;
   agent_id: string;
   agent_version: string;
+  /** The agent's base URL the run calls; null for runs made before it was recorded (they used the environment's). */
+  agent_url: string | null;
   /** JSON of RunSource, or null. */
   source: string | null;
   created_at: string;
@@ -35,6 +37,7 @@ export function toRun(row: RunRow): Run {
     environment_id: row.environment_id,
     agent_id: row.agent_id,
     agent_version: row.agent_version,
+    agent_url: row.agent_url,
     source: row.source ? (JSON.parse(row.source) as RunSource) : null,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -82,10 +85,10 @@ export function makeRunsStore(
   onCreated: (run: Run, now: string) => void = () => {},
 ) {
   const insertRun = db.prepare(`INSERT INTO runs (run_id, project_id, status, verdict, failure_cause, failure_message,
-      test_spec_id, spec_version, environment_id, agent_id, agent_version, source, source_repository, source_commit_sha,
+      test_spec_id, spec_version, environment_id, agent_id, agent_version, agent_url, source, source_repository, source_commit_sha,
       created_at, updated_at, started_at, ended_at)
     VALUES (@run_id, @project_id, @status, @verdict, @failure_cause, @failure_message, @test_spec_id, @spec_version,
-      @environment_id, @agent_id, @agent_version, @source, json_extract(@source, '$.repository'), json_extract(@source, '$.commit_sha'),
+      @environment_id, @agent_id, @agent_version, @agent_url, @source, json_extract(@source, '$.repository'), json_extract(@source, '$.commit_sha'),
       @created_at, @updated_at, @started_at, @ended_at)`);
   const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
   const keyByProject = db.prepare(

@@ -70,8 +70,9 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
 
   /** Holds every conversation the spec asks for that has not been completed yet; returns the ones it completed. */
   async function converse(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal, earlier: readonly ConversationRow[]): Promise<ConversationRow[]> {
-    const target = store.getEnvironmentTarget(run.environment_id);
-    if (!target) throw new RunFailedError("internal_error", `Environment ${run.environment_id} no longer exists`);
+    const environment = store.getEnvironmentTarget(run.environment_id);
+    if (!environment) throw new RunFailedError("internal_error", `Environment ${run.environment_id} no longer exists`);
+    const target = { ...environment, base_url: run.agent_url ?? environment.base_url };
     const completed: ConversationRow[] = [];
     for (const plan of planConversations(spec, { includeProbes: true })) {
       const before = earlier.filter((c) => c.kind === plan.kind && c.scenario_id === plan.scenario_id && c.repeat_index === plan.repeat_index);

@@ -1,8 +1,15 @@
+import { z } from "zod";
 import {
   CreateEnvironmentBody,
   Environment,
   EnvironmentList,
-  } from "../../contract/index.js";
+  ResourceId,
+  SAMPLE_TEMPLATE_VALUES,
+  UpdateEnvironmentBody,
+  compileUrlPattern,
+  fillUrlTemplate,
+} from "../../contract/index.js";
+import type { EgressPolicy } from "../../net/egress.js";
 import { resolveProjectId } from "../../auth/authenticate.js";
 import { AGENT_PROTOCOLS } from "../../engine/agents/index.js";
 import { ApiError } from "../../errors.js";
@@ -33,13 +40,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
       if (!agent || agent.project_id !== projectId) {
         throw new ApiError("NOT_FOUND", { message: `Agent '${body.agent_id}' was not found in project '${projectId}'.` });
       }
-      const refused = egress.checkHost(new URL(body.endpoint.base_url).hostname);
-      if (refused) {
-        throw new ApiError("VALIDATION_FAILED", {
-          message: "The agent's base_url may not be reached from this service.",
-          details: [{ path: "body.endpoint.base_url", message: refused }],
-        });
-      }
+      checkEndpoint(body.endpoint.base_url, body.endpoint.url_pattern ?? null, egress);
       const [environment] = await store.write([
         "createEnvironment",
         {
@@ -49,6 +50,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
           agent_id: agent.agent_id,
           protocol: body.endpoint.protocol,
           base_url: body.endpoint.base_url.replace(/\/+$/, ""),
+          url_pattern: body.endpoint.url_pattern ?? null,
           model: body.endpoint.model ?? null,
           readiness_path: body.endpoint.readiness_path ?? AGENT_PROTOCOLS[body.endpoint.protocol].readinessPath,
           headers: body.endpoint.headers ?? {},
@@ -60,10 +62,66 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
     },
   });
 
+  api.patch("/v1/environments/:environment_id", {
+    config: { scope: "environments:write" },
+    schema: {
+      operationId: "updateEnvironment",
+      tags: ["environments"],
+      summary: "Change how an environment's agent is reached: its URL or template, URL pattern, model, readiness path or headers (replaced whole)",
+      params: z.strictObject({ environment_id: ResourceId }),
+      body: UpdateEnvironmentBody,
+      response: responses({ 200: Environment }),
+    },
+    handler: async (request) => {
+      const { environment_id } = request.params;
+      const current = visibleOr404(principalOf(request), store.getEnvironmentRow(environment_id), "Environment", environment_id);
+      const { endpoint } = request.body;
+      const base_url = endpoint.base_url?.replace(/\/+$/, "") ?? current.base_url;
+      const url_pattern = endpoint.url_pattern === undefined ? current.url_pattern : endpoint.url_pattern;
+      checkEndpoint(base_url, url_pattern, egress);
+      const [environment] = await store.write([
+        "updateEnvironment",
+        environment_id,
+        {
+          base_url,
+          url_pattern,
+          model: endpoint.model === undefined ? current.model : endpoint.model,
+          readiness_path: endpoint.readiness_path ?? current.readiness_path,
+          ...(endpoint.headers ? { headers: endpoint.headers } : {}),
+        },
+      ]);
+      if (!environment) throw new ApiError("NOT_FOUND", { message: `Environment '${environment_id}' was not found.` });
+      return environment;
+    },
+  });
+
   registerProjectResource(api, deps, {
     name: "environment",
     scope: "environments:read",
     list: { response: EnvironmentList, items: store.listEnvironments },
     get: { response: Environment, row: store.getEnvironmentRow, toItem: toEnvironment, note: "header values are never returned" },
   });
+}
+
+/**
+ * An endpoint's URLs hold together: its base URL (a template filled with sample values) may be
+ * reached from here, and matches its URL pattern if it has one, since a run without a URL of its
+ * own calls it.
+ */
+function checkEndpoint(baseUrl: string, urlPattern: string | null, egress: Pick<EgressPolicy, "checkHost">): void {
+  const sample = fillUrlTemplate(baseUrl, SAMPLE_TEMPLATE_VALUES);
+  const url = "url" in sample ? sample.url : baseUrl;
+  const refused = egress.checkHost(new URL(url).hostname);
+  if (refused) {
+    throw new ApiError("VALIDATION_FAILED", {
+      message: "The agent's base_url may not be reached from this service.",
+      details: [{ path: "body.endpoint.base_url", message: refused }],
+    });
+  }
+  if (urlPattern && !compileUrlPattern(urlPattern)!(url)) {
+    throw new ApiError("VALIDATION_FAILED", {
+      message: "The agent's base_url must match the environment's url_pattern: runs that name no URL call it.",
+      details: [{ path: "body.endpoint.base_url", message: `must match ${urlPattern}` }],
+    });
+  }
 }

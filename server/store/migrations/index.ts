@@ -10,6 +10,7 @@ import specSources from "./0007-spec-sources.js";
 import releaseDecisions from "./0008-release-decisions.js";
 import github from "./0009-github.js";
 import sealedSecrets from "./0010-sealed-secrets.js";
+import agentUrls from "./0011-agent-urls.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -38,4 +39,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 8, name: "release-decisions", sql: releaseDecisions },
   { version: 9, name: "github", sql: github },
   sealedSecrets,
+  { version: 11, name: "agent-urls", sql: agentUrls },
 ];

@@ -40,6 +40,7 @@ describe("resources", () => {
     expect(environment.body.endpoint).toEqual({
       protocol: "openai-chat",
       base_url: agent.baseUrl,
+      url_pattern: null,
       model: "refund-agent",
       readiness_path: "/models",
       header_names: ["authorization"],
