@@ -14,10 +14,20 @@ export interface ExampleAgent {
   server: Server;
   /** Chat completion requests answered so far. */
   readonly requests: number;
+  /** The latest requests (up to 10,000): where they went and whether they carried credentials. */
+  readonly calls: readonly AgentCall[];
   close(): Promise<void>;
 }
 
+export interface AgentCall {
+  method: string;
+  path: string;
+  authorization: string | undefined;
+}
+
 const MODEL = "refund-agent";
+/** `/v1/…`, or under a prefix (`/<sha>/v1/…`), as a preview host routes each deployment by path. */
+const ROUTE = /^((?:\/[^/]+)*)\/v1\/(models|chat\/completions)$/;
 
 /** The body of a request, as text. */
 export function readBody(req: IncomingMessage): Promise<string> {
@@ -42,12 +52,14 @@ export function behavioursOf(model: unknown): Set<Behaviour> {
 
 /**
  * The example agent: an OpenAI-compatible Chat Completions server (`/v1/chat/completions`,
- * `/v1/models`) playing a refunds assistant, with misbehaviours for tests and demos.
+ * `/v1/models`, also under any path prefix) playing a refunds assistant, with misbehaviours for
+ * tests and demos.
  */
 export async function startExampleAgent({ port = 0, host = "127.0.0.1", slowMs = 1500 }: ExampleAgentOptions = {}): Promise<ExampleAgent> {
   let requests = 0;
   let flakyCounter = 0;
   let completionId = 0;
+  const calls: AgentCall[] = [];
 
   async function completions(req: IncomingMessage, res: ServerResponse): Promise<void> {
     let body: { model?: unknown; messages?: WireMessage[] };
@@ -84,11 +96,14 @@ export async function startExampleAgent({ port = 0, host = "127.0.0.1", slowMs =
   }
 
   const server = createServer((req, res) => {
-    const path = req.url?.split("?")[0];
-    if (req.method === "GET" && path === "/v1/models") {
+    const path = req.url?.split("?")[0] ?? "/";
+    calls.push({ method: req.method ?? "", path, authorization: req.headers.authorization });
+    if (calls.length > 10_000) calls.shift();
+    const endpoint = ROUTE.exec(path)?.[2];
+    if (req.method === "GET" && endpoint === "models") {
       return sendJson(res, 200, { object: "list", data: [{ id: MODEL, object: "model", owned_by: "assure-examples" }] });
     }
-    if (req.method === "POST" && path === "/v1/chat/completions") {
+    if (req.method === "POST" && endpoint === "chat/completions") {
       completions(req, res).catch(() => res.destroy());
       return;
     }
@@ -102,6 +117,7 @@ export async function startExampleAgent({ port = 0, host = "127.0.0.1", slowMs =
     get requests() {
       return requests;
     },
+    calls,
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
