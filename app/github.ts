@@ -8,6 +8,8 @@ import type { Logger } from "../server/log.js";
 import { SYNC_CHECK_RUN, makeSyncCheckRun } from "./checks/sync-check-run.js";
 import { makeAssureApp } from "./index.js";
 import { startReconciling } from "./reconcile.js";
+import { gateCommit, type CommitToGate } from "./gate/gate-commit.js";
+import { GATE_GITHUB_COMMIT } from "./gate/start-runs.js";
 import { PROCESS_GITHUB_DELIVERY } from "./webhooks/receive-delivery.js";
 import { makeProcessDelivery } from "./webhooks/process-delivery.js";
 
@@ -36,8 +38,10 @@ export async function createGitHubIntegration(github: GitHubAppConfig, log: Logg
   return {
     path: github.webhookPath,
     tasks(deps: ApiDeps): TaskList {
+      const gate = { ...deps, octokitFor, waitRetryMs: github.waitRetryMs };
       return {
-        [PROCESS_GITHUB_DELIVERY]: makeProcessDelivery({ ...deps, octokitFor }),
+        [PROCESS_GITHUB_DELIVERY]: makeProcessDelivery(gate),
+        [GATE_GITHUB_COMMIT]: (payload) => gateCommit(gate, payload as CommitToGate),
         [SYNC_CHECK_RUN]: makeSyncCheckRun({ ...deps, baseUrl: github.publicBaseUrl, octokitFor }),
       };
     },

@@ -42,6 +42,8 @@ const EnvSchema = z.object({
   ASSURE_GITHUB_RECONCILE_MS: Duration.default(2000),
   /** Octokit retries a GitHub 5xx three times, after 1, 4 and 9 times this. */
   ASSURE_GITHUB_RETRY_BASE_MS: Duration.default(1000),
+  /** How soon the App tries again to start runs whose agent was not ready (until the config's deployment_timeout). */
+  ASSURE_GITHUB_WAIT_RETRY_MS: Duration.default(15_000),
 });
 
 export interface Config {
@@ -78,6 +80,7 @@ export interface GitHubAppConfig {
   publicBaseUrl: string;
   reconcileMs: number;
   retryBaseMs: number;
+  waitRetryMs: number;
 }
 
 /** The only reader of the process environment. Fails at boot and names every bad variable. */
@@ -144,6 +147,7 @@ function readGitHubAppConfig(e: z.infer<typeof EnvSchema>): Pick<Config, "github
       publicBaseUrl: e.ASSURE_BASE_URL.replace(/\/+$/, ""),
       reconcileMs: e.ASSURE_GITHUB_RECONCILE_MS,
       retryBaseMs: e.ASSURE_GITHUB_RETRY_BASE_MS,
+      waitRetryMs: e.ASSURE_GITHUB_WAIT_RETRY_MS,
     },
     githubOff: undefined,
   };

@@ -1,28 +1,20 @@
-import picomatch from "picomatch";
 import type { ProbotOctokit } from "probot";
-import {
-  ASSURE_CONFIG_PATH,
-  AssureConfig,
-  DEFAULT_CHECK_NAME,
-  TestSpecDocument,
-  runIdempotencyKey,
-  type ReleaseDecision,
-} from "../../server/contract/index.js";
-import { SCOPES } from "../../server/auth/scopes.js";
-import type { Principal } from "../../server/auth/authenticate.js";
-import { ApiError, coerceError } from "../../server/errors.js";
-import { addSpecVersion } from "../../server/releases/add-spec-version.js";
+import { ASSURE_CONFIG_PATH, AssureConfig, DEFAULT_CHECK_NAME, type ReleaseDecision } from "../../server/contract/index.js";
 import { createDecision, startAttempt } from "../../server/releases/create-decision.js";
-import { createRun, type CreateRunDeps } from "../../server/runs/create-run.js";
+import type { CreateRunDeps } from "../../server/runs/create-run.js";
 import { validateYaml } from "../../server/specs/read-yaml.js";
 import type { Logger } from "../../server/log.js";
 import { syncCheckRunJob } from "../checks/sync-check-run.js";
 import { gateProblem, type GateProblem } from "../checks/gate-problem.js";
-import { listFilesAt, readFileAt, repositoryRef } from "../repository/files.js";
+import { readFileAt, repositoryRef } from "../repository/files.js";
+import { planRuns } from "./plan-runs.js";
+import { startPlannedRuns } from "./start-runs.js";
 
 export interface GateDeps extends CreateRunDeps {
   log: Logger;
   octokitFor(installationId: number): Promise<ProbotOctokit>;
+  /** How soon a commit whose agent was not ready is gated again. */
+  waitRetryMs: number;
 }
 
 /** A commit to gate, as a webhook names it. */
@@ -38,17 +30,6 @@ export interface CommitToGate {
   /** Start the commit's runs again (a re-run): a new attempt. */
   rerun: boolean;
 }
-
-interface PlannedPair {
-  test_spec_id: string;
-  spec_version: string;
-  specPath: string;
-  environment_id: string;
-  environmentName: string;
-}
-
-/** The App acts for the project it gates, as a key of that project with every scope would. */
-const actingFor = (projectId: string): Principal => ({ key_id: "github-app", project_id: projectId, scopes: new Set(SCOPES) });
 
 /**
  * Gates one commit: reads `.assure/config.yml` at its head (the base's decides whether the
@@ -117,7 +98,6 @@ async function planAndStart(
   config: AssureConfig,
   lineOf: (path: readonly PropertyKey[]) => number | undefined,
 ): Promise<{ projectId: string | null; decision?: ReleaseDecision; problem?: GateProblem }> {
-  const atConfig = (path: PropertyKey[], message: string) => ({ path: ASSURE_CONFIG_PATH, line: lineOf(path) ?? 1, message });
   const project = deps.store.getProject(config.project);
   if (!project || !project.repositories.some((r) => r.github_id === commit.repository.id)) {
     const message = project
@@ -125,43 +105,13 @@ async function planAndStart(
       : `project '${config.project}' does not exist`;
     return {
       projectId: null,
-      problem: gateProblem("The repository is not bound to the project", `This repository may not be gated for that project: ${message}. Bind it with PATCH /v1/projects/{id}.`, [atConfig(["project"], message)]),
+      problem: gateProblem("The repository is not bound to the project", `This repository may not be gated for that project: ${message}. Bind it with PATCH /v1/projects/{id}.`, [
+        { path: ASSURE_CONFIG_PATH, line: lineOf(["project"]) ?? 1, message },
+      ]),
     };
   }
 
-  const files = await listFilesAt(octokit, repositoryRef(commit.repository.full_name), commit.headSha);
-  const annotations: GateProblem["annotations"] = [];
-  const pairs: PlannedPair[] = [];
-  const specsByPath = new Map<string, { test_spec_id: string; spec_version: string; name: string } | null>();
-
-  for (const [r, entry] of config.runs.entries()) {
-    const environments = entry.environments.map((name, e) => {
-      const environment = deps.store.getEnvironmentRowByName(project.project_id, name);
-      if (!environment) annotations.push(atConfig(["runs", r, "environments", e], `environment '${name}' does not exist in project '${project.project_id}'`));
-      return environment;
-    });
-    for (const [s, glob] of entry.specs.entries()) {
-      const isMatch = picomatch(glob, { dot: true });
-      const matching = files.filter((file) => isMatch(file)).sort();
-      if (matching.length === 0) annotations.push(atConfig(["runs", r, "specs", s], `'${glob}' matches no file at this commit`));
-      for (const path of matching) {
-        if (!specsByPath.has(path)) specsByPath.set(path, await registerSpec(deps, octokit, commit, project.project_id, path, annotations));
-        const spec = specsByPath.get(path);
-        if (!spec) continue;
-        for (const [e, environment] of environments.entries()) {
-          if (!environment || pairs.some((p) => p.specPath === path && p.environment_id === environment.environment_id)) continue;
-          pairs.push({ test_spec_id: spec.test_spec_id, spec_version: spec.spec_version, specPath: path, environment_id: environment.environment_id, environmentName: entry.environments[e]! });
-        }
-      }
-    }
-  }
-  const byName = new Map<string, string>();
-  for (const [path, spec] of specsByPath) {
-    if (!spec) continue;
-    const other = byName.get(spec.name);
-    if (other) annotations.push({ path, line: 1, message: `${path} and ${other} are both named '${spec.name}': a spec's name must be unique` });
-    byName.set(spec.name, path);
-  }
+  const { pairs, annotations } = await planRuns(deps, octokit, commit, project, config, lineOf);
   if (annotations.length > 0) {
     return {
       projectId: project.project_id,
@@ -173,61 +123,10 @@ async function planAndStart(
     };
   }
 
-  const plan = pairs.map(({ test_spec_id, environment_id }) => ({ test_spec_id, environment_id }));
+  const plan = pairs.map((pair) => ({ test_spec_id: pair.test_spec_id, environment_id: pair.environment.environment_id }));
   const subject = { repository: commit.repository.full_name, commit_sha: commit.headSha };
   let { decision, created } = await createDecision(deps, project.project_id, { subject, plan });
   if (commit.rerun && !created) decision = await startAttempt(deps, decision, plan);
-  for (const pair of pairs) await startPlannedRun(deps, commit, project.project_id, decision.attempt, pair);
+  await startPlannedRuns(deps, commit, project.project_id, decision, pairs);
   return { projectId: project.project_id, decision };
-}
-
-/** Registers a spec file at the commit as a version of its spec; null (and annotations) if it is not a valid spec. */
-async function registerSpec(
-  deps: GateDeps,
-  octokit: ProbotOctokit,
-  commit: CommitToGate,
-  projectId: string,
-  path: string,
-  annotations: GateProblem["annotations"],
-): Promise<{ test_spec_id: string; spec_version: string; name: string } | null> {
-  const bytes = await readFileAt(octokit, repositoryRef(commit.repository.full_name), commit.headSha, path);
-  if (!bytes) {
-    annotations.push({ path, line: 1, message: "the file could not be read at this commit" });
-    return null;
-  }
-  const read = validateYaml(bytes, TestSpecDocument);
-  if (!read.ok) {
-    for (const problem of read.problems) annotations.push({ path, line: problem.line ?? 1, message: `${problem.path}: ${problem.message}` });
-    return null;
-  }
-  const { spec } = await addSpecVersion(deps, projectId, read.value, {
-    text: read.source,
-    source: { repository: commit.repository.full_name, commit_sha: commit.headSha, path },
-  });
-  return { test_spec_id: spec.test_spec_id, spec_version: spec.spec_version, name: spec.name };
-}
-
-/** Starts (or finds: the key is derived from the commit) the run of one planned spec and environment. */
-async function startPlannedRun(deps: GateDeps, commit: CommitToGate, projectId: string, attempt: number, pair: PlannedPair): Promise<void> {
-  const key = runIdempotencyKey({
-    repositoryId: commit.repository.id,
-    commitSha: commit.headSha,
-    specPath: pair.specPath,
-    environmentName: pair.environmentName,
-    attempt,
-  });
-  const source = {
-    repository: commit.repository.full_name,
-    commit_sha: commit.headSha,
-    ...(commit.ref ? { ref: commit.ref } : {}),
-    ...(commit.pullRequest ? { pull_request: commit.pullRequest } : {}),
-  };
-  try {
-    await createRun(deps, actingFor(projectId), { test_spec_id: pair.test_spec_id, environment_id: pair.environment_id, spec_version: pair.spec_version, source }, key);
-  } catch (raw) {
-    const error = coerceError(raw);
-    // Not ready yet: the delivery is processed again with backoff; the decision waits meanwhile.
-    if (error instanceof ApiError && error.retryable) throw new Error(`${pair.specPath} in ${pair.environmentName}: ${error.message}`, { cause: error });
-    throw error;
-  }
 }

@@ -9,6 +9,7 @@ export function makeProcessDelivery(deps: GateDeps): Task {
     const delivery = deps.store.getDelivery((payload as { delivery_id: string }).delivery_id);
     if (!delivery) return;
     const body = JSON.parse(delivery.payload) as Parameters<typeof commitOfEvent>[1];
+    if (delivery.event === "deployment_status") return recordDeployment(deps, body as DeploymentStatusPayload, delivery.delivery_id);
     const isOurCheck = (name: string) =>
       body.repository !== undefined && body.check_run !== undefined &&
       deps.store.listGitHubCommitsOfSha(body.repository.id, body.check_run.head_sha).some((commit) => commit.check_name === name);
@@ -42,5 +43,44 @@ async function permissionOf(deps: GateDeps, commit: CommitToGate, username: stri
   } catch (error) {
     if ((error as { status?: number }).status === 404) return "none";
     throw error;
+  }
+}
+
+interface DeploymentStatusPayload {
+  installation?: { id: number };
+  repository?: { id: number; full_name: string };
+  deployment_status?: { state: string; environment?: string; environment_url?: string };
+  deployment?: { id: number; sha: string; environment: string };
+}
+
+/**
+ * A successful deployment of a commit to a GitHub environment, at its environment_url: kept, and
+ * the commit gated again wherever it is gated, so that the runs waiting for it start against it.
+ * A deployment that comes before its commit is gated is used when the commit is.
+ */
+async function recordDeployment(deps: GateDeps, payload: DeploymentStatusPayload, deliveryId: string): Promise<void> {
+  const { installation, repository, deployment_status: status, deployment } = payload;
+  if (!installation || !repository || !status || !deployment) return;
+  const environment = status.environment || deployment.environment;
+  if (status.state !== "success" || !status.environment_url) {
+    deps.log.info(`Received deployment_status ${status.state} of ${repository.full_name}@${deployment.sha.slice(0, 7)} to '${environment}' (delivery ${deliveryId}): no URL to test yet`);
+    return;
+  }
+  await deps.store.write([
+    "saveDeployment",
+    { repository_id: repository.id, head_sha: deployment.sha, environment, deployment_id: deployment.id, url: status.environment_url, received_at: deps.clock.now().toISOString() },
+  ]);
+  deps.log.info(`Received a deployment of ${repository.full_name}@${deployment.sha.slice(0, 7)} to '${environment}' at ${status.environment_url} (delivery ${deliveryId})`);
+  const [gated] = deps.store.listGitHubCommitsOfSha(repository.id, deployment.sha);
+  if (gated) {
+    await gateCommit(deps, {
+      installationId: installation.id,
+      repository: { id: repository.id, full_name: repository.full_name },
+      headSha: deployment.sha,
+      baseSha: null,
+      ref: gated.ref,
+      pullRequest: gated.pull_request,
+      rerun: false,
+    });
   }
 }

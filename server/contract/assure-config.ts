@@ -10,6 +10,16 @@ const UnderAssure = z
   .max(300)
   .regex(/^\.assure\/(?!.*(^|\/)\.\.(\/|$))[^\0\\]+$/, "a path or glob under .assure/, e.g. .assure/specs/*.yaml");
 
+const DURATION = /^(\d{1,5})(s|m|h)$/;
+const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000 } as const;
+
+/** `90s`, `30m`, `2h`, at most a day, in milliseconds. */
+const Duration = z
+  .string()
+  .regex(DURATION, "a duration such as 90s, 30m or 2h")
+  .transform((text) => Number(DURATION.exec(text)![1]) * UNIT_MS[DURATION.exec(text)![2] as keyof typeof UNIT_MS])
+  .refine((ms) => ms > 0 && ms <= 86_400_000, "between 1s and 24h");
+
 /**
  * `.assure/config.yml`: which project a repository's commits are gated for, under which check name,
  * and which specs run in which environments. The GitHub App and the Action read the same file.
@@ -29,6 +39,14 @@ export const AssureConfig = z
         z.strictObject({
           specs: z.array(UnderAssure).min(1).max(50).describe("Spec files: paths or globs under .assure/"),
           environments: z.array(Name).min(1).max(20).describe("Environment names in the project"),
+          on_deployment: z
+            .string()
+            .min(1)
+            .max(255)
+            .optional()
+            .describe("Wait for a successful deployment of the commit to this GitHub environment, and test the agent at its environment_url"),
+          deployment_timeout: Duration.default(30 * 60_000)
+            .describe("How long the runs wait for the deployment, or for their agent to be ready, before the decision gives up (default 30m)"),
         }),
       )
       .min(1)

@@ -20,6 +20,10 @@ export const PlannedRun = z.object({
   test_spec_id: z.string(),
   environment_id: z.string(),
   run_id: z.string().nullable().describe("null until the run is created"),
+  waiting: z
+    .object({ for: z.string(), until: Timestamp })
+    .nullable()
+    .describe("What it waits for before its run can start (a deployment, the agent to be ready), and until when; then the decision gives up"),
 });
 export type PlannedRun = z.infer<typeof PlannedRun>;
 

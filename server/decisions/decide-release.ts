@@ -13,6 +13,8 @@ export interface SlotFacts {
   environment_id: string;
   /** Names the slot in a reason while it has no run, e.g. the spec's and environment's names. */
   label: string;
+  /** What it waits for before its run can start (a deployment, the agent to be ready), and until when. */
+  waiting: { for: string; until: string } | null;
   run:
     | (Pick<Run, "run_id" | "status" | "verdict" | "failure"> & {
         gates: { gate_id: string; status: "passed" | "failed" | "inconclusive" | "waived"; reason: string; evidence_refs: string[] }[];
@@ -31,11 +33,12 @@ export interface WaiverFacts {
 const TERMINAL = new Set<Run["status"]>(["COMPLETED", "INCONCLUSIVE", "FAILED"]);
 
 /**
- * The release decision over the planned runs of its current attempt, with the waivers in force.
- * It fails closed: a missing or unfinished run keeps it PENDING; a failed or inconclusive gate, or
- * a run that could not be judged, blocks it unless a waiver lifts it; nothing planned blocks it.
+ * The release decision over the planned runs of its current attempt, with the waivers in force, at
+ * `now`. It fails closed: a missing or unfinished run keeps it PENDING; a failed or inconclusive
+ * gate, a run that could not be judged, or a wait that outlasted its deadline blocks it unless a
+ * waiver lifts it; nothing planned blocks it.
  */
-export function decideRelease(slots: readonly SlotFacts[], waivers: readonly WaiverFacts[]): { status: DecisionStatus; reasons: DecisionReason[] } {
+export function decideRelease(slots: readonly SlotFacts[], waivers: readonly WaiverFacts[], now: string): { status: DecisionStatus; reasons: DecisionReason[] } {
   if (slots.length === 0) {
     return {
       status: "BLOCKED",
@@ -45,7 +48,23 @@ export function decideRelease(slots: readonly SlotFacts[], waivers: readonly Wai
   const waiverOf = (runId: string, gateId: string) => waivers.find((w) => w.run_id === runId && w.gate_id === gateId)?.ref ?? null;
   const reasons: DecisionReason[] = [];
   for (const slot of slots) {
-    const { run } = slot;
+    const { run, waiting } = slot;
+    if (!run && waiting && now >= waiting.until) {
+      reasons.push({
+        run_id: null,
+        gate_id: null,
+        status: "error",
+        blocking: true,
+        reason: `${slot.label}: gave up waiting for ${waiting.for} at ${waiting.until}; start the runs again once it is there`,
+        evidence_refs: [],
+        waiver_ref: null,
+      });
+      continue;
+    }
+    if (!run && waiting) {
+      reasons.push({ run_id: null, gate_id: null, status: "pending", blocking: true, reason: `${slot.label}: waiting for ${waiting.for} until ${waiting.until}`, evidence_refs: [], waiver_ref: null });
+      continue;
+    }
     if (!run || !TERMINAL.has(run.status)) {
       reasons.push({
         run_id: run?.run_id ?? null,

@@ -43,6 +43,16 @@ export interface CheckRunRow {
   updated_at: string;
 }
 
+/** A successful deployment of a commit to a GitHub environment, at a URL, as a deployment_status said. */
+export interface DeploymentRow {
+  repository_id: number;
+  head_sha: string;
+  environment: string;
+  deployment_id: number;
+  url: string;
+  received_at: string;
+}
+
 export type CommitKey = Pick<GitHubCommitRow, "repository_id" | "head_sha" | "check_name">;
 
 /** The GitHub App's records: deliveries, gated commits and the check runs published for them. */
@@ -69,6 +79,11 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
     VALUES (@check_run_id, @repository_id, @head_sha, @check_name, @status, @conclusion, @published, @annotations_sent, @created_at, @updated_at)
     ON CONFLICT (check_run_id) DO UPDATE SET status = excluded.status, conclusion = excluded.conclusion, published = excluded.published,
       annotations_sent = excluded.annotations_sent, updated_at = excluded.updated_at`);
+  const insertDeployment = db.prepare(`INSERT INTO github_deployments (repository_id, head_sha, environment, deployment_id, url, received_at)
+    VALUES (@repository_id, @head_sha, @environment, @deployment_id, @url, @received_at)
+    ON CONFLICT (repository_id, head_sha, environment, deployment_id) DO UPDATE SET url = excluded.url, received_at = excluded.received_at`);
+  const latestDeployment = db.prepare(`SELECT * FROM github_deployments WHERE repository_id = ? AND head_sha = ? AND environment = ?
+    ORDER BY received_at DESC, deployment_id DESC LIMIT 1`);
   const latestCheckRun = db.prepare(`SELECT * FROM github_check_runs WHERE repository_id = ? AND head_sha = ? AND check_name = ?
     ORDER BY check_run_id DESC LIMIT 1`);
 
@@ -87,6 +102,10 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
       listStaleGitHubCommits(limit: number): GitHubCommitRow[] {
         return stale.all(limit) as GitHubCommitRow[];
       },
+      /** The latest successful deployment of a commit to a GitHub environment. */
+      getLatestDeployment(repositoryId: number, headSha: string, environment: string): DeploymentRow | undefined {
+        return latestDeployment.get(repositoryId, headSha, environment) as DeploymentRow | undefined;
+      },
       /** The newest check run the App made for the commit under that name: the one GitHub shows. */
       getLatestCheckRun({ repository_id, head_sha, check_name }: CommitKey): CheckRunRow | undefined {
         return latestCheckRun.get(repository_id, head_sha, check_name) as CheckRunRow | undefined;
@@ -103,6 +122,9 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
       saveGitHubCommit(row: Omit<GitHubCommitRow, "synced_at">, publish: NewJob): void {
         upsertCommit.run(row);
         jobs.enqueueJob(publish);
+      },
+      saveDeployment(row: DeploymentRow): void {
+        insertDeployment.run(row);
       },
       markGitHubCommitSynced(key: CommitKey, syncedAt: string): void {
         markSynced.run(syncedAt, key.repository_id, key.head_sha, key.check_name);

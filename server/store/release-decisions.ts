@@ -40,6 +40,9 @@ interface SlotRow {
   test_spec_id: string;
   environment_id: string;
   run_id: string | null;
+  /** What it waits for before its run can start, and until when (both null when it waits for nothing). */
+  waiting_for: string | null;
+  wait_until: string | null;
 }
 
 interface WaiverRow {
@@ -74,6 +77,18 @@ export interface NewDecision {
   plan: { test_spec_id: string; environment_id: string }[];
 }
 
+/** What a planned run (a spec in an environment) of a decision's current attempt waits for, until when. */
+export interface SlotWait {
+  decision_id: string;
+  test_spec_id: string;
+  environment_id: string;
+  waiting_for: string;
+  wait_until: string;
+}
+
+const waitOf = (slot: Pick<SlotRow, "waiting_for" | "wait_until">) =>
+  slot.waiting_for !== null && slot.wait_until !== null ? { for: slot.waiting_for, until: slot.wait_until } : null;
+
 export type NewWaiver = Pick<WaiverRow, "waiver_id" | "decision_id" | "run_id" | "gate_id" | "reason" | "expires_at"> & {
   created_by: { key_id: string | null; github_login: string | null };
 };
@@ -107,6 +122,9 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
   const allSlotsOf = db.prepare("SELECT * FROM release_decision_slots WHERE decision_id = ? ORDER BY attempt, position");
   const fillSlot = db.prepare(`UPDATE release_decision_slots SET run_id = @run_id
     WHERE decision_id = @decision_id AND attempt = @attempt AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND run_id IS NULL`);
+  const waitInSlot = db.prepare(`UPDATE release_decision_slots SET waiting_for = @waiting_for, wait_until = coalesce(wait_until, @wait_until)
+    WHERE decision_id = @decision_id AND attempt = @attempt AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND run_id IS NULL
+    RETURNING wait_until`);
   const decisionsOfRun = db.prepare("SELECT DISTINCT decision_id FROM release_decision_slots WHERE run_id = ?").pluck();
   const latestRunOf = db.prepare(`SELECT run_id FROM runs WHERE project_id = ? AND source_repository = ? AND source_commit_sha = ?
       AND test_spec_id = ? AND environment_id = ? ORDER BY created_at DESC, run_id DESC LIMIT 1`).pluck();
@@ -149,7 +167,7 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
       status: row.status,
       subject: row.repository !== null ? { repository: row.repository, commit_sha: row.commit_sha! } : { run_ids: slots.map((s) => s.run_id!) },
       attempt: row.attempt,
-      planned: current.map(({ test_spec_id, environment_id, run_id }) => ({ test_spec_id, environment_id, run_id })),
+      planned: current.map((slot) => ({ test_spec_id: slot.test_spec_id, environment_id: slot.environment_id, run_id: slot.run_id, waiting: slot.run_id ? null : waitOf(slot) })),
       reasons: JSON.parse(row.reasons) as DecisionReason[],
       runs: runs.map((run) => ({
         run_id: run.run_id,
@@ -196,6 +214,7 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
         test_spec_id: slot.test_spec_id,
         environment_id: slot.environment_id,
         label: labelOf.get(slot.test_spec_id, slot.environment_id) as string,
+        waiting: waitOf(slot),
         run: run
           ? {
               run_id: run.run_id,
@@ -217,7 +236,7 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
       gate_id: w.gate_id,
       ref: waiverPath(decisionId, w.waiver_id),
     }));
-    const decided = decideRelease(slots, waivers);
+    const decided = decideRelease(slots, waivers, now);
     const reasons = JSON.stringify(decided.reasons);
     const isNew = lastEvent.get(decisionId) === 0;
     if (!isNew && decided.status === row.status && reasons === row.reasons) return;
@@ -355,6 +374,26 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
         });
         refresh(revocation.decision_id, now);
         return toWaiver(waiverById.get(revocation.decision_id, revocation.waiver_id) as WaiverRow, now);
+      },
+      /**
+       * Says what a planned run waits for before it can start (a deployment, the agent to be ready):
+       * the decision shows it, and gives up at the deadline set the first time (a wait is not
+       * extended by saying it again). Returns the deadline; nothing happens (undefined) once the slot has its run.
+       */
+      waitForPlannedRun(wait: SlotWait, now: string): string | undefined {
+        const row = byId.get(wait.decision_id) as DecisionRow | undefined;
+        if (!row) return undefined;
+        const set = waitInSlot.get({ ...wait, attempt: row.attempt }) as { wait_until: string } | undefined;
+        if (!set) return undefined;
+        jobs.enqueueJob({
+          task: REFRESH_RELEASE_DECISION,
+          job_key: `${REFRESH_RELEASE_DECISION}:${wait.decision_id}:${set.wait_until}`,
+          payload: { decision_id: wait.decision_id },
+          run_at: set.wait_until,
+          max_attempts: 5,
+        });
+        refresh(wait.decision_id, now);
+        return set.wait_until;
       },
       /** Decides again (a waiver expired, say). */
       refreshDecision(decisionId: string, now: string): void {

@@ -11,6 +11,7 @@ import releaseDecisions from "./0008-release-decisions.js";
 import github from "./0009-github.js";
 import sealedSecrets from "./0010-sealed-secrets.js";
 import agentUrls from "./0011-agent-urls.js";
+import waitsAndDeployments from "./0012-waits-and-deployments.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -40,4 +41,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 9, name: "github", sql: github },
   sealedSecrets,
   { version: 11, name: "agent-urls", sql: agentUrls },
+  { version: 12, name: "waits-and-deployments", sql: waitsAndDeployments },
 ];

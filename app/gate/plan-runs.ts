@@ -1,0 +1,137 @@
+import picomatch from "picomatch";
+import type { ProbotOctokit } from "probot";
+import { ASSURE_CONFIG_PATH, TestSpecDocument, type AssureConfig, type Project, type RunSource } from "../../server/contract/index.js";
+import { ApiError } from "../../server/errors.js";
+import { addSpecVersion } from "../../server/releases/add-spec-version.js";
+import { resolveRunAgent } from "../../server/runs/agent-url.js";
+import { validateYaml } from "../../server/specs/read-yaml.js";
+import type { EnvironmentRow } from "../../server/store/index.js";
+import type { GateProblem } from "../checks/gate-problem.js";
+import { listFilesAt, readFileAt, repositoryRef } from "../repository/files.js";
+import type { CommitToGate, GateDeps } from "./gate-commit.js";
+
+/** A spec to run in an environment for the commit: a slot of its decision. */
+export interface PlannedPair {
+  test_spec_id: string;
+  spec_version: string;
+  specPath: string;
+  environment: EnvironmentRow;
+  /** The GitHub environment whose deployment the run waits for, and its URL once deployed. */
+  deployment: { environment: string; url: string | undefined } | null;
+  /** How long the run may wait for its deployment, or for its agent to be ready. */
+  timeoutMs: number;
+}
+
+export type Annotations = GateProblem["annotations"];
+
+/** The source a commit's runs carry: it fills the environments' URL templates. */
+export function sourceOf(commit: CommitToGate): RunSource {
+  return {
+    repository: commit.repository.full_name,
+    commit_sha: commit.headSha,
+    ...(commit.ref ? { ref: commit.ref } : {}),
+    ...(commit.pullRequest ? { pull_request: commit.pullRequest } : {}),
+  };
+}
+
+/**
+ * What the config asks to run at this commit: each spec file its globs match, registered as a
+ * version of its spec, in each environment named — and where each run's agent is (the environment's
+ * URL filled from the commit, or its deployment's), checked before anything starts. What is wrong
+ * becomes an annotation at the line of the config or spec that says it.
+ */
+export async function planRuns(
+  deps: GateDeps,
+  octokit: ProbotOctokit,
+  commit: CommitToGate,
+  project: Project,
+  config: AssureConfig,
+  lineOf: (path: readonly PropertyKey[]) => number | undefined,
+): Promise<{ pairs: PlannedPair[]; annotations: Annotations }> {
+  const atConfig = (path: PropertyKey[], message: string) => ({ path: ASSURE_CONFIG_PATH, line: lineOf(path) ?? 1, message });
+  const files = await listFilesAt(octokit, repositoryRef(commit.repository.full_name), commit.headSha);
+  const annotations: Annotations = [];
+  const pairs: PlannedPair[] = [];
+  const specsByPath = new Map<string, { test_spec_id: string; spec_version: string; name: string } | null>();
+  const source = sourceOf(commit);
+
+  for (const [r, entry] of config.runs.entries()) {
+    const deployment = entry.on_deployment
+      ? { environment: entry.on_deployment, url: deps.store.getLatestDeployment(commit.repository.id, commit.headSha, entry.on_deployment)?.url }
+      : null;
+    const environments = entry.environments.map((name, e) => {
+      const environment = deps.store.getEnvironmentRowByName(project.project_id, name);
+      if (!environment) {
+        annotations.push(atConfig(["runs", r, "environments", e], `environment '${name}' does not exist in project '${project.project_id}'`));
+        return undefined;
+      }
+      const refused = agentRefusal(deps, environment, source, deployment);
+      if (refused) {
+        annotations.push(deployment ? atConfig(["runs", r, "on_deployment"], `the deployment of '${deployment.environment}' at ${deployment.url} may not be tested in '${name}': ${refused}`) : atConfig(["runs", r, "environments", e], refused));
+        return undefined;
+      }
+      return environment;
+    });
+    for (const [s, glob] of entry.specs.entries()) {
+      const isMatch = picomatch(glob, { dot: true });
+      const matching = files.filter((file) => isMatch(file)).sort();
+      if (matching.length === 0) annotations.push(atConfig(["runs", r, "specs", s], `'${glob}' matches no file at this commit`));
+      for (const path of matching) {
+        if (!specsByPath.has(path)) specsByPath.set(path, await registerSpec(deps, octokit, commit, project.project_id, path, annotations));
+        const spec = specsByPath.get(path);
+        if (!spec) continue;
+        for (const environment of environments) {
+          if (!environment || pairs.some((p) => p.specPath === path && p.environment.environment_id === environment.environment_id)) continue;
+          pairs.push({ test_spec_id: spec.test_spec_id, spec_version: spec.spec_version, specPath: path, environment, deployment, timeoutMs: entry.deployment_timeout });
+        }
+      }
+    }
+  }
+  const byName = new Map<string, string>();
+  for (const [path, spec] of specsByPath) {
+    if (!spec) continue;
+    const other = byName.get(spec.name);
+    if (other) annotations.push({ path, line: 1, message: `${path} and ${other} are both named '${spec.name}': a spec's name must be unique` });
+    byName.set(spec.name, path);
+  }
+  return { pairs, annotations };
+}
+
+/** Why the environment's agent may not be tested for this commit (its template cannot be filled, a URL is not allowed), if it may not. */
+function agentRefusal(deps: GateDeps, environment: EnvironmentRow, source: RunSource, deployment: PlannedPair["deployment"]): string | undefined {
+  if (deployment && deployment.url === undefined) return undefined; // checked when the deployment comes
+  try {
+    resolveRunAgent(environment, source, deployment?.url, deps.egress);
+    return undefined;
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    const details = (error.details ?? []).map((d) => `${d.path}: ${d.message}`).join("; ");
+    return `${error.message}${details ? ` (${details})` : ""}`;
+  }
+}
+
+/** Registers a spec file at the commit as a version of its spec; null (and annotations) if it is not a valid spec. */
+async function registerSpec(
+  deps: GateDeps,
+  octokit: ProbotOctokit,
+  commit: CommitToGate,
+  projectId: string,
+  path: string,
+  annotations: Annotations,
+): Promise<{ test_spec_id: string; spec_version: string; name: string } | null> {
+  const bytes = await readFileAt(octokit, repositoryRef(commit.repository.full_name), commit.headSha, path);
+  if (!bytes) {
+    annotations.push({ path, line: 1, message: "the file could not be read at this commit" });
+    return null;
+  }
+  const read = validateYaml(bytes, TestSpecDocument);
+  if (!read.ok) {
+    for (const problem of read.problems) annotations.push({ path, line: problem.line ?? 1, message: `${problem.path}: ${problem.message}` });
+    return null;
+  }
+  const { spec } = await addSpecVersion(deps, projectId, read.value, {
+    text: read.source,
+    source: { repository: commit.repository.full_name, commit_sha: commit.headSha, path },
+  });
+  return { test_spec_id: spec.test_spec_id, spec_version: spec.spec_version, name: spec.name };
+}

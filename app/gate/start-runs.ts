@@ -1,0 +1,92 @@
+import { runIdempotencyKey, type ReleaseDecision } from "../../server/contract/index.js";
+import type { Principal } from "../../server/auth/authenticate.js";
+import { SCOPES } from "../../server/auth/scopes.js";
+import { ApiError } from "../../server/errors.js";
+import type { NewJob } from "../../server/store/jobs.js";
+import { createRun } from "../../server/runs/create-run.js";
+import type { CommitToGate, GateDeps } from "./gate-commit.js";
+import { sourceOf, type PlannedPair } from "./plan-runs.js";
+
+/** The job that gates a commit again later: its agent was not ready yet. */
+export const GATE_GITHUB_COMMIT = "gate_github_commit";
+
+export function gateCommitJob(commit: CommitToGate, runAt: string): NewJob {
+  return {
+    task: GATE_GITHUB_COMMIT,
+    job_key: `${GATE_GITHUB_COMMIT}:${commit.repository.id}:${commit.headSha}:${runAt}`,
+    payload: { ...commit, rerun: false },
+    run_at: runAt,
+    max_attempts: 8,
+  };
+}
+
+/** The App acts for the project it gates, as a key of that project with every scope would. */
+const actingFor = (projectId: string): Principal => ({ key_id: "github-app", project_id: projectId, scopes: new Set(SCOPES) });
+
+/**
+ * Starts (or finds: keys are derived from the commit) the run of each planned pair. A pair whose
+ * deployment has not come yet, or whose agent is not ready, waits instead: its decision says for
+ * what, and gives up at the pair's deadline; a commit whose agent was not ready is gated again
+ * after `waitRetryMs`, until the deadline.
+ */
+export async function startPlannedRuns(deps: GateDeps, commit: CommitToGate, projectId: string, decision: ReleaseDecision, pairs: readonly PlannedPair[]): Promise<void> {
+  const now = deps.clock.now();
+  const waitFor = async (pair: PlannedPair, what: string) => {
+    const [until] = await deps.store.write([
+      "waitForPlannedRun",
+      {
+        decision_id: decision.decision_id,
+        test_spec_id: pair.test_spec_id,
+        environment_id: pair.environment.environment_id,
+        waiting_for: what,
+        wait_until: new Date(now.getTime() + pair.timeoutMs).toISOString(),
+      },
+      now.toISOString(),
+    ]);
+    return until;
+  };
+  let retryBefore: string | undefined;
+  for (const pair of pairs) {
+    if (decision.planned.some((p) => p.test_spec_id === pair.test_spec_id && p.environment_id === pair.environment.environment_id && p.run_id !== null)) continue;
+    if (pair.deployment && pair.deployment.url === undefined) {
+      await waitFor(pair, `a successful deployment of '${pair.deployment.environment}' of this commit`);
+      continue;
+    }
+    try {
+      await startPlannedRun(deps, commit, projectId, decision.attempt, pair);
+    } catch (error) {
+      // The agent is not up yet (a deployment still starting, say): wait, and try again.
+      if (!(error instanceof ApiError && error.code === "ENVIRONMENT_NOT_READY")) throw error;
+      const until = await waitFor(pair, `its agent to be ready (${error.message})`);
+      if (until && (!retryBefore || until < retryBefore)) retryBefore = until;
+    }
+  }
+  const retryAt = new Date(now.getTime() + deps.waitRetryMs).toISOString();
+  if (retryBefore && retryAt < retryBefore) {
+    await deps.store.write(["enqueueJob", gateCommitJob(commit, retryAt)]);
+  }
+}
+
+async function startPlannedRun(deps: GateDeps, commit: CommitToGate, projectId: string, attempt: number, pair: PlannedPair): Promise<void> {
+  const agentUrl = pair.deployment?.url;
+  const key = runIdempotencyKey({
+    repositoryId: commit.repository.id,
+    commitSha: commit.headSha,
+    specPath: pair.specPath,
+    environmentName: pair.environment.name,
+    attempt,
+    ...(agentUrl ? { agentUrl } : {}),
+  });
+  await createRun(
+    deps,
+    actingFor(projectId),
+    {
+      test_spec_id: pair.test_spec_id,
+      environment_id: pair.environment.environment_id,
+      spec_version: pair.spec_version,
+      source: sourceOf(commit),
+      ...(agentUrl ? { agent_url: agentUrl } : {}),
+    },
+    key,
+  );
+}
