@@ -48,16 +48,19 @@ export function makeSyncCheckRun({ store, log, baseUrl, octokitFor, clock }: Syn
   return async function syncCheckRun(payload) {
     const key = payload as CommitKey;
     const commit = store.getGitHubCommit(key);
-    const view = commit && readGateView(store, commit);
-    if (!commit || !view) return;
-    const syncedAt = [commit.updated_at, view.kind === "decision" ? view.decision.updated_at : ""].sort().at(-1)!;
+    if (!commit) return;
+    // Read before the view: a change made while publishing leaves the commit behind, for the next sync.
+    const version = store.getCommitVersion(commit);
+    const view = readGateView(store, commit);
+    if (!view) return;
+    const markSynced = () => store.write(["markGitHubCommitSynced", { repository_id: commit.repository_id, head_sha: commit.head_sha, check_name: commit.check_name }, version, clock.now().toISOString()]);
 
     const state = toCheckState(view.kind === "problem" ? { kind: "problem" } : { kind: "decision", status: view.decision.status, reasons: view.decision.reasons });
     const { annotations, total } = toAnnotations(view, absolute);
     const output = { title: renderTitle(view), summary: renderSummary(view, absolute, total - annotations.length) };
     const fingerprint = createHash("sha256").update(JSON.stringify({ ...state, ...output, annotations: annotations.length })).digest("hex");
     if (store.getLatestCheckRun(key)?.published === fingerprint) {
-      await store.write(["markGitHubCommitSynced", key, syncedAt]);
+      await markSynced();
       return;
     }
 
@@ -99,14 +102,14 @@ export function makeSyncCheckRun({ store, log, baseUrl, octokitFor, clock }: Syn
     // With no record of a check run, one may still exist: made just before the process died. Adopt it.
     const latest = (await adoptCheckRun()) ?? store.getLatestCheckRun(key);
     if (latest?.published === fingerprint) {
-      await store.write(["markGitHubCommitSynced", key, syncedAt]);
+      await markSynced();
       return;
     }
 
     const completing = state.status === "completed";
     const published = async (checkRunId: number, status: string, conclusion: string | null): Promise<void> => {
       await record(checkRunId, status, conclusion, sent, fingerprint, createdAt);
-      await store.write(["markGitHubCommitSynced", key, syncedAt]);
+      await markSynced();
       log.info({ check_run_id: checkRunId }, `Published ${commit.check_name} for ${commit.repository}@${commit.head_sha.slice(0, 7)}: ${conclusion ?? status}`);
     };
 

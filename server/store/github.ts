@@ -25,8 +25,18 @@ export interface GitHubCommitRow {
   /** JSON of what kept the commit from being gated (a bad config, say), published as a failed check run. */
   problem: string | null;
   updated_at: string;
-  /** What was last published: the decision's `updated_at`, or this row's for a problem. */
+  /** Counts the times the commit was gated: a change the check run must show. */
+  revision: number;
+  /** When the check run was last published, and the commit's revision and decision's event sequence it showed. */
   synced_at: string | null;
+  synced_revision: number | null;
+  synced_sequence: number | null;
+}
+
+/** What a published check run showed: the commit's revision and its decision's latest event sequence. */
+export interface CommitVersion {
+  revision: number;
+  sequence: number;
 }
 
 export interface CheckRunRow {
@@ -66,13 +76,17 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
       @problem, @updated_at, NULL)
     ON CONFLICT (repository_id, head_sha, check_name) DO UPDATE SET repository = excluded.repository,
       installation_id = excluded.installation_id, ref = COALESCE(excluded.ref, ref), pull_request = COALESCE(excluded.pull_request, pull_request),
-      project_id = excluded.project_id, decision_id = excluded.decision_id, problem = excluded.problem, updated_at = excluded.updated_at`);
+      project_id = excluded.project_id, decision_id = excluded.decision_id, problem = excluded.problem, updated_at = excluded.updated_at,
+      revision = revision + 1`);
   const commitByKey = db.prepare("SELECT * FROM github_commits WHERE repository_id = ? AND head_sha = ? AND check_name = ?");
   const commitsOfSha = db.prepare("SELECT * FROM github_commits WHERE repository_id = ? AND head_sha = ?");
-  const markSynced = db.prepare("UPDATE github_commits SET synced_at = ? WHERE repository_id = ? AND head_sha = ? AND check_name = ?");
-  // A commit is stale when what it would publish now is newer than what it last published.
-  const stale = db.prepare(`SELECT c.* FROM github_commits c LEFT JOIN release_decisions d ON d.decision_id = c.decision_id
-    WHERE c.synced_at IS NULL OR c.synced_at < COALESCE(d.updated_at, c.updated_at) OR c.synced_at < c.updated_at
+  const markSynced = db.prepare(`UPDATE github_commits SET synced_at = @now, synced_revision = @revision, synced_sequence = @sequence
+    WHERE repository_id = @repository_id AND head_sha = @head_sha AND check_name = @check_name`);
+  const DECISION_SEQUENCE = "COALESCE((SELECT MAX(sequence) FROM release_decision_events e WHERE e.decision_id = c.decision_id), 0)";
+  const sequenceOf = db.prepare(`SELECT ${DECISION_SEQUENCE} FROM github_commits c WHERE repository_id = ? AND head_sha = ? AND check_name = ?`).pluck();
+  // A commit is stale when it was gated again, or its decision changed, since its check run was last published.
+  const stale = db.prepare(`SELECT c.* FROM github_commits c
+    WHERE c.synced_revision IS NULL OR c.synced_revision < c.revision OR c.synced_sequence < ${DECISION_SEQUENCE}
     ORDER BY c.updated_at LIMIT ?`);
   const insertCheckRun = db.prepare(`INSERT INTO github_check_runs (check_run_id, repository_id, head_sha, check_name, status, conclusion,
       published, annotations_sent, created_at, updated_at)
@@ -98,6 +112,10 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
       listGitHubCommitsOfSha(repositoryId: number, headSha: string): GitHubCommitRow[] {
         return commitsOfSha.all(repositoryId, headSha) as GitHubCommitRow[];
       },
+      /** The version a check run of the commit shows if published now. */
+      getCommitVersion(commit: GitHubCommitRow): CommitVersion {
+        return { revision: commit.revision, sequence: sequenceOf.get(commit.repository_id, commit.head_sha, commit.check_name) as number };
+      },
       /** Gated commits whose check run is missing or behind what they would publish now. */
       listStaleGitHubCommits(limit: number): GitHubCommitRow[] {
         return stale.all(limit) as GitHubCommitRow[];
@@ -119,15 +137,15 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
         return true;
       },
       /** Records what the App gates for a commit (or the problem that kept it from it), and queues publishing it. */
-      saveGitHubCommit(row: Omit<GitHubCommitRow, "synced_at">, publish: NewJob): void {
+      saveGitHubCommit(row: Omit<GitHubCommitRow, "revision" | "synced_at" | "synced_revision" | "synced_sequence">, publish: NewJob): void {
         upsertCommit.run(row);
         jobs.enqueueJob(publish);
       },
       saveDeployment(row: DeploymentRow): void {
         insertDeployment.run(row);
       },
-      markGitHubCommitSynced(key: CommitKey, syncedAt: string): void {
-        markSynced.run(syncedAt, key.repository_id, key.head_sha, key.check_name);
+      markGitHubCommitSynced(key: CommitKey, version: CommitVersion, now: string): void {
+        markSynced.run({ ...key, ...version, now });
       },
       saveCheckRun(row: CheckRunRow): void {
         insertCheckRun.run(row);

@@ -12,6 +12,7 @@ import github from "./0009-github.js";
 import sealedSecrets from "./0010-sealed-secrets.js";
 import agentUrls from "./0011-agent-urls.js";
 import waitsAndDeployments from "./0012-waits-and-deployments.js";
+import commitVersions from "./0013-commit-versions.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -42,4 +43,5 @@ export const MIGRATIONS: readonly Migration[] = [
   sealedSecrets,
   { version: 11, name: "agent-urls", sql: agentUrls },
   { version: 12, name: "waits-and-deployments", sql: waitsAndDeployments },
+  { version: 13, name: "commit-versions", sql: commitVersions },
 ];
