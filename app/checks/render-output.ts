@@ -25,11 +25,13 @@ export function renderTitle(view: GateView): string {
   }
   const failed = count("failed");
   const unsure = count("inconclusive");
-  const errors = count("error");
+  const errors = decision.reasons.filter((r) => r.status === "error" && r.run_id !== null).length;
+  const gaveUp = decision.reasons.filter((r) => r.status === "error" && r.run_id === null).length;
   const parts = [
     failed && `${failed} of ${plural(gates.length, "gate")} failed`,
     unsure && `${plural(unsure, "gate")} inconclusive`,
     errors && `${plural(errors, "run")} could not be judged`,
+    gaveUp && `${plural(gaveUp, "run")} never started (waited in vain)`,
     count("untested") && "nothing was tested",
   ].filter(Boolean);
   return clip(`Release blocked: ${parts.join(", ")}`, TITLE_LIMIT);
@@ -79,7 +81,8 @@ export function renderSummary(view: GateView, absolute: (ref: string) => string,
       `${plural(decision.planned.length, "planned run")}.`,
     "",
   ];
-  const pending = decision.reasons.filter((r) => r.status === "pending" || r.status === "untested").map((r) => `- ${cell(r.reason)}`);
+  // What has no run to show it: runs not started (or waiting), a wait given up, nothing planned.
+  const pending = decision.reasons.filter((r) => r.run_id === null || r.status === "pending").map((r) => `- ${cell(r.reason)}`);
   const body = [...(pending.length > 0 ? [...pending, ""] : []), ...view.runs.flatMap((run) => runSection(run, absolute, decision.reasons))];
   const leftOut = annotationsLeftOut > 0 ? [`${plural(annotationsLeftOut, "more annotation")} not shown: read them in the evidence.`] : [];
   const footer = (cut: number) => [

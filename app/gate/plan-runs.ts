@@ -105,7 +105,7 @@ function agentRefusal(deps: GateDeps, environment: EnvironmentRow, source: RunSo
     return undefined;
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
-    const details = (error.details ?? []).map((d) => `${d.path}: ${d.message}`).join("; ");
+    const details = (error.details ?? []).map((d) => `${d.path.replace(/^body\./, "")}: ${d.message}`).join("; ");
     return `${error.message}${details ? ` (${details})` : ""}`;
   }
 }

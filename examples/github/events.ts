@@ -62,3 +62,14 @@ export function checkRunEvent(repository: TestRepository, { action, name, head, 
   payload.sender = { ...payload.sender, login: sender };
   return payload;
 }
+
+/** `deployment_status` created for a deployment of a commit to a GitHub environment, at a URL once it succeeded. */
+export function deploymentStatusEvent(
+  repository: TestRepository,
+  { head, environment, url, state = "success", deploymentId = 1 }: { head: string; environment: string; url?: string; state?: string; deploymentId?: number },
+) {
+  const payload = adaptRepository(examplePayload("deployment_status", "created", (e) => e.deployment_status.state === "success"), repository);
+  payload.deployment = { ...payload.deployment, id: deploymentId, sha: head, environment, ref: "feature" };
+  payload.deployment_status = { ...payload.deployment_status, state, environment, ...(url ? { environment_url: url } : {}) };
+  return payload;
+}

@@ -285,6 +285,10 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     commit(fullName: string, sha: string, files: Record<string, string | Buffer>) {
       repositories.get(fullName)!.commits.set(sha, new Map(Object.entries(files).map(([path, content]) => [path, Buffer.from(content)])));
     },
+    /** A file of a commit, as text. */
+    file(fullName: string, sha: string, path: string): string {
+      return repositories.get(fullName)!.commits.get(sha)!.get(path)!.toString("utf8");
+    },
     setPermission(fullName: string, login: string, permission: "admin" | "write" | "read" | "none") {
       repositories.get(fullName)!.permissions.set(login, permission);
     },
