@@ -6,8 +6,8 @@ export type CheckConclusion = "success" | "failure" | "action_required";
 /** What a check run shows for what the App knows of a commit. */
 export type GateState =
   | { kind: "decision"; status: DecisionStatus; reasons: readonly DecisionReason[] }
-  /** The commit could not be gated (a bad config, spec or binding). */
-  | { kind: "problem" };
+  /** The commit is not gated now: something is wrong (failure), or a person must act first (action_required). */
+  | { kind: "problem"; conclusion: CheckConclusion };
 
 /**
  * The check run's status and conclusion, in one table. A required check passes on success (and on
@@ -22,9 +22,10 @@ export type GateState =
  * | BLOCKED by a failed gate (or nothing tested) | completed   | failure         |
  * | BLOCKED only by inconclusive or error        | completed   | action_required |
  * | could not be gated                           | completed   | failure         |
+ * | waits for a person (a fork's approval)       | completed   | action_required |
  */
 export function toCheckState(state: GateState): { status: CheckStatus; conclusion: CheckConclusion | null } {
-  if (state.kind === "problem") return { status: "completed", conclusion: "failure" };
+  if (state.kind === "problem") return { status: "completed", conclusion: state.conclusion };
   switch (state.status) {
     case "PENDING": {
       const started = state.reasons.some((r) => r.run_id !== null);

@@ -1,7 +1,7 @@
 import type { Evaluation, Evidence, Finding, ReleaseDecision } from "../../server/contract/index.js";
 import { buildEvidence } from "../../server/runs/build-evidence.js";
 import { toEvaluation } from "../../server/runs/read-models.js";
-import type { GitHubCommitRow } from "../../server/store/github.js";
+import type { ApprovalPressRow, GitHubCommitRow } from "../../server/store/github.js";
 import type { ServiceStore } from "../../server/store/service-store.js";
 import type { GateProblem } from "./gate-problem.js";
 
@@ -20,7 +20,7 @@ export interface RunView {
 
 /** What a gated commit's check run is made from. */
 export type GateView =
-  | { kind: "decision"; commit: GitHubCommitRow; decision: ReleaseDecision; runs: RunView[] }
+  | { kind: "decision"; commit: GitHubCommitRow; decision: ReleaseDecision; runs: RunView[]; approval: ApprovalPressRow | null }
   | { kind: "problem"; commit: GitHubCommitRow; problem: GateProblem };
 
 const UNMET = new Set(["failed", "inconclusive", "errored"]);
@@ -46,5 +46,7 @@ export function readGateView(store: ServiceStore, commit: GitHubCommitRow): Gate
       findings: evidence.findings,
     });
   }
-  return { kind: "decision", commit, decision, runs };
+  // A fork's runs start once a writer approves: who did is part of what the check run shows.
+  const approval = commit.fork ? (store.listApprovalPresses(commit.repository_id, commit.head_sha).find((press) => press.granted) ?? null) : null;
+  return { kind: "decision", commit, decision, runs, approval };
 }

@@ -80,6 +80,7 @@ export function renderSummary(view: GateView, absolute: (ref: string) => string,
     `Decision [\`${decision.decision_id}\`](${absolute(decision.links.self)}) for \`${view.commit.repository}@${view.commit.head_sha.slice(0, 7)}\`, attempt ${decision.attempt}: ` +
       `${plural(decision.planned.length, "planned run")}.`,
     "",
+    ...(view.approval ? [`A pull request from a fork: its runs were approved by @${view.approval.login} (${view.approval.permission} access) at ${view.approval.pressed_at}.`, ""] : []),
   ];
   // What has no run to show it: runs not started (or waiting), a wait given up, nothing planned.
   const pending = decision.reasons.filter((r) => r.run_id === null || r.status === "pending").map((r) => `- ${cell(r.reason)}`);

@@ -33,7 +33,12 @@ export interface SyncCheckRunDeps {
   clock: { now(): Date };
 }
 
-const RERUN = { label: "Re-run", description: "Run this commit's specs again", identifier: "rerun" };
+/** The buttons a completed check run offers (GitHub: label ≤ 20 characters, description ≤ 40). */
+const ACTIONS = {
+  rerun: [{ label: "Re-run", description: "Run this commit's specs again", identifier: "rerun" }],
+  approve: [{ label: "Approve and run", description: "Run a fork's specs (write access)", identifier: "approve" }],
+  none: [],
+} as const;
 
 /**
  * Publishes what the App knows of a gated commit as its check run: updated in place while it is
@@ -55,7 +60,12 @@ export function makeSyncCheckRun({ store, log, baseUrl, octokitFor, clock }: Syn
     if (!view) return;
     const markSynced = () => store.write(["markGitHubCommitSynced", { repository_id: commit.repository_id, head_sha: commit.head_sha, check_name: commit.check_name }, version, clock.now().toISOString()]);
 
-    const state = toCheckState(view.kind === "problem" ? { kind: "problem" } : { kind: "decision", status: view.decision.status, reasons: view.decision.reasons });
+    const state = toCheckState(
+      view.kind === "problem"
+        ? { kind: "problem", conclusion: view.problem.conclusion ?? "failure" }
+        : { kind: "decision", status: view.decision.status, reasons: view.decision.reasons },
+    );
+    const actions = [...ACTIONS[view.kind === "problem" ? (view.problem.action ?? "rerun") : "rerun"]];
     const { annotations, total } = toAnnotations(view, absolute);
     const output = { title: renderTitle(view), summary: renderSummary(view, absolute, total - annotations.length) };
     const fingerprint = createHash("sha256").update(JSON.stringify({ ...state, ...output, annotations: annotations.length })).digest("hex");
@@ -130,7 +140,7 @@ export function makeSyncCheckRun({ store, log, baseUrl, octokitFor, clock }: Syn
         ...identity,
         started_at: now(),
         ...(completedAtOnce
-          ? { status: "completed" as const, conclusion: state.conclusion!, completed_at: now(), actions: [RERUN] }
+          ? { status: "completed" as const, conclusion: state.conclusion!, completed_at: now(), actions }
           : { status: completing ? ("in_progress" as const) : state.status }),
         output: { ...output, annotations: batches.shift() ?? [] },
       });
@@ -150,7 +160,7 @@ export function makeSyncCheckRun({ store, log, baseUrl, octokitFor, clock }: Syn
       ...repository,
       check_run_id: checkRunId,
       ...identity,
-      ...(completing ? { status: "completed" as const, conclusion: state.conclusion!, completed_at: now(), actions: [RERUN] } : { status: state.status }),
+      ...(completing ? { status: "completed" as const, conclusion: state.conclusion!, completed_at: now(), actions } : { status: state.status }),
       output: { ...output, ...(last.length > 0 ? { annotations: last } : {}) },
     });
     sent += last.length;

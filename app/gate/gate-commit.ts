@@ -6,7 +6,7 @@ import { validateYaml } from "../../server/specs/read-yaml.js";
 import type { Logger } from "../../server/log.js";
 import { syncCheckRunJob } from "../checks/sync-check-run.js";
 import { gateProblem, type GateProblem } from "../checks/gate-problem.js";
-import { readFileAt, repositoryRef } from "../repository/files.js";
+import { openCommit, readFileAt, repositoryRef, type CommitFiles } from "../repository/files.js";
 import { planRuns } from "./plan-runs.js";
 import { startPlannedRuns } from "./start-runs.js";
 
@@ -27,6 +27,8 @@ export interface CommitToGate {
   /** `refs/heads/<branch>` of the head, when known. */
   ref: string | null;
   pullRequest: number | null;
+  /** Whether it is the head of a pull request from a fork. */
+  fork: boolean;
   /** Start the commit's runs again (a re-run): a new attempt. */
   rerun: boolean;
 }
@@ -40,7 +42,9 @@ export interface CommitToGate {
 export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<void> {
   const octokit = await deps.octokitFor(commit.installationId);
   const repository = repositoryRef(commit.repository.full_name);
-  const headConfig = await readFileAt(octokit, repository, commit.headSha, ASSURE_CONFIG_PATH);
+  // A fork's commits live in the base repository; if it does not serve one by SHA, its pull ref does.
+  const files = await openCommit(octokit, repository, commit.headSha, commit.fork && commit.pullRequest ? `refs/pull/${commit.pullRequest}/head` : undefined);
+  const headConfig = await files?.read(ASSURE_CONFIG_PATH);
   const baseConfig = commit.baseSha ? await readFileAt(octokit, repository, commit.baseSha, ASSURE_CONFIG_PATH) : undefined;
   if (!headConfig && !baseConfig) {
     deps.log.info(`${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: no ${ASSURE_CONFIG_PATH}; not gated`);
@@ -50,8 +54,11 @@ export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<
   const base = baseConfig ? validateYaml(baseConfig, AssureConfig) : undefined;
   const checkName = (head?.ok ? head.value.check_name : undefined) ?? (base?.ok ? base.value.check_name : undefined) ?? DEFAULT_CHECK_NAME;
 
-  let outcome: { projectId: string | null; decision?: ReleaseDecision; problem?: GateProblem };
-  if (!head) {
+  let outcome: GateOutcome;
+  const held = commit.fork ? holdFork(deps, commit, base?.ok ? base.value.forks : "approve") : undefined;
+  if (held) {
+    outcome = { projectId: null, problem: held };
+  } else if (!head || !files) {
     outcome = {
       projectId: null,
       problem: gateProblem(
@@ -69,7 +76,7 @@ export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<
       ),
     };
   } else {
-    outcome = await planAndStart(deps, octokit, commit, head.value, head.source.lineOf);
+    outcome = await planAndStart(deps, files, commit, head.value, head.source.lineOf);
   }
 
   const now = deps.clock.now().toISOString();
@@ -82,6 +89,8 @@ export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<
       installation_id: commit.installationId,
       ref: commit.ref,
       pull_request: commit.pullRequest,
+      base_sha: commit.baseSha,
+      fork: commit.fork ? 1 : 0,
       project_id: outcome.projectId,
       decision_id: outcome.decision?.decision_id ?? null,
       problem: outcome.problem ? JSON.stringify(outcome.problem) : null,
@@ -91,13 +100,46 @@ export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<
   ]);
 }
 
+type GateOutcome = { projectId: string | null; decision?: ReleaseDecision; problem?: GateProblem };
+
+/**
+ * A pull request from a fork runs specs its author controls and spends the team's agent and judge:
+ * the base branch's policy says whether it runs (`run`), never (`skip`), or once someone with write
+ * access approves its head commit (`approve`, the default). Returns what holds it, if anything does.
+ */
+function holdFork(deps: GateDeps, commit: CommitToGate, policy: AssureConfig["forks"]): GateProblem | undefined {
+  if (policy === "run") return undefined;
+  if (policy === "skip") {
+    return gateProblem(
+      "Skipped: pull requests from forks are not tested",
+      `The base branch's ${ASSURE_CONFIG_PATH} says \`forks: skip\`: this pull request comes from a fork, so nothing was tested and it cannot pass this check. ` +
+        "Set `forks: approve` to let a maintainer approve a fork's runs.",
+      [],
+      { conclusion: "action_required", action: "none" },
+    );
+  }
+  const presses = deps.store.listApprovalPresses(commit.repository.id, commit.headSha);
+  if (presses.some((press) => press.granted)) return undefined;
+  const refused = presses.map((press) => `- @${press.login} pressed *Approve and run* at ${press.pressed_at}, but has ${press.permission} access: nothing was started.`);
+  return gateProblem(
+    "Waiting for a maintainer to approve a fork's runs",
+    [
+      `This pull request comes from a fork: its specs run against the team's agents only once someone with write access to ${commit.repository.full_name} approves this commit (\`forks: approve\`). ` +
+        `Review the changes under \`.assure/\` first, then press **Approve and run**.`,
+      ...(refused.length > 0 ? ["", ...refused] : []),
+    ].join("\n"),
+    [],
+    { conclusion: "action_required", action: "approve" },
+  );
+}
+
 async function planAndStart(
   deps: GateDeps,
-  octokit: ProbotOctokit,
+  files: CommitFiles,
   commit: CommitToGate,
   config: AssureConfig,
   lineOf: (path: readonly PropertyKey[]) => number | undefined,
-): Promise<{ projectId: string | null; decision?: ReleaseDecision; problem?: GateProblem }> {
+): Promise<GateOutcome> {
   const project = deps.store.getProject(config.project);
   if (!project || !project.repositories.some((r) => r.github_id === commit.repository.id)) {
     const message = project
@@ -111,7 +153,7 @@ async function planAndStart(
     };
   }
 
-  const { pairs, annotations } = await planRuns(deps, octokit, commit, project, config, lineOf);
+  const { pairs, annotations } = await planRuns(deps, files, commit, project, config, lineOf);
   if (annotations.length > 0) {
     return {
       projectId: project.project_id,

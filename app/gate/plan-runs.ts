@@ -1,5 +1,4 @@
 import picomatch from "picomatch";
-import type { ProbotOctokit } from "probot";
 import { ASSURE_CONFIG_PATH, TestSpecDocument, type AssureConfig, type Project, type RunSource } from "../../server/contract/index.js";
 import { ApiError } from "../../server/errors.js";
 import { addSpecVersion } from "../../server/releases/add-spec-version.js";
@@ -7,7 +6,7 @@ import { resolveRunAgent } from "../../server/runs/agent-url.js";
 import { validateYaml } from "../../server/specs/read-yaml.js";
 import type { EnvironmentRow } from "../../server/store/index.js";
 import type { GateProblem } from "../checks/gate-problem.js";
-import { listFilesAt, readFileAt, repositoryRef } from "../repository/files.js";
+import type { CommitFiles } from "../repository/files.js";
 import type { CommitToGate, GateDeps } from "./gate-commit.js";
 
 /** A spec to run in an environment for the commit: a slot of its decision. */
@@ -42,14 +41,13 @@ export function sourceOf(commit: CommitToGate): RunSource {
  */
 export async function planRuns(
   deps: GateDeps,
-  octokit: ProbotOctokit,
+  files: CommitFiles,
   commit: CommitToGate,
   project: Project,
   config: AssureConfig,
   lineOf: (path: readonly PropertyKey[]) => number | undefined,
 ): Promise<{ pairs: PlannedPair[]; annotations: Annotations }> {
   const atConfig = (path: PropertyKey[], message: string) => ({ path: ASSURE_CONFIG_PATH, line: lineOf(path) ?? 1, message });
-  const files = await listFilesAt(octokit, repositoryRef(commit.repository.full_name), commit.headSha);
   const annotations: Annotations = [];
   const pairs: PlannedPair[] = [];
   const specsByPath = new Map<string, { test_spec_id: string; spec_version: string; name: string } | null>();
@@ -74,10 +72,10 @@ export async function planRuns(
     });
     for (const [s, glob] of entry.specs.entries()) {
       const isMatch = picomatch(glob, { dot: true });
-      const matching = files.filter((file) => isMatch(file)).sort();
+      const matching = files.paths.filter((file) => isMatch(file)).sort();
       if (matching.length === 0) annotations.push(atConfig(["runs", r, "specs", s], `'${glob}' matches no file at this commit`));
       for (const path of matching) {
-        if (!specsByPath.has(path)) specsByPath.set(path, await registerSpec(deps, octokit, commit, project.project_id, path, annotations));
+        if (!specsByPath.has(path)) specsByPath.set(path, await registerSpec(deps, files, commit, project.project_id, path, annotations));
         const spec = specsByPath.get(path);
         if (!spec) continue;
         for (const environment of environments) {
@@ -113,13 +111,13 @@ function agentRefusal(deps: GateDeps, environment: EnvironmentRow, source: RunSo
 /** Registers a spec file at the commit as a version of its spec; null (and annotations) if it is not a valid spec. */
 async function registerSpec(
   deps: GateDeps,
-  octokit: ProbotOctokit,
+  files: CommitFiles,
   commit: CommitToGate,
   projectId: string,
   path: string,
   annotations: Annotations,
 ): Promise<{ test_spec_id: string; spec_version: string; name: string } | null> {
-  const bytes = await readFileAt(octokit, repositoryRef(commit.repository.full_name), commit.headSha, path);
+  const bytes = await files.read(path);
   if (!bytes) {
     annotations.push({ path, line: 1, message: "the file could not be read at this commit" });
     return null;

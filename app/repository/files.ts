@@ -29,3 +29,31 @@ export async function listFilesAt(octokit: ProbotOctokit, repository: Repository
   const { data } = await octokit.rest.git.getTree({ ...repository, tree_sha: sha, recursive: "1" });
   return data.tree.filter((entry) => entry.type === "blob" && entry.path).map((entry) => entry.path!);
 }
+
+/** A commit's files, read through one ref: its SHA, or a fallback ref that reaches it. */
+export interface CommitFiles {
+  /** The ref the files are read at. */
+  ref: string;
+  paths: readonly string[];
+  read(path: string): Promise<Buffer | undefined>;
+}
+
+/**
+ * Opens a commit to read its files: its tree by SHA, or — for a fork's commit that the base
+ * repository does not serve by SHA — by `fallbackRef` (`refs/pull/N/head`). Undefined if neither
+ * reaches it.
+ */
+export async function openCommit(octokit: ProbotOctokit, repository: RepositoryRef, sha: string, fallbackRef?: string): Promise<CommitFiles | undefined> {
+  for (const ref of fallbackRef ? [sha, fallbackRef] : [sha]) {
+    let paths: string[];
+    try {
+      paths = await listFilesAt(octokit, repository, ref);
+    } catch (error) {
+      if (status(error) === 404) continue;
+      throw error;
+    }
+    const present = new Set(paths);
+    return { ref, paths, read: async (path) => (present.has(path) ? readFileAt(octokit, repository, ref, path) : undefined) };
+  }
+  return undefined;
+}

@@ -5,7 +5,7 @@ interface Payload {
   action?: string;
   installation?: { id: number };
   repository?: { id: number; full_name: string; default_branch?: string };
-  pull_request?: { number: number; head: { sha: string; ref: string }; base: { sha: string } };
+  pull_request?: { number: number; head: { sha: string; ref: string; repo?: { id: number } | null }; base: { sha: string } };
   ref?: string;
   after?: string;
   deleted?: boolean;
@@ -16,7 +16,8 @@ interface Payload {
 
 /**
  * Which commit a delivery asks the App to gate, and whether to start its runs again; undefined
- * for events the App only acknowledges. Pull requests (opened, synchronize, reopened) and their
+ * for events the App only acknowledges. Only a pull request's events say whether it comes from a
+ * fork, and what its base is: for the others, the gated commit's record does. Pull requests (opened, synchronize, reopened) and their
  * check suites gate the head; pushes gate commits of the default branch, so that each merged commit
  * has a decision; a re-run (GitHub's, or the check run's button) starts a new attempt.
  */
@@ -28,17 +29,20 @@ export function commitOfEvent(event: string, payload: Payload, isOurCheck: (name
 
   if (event === "pull_request" && ["opened", "synchronize", "reopened"].includes(action ?? "") && payload.pull_request) {
     const pr = payload.pull_request;
-    return { ...base, headSha: pr.head.sha, baseSha: pr.base.sha, ref: branch(pr.head.ref), pullRequest: pr.number, rerun: false };
+    // A fork's head lives in another repository (null once the fork is deleted).
+    const fork = pr.head.repo?.id !== repository.id;
+    return { ...base, headSha: pr.head.sha, baseSha: pr.base.sha, ref: branch(pr.head.ref), pullRequest: pr.number, fork, rerun: false };
   }
   if (event === "push" && payload.after && !payload.deleted && payload.ref === branch(repository.default_branch)) {
-    return { ...base, headSha: payload.after, baseSha: null, ref: payload.ref, pullRequest: null, rerun: false };
+    return { ...base, headSha: payload.after, baseSha: null, ref: payload.ref, pullRequest: null, fork: false, rerun: false };
   }
   if (event === "check_suite" && (action === "requested" || action === "rerequested") && payload.check_suite) {
     const suite = payload.check_suite;
-    return { ...base, headSha: suite.head_sha, baseSha: null, ref: branch(suite.head_branch), pullRequest: suite.pull_requests?.[0]?.number ?? null, rerun: action === "rerequested" };
+    return { ...base, headSha: suite.head_sha, baseSha: null, ref: branch(suite.head_branch), pullRequest: suite.pull_requests?.[0]?.number ?? null, fork: false, rerun: action === "rerequested" };
   }
-  const rerunCheck = action === "rerequested" || (action === "requested_action" && payload.requested_action?.identifier === "rerun");
-  if (event === "check_run" && rerunCheck && payload.check_run && isOurCheck(payload.check_run.name)) {
+  const button = action === "requested_action" ? payload.requested_action?.identifier : undefined;
+  const acted = action === "rerequested" || button === "rerun" || button === "approve";
+  if (event === "check_run" && acted && payload.check_run && isOurCheck(payload.check_run.name)) {
     const run = payload.check_run;
     return {
       ...base,
@@ -46,7 +50,9 @@ export function commitOfEvent(event: string, payload: Payload, isOurCheck: (name
       baseSha: null,
       ref: branch(run.check_suite?.head_branch),
       pullRequest: run.check_suite?.pull_requests?.[0]?.number ?? null,
-      rerun: true,
+      fork: false,
+      // Approving a fork's runs starts them for the first time; the other buttons start them again.
+      rerun: button !== "approve",
     };
   }
   return undefined;

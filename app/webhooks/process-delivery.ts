@@ -13,23 +13,45 @@ export function makeProcessDelivery(deps: GateDeps): Task {
     const isOurCheck = (name: string) =>
       body.repository !== undefined && body.check_run !== undefined &&
       deps.store.listGitHubCommitsOfSha(body.repository.id, body.check_run.head_sha).some((commit) => commit.check_name === name);
-    const commit = commitOfEvent(delivery.event, body, isOurCheck);
+    const named = commitOfEvent(delivery.event, body, isOurCheck);
     const what = `${delivery.event}${delivery.action ? `.${delivery.action}` : ""} (delivery ${delivery.delivery_id})`;
-    if (!commit) {
+    if (!named) {
       deps.log.info(`Received ${what}: nothing to gate`);
       return;
     }
-    // A button on a check run can be pressed by anyone who sees it: only a writer may start runs again.
+    const commit = withWhatIsKnown(deps, named);
+    // A button on a check run can be pressed by anyone who sees it: only a writer may start runs.
     if (delivery.action === "requested_action") {
       const sender = (body as { sender?: { login?: string } }).sender?.login ?? "";
       const permission = await permissionOf(deps, commit, sender);
-      if (permission !== "admin" && permission !== "write") {
+      const granted = permission === "admin" || permission === "write";
+      if ((body as { requested_action?: { identifier?: string } }).requested_action?.identifier === "approve") {
+        // Kept either way: a refused press is shown on the check run, a granted one lets the fork's runs start.
+        await deps.store.write([
+          "recordApprovalPress",
+          { repository_id: commit.repository.id, head_sha: commit.headSha, login: sender, permission, granted: granted ? 1 : 0, pressed_at: deps.clock.now().toISOString(), delivery_id: delivery.delivery_id },
+        ]);
+        deps.log.info(`Received ${what}: ${sender} (${permission}) ${granted ? "approved" : "may not approve"} the fork's runs of ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}`);
+      } else if (!granted) {
         deps.log.warn(`Received ${what}: ${sender} (${permission}) may not start runs again in ${commit.repository.full_name}; ignored`);
         return;
       }
     }
     deps.log.info(`Received ${what}: gating ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}${commit.rerun ? " again" : ""}`);
     await gateCommit(deps, commit);
+  };
+}
+
+/** A commit an event names, with what its gated record knows that the event does not say (its base, whether it is a fork's). */
+function withWhatIsKnown(deps: GateDeps, commit: CommitToGate): CommitToGate {
+  const [gated] = deps.store.listGitHubCommitsOfSha(commit.repository.id, commit.headSha);
+  if (!gated) return commit;
+  return {
+    ...commit,
+    baseSha: commit.baseSha ?? gated.base_sha,
+    ref: commit.ref ?? gated.ref,
+    pullRequest: commit.pullRequest ?? gated.pull_request,
+    fork: commit.fork || gated.fork === 1,
   };
 }
 
@@ -77,9 +99,10 @@ async function recordDeployment(deps: GateDeps, payload: DeploymentStatusPayload
       installationId: installation.id,
       repository: { id: repository.id, full_name: repository.full_name },
       headSha: deployment.sha,
-      baseSha: null,
+      baseSha: gated.base_sha,
       ref: gated.ref,
       pullRequest: gated.pull_request,
+      fork: gated.fork === 1,
       rerun: false,
     });
   }

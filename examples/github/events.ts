@@ -24,14 +24,18 @@ function adaptRepository(payload: Record<string, any>, repository: TestRepositor
   return payload;
 }
 
-/** `pull_request` (opened, synchronize or reopened) for a head and base commit. */
-export function pullRequestEvent(repository: TestRepository, { action = "opened", number = 7, head, base, branch = "feature" }: { action?: string; number?: number; head: string; base: string; branch?: string }) {
+/** `pull_request` (opened, synchronize or reopened) for a head and base commit; from a fork if one is named. */
+export function pullRequestEvent(
+  repository: TestRepository,
+  { action = "opened", number = 7, head, base, branch = "feature", fork }: { action?: string; number?: number; head: string; base: string; branch?: string; fork?: { id: number; full_name: string } },
+) {
   const payload = adaptRepository(examplePayload("pull_request", action), repository);
   payload.number = number;
+  const headRepo = fork ? { ...payload.repository, id: fork.id, full_name: fork.full_name, name: fork.full_name.split("/")[1], fork: true } : payload.repository;
   payload.pull_request = {
     ...payload.pull_request,
     number,
-    head: { ...payload.pull_request.head, sha: head, ref: branch, repo: payload.repository },
+    head: { ...payload.pull_request.head, sha: head, ref: branch, repo: headRepo },
     base: { ...payload.pull_request.base, sha: base, ref: repository.default_branch, repo: payload.repository },
   };
   return payload;

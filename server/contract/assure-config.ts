@@ -34,6 +34,10 @@ export const AssureConfig = z
       .max(100)
       .default(DEFAULT_CHECK_NAME)
       .describe("The check run's name: keep it stable, branch rulesets require it by name"),
+    forks: z
+      .enum(["approve", "run", "skip"])
+      .default("approve")
+      .describe("Pull requests from forks, read from the base branch: run once someone with write access approves (default), always run, or never"),
     runs: z
       .array(
         z.strictObject({

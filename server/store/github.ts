@@ -20,6 +20,10 @@ export interface GitHubCommitRow {
   installation_id: number;
   ref: string | null;
   pull_request: number | null;
+  /** The pull request's base commit, whose `.assure/` is the policy; null for a push. */
+  base_sha: string | null;
+  /** 1 for the head of a pull request from a fork. */
+  fork: 0 | 1;
   project_id: string | null;
   decision_id: string | null;
   /** JSON of what kept the commit from being gated (a bad config, say), published as a failed check run. */
@@ -63,6 +67,17 @@ export interface DeploymentRow {
   received_at: string;
 }
 
+/** A press of a fork's "Approve and run" button: granted to users with write access only. */
+export interface ApprovalPressRow {
+  repository_id: number;
+  head_sha: string;
+  login: string;
+  permission: string;
+  granted: 0 | 1;
+  pressed_at: string;
+  delivery_id: string;
+}
+
 export type CommitKey = Pick<GitHubCommitRow, "repository_id" | "head_sha" | "check_name">;
 
 /** The GitHub App's records: deliveries, gated commits and the check runs published for them. */
@@ -71,11 +86,12 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
     VALUES (@delivery_id, @event, @action, @payload, @received_at) ON CONFLICT (delivery_id) DO NOTHING`);
   const deliveryById = db.prepare("SELECT * FROM github_deliveries WHERE delivery_id = ?");
   const upsertCommit = db.prepare(`INSERT INTO github_commits (repository_id, head_sha, check_name, repository, installation_id, ref,
-      pull_request, project_id, decision_id, problem, updated_at, synced_at)
-    VALUES (@repository_id, @head_sha, @check_name, @repository, @installation_id, @ref, @pull_request, @project_id, @decision_id,
-      @problem, @updated_at, NULL)
+      pull_request, base_sha, fork, project_id, decision_id, problem, updated_at, synced_at)
+    VALUES (@repository_id, @head_sha, @check_name, @repository, @installation_id, @ref, @pull_request, @base_sha, @fork, @project_id,
+      @decision_id, @problem, @updated_at, NULL)
     ON CONFLICT (repository_id, head_sha, check_name) DO UPDATE SET repository = excluded.repository,
       installation_id = excluded.installation_id, ref = COALESCE(excluded.ref, ref), pull_request = COALESCE(excluded.pull_request, pull_request),
+      base_sha = COALESCE(excluded.base_sha, base_sha), fork = MAX(fork, excluded.fork),
       project_id = excluded.project_id, decision_id = excluded.decision_id, problem = excluded.problem, updated_at = excluded.updated_at,
       revision = revision + 1`);
   const commitByKey = db.prepare("SELECT * FROM github_commits WHERE repository_id = ? AND head_sha = ? AND check_name = ?");
@@ -98,6 +114,9 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
     ON CONFLICT (repository_id, head_sha, environment, deployment_id) DO UPDATE SET url = excluded.url, received_at = excluded.received_at`);
   const latestDeployment = db.prepare(`SELECT * FROM github_deployments WHERE repository_id = ? AND head_sha = ? AND environment = ?
     ORDER BY received_at DESC, deployment_id DESC LIMIT 1`);
+  const insertPress = db.prepare(`INSERT INTO github_approval_presses (repository_id, head_sha, login, permission, granted, pressed_at, delivery_id)
+    VALUES (@repository_id, @head_sha, @login, @permission, @granted, @pressed_at, @delivery_id) ON CONFLICT (delivery_id) DO NOTHING`);
+  const pressesOf = db.prepare("SELECT * FROM github_approval_presses WHERE repository_id = ? AND head_sha = ? ORDER BY pressed_at, rowid");
   const latestCheckRun = db.prepare(`SELECT * FROM github_check_runs WHERE repository_id = ? AND head_sha = ? AND check_name = ?
     ORDER BY check_run_id DESC LIMIT 1`);
 
@@ -120,6 +139,10 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
       listStaleGitHubCommits(limit: number): GitHubCommitRow[] {
         return stale.all(limit) as GitHubCommitRow[];
       },
+      /** The presses of a fork commit's "Approve and run" button, in order. */
+      listApprovalPresses(repositoryId: number, headSha: string): ApprovalPressRow[] {
+        return pressesOf.all(repositoryId, headSha) as ApprovalPressRow[];
+      },
       /** The latest successful deployment of a commit to a GitHub environment. */
       getLatestDeployment(repositoryId: number, headSha: string, environment: string): DeploymentRow | undefined {
         return latestDeployment.get(repositoryId, headSha, environment) as DeploymentRow | undefined;
@@ -140,6 +163,10 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
       saveGitHubCommit(row: Omit<GitHubCommitRow, "revision" | "synced_at" | "synced_revision" | "synced_sequence">, publish: NewJob): void {
         upsertCommit.run(row);
         jobs.enqueueJob(publish);
+      },
+      /** Keeps a press of the approve button, once per delivery. */
+      recordApprovalPress(row: ApprovalPressRow): void {
+        insertPress.run(row);
       },
       saveDeployment(row: DeploymentRow): void {
         insertDeployment.run(row);

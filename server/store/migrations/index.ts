@@ -13,6 +13,7 @@ import sealedSecrets from "./0010-sealed-secrets.js";
 import agentUrls from "./0011-agent-urls.js";
 import waitsAndDeployments from "./0012-waits-and-deployments.js";
 import commitVersions from "./0013-commit-versions.js";
+import forks from "./0014-forks.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -44,4 +45,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 11, name: "agent-urls", sql: agentUrls },
   { version: 12, name: "waits-and-deployments", sql: waitsAndDeployments },
   { version: 13, name: "commit-versions", sql: commitVersions },
+  { version: 14, name: "forks", sql: forks },
 ];

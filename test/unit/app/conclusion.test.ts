@@ -26,8 +26,9 @@ describe("check run status and conclusion", () => {
     expect(toCheckState({ kind: "decision", status, reasons })).toEqual(expected);
   });
 
-  it("fails a commit that could not be gated", () => {
-    expect(toCheckState({ kind: "problem" })).toEqual({ status: "completed", conclusion: "failure" });
+  it("completes a commit that is not gated now: failure when something is wrong, action_required when a person must act", () => {
+    expect(toCheckState({ kind: "problem", conclusion: "failure" })).toEqual({ status: "completed", conclusion: "failure" });
+    expect(toCheckState({ kind: "problem", conclusion: "action_required" })).toEqual({ status: "completed", conclusion: "action_required" });
   });
 
   it("never answers neutral or skipped, which a required check lets through", () => {

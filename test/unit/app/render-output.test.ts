@@ -16,7 +16,7 @@ function view(status: ReleaseDecision["status"], reasons: DecisionReason[], runs
     reasons,
     links: { self: "/v1/release-decisions/dec_1", events: "", waivers: "" },
   } as unknown as ReleaseDecision;
-  return { kind: "decision", commit, decision, runs };
+  return { kind: "decision", commit, decision, runs, approval: null };
 }
 const reason = (status: DecisionReason["status"]): DecisionReason => ({ run_id: "run_1", gate_id: "G", status, blocking: status !== "passed", reason: "r", evidence_refs: [], waiver_ref: null });
 
