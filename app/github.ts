@@ -53,3 +53,5 @@ export async function createGitHubIntegration(github: GitHubAppConfig, log: Logg
     },
   };
 }
+
+export type GitHubIntegration = Awaited<ReturnType<typeof createGitHubIntegration>>;

@@ -63,19 +63,30 @@ export interface Config {
   logLevel: z.infer<typeof EnvSchema>["LOG_LEVEL"];
   /** The LLM judge for spec metrics; undefined when none is configured. */
   judge: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined;
-  github: GitHubAppConfig | undefined;
+  /** How the GitHub App works here, when it can (ASSURE_BASE_URL is set). */
+  github: GitHubSettings | undefined;
+  /** The App's credentials from the environment; without them, those the setup page stored are used. */
+  githubCredentials: GitHubCredentials | undefined;
   /** Why the GitHub integration is off, when it is. */
   githubOff: string | undefined;
 }
 
-export interface GitHubAppConfig {
+/** Who the App is: from the environment (Probot's names), or from the manifest flow. */
+export interface GitHubCredentials {
   appId: string;
   privateKey: string | undefined;
   privateKeyPath: string | undefined;
   webhookSecret: string;
+}
+
+export type GitHubAppConfig = GitHubSettings & GitHubCredentials;
+
+export interface GitHubSettings {
   webhookPath: string;
   /** The REST API's base URL: GitHub's, or a GitHub Enterprise Server's. */
   apiBaseUrl: string;
+  /** GitHub's web address (github.com, or the Enterprise Server's host): where Apps are created. */
+  webUrl: string;
   /** The service's public base URL: check runs link to the evidence there. */
   publicBaseUrl: string;
   reconcileMs: number;
@@ -119,36 +130,34 @@ function readJudgeConfig(e: z.infer<typeof EnvSchema>): Config["judge"] {
   return { baseUrl: e.ASSURE_JUDGE_BASE_URL, model: e.ASSURE_JUDGE_MODEL, apiKey: e.ASSURE_JUDGE_API_KEY, timeoutMs: e.ASSURE_JUDGE_TIMEOUT_MS };
 }
 
-function readGitHubAppConfig(e: z.infer<typeof EnvSchema>): Pick<Config, "github" | "githubOff"> {
+function readGitHubAppConfig(e: z.infer<typeof EnvSchema>): Pick<Config, "github" | "githubCredentials" | "githubOff"> {
   const hasKey = Boolean(e.PRIVATE_KEY || e.PRIVATE_KEY_PATH);
-  if (!e.APP_ID || !hasKey || !e.WEBHOOK_SECRET) {
-    const partial = Boolean(e.APP_ID || hasKey || e.WEBHOOK_SECRET);
-    if (partial) {
-      const missing = [
-        !e.APP_ID && "APP_ID",
-        !hasKey && "PRIVATE_KEY or PRIVATE_KEY_PATH",
-        !e.WEBHOOK_SECRET && "WEBHOOK_SECRET",
-      ].filter(Boolean);
-      throw new ConfigError(`GitHub App configuration is incomplete: missing ${missing.join(", ")}`);
-    }
-    return { github: undefined, githubOff: "set APP_ID, PRIVATE_KEY (or PRIVATE_KEY_PATH) and WEBHOOK_SECRET to turn it on" };
+  const partial = Boolean(e.APP_ID || hasKey || e.WEBHOOK_SECRET);
+  if (partial && (!e.APP_ID || !hasKey || !e.WEBHOOK_SECRET)) {
+    const missing = [!e.APP_ID && "APP_ID", !hasKey && "PRIVATE_KEY or PRIVATE_KEY_PATH", !e.WEBHOOK_SECRET && "WEBHOOK_SECRET"].filter(Boolean);
+    throw new ConfigError(`GitHub App configuration is incomplete: missing ${missing.join(", ")}`);
   }
+  const githubCredentials = partial
+    ? { appId: e.APP_ID!, privateKey: e.PRIVATE_KEY, privateKeyPath: e.PRIVATE_KEY_PATH, webhookSecret: e.WEBHOOK_SECRET! }
+    : undefined;
   if (!e.ASSURE_BASE_URL) {
-    return { github: undefined, githubOff: "set ASSURE_BASE_URL, the service's public address: check runs link to the evidence there" };
+    const off = githubCredentials
+      ? "set ASSURE_BASE_URL, the service's public address: check runs link to the evidence there"
+      : "set ASSURE_BASE_URL, the service's public address, to create the App from the setup page (or set APP_ID, PRIVATE_KEY and WEBHOOK_SECRET too)";
+    return { github: undefined, githubCredentials, githubOff: off };
   }
+  const web = e.GHE_HOST ? `${e.GHE_PROTOCOL}://${e.GHE_HOST}` : "https://github.com";
   return {
     github: {
-      appId: e.APP_ID,
-      privateKey: e.PRIVATE_KEY,
-      privateKeyPath: e.PRIVATE_KEY_PATH,
-      webhookSecret: e.WEBHOOK_SECRET,
       webhookPath: e.WEBHOOK_PATH,
-      apiBaseUrl: e.GHE_HOST ? `${e.GHE_PROTOCOL}://${e.GHE_HOST}/api/v3` : "https://api.github.com",
+      apiBaseUrl: e.GHE_HOST ? `${web}/api/v3` : "https://api.github.com",
+      webUrl: web,
       publicBaseUrl: e.ASSURE_BASE_URL.replace(/\/+$/, ""),
       reconcileMs: e.ASSURE_GITHUB_RECONCILE_MS,
       retryBaseMs: e.ASSURE_GITHUB_RETRY_BASE_MS,
       waitRetryMs: e.ASSURE_GITHUB_WAIT_RETRY_MS,
     },
+    githubCredentials,
     githubOff: undefined,
   };
 }

@@ -39,8 +39,8 @@ export interface CreateServiceOptions {
   deprecations?: readonly Deprecation[];
   /** The evaluator families every run gets; all of EVALUATORS unless given. */
   evaluators?: readonly Evaluator[];
-  /** More tasks for the run engine's worker (the GitHub App's), made from what the API has. */
-  tasks?: (deps: ApiDeps) => TaskList;
+  /** More tasks for the run engine's worker (the GitHub App's), made from what the API has (its store holds what the App needs). */
+  tasks?: (deps: ApiDeps) => TaskList | Promise<TaskList>;
 }
 
 /** Assembles the service from its configuration: store (migrated), outbound policy, the /v1 API. */
@@ -74,6 +74,13 @@ export async function createService(
     publicBaseUrl: config.baseUrl,
     deprecations,
   };
+  let moreTasks: TaskList;
+  try {
+    moreTasks = (await tasks?.(deps)) ?? {};
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   worker = makeWorker({
     store,
     clock,
@@ -95,7 +102,7 @@ export async function createService(
         ...(agentBackoffMs ? { agentBackoffMs } : {}),
         evaluators,
       }),
-      ...tasks?.(deps),
+      ...moreTasks,
     },
   });
   try {

@@ -141,6 +141,44 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     return { template: found.template, params: Object.fromEntries(found.names.map((name, i) => [name, values[i]!])) };
   }
 
+  /** Apps created from a manifest, by the one-time code their conversion takes; and every manifest received. */
+  const manifestCodes = new Map<string, Record<string, unknown>>();
+  const manifests: { owner: string | undefined; manifest: Record<string, any> }[] = [];
+
+  /**
+   * GitHub's form `POST /settings/apps/new` (or an organization's): it creates the App and sends the
+   * browser to the manifest's redirect_url with a code. The App is this stand-in's: its id, key and
+   * webhook secret, so that what the service gets from the conversion works here.
+   */
+  function createAppFromManifest(res: ServerResponse, url: URL, form: URLSearchParams, owner: string | undefined) {
+    let manifest: Record<string, any>;
+    try {
+      manifest = JSON.parse(form.get("manifest") ?? "") as Record<string, any>;
+    } catch {
+      return json(res, 400, { message: "manifest is not JSON" });
+    }
+    if (typeof manifest.redirect_url !== "string" || typeof manifest.hook_attributes?.url !== "string") return json(res, 422, { message: "manifest lacks redirect_url or hook_attributes.url" });
+    manifests.push({ owner, manifest });
+    const code = randomBytes(10).toString("hex");
+    const slug = String(manifest.name ?? "app").toLowerCase().replace(/[^a-z0-9]+/g, "-");
+    manifestCodes.set(code, {
+      id: appId,
+      slug,
+      node_id: `A_${appId}`,
+      name: manifest.name,
+      owner: { login: owner ?? "octocat" },
+      html_url: `http://${host}/apps/${slug}`,
+      permissions: manifest.default_permissions,
+      events: manifest.default_events,
+      pem: privateKey,
+      webhook_secret: webhookSecret,
+      client_id: `Iv1.${randomBytes(8).toString("hex")}`,
+      client_secret: randomBytes(20).toString("hex"),
+    });
+    const state = url.searchParams.get("state");
+    res.writeHead(302, { location: `${manifest.redirect_url}?code=${code}${state ? `&state=${encodeURIComponent(state)}` : ""}` }).end();
+  }
+
   /** Requests to answer with a 5xx before serving them again: GitHub having a bad moment. */
   const outages: { operation: string; status: number; remaining: number }[] = [];
 
@@ -158,6 +196,9 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     const path = url.pathname.replace(/^\/api\/v3/, "");
     const method = (req.method ?? "GET").toLowerCase();
     const text = await readBody(req);
+    // GitHub's web side: the App manifest flow's first step is a browser's form post.
+    const web = /^(?:\/organizations\/([^/]+))?\/settings\/apps\/new$/.exec(url.pathname);
+    if (web && method === "post") return createAppFromManifest(res, url, new URLSearchParams(text), web[1]);
     const body = text ? (JSON.parse(text) as unknown) : undefined;
     requests.push({ method: method.toUpperCase(), path: `${path}${url.search}`, body });
     const problemsBefore = problems.length;
@@ -171,6 +212,12 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
       return json(res, outage.status, { message: "Server Error" });
     }
 
+    if (template === "/app-manifests/{code}/conversions") {
+      const app = manifestCodes.get(params.code!);
+      if (!app) return json(res, 404, { message: "Not Found" });
+      manifestCodes.delete(params.code!);
+      return json(res, 201, app);
+    }
     if (template === "/app/installations/{installation_id}/access_tokens") {
       if (!verifyAppJwt(req.headers.authorization)) return json(res, 401, { message: "A JSON web token could not be decoded" });
       const token = `ghs_${randomBytes(18).toString("hex")}`;
@@ -276,6 +323,8 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     webhookSecret,
     problems,
     requests,
+    /** Every App manifest posted to the stand-in's web side, with the organization it was for. */
+    manifests,
     /** The environment the service needs to act as this App against the stand-in. */
     env: { APP_ID: String(appId), PRIVATE_KEY: privateKey, WEBHOOK_SECRET: webhookSecret, GHE_HOST: host, GHE_PROTOCOL: "http" },
     addRepository({ id, full_name, default_branch = "main" }: { id: number; full_name: string; default_branch?: string }) {

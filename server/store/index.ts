@@ -8,7 +8,7 @@ import { migrate } from "./migrate.js";
 import { makePager } from "./pagination.js";
 import { makeProjectsStore } from "./projects.js";
 import { makeRunsStore, type RunStatusChange } from "./runs.js";
-import { getOrCreateSecret } from "./settings.js";
+import { getOrCreateSecret, makeSettingsStore } from "./settings.js";
 import { openSealer } from "./sealing.js";
 import type { Sealer } from "../secrets/sealer.js";
 import { makeTestSpecsStore } from "./test-specs.js";
@@ -76,6 +76,7 @@ export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: 
     makeApiKeysStore(db),
     decisions,
     makeGitHubStore(db, jobs.writes),
+    makeSettingsStore(db, sealer),
   ] as const;
   const reads = {
     ...mergeOf(parts, "reads"),

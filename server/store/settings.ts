@@ -12,3 +12,24 @@ export function getOrCreateSecret(db: Db, sealer: Sealer, name: string): Buffer 
   );
   return Buffer.from(sealer.open(db.prepare("SELECT value FROM settings WHERE key = ?").pluck().get(name) as string, at), "base64");
 }
+
+/** Secrets the service keeps by name (the GitHub App's credentials, say), sealed at rest. */
+export function makeSettingsStore(db: Db, sealer: Sealer) {
+  const read = db.prepare("SELECT value FROM settings WHERE key = ?").pluck();
+  const write = db.prepare("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  return {
+    reads: {
+      /** The secret stored under `name`, unsealed; undefined if there is none. */
+      getSecretSetting(name: string): string | undefined {
+        const sealed = read.get(name) as string | undefined;
+        return sealed === undefined ? undefined : sealer.open(sealed, SEALED_AT.setting(name));
+      },
+    },
+    writes: {
+      /** Stores a secret under `name`, sealed, replacing what was there. */
+      putSecretSetting(name: string, value: string): void {
+        write.run(name, sealer.seal(value, SEALED_AT.setting(name)));
+      },
+    },
+  };
+}
