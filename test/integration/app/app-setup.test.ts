@@ -1,17 +1,16 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { pullRequestEvent, type TestRepository } from "../../../examples/github/events.js";
 import { startGitHubStandIn, type GitHubStandIn } from "../../../examples/github/stand-in.js";
 import { unusedBaseUrl } from "../../helpers/agent-endpoint.js";
+import { databaseBytes } from "../../helpers/database-files.js";
 import { spawnService, type ChildService } from "../../helpers/child-service.js";
 import { waitFor } from "../../helpers/wait.js";
 
 const REPOSITORY: TestRepository = { id: 616161, full_name: "acme/new-app", default_branch: "main", installationId: 7070 };
 
-/** Every byte SQLite keeps for a database: the file, its WAL and its shared-memory index. */
-const databaseBytes = (dbPath: string) => Buffer.concat([dbPath, `${dbPath}-wal`, `${dbPath}-shm`].filter(existsSync).map((path) => readFileSync(path)));
 const unescapeHtml = (text: string) => text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
 
 describe("registering the GitHub App in a click (the manifest flow)", () => {

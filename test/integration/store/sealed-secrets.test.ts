@@ -6,16 +6,14 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/glob
 import { startAgentEndpoint, type AgentEndpoint } from "../../helpers/agent-endpoint.js";
 import { runCli, spawnService } from "../../helpers/child-service.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
-import { PROJECT_SCOPES } from "../../helpers/seed.js";
+import { EXAMPLE_SPEC_YAML, PROJECT_SCOPES } from "../../helpers/seed.js";
+import { databaseBytes } from "../../helpers/database-files.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 import { openDb } from "../../../server/store/db.js";
 import { migrate } from "../../../server/store/migrate.js";
 import { MIGRATIONS } from "../../../server/store/migrations/index.js";
 import { makeSealer } from "../../../server/secrets/sealer.js";
 
-/** Every byte SQLite keeps for a database: the file, its WAL and its shared-memory index. */
-const databaseBytes = (dbPath: string) =>
-  Buffer.concat([dbPath, `${dbPath}-wal`, `${dbPath}-shm`].filter(existsSync).map((path) => readFileSync(path)));
 
 const findsIn = (dbPath: string, secret: string) => databaseBytes(dbPath).includes(Buffer.from(secret, "utf8"));
 
@@ -56,7 +54,7 @@ describe("secrets sealed at rest", () => {
     t = await startTestService({ dbPath });
     const secret = `sk-live-${randomBytes(12).toString("hex")}`;
     const { client, environmentId } = await environmentWithSecret(t, secret);
-    const spec = await client.call("POST", "/v1/test-specs", { body: readFileSync(new URL("../../../examples/refund-agent.yaml", import.meta.url)), contentType: "application/yaml" });
+    const spec = await client.call("POST", "/v1/test-specs", { body: EXAMPLE_SPEC_YAML, contentType: "application/yaml" });
     const run = await client.post("/v1/runs", { test_spec_id: spec.body.test_spec_id, environment_id: environmentId }, { headers: { "idempotency-key": "sealed-1" } });
     expect(run.status).toBe(201);
     expect(agent.requests.at(-1)!.headers).toMatchObject({ "x-api-key": secret, authorization: `Bearer ${secret}` });
@@ -92,7 +90,7 @@ describe("secrets sealed at rest", () => {
     expect(findsIn(dbPath, cursorSecret)).toBe(false);
     const client = t.admin.withToken(t.issueKey("prj_old", PROJECT_SCOPES));
     expect((await client.get("/v1/environments/env_old")).body.endpoint.header_names).toEqual(["authorization"]);
-    const spec = await client.call("POST", "/v1/test-specs", { body: readFileSync(new URL("../../../examples/refund-agent.yaml", import.meta.url)), contentType: "application/yaml" });
+    const spec = await client.call("POST", "/v1/test-specs", { body: EXAMPLE_SPEC_YAML, contentType: "application/yaml" });
     expect((await client.post("/v1/runs", { test_spec_id: spec.body.test_spec_id, environment_id: "env_old" }, { headers: { "idempotency-key": "old-1" } })).status).toBe(201);
     expect(agent.requests.at(-1)!.headers.authorization).toBe(`Bearer ${secret}`);
   });
