@@ -29,6 +29,11 @@ const EnvSchema = z.object({
   ASSURE_JUDGE_MODEL: z.string().min(1).optional(),
   ASSURE_JUDGE_API_KEY: z.string().min(1).optional(),
   ASSURE_JUDGE_TIMEOUT_MS: Duration.default(60_000),
+  /** Workflows sign in with GitHub OIDC tokens from this issuer (GitHub Enterprise: its own). */
+  ASSURE_OIDC_ISSUER: z.url().default("https://token.actions.githubusercontent.com"),
+  ASSURE_OIDC_JWKS_URL: z.url().optional(),
+  /** The audience workflows request tokens for; default ASSURE_BASE_URL. */
+  ASSURE_OIDC_AUDIENCE: z.string().min(1).optional(),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   APP_ID: z.string().optional(),
   PRIVATE_KEY: z.string().optional(),
@@ -63,6 +68,8 @@ export interface Config {
   logLevel: z.infer<typeof EnvSchema>["LOG_LEVEL"];
   /** The LLM judge for spec metrics; undefined when none is configured. */
   judge: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined;
+  /** Workflows' secretless sign-in (GitHub OIDC); the audience is undefined when neither it nor ASSURE_BASE_URL is set. */
+  oidc: { issuer: string; jwksUrl: string; audience: string | undefined };
   /** How the GitHub App works here, when it can (ASSURE_BASE_URL is set). */
   github: GitHubSettings | undefined;
   /** The App's credentials from the environment; without them, those the setup page stored are used. */
@@ -118,6 +125,11 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     workerLeaseMs: e.ASSURE_WORKER_LEASE_MS,
     logLevel: e.LOG_LEVEL,
     judge: readJudgeConfig(e),
+    oidc: {
+      issuer: e.ASSURE_OIDC_ISSUER,
+      jwksUrl: e.ASSURE_OIDC_JWKS_URL ?? `${e.ASSURE_OIDC_ISSUER.replace(/\/+$/, "")}/.well-known/jwks`,
+      audience: (e.ASSURE_OIDC_AUDIENCE ?? e.ASSURE_BASE_URL)?.replace(/\/+$/, ""),
+    },
     ...readGitHubAppConfig(e),
   };
 }

@@ -14,6 +14,7 @@ import { REFRESH_RELEASE_DECISION } from "./store/release-decisions.js";
 import { makeWorker, type TaskList, type Worker } from "./engine/worker.js";
 import { EXECUTE_RUN, makeExecuteRun } from "./engine/tasks/execute-run.js";
 import { makeLlmJudge } from "./evaluate/judges/llm-judge.js";
+import { makeOidcVerifier } from "./auth/github-oidc.js";
 
 export interface Service {
   api: Api;
@@ -73,6 +74,7 @@ export async function createService(
     idempotencyWindowMs: config.idempotencyWindowMs,
     publicBaseUrl: config.baseUrl,
     deprecations,
+    verifyOidcToken: config.oidc.audience ? makeOidcVerifier({ ...config.oidc, audience: config.oidc.audience }, clock) : undefined,
   };
   let moreTasks: TaskList;
   try {

@@ -29,6 +29,8 @@ export interface ErrorDetail {
   /** Where the problem is, e.g. `body.spec.scenarios[0].turns` or `query.limit`. */
   path: string;
   message: string;
+  /** A machine-readable reason, where callers act on it (why a sign-in was refused). */
+  reason?: string;
 }
 
 export interface ApiErrorOptions {

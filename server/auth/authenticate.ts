@@ -1,3 +1,4 @@
+import type { Clock } from "../clock.js";
 import { ApiError } from "../errors.js";
 import type { Store } from "../store/index.js";
 import { parseToken, secretMatches } from "./api-keys.js";
@@ -13,7 +14,7 @@ export interface Principal {
 const BEARER = /^Bearer ([^\s]+)$/i;
 const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
 
-export function makeAuthenticator(store: Pick<Store, "getApiKeyRow">) {
+export function makeAuthenticator(store: Pick<Store, "getApiKeyRow">, clock: Clock) {
   return function authenticate(authorization: string | undefined): Principal {
     const unauthenticated = (message: string) =>
       new ApiError("UNAUTHENTICATED", { message, headers: { "WWW-Authenticate": 'Bearer realm="assure"' } });
@@ -24,6 +25,9 @@ export function makeAuthenticator(store: Pick<Store, "getApiKeyRow">) {
     const row = store.getApiKeyRow(parsed.keyId);
     if (!row || row.revoked_at !== null || !secretMatches(parsed.secret, row.secret_hash)) {
       throw unauthenticated("The API key is unknown or revoked.");
+    }
+    if (row.expires_at !== null && row.expires_at <= clock.now().toISOString()) {
+      throw unauthenticated(`The API key expired at ${row.expires_at}; get a new one.`);
     }
     const scopes = row.project_id === null ? ALL_SCOPES : new Set(JSON.parse(row.scopes) as Scope[]);
     return { key_id: row.key_id, project_id: row.project_id, scopes };

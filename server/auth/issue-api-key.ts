@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { NewId } from "../ids.js";
 import type { ApiKeyInfo, Store } from "../store/index.js";
+import type { ApiKeyRow, KeyIssuedFor } from "../store/api-keys.js";
 import { mintToken } from "./api-keys.js";
 import { ADMIN_ONLY_SCOPES, SCOPES, isScope } from "./scopes.js";
 
@@ -13,13 +14,21 @@ export interface IssueApiKeyRequest {
   projectId: string | null;
   scopes?: readonly string[];
   name?: string | undefined;
+  /** A short-lived key stops working then. */
+  expiresAt?: string | undefined;
+  /** Who a short-lived key was issued to. */
+  issuedFor?: KeyIssuedFor | undefined;
 }
 
-/** Issues a key and returns its token, which exists only in this return value: the store keeps a hash. */
-export function issueApiKey(
-  { store, clock, newId }: { store: Pick<Store, "getProject" | "createApiKey">; clock: Clock; newId: NewId },
-  { projectId, scopes = [], name }: IssueApiKeyRequest,
-): ApiKeyInfo & { token: string } {
+/**
+ * A new key's row and its token, which exists only in this return value: the store keeps a hash.
+ * Refuses (ApiKeyRequestError) what a key may not be: scopes unknown or admin-only, a project that
+ * does not exist.
+ */
+export function newApiKey(
+  { store, clock, newId }: { store: Pick<Store, "getProject">; clock: Clock; newId: NewId },
+  { projectId, scopes = [], name, expiresAt, issuedFor }: IssueApiKeyRequest,
+): { row: Omit<ApiKeyRow, "revoked_at">; token: string } {
   let granted: string[] = [...SCOPES];
   if (projectId === null) {
     if (scopes.length > 0) throw new ApiKeyRequestError("An admin key carries every scope; do not name scopes.");
@@ -34,13 +43,26 @@ export function issueApiKey(
   }
   const keyId = newId("apiKey");
   const minted = mintToken(keyId);
-  const info = store.createApiKey({
-    key_id: keyId,
-    secret_hash: minted.secretHash,
-    project_id: projectId,
-    scopes: JSON.stringify(granted),
-    name: name ?? null,
-    created_at: clock.now().toISOString(),
-  });
-  return { ...info, token: minted.token };
+  return {
+    row: {
+      key_id: keyId,
+      secret_hash: minted.secretHash,
+      project_id: projectId,
+      scopes: JSON.stringify(granted),
+      name: name ?? null,
+      created_at: clock.now().toISOString(),
+      expires_at: expiresAt ?? null,
+      issued_for: issuedFor ? JSON.stringify(issuedFor) : null,
+    },
+    token: minted.token,
+  };
+}
+
+/** Issues a key through a store of its own connection (the operator's CLI), and returns its token. */
+export function issueApiKey(
+  deps: { store: Pick<Store, "getProject" | "createApiKey">; clock: Clock; newId: NewId },
+  request: IssueApiKeyRequest,
+): ApiKeyInfo & { token: string } {
+  const { row, token } = newApiKey(deps, request);
+  return { ...deps.store.createApiKey(row), token };
 }

@@ -14,5 +14,6 @@ export * from "./trace.js";
 export * from "./events.js";
 export * from "./deprecations.js";
 export * from "./run-keys.js";
+export * from "./auth.js";
 export * from "./releases.js";
 export * from "./assure-config.js";

@@ -16,6 +16,7 @@ import { publishedJsonSchema } from "./json-schema.js";
 import { deprecationHeaders, finishOpenApiDocument, operationKey, type OpenApiDocument } from "./openapi-document.js";
 import { registerAgentRoutes } from "./routes/agents.js";
 import { registerEnvironmentRoutes } from "./routes/environments.js";
+import { registerAuthRoutes } from "./routes/auth.js";
 import { registerMetaRoutes } from "./routes/meta.js";
 import { registerProjectRoutes } from "./routes/projects.js";
 import { registerRunRoutes } from "./routes/runs.js";
@@ -96,7 +97,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
 
   api.decorateRequest("principal", undefined);
   api.decorateRequest("specSource", undefined);
-  const authenticate = makeAuthenticator(deps.store);
+  const authenticate = makeAuthenticator(deps.store, deps.clock);
   const knownRoutes: { pattern: RegExp; method: string }[] = [];
   api.addHook("onRoute", (route) => {
     const pattern = new RegExp(`^${route.url.replace(/:[^/]+/g, "[^/]+")}$`);
@@ -161,6 +162,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   registerProjectRoutes(api, deps);
   registerAgentRoutes(api, deps);
   registerEnvironmentRoutes(api, deps);
+  registerAuthRoutes(api, deps);
   registerTestSpecRoutes(api, deps);
   registerRunRoutes(api, deps);
   registerRunEvidenceRoutes(api, deps);

@@ -4,6 +4,7 @@ import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Principal } from "../auth/authenticate.js";
 import type { Deprecation } from "../contract/index.js";
 import type { Scope } from "../auth/scopes.js";
+import type { VerifyOidcToken } from "../auth/github-oidc.js";
 import type { Clock } from "../clock.js";
 import type { NewId } from "../ids.js";
 import type { EgressPolicy } from "../net/egress.js";
@@ -43,6 +44,8 @@ export interface ApiDeps {
   nudgeEngine: () => void;
   /** What the API announces as deprecated; the contract's DEPRECATIONS unless given. */
   deprecations?: readonly Deprecation[] | undefined;
+  /** Verifies workflows' GitHub OIDC tokens; undefined when no audience is configured. */
+  verifyOidcToken?: VerifyOidcToken | undefined;
 }
 
 export type Api = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;

@@ -9,6 +9,22 @@ export interface ApiKeyRow {
   name: string | null;
   created_at: string;
   revoked_at: string | null;
+  /** When it stops working; null: never. */
+  expires_at: string | null;
+  /** JSON of who it was issued to (a workflow run, for a key from a GitHub OIDC token); null for an operator's key. */
+  issued_for: string | null;
+}
+
+/** Who a short-lived key was issued to: the workflow run whose OIDC token was exchanged for it. */
+export interface KeyIssuedFor {
+  repository: string;
+  repository_id: string;
+  workflow_ref: string | null;
+  run_id: string | null;
+  run_attempt: string | null;
+  actor: string | null;
+  sha: string | null;
+  event_name: string | null;
 }
 
 export interface ApiKeyInfo {
@@ -18,16 +34,19 @@ export interface ApiKeyInfo {
   name: string | null;
   created_at: string;
   revoked_at: string | null;
+  expires_at: string | null;
+  issued_for: KeyIssuedFor | null;
 }
 
 const toInfo = ({ secret_hash: _hash, ...row }: ApiKeyRow): ApiKeyInfo => ({
   ...row,
   scopes: JSON.parse(row.scopes) as string[],
+  issued_for: row.issued_for === null ? null : (JSON.parse(row.issued_for) as KeyIssuedFor),
 });
 
 export function makeApiKeysStore(db: Db) {
-  const insert = db.prepare(`INSERT INTO api_keys (key_id, secret_hash, project_id, scopes, name, created_at, revoked_at)
-    VALUES (@key_id, @secret_hash, @project_id, @scopes, @name, @created_at, NULL)`);
+  const insert = db.prepare(`INSERT INTO api_keys (key_id, secret_hash, project_id, scopes, name, created_at, revoked_at, expires_at, issued_for)
+    VALUES (@key_id, @secret_hash, @project_id, @scopes, @name, @created_at, NULL, @expires_at, @issued_for)`);
   const byId = db.prepare("SELECT * FROM api_keys WHERE key_id = ?");
   const all = db.prepare("SELECT * FROM api_keys ORDER BY created_at DESC, key_id DESC");
   const revoke = db.prepare("UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL");
@@ -43,9 +62,10 @@ export function makeApiKeysStore(db: Db) {
       },
     },
     writes: {
-      createApiKey(row: Omit<ApiKeyRow, "revoked_at">): ApiKeyInfo {
-        insert.run(row);
-        return toInfo({ ...row, revoked_at: null });
+      createApiKey(row: Omit<ApiKeyRow, "revoked_at" | "expires_at" | "issued_for"> & Partial<Pick<ApiKeyRow, "expires_at" | "issued_for">>): ApiKeyInfo {
+        const full = { expires_at: null, issued_for: null, ...row };
+        insert.run(full);
+        return toInfo({ ...full, revoked_at: null });
       },
       revokeApiKey(keyId: string, now: string): boolean {
         return revoke.run(now, keyId).changes === 1;

@@ -14,6 +14,7 @@ import agentUrls from "./0011-agent-urls.js";
 import waitsAndDeployments from "./0012-waits-and-deployments.js";
 import commitVersions from "./0013-commit-versions.js";
 import forks from "./0014-forks.js";
+import shortLivedKeys from "./0015-short-lived-keys.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -46,4 +47,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 12, name: "waits-and-deployments", sql: waitsAndDeployments },
   { version: 13, name: "commit-versions", sql: commitVersions },
   { version: 14, name: "forks", sql: forks },
+  { version: 15, name: "short-lived-keys", sql: shortLivedKeys },
 ];
