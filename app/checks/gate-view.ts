@@ -1,36 +1,21 @@
-import type { Evaluation, Evidence, Finding, ReleaseDecision } from "../../server/contract/index.js";
+import { UNMET_STATUSES, type DecisionReport, type RunReport } from "../../server/releases/report/report.js";
 import { buildEvidence } from "../../server/runs/build-evidence.js";
 import { toEvaluation } from "../../server/runs/read-models.js";
-import type { ApprovalPressRow, GitHubCommitRow } from "../../server/store/github.js";
+import type { GitHubCommitRow } from "../../server/store/github.js";
 import type { ServiceStore } from "../../server/store/service-store.js";
 import type { GateProblem } from "./gate-problem.js";
 
-/** One planned run as a check run shows it. */
-export interface RunView {
-  evidence: Evidence;
-  specName: string;
-  /** The spec's file in the repository, and the line of each part evaluations cite. */
-  specPath: string | null;
-  lines: Record<string, number>;
-  environmentName: string;
-  /** Its failed, inconclusive and errored evaluations, in the order they were made. */
-  unmet: Evaluation[];
-  findings: Finding[];
-}
-
-/** What a gated commit's check run is made from. */
+/** What a gated commit's check run is made from: its decision's report, or its problem. */
 export type GateView =
-  | { kind: "decision"; commit: GitHubCommitRow; decision: ReleaseDecision; runs: RunView[]; approval: ApprovalPressRow | null }
+  | ({ kind: "decision"; commit: GitHubCommitRow } & DecisionReport)
   | { kind: "problem"; commit: GitHubCommitRow; problem: GateProblem };
-
-const UNMET = new Set(["failed", "inconclusive", "errored"]);
 
 /** Reads what a gated commit's check run shows: its problem, or its decision with the planned runs' evidence. */
 export function readGateView(store: ServiceStore, commit: GitHubCommitRow): GateView | undefined {
   if (commit.problem) return { kind: "problem", commit, problem: JSON.parse(commit.problem) as GateProblem };
   const decision = commit.decision_id ? store.getDecision(commit.decision_id) : undefined;
   if (!decision) return undefined;
-  const runs: RunView[] = [];
+  const runs: RunReport[] = [];
   for (const { run_id } of decision.planned) {
     const run = run_id ? store.getRun(run_id) : undefined;
     if (!run) continue;
@@ -42,7 +27,7 @@ export function readGateView(store: ServiceStore, commit: GitHubCommitRow): Gate
       specPath: source?.path ?? null,
       lines: source?.lines ?? {},
       environmentName: evidence.environment,
-      unmet: store.listEvaluations(run.run_id, {}, undefined, 10_000).filter((row) => UNMET.has(row.status)).map(toEvaluation),
+      unmet: store.listEvaluations(run.run_id, {}, undefined, 10_000).filter((row) => UNMET_STATUSES.has(row.status)).map(toEvaluation),
       findings: evidence.findings,
     });
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
-import type { GateView, RunView } from "../../../app/checks/gate-view.js";
+import type { GateView } from "../../../app/checks/gate-view.js";
+import type { RunReport as RunView } from "../../../server/releases/report/report.js";
 import { SUMMARY_LIMIT, renderSummary, renderTitle } from "../../../app/checks/render-output.js";
 import type { DecisionReason, Evaluation, ReleaseDecision } from "../../../server/contract/index.js";
 import type { GitHubCommitRow } from "../../../server/store/github.js";
@@ -10,6 +11,7 @@ const commit = { repository: "acme/refunds", head_sha: "a".repeat(40), check_nam
 function view(status: ReleaseDecision["status"], reasons: DecisionReason[], runs: RunView[] = []): GateView {
   const decision = {
     decision_id: "dec_1",
+    subject: { repository: "acme/refunds", commit_sha: "a".repeat(40) },
     status,
     attempt: 1,
     planned: runs.map((run) => ({ test_spec_id: "tsp_1", environment_id: "env_1", run_id: run.evidence.run_id })),

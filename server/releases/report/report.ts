@@ -1,0 +1,27 @@
+import type { Evaluation, Evidence, Finding, ReleaseDecision } from "../../contract/index.js";
+
+/** One planned run as a report shows it: its evidence, where its spec is, and what it did not meet. */
+export interface RunReport {
+  evidence: Evidence;
+  specName: string;
+  /** The spec's file in the repository, and the line of each part evaluations cite. */
+  specPath: string | null;
+  lines: Record<string, number>;
+  environmentName: string;
+  /** Its failed, inconclusive and errored evaluations, in the order they were made. */
+  unmet: Evaluation[];
+  findings: Finding[];
+}
+
+/**
+ * A release decision as people read it — in a check run (the App) or a job summary (the Action):
+ * the decision, its planned runs' evidence, and who approved a fork's runs, if someone had to.
+ */
+export interface DecisionReport {
+  decision: ReleaseDecision;
+  runs: RunReport[];
+  approval: { login: string; permission: string; pressed_at: string } | null;
+}
+
+/** Evaluations a report lists: the ones that did not pass. */
+export const UNMET_STATUSES: ReadonlySet<string> = new Set(["failed", "inconclusive", "errored"]);
