@@ -1,7 +1,7 @@
-import picomatch from "picomatch";
 import { ASSURE_CONFIG_PATH, TestSpecDocument, type AssureConfig, type Project, type RunSource } from "../../server/contract/index.js";
 import { ApiError } from "../../server/errors.js";
 import { addSpecVersion } from "../../server/releases/add-spec-version.js";
+import { planConfigRuns } from "../../server/releases/config-plan.js";
 import { resolveRunAgent } from "../../server/runs/agent-url.js";
 import { validateYaml } from "../../server/specs/read-yaml.js";
 import type { EnvironmentRow } from "../../server/store/index.js";
@@ -53,11 +53,12 @@ export async function planRuns(
   const specsByPath = new Map<string, { test_spec_id: string; spec_version: string; name: string } | null>();
   const source = sourceOf(commit);
 
-  for (const [r, entry] of config.runs.entries()) {
+  // Each environment a config entry names, checked once: it exists, and its agent may be tested for this commit.
+  const environments = config.runs.map((entry, r) => {
     const deployment = entry.on_deployment
       ? { environment: entry.on_deployment, url: deps.store.getLatestDeployment(commit.repository.id, commit.headSha, entry.on_deployment)?.url }
       : null;
-    const environments = entry.environments.map((name, e) => {
+    return entry.environments.map((name, e) => {
       const environment = deps.store.getEnvironmentRowByName(project.project_id, name);
       if (!environment) {
         annotations.push(atConfig(["runs", r, "environments", e], `environment '${name}' does not exist in project '${project.project_id}'`));
@@ -68,22 +69,17 @@ export async function planRuns(
         annotations.push(deployment ? atConfig(["runs", r, "on_deployment"], `the deployment of '${deployment.environment}' at ${deployment.url} may not be tested in '${name}': ${refused}`) : atConfig(["runs", r, "environments", e], refused));
         return undefined;
       }
-      return environment;
+      return { environment, deployment };
     });
-    for (const [s, glob] of entry.specs.entries()) {
-      const isMatch = picomatch(glob, { dot: true });
-      const matching = files.paths.filter((file) => isMatch(file)).sort();
-      if (matching.length === 0) annotations.push(atConfig(["runs", r, "specs", s], `'${glob}' matches no file at this commit`));
-      for (const path of matching) {
-        if (!specsByPath.has(path)) specsByPath.set(path, await registerSpec(deps, files, commit, project.project_id, path, annotations));
-        const spec = specsByPath.get(path);
-        if (!spec) continue;
-        for (const environment of environments) {
-          if (!environment || pairs.some((p) => p.specPath === path && p.environment.environment_id === environment.environment_id)) continue;
-          pairs.push({ test_spec_id: spec.test_spec_id, spec_version: spec.spec_version, specPath: path, environment, deployment, timeoutMs: entry.deployment_timeout });
-        }
-      }
-    }
+  });
+  const asked = planConfigRuns(config, files.paths);
+  for (const { entry, spec, glob } of asked.unmatched) annotations.push(atConfig(["runs", entry, "specs", spec], `'${glob}' matches no file at this commit`));
+  for (const pair of asked.pairs) {
+    if (!specsByPath.has(pair.specPath)) specsByPath.set(pair.specPath, await registerSpec(deps, files, commit, project.project_id, pair.specPath, annotations));
+    const spec = specsByPath.get(pair.specPath);
+    const target = environments[pair.entry]![pair.environment];
+    if (!spec || !target) continue;
+    pairs.push({ test_spec_id: spec.test_spec_id, spec_version: spec.spec_version, specPath: pair.specPath, environment: target.environment, deployment: target.deployment, timeoutMs: pair.deploymentTimeoutMs });
   }
   const byName = new Map<string, string>();
   for (const [path, spec] of specsByPath) {
