@@ -1,4 +1,5 @@
-// Bundles the service's entry points into build/ with esbuild (dependencies stay in node_modules).
+// Bundles the service's entry points into build/ with esbuild (dependencies stay in node_modules),
+// and the GitHub Action into action/dist/index.cjs (everything inside: a runner has no node_modules).
 import { build } from "esbuild";
 import { chmodSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -35,4 +36,26 @@ export async function buildService({ root = fileURLToPath(new URL("..", import.m
   for (const entry of Object.keys(ENTRY_POINTS)) chmodSync(join(root, "build", `${entry}.js`), 0o755);
 }
 
-if (process.argv[1] === fileURLToPath(import.meta.url)) await buildService();
+/**
+ * The Action's bundle, committed (action.yml runs it): CommonJS, since @actions/core and
+ * @actions/github are ESM-only and an ESM bundle of them fails on dynamic requires. Deterministic,
+ * so CI can rebuild it and fail on a difference.
+ */
+export async function buildAction({ root = fileURLToPath(new URL("..", import.meta.url)) } = {}) {
+  await build({
+    absWorkingDir: root,
+    entryPoints: ["action/src/main.ts"],
+    outfile: "action/dist/index.cjs",
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "cjs",
+    legalComments: "eof",
+    logLevel: "warning",
+  });
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await buildService();
+  await buildAction();
+}

@@ -29,6 +29,7 @@ export async function startOidcIssuer() {
   const jwk = { ...(await exportJWK(publicKey)), kid, alg: "RS256", use: "sig" };
   const requestToken = randomBytes(16).toString("hex");
   let claims: ActionsTokenClaims | undefined;
+  let runnerTokenOptions: { issuedAt?: number; lifetimeS?: number } = {};
   let issuer = "";
   const tokenRequests: { audience: string | null }[] = [];
 
@@ -69,7 +70,7 @@ export async function startOidcIssuer() {
         res.writeHead(401, { "content-type": "application/json" }).end(JSON.stringify({ message: "Unauthorized" }));
         return;
       }
-      void sign(claims, { audience: url.searchParams.get("audience") ?? "" }).then((value) =>
+      void sign(claims, { audience: url.searchParams.get("audience") ?? "", ...runnerTokenOptions }).then((value) =>
         res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ count: 1, value })),
       );
       return;
@@ -84,9 +85,10 @@ export async function startOidcIssuer() {
     jwksUrl: `${issuer}/.well-known/jwks`,
     sign,
     tokenRequests,
-    /** The claims of the tokens the runner's token endpoint hands out. */
-    setRunnerClaims(next: ActionsTokenClaims) {
+    /** The claims of the tokens the runner's token endpoint hands out (and when they were issued, for how long). */
+    setRunnerClaims(next: ActionsTokenClaims, options: { issuedAt?: number; lifetimeS?: number } = {}) {
       claims = next;
+      runnerTokenOptions = options;
     },
     /** What a runner's environment holds when the job has `permissions: id-token: write`. */
     runnerEnv: { ACTIONS_ID_TOKEN_REQUEST_URL: `${issuer}/token?api-version=2.0`, ACTIONS_ID_TOKEN_REQUEST_TOKEN: requestToken },

@@ -41,10 +41,12 @@ export interface StartOptions {
   deprecations?: readonly Deprecation[];
   /** Instead of every evaluator family. */
   evaluators?: readonly Evaluator[];
+  /** A port of the test's choosing (its public URL must be known before start, say); any free one unless given. */
+  port?: number;
 }
 
 /** The real service on a real port with a real SQLite file in a fresh temporary folder. */
-export async function startTestService({ clock = systemClock, env = {}, dbPath, deprecations, evaluators }: StartOptions = {}): Promise<TestService> {
+export async function startTestService({ clock = systemClock, env = {}, dbPath, deprecations, evaluators, port = 0 }: StartOptions = {}): Promise<TestService> {
   const dir = dbPath ? undefined : mkdtempSync(join(tmpdir(), "assure-test-"));
   const path = dbPath ?? join(dir!, "assure.db");
   const config = readConfig({ ASSURE_DB: path, LOG_LEVEL: "silent", ASSURE_READINESS_TIMEOUT_MS: "1000", ASSURE_WORKERS: "0", ...env });
@@ -57,7 +59,7 @@ export async function startTestService({ clock = systemClock, env = {}, dbPath, 
     ...(evaluators ? { evaluators } : {}),
   });
   const { server, service } = host;
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(port, "127.0.0.1", resolve));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const newId = makeIdGenerator(clock);

@@ -1,0 +1,163 @@
+import {
+  AssureConfig,
+  TestSpecDocument,
+  runIdempotencyKey,
+  type Environment,
+  type ReleaseDecision,
+  type Run,
+  type RunSource,
+  type TestSpec,
+} from "../../server/contract/index.js";
+import { planConfigRuns, type ConfigPair } from "../../server/releases/config-plan.js";
+import { validateYaml } from "../../server/specs/read-yaml.js";
+import { toSpecVersion } from "../../server/specs/spec-version.js";
+import type { AssureClient } from "./assure-client.js";
+import type { CommitFiles } from "./commit-files.js";
+import type { ActionInputs } from "./inputs.js";
+import type { GatedCommit } from "./workflow-context.js";
+
+/** A problem at a place in the repository's files: reported as an annotation there. */
+export class FileProblemsError extends Error {
+  override name = "FileProblemsError";
+  constructor(
+    message: string,
+    readonly problems: { file: string; line: number; message: string }[],
+  ) {
+    super(message);
+  }
+}
+
+/** A spec file of the commit, registered: its spec, version, and the line of each of its parts. */
+export interface UploadedSpec {
+  path: string;
+  test_spec_id: string;
+  spec_version: string;
+  name: string;
+  lines: Record<string, number>;
+}
+
+export interface StartedGate {
+  projectId: string;
+  decision: ReleaseDecision;
+  /** The runs this step started or found, with what they test. */
+  runs: { run: Run; spec: UploadedSpec; environmentName: string }[];
+  specs: Map<string, UploadedSpec>;
+  /** Config entries that wait for a deployment, which this step did not run (no agent-url). */
+  skipped: ConfigPair[];
+}
+
+/**
+ * Starts the commit's runs as the App would: the same config, the same spec versions (`git:` blob
+ * SHAs), the same decision, and runs under the same derived Idempotency-Keys and bodies — so that
+ * whichever of the two comes first creates them and the other finds them.
+ */
+export async function startGate(client: AssureClient, inputs: ActionInputs, commit: GatedCommit, files: CommitFiles, log: (line: string) => void): Promise<StartedGate> {
+  const config = inputs.specs.length > 0 ? configFromInputs(inputs) : readConfig(inputs, files);
+  const projectId = inputs.project ?? config.project;
+  const { pairs, unmatched } = planConfigRuns(config, files.paths);
+  if (unmatched.length > 0) {
+    throw new FileProblemsError(
+      `${unmatched.length} spec glob(s) match no file at ${commit.sha.slice(0, 7)}`,
+      unmatched.map((u) => ({ file: inputs.configPath, line: 1, message: `'${u.glob}' matches no file at this commit` })),
+    );
+  }
+
+  const specs = new Map<string, UploadedSpec>();
+  for (const path of new Set(pairs.map((pair) => pair.specPath))) specs.set(path, await uploadSpec(client, projectId, commit, files, path));
+  const environments = await environmentsByName(client, projectId);
+  const missing = [...new Set(pairs.map((pair) => pair.environmentName))].filter((name) => !environments.has(name));
+  if (missing.length > 0) throw new Error(`Project ${projectId} has no environment named ${missing.map((name) => `'${name}'`).join(", ")}.`);
+
+  const plan = pairs.map((pair) => ({ test_spec_id: specs.get(pair.specPath)!.test_spec_id, environment_id: environments.get(pair.environmentName)!.environment_id }));
+  const subject = { repository: commit.repository.full_name, commit_sha: commit.sha };
+  let { body: decision } = await client.post<ReleaseDecision>("/v1/release-decisions", { project_id: projectId, subject, plan });
+  if (inputs.newAttempt) {
+    ({ body: decision } = await client.post<ReleaseDecision>(`/v1/release-decisions/${decision.decision_id}/attempts`, { plan }));
+    log(`Started attempt ${decision.attempt} of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`);
+  }
+
+  const source: RunSource = {
+    repository: commit.repository.full_name,
+    commit_sha: commit.sha,
+    ...(commit.ref ? { ref: commit.ref } : {}),
+    ...(commit.pullRequest ? { pull_request: commit.pullRequest } : {}),
+  };
+  const runs: StartedGate["runs"] = [];
+  const skipped: ConfigPair[] = [];
+  for (const pair of pairs) {
+    // A run that waits for a deployment has no agent to test until one is named here (or deployed: the App).
+    if (pair.onDeployment && !inputs.agentUrl) {
+      skipped.push(pair);
+      continue;
+    }
+    const spec = specs.get(pair.specPath)!;
+    const key = runIdempotencyKey({
+      repositoryId: commit.repository.id,
+      commitSha: commit.sha,
+      specPath: pair.specPath,
+      environmentName: pair.environmentName,
+      attempt: decision.attempt,
+      ...(inputs.agentUrl ? { agentUrl: inputs.agentUrl } : {}),
+    });
+    const body = {
+      test_spec_id: spec.test_spec_id,
+      environment_id: environments.get(pair.environmentName)!.environment_id,
+      spec_version: spec.spec_version,
+      source,
+      ...(inputs.agentUrl ? { agent_url: inputs.agentUrl } : {}),
+    };
+    const { status, body: run } = await client.post<Run>("/v1/runs", body, { "idempotency-key": key });
+    log(`${run.run_id}: ${pair.specPath} in ${pair.environmentName} (${status === 201 ? "started" : "found: started before"})`);
+    runs.push({ run, spec, environmentName: pair.environmentName });
+  }
+  return { projectId, decision, runs, specs, skipped };
+}
+
+function readConfig(inputs: ActionInputs, files: CommitFiles): AssureConfig {
+  const bytes = files.read(inputs.configPath);
+  if (!bytes) throw new Error(`No ${inputs.configPath} at this commit: add one (the App's format), or give the specs and environments inputs.`);
+  const read = validateYaml(bytes, AssureConfig);
+  if (!read.ok) {
+    throw new FileProblemsError(
+      `${inputs.configPath} is not valid`,
+      read.problems.map((p) => ({ file: inputs.configPath, line: p.line ?? 1, message: `${p.path}: ${p.message}` })),
+    );
+  }
+  return read.value;
+}
+
+function configFromInputs(inputs: ActionInputs): AssureConfig {
+  if (!inputs.project) throw new Error("With the specs and environments inputs, give the project input too.");
+  return {
+    version: 1,
+    project: inputs.project,
+    check_name: "assure/release-gate",
+    forks: "approve",
+    runs: [{ specs: inputs.specs, environments: inputs.environments, deployment_timeout: 30 * 60_000 }],
+  };
+}
+
+/** Registers a spec file at the commit, as the App does: its bytes, with where they came from. */
+async function uploadSpec(client: AssureClient, projectId: string, commit: GatedCommit, files: CommitFiles, path: string): Promise<UploadedSpec> {
+  const bytes = files.read(path)!;
+  const read = validateYaml(bytes, TestSpecDocument);
+  if (!read.ok) {
+    throw new FileProblemsError(`${path} is not a valid spec`, read.problems.map((p) => ({ file: path, line: p.line ?? 1, message: `${p.path}: ${p.message}` })));
+  }
+  const query = new URLSearchParams({ project_id: projectId, repository: commit.repository.full_name, commit_sha: commit.sha, path });
+  const { body } = await client.postRaw<TestSpec>(`/v1/test-specs?${query}`, { bytes, contentType: "application/yaml" });
+  const { lines } = toSpecVersion(read.value, read.source, { fromRepository: true });
+  return { path, test_spec_id: body.test_spec_id, spec_version: body.spec_version, name: body.name, lines: lines ?? {} };
+}
+
+async function environmentsByName(client: AssureClient, projectId: string): Promise<Map<string, Environment>> {
+  const byName = new Map<string, Environment>();
+  let cursor: string | null = null;
+  do {
+    const query: string = new URLSearchParams({ project_id: projectId, limit: "100", ...(cursor ? { cursor } : {}) }).toString();
+    const { body } = await client.get<{ data: Environment[]; next_cursor: string | null }>(`/v1/environments?${query}`);
+    for (const environment of body.data) byName.set(environment.name, environment);
+    cursor = body.next_cursor;
+  } while (cursor);
+  return byName;
+}

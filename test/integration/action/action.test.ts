@@ -1,0 +1,178 @@
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { stringify } from "yaml";
+import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
+import { pullRequestEvent, type TestRepository } from "../../../examples/github/events.js";
+import { startOidcIssuer, type OidcIssuer } from "../../../examples/github/oidc-issuer.js";
+import { startGitHubStandIn, type GitHubStandIn } from "../../../examples/github/stand-in.js";
+import { runAction, type ActionRun } from "../../helpers/action-runner.js";
+import { unusedBaseUrl } from "../../helpers/agent-endpoint.js";
+import { makeGitRepo } from "../../helpers/git-repo.js";
+import { PROJECT_SCOPES, deterministicSpecYaml } from "../../helpers/seed.js";
+import { startTestService, type TestService } from "../../helpers/service.js";
+import { waitFor } from "../../helpers/wait.js";
+import type { ApiClient } from "../../helpers/api-client.js";
+
+const REPOSITORY: TestRepository = { id: 737373, full_name: "acme/ci-refunds", default_branch: "main", installationId: 8080 };
+const FORK = { id: 112233, full_name: "stranger/ci-refunds" };
+const SPEC_PATH = ".assure/specs/refund.yaml";
+
+describe("the GitHub Action", () => {
+  let agent: ExampleAgent;
+  let issuer: OidcIssuer;
+  let github: GitHubStandIn;
+  let t: TestService;
+  let client: ApiClient;
+  let apiUrl: string;
+  let projectId: string;
+  const repo = makeGitRepo();
+  let prNumber = 300;
+  let variant = 0;
+
+  beforeAll(async () => {
+    agent = await startExampleAgent();
+    issuer = await startOidcIssuer();
+    github = await startGitHubStandIn();
+    github.addRepository(REPOSITORY);
+    apiUrl = (await unusedBaseUrl()).replace(/\/v1$/, "");
+    t = await startTestService({
+      port: Number(new URL(apiUrl).port),
+      env: { ...github.env, ASSURE_BASE_URL: apiUrl, ASSURE_OIDC_ISSUER: issuer.issuer, ASSURE_OIDC_JWKS_URL: issuer.jwksUrl, ASSURE_WORKERS: "4", ASSURE_GITHUB_RECONCILE_MS: "100", ASSURE_GITHUB_RETRY_BASE_MS: "10" },
+    });
+    projectId = (await t.admin.post("/v1/projects", { name: "ci-refunds", repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }] })).body.project_id;
+    client = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read"]));
+    const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "4.0.0" })).body.agent_id;
+    const origin = agent.baseUrl.replace(/\/v1$/, "");
+    for (const [name, endpoint] of Object.entries({
+      staging: { base_url: agent.baseUrl },
+      sloppy: { base_url: agent.baseUrl, model: "refund-agent+wrong-arguments" },
+      preview: { base_url: `${origin}/main/v1`, url_pattern: `${origin}/*/v1` },
+    })) {
+      await client.post("/v1/environments", { name, agent_id: agentId, endpoint: { protocol: "openai-chat", headers: { authorization: "Bearer ci-agent-key" }, ...endpoint } });
+    }
+    issuer.setRunnerClaims(claims());
+    repo.commit(files(["staging"]), "base");
+  });
+  afterAll(async () => {
+    await t.close();
+    await Promise.all([agent.close(), issuer.close(), github.close()]);
+    repo.close();
+  });
+
+  function claims(repositoryId = String(REPOSITORY.id)) {
+    return { repository: REPOSITORY.full_name, repository_id: repositoryId, workflow_ref: `${REPOSITORY.full_name}/.github/workflows/assure.yml@refs/heads/main`, run_id: "4242", run_attempt: "1", actor: "octocat", event_name: "pull_request" };
+  }
+  function files(environments: string[], extra: Record<string, unknown> = {}) {
+    return {
+      ".assure/config.yml": stringify({ version: 1, project: projectId, runs: [{ specs: [".assure/specs/*.yaml"], environments, ...extra }] }),
+      [SPEC_PATH]: deterministicSpecYaml({ repeat: 1 }),
+    };
+  }
+  /** A pull request as a workflow sees it: its head commit, and the merge commit actions/checkout checks out. */
+  function pullRequest(headFiles: Record<string, string>, { fork }: { fork?: boolean } = {}) {
+    const number = ++prNumber;
+    repo.git("checkout", "-q", "main");
+    const base = repo.git("rev-parse", "HEAD");
+    repo.git("checkout", "-q", "-b", `feature-${number}`);
+    const head = repo.commit({ ...headFiles, "variant.txt": String(++variant) }, `pull request ${number}`);
+    repo.git("checkout", "-q", "--detach", base);
+    repo.git("merge", "-q", "--no-ff", "-m", `Merge ${head} into ${base}`, head);
+    const merge = repo.git("rev-parse", "HEAD");
+    const payload = pullRequestEvent(REPOSITORY, { head, base, number, branch: `feature-${number}`, ...(fork ? { fork: FORK } : {}) });
+    const committed: Record<string, string> = { ...headFiles, "variant.txt": String(variant) };
+    return { number, head, merge, payload, headFiles: committed };
+  }
+  const act = (pr: ReturnType<typeof pullRequest>, inputs: Record<string, string> = {}, env: Record<string, string> = issuer.runnerEnv) =>
+    runAction({ inputs: { "api-url": apiUrl, "timeout-seconds": "60", ...inputs }, event: "pull_request", payload: pr.payload, workspace: repo.dir, sha: pr.merge, ref: `refs/pull/${pr.number}/merge`, env });
+  const errors = (run: ActionRun) => run.commands.filter((c) => c.command === "error");
+
+  it("passes a good agent: the step succeeds, sets its outputs and writes the job summary", async () => {
+    const pr = pullRequest(files(["staging"]));
+    const run = await act(pr);
+    expect([run.status, errors(run)]).toEqual([0, []]);
+    const runIds = JSON.parse(run.outputs["run-ids"]!) as string[];
+    expect(runIds).toHaveLength(1);
+    expect(run.outputs).toMatchObject({ decision: "ALLOWED", "decision-url": expect.stringMatching(new RegExp(`^${apiUrl}/v1/release-decisions/dec_`)) });
+    expect(JSON.parse(run.outputs.verdicts!)).toEqual({ [runIds[0]!]: "PASS" });
+    expect(run.summary).toContain("Release allowed");
+    expect(run.summary).toContain(`${apiUrl}/v1/runs/${runIds[0]}/evidence`);
+    // The run is the commit's: the pull request's head, not the merge commit, with the App's source.
+    const stored = (await client.get(`/v1/runs/${runIds[0]}`)).body;
+    expect(stored.source).toEqual({ repository: REPOSITORY.full_name, commit_sha: pr.head, ref: `refs/heads/feature-${pr.number}`, pull_request: pr.number });
+    expect((await client.get(`/v1/test-specs/${stored.test_spec_id}`)).body.spec_version).toBe(`git:${repo.git("rev-parse", `${pr.head}:${SPEC_PATH}`)}`);
+
+    // A re-run of the workflow finds the same runs.
+    const again = await act(pr);
+    expect(again.status).toBe(0);
+    expect(JSON.parse(again.outputs["run-ids"]!)).toEqual(runIds);
+  });
+
+  it("fails the step for a sloppy agent, annotating the spec lines", async () => {
+    const pr = pullRequest(files(["sloppy"]));
+    const run = await act(pr);
+    expect(run.status).toBe(1);
+    expect(run.outputs.decision).toBe("BLOCKED");
+    const annotations = errors(run).filter((c) => c.properties.file === SPEC_PATH);
+    expect(annotations.length).toBeGreaterThan(0);
+    expect(annotations.length).toBeLessThanOrEqual(10);
+    const lines = pr.headFiles[SPEC_PATH]!.split("\n");
+    for (const a of annotations) expect(lines[Number(a.properties.line) - 1]).toMatch(/tool_called|tool_sequence|response/);
+    expect(errors(run).at(-1)!.message).toMatch(/^Release blocked: 1 of 1 gate failed/);
+    expect(run.summary).toContain("Release blocked");
+  });
+
+  it("finds the runs the GitHub App started for the same commit", async () => {
+    const pr = pullRequest(files(["staging"]));
+    github.commit(REPOSITORY.full_name, pr.head, pr.headFiles);
+    await github.deliver(t.baseUrl, "pull_request", pr.payload);
+    const decision = await waitFor(async () => {
+      const found = (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${pr.head}`)).body.data[0];
+      return found?.runs.length > 0 ? found : undefined;
+    }, "the App's runs");
+    const run = await act(pr);
+    expect(run.status).toBe(0);
+    expect(JSON.parse(run.outputs["run-ids"]!)).toEqual(decision.runs.map((r: { run_id: string }) => r.run_id));
+  });
+
+  it("leaves a fork's pull request to the App: no OIDC token, a notice, success", async () => {
+    const pr = pullRequest(files(["staging"]), { fork: true });
+    const run = await act(pr, {}, {});
+    expect(run.status).toBe(0);
+    expect(run.commands).toContainEqual(expect.objectContaining({ command: "notice", message: expect.stringContaining("comes from a fork") }));
+    expect(run.outputs).toEqual({});
+  });
+
+  it("tests the agent-url it is given when it matches the environment's pattern, and fails with the service's 400 when not", async () => {
+    const pr = pullRequest(files(["preview"], { on_deployment: "pr-preview" }));
+    const origin = agent.baseUrl.replace(/\/v1$/, "");
+    const deployed = `${origin}/deploy-${pr.number}/v1`;
+    const run = await act(pr, { "agent-url": deployed });
+    expect(run.status).toBe(0);
+    expect(agent.calls.some((call) => call.path === `/deploy-${pr.number}/v1/chat/completions`)).toBe(true);
+    const runId = (JSON.parse(run.outputs["run-ids"]!) as string[])[0];
+    expect((await client.get(`/v1/runs/${runId}`)).body).toMatchObject({ agent_url: deployed, agent_version: pr.head });
+
+    const elsewhere = await act(pullRequest(files(["preview"], { on_deployment: "pr-preview" })), { "agent-url": "http://127.0.0.1:9/v1" });
+    expect(elsewhere.status).toBe(1);
+    expect(errors(elsewhere).at(-1)!.message).toMatch(/400 AGENT_URL_NOT_ALLOWED: .*may not reach its agent at http:\/\/127\.0\.0\.1:9\/v1/);
+  });
+
+  it("reports a refused sign-in clearly: wrong audience, expired token, unbound repository", async () => {
+    const pr = pullRequest(files(["staging"]));
+    const wrongAudience = await act(pr, { "api-url": apiUrl.replace("127.0.0.1", "localhost") });
+    issuer.setRunnerClaims(claims(), { issuedAt: Date.now() / 1000 - 3600, lifetimeS: 300 });
+    const expired = await act(pr);
+    issuer.setRunnerClaims(claims("999999"));
+    const unbound = await act(pr);
+    issuer.setRunnerClaims(claims());
+    for (const [run, reason] of [[wrongAudience, "wrong_audience"], [expired, "expired"], [unbound, "repository_not_bound"]] as const) {
+      expect(run.status).toBe(1);
+      expect(errors(run).at(-1)!.message).toMatch(new RegExp(`^assure refused the sign-in: POST /v1/auth/github-oidc → 401 UNAUTHENTICATED: .*\\[${reason}\\]`));
+    }
+  });
+
+  it("names the missing permission when the job has no OIDC token and no key", async () => {
+    const run = await act(pullRequest(files(["staging"])), {}, {});
+    expect(run.status).toBe(1);
+    expect(errors(run).at(-1)!.message).toContain("permissions: id-token: write");
+  });
+});
