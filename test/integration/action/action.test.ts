@@ -46,6 +46,7 @@ describe("the GitHub Action", () => {
       staging: { base_url: agent.baseUrl },
       sloppy: { base_url: agent.baseUrl, model: "refund-agent+wrong-arguments" },
       preview: { base_url: `${origin}/main/v1`, url_pattern: `${origin}/*/v1` },
+      slow: { base_url: agent.baseUrl, model: "refund-agent+slow" },
     })) {
       await client.post("/v1/environments", { name, agent_id: agentId, endpoint: { protocol: "openai-chat", headers: { authorization: "Bearer ci-agent-key" }, ...endpoint } });
     }
@@ -100,10 +101,23 @@ describe("the GitHub Action", () => {
     expect(stored.source).toEqual({ repository: REPOSITORY.full_name, commit_sha: pr.head, ref: `refs/heads/feature-${pr.number}`, pull_request: pr.number });
     expect((await client.get(`/v1/test-specs/${stored.test_spec_id}`)).body.spec_version).toBe(`git:${repo.git("rev-parse", `${pr.head}:${SPEC_PATH}`)}`);
 
-    // A re-run of the workflow finds the same runs.
+    // A re-run of the workflow finds the same runs; asking for a new attempt starts new ones.
     const again = await act(pr);
     expect(again.status).toBe(0);
     expect(JSON.parse(again.outputs["run-ids"]!)).toEqual(runIds);
+    const fresh = await act(pr, { "new-attempt": "true" });
+    expect(fresh.status).toBe(0);
+    const freshIds = JSON.parse(fresh.outputs["run-ids"]!) as string[];
+    expect(freshIds).toHaveLength(1);
+    expect(freshIds).not.toEqual(runIds);
+    expect((await client.get(fresh.outputs["decision-url"]!.replace(apiUrl, ""))).body).toMatchObject({ attempt: 2, status: "ALLOWED" });
+  });
+
+  it("fails when the decision does not come in time, naming the runs still going", async () => {
+    const run = await act(pullRequest(files(["slow"])), { "timeout-seconds": "3" });
+    expect(run.status).toBe(1);
+    expect(run.outputs.decision).toBe("PENDING");
+    expect(errors(run).at(-1)!.message).toMatch(/^Timed out after 3 s with the release still pending: run_\w+ \.assure\/specs\/refund\.yaml in slow \((QUEUED|RUNNING|EVALUATING)\)/);
   });
 
   it("fails the step for a sloppy agent, annotating the spec lines", async () => {
