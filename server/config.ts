@@ -25,6 +25,8 @@ const EnvSchema = z.object({
   /** Runs executed at once by this process; 0 turns the run engine off (the API still accepts runs). */
   ASSURE_WORKERS: z.coerce.number().int().min(0).max(256).default(4),
   ASSURE_WORKER_LEASE_MS: Duration.default(30_000),
+  /** Conversations held at once by this process, across all its runs. */
+  ASSURE_MAX_CONVERSATIONS: z.coerce.number().int().min(1).max(4096).default(64),
   ASSURE_JUDGE_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
   ASSURE_JUDGE_MODEL: z.string().min(1).optional(),
   ASSURE_JUDGE_API_KEY: z.string().min(1).optional(),
@@ -65,6 +67,7 @@ export interface Config {
   egressAllowlist: string[];
   workers: number;
   workerLeaseMs: number;
+  maxConversations: number;
   logLevel: z.infer<typeof EnvSchema>["LOG_LEVEL"];
   /** The LLM judge for spec metrics; undefined when none is configured. */
   judge: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined;
@@ -123,6 +126,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     egressAllowlist: e.ASSURE_EGRESS_ALLOWLIST.split(",").map((entry) => entry.trim()).filter(Boolean),
     workers: e.ASSURE_WORKERS,
     workerLeaseMs: e.ASSURE_WORKER_LEASE_MS,
+    maxConversations: e.ASSURE_MAX_CONVERSATIONS,
     logLevel: e.LOG_LEVEL,
     judge: readJudgeConfig(e),
     oidc: {

@@ -103,6 +103,7 @@ export async function createService(
         judge: config.judge && makeLlmJudge({ egress, ...config.judge, ...(agentBackoffMs ? { backoffMs: agentBackoffMs } : {}) }),
         ...(agentBackoffMs ? { agentBackoffMs } : {}),
         evaluators,
+        maxConversations: config.maxConversations,
       }),
       ...moreTasks,
     },

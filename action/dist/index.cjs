@@ -50395,6 +50395,8 @@ var Endpoint = external_exports.object({
   url_pattern: external_exports.string().nullable().describe("Other URLs the agent may be reached at; null: only base_url"),
   model: external_exports.string().nullable(),
   readiness_path: external_exports.string().describe("Probed with GET before a run is accepted"),
+  max_concurrency: external_exports.number().int().describe("Calls in flight to the agent at most, across every run against this environment"),
+  rate_limit_per_minute: external_exports.number().int().nullable().describe("Calls per minute at most, evenly spaced; null: no limit"),
   header_names: external_exports.array(external_exports.string()).describe("Header values are write-only and never returned")
 });
 var Environment = external_exports.object({
@@ -50410,6 +50412,8 @@ var EndpointFields = {
   url_pattern: UrlPattern,
   model: external_exports.string().min(1).max(200),
   readiness_path: external_exports.string().regex(/^\/[\x21-\x7e]*$/, "must be an absolute path").max(500).describe("Default: the protocol's, /models for openai-chat"),
+  max_concurrency: external_exports.number().int().min(1).max(256).describe("Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429"),
+  rate_limit_per_minute: external_exports.number().int().min(1).max(6e5).describe("Calls per minute at most, evenly spaced"),
   headers: external_exports.record(HeaderName, HeaderValue).refine((headers) => Object.keys(headers).length <= 50, "at most 50 headers").describe("Sent with every agent call, e.g. Authorization, and only to the environment's own URLs; write-only")
 };
 var CreateEnvironmentBody = external_exports.strictObject({
@@ -50422,6 +50426,8 @@ var CreateEnvironmentBody = external_exports.strictObject({
     url_pattern: EndpointFields.url_pattern.optional(),
     model: EndpointFields.model.optional(),
     readiness_path: EndpointFields.readiness_path.optional(),
+    max_concurrency: EndpointFields.max_concurrency.optional(),
+    rate_limit_per_minute: EndpointFields.rate_limit_per_minute.optional(),
     headers: EndpointFields.headers.optional()
   })
 }).meta({ id: "CreateEnvironmentBody" });
@@ -50431,6 +50437,8 @@ var UpdateEnvironmentBody = external_exports.strictObject({
     url_pattern: EndpointFields.url_pattern.nullable().optional().describe("null removes it"),
     model: EndpointFields.model.nullable().optional().describe("null removes it"),
     readiness_path: EndpointFields.readiness_path.optional(),
+    max_concurrency: EndpointFields.max_concurrency.optional(),
+    rate_limit_per_minute: EndpointFields.rate_limit_per_minute.nullable().optional().describe("null removes it"),
     headers: EndpointFields.headers.optional().describe("Replaces every header; write-only")
   }).refine((endpoint2) => Object.keys(endpoint2).length > 0, "name at least one field to change")
 }).meta({ id: "UpdateEnvironmentBody" });
@@ -50734,7 +50742,9 @@ var TestSpecDocumentShape = external_exports.strictObject({
   defaults: external_exports.strictObject({
     max_steps: RunLimits.max_steps.default(8),
     timeout_ms: RunLimits.timeout_ms.default(3e4),
-    repeat: RunLimits.repeat.default(1)
+    repeat: RunLimits.repeat.default(1),
+    concurrency: external_exports.number().int().min(1).max(64).optional().describe("Conversations held at once in a run, default 8 (never more than the environment's endpoint.max_concurrency calls to its agent)"),
+    run_timeout_ms: external_exports.number().int().min(1e3).max(864e5).optional().describe("The run's deadline from when it starts, default 6 hours: no conversation starts after it, and a wait the agent asks for must end before it")
   }).optional(),
   tools: external_exports.array(Tool).max(128).optional(),
   scenarios: external_exports.array(Scenario).max(500).optional(),
@@ -51043,6 +51053,11 @@ var RUN_EVENT_DATA = {
     source: external_exports.object({ kind: external_exports.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments"]), index: external_exports.number().int().optional() }),
     injected: external_exports.boolean()
   }),
+  "agent.throttled": external_exports.object({
+    ...AtStep,
+    http_status: external_exports.number().int().describe("429 or 503"),
+    retry_after_ms: external_exports.number().int().describe("How long the agent asked to wait (Retry-After); the call is sent again after it")
+  }).describe("The agent asked to wait; not a failure"),
   "agent.call_failed": AgentFailure,
   "agent.response_invalid": AgentFailure,
   "turn.step_limit_reached": external_exports.object({ ...InTurn, max_steps: external_exports.number().int() }),

@@ -28,6 +28,7 @@ export const BEHAVIOURS = [
   "no-choices",
   "invalid-tool-calls",
   "http-500",
+  "rate-limited",
   "drop-connection",
   "flaky",
   "slow",

@@ -7,6 +7,10 @@ export interface ExampleAgentOptions {
   host?: string;
   /** How long the `slow` behaviour waits before answering. */
   slowMs?: number;
+  /** How long every chat completion takes, as a model's would (default 0). */
+  latencyMs?: number;
+  /** With the `rate-limited` behaviour: calls beyond this many in flight get 429 with `Retry-After: 1`. */
+  acceptInFlight?: number;
 }
 
 export interface ExampleAgent {
@@ -14,6 +18,12 @@ export interface ExampleAgent {
   server: Server;
   /** Chat completion requests answered so far. */
   readonly requests: number;
+  /** Chat completion requests in flight now, and the most there were at once (since `resetPeak`). */
+  readonly inFlight: number;
+  readonly peakInFlight: number;
+  resetPeak(): void;
+  /** Requests answered 429 so far (the `rate-limited` behaviour). */
+  readonly throttled: number;
   /** The latest requests (up to 10,000): where they went and whether they carried credentials. */
   readonly calls: readonly AgentCall[];
   close(): Promise<void>;
@@ -55,8 +65,17 @@ export function behavioursOf(model: unknown): Set<Behaviour> {
  * `/v1/models`, also under any path prefix) playing a refunds assistant, with misbehaviours for
  * tests and demos.
  */
-export async function startExampleAgent({ port = 0, host = "127.0.0.1", slowMs = 1500 }: ExampleAgentOptions = {}): Promise<ExampleAgent> {
+export async function startExampleAgent({
+  port = 0,
+  host = "127.0.0.1",
+  slowMs = 1500,
+  latencyMs = 0,
+  acceptInFlight = 4,
+}: ExampleAgentOptions = {}): Promise<ExampleAgent> {
   let requests = 0;
+  let inFlight = 0;
+  let peakInFlight = 0;
+  let throttled = 0;
   let flakyCounter = 0;
   let completionId = 0;
   const calls: AgentCall[] = [];
@@ -71,6 +90,12 @@ export async function startExampleAgent({ port = 0, host = "127.0.0.1", slowMs =
     if (!Array.isArray(body.messages)) return sendJson(res, 400, { error: { message: "messages is required", type: "invalid_request_error" } });
     requests++;
     const behaviours = behavioursOf(body.model);
+    if (behaviours.has("rate-limited") && inFlight > acceptInFlight) {
+      throttled++;
+      res.setHeader("retry-after", "1");
+      return sendJson(res, 429, { error: { message: "too many requests", type: "rate_limit_exceeded" } });
+    }
+    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
     if (behaviours.has("slow")) await new Promise((resolve) => setTimeout(resolve, slowMs));
     if (behaviours.has("drop-connection")) return void req.socket.destroy();
     if (behaviours.has("flaky") && flakyCounter++ % 2 === 0) return sendJson(res, 503, { error: { message: "overloaded" } });
@@ -104,6 +129,8 @@ export async function startExampleAgent({ port = 0, host = "127.0.0.1", slowMs =
       return sendJson(res, 200, { object: "list", data: [{ id: MODEL, object: "model", owned_by: "assure-examples" }] });
     }
     if (req.method === "POST" && endpoint === "chat/completions") {
+      peakInFlight = Math.max(peakInFlight, ++inFlight);
+      res.once("close", () => inFlight--);
       completions(req, res).catch(() => res.destroy());
       return;
     }
@@ -116,6 +143,18 @@ export async function startExampleAgent({ port = 0, host = "127.0.0.1", slowMs =
     server,
     get requests() {
       return requests;
+    },
+    get inFlight() {
+      return inFlight;
+    },
+    get peakInFlight() {
+      return peakInFlight;
+    },
+    resetPeak() {
+      peakInFlight = inFlight;
+    },
+    get throttled() {
+      return throttled;
     },
     calls,
     close: () =>

@@ -44,6 +44,8 @@ export const Endpoint = z.object({
   url_pattern: z.string().nullable().describe("Other URLs the agent may be reached at; null: only base_url"),
   model: z.string().nullable(),
   readiness_path: z.string().describe("Probed with GET before a run is accepted"),
+  max_concurrency: z.number().int().describe("Calls in flight to the agent at most, across every run against this environment"),
+  rate_limit_per_minute: z.number().int().nullable().describe("Calls per minute at most, evenly spaced; null: no limit"),
   header_names: z.array(z.string()).describe("Header values are write-only and never returned"),
 });
 
@@ -69,6 +71,13 @@ const EndpointFields = {
     .regex(/^\/[\x21-\x7e]*$/, "must be an absolute path")
     .max(500)
     .describe("Default: the protocol's, /models for openai-chat"),
+  max_concurrency: z
+    .number()
+    .int()
+    .min(1)
+    .max(256)
+    .describe("Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429"),
+  rate_limit_per_minute: z.number().int().min(1).max(600_000).describe("Calls per minute at most, evenly spaced"),
   headers: z
     .record(HeaderName, HeaderValue)
     .refine((headers) => Object.keys(headers).length <= 50, "at most 50 headers")
@@ -86,6 +95,8 @@ export const CreateEnvironmentBody = z
       url_pattern: EndpointFields.url_pattern.optional(),
       model: EndpointFields.model.optional(),
       readiness_path: EndpointFields.readiness_path.optional(),
+      max_concurrency: EndpointFields.max_concurrency.optional(),
+      rate_limit_per_minute: EndpointFields.rate_limit_per_minute.optional(),
       headers: EndpointFields.headers.optional(),
     }),
   })
@@ -100,6 +111,8 @@ export const UpdateEnvironmentBody = z
         url_pattern: EndpointFields.url_pattern.nullable().optional().describe("null removes it"),
         model: EndpointFields.model.nullable().optional().describe("null removes it"),
         readiness_path: EndpointFields.readiness_path.optional(),
+        max_concurrency: EndpointFields.max_concurrency.optional(),
+        rate_limit_per_minute: EndpointFields.rate_limit_per_minute.nullable().optional().describe("null removes it"),
         headers: EndpointFields.headers.optional().describe("Replaces every header; write-only"),
       })
       .refine((endpoint) => Object.keys(endpoint).length > 0, "name at least one field to change"),

@@ -63,6 +63,13 @@ export const RUN_EVENT_DATA = {
     source: z.object({ kind: z.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments"]), index: z.number().int().optional() }),
     injected: z.boolean(),
   }),
+  "agent.throttled": z
+    .object({
+      ...AtStep,
+      http_status: z.number().int().describe("429 or 503"),
+      retry_after_ms: z.number().int().describe("How long the agent asked to wait (Retry-After); the call is sent again after it"),
+    })
+    .describe("The agent asked to wait; not a failure"),
   "agent.call_failed": AgentFailure,
   "agent.response_invalid": AgentFailure,
   "turn.step_limit_reached": z.object({ ...InTurn, max_steps: z.number().int() }),

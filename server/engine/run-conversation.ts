@@ -1,4 +1,3 @@
-import type { Tool } from "../contract/index.js";
 import type { Agent, ChatMessage, ToolDefinition } from "./agents/types.js";
 import type { ConversationPlan } from "./plan.js";
 import type { Recorder } from "./recorder.js";
@@ -11,7 +10,6 @@ export interface RunConversationOptions {
   /** Planted in the system prompt when the plan asks for a canary. */
   canary: string | null;
   agent: Agent;
-  tools: readonly Tool[];
   recorder: Recorder;
   signal: AbortSignal;
 }
@@ -32,7 +30,8 @@ function parseArguments(raw: string): { value: Record<string, unknown> | undefin
  * queued with its tool calls as one batch of events for the next group commit, in the
  * background: the caller's next awaited flush (the run's next status change) makes it durable.
  */
-export async function runConversation({ plan, conversationId, canary, agent, tools, recorder, signal }: RunConversationOptions): Promise<void> {
+export async function runConversation({ plan, conversationId, canary, agent, recorder, signal }: RunConversationOptions): Promise<void> {
+  const { tools } = plan;
   const definitions: ToolDefinition[] = tools.map(({ name, description, parameters }) => ({ name, description, parameters }));
   const where = (turn: number) => ({ conversation_id: conversationId, turn });
   const at = (turn: number, step: number) => ({ conversation_id: conversationId, turn, step });
@@ -53,7 +52,10 @@ export async function runConversation({ plan, conversationId, canary, agent, too
       recorder.throwIfFailed();
       let reply;
       try {
-        reply = await agent.complete(messages, definitions, signal);
+        reply = await agent.complete(messages, definitions, signal, (wait) => {
+          recorder.record("agent.throttled", { ...at(turn, step), ...wait });
+          recorder.flushInBackground();
+        });
       } catch (error) {
         if (error instanceof RunFailedError) {
           const type = error.failureCause === "agent_contract_violation" ? "agent.response_invalid" : "agent.call_failed";

@@ -46,7 +46,20 @@ export interface Evaluator {
   evaluate(input: EvaluationInput): EvaluatorOutput | Promise<EvaluatorOutput>;
 }
 
-/** The conversations held for a scenario or probe of the spec. */
+const byScenario = new WeakMap<readonly HeldConversation[], Map<string, HeldConversation[]>>();
+
+/** The conversations held for a scenario or probe of the spec (indexed once per run: a suite may hold thousands). */
 export function conversationsOf(input: EvaluationInput, kind: "scenario" | "probe", id: string): HeldConversation[] {
-  return input.conversations.filter((held) => held.conversation.kind === kind && held.conversation.scenario_id === id);
+  let index = byScenario.get(input.conversations);
+  if (!index) {
+    index = new Map();
+    for (const held of input.conversations) {
+      const key = `${held.conversation.kind}\0${held.conversation.scenario_id}`;
+      const list = index.get(key);
+      if (list) list.push(held);
+      else index.set(key, [held]);
+    }
+    byScenario.set(input.conversations, index);
+  }
+  return index.get(`${kind}\0${id}`) ?? [];
 }

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { coerceError } from "../errors.js";
 import type { EgressPolicy } from "./egress.js";
-import { OutboundTimeoutError, sendOutbound } from "./http-request.js";
+import type { AgentPacer, CallFeedback } from "./agent-pacer.js";
+import { OutboundTimeoutError, sendOutbound, type OutboundResponse } from "./http-request.js";
 
 /** The part of an OpenAI Chat Completions response that assure relies on, for agents and judges alike. */
 export const ChatCompletion = z.object({
@@ -51,6 +52,41 @@ export interface ChatRequestOptions {
   maxAttempts?: number;
   backoffMs?: (attempt: number) => number;
   signal: AbortSignal;
+  /** Paces the calls to this agent with every other call to it; none: sent at once. */
+  pacer?: AgentPacer | undefined;
+  /** Told each time the agent asks to wait (429 or 503 with Retry-After) and the wait begins. */
+  onThrottled?: ((wait: ThrottledWait) => void) | undefined;
+  /** Waits the agent asks for must end by then (epoch ms); a longer one ends the call as a timeout. */
+  deadline?: number | undefined;
+  now?: () => number;
+}
+
+export interface ThrottledWait {
+  http_status: number;
+  retry_after_ms: number;
+}
+
+/** Without a deadline, a call waits out at most this many Retry-After answers. */
+const MAX_WAITS_WITHOUT_DEADLINE = 20;
+/** A Retry-After of 0 still waits this long, so an agent answering it again and again is not hammered. */
+const MIN_WAIT_MS = 50;
+
+/** Retry-After in milliseconds: delay-seconds or an HTTP-date (RFC 9110 §10.2.3); undefined if absent or unreadable. */
+export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
+  const text = (Array.isArray(value) ? value[0] : value)?.trim();
+  if (!text) return undefined;
+  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  const at = Date.parse(text);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+}
+
+function feedbackOf(response: OutboundResponse, now: number): CallFeedback {
+  const waits = response.status === 429 || response.status === 503;
+  return {
+    answered: response.status >= 200 && response.status < 300,
+    tooManyRequests: response.status === 429,
+    retryAfterMs: waits ? parseRetryAfter(response.headers["retry-after"], now) : undefined,
+  };
 }
 
 function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
@@ -68,21 +104,35 @@ function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
 const truncate = (text: string) => (text.length > RAW_LIMIT ? `${text.slice(0, RAW_LIMIT)}…[truncated]` : text);
 
 /**
- * One Chat Completions exchange: transient failures are retried with backoff, and the answer
- * is classified. Callers decide what each outcome means (a failed agent, an unavailable judge).
+ * One Chat Completions exchange: transient failures are retried with backoff, a wait the agent
+ * asks for (Retry-After) is waited out without counting as an attempt, and the answer is
+ * classified. Callers decide what each outcome means (a failed agent, an unavailable judge).
  */
-export async function postChatCompletion(
-  egress: EgressPolicy,
-  { url, headers, body, timeoutMs, maxAttempts = 3, backoffMs = (attempt) => 100 * 3 ** (attempt - 1), signal }: ChatRequestOptions,
-): Promise<ChatOutcome> {
+export async function postChatCompletion(egress: EgressPolicy, options: ChatRequestOptions): Promise<ChatOutcome> {
+  const { url, headers, body, timeoutMs, maxAttempts = 3, backoffMs = (attempt) => 100 * 3 ** (attempt - 1), signal, pacer, onThrottled, deadline, now = Date.now } = options;
   const payload = JSON.stringify(body);
+  const send = () => sendOutbound(egress, { url, method: "POST", headers, body: payload, timeoutMs, signal });
   let lastProblem = "";
-  for (let attempt = 1; attempt <= maxAttempts; attempt++) {
+  let waits = 0;
+  for (let attempt = 1; attempt <= maxAttempts; ) {
     if (signal.aborted) throw coerceError(signal.reason);
     try {
-      const response = await sendOutbound(egress, { url, method: "POST", headers, body: payload, timeoutMs, signal });
+      const response = pacer ? await pacer.call(send, (r) => feedbackOf(r, now()), signal) : await send();
       if (!TRANSIENT_STATUS.has(response.status)) return classify(response.status, response.body.toString("utf8"), attempt, response.elapsedMs);
       lastProblem = `HTTP ${response.status}`;
+      const retryAfterMs = feedbackOf(response, now()).retryAfterMs;
+      if (retryAfterMs !== undefined) {
+        const waitMs = Math.max(MIN_WAIT_MS, retryAfterMs);
+        if (deadline !== undefined && now() + waitMs > deadline) {
+          return { kind: "timeout", message: `${url} asked to wait ${Math.ceil(waitMs / 1000)} s (HTTP ${response.status}, Retry-After), past the run's deadline` };
+        }
+        if (deadline === undefined && ++waits > MAX_WAITS_WITHOUT_DEADLINE) {
+          return { kind: "unreachable", message: `${url} asked to wait ${MAX_WAITS_WITHOUT_DEADLINE} times (HTTP ${response.status}, Retry-After)` };
+        }
+        onThrottled?.({ http_status: response.status, retry_after_ms: waitMs });
+        await abortableSleep(waitMs, signal);
+        continue;
+      }
     } catch (raw) {
       const error = coerceError(raw);
       if (signal.aborted) throw coerceError(signal.reason);
@@ -92,6 +142,7 @@ export async function postChatCompletion(
       lastProblem = `${code}: ${error.message}`;
     }
     if (attempt < maxAttempts) await abortableSleep(backoffMs(attempt), signal);
+    attempt++;
   }
   return { kind: "unreachable", message: `${url} failed ${maxAttempts} times; last: ${lastProblem}` };
 }

@@ -1,4 +1,4 @@
-import { request as httpRequest, type ClientRequest } from "node:http";
+import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { EgressPolicy } from "./egress.js";
 
@@ -17,6 +17,7 @@ export interface OutboundRequest {
 
 export interface OutboundResponse {
   status: number;
+  headers: IncomingHttpHeaders;
   body: Buffer;
   elapsedMs: number;
 }
@@ -88,6 +89,7 @@ export function sendOutbound(egress: EgressPolicy, outbound: OutboundRequest): P
           clearTimeout(deadline);
           resolve({
             status: response.statusCode ?? 0,
+            headers: response.headers,
             body: Buffer.concat(chunks),
             elapsedMs: performance.now() - started,
           });

@@ -155,6 +155,20 @@ const TestSpecDocumentShape = z.strictObject({
         max_steps: RunLimits.max_steps.default(8),
         timeout_ms: RunLimits.timeout_ms.default(30_000),
         repeat: RunLimits.repeat.default(1),
+        concurrency: z
+          .number()
+          .int()
+          .min(1)
+          .max(64)
+          .optional()
+          .describe("Conversations held at once in a run, default 8 (never more than the environment's endpoint.max_concurrency calls to its agent)"),
+        run_timeout_ms: z
+          .number()
+          .int()
+          .min(1000)
+          .max(86_400_000)
+          .optional()
+          .describe("The run's deadline from when it starts, default 6 hours: no conversation starts after it, and a wait the agent asks for must end before it"),
       })
       .optional(),
     tools: z.array(Tool).max(128).optional(),

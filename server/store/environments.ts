@@ -17,6 +17,9 @@ export interface EnvironmentRow {
   url_pattern: string | null;
   model: string | null;
   readiness_path: string;
+  /** Calls in flight to the agent, across every run against it. */
+  max_concurrency: number;
+  rate_limit_per_minute: number | null;
   /** JSON object of header name → value, sealed: it never leaves the service except to the agent. */
   headers: string;
   /** JSON array of the header names, in the clear: the API shows them. */
@@ -28,7 +31,9 @@ export interface EnvironmentRow {
 export type NewEnvironment = Omit<EnvironmentRow, "headers" | "header_names"> & { headers: Record<string, string> };
 
 /** A change to an environment's endpoint: every field but the headers, which are kept unless given. */
-export type EnvironmentChange = Pick<EnvironmentRow, "base_url" | "url_pattern" | "model" | "readiness_path"> & { headers?: Record<string, string> };
+export type EnvironmentChange = Pick<EnvironmentRow, "base_url" | "url_pattern" | "model" | "readiness_path" | "max_concurrency" | "rate_limit_per_minute"> & {
+  headers?: Record<string, string>;
+};
 
 /** What the service needs to reach an environment's agent, header values included. */
 export interface EnvironmentTarget {
@@ -38,6 +43,8 @@ export interface EnvironmentTarget {
   model: string | null;
   readiness_path: string;
   headers: Record<string, string>;
+  max_concurrency: number;
+  rate_limit_per_minute: number | null;
 }
 
 export function toEnvironment(row: EnvironmentRow): Environment {
@@ -52,6 +59,8 @@ export function toEnvironment(row: EnvironmentRow): Environment {
       url_pattern: row.url_pattern,
       model: row.model,
       readiness_path: row.readiness_path,
+      max_concurrency: row.max_concurrency,
+      rate_limit_per_minute: row.rate_limit_per_minute,
       header_names: JSON.parse(row.header_names) as string[],
     },
     created_at: row.created_at,
@@ -60,13 +69,13 @@ export function toEnvironment(row: EnvironmentRow): Environment {
 
 export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer) {
   const insert = db.prepare(`INSERT INTO environments
-    (environment_id, project_id, name, agent_id, protocol, base_url, url_pattern, model, readiness_path, headers, header_names, created_at)
-    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @url_pattern, @model, @readiness_path, @headers, @header_names, @created_at)
+    (environment_id, project_id, name, agent_id, protocol, base_url, url_pattern, model, readiness_path, max_concurrency, rate_limit_per_minute, headers, header_names, created_at)
+    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @url_pattern, @model, @readiness_path, @max_concurrency, @rate_limit_per_minute, @headers, @header_names, @created_at)
     ON CONFLICT (project_id, name) DO NOTHING`);
   const environments = makeProjectTable<EnvironmentRow>(db, listPage, "environments", "environment_id");
   const byName = db.prepare("SELECT * FROM environments WHERE project_id = ? AND name = ?");
   const update = db.prepare(`UPDATE environments SET base_url = @base_url, url_pattern = @url_pattern, model = @model,
-      readiness_path = @readiness_path, headers = coalesce(@headers, headers), header_names = coalesce(@header_names, header_names)
+      readiness_path = @readiness_path, max_concurrency = @max_concurrency, rate_limit_per_minute = @rate_limit_per_minute, headers = coalesce(@headers, headers), header_names = coalesce(@header_names, header_names)
     WHERE environment_id = @environment_id`);
 
   return {
@@ -80,8 +89,17 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
         const row = environments.get(environmentId);
         if (!row) return undefined;
         const headers = sealer.open(row.headers, SEALED_AT.environmentHeaders(row.environment_id));
-        const { protocol, base_url, model, readiness_path } = row;
-        return { environment_id: row.environment_id, protocol, base_url, model, readiness_path, headers: JSON.parse(headers) as Record<string, string> };
+        const { protocol, base_url, model, readiness_path, max_concurrency, rate_limit_per_minute } = row;
+        return {
+          environment_id: row.environment_id,
+          protocol,
+          base_url,
+          model,
+          readiness_path,
+          max_concurrency,
+          rate_limit_per_minute,
+          headers: JSON.parse(headers) as Record<string, string>,
+        };
       },
       listEnvironments(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Environment> {
         const { rows, next } = environments.list(filter, page);

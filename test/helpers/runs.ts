@@ -68,3 +68,64 @@ export async function expectAllRefsResolve(client: ApiClient, runId: string): Pr
   }
   return refs.size;
 }
+
+export interface ConversationSummaryBody {
+  conversation_id: string;
+  kind: string;
+  scenario_id: string;
+  repeat_index: number;
+  attempt: number;
+  status: string;
+}
+
+/** Every conversation of a run, walked page by page. */
+export async function readConversations(client: ApiClient, runId: string): Promise<ConversationSummaryBody[]> {
+  const conversations: ConversationSummaryBody[] = [];
+  let cursor: string | null = null;
+  do {
+    const page: { body: { data: ConversationSummaryBody[]; next_cursor: string | null } } = await client.get(
+      `/v1/runs/${runId}/conversations?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+    );
+    conversations.push(...page.body.data);
+    cursor = page.body.next_cursor;
+  } while (cursor);
+  return conversations;
+}
+
+/**
+ * A run that ended after interruptions held each planned conversation to completion exactly once:
+ * the ones cut off are kept, marked interrupted, none is left running, and a retry counts its attempt.
+ */
+export function expectEachHeldOnce(conversations: ConversationSummaryBody[], planned: number): { interrupted: number } {
+  const completed = conversations.filter((c) => c.status === "completed");
+  const keys = completed.map((c) => `${c.kind} ${c.scenario_id} ${c.repeat_index}`);
+  expect(new Set(keys).size).toBe(keys.length);
+  expect(completed).toHaveLength(planned);
+  expect(conversations.filter((c) => c.status === "running")).toEqual([]);
+  const interrupted = conversations.filter((c) => c.status === "interrupted");
+  for (const cut of interrupted) {
+    const retried = completed.find((c) => c.kind === cut.kind && c.scenario_id === cut.scenario_id && c.repeat_index === cut.repeat_index);
+    expect(retried?.attempt).toBeGreaterThan(cut.attempt);
+  }
+  return { interrupted: interrupted.length };
+}
+
+/** Each conversation's own entries are in order in the trace: started first, then its turns and steps, then how it ended. */
+export function expectConversationsInOrder(events: { sequence: number; type: string; data: Record<string, any> }[]) {
+  const byConversation = new Map<string, { type: string; turn: number; step: number }[]>();
+  for (const event of events) {
+    const id = event.data.conversation_id as string | undefined;
+    if (!id) continue;
+    const list = byConversation.get(id) ?? [];
+    list.push({ type: event.type, turn: event.data.turn ?? -1, step: event.data.step ?? 0 });
+    byConversation.set(id, list);
+  }
+  for (const [, list] of byConversation) {
+    expect(list[0]!.type).toBe("conversation.started");
+    const body = list.slice(1).filter((e) => !e.type.startsWith("conversation."));
+    const positions = body.map((e) => e.turn * 1000 + e.step);
+    expect(positions).toEqual([...positions].sort((a, b) => a - b));
+    const ends = list.filter((e) => e.type === "conversation.completed" || e.type === "conversation.failed");
+    if (ends.length > 0) expect(list.at(-1)!.type).toBe(ends[0]!.type);
+  }
+}

@@ -71,7 +71,11 @@ export async function seedProject(
 }
 
 /** The example spec's deterministic part only: its scenarios' expectations and the DET gate. */
-export function deterministicSpecYaml({ repeat = 3, timeout_ms = 30000 }: { repeat?: number; timeout_ms?: number } = {}): string {
+export function deterministicSpecYaml({
+  repeat = 3,
+  timeout_ms = 30000,
+  ...defaults
+}: { repeat?: number; timeout_ms?: number; concurrency?: number; run_timeout_ms?: number } = {}): string {
   const spec = parse(EXAMPLE_SPEC_YAML) as {
     name: string;
     defaults: Record<string, number>;
@@ -80,7 +84,7 @@ export function deterministicSpecYaml({ repeat = 3, timeout_ms = 30000 }: { repe
     gates: { id: string }[];
   };
   spec.name = "refund-agent-deterministic";
-  spec.defaults = { ...spec.defaults, repeat, timeout_ms };
+  spec.defaults = { ...spec.defaults, repeat, timeout_ms, ...defaults };
   for (const scenario of spec.scenarios) delete scenario.metrics;
   delete spec.security;
   spec.gates = spec.gates.filter((gate) => gate.id === "DET");

@@ -32,7 +32,7 @@ function toWireTool(tool: ToolDefinition) {
  * for HTTP errors such as 401 or 404: the environment is misconfigured), timeout, or
  * agent_contract_violation when a 2xx answer is not a chat completion (the response is evidence).
  */
-function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, backoffMs }: AgentOptions): Agent {
+function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, backoffMs, pacer, deadline, now }: AgentOptions): Agent {
   const url = new URL(`${target.base_url}/chat/completions`);
   // A conversation's messages only grow, and its tools stay the same: each is put in wire form once.
   let wireMessages: Record<string, unknown>[] = [];
@@ -40,7 +40,7 @@ function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, backoffMs
   let wireTools: ReturnType<typeof toWireTool>[] = [];
   let toolsSeen: readonly ToolDefinition[] | undefined;
   return {
-    async complete(messages, tools, signal): Promise<AgentReply> {
+    async complete(messages, tools, signal, onThrottled): Promise<AgentReply> {
       if (messages !== messagesSeen || messages.length < wireMessages.length) {
         messagesSeen = messages;
         wireMessages = [];
@@ -60,6 +60,10 @@ function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, backoffMs
         },
         timeoutMs,
         signal,
+        pacer,
+        onThrottled,
+        deadline,
+        ...(now ? { now } : {}),
         ...(maxAttempts ? { maxAttempts } : {}),
         ...(backoffMs ? { backoffMs } : {}),
       });

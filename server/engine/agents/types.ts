@@ -1,3 +1,5 @@
+import type { AgentPacer } from "../../net/agent-pacer.js";
+import type { ThrottledWait } from "../../net/chat-completions.js";
 import type { EgressPolicy } from "../../net/egress.js";
 import type { EnvironmentTarget } from "../../store/index.js";
 
@@ -33,7 +35,8 @@ export interface AgentReply {
 }
 
 export interface Agent {
-  complete(messages: readonly ChatMessage[], tools: readonly ToolDefinition[], signal: AbortSignal): Promise<AgentReply>;
+  /** `onThrottled` is told of each wait the agent asks for before it answers. */
+  complete(messages: readonly ChatMessage[], tools: readonly ToolDefinition[], signal: AbortSignal, onThrottled?: (wait: ThrottledWait) => void): Promise<AgentReply>;
 }
 
 export interface AgentOptions {
@@ -44,6 +47,12 @@ export interface AgentOptions {
   /** Attempts per call for connection failures and transient HTTP errors. */
   maxAttempts?: number;
   backoffMs?: (attempt: number) => number;
+  /** Shared by every call to this environment's agent in the process. */
+  pacer?: AgentPacer | undefined;
+  /** The run's deadline (epoch ms): waits the agent asks for must end before it. */
+  deadline?: number | undefined;
+  /** The service's clock, in epoch ms (the deadline is on it). */
+  now?: (() => number) | undefined;
 }
 
 /**

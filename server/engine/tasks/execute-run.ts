@@ -9,12 +9,14 @@ import type { Judge } from "../../evaluate/judges/llm-judge.js";
 import { SEVERITY_RANK } from "../../evaluate/severity-rank.js";
 import type { NewId } from "../../ids.js";
 import type { Logger } from "../../log.js";
+import PQueue from "p-queue";
+import { makeAgentPacers, type AgentPacer } from "../../net/agent-pacer.js";
 import type { EgressPolicy } from "../../net/egress.js";
-import { toLoggedEvent, type ConversationRow } from "../../store/index.js";
+import { toLoggedEvent, type ConversationRow, type EnvironmentTarget } from "../../store/index.js";
 import type { ServiceStore } from "../../store/service-store.js";
 import type { WriteCommand } from "../../store/writer/commands.js";
 import { AGENT_PROTOCOLS } from "../agents/index.js";
-import { planConversations } from "../plan.js";
+import { limitsOf, planConversations, planKey, type ConversationPlan } from "../plan.js";
 import { makeRecorder, type Recorder } from "../recorder.js";
 import { assertTransition, isTerminal } from "../run-states.js";
 import { runConversation } from "../run-conversation.js";
@@ -35,6 +37,8 @@ export interface ExecuteRunDeps {
   evaluators?: readonly Evaluator[] | undefined;
   /** Tests shorten the agent's retry backoff; production keeps the default. */
   agentBackoffMs?: (attempt: number) => number;
+  /** Conversations held at once across every run of this process (ASSURE_MAX_CONVERSATIONS). */
+  maxConversations?: number | undefined;
 }
 
 /** The job that executes a run end to end. Safe to run again: it picks up where a crash left it. */
@@ -45,6 +49,8 @@ export function executeRunJob(runId: string, now: string) {
 export function makeExecuteRun(deps: ExecuteRunDeps): Task {
   const { store, clock, newId, log } = deps;
   const now = () => clock.now().toISOString();
+  const conversationSlots = new PQueue({ concurrency: deps.maxConversations ?? 64 });
+  const pacers = makeAgentPacers(() => clock.now().getTime());
 
   /**
    * Moves the run on: the move, what was recorded before it and `alsoWrite` go in one write. A
@@ -68,51 +74,113 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     return { ...run, status: to, verdict, failure }; // what the engine goes on from; the stored row follows
   }
 
-  /** Holds every conversation the spec asks for that has not been completed yet; returns the ones it completed. */
-  async function converse(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal, earlier: readonly ConversationRow[]): Promise<ConversationRow[]> {
+  /**
+   * Holds every conversation the spec asks for that has not been completed yet, up to the spec's
+   * concurrency at once (and the process's conversation slots; each call to the agent keeps to its
+   * environment's pace); returns the ones it completed. The first conversation that fails the run
+   * stops the others: they are marked interrupted, and the failure is thrown.
+   */
+  async function converse(run: Run, spec: TestSpecDocument, recorder: Recorder, jobSignal: AbortSignal, earlier: readonly ConversationRow[]): Promise<ConversationRow[]> {
     const environment = store.getEnvironmentTarget(run.environment_id);
     if (!environment) throw new RunFailedError("internal_error", `Environment ${run.environment_id} no longer exists`);
     const target = { ...environment, base_url: run.agent_url ?? environment.base_url };
-    const completed: ConversationRow[] = [];
-    for (const plan of planConversations(spec, { includeProbes: true })) {
-      const before = earlier.filter((c) => c.kind === plan.kind && c.scenario_id === plan.scenario_id && c.repeat_index === plan.repeat_index);
-      if (before.some((c) => c.status === "completed")) continue;
-      const agent = AGENT_PROTOCOLS[target.protocol].makeAgent({
-        egress: deps.egress,
-        target,
-        timeoutMs: plan.timeout_ms,
-        ...(deps.agentBackoffMs ? { backoffMs: deps.agentBackoffMs } : {}),
-      });
-      const conversation: ConversationRow = {
-        conversation_id: newId("conversation"),
-        run_id: run.run_id,
-        kind: plan.kind,
-        scenario_id: plan.scenario_id,
-        repeat_index: plan.repeat_index,
-        attempt: before.length + 1,
-        status: "running",
-        canary: plan.canary ? `CANARY-${randomBytes(9).toString("base64url")}` : null,
-        created_at: now(),
-        ended_at: null,
-      };
-      const context = { conversation_id: conversation.conversation_id };
-      recorder.record("conversation.started", { ...context, kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt: conversation.attempt });
-      recorder.flushInBackground(["createConversation", conversation]);
-      try {
-        await runConversation({ plan, conversationId: conversation.conversation_id, canary: conversation.canary, agent, tools: spec.tools ?? [], recorder, signal });
-      } catch (error) {
-        if (error instanceof RunFailedError) {
-          recorder.record("conversation.failed", { ...context, cause: error.failureCause });
-          await recorder.flush(["finishConversation", conversation.conversation_id, "failed", now()]);
-        }
-        throw error;
+    const limits = limitsOf(spec);
+    const deadline = Date.parse(run.started_at ?? now()) + limits.run_timeout_ms;
+    const pacer = pacers.forEnvironment(environment.environment_id, { maxConcurrency: environment.max_concurrency, ratePerMinute: environment.rate_limit_per_minute });
+    const attemptsBefore = new Map<string, ConversationRow[]>();
+    for (const row of earlier) {
+      const key = planKey(row);
+      attemptsBefore.set(key, [...(attemptsBefore.get(key) ?? []), row]);
+    }
+
+    const plans = planConversations(spec, { includeProbes: true });
+    /** The next conversation not yet completed, and which attempt at it this is. */
+    function takeNext(): { plan: ConversationPlan; attempt: number } | undefined {
+      for (let next = plans.next(); !next.done; next = plans.next()) {
+        const before = attemptsBefore.get(planKey(next.value)) ?? [];
+        if (!before.some((c) => c.status === "completed")) return { plan: next.value, attempt: before.length + 1 };
       }
-      const endedAt = now();
-      recorder.record("conversation.completed", context);
-      recorder.flushInBackground(["finishConversation", conversation.conversation_id, "completed", endedAt]);
-      completed.push({ ...conversation, status: "completed", ended_at: endedAt });
+      return undefined;
+    }
+
+    const stop = new AbortController();
+    const signal = AbortSignal.any([jobSignal, stop.signal]);
+    const completed: ConversationRow[] = [];
+    let failure: { error: unknown } | undefined;
+    async function lane(): Promise<void> {
+      for (let next = takeNext(); next && !signal.aborted; next = takeNext()) {
+        if (clock.now().getTime() > deadline) {
+          throw new RunFailedError("timeout", `The run's deadline passed (${limits.run_timeout_ms} ms after it started) before every conversation was held`);
+        }
+        const { plan, attempt } = next;
+        completed.push(await conversationSlots.add(() => holdConversation(run, plan, attempt, target, pacer, deadline, recorder, signal), { signal }));
+      }
+    }
+    await Promise.all(
+      Array.from({ length: limits.concurrency }, () =>
+        lane().catch((error: unknown) => {
+          if (failure || signal.aborted) return; // cut off by the first failure, or by the worker stopping
+          failure = { error };
+          stop.abort(new Error("another conversation of the run failed"));
+        }),
+      ),
+    );
+    if (jobSignal.aborted) throw jobSignal.reason;
+    if (failure) {
+      await recorder.flush(["interruptRunningConversations", run.run_id, now()]);
+      throw failure.error;
     }
     return completed;
+  }
+
+  /** Holds one conversation; a failure that fails the run is recorded on it before it is thrown. */
+  async function holdConversation(
+    run: Run,
+    plan: ConversationPlan,
+    attempt: number,
+    target: EnvironmentTarget,
+    pacer: AgentPacer,
+    deadline: number,
+    recorder: Recorder,
+    signal: AbortSignal,
+  ): Promise<ConversationRow> {
+    const agent = AGENT_PROTOCOLS[target.protocol].makeAgent({
+      egress: deps.egress,
+      target,
+      timeoutMs: plan.timeout_ms,
+      pacer,
+      deadline,
+      now: () => clock.now().getTime(),
+      ...(deps.agentBackoffMs ? { backoffMs: deps.agentBackoffMs } : {}),
+    });
+    const conversation: ConversationRow = {
+      conversation_id: newId("conversation"),
+      run_id: run.run_id,
+      kind: plan.kind,
+      scenario_id: plan.scenario_id,
+      repeat_index: plan.repeat_index,
+      attempt,
+      status: "running",
+      canary: plan.canary ? `CANARY-${randomBytes(9).toString("base64url")}` : null,
+      created_at: now(),
+      ended_at: null,
+    };
+    const context = { conversation_id: conversation.conversation_id };
+    recorder.record("conversation.started", { ...context, kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt });
+    recorder.flushInBackground(["createConversation", conversation]);
+    try {
+      await runConversation({ plan, conversationId: conversation.conversation_id, canary: conversation.canary, agent, recorder, signal });
+    } catch (error) {
+      if (error instanceof RunFailedError && !signal.aborted) {
+        recorder.record("conversation.failed", { ...context, cause: error.failureCause });
+        await recorder.flush(["finishConversation", conversation.conversation_id, "failed", now()]);
+      }
+      throw error;
+    }
+    const endedAt = now();
+    recorder.record("conversation.completed", context);
+    recorder.flushInBackground(["finishConversation", conversation.conversation_id, "completed", endedAt]);
+    return { ...conversation, status: "completed", ended_at: endedAt };
   }
 
   /**
@@ -121,8 +189,10 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
    * are written together: a crash before that leaves the run EVALUATING, to be judged again.
    */
   async function evaluate(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal, completed: readonly ConversationRow[]): Promise<void> {
+    const position = new Map<string, number>();
+    for (const plan of planConversations(spec, { includeProbes: true })) position.set(planKey(plan), position.size);
     const conversations = [...completed]
-      .sort((a, b) => (a.conversation_id < b.conversation_id ? -1 : 1))
+      .sort((a, b) => position.get(planKey(a))! - position.get(planKey(b))!)
       .map((c) => toHeldConversation(c, recorder.eventsOf(c.conversation_id) ?? store.listConversationEvents(c.conversation_id).map(toLoggedEvent)));
     const { evaluations, findings, gates, status, verdict } = await evaluateRun({
       runId: run.run_id,

@@ -19,6 +19,9 @@ import { responses } from "../schemas.js";
 import { registerProjectResource } from "./project-resource.js";
 import { visibleOr404 } from "../../auth/visibility.js";
 
+/** An agent is called at most this many times at once unless its environment says otherwise. */
+export const DEFAULT_MAX_CONCURRENCY = 16;
+
 export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
   const { store, clock, newId, egress } = deps;
 
@@ -53,6 +56,8 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
           url_pattern: body.endpoint.url_pattern ?? null,
           model: body.endpoint.model ?? null,
           readiness_path: body.endpoint.readiness_path ?? AGENT_PROTOCOLS[body.endpoint.protocol].readinessPath,
+          max_concurrency: body.endpoint.max_concurrency ?? DEFAULT_MAX_CONCURRENCY,
+          rate_limit_per_minute: body.endpoint.rate_limit_per_minute ?? null,
           headers: body.endpoint.headers ?? {},
           created_at: clock.now().toISOString(),
         },
@@ -67,7 +72,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
     schema: {
       operationId: "updateEnvironment",
       tags: ["environments"],
-      summary: "Change how an environment's agent is reached: its URL or template, URL pattern, model, readiness path or headers (replaced whole)",
+      summary: "Change how an environment's agent is reached: its URL or template, URL pattern, model, readiness path, pace or headers (replaced whole)",
       params: z.strictObject({ environment_id: ResourceId }),
       body: UpdateEnvironmentBody,
       response: responses({ 200: Environment }),
@@ -87,6 +92,8 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
           url_pattern,
           model: endpoint.model === undefined ? current.model : endpoint.model,
           readiness_path: endpoint.readiness_path ?? current.readiness_path,
+          max_concurrency: endpoint.max_concurrency ?? current.max_concurrency,
+          rate_limit_per_minute: endpoint.rate_limit_per_minute === undefined ? current.rate_limit_per_minute : endpoint.rate_limit_per_minute,
           ...(endpoint.headers ? { headers: endpoint.headers } : {}),
         },
       ]);

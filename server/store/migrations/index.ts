@@ -15,6 +15,7 @@ import waitsAndDeployments from "./0012-waits-and-deployments.js";
 import commitVersions from "./0013-commit-versions.js";
 import forks from "./0014-forks.js";
 import shortLivedKeys from "./0015-short-lived-keys.js";
+import agentPace from "./0016-agent-pace.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -48,4 +49,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 13, name: "commit-versions", sql: commitVersions },
   { version: 14, name: "forks", sql: forks },
   { version: 15, name: "short-lived-keys", sql: shortLivedKeys },
+  { version: 16, name: "agent-pace", sql: agentPace },
 ];

@@ -43,6 +43,8 @@ describe("resources", () => {
       url_pattern: null,
       model: "refund-agent",
       readiness_path: "/models",
+      max_concurrency: 16,
+      rate_limit_per_minute: null,
       header_names: ["authorization"],
     });
   });

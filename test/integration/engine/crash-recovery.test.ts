@@ -5,7 +5,16 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { makeApiClient } from "../../helpers/api-client.js";
 import { runCli, spawnService, type ChildService } from "../../helpers/child-service.js";
-import { expectAllRefsResolve, expectGapFree, readTrace, startRun, waitForRun } from "../../helpers/runs.js";
+import {
+  expectAllRefsResolve,
+  expectConversationsInOrder,
+  expectEachHeldOnce,
+  expectGapFree,
+  readConversations,
+  readTrace,
+  startRun,
+  waitForRun,
+} from "../../helpers/runs.js";
 import { deterministicSpecYaml } from "../../helpers/seed.js";
 import { waitFor } from "../../helpers/wait.js";
 import { systemClock } from "../../../server/clock.js";
@@ -23,7 +32,7 @@ describe("a run and the service stopping", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "assure-crash-"));
     env = { ASSURE_DB: join(dir, "assure.db"), ASSURE_WORKERS: "2", ASSURE_WORKER_LEASE_MS: "1000" };
-    agent = await startExampleAgent({ slowMs: 120 });
+    agent = await startExampleAgent({ slowMs: 120, latencyMs: 150 });
   });
   afterAll(async () => {
     await service?.kill();
@@ -31,7 +40,7 @@ describe("a run and the service stopping", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("survives kill -9: it is resumed after a restart and ends terminal with a gap-free trace", async () => {
+  it("survives kill -9 with 64 conversations in flight: the completed are kept, the cut ones held again, none twice", async () => {
     token = runCli(["keys", "create", "--admin"], env).json().token;
     service = await spawnService(env);
     let client = makeApiClient(service.baseUrl, undefined, token);
@@ -42,21 +51,20 @@ describe("a run and the service stopping", () => {
         project_id: project,
         name: "staging",
         agent_id: agentId,
-        endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent+slow" },
+        endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent", max_concurrency: 64 },
       })
     ).body.environment_id;
-    const spec = await client.call("POST", `/v1/test-specs?project_id=${project}`, {
-      body: deterministicSpecYaml({ repeat: 2 }),
+    const big = await client.call("POST", `/v1/test-specs?project_id=${project}`, {
+      body: deterministicSpecYaml({ repeat: 100, concurrency: 64 }),
       contentType: "application/yaml",
     });
-    testSpecId = spec.body.test_spec_id;
-    const { run_id } = await startRun(client, { test_spec_id: testSpecId, environment_id: environmentId });
+    const { run_id } = await startRun(client, { test_spec_id: big.body.test_spec_id, environment_id: environmentId });
 
-    // Wait until the run is well under way (one conversation done, the next one started), then kill the service without warning.
+    // Wait until some conversations are done and 64 calls are in flight, then kill the service without warning.
     await waitFor(async () => {
-      const trace = (await client.get(`/v1/runs/${run_id}/trace?limit=200`)).body.data;
-      return trace.filter((e: { type: string }) => e.type === "conversation.completed").length >= 1 && trace.at(-1).type !== "conversation.completed";
-    }, "the run to get under way");
+      const conversations = (await client.get(`/v1/runs/${run_id}/conversations?limit=200`)).body.data as { status: string }[];
+      return conversations.filter((c) => c.status === "completed").length >= 40 && agent.inFlight === 64;
+    }, "the run to be well under way", { everyMs: 5 });
     await service.kill();
     const beforeRestart = agent.requests;
 
@@ -68,13 +76,15 @@ describe("a run and the service stopping", () => {
 
     const trace = await readTrace(client, run_id);
     expectGapFree(trace);
-    expect(trace.some((e) => e.type === "run.resumed")).toBe(true);
-    const conversations = (await client.get(`/v1/runs/${run_id}/conversations?limit=200`)).body.data;
-    // Every planned conversation completed once; the one cut off is kept, marked interrupted.
-    expect(conversations.filter((c: { status: string }) => c.status === "completed")).toHaveLength(4);
-    expect(conversations.filter((c: { status: string }) => c.status === "interrupted")).toHaveLength(1);
-    expect(conversations.every((c: { status: string }) => c.status !== "running")).toBe(true);
+    expectConversationsInOrder(trace);
+    // Every planned conversation completed once; the ones cut off are kept, marked interrupted.
+    const { interrupted } = expectEachHeldOnce(await readConversations(client, run_id), 200);
+    expect(interrupted).toBeGreaterThan(0);
+    expect(trace.find((e) => e.type === "run.resumed")?.data).toMatchObject({ interrupted_conversations: interrupted });
     await expectAllRefsResolve(client, run_id);
+
+    const spec = await client.call("POST", `/v1/test-specs?project_id=${project}`, { body: deterministicSpecYaml({ repeat: 2 }), contentType: "application/yaml" });
+    testSpecId = spec.body.test_spec_id;
   });
 
   it("finishes the runs in hand on SIGTERM before it exits", async () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
-import { expectGapFree, readTrace, startRun, waitForRun } from "../../helpers/runs.js";
+import { expectEachHeldOnce, expectGapFree, readConversations, readTrace, startRun, waitForRun } from "../../helpers/runs.js";
 import { deterministicSpecYaml, seedProject } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 import { waitFor } from "../../helpers/wait.js";
@@ -32,8 +32,8 @@ describe("stopping the engine with a run in hand", () => {
     const trace = await readTrace(p.client, run_id);
     expectGapFree(trace);
     const resumed = trace.find((e) => e.type === "run.resumed")!;
-    expect(resumed.data).toMatchObject({ attempt: 1, interrupted_conversations: 1 });
-    const conversations = (await p.client.get(`/v1/runs/${run_id}/conversations`)).body.data;
-    expect(conversations.map((c: { status: string }) => c.status).sort()).toEqual(["completed", "completed", "completed", "completed", "interrupted"]);
+    const { interrupted } = expectEachHeldOnce(await readConversations(p.client, run_id), 4);
+    expect(interrupted).toBeGreaterThanOrEqual(1);
+    expect(resumed.data).toMatchObject({ attempt: 1, interrupted_conversations: interrupted });
   });
 });
