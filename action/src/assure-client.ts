@@ -18,8 +18,6 @@ export class AssureApiError extends Error {
 
 export interface RequestOptions {
   body?: unknown;
-  /** Sent as it is (a spec's YAML), with this content type. */
-  raw?: { bytes: Uint8Array; contentType: string };
   headers?: Record<string, string>;
 }
 
@@ -31,7 +29,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * service gives one, else with exponential backoff, until `deadline`.
  */
 export function makeAssureClient(apiUrl: string, { token, deadline, log }: { token?: string; deadline: number; log: (line: string) => void }) {
-  async function request<T>(method: string, path: string, { body, raw, headers = {} }: RequestOptions = {}): Promise<{ status: number; body: T }> {
+  async function request<T>(method: string, path: string, { body, headers = {} }: RequestOptions = {}): Promise<{ status: number; body: T }> {
     const what = `${method} ${path.split("?")[0]}`;
     for (let attempt = 1; ; attempt++) {
       let response: Response;
@@ -43,10 +41,9 @@ export function makeAssureClient(apiUrl: string, { token, deadline, log }: { tok
             "user-agent": "assure-action",
             ...(token ? { authorization: `Bearer ${token}` } : {}),
             ...(body !== undefined ? { "content-type": "application/json" } : {}),
-            ...(raw ? { "content-type": raw.contentType } : {}),
             ...headers,
           },
-          ...(body !== undefined ? { body: JSON.stringify(body) } : raw ? { body: raw.bytes } : {}),
+          ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
           signal: AbortSignal.timeout(30_000),
         });
       } catch (error) {
@@ -71,7 +68,6 @@ export function makeAssureClient(apiUrl: string, { token, deadline, log }: { tok
   return {
     get: <T>(path: string) => request<T>("GET", path),
     post: <T>(path: string, body: unknown, headers?: Record<string, string>) => request<T>("POST", path, { body, ...(headers ? { headers } : {}) }),
-    postRaw: <T>(path: string, raw: RequestOptions["raw"]) => request<T>("POST", path, { ...(raw ? { raw } : {}) }),
   };
 }
 

@@ -1,6 +1,5 @@
 import {
   AssureConfig,
-  TestSpecDocument,
   runIdempotencyKey,
   type Environment,
   type ReleaseDecision,
@@ -10,6 +9,7 @@ import {
 } from "../../server/contract/index.js";
 import { planConfigRuns, type ConfigPair } from "../../server/releases/config-plan.js";
 import { validateYaml } from "../../server/specs/read-yaml.js";
+import { loadRepositorySpec } from "../../server/specs/repository-spec.js";
 import { toSpecVersion } from "../../server/specs/spec-version.js";
 import type { AssureClient } from "./assure-client.js";
 import type { CommitFiles } from "./commit-files.js";
@@ -137,16 +137,22 @@ function configFromInputs(inputs: ActionInputs): AssureConfig {
   };
 }
 
-/** Registers a spec file at the commit, as the App does: its bytes, with where they came from. */
+/**
+ * Registers a spec file at the commit, as the App does: read (with the tables it names) and
+ * checked here first, so that problems become annotations; then its text and its tables' are
+ * sent with where they came from, and the service reads them as the App would.
+ */
 async function uploadSpec(client: AssureClient, projectId: string, commit: GatedCommit, files: CommitFiles, path: string): Promise<UploadedSpec> {
   const bytes = files.read(path)!;
-  const read = validateYaml(bytes, TestSpecDocument);
-  if (!read.ok) {
-    throw new FileProblemsError(`${path} is not a valid spec`, read.problems.map((p) => ({ file: path, line: p.line ?? 1, message: `${p.path}: ${p.message}` })));
+  const loaded = await loadRepositorySpec(path, bytes, (table) => files.read(table));
+  if (!loaded.ok) {
+    throw new FileProblemsError(`${path} is not a valid spec`, loaded.problems.map((p) => ({ file: p.file, line: p.line, message: `${p.path}: ${p.message}` })));
   }
-  const query = new URLSearchParams({ project_id: projectId, repository: commit.repository.full_name, commit_sha: commit.sha, path });
-  const { body } = await client.postRaw<TestSpec>(`/v1/test-specs?${query}`, { bytes, contentType: "application/yaml" });
-  const { lines } = toSpecVersion(read.value, read.source, { fromRepository: true });
+  const { document, text, files: read, expanded } = loaded.spec;
+  const tables = read.slice(1).map((table) => ({ path: table.path, content: files.read(table.path)!.toString("utf8") }));
+  const file = { repository: commit.repository.full_name, commit_sha: commit.sha, path, content: bytes.toString("utf8"), ...(tables.length > 0 ? { tables } : {}) };
+  const { body } = await client.post<TestSpec>("/v1/test-specs", { project_id: projectId, file });
+  const { lines } = toSpecVersion(document, text, { fromRepository: true, expanded });
   return { path, test_spec_id: body.test_spec_id, spec_version: body.spec_version, name: body.name, lines: lines ?? {} };
 }
 

@@ -1,9 +1,8 @@
-import { ASSURE_CONFIG_PATH, TestSpecDocument, type AssureConfig, type Project, type RunSource } from "../../server/contract/index.js";
+import { ASSURE_CONFIG_PATH, type AssureConfig, type Project, type RunSource } from "../../server/contract/index.js";
 import { ApiError } from "../../server/errors.js";
-import { addSpecVersion } from "../../server/releases/add-spec-version.js";
+import { addRepositorySpec } from "../../server/releases/add-spec-version.js";
 import { planConfigRuns } from "../../server/releases/config-plan.js";
 import { resolveRunAgent } from "../../server/runs/agent-url.js";
-import { validateYaml } from "../../server/specs/read-yaml.js";
 import type { EnvironmentRow } from "../../server/store/index.js";
 import type { GateProblem } from "../checks/gate-problem.js";
 import type { CommitFiles } from "../repository/files.js";
@@ -118,14 +117,11 @@ async function registerSpec(
     annotations.push({ path, line: 1, message: "the file could not be read at this commit" });
     return null;
   }
-  const read = validateYaml(bytes, TestSpecDocument);
-  if (!read.ok) {
-    for (const problem of read.problems) annotations.push({ path, line: problem.line ?? 1, message: `${problem.path}: ${problem.message}` });
+  const added = await addRepositorySpec(deps, projectId, { repository: commit.repository.full_name, commit_sha: commit.headSha, path }, bytes, (table) => files.read(table));
+  if (!added.ok) {
+    for (const problem of added.problems) annotations.push({ path: problem.file, line: problem.line, message: `${problem.path}: ${problem.message}` });
     return null;
   }
-  const { spec } = await addSpecVersion(deps, projectId, read.value, {
-    text: read.source,
-    source: { repository: commit.repository.full_name, commit_sha: commit.headSha, path },
-  });
+  const { spec } = added;
   return { test_spec_id: spec.test_spec_id, spec_version: spec.spec_version, name: spec.name };
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CommitSha, OwningProject, RepositoryName, ResourceId, Timestamp, listOf } from "./common.js";
-import { TestSpecDocument } from "../specs/document.js";
+import { TestSpecDocument, VarsFilePath } from "../specs/document.js";
 
 const SpecSourceFields = {
   repository: RepositoryName,
@@ -13,8 +13,18 @@ const SpecSourceFields = {
     .describe("Where the file is in the repository, e.g. .assure/specs/refund.yaml"),
 };
 
+export const SpecFile = z
+  .object({ path: SpecSourceFields.path, blob_sha: z.string().describe("Its Git blob SHA at the commit") })
+  .meta({ id: "SpecFile" });
+export type SpecFile = z.infer<typeof SpecFile>;
+
 /** Where a spec's file came from: a repository, a commit and a path. */
-export const SpecSource = z.object(SpecSourceFields).meta({ id: "SpecSource" });
+export const SpecSource = z
+  .object({
+    ...SpecSourceFields,
+    files: z.array(SpecFile).optional().describe("The spec file and each table its scenarios read (vars_file), when it reads any"),
+  })
+  .meta({ id: "SpecSource" });
 export type SpecSource = z.infer<typeof SpecSource>;
 
 const TestSpecFields = {
@@ -39,11 +49,31 @@ export const TestSpec = z
   .meta({ id: "TestSpec" });
 export type TestSpec = z.infer<typeof TestSpec>;
 
+const FileText = z.string().max(5 * 1024 * 1024);
+
+/** A spec file as a repository holds it at a commit, with the tables its scenarios read. */
+export const RepositorySpecFile = z
+  .strictObject({
+    ...SpecSourceFields,
+    content: FileText.describe("The file's text at that commit"),
+    tables: z
+      .array(z.strictObject({ path: VarsFilePath, content: FileText.describe("The table's text at that commit") }))
+      .max(100)
+      .optional()
+      .describe("Each file the spec's scenarios name in vars_file"),
+  })
+  .meta({ id: "RepositorySpecFile" });
+export type RepositorySpecFile = z.infer<typeof RepositorySpecFile>;
+
 export const CreateTestSpecBody = z
   .strictObject({
     project_id: OwningProject,
-    spec: TestSpecDocument,
+    spec: TestSpecDocument.optional().describe("The spec document (or give file)"),
+    file: RepositorySpecFile.optional().describe(
+      "Instead of spec: a spec file from a repository, with the tables it reads; versioned as the App versions it (git:<blob SHA> of the file, or sha256: of the document with its tables inlined)",
+    ),
   })
+  .refine((body) => (body.spec === undefined) !== (body.file === undefined), { message: "give spec or file, one of them", path: ["spec"] })
   .meta({ id: "CreateTestSpecBody" });
 export type CreateTestSpecBody = z.infer<typeof CreateTestSpecBody>;
 

@@ -1,4 +1,5 @@
 import type { TestSpecDocument, Tool } from "../contract/index.js";
+import { fillTools, scenarioCases } from "../specs/scenario-cases.js";
 import type { Injection } from "./tool-mocks.js";
 
 /** One conversation to hold with the agent: a scenario (or probe) at one repeat. */
@@ -34,16 +35,17 @@ export const planKey = ({ kind, scenario_id, repeat_index }: Pick<ConversationPl
 export function* planConversations(spec: TestSpecDocument, { includeProbes = false } = {}): Generator<ConversationPlan> {
   const limits = limitsOf(spec);
   const tools = spec.tools ?? [];
-  for (const scenario of spec.scenarios ?? []) {
+  for (const { id, scenario, row } of scenarioCases(spec)) {
     const repeat = scenario.repeat ?? limits.repeat;
+    const toolsOfRow = row ? fillTools(tools, row) : tools;
     for (let r = 1; r <= repeat; r++) {
       yield {
         kind: "scenario",
-        scenario_id: scenario.id,
+        scenario_id: id,
         repeat_index: r,
         system: scenario.system,
         turns: scenario.turns.map((turn) => ({ user: turn.user })),
-        tools,
+        tools: toolsOfRow,
         max_steps: scenario.max_steps ?? limits.max_steps,
         timeout_ms: scenario.timeout_ms ?? limits.timeout_ms,
         injection: undefined,

@@ -23,8 +23,9 @@ import { registerRunRoutes } from "./routes/runs.js";
 import { registerRunEvidenceRoutes } from "./routes/run-evidence.js";
 import { registerReleaseDecisionRoutes } from "./routes/release-decisions.js";
 import { registerTestSpecRoutes } from "./routes/test-specs.js";
+import { BODY_LIMIT, SPEC_BODY_LIMIT } from "./body-limits.js";
 
-const BODY_LIMIT = 1024 * 1024;
+
 const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml"];
 
 /**
@@ -76,7 +77,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   api.setErrorHandler(handleError);
 
   api.removeContentTypeParser("text/plain");
-  api.addContentTypeParser(YAML_TYPES, { parseAs: "buffer", bodyLimit: BODY_LIMIT }, (_request, body, done) => done(null, body));
+  api.addContentTypeParser(YAML_TYPES, { parseAs: "buffer", bodyLimit: SPEC_BODY_LIMIT }, (_request, body, done) => done(null, body));
 
   await api.register(fastifySwagger, {
     openapi: {

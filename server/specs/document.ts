@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { Expectation, argumentsOf } from "./expectations/index.js";
 import { Fraction, JsonObject, JsonValue, LocalId, Text, ToolName } from "./primitives.js";
+import { fillScenario } from "./scenario-cases.js";
+import { MAX_CONVERSATIONS_PER_SPEC, TEMPLATED_SCENARIO_FIELDS, countConversations, placeholdersIn, rowKey } from "./vars.js";
 
 /** The test specification format, version 1. `examples/refund-agent.yaml` is a complete example. */
 
@@ -50,6 +52,15 @@ export const Metric = z.strictObject({
   scope: z.enum(["conversation", "turn"]).default("conversation"),
 });
 
+/** Where a scenario's table is in the repository. */
+export const VarsFilePath = z
+  .string()
+  .max(500)
+  .regex(/^\.assure\/(?!.*(^|\/)\.\.?(\/|$))[^\0\\]+\.(csv|jsonl)$/, "a .csv or .jsonl file under .assure/, from the repository's root");
+
+/** A column of a scenario's table, as `{{name}}` names it. */
+const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
+
 const Turn = z.strictObject({
   user: Text,
   expect: Expectations.optional(),
@@ -71,6 +82,13 @@ export const Scenario = z.strictObject({
   repeat: RunLimits.repeat.optional(),
   max_steps: RunLimits.max_steps.optional(),
   timeout_ms: RunLimits.timeout_ms.optional(),
+  vars: z
+    .array(z.record(z.string().regex(VAR_NAME, "column names use letters, digits, '_', '.' and '-', starting with a letter or '_'"), JsonValue))
+    .min(1)
+    .max(MAX_CONVERSATIONS_PER_SPEC)
+    .optional()
+    .describe("A table: the scenario is played once per row, {{column}} filled in its system prompt, turns, expectations and metrics, and in the tools' mocks. Its id becomes id[key], key = the row's id column or its 1-based number"),
+  vars_file: VarsFilePath.optional().describe("The table as a CSV (a header row, then one row per case) or JSONL file in the repository; the App and the Action read it at the commit and upload it with the spec"),
 });
 export type Scenario = z.infer<typeof Scenario>;
 
@@ -234,7 +252,13 @@ function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
       own.add(metric.id);
       metrics.add(metric.id);
     });
+    checkTable(scenario, ["scenarios", s], problem);
   });
+  checkTemplatedMocks(doc, problem);
+  const conversations = countConversations(doc);
+  if (conversations > MAX_CONVERSATIONS_PER_SPEC) {
+    problem(["scenarios"], `the spec asks for ${conversations} conversations (each scenario's rows times its repeats, and the probes' repeats); at most ${MAX_CONVERSATIONS_PER_SPEC}`);
+  }
   probes.forEach((probe, p) => {
     claimId(probe.id, ["security", p, "id"]);
     if (probe.inject) checkTool(probe.inject.tool, ["security", p, "inject", "tool"]);
@@ -248,6 +272,69 @@ function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
     const metric = gate.require.metric;
     if (metric !== undefined && !metrics.has(metric)) {
       problem(["gates", g, "require", "metric"], `metric '${metric}' is not defined by any scenario`);
+    }
+  });
+}
+
+/** Row problems reported per table; a table with more says how many more. */
+const MAX_ROW_PROBLEMS = 20;
+const ROW_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+const formatPath = (path: readonly PropertyKey[]) =>
+  path.reduce<string>((out, part) => (typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part)), "");
+
+/**
+ * A scenario's table: every `{{name}}` it uses is a column, each row has a value for it, row
+ * keys are unique, and the scenario each row fills in is a valid scenario (a value that is
+ * exactly `{{name}}` takes the row's type, which must fit where it goes).
+ */
+function checkTable(scenario: Scenario, at: Path, problem: (path: Path, message: string) => void): void {
+  if (scenario.vars === undefined) {
+    if (scenario.vars_file !== undefined) {
+      problem([...at, "vars_file"], "the table is read from the repository by the App and the Action, which upload it with the spec; to upload the spec yourself, send it with its tables ({file: {…, tables}}) or inline the rows as vars");
+    }
+    return;
+  }
+  const rows = scenario.vars;
+  const { vars: _table, ...template } = scenario;
+  const used = placeholdersIn(TEMPLATED_SCENARIO_FIELDS.map((field) => scenario[field]));
+  const columns = new Set(rows.flatMap((row) => Object.keys(row)));
+  for (const name of used) {
+    if (!columns.has(name)) problem([...at, "vars"], `unknown {{${name}}}: no row of this scenario's vars has a column '${name}'`);
+  }
+  let reported = 0;
+  const rowProblem = (r: number, path: Path, message: string) => {
+    if (++reported <= MAX_ROW_PROBLEMS) problem([...at, "vars", r, ...path], `row ${r + 1}: ${message}`);
+  };
+  const keys = new Map<string, number>();
+  rows.forEach((row, r) => {
+    const key = rowKey(row, r);
+    if (row.id !== undefined && !ROW_ID.test(key)) rowProblem(r, ["id"], "an id is a string or number of letters, digits, '.', '_', ':' and '-' (at most 64)");
+    const earlier = keys.get(key);
+    if (earlier !== undefined) rowProblem(r, ["id"], `its key '${key}' is row ${earlier + 1}'s too: give every row a unique id`);
+    else keys.set(key, r);
+    const missing = [...used].filter((name) => columns.has(name) && !Object.hasOwn(row, name));
+    if (missing.length > 0) {
+      rowProblem(r, [missing[0]!], `no value for column '${missing[0]}'${missing.length > 1 ? ` (nor ${missing.slice(1).join(", ")})` : ""}`);
+      return;
+    }
+    if (used.size === 0) return;
+    const filled = Scenario.safeParse(fillScenario(template, row));
+    if (!filled.success) {
+      const issue = filled.error.issues[0]!;
+      rowProblem(r, [], `filled in, ${formatPath(issue.path)}: ${issue.message}`);
+    }
+  });
+  if (reported > MAX_ROW_PROBLEMS) problem([...at, "vars"], `${reported - MAX_ROW_PROBLEMS} more row problems not shown`);
+}
+
+/** `{{name}}` in the tools' mocks is filled from the row a conversation plays: it must be a column of some scenario's table. */
+function checkTemplatedMocks(doc: TestSpecDocument, problem: (path: Path, message: string) => void): void {
+  const tables = (doc.scenarios ?? []).flatMap((scenario) => scenario.vars ?? []);
+  if (tables.length === 0) return; // without tables, {{…}} in a mock is just text
+  const columns = new Set(tables.flatMap((row) => Object.keys(row)));
+  (doc.tools ?? []).forEach((tool, i) => {
+    for (const name of placeholdersIn(tool.mock)) {
+      if (!columns.has(name)) problem(["tools", i, "mock"], `unknown {{${name}}}: no scenario's vars has a column '${name}'`);
     }
   });
 }

@@ -6,15 +6,18 @@ import type { SpecSource } from "./read-yaml.js";
 export interface SpecVersion {
   document: TestSpecDocument;
   canonical: string;
-  /** `git:<blob SHA>` of the file's bytes when it came from a repository, else `sha256:<hex>` of the canonical JSON. */
+  /**
+   * `git:<blob SHA>` of the file's bytes when it came from a repository, else `sha256:<hex>` of the
+   * canonical JSON — also for a repository's file that read tables, since its bytes alone do not say what runs.
+   */
   spec_version: string;
   /** Line of each part that evaluations cite by `spec_path`, when the spec came as YAML. */
   lines: Record<string, number> | null;
 }
 
-export function toSpecVersion(document: TestSpecDocument, source?: SpecSource, { fromRepository = false } = {}): SpecVersion {
+export function toSpecVersion(document: TestSpecDocument, source?: SpecSource, { fromRepository = false, expanded = false } = {}): SpecVersion {
   const canonical = toCanonicalJson(document);
-  const spec_version = fromRepository && source ? `git:${gitBlobSha(source.bytes)}` : `sha256:${sha256Hex(canonical)}`;
+  const spec_version = fromRepository && source && !expanded ? `git:${gitBlobSha(source.bytes)}` : `sha256:${sha256Hex(canonical)}`;
   return { document, canonical, spec_version, lines: source ? specLines(document, source) : null };
 }
 

@@ -1,4 +1,4 @@
-import type { SpecSource, TestSpec, TestSpecDocument, TestSpecSummary } from "../contract/index.js";
+import type { SpecFile, SpecSource, TestSpec, TestSpecDocument, TestSpecSummary } from "../contract/index.js";
 import type { Db } from "./db.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
@@ -18,6 +18,8 @@ export interface TestSpecVersionRow {
   source_repository: string | null;
   source_commit_sha: string | null;
   source_path: string | null;
+  /** JSON [{path, blob_sha}]: the spec file and the tables it reads. */
+  source_files: string | null;
   created_at: string;
 }
 
@@ -35,7 +37,7 @@ interface TestSpecJoinedRow extends TestSpecRow, Omit<TestSpecVersionRow, "creat
 
 const JOINED = `SELECT s.test_spec_id, s.project_id, s.name, s.created_at,
     v.version_number, v.spec_version, v.document, v.source_format, v.source_text, v.source_lines,
-    v.source_repository, v.source_commit_sha, v.source_path, v.created_at AS updated_at
+    v.source_repository, v.source_commit_sha, v.source_path, v.source_files, v.created_at AS updated_at
   FROM test_specs s JOIN test_spec_versions v ON v.test_spec_id = s.test_spec_id`;
 const LATEST = `v.version_number = (SELECT MAX(version_number) FROM test_spec_versions WHERE test_spec_id = s.test_spec_id)`;
 
@@ -48,7 +50,12 @@ function toSummary(row: TestSpecJoinedRow, document = JSON.parse(row.document) a
     spec_version: row.spec_version,
     source:
       row.source_repository && row.source_commit_sha && row.source_path
-        ? { repository: row.source_repository, commit_sha: row.source_commit_sha, path: row.source_path }
+        ? {
+            repository: row.source_repository,
+            commit_sha: row.source_commit_sha,
+            path: row.source_path,
+            ...(row.source_files ? { files: JSON.parse(row.source_files) as SpecFile[] } : {}),
+          }
         : null,
     version_number: row.version_number,
     created_at: row.created_at,
@@ -87,9 +94,9 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
   );
   const insertVersion = db.prepare(`INSERT INTO test_spec_versions
     (test_spec_id, version_number, spec_version, document, source_format, source_text, source_lines,
-      source_repository, source_commit_sha, source_path, created_at)
+      source_repository, source_commit_sha, source_path, source_files, created_at)
     VALUES (@test_spec_id, @version_number, @spec_version, @document, @source_format, @source_text, @source_lines,
-      @source_repository, @source_commit_sha, @source_path, @created_at)`);
+      @source_repository, @source_commit_sha, @source_path, @source_files, @created_at)`);
   const documentOf = db
     .prepare("SELECT document FROM test_spec_versions WHERE test_spec_id = ? AND spec_version = ? LIMIT 1")
     .pluck();
@@ -132,6 +139,7 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
         source_repository: input.source?.repository ?? null,
         source_commit_sha: input.source?.commit_sha ?? null,
         source_path: input.source?.path ?? null,
+        source_files: input.source?.files ? JSON.stringify(input.source.files) : null,
         created_at: now,
       });
       return { spec: toTestSpec(latestById.get(spec.test_spec_id) as TestSpecJoinedRow), created: true };

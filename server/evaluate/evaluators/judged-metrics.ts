@@ -1,3 +1,4 @@
+import { scenarioCases } from "../../specs/scenario-cases.js";
 import type { HeldConversation } from "../conversation-facts.js";
 import { conversationsOf, type EvaluationDraft, type Evaluator } from "../evaluator.js";
 import { toTranscript } from "../transcript.js";
@@ -23,9 +24,9 @@ export const judgedMetrics: Evaluator = {
     const { judge } = input;
     if (!judge) return { evaluations: [], findings: [] };
     const samples: Sample[] = [];
-    (input.spec.scenarios ?? []).forEach((scenario, s) => {
+    for (const { index: s, id, scenario } of scenarioCases(input.spec)) {
       (scenario.metrics ?? []).forEach((metric, m) => {
-        for (const held of conversationsOf(input, "scenario", scenario.id)) {
+        for (const held of conversationsOf(input, "scenario", id)) {
           for (const turn of metric.scope === "turn" ? held.turns : [null]) {
             samples.push({
               criteria: metric.criteria,
@@ -34,7 +35,7 @@ export const judgedMetrics: Evaluator = {
               draft: {
                 metric_id: metric.id,
                 scope: metric.scope,
-                scenario_id: scenario.id,
+                scenario_id: id,
                 conversation_id: held.conversation.conversation_id,
                 turn,
                 spec_path: `scenarios[${s}].metrics[${m}]`,
@@ -46,7 +47,7 @@ export const judgedMetrics: Evaluator = {
           }
         }
       });
-    });
+    }
 
     const evaluations: EvaluationDraft[] = new Array(samples.length);
     let next = 0;

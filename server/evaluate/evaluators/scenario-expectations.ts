@@ -1,3 +1,4 @@
+import { scenarioCases } from "../../specs/scenario-cases.js";
 import { EVALUATION_PREFIXES, type Expectation } from "../../contract/index.js";
 import { checkExpectation } from "../../specs/expectations/index.js";
 import type { ConversationFacts } from "../../specs/facts.js";
@@ -32,8 +33,8 @@ export const scenarioExpectations: Evaluator = {
   kind: "expectation",
   evaluate(input) {
     const evaluations: EvaluationDraft[] = [];
-    (input.spec.scenarios ?? []).forEach((scenario, s) => {
-      for (const held of conversationsOf(input, "scenario", scenario.id)) {
+    for (const { index: s, id, scenario } of scenarioCases(input.spec)) {
+      for (const held of conversationsOf(input, "scenario", id)) {
         scenario.turns.forEach((turn, t) => {
           (turn.expect ?? []).forEach((expectation, e) => {
             evaluations.push(evaluateOne(expectation, held, held.inTurn(t + 1), `scenarios[${s}].turns[${t}].expect[${e}]`));
@@ -43,7 +44,7 @@ export const scenarioExpectations: Evaluator = {
           evaluations.push(evaluateOne(expectation, held, held.facts, `scenarios[${s}].expect[${e}]`));
         });
       }
-    });
+    }
     return { evaluations, findings: [] };
   },
 };

@@ -1,10 +1,11 @@
 import { z } from "zod";
-import { CreateTestSpecBody, CreateTestSpecQuery, ResourceId, TestSpec, TestSpecList, type SpecSource } from "../../contract/index.js";
+import { CreateTestSpecBody, CreateTestSpecQuery, ResourceId, TestSpec, TestSpecList, type RepositorySpecFile, type SpecSource } from "../../contract/index.js";
 import { resolveProjectId } from "../../auth/authenticate.js";
 import { ApiError } from "../../errors.js";
-import { addSpecVersion } from "../../releases/add-spec-version.js";
+import { addRepositorySpec, addSpecVersion } from "../../releases/add-spec-version.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { responses } from "../schemas.js";
+import { SPEC_BODY_LIMIT } from "../body-limits.js";
 import { registerProjectResource } from "./project-resource.js";
 import { visibleOr404 } from "../../auth/visibility.js";
 
@@ -26,6 +27,7 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
 
   api.post("/v1/test-specs", {
     config: { scope: "specs:write", acceptsYaml: true },
+    bodyLimit: SPEC_BODY_LIMIT,
     schema: {
       operationId: "createTestSpec",
       tags: ["test-specs"],
@@ -46,14 +48,31 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
       const source = sourceOf(request.query);
       if (source && !specSource) {
         throw new ApiError("VALIDATION_FAILED", {
-          message: "A spec from a repository is sent as its file's text: Content-Type application/yaml, with repository, commit_sha and path in the query.",
+          message: "A spec from a repository is sent as its file's text: Content-Type application/yaml, with repository, commit_sha and path in the query, or as {file} in JSON.",
           details: [{ path: "query.repository", message: "needs an application/yaml body" }],
         });
       }
-      const { spec, created } = await addSpecVersion(deps, projectId, request.body.spec, { text: specSource, source });
+      const { file } = request.body;
+      const { spec, created } = file ? await addFile(projectId, file) : await addSpecVersion(deps, projectId, request.body.spec!, { text: specSource, source });
       return reply.code(created ? 201 : 200).header("location", `/v1/test-specs/${spec.test_spec_id}`).send(spec);
     },
   });
+
+  /** A repository's spec file with its tables, as a workflow uploads it: read as the App reads it. */
+  async function addFile(projectId: string, { content, tables = [], ...where }: RepositorySpecFile) {
+    const added = await addRepositorySpec(deps, projectId, where, Buffer.from(content, "utf8"), (path) => {
+      const table = tables.find((candidate) => candidate.path === path);
+      return table && Buffer.from(table.content, "utf8");
+    });
+    if (added.ok) return added;
+    throw new ApiError("VALIDATION_FAILED", {
+      message: `The spec file ${where.path} is not valid.`,
+      details: added.problems.map((problem) => {
+        const table = tables.findIndex((candidate) => candidate.path === problem.file);
+        return { path: table >= 0 ? `body.file.tables[${table}]` : "body.file.content", message: `${problem.file}:${problem.line}: ${problem.path}: ${problem.message}` };
+      }),
+    });
+  }
 
   registerProjectResource(api, deps, { name: "test-spec", scope: "specs:read", list: { response: TestSpecList, items: store.listTestSpecs } });
 

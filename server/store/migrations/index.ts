@@ -16,6 +16,7 @@ import commitVersions from "./0013-commit-versions.js";
 import forks from "./0014-forks.js";
 import shortLivedKeys from "./0015-short-lived-keys.js";
 import agentPace from "./0016-agent-pace.js";
+import specFiles from "./0017-spec-files.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -50,4 +51,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 14, name: "forks", sql: forks },
   { version: 15, name: "short-lived-keys", sql: shortLivedKeys },
   { version: 16, name: "agent-pace", sql: agentPace },
+  { version: 17, name: "spec-files", sql: specFiles },
 ];

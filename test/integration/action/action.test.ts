@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { stringify } from "yaml";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
@@ -145,6 +146,32 @@ describe("the GitHub Action", () => {
     const run = await act(pr);
     expect(run.status).toBe(0);
     expect(JSON.parse(run.outputs["run-ids"]!)).toEqual(decision.runs.map((r: { run_id: string }) => r.run_id));
+  });
+
+  it("reads a spec's table at the pull request's head as the App does: the same spec version, the same runs", async () => {
+    const tableSpecPath = ".assure/specs/refunds.yaml";
+    const pr = pullRequest({
+      ...files(["staging"]),
+      [tableSpecPath]: readFileSync(new URL("../../../examples/tables/refunds-table.yaml", import.meta.url), "utf8"),
+      ".assure/refunds.csv": "id,order_id,amount\nfirst,A-100,42.5\nsecond,B-7,10\nthird,C-3,7.25\n",
+    });
+    github.commit(REPOSITORY.full_name, pr.head, pr.headFiles);
+    await github.deliver(t.baseUrl, "pull_request", pr.payload);
+    const decision = await waitFor(async () => {
+      const found = (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${pr.head}`)).body.data[0];
+      return found?.runs.length === 2 ? found : undefined;
+    }, "the App's runs");
+    const run = await act(pr);
+    expect([run.status, errors(run)]).toEqual([0, []]);
+    expect(JSON.parse(run.outputs["run-ids"]!).sort()).toEqual(decision.runs.map((r: { run_id: string }) => r.run_id).sort());
+    const tableRun = (await Promise.all(decision.runs.map(async (r: { run_id: string }) => (await client.get(`/v1/runs/${r.run_id}`)).body))).find((r) => r.spec_version.startsWith("sha256:"));
+    const spec = (await client.get(`/v1/test-specs/${tableRun.test_spec_id}`)).body;
+    expect(spec.source.files).toEqual([
+      { path: tableSpecPath, blob_sha: repo.git("rev-parse", `${pr.head}:${tableSpecPath}`) },
+      { path: ".assure/refunds.csv", blob_sha: repo.git("rev-parse", `${pr.head}:.assure/refunds.csv`) },
+    ]);
+    const conversations = (await client.get(`/v1/runs/${tableRun.run_id}/conversations`)).body.data.map((c: { scenario_id: string }) => c.scenario_id);
+    expect(conversations.sort()).toEqual(["refund[first]", "refund[second]", "refund[third]"]);
   });
 
   it("leaves a fork's pull request to the App: no OIDC token, a notice, success", async () => {

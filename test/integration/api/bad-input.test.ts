@@ -1,3 +1,4 @@
+import { BODY_LIMIT, SPEC_BODY_LIMIT } from "../../../server/http/body-limits.js";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { EXAMPLE_SPEC_YAML, type SeededProject } from "../../helpers/seed.js";
 import { startSeededService, type AgentEndpoint } from "../../helpers/seeded-service.js";
@@ -23,7 +24,8 @@ describe("bad input", () => {
   });
   afterAll(() => close());
 
-  const huge = () => JSON.stringify({ name: "x".repeat(1024 * 1024 + 10) });
+  /** Over the route's body limit: 1 MiB, and 5 MiB for specs (which may carry their tables). */
+  const huge = (path: string) => JSON.stringify({ name: "x".repeat((path === "/v1/test-specs" ? SPEC_BODY_LIMIT : BODY_LIMIT) + 10) });
   const wrongTypes: Record<string, Record<string, unknown>> = {
     "/v1/projects": { name: 42 },
     "/v1/agents": { name: "a", version: ["1"] },
@@ -36,7 +38,7 @@ describe("bad input", () => {
     ["malformed JSON", () => ({ body: '{"name": "x",', contentType: "application/json" }), 400, "MALFORMED_BODY"],
     ["an empty JSON body", () => ({ body: "", contentType: "application/json" }), 400, "MALFORMED_BODY"],
     ["a JSON array", () => ({ body: "[]", contentType: "application/json" }), 400, "VALIDATION_FAILED"],
-    ["a body over 1 MiB", () => ({ body: huge(), contentType: "application/json" }), 413, "PAYLOAD_TOO_LARGE"],
+    ["a body over its route's limit", (path) => ({ body: huge(path), contentType: "application/json" }), 413, "PAYLOAD_TOO_LARGE"],
     ["text/plain", () => ({ body: "name=x", contentType: "text/plain" }), 415, "UNSUPPORTED_MEDIA_TYPE"],
     ["form encoding", () => ({ body: "name=x", contentType: "application/x-www-form-urlencoded" }), 415, "UNSUPPORTED_MEDIA_TYPE"],
     ["wrong types", (path) => ({ json: wrongTypes[path] }), 400, "VALIDATION_FAILED"],
