@@ -2,7 +2,8 @@
 // request, the same SQL as the service (statements copied from server/store/*.ts) and writing
 // the same JSON with JSON.stringify. No framework, no schema validation, no logging.
 // Run as a child process: PORT, HOST and ASSURE_DB come from the environment.
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { createDecipheriv, createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import Database from "better-sqlite3";
 
@@ -55,10 +56,21 @@ function prepareStatements(db) {
 
 const db = openDatabase(process.env.ASSURE_DB);
 const sql = prepareStatements(db);
-const cursorSecret = Buffer.from(
-  db.prepare("SELECT value FROM settings WHERE key = 'cursor_secret'").pluck().get(),
-  "base64",
-);
+const cursorSecret = Buffer.from(unseal(db.prepare("SELECT value FROM settings WHERE key = 'cursor_secret'").pluck().get(), "settings/cursor_secret"), "base64");
+
+/**
+ * As server/secrets/sealer.ts opens a sealed value (`v1.<key id>.<nonce>.<ciphertext>.<tag>`,
+ * AES-256-GCM, its place as associated data) with the key file beside the database, as
+ * server/secrets/encryption-key.ts finds it when ASSURE_ENCRYPTION_KEY is not set.
+ */
+function unseal(sealed, context) {
+  const key = Buffer.from(readFileSync(`${process.env.ASSURE_DB}.key`, "utf8").trim(), "base64");
+  const [, , nonce, ciphertext, tag] = sealed.split(".").map((part) => Buffer.from(part, "base64url"));
+  const decipher = createDecipheriv("aes-256-gcm", key, nonce, { authTagLength: 16 });
+  decipher.setAAD(Buffer.from(context, "utf8"));
+  decipher.setAuthTag(tag);
+  return Buffer.concat([decipher.update(ciphertext), decipher.final()]).toString("utf8");
+}
 
 // --- authentication: as server/auth/authenticate.ts ---
 
@@ -94,6 +106,7 @@ function toRun(row) {
     environment_id: row.environment_id,
     agent_id: row.agent_id,
     agent_version: row.agent_version,
+    agent_url: row.agent_url,
     source: row.source ? JSON.parse(row.source) : null,
     created_at: row.created_at,
     updated_at: row.updated_at,

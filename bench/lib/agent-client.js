@@ -9,18 +9,24 @@ import { isDeepStrictEqual } from "node:util";
 const DEFAULT_MAX_STEPS = 8; // server/engine/plan.ts DEFAULT_LIMITS
 const TIMEOUT_MS = 30_000;
 
-/** The conversations one run holds, in the engine's order (server/engine/plan.ts, no probes). */
+const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
+
+/** server/specs/vars.ts fillPlaceholders, for the text of user turns. */
+const fill = (text, row) => text.replace(PLACEHOLDER, (whole, name) => (Object.hasOwn(row, name) ? String(row[name]) : whole));
+
+/** The conversations one run holds, in the engine's order (server/engine/plan.ts, no probes; a table's rows filled in). */
 export function planConversations(spec) {
   const defaults = { max_steps: DEFAULT_MAX_STEPS, repeat: 1, ...spec.defaults };
   const plans = [];
   for (const scenario of spec.scenarios ?? []) {
-    for (let r = 1; r <= (scenario.repeat ?? defaults.repeat); r++) {
-      plans.push({
-        scenario_id: scenario.id,
-        system: scenario.system,
-        turns: scenario.turns.map((turn) => turn.user),
-        max_steps: scenario.max_steps ?? defaults.max_steps,
-      });
+    for (const row of scenario.vars ?? [{}]) {
+      for (let r = 1; r <= (scenario.repeat ?? defaults.repeat); r++) {
+        plans.push({
+          system: scenario.system && fill(scenario.system, row),
+          turns: scenario.turns.map((turn) => fill(turn.user, row)),
+          max_steps: scenario.max_steps ?? defaults.max_steps,
+        });
+      }
     }
   }
   return plans;
@@ -76,7 +82,7 @@ function post(url, body) {
 }
 
 /**
- * A client for one spec against one agent. `runOnce` holds every conversation of a run;
+ * A client for one spec against one agent. `holdAll` holds every conversation of a run;
  * with `record`, it also returns the messages of each request it sent.
  */
 export function makeConversationClient({ baseUrl, model, spec }) {
@@ -131,34 +137,32 @@ export function makeConversationClient({ baseUrl, model, spec }) {
   }
 
   return {
-    conversationsPerRun: plans.length,
-    /** Holds one run's conversations, one after the other as the engine does; returns the agent calls made. */
-    async runOnce({ record } = {}) {
+    conversations: plans.length,
+    /**
+     * Holds every conversation of a run, `concurrency` at once as the engine does (each lane
+     * takes the next when its last is done); returns the agent calls made.
+     */
+    async holdAll({ concurrency, record } = { concurrency: 1 }) {
+      let next = 0;
       let calls = 0;
-      for (const [index, plan] of plans.entries()) calls += await converse(plan, record?.[index]);
+      const lane = async () => {
+        while (next < plans.length) {
+          const index = next++;
+          const made = await converse(plans[index], record?.[index]);
+          calls += made; // not `calls += await …`: that would add to the value read before the await
+        }
+      };
+      await Promise.all(Array.from({ length: concurrency }, lane));
       return calls;
     },
   };
 }
 
-/**
- * `runs` runs by `concurrency` loops, each taking the next run when its last one is done (as
- * the engine's workers do). Returns the wall time in ms, the agent calls made and the bench
- * process's CPU time over the loop.
- */
-export async function runBaseline(client, { runs, concurrency }) {
-  let next = 0;
-  let calls = 0;
+/** One run's conversations, `concurrency` at once. Returns the wall time in ms, the agent calls made and this process's CPU time. */
+export async function runBaseline(client, { concurrency }) {
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
-  const loop = async () => {
-    while (next < runs) {
-      next++;
-      const made = await client.runOnce();
-      calls += made; // not `calls += await …`: that would add to the value read before the await
-    }
-  };
-  await Promise.all(Array.from({ length: concurrency }, loop));
+  const calls = await client.holdAll({ concurrency });
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
   return { wallMs, calls, cpuMs: (cpu.user + cpu.system) / 1000 };

@@ -77,11 +77,12 @@ export async function startServer(name, script, env, { nodeArgs = [] } = {}) {
 
 /**
  * Starts the example agent (`node build/examples/agent/main.js`) on a port the OS picks and
- * resolves with its base URL, read from the JSON line it prints once listening.
+ * resolves with its base URL, read from the JSON line it prints once listening. `latencyMs`:
+ * how long each of its answers takes (AGENT_LATENCY_MS), as a model's would.
  */
-export async function startExampleAgent(script) {
+export async function startExampleAgent(script, { latencyMs = 0 } = {}) {
   const child = spawn(process.execPath, [...NODE_ARGS, script], {
-    env: childEnvironment({ PORT: "0", HOST }),
+    env: childEnvironment({ PORT: "0", HOST, AGENT_LATENCY_MS: String(latencyMs) }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   running.add(child);

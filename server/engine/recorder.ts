@@ -26,7 +26,6 @@ export function makeRecorder({ store, runId, clock, newId }: RecorderOptions) {
   let lastSequence = store.getLastSequence(runId);
   let pending: LoggedEvent[] = [];
   let failed: unknown;
-  const byConversation = new Map<string, LoggedEvent[]>();
 
   function queue(commands: readonly WriteCommand[], lazily: boolean): Promise<unknown[]> {
     const events = pending;
@@ -51,15 +50,6 @@ export function makeRecorder({ store, runId, clock, newId }: RecorderOptions) {
         data,
       } as LoggedEvent;
       pending.push(event);
-      if (event.conversation_id !== null) {
-        const events = byConversation.get(event.conversation_id);
-        if (events) events.push(event);
-        else byConversation.set(event.conversation_id, [event]);
-      }
-    },
-    /** The events recorded for a conversation held in this attempt (undefined for any other). */
-    eventsOf(conversationId: string): readonly LoggedEvent[] | undefined {
-      return byConversation.get(conversationId);
     },
     /**
      * Writes what was recorded so far, then `commands`, together; resolves with the commands'

@@ -8,8 +8,8 @@ import type { ConversationRow, LoggedEvent } from "../store/index.js";
  */
 export interface HeldConversation {
   conversation: ConversationRow;
-  /** The conversation's events, in order. */
-  events: readonly LoggedEvent[];
+  /** The conversation's events, in order: read again when asked for (a judge's transcript), not kept. */
+  events(): readonly LoggedEvent[];
   /** Its user turns, from 1. */
   turns: readonly number[];
   /** The facts of the whole conversation. */
@@ -23,7 +23,11 @@ export interface HeldConversation {
   };
 }
 
-export function toHeldConversation(conversation: ConversationRow, events: readonly LoggedEvent[]): HeldConversation {
+/**
+ * What evaluators need of a conversation, from its events; `readEvents` gives them again when
+ * asked for (default: these), so that a run of thousands of conversations keeps only their facts.
+ */
+export function toHeldConversation(conversation: ConversationRow, events: readonly LoggedEvent[], readEvents: () => readonly LoggedEvent[] = () => events): HeldConversation {
   const runId = conversation.run_id;
   const toolCalls: ToolCallFact[] = [];
   const replies: ReplyFact[] = [];
@@ -58,7 +62,7 @@ export function toHeldConversation(conversation: ConversationRow, events: readon
   });
   return {
     conversation,
-    events,
+    events: readEvents,
     turns: [...turns].sort((a, b) => a - b),
     facts,
     inTurn,

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import type { Clock } from "../../clock.js";
 import type { Run, RunStatus, TestSpecDocument, Verdict } from "../../contract/index.js";
 import { FAILURE_CAUSES, RunFailedError, coerceError } from "../../errors.js";
@@ -105,6 +106,8 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
 
     const stop = new AbortController();
     const signal = AbortSignal.any([jobSignal, stop.signal]);
+    // Each lane may wait on it in a few places at once (a conversation slot, the pace, a retry's backoff).
+    setMaxListeners(4 * limits.concurrency + 16, signal);
     const completed: ConversationRow[] = [];
     let failure: { error: unknown } | undefined;
     async function lane(): Promise<void> {
@@ -184,26 +187,14 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
   }
 
   /**
-   * Judges every completed conversation, from the events recorded in this attempt or, for those
-   * an earlier attempt completed, read back. Evaluations, findings, gates and the final status
-   * are written together: a crash before that leaves the run EVALUATING, to be judged again.
+   * Judges every completed conversation, in the plan's order, from its events read back once they
+   * are durable (one conversation at a time: only their facts are kept). Evaluations, findings,
+   * gates and the final status are written together: a crash before that leaves the run
+   * EVALUATING, to be judged again.
    */
   async function evaluate(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal, completed: readonly ConversationRow[]): Promise<void> {
-    const position = new Map<string, number>();
-    for (const plan of planConversations(spec, { includeProbes: true })) position.set(planKey(plan), position.size);
-    const conversations = [...completed]
-      .sort((a, b) => position.get(planKey(a))! - position.get(planKey(b))!)
-      .map((c) => toHeldConversation(c, recorder.eventsOf(c.conversation_id) ?? store.listConversationEvents(c.conversation_id).map(toLoggedEvent)));
-    const { evaluations, findings, gates, status, verdict } = await evaluateRun({
-      runId: run.run_id,
-      spec,
-      conversations,
-      judge: deps.judge,
-      newId,
-      signal,
-      ...(deps.evaluators ? { evaluators: deps.evaluators } : {}),
-    });
-    const createdAt = now();
+    await recorder.flush();
+    const { status, verdict, findings, evaluations, gates } = await judgeConversations(run, spec, signal, completed);
     for (const f of findings) {
       recorder.record("finding.raised", { finding_id: f.finding_id, probe_id: f.probe_id, category: f.category, severity: f.severity });
     }
@@ -213,29 +204,58 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     await transition(recorder, run, status, {
       verdict,
       alsoWrite: [
-        [
-          "insertFindings",
-          findings.map((f) => ({
-            ...f,
-            run_id: run.run_id,
-            severity_rank: SEVERITY_RANK[f.severity],
-            status: "open" as const,
-            evidence_refs: JSON.stringify(f.evidence_refs),
-            created_at: createdAt,
-          })),
-        ],
-        [
-          "insertEvaluations",
-          evaluations.map((e) => ({
-            ...e,
-            run_id: run.run_id,
-            judge: JSON.stringify(e.judge),
-            evidence_refs: JSON.stringify(e.evidence_refs),
-            created_at: createdAt,
-          })),
-        ],
-        ["insertGateResults", gates.map((gate, position) => ({ ...gate, run_id: run.run_id, position, evidence_refs: JSON.stringify(gate.evidence_refs) }))],
+        ["insertFindings", findings],
+        ["insertEvaluations", evaluations],
+        ["insertGateResults", gates],
       ],
+    });
+  }
+
+  /**
+   * The evaluation of the conversations, as the rows to store: what the conversations did, and
+   * the evaluators' drafts, are no longer held once it returns (a run may have thousands).
+   */
+  async function judgeConversations(run: Run, spec: TestSpecDocument, signal: AbortSignal, completed: readonly ConversationRow[]) {
+    const { evaluations, findings, gates, status, verdict } = await evaluateConversations(run, spec, signal, completed);
+    const createdAt = now();
+    return {
+      status,
+      verdict,
+      findings: findings.map((f) => ({
+        ...f,
+        run_id: run.run_id,
+        severity_rank: SEVERITY_RANK[f.severity],
+        status: "open" as const,
+        evidence_refs: JSON.stringify(f.evidence_refs),
+        created_at: createdAt,
+      })),
+      evaluations: evaluations.map((e) => ({
+        ...e,
+        run_id: run.run_id,
+        judge: JSON.stringify(e.judge),
+        evidence_refs: JSON.stringify(e.evidence_refs),
+        created_at: createdAt,
+      })),
+      gates: gates.map((gate, position) => ({ ...gate, run_id: run.run_id, position, evidence_refs: JSON.stringify(gate.evidence_refs) })),
+    };
+  }
+
+  /** Evaluates the completed conversations in the plan's order, each read back from the store. */
+  async function evaluateConversations(run: Run, spec: TestSpecDocument, signal: AbortSignal, completed: readonly ConversationRow[]) {
+    const position = new Map<string, number>();
+    for (const plan of planConversations(spec, { includeProbes: true })) position.set(planKey(plan), position.size);
+    const eventsOf = (conversationId: string) => store.listConversationEvents(conversationId).map(toLoggedEvent);
+    const conversations = [...completed]
+      .sort((a, b) => position.get(planKey(a))! - position.get(planKey(b))!)
+      .map((c) => toHeldConversation(c, eventsOf(c.conversation_id), () => eventsOf(c.conversation_id)));
+    return evaluateRun({
+      runId: run.run_id,
+      spec,
+      conversations,
+      judge: deps.judge,
+      newId,
+      signal,
+      ...(deps.evaluators ? { evaluators: deps.evaluators } : {}),
     });
   }
 

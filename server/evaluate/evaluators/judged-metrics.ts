@@ -55,7 +55,7 @@ export const judgedMetrics: Evaluator = {
       while (next < samples.length) {
         const index = next++;
         const sample = samples[index]!;
-        const answer = await judge!.judge(sample.criteria, toTranscript(sample.held.events, sample.turn ?? undefined), input.signal);
+        const answer = await judge!.judge(sample.criteria, toTranscript(sample.held.events(), sample.turn ?? undefined), input.signal);
         evaluations[index] = answer.ok
           ? { ...sample.draft, score: answer.score, status: answer.score >= sample.draft.threshold ? "passed" : "failed", reason: answer.reason }
           : { ...sample.draft, score: 0, status: "inconclusive", reason: `Not judged: ${answer.problem}` };

@@ -19,18 +19,25 @@ async function evaluationsOf(p: SeededProject, runId: string) {
   return evaluations.map(({ metric_id, kind, scope, status, score, threshold, spec_path, scenario_id, samples }) => ({ metric_id, kind, scope, status, score, threshold, spec_path, scenario_id, samples }));
 }
 
-describe("conversations held concurrently within a run", () => {
-  let t: TestService;
-  let agent: ExampleAgent;
-
+/** A service and an example agent for the tests of a `describe`, started before them and closed after. */
+function serviceWithAgent(env: Record<string, string>, agentOptions: Parameters<typeof startExampleAgent>[0]) {
+  const setup = {} as { t: TestService; agent: ExampleAgent };
   beforeAll(async () => {
-    t = await startTestService({ env: { ASSURE_WORKERS: "4", ASSURE_MAX_CONVERSATIONS: "64" } });
-    agent = await startExampleAgent({ latencyMs: 40 });
+    setup.t = await startTestService({ env });
+    setup.agent = await startExampleAgent(agentOptions);
   });
   afterAll(async () => {
-    await t.close();
-    await agent.close();
+    await setup.t.close();
+    await setup.agent.close();
   });
+  return setup;
+}
+
+describe("conversations held concurrently within a run", () => {
+  const setup = serviceWithAgent({ ASSURE_WORKERS: "4", ASSURE_MAX_CONVERSATIONS: "64" }, { latencyMs: 40 });
+  let t: TestService;
+  let agent: ExampleAgent;
+  beforeAll(() => void ({ t, agent } = setup));
   afterEach(() => agent.resetPeak());
 
   it("holds up to the spec's concurrency at once, never more, with a gap-free trace and each conversation in order", async () => {
@@ -78,17 +85,10 @@ describe("conversations held concurrently within a run", () => {
 });
 
 describe("the process-wide cap on conversations", () => {
+  const setup = serviceWithAgent({ ASSURE_WORKERS: "4", ASSURE_MAX_CONVERSATIONS: "6" }, { latencyMs: 40 });
   let t: TestService;
   let agent: ExampleAgent;
-
-  beforeAll(async () => {
-    t = await startTestService({ env: { ASSURE_WORKERS: "4", ASSURE_MAX_CONVERSATIONS: "6" } });
-    agent = await startExampleAgent({ latencyMs: 40 });
-  });
-  afterAll(async () => {
-    await t.close();
-    await agent.close();
-  });
+  beforeAll(() => void ({ t, agent } = setup));
 
   it("never holds more than ASSURE_MAX_CONVERSATIONS at once across runs and environments", async () => {
     const first = await seedProject(t, agent.baseUrl, { specYaml: specOf({ repeat: 10, concurrency: 8 }) });
@@ -103,17 +103,10 @@ describe("the process-wide cap on conversations", () => {
 });
 
 describe("an agent that asks to slow down", () => {
+  const setup = serviceWithAgent({ ASSURE_WORKERS: "2" }, { latencyMs: 30, acceptInFlight: 2 });
   let t: TestService;
   let agent: ExampleAgent;
-
-  beforeAll(async () => {
-    t = await startTestService({ env: { ASSURE_WORKERS: "2" } });
-    agent = await startExampleAgent({ latencyMs: 30, acceptInFlight: 2 });
-  });
-  afterAll(async () => {
-    await t.close();
-    await agent.close();
-  });
+  beforeAll(() => void ({ t, agent } = setup));
 
   it("waits out 429 + Retry-After (recorded in the trace, not a failure) and lowers its concurrency to what the agent takes", async () => {
     const p = await seedProject(t, agent.baseUrl, { model: "refund-agent+rate-limited", specYaml: specOf({ repeat: 10, concurrency: 16 }) });
