@@ -1,6 +1,6 @@
 import type { TestSpecDocument } from "../contract/index.js";
 import type { NewId } from "../ids.js";
-import type { HeldConversation } from "./conversation-facts.js";
+import type { ConversationSource } from "./conversation-source.js";
 import { EVALUATORS } from "./evaluators/index.js";
 import type { Evaluator } from "./evaluator.js";
 import { decideGates, decideVerdict, type StoredEvaluation, type StoredFinding } from "./gates.js";
@@ -9,7 +9,7 @@ import type { Judge } from "./judges/llm-judge.js";
 export interface EvaluateRunInput {
   runId: string;
   spec: TestSpecDocument;
-  conversations: readonly HeldConversation[];
+  conversations: ConversationSource;
   judge: Judge | undefined;
   newId: NewId;
   signal: AbortSignal;

@@ -1,5 +1,5 @@
 import type { Evaluation, EvaluationKind, ProbeCategory, Severity, TestSpecDocument } from "../contract/index.js";
-import type { HeldConversation } from "./conversation-facts.js";
+import type { ConversationSource } from "./conversation-source.js";
 import type { Judge } from "./judges/llm-judge.js";
 
 /** An evaluation before it is stored. */
@@ -24,8 +24,8 @@ export const MAX_FINDING_REFS = 50;
 
 export interface EvaluationInput {
   spec: TestSpecDocument;
-  /** The completed conversations of the run, in a stable order. */
-  conversations: readonly HeldConversation[];
+  /** The completed conversations of the run, in the plan's order. */
+  conversations: ConversationSource;
   /** The LLM judge, when one is configured. */
   judge: Judge | undefined;
   signal: AbortSignal;
@@ -44,22 +44,4 @@ export interface Evaluator {
   /** The kind of every evaluation it makes: gates select evaluations by it. */
   kind: EvaluationKind;
   evaluate(input: EvaluationInput): EvaluatorOutput | Promise<EvaluatorOutput>;
-}
-
-const byScenario = new WeakMap<readonly HeldConversation[], Map<string, HeldConversation[]>>();
-
-/** The conversations held for a scenario or probe of the spec (indexed once per run: a suite may hold thousands). */
-export function conversationsOf(input: EvaluationInput, kind: "scenario" | "probe", id: string): HeldConversation[] {
-  let index = byScenario.get(input.conversations);
-  if (!index) {
-    index = new Map();
-    for (const held of input.conversations) {
-      const key = `${held.conversation.kind}\0${held.conversation.scenario_id}`;
-      const list = index.get(key);
-      if (list) list.push(held);
-      else index.set(key, [held]);
-    }
-    byScenario.set(input.conversations, index);
-  }
-  return index.get(`${kind}\0${id}`) ?? [];
 }

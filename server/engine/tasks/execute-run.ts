@@ -4,6 +4,7 @@ import type { Clock } from "../../clock.js";
 import type { Run, RunStatus, TestSpecDocument, Verdict } from "../../contract/index.js";
 import { FAILURE_CAUSES, RunFailedError, coerceError } from "../../errors.js";
 import { toHeldConversation } from "../../evaluate/conversation-facts.js";
+import { lazyConversations } from "../../evaluate/conversation-source.js";
 import { evaluateRun } from "../../evaluate/evaluate-run.js";
 import type { Evaluator } from "../../evaluate/evaluator.js";
 import type { Judge } from "../../evaluate/judges/llm-judge.js";
@@ -245,9 +246,8 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     const position = new Map<string, number>();
     for (const plan of planConversations(spec, { includeProbes: true })) position.set(planKey(plan), position.size);
     const eventsOf = (conversationId: string) => store.listConversationEvents(conversationId).map(toLoggedEvent);
-    const conversations = [...completed]
-      .sort((a, b) => position.get(planKey(a))! - position.get(planKey(b))!)
-      .map((c) => toHeldConversation(c, eventsOf(c.conversation_id), () => eventsOf(c.conversation_id)));
+    const inOrder = [...completed].sort((a, b) => position.get(planKey(a))! - position.get(planKey(b))!);
+    const conversations = lazyConversations(inOrder, (c) => toHeldConversation(c, eventsOf(c.conversation_id), () => eventsOf(c.conversation_id)));
     return evaluateRun({
       runId: run.run_id,
       spec,

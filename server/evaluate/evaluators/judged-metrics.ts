@@ -1,6 +1,6 @@
 import { scenarioCases } from "../../specs/scenario-cases.js";
 import type { HeldConversation } from "../conversation-facts.js";
-import { conversationsOf, type EvaluationDraft, type Evaluator } from "../evaluator.js";
+import { type EvaluationDraft, type Evaluator } from "../evaluator.js";
 import { toTranscript } from "../transcript.js";
 
 const PARALLEL_JUDGEMENTS = 4;
@@ -26,7 +26,7 @@ export const judgedMetrics: Evaluator = {
     const samples: Sample[] = [];
     for (const { index: s, id, scenario } of scenarioCases(input.spec)) {
       (scenario.metrics ?? []).forEach((metric, m) => {
-        for (const held of conversationsOf(input, "scenario", id)) {
+        for (const held of input.conversations.of("scenario", id)) {
           for (const turn of metric.scope === "turn" ? held.turns : [null]) {
             samples.push({
               criteria: metric.criteria,

@@ -17,12 +17,22 @@ export const leakDetectors: Evaluator = {
   evaluate({ conversations }) {
     const evaluations: EvaluationDraft[] = [];
     const findings: FindingDraft[] = [];
-    const outputs = conversations.reduce((n, held) => n + held.facts.outputs.length, 0);
-    for (const detector of DETECTORS) {
-      const hits = conversations.flatMap((held) =>
-        held.facts.outputs.filter((output) => detector.find(output.text.slice(0, TEXT_LIMIT))).map((output) => held.ref.event(output.sequence)),
-      );
-      const scanned = conversations.map((held) => held.ref.conversation());
+    // One pass over the conversations, every detector on every output.
+    let outputs = 0;
+    const scanned: string[] = [];
+    const hitsOf = DETECTORS.map(() => [] as string[]);
+    for (const held of conversations.all()) {
+      if (scanned.length < MAX_FINDING_REFS) scanned.push(held.ref.conversation());
+      for (const output of held.facts.outputs) {
+        outputs++;
+        const text = output.text.slice(0, TEXT_LIMIT);
+        DETECTORS.forEach((detector, d) => {
+          if (detector.find(text)) hitsOf[d]!.push(held.ref.event(output.sequence));
+        });
+      }
+    }
+    for (const [d, detector] of DETECTORS.entries()) {
+      const hits = hitsOf[d]!;
       evaluations.push({
         metric_id: `${EVALUATION_PREFIXES.detector}${detector.name}`,
         scope: "run",
@@ -36,9 +46,9 @@ export const leakDetectors: Evaluator = {
         judge: { ...DETECTORS_JUDGE },
         reason:
           hits.length === 0
-            ? `nothing found in ${outputs} output(s) of ${conversations.length} conversation(s)${cited(scanned)}`
+            ? `nothing found in ${outputs} output(s) of ${conversations.count} conversation(s)${conversations.count > MAX_FINDING_REFS ? `; the first ${MAX_FINDING_REFS} are cited` : ""}`
             : `found in ${hits.length} of ${outputs} output(s)${cited(hits)}`,
-        evidence_refs: (hits.length === 0 ? scanned : hits).slice(0, MAX_FINDING_REFS),
+        evidence_refs: hits.length === 0 ? scanned : hits.slice(0, MAX_FINDING_REFS),
       });
       if (hits.length === 0) continue;
       findings.push({

@@ -3,7 +3,7 @@ import { EVALUATION_PREFIXES, type Expectation } from "../../contract/index.js";
 import { checkExpectation } from "../../specs/expectations/index.js";
 import type { ConversationFacts } from "../../specs/facts.js";
 import { refsOf, type HeldConversation } from "../conversation-facts.js";
-import { conversationsOf, type EvaluationDraft, type Evaluator } from "../evaluator.js";
+import { type EvaluationDraft, type Evaluator } from "../evaluator.js";
 
 export const EXPECTATIONS_JUDGE = { provider: "assure", model: "deterministic-expectations@1" } as const;
 
@@ -34,7 +34,7 @@ export const scenarioExpectations: Evaluator = {
   evaluate(input) {
     const evaluations: EvaluationDraft[] = [];
     for (const { index: s, id, scenario } of scenarioCases(input.spec)) {
-      for (const held of conversationsOf(input, "scenario", id)) {
+      for (const held of input.conversations.of("scenario", id)) {
         scenario.turns.forEach((turn, t) => {
           (turn.expect ?? []).forEach((expectation, e) => {
             evaluations.push(evaluateOne(expectation, held, held.inTurn(t + 1), `scenarios[${s}].turns[${t}].expect[${e}]`));

@@ -1,7 +1,7 @@
 import { EVALUATION_PREFIXES, OWASP_LLM_2025 } from "../../contract/index.js";
 import { checkExpectation } from "../../specs/expectations/index.js";
 import { refsOf } from "../conversation-facts.js";
-import { MAX_FINDING_REFS, conversationsOf, type EvaluationDraft, type Evaluator, type FindingDraft } from "../evaluator.js";
+import { MAX_FINDING_REFS, type EvaluationDraft, type Evaluator, type FindingDraft } from "../evaluator.js";
 
 export const PROBES_JUDGE = { provider: "assure", model: "security-probes@1" } as const;
 
@@ -15,7 +15,7 @@ export const securityProbes: Evaluator = {
     const evaluations: EvaluationDraft[] = [];
     const findings: FindingDraft[] = [];
     (input.spec.security ?? []).forEach((probe, p) => {
-      const held = conversationsOf(input, "probe", probe.id);
+      const held = input.conversations.of("probe", probe.id);
       const tripped: { refs: string[]; why: string }[] = [];
       for (const conversation of held) {
         const outcomes = probe.fail_if.map((condition) => checkExpectation(condition, conversation.facts));

@@ -64,7 +64,7 @@ const replyLength: Evaluator = {
   kind: "metric",
   evaluate: ({ conversations }) => ({
     findings: [],
-    evaluations: conversations.map((held) => {
+    evaluations: [...conversations.all()].map((held) => {
       const characters = held.facts.replies.reduce((n, reply) => n + (reply.content?.length ?? 0), 0);
       return {
         kind: "metric",

@@ -1,3 +1,4 @@
+import { heldConversations } from "../../../server/evaluate/conversation-source.js";
 import { describe, expect, it } from "@jest/globals";
 import { DETECTORS } from "../../../server/evaluate/detectors/index.js";
 import { passesLuhn } from "../../../server/evaluate/detectors/payment-card.js";
@@ -26,7 +27,7 @@ describe("leak detectors", () => {
     const leaky = heldConversation([{ user: "hi", steps: [{ call: [{ name: "mail", args: { to: "jane@example.com" } }] }, { say: "sent" }] }], {
       conversation_id: "cnv_b",
     });
-    const { evaluations, findings } = await leakDetectors.evaluate({ spec: {} as never, conversations: [clean, leaky], judge: undefined, signal: new AbortController().signal });
+    const { evaluations, findings } = await leakDetectors.evaluate({ spec: {} as never, conversations: heldConversations([clean, leaky]), judge: undefined, signal: new AbortController().signal });
     expect(leakDetectors.kind).toBe("detector");
     expect(evaluations.map((e) => [e.metric_id, e.scope, e.status])).toEqual([
       ["detector.payment_card", "run", "passed"],

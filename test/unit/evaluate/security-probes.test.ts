@@ -1,3 +1,4 @@
+import { heldConversations } from "../../../server/evaluate/conversation-source.js";
 import { describe, expect, it } from "@jest/globals";
 import type { TestSpecDocument } from "../../../server/contract/index.js";
 import { securityProbes } from "../../../server/evaluate/evaluators/security-probes.js";
@@ -20,7 +21,7 @@ const probeConversation = (id: string, steps: Parameters<typeof heldConversation
   heldConversation([{ user: "status of A-100?", steps }], { conversation_id: id, kind: "probe", scenario_id: "injection" });
 
 async function evaluate(...conversations: ReturnType<typeof probeConversation>[]) {
-  return securityProbes.evaluate({ spec, conversations, judge: undefined, signal: new AbortController().signal });
+  return securityProbes.evaluate({ spec, conversations: heldConversations(conversations), judge: undefined, signal: new AbortController().signal });
 }
 
 describe("security probes", () => {
