@@ -1,0 +1,56 @@
+import { contentAddress } from "../specs/canonical-json.js";
+import type { TestSpecDocument } from "../specs/document.js";
+import { fillTools, scenarioCases } from "../specs/scenario-cases.js";
+
+/**
+ * A case: one check of one scenario (a table's row counts as a scenario) or one security probe —
+ * what a run's evaluations are grouped by when a head is compared with its base.
+ */
+export interface SpecCase {
+  /** Stable across versions of the spec: the scenario (or probe) id and where the check is in it. */
+  case_id: string;
+  kind: "expectation" | "metric" | "probe";
+  scenario_id: string;
+  spec_path: string;
+  /**
+   * `sha256:` of the case's expanded definition — the conversation it holds (system prompt, user
+   * turns, step limit, the tools' mocks as filled for its row) and the check — not of the file:
+   * editing another case, or formatting the file, leaves it the same case.
+   */
+  version: string;
+}
+
+/** Every case of a spec, in the spec's order. */
+export function* specCases(spec: TestSpecDocument): Generator<SpecCase> {
+  const tools = spec.tools ?? [];
+  for (const { index: s, id, scenario, row } of scenarioCases(spec)) {
+    const conversation = {
+      system: scenario.system ?? null,
+      turns: scenario.turns.map((turn) => turn.user),
+      max_steps: scenario.max_steps ?? spec.defaults?.max_steps ?? null,
+      tools: row ? fillTools(tools, row) : tools,
+    };
+    const versionOf = (check: unknown) => contentAddress({ conversation, check });
+    for (const [t, turn] of scenario.turns.entries()) {
+      for (const [e, expectation] of (turn.expect ?? []).entries()) {
+        const where = `turns[${t}].expect[${e}]`;
+        yield { case_id: `${id} ${where}`, kind: "expectation", scenario_id: id, spec_path: `scenarios[${s}].${where}`, version: versionOf({ turn: t + 1, expectation }) };
+      }
+    }
+    for (const [e, expectation] of (scenario.expect ?? []).entries()) {
+      yield { case_id: `${id} expect[${e}]`, kind: "expectation", scenario_id: id, spec_path: `scenarios[${s}].expect[${e}]`, version: versionOf({ expectation }) };
+    }
+    for (const [m, metric] of (scenario.metrics ?? []).entries()) {
+      yield { case_id: `${id} metric ${metric.id}`, kind: "metric", scenario_id: id, spec_path: `scenarios[${s}].metrics[${m}]`, version: versionOf({ metric }) };
+    }
+  }
+  for (const [p, probe] of (spec.security ?? []).entries()) {
+    yield {
+      case_id: `${probe.id} probe`,
+      kind: "probe",
+      scenario_id: probe.id,
+      spec_path: `security[${p}]`,
+      version: contentAddress({ probe: { ...probe, repeat: undefined }, tools, max_steps: spec.defaults?.max_steps ?? null }),
+    };
+  }
+}
