@@ -1,0 +1,119 @@
+import type { AssureConfig } from "../contract/assure-config.js";
+import type { GateSpec, Scenario, TestSpecDocument } from "../specs/document.js";
+import { SEVERITY_RANK } from "../evaluate/severity-rank.js";
+import { specCases } from "./cases.js";
+
+/**
+ * The base branch's `.assure/` is the policy a pull request is judged by. What the head removes or
+ * relaxes in it are policy changes: the change under review must not switch off its own gate, so
+ * they need an approval. Additions and tightenings are not changes of this kind.
+ */
+export interface PolicyChange {
+  kind: "removed" | "loosened";
+  /** Where, in the base's terms: `.assure/config.yml: forks`, or `<spec name>: <spec path>`. */
+  where: string;
+  message: string;
+}
+
+/** A branch's `.assure/`: its config, and its specs by name. */
+export interface Policy {
+  config: AssureConfig | null;
+  specs: ReadonlyMap<string, TestSpecDocument>;
+}
+
+export function policyChanges(base: Policy, head: Policy): PolicyChange[] {
+  const changes: PolicyChange[] = [];
+  const add = (kind: PolicyChange["kind"], where: string, message: string) => changes.push({ kind, where, message });
+  if (base.config) compareConfigs(base.config, head.config, add);
+  for (const [name, baseSpec] of base.specs) {
+    const headSpec = head.specs.get(name);
+    if (!headSpec) add("removed", name, `the spec '${name}' is removed`);
+    else compareSpecs(name, baseSpec, headSpec, add);
+  }
+  return changes;
+}
+
+type Add = (kind: PolicyChange["kind"], where: string, message: string) => void;
+
+const CONFIG = ".assure/config.yml";
+/** How much a fork's pull request is gated: `run` runs its agent without anyone looking first. */
+const FORKS_STRICTNESS = { run: 0, skip: 1, approve: 2 } as const;
+
+function compareConfigs(base: AssureConfig, head: AssureConfig | null, add: Add): void {
+  if (!head) {
+    add("removed", CONFIG, "the config is removed: no spec would run");
+    return;
+  }
+  if (head.project !== base.project) add("loosened", `${CONFIG}: project`, `the project changes from '${base.project}' to '${head.project}' (other environments and waivers)`);
+  if (FORKS_STRICTNESS[head.forks] < FORKS_STRICTNESS[base.forks]) add("loosened", `${CONFIG}: forks`, `forks changes from '${base.forks}' to '${head.forks}'`);
+  const pairs = (config: AssureConfig) => new Set(config.runs.flatMap((entry) => entry.specs.flatMap((spec) => entry.environments.map((environment) => `${spec} in ${environment}`))));
+  const headPairs = pairs(head);
+  for (const pair of pairs(base)) if (!headPairs.has(pair)) add("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
+}
+
+function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocument, add: Add): void {
+  const at = (path: string) => `${name}: ${path}`;
+  const headScenarios = new Map((head.scenarios ?? []).map((scenario) => [scenario.id, scenario]));
+  const removedScenarios = new Set<string>();
+  (base.scenarios ?? []).forEach((scenario, s) => {
+    const other = headScenarios.get(scenario.id);
+    if (!other) {
+      removedScenarios.add(scenario.id);
+      add("removed", at(`scenarios[${s}]`), `the scenario '${scenario.id}' is removed`);
+      return;
+    }
+    compareRepeat(at(`scenarios[${s}].repeat`), scenario.repeat ?? base.defaults?.repeat ?? 1, other.repeat ?? head.defaults?.repeat ?? 1, add);
+    compareMetrics(at(`scenarios[${s}]`), scenario, other, add);
+  });
+
+  const headProbes = new Map((head.security ?? []).map((probe) => [probe.id, probe]));
+  (base.security ?? []).forEach((probe, p) => {
+    const other = headProbes.get(probe.id);
+    if (!other) add("removed", at(`security[${p}]`), `the security probe '${probe.id}' is removed`);
+    else compareRepeat(at(`security[${p}].repeat`), probe.repeat ?? 1, other.repeat ?? 1, add);
+  });
+
+  // Expectations (of a table's rows too) removed from a scenario that is still there; metrics and probes are compared above.
+  const headCases = new Set([...specCases(head)].map((c) => c.case_id));
+  for (const c of specCases(base)) {
+    if (c.kind !== "expectation" || headCases.has(c.case_id)) continue;
+    const scenario = (base.scenarios ?? []).find((s) => c.scenario_id === s.id || c.scenario_id.startsWith(`${s.id}[`));
+    if (scenario && removedScenarios.has(scenario.id)) continue;
+    add("removed", at(c.spec_path), `the check '${c.case_id}' is removed`);
+  }
+
+  const headGates = new Map(head.gates.map((gate) => [gate.id, gate]));
+  base.gates.forEach((gate, g) => {
+    const other = headGates.get(gate.id);
+    if (!other) add("removed", at(`gates[${g}]`), `the gate '${gate.id}' is removed`);
+    else compareGates(at(`gates[${g}].require`), gate, other, add);
+  });
+}
+
+function compareRepeat(where: string, base: number, head: number, add: Add): void {
+  if (head < base) add("loosened", where, `repeat lowered from ${base} to ${head}`);
+}
+
+function compareMetrics(where: string, base: Scenario, head: Scenario, add: Add): void {
+  const headMetrics = new Map((head.metrics ?? []).map((metric) => [metric.id, metric]));
+  (base.metrics ?? []).forEach((metric, m) => {
+    const other = headMetrics.get(metric.id);
+    if (!other) add("removed", `${where}.metrics[${m}]`, `the metric '${metric.id}' is removed`);
+    else if (other.threshold < metric.threshold) add("loosened", `${where}.metrics[${m}].threshold`, `the threshold of '${metric.id}' lowered from ${metric.threshold} to ${other.threshold}`);
+  });
+}
+
+function compareGates(where: string, base: GateSpec, head: GateSpec, add: Add): void {
+  const b = base.require;
+  const h = head.require;
+  const requires = (r: GateSpec["require"]) => (r.expectations ? "expectations" : r.metric !== undefined ? `metric ${r.metric}` : "max_finding_severity");
+  if (requires(b) !== requires(h)) {
+    add("loosened", where, `the gate '${base.id}' now requires ${requires(h)} instead of ${requires(b)}`);
+    return;
+  }
+  if (b.min_pass_rate !== undefined && (h.min_pass_rate ?? 0) < b.min_pass_rate) add("loosened", `${where}.min_pass_rate`, `min_pass_rate of '${base.id}' lowered from ${b.min_pass_rate} to ${h.min_pass_rate ?? 0}`);
+  if (b.confidence !== undefined && (h.confidence ?? 0) < b.confidence) add("loosened", `${where}.confidence`, `confidence of '${base.id}' lowered from ${b.confidence} to ${h.confidence ?? "none (the observed rate alone)"}`);
+  if (b.max_finding_severity !== undefined && h.max_finding_severity !== undefined && SEVERITY_RANK[h.max_finding_severity] > SEVERITY_RANK[b.max_finding_severity]) {
+    add("loosened", `${where}.max_finding_severity`, `'${base.id}' now allows findings up to ${h.max_finding_severity} (was ${b.max_finding_severity})`);
+  }
+}

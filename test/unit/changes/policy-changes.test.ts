@@ -1,0 +1,100 @@
+import { readFileSync } from "node:fs";
+import { describe, expect, it } from "@jest/globals";
+import { parse } from "yaml";
+import { policyChanges, type Policy } from "../../../server/changes/policy-changes.js";
+import { AssureConfig } from "../../../server/contract/index.js";
+import { TestSpecDocument } from "../../../server/specs/document.js";
+
+const EXAMPLE = parse(readFileSync(new URL("../../../examples/refund-agent.yaml", import.meta.url), "utf8"));
+const CONFIG = { version: 1, project: "prj_1", forks: "approve", runs: [{ specs: [".assure/specs/*.yaml"], environments: ["staging", "preview"] }] };
+
+/** The base's policy, and the head's after `edit` (on copies of the example spec and config). */
+function compare(edit: (spec: any, config: any) => void) {
+  const policy = (spec: unknown, config: unknown): Policy => ({
+    config: config === null ? null : AssureConfig.parse(config),
+    specs: new Map(spec === null ? [] : [[EXAMPLE.name as string, TestSpecDocument.parse(spec)]]),
+  });
+  const spec = structuredClone(EXAMPLE);
+  const config = structuredClone(CONFIG);
+  edit(spec, config);
+  return policyChanges(policy(EXAMPLE, CONFIG), policy(spec, config));
+}
+
+const messages = (edit: (spec: any, config: any) => void) => compare(edit).map((c) => `${c.kind} ${c.where}: ${c.message}`);
+
+describe("policy changes of a pull request against its base branch", () => {
+  it("finds none when nothing changed", () => {
+    expect(compare(() => {})).toEqual([]);
+  });
+
+  it("lists each kind of removal", () => {
+    expect(messages((spec) => spec.scenarios.splice(1, 1))).toEqual(["removed refund-agent: scenarios[1]: the scenario 'unknown-order' is removed"]);
+    expect(messages((spec) => spec.scenarios[0].turns[1].expect.splice(0, 1))).toContain(
+      "removed refund-agent: scenarios[0].turns[1].expect[1]: the check 'full-refund turns[1].expect[1]' is removed",
+    );
+    expect(messages((spec) => spec.security.splice(0, 1))[0]).toMatch(/^removed refund-agent: security\[0\]: the security probe '.+' is removed$/);
+    expect(messages((spec) => (spec.gates = spec.gates.filter((g: { id: string }) => g.id !== "DET")))[0]).toMatch(/^removed refund-agent: gates\[\d\]: the gate 'DET' is removed$/);
+    const withoutMetric = messages((spec) => {
+      delete spec.scenarios[0].metrics;
+      spec.gates = spec.gates.filter((g: { require: { metric?: string } }) => g.require.metric === undefined);
+    });
+    expect(withoutMetric).toEqual([expect.stringMatching(/the metric '.+' is removed$/), expect.stringMatching(/the gate '.+' is removed$/)]);
+    expect(messages((_, config) => config.runs[0].environments.pop())).toEqual(["removed .assure/config.yml: runs: '.assure/specs/*.yaml in preview' no longer runs"]);
+    const gone = policyChanges({ config: AssureConfig.parse(CONFIG), specs: new Map([["refund-agent", TestSpecDocument.parse(EXAMPLE)]]) }, { config: null, specs: new Map() });
+    expect(gone.map((c) => c.message)).toEqual(["the config is removed: no spec would run", "the spec 'refund-agent' is removed"]);
+  });
+
+  it("lists a table's rows removed", () => {
+    const base = structuredClone(EXAMPLE);
+    base.scenarios[1].vars = [{ id: "Z-999", order: "Z-999" }, { id: "Z-998", order: "Z-998" }];
+    const head = structuredClone(base);
+    head.scenarios[1].vars.pop();
+    const changes = policyChanges({ config: null, specs: new Map([["x", TestSpecDocument.parse(base)]]) }, { config: null, specs: new Map([["x", TestSpecDocument.parse(head)]]) });
+    expect(changes.map((c) => c.message)).toContain("the check 'unknown-order[Z-998] turns[0].expect[0]' is removed");
+  });
+
+  it("lists each kind of loosening", () => {
+    const metricGate = EXAMPLE.gates.findIndex((g: { require: { metric?: string } }) => g.require.metric !== undefined);
+    const severityGate = EXAMPLE.gates.findIndex((g: { require: { max_finding_severity?: string } }) => g.require.max_finding_severity !== undefined);
+    expect(messages((spec) => (spec.scenarios[0].metrics[0].threshold -= 0.1))[0]).toMatch(/^loosened refund-agent: scenarios\[0\]\.metrics\[0\]\.threshold: the threshold of '.+' lowered from/);
+    expect(messages((spec) => (spec.gates[metricGate].require.min_pass_rate -= 0.1))[0]).toMatch(/min_pass_rate of '.+' lowered/);
+    const withConfidence = (confidence: number | undefined) => {
+      const spec = structuredClone(EXAMPLE);
+      spec.gates[metricGate].require.confidence = confidence;
+      return { config: null, specs: new Map([["x", TestSpecDocument.parse(spec)]]) };
+    };
+    expect(policyChanges(withConfidence(0.95), withConfidence(0.8)).map((c) => c.message)).toEqual([expect.stringMatching(/confidence of '.+' lowered from 0.95 to 0.8/)]);
+    expect(policyChanges(withConfidence(0.95), withConfidence(undefined)).map((c) => c.message)).toEqual([expect.stringMatching(/lowered from 0.95 to none/)]);
+    expect(policyChanges(withConfidence(undefined), withConfidence(0.95))).toEqual([]);
+    expect(messages((spec) => (spec.gates[severityGate].require.max_finding_severity = "critical"))[0]).toMatch(/now allows findings up to critical/);
+    expect(messages((spec) => (spec.gates[severityGate].require = { expectations: "all" }))[0]).toMatch(/now requires expectations instead of max_finding_severity/);
+    expect(messages((spec) => (spec.defaults.repeat = 1))).toEqual([
+      "loosened refund-agent: scenarios[0].repeat: repeat lowered from 3 to 1",
+      "loosened refund-agent: scenarios[1].repeat: repeat lowered from 3 to 1",
+    ]);
+    const probeRepeat = (repeat: number) => {
+      const spec = structuredClone(EXAMPLE);
+      spec.security[0].repeat = repeat;
+      return { config: null, specs: new Map([["x", TestSpecDocument.parse(spec)]]) };
+    };
+    expect(policyChanges(probeRepeat(3), probeRepeat(1)).map((c) => `${c.where}: ${c.message}`)).toEqual(["x: security[0].repeat: repeat lowered from 3 to 1"]);
+    expect(messages((_, config) => (config.forks = "run"))).toEqual(["loosened .assure/config.yml: forks: forks changes from 'approve' to 'run'"]);
+    expect(messages((_, config) => (config.project = "prj_2"))[0]).toMatch(/^loosened .assure\/config.yml: project/);
+  });
+
+  it("does not count additions and tightenings", () => {
+    const metricGate = EXAMPLE.gates.findIndex((g: { require: { metric?: string } }) => g.require.metric !== undefined);
+    expect(
+      compare((spec, config) => {
+        spec.scenarios.push({ id: "another", turns: [{ user: "Hello", expect: [{ response: { matches: "help" } }] }] });
+        spec.scenarios[0].expect.push({ tool_not_called: "delete_account" });
+        spec.scenarios[0].metrics[0].threshold = Math.min(1, spec.scenarios[0].metrics[0].threshold + 0.05);
+        spec.gates[metricGate].require.min_pass_rate = Math.min(1, spec.gates[metricGate].require.min_pass_rate + 0.05);
+        spec.gates.push({ id: "MORE", require: { expectations: "all" } });
+        spec.defaults.repeat = 5;
+        config.runs[0].environments.push("production");
+        config.forks = "approve";
+      }),
+    ).toEqual([]);
+  });
+});
