@@ -84,6 +84,7 @@ export const FAILURE_CAUSES: Readonly<Record<FailureCause, { retryable: boolean;
   evaluator_unavailable: { retryable: true, verdict: "ERROR" },
   timeout: { retryable: true, verdict: "ERROR" },
   internal_error: { retryable: false, verdict: "ERROR" },
+  budget_exceeded: { retryable: false, verdict: "ERROR" },
 };
 
 /** A run ends FAILED by throwing this from anywhere in its execution. */

@@ -50679,8 +50679,9 @@ function fillScenario(scenario, row) {
 
 // server/specs/document.ts
 var GateCode = external_exports.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/, "gate ids are short codes: a letter, then letters, digits, '_' or '-' (at most 32)");
-var EVALUATION_PREFIXES = { expectation: "expect.", probe: "probe.", detector: "detector." };
+var EVALUATION_PREFIXES = { expectation: "expect.", probe: "probe.", detector: "detector.", budget: "budget." };
 var RESERVED_METRIC_PREFIXES = Object.values(EVALUATION_PREFIXES);
+var BUDGET_GATE_ID = "budget";
 var SEVERITIES = ["critical", "high", "medium", "low", "info"];
 var Severity = external_exports.enum(SEVERITIES);
 var OWASP_LLM_2025 = {
@@ -50795,7 +50796,10 @@ var TestSpecDocumentShape = external_exports.strictObject({
     timeout_ms: RunLimits.timeout_ms.default(3e4),
     repeat: RunLimits.repeat.default(1),
     concurrency: external_exports.number().int().min(1).max(64).optional().describe("Conversations held at once in a run, default 8 (never more than the environment's endpoint.max_concurrency calls to its agent)"),
-    run_timeout_ms: external_exports.number().int().min(1e3).max(864e5).optional().describe("The run's deadline from when it starts, default 6 hours: no conversation starts after it, and a wait the agent asks for must end before it")
+    run_timeout_ms: external_exports.number().int().min(1e3).max(864e5).optional().describe("The run's deadline from when it starts, default 6 hours: no conversation starts after it, and a wait the agent asks for must end before it"),
+    budget: external_exports.strictObject({
+      max_tokens: external_exports.number().int().min(1).max(1e10).describe("Tokens the agent may use in the run, as its answers report them (the judge's are apart): once reached, no conversation starts and the run fails with budget_exceeded")
+    }).optional().describe("Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage")
   }).optional(),
   tools: external_exports.array(Tool).max(128).optional(),
   scenarios: external_exports.array(Scenario).max(500).optional(),
@@ -50864,6 +50868,7 @@ function checkReferences(doc, ctx) {
   const gates = /* @__PURE__ */ new Set();
   doc.gates.forEach((gate, g) => {
     if (gates.has(gate.id)) problem(["gates", g, "id"], `duplicate gate id '${gate.id}'`);
+    if (gate.id === BUDGET_GATE_ID && doc.defaults?.budget) problem(["gates", g, "id"], `the gate id '${BUDGET_GATE_ID}' is the one defaults.budget adds`);
     gates.add(gate.id);
     const metric = gate.require.metric;
     if (metric !== void 0 && !metrics.has(metric)) {
@@ -50978,7 +50983,8 @@ var FailureCause = external_exports.enum([
   "target_unreachable",
   "evaluator_unavailable",
   "timeout",
-  "internal_error"
+  "internal_error",
+  "budget_exceeded"
 ]);
 var RunFailure = external_exports.object({ cause: extensible(FailureCause), message: external_exports.string() }).meta({ id: "RunFailure" });
 var RunSourceFields = {
@@ -51038,7 +51044,7 @@ var GateOutcome = external_exports.object({
   evidence_refs: EvidenceRefs
 }).meta({ id: "Gate" });
 var EvaluationStatus = external_exports.enum(["passed", "failed", "inconclusive", "errored"]);
-var EvaluationKind = external_exports.enum(["expectation", "metric", "probe", "detector"]);
+var EvaluationKind = external_exports.enum(["expectation", "metric", "probe", "detector", "budget"]);
 var Evaluation = external_exports.object({
   evaluation_id: external_exports.string(),
   run_id: external_exports.string(),
@@ -51157,7 +51163,8 @@ var RUN_EVENT_DATA = {
     tool_calls: external_exports.array(external_exports.object({ call_id: external_exports.string(), name: external_exports.string() })),
     finish_reason: external_exports.string().nullable(),
     latency_ms: external_exports.number(),
-    attempts: external_exports.number().int()
+    attempts: external_exports.number().int(),
+    usage: external_exports.object({ input_tokens: external_exports.number().int().nullable(), output_tokens: external_exports.number().int().nullable(), total_tokens: external_exports.number().int() }).nullable().optional().describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)")
   }),
   "tool.called": external_exports.object({
     ...AtStep,

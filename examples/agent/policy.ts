@@ -29,6 +29,7 @@ export const BEHAVIOURS = [
   "invalid-tool-calls",
   "http-500",
   "rate-limited",
+  "no-usage",
   "drop-connection",
   "flaky",
   "slow",

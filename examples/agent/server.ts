@@ -111,12 +111,17 @@ export async function startExampleAgent({
         : behaviours.has("invalid-tool-calls")
           ? { role: "assistant", content: null, tool_calls: [{ type: "function", function: { name: 7 } }] }
           : { role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: decision.name, arguments: decision.arguments } }] };
+    // Tokens as a model would report them, about four characters each.
+    const tokensOf = (text: string) => Math.ceil(text.length / 4);
+    const prompt = tokensOf(body.messages.map((m) => m.content ?? "").join(""));
+    const completion = tokensOf(decision.kind === "reply" ? decision.content : decision.arguments);
     sendJson(res, 200, {
       id: `chatcmpl-${completionId}`,
       object: "chat.completion",
       created: Math.floor(Date.now() / 1000),
       model: typeof body.model === "string" ? body.model : MODEL,
       choices: [{ index: 0, message, finish_reason: decision.kind === "reply" ? "stop" : "tool_calls" }],
+      ...(behaviours.has("no-usage") ? {} : { usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } }),
     });
   }
 

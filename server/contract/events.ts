@@ -46,6 +46,11 @@ export const RUN_EVENT_DATA = {
     finish_reason: z.string().nullable(),
     latency_ms: z.number(),
     attempts: z.number().int(),
+    usage: z
+      .object({ input_tokens: z.number().int().nullable(), output_tokens: z.number().int().nullable(), total_tokens: z.number().int() })
+      .nullable()
+      .optional()
+      .describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)"),
   }),
   "tool.called": z.object({
     ...AtStep,

@@ -24,7 +24,7 @@ export type EvaluationStatus = z.infer<typeof EvaluationStatus>;
  * What made an evaluation: a deterministic expectation of a scenario, a metric of the spec scored
  * by the LLM judge, a security probe, or a built-in detector that scans every output.
  */
-export const EvaluationKind = z.enum(["expectation", "metric", "probe", "detector"]);
+export const EvaluationKind = z.enum(["expectation", "metric", "probe", "detector", "budget"]);
 export type EvaluationKind = z.infer<typeof EvaluationKind>;
 export const Evaluation = z
   .object({

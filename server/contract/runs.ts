@@ -16,6 +16,7 @@ export const FailureCause = z.enum([
   "evaluator_unavailable",
   "timeout",
   "internal_error",
+  "budget_exceeded",
 ]);
 export type FailureCause = z.infer<typeof FailureCause>;
 

@@ -1,4 +1,4 @@
-import type { Agent, ChatMessage, ToolDefinition } from "./agents/types.js";
+import type { Agent, AgentReply, ChatMessage, ToolDefinition } from "./agents/types.js";
 import type { ConversationPlan } from "./plan.js";
 import type { Recorder } from "./recorder.js";
 import { RunFailedError } from "../errors.js";
@@ -12,6 +12,8 @@ export interface RunConversationOptions {
   agent: Agent;
   recorder: Recorder;
   signal: AbortSignal;
+  /** Told of each answer of the agent (the run meters its tokens). */
+  onReply?: (reply: AgentReply) => void;
 }
 
 function parseArguments(raw: string): { value: Record<string, unknown> | undefined; error: string | undefined } {
@@ -30,7 +32,7 @@ function parseArguments(raw: string): { value: Record<string, unknown> | undefin
  * queued with its tool calls as one batch of events for the next group commit, in the
  * background: the caller's next awaited flush (the run's next status change) makes it durable.
  */
-export async function runConversation({ plan, conversationId, canary, agent, recorder, signal }: RunConversationOptions): Promise<void> {
+export async function runConversation({ plan, conversationId, canary, agent, recorder, signal, onReply }: RunConversationOptions): Promise<void> {
   const { tools } = plan;
   const definitions: ToolDefinition[] = tools.map(({ name, description, parameters }) => ({ name, description, parameters }));
   const where = (turn: number) => ({ conversation_id: conversationId, turn });
@@ -73,7 +75,9 @@ export async function runConversation({ plan, conversationId, canary, agent, rec
           finish_reason: reply.finish_reason,
           latency_ms: reply.latency_ms,
           attempts: reply.attempts,
+          usage: reply.usage,
       });
+      onReply?.(reply);
       for (const call of reply.tool_calls) {
         const parsed = parseArguments(call.arguments_raw);
         recorder.record("tool.called", {

@@ -48,7 +48,7 @@ export function toHeldConversation(conversation: ConversationRow, events: readon
       outputs.push({ sequence, text: data.arguments_raw, turn: data.turn });
     } else if (event.type === "message.received") {
       const { data } = event;
-      replies.push({ sequence, turn: data.turn, content: data.content, latency_ms: data.latency_ms });
+      replies.push({ sequence, turn: data.turn, content: data.content, latency_ms: data.latency_ms, tokens: data.usage?.total_tokens ?? null });
       if (data.content) outputs.push({ sequence, text: data.content, turn: data.turn });
     }
   }

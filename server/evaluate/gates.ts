@@ -1,4 +1,4 @@
-import { evaluationPath, findingPath, type EvaluationKind, type GateSpec, type TestSpecDocument } from "../contract/index.js";
+import { BUDGET_GATE_ID, evaluationPath, findingPath, type EvaluationKind, type GateSpec, type TestSpecDocument } from "../contract/index.js";
 import type { EvaluationDraft, FindingDraft } from "./evaluator.js";
 import { SEVERITY_RANK } from "./severity-rank.js";
 import { decideRate } from "./statistics.js";
@@ -109,7 +109,7 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
     };
   }
 
-  return spec.gates.map((gate: GateSpec): GateDecision => {
+  const gates = spec.gates.map((gate: GateSpec): GateDecision => {
     const { require } = gate;
     const decided =
       require.expectations === "all"
@@ -119,6 +119,18 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
           : severityGate(require.max_finding_severity ?? "info");
     return { gate_id: gate.id, title: gate.title ?? null, ...decided };
   });
+  // A spec with a budget gets its gate: as the budget's evaluation says.
+  if (spec.defaults?.budget) {
+    const [budget] = ofKind("budget");
+    gates.push({
+      gate_id: BUDGET_GATE_ID,
+      title: "Token budget",
+      ...(budget
+        ? { status: budget.status === "passed" ? "passed" : budget.status === "failed" ? "failed" : "inconclusive", reason: budget.reason ?? "", evidence_refs: evaluationRefs([budget]) }
+        : { status: "inconclusive" as const, reason: "the budget was not evaluated", evidence_refs: [] }),
+    });
+  }
+  return gates;
 }
 
 /** The run's outcome from its gates: any failed gate fails it; else any inconclusive one leaves it inconclusive. */

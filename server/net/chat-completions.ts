@@ -26,6 +26,10 @@ export const ChatCompletion = z.object({
       }),
     )
     .min(1),
+  usage: z
+    .object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative(), total_tokens: z.number().int().nonnegative() })
+    .partial()
+    .nullish(),
 });
 export type ChatChoice = z.infer<typeof ChatCompletion>["choices"][number];
 
@@ -34,7 +38,7 @@ const TRANSIENT_STATUS = new Set([429, 500, 502, 503, 504]);
 const RAW_LIMIT = 64 * 1024;
 
 export type ChatOutcome =
-  | { kind: "ok"; choice: ChatChoice; attempts: number; latency_ms: number }
+  | { kind: "ok"; choice: ChatChoice; usage: TokenUsage | null; attempts: number; latency_ms: number }
   /** Could not be reached, even after retries (connection failures, 429/500/502/503/504). */
   | { kind: "unreachable"; message: string }
   /** Answered with another HTTP error (401, 403, 404, …): reachable, but not usable as configured. */
@@ -59,6 +63,13 @@ export interface ChatRequestOptions {
   /** Waits the agent asks for must end by then (epoch ms); a longer one ends the call as a timeout. */
   deadline?: number | undefined;
   now?: () => number;
+}
+
+/** Tokens an answer reports (OpenAI's `usage`); null when it reports none: unknown, never zero. */
+export interface TokenUsage {
+  input_tokens: number | null;
+  output_tokens: number | null;
+  total_tokens: number;
 }
 
 export interface ThrottledWait {
@@ -161,5 +172,12 @@ function classify(status: number, text: string, attempts: number, elapsedMs: num
     const issue = parsed.error.issues[0]!;
     return invalid(`${issue.path.join(".") || "(body)"}: ${issue.message}`);
   }
-  return { kind: "ok", choice: parsed.data.choices[0]!, attempts, latency_ms: Math.round(elapsedMs * 100) / 100 };
+  return { kind: "ok", choice: parsed.data.choices[0]!, usage: usageOf(parsed.data.usage), attempts, latency_ms: Math.round(elapsedMs * 100) / 100 };
+}
+
+function usageOf(usage: z.infer<typeof ChatCompletion>["usage"]): TokenUsage | null {
+  const input = usage?.prompt_tokens ?? null;
+  const output = usage?.completion_tokens ?? null;
+  const total = usage?.total_tokens ?? (input !== null && output !== null ? input + output : null);
+  return total === null ? null : { input_tokens: input, output_tokens: output, total_tokens: total };
 }

@@ -17,8 +17,11 @@ const GateCode = z
  * `probe.<probe id>`, `detector.<name>` (a spec metric is named by its own id). A spec's metric
  * may not take one of these prefixes, nor a probe the detectors' (its findings share the name).
  */
-export const EVALUATION_PREFIXES = { expectation: "expect.", probe: "probe.", detector: "detector." } as const;
+export const EVALUATION_PREFIXES = { expectation: "expect.", probe: "probe.", detector: "detector.", budget: "budget." } as const;
 export const RESERVED_METRIC_PREFIXES = Object.values(EVALUATION_PREFIXES);
+
+/** The gate a run gets when its spec sets `defaults.budget`. */
+export const BUDGET_GATE_ID = "budget";
 
 /** From most to least severe; a finding's `severity_rank` counts up from `info` (0). */
 export const SEVERITIES = ["critical", "high", "medium", "low", "info"] as const;
@@ -187,6 +190,17 @@ const TestSpecDocumentShape = z.strictObject({
           .max(86_400_000)
           .optional()
           .describe("The run's deadline from when it starts, default 6 hours: no conversation starts after it, and a wait the agent asks for must end before it"),
+        budget: z
+          .strictObject({
+            max_tokens: z
+              .number()
+              .int()
+              .min(1)
+              .max(10_000_000_000)
+              .describe("Tokens the agent may use in the run, as its answers report them (the judge's are apart): once reached, no conversation starts and the run fails with budget_exceeded"),
+          })
+          .optional()
+          .describe("Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage"),
       })
       .optional(),
     tools: z.array(Tool).max(128).optional(),
@@ -268,6 +282,7 @@ function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
   const gates = new Set<string>();
   doc.gates.forEach((gate, g) => {
     if (gates.has(gate.id)) problem(["gates", g, "id"], `duplicate gate id '${gate.id}'`);
+    if (gate.id === BUDGET_GATE_ID && doc.defaults?.budget) problem(["gates", g, "id"], `the gate id '${BUDGET_GATE_ID}' is the one defaults.budget adds`);
     gates.add(gate.id);
     const metric = gate.require.metric;
     if (metric !== undefined && !metrics.has(metric)) {

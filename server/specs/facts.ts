@@ -18,6 +18,8 @@ export interface ReplyFact {
   /** The text of one agent response: a turn's final answer, or what it said before or between tool calls. */
   content: string | null;
   latency_ms: number;
+  /** The tokens the agent reported for it; null when it reported none. */
+  tokens: number | null;
 }
 
 export interface ConversationFacts {

@@ -1,5 +1,5 @@
 import type { AgentPacer } from "../../net/agent-pacer.js";
-import type { ThrottledWait } from "../../net/chat-completions.js";
+import type { ThrottledWait, TokenUsage } from "../../net/chat-completions.js";
 import type { EgressPolicy } from "../../net/egress.js";
 import type { EnvironmentTarget } from "../../store/index.js";
 
@@ -30,6 +30,8 @@ export interface AgentReply {
   tool_calls: AgentToolCall[];
   finish_reason: string | null;
   latency_ms: number;
+  /** The tokens the answer reports; null when it reports none. */
+  usage: TokenUsage | null;
   /** HTTP attempts it took (more than 1 after transient errors). */
   attempts: number;
 }

@@ -18,6 +18,7 @@ import { toLoggedEvent, type ConversationRow, type EnvironmentTarget } from "../
 import type { ServiceStore } from "../../store/service-store.js";
 import type { WriteCommand } from "../../store/writer/commands.js";
 import { AGENT_PROTOCOLS } from "../agents/index.js";
+import type { AgentReply } from "../agents/types.js";
 import { limitsOf, planConversations, planKey, type ConversationPlan } from "../plan.js";
 import { makeRecorder, type Recorder } from "../recorder.js";
 import { assertTransition, isTerminal } from "../run-states.js";
@@ -95,9 +96,18 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       attemptsBefore.set(key, [...(attemptsBefore.get(key) ?? []), row]);
     }
 
+    // The agent's tokens, against the spec's budget: once it is reached, no conversation starts.
+    const budget = spec.defaults?.budget;
+    let tokens = budget && earlier.length > 0 ? store.getAgentTokens(run.run_id) : 0;
+    const meter = (reply: AgentReply) => {
+      if (reply.usage) tokens += reply.usage.total_tokens;
+    };
+    const overBudget = () => budget !== undefined && tokens >= budget.max_tokens;
+
     const plans = planConversations(spec, { includeProbes: true });
-    /** The next conversation not yet completed, and which attempt at it this is. */
-    function takeNext(): { plan: ConversationPlan; attempt: number } | undefined {
+    /** The next conversation not yet completed, and which attempt at it this is; none once the budget is reached. */
+    function takeNext({ evenOverBudget = false } = {}): { plan: ConversationPlan; attempt: number } | undefined {
+      if (overBudget() && !evenOverBudget) return undefined;
       for (let next = plans.next(); !next.done; next = plans.next()) {
         const before = attemptsBefore.get(planKey(next.value)) ?? [];
         if (!before.some((c) => c.status === "completed")) return { plan: next.value, attempt: before.length + 1 };
@@ -117,7 +127,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
           throw new RunFailedError("timeout", `The run's deadline passed (${limits.run_timeout_ms} ms after it started) before every conversation was held`);
         }
         const { plan, attempt } = next;
-        completed.push(await conversationSlots.add(() => holdConversation(run, plan, attempt, target, pacer, deadline, recorder, signal), { signal }));
+        completed.push(await conversationSlots.add(() => holdConversation(run, plan, attempt, target, pacer, deadline, recorder, signal, meter), { signal }));
       }
     }
     await Promise.all(
@@ -134,6 +144,14 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       await recorder.flush(["interruptRunningConversations", run.run_id, now()]);
       throw failure.error;
     }
+    if (overBudget()) {
+      let left = 0;
+      while (takeNext({ evenOverBudget: true })) left++;
+      throw new RunFailedError(
+        "budget_exceeded",
+        `The agent used ${tokens} tokens, reaching the run's budget of ${budget!.max_tokens} (defaults.budget.max_tokens)${left > 0 ? `: ${left} conversation(s) were not held` : ""}`,
+      );
+    }
     return completed;
   }
 
@@ -147,6 +165,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     deadline: number,
     recorder: Recorder,
     signal: AbortSignal,
+    onReply: (reply: AgentReply) => void,
   ): Promise<ConversationRow> {
     const agent = AGENT_PROTOCOLS[target.protocol].makeAgent({
       egress: deps.egress,
@@ -173,7 +192,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     recorder.record("conversation.started", { ...context, kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt });
     recorder.flushInBackground(["createConversation", conversation]);
     try {
-      await runConversation({ plan, conversationId: conversation.conversation_id, canary: conversation.canary, agent, recorder, signal });
+      await runConversation({ plan, conversationId: conversation.conversation_id, canary: conversation.canary, agent, recorder, signal, onReply });
     } catch (error) {
       if (error instanceof RunFailedError && !signal.aborted) {
         recorder.record("conversation.failed", { ...context, cause: error.failureCause });
