@@ -50706,7 +50706,10 @@ var Metric = external_exports.strictObject({
   criteria: Text.describe("What the judge checks, in plain language"),
   scope: external_exports.enum(["conversation", "turn"]).default("conversation")
 });
-var VarsFilePath = external_exports.string().max(500).regex(/^\.assure\/(?!.*(^|\/)\.\.?(\/|$))[^\0\\]+\.(csv|jsonl)$/, "a .csv or .jsonl file under .assure/, from the repository's root");
+var VarsFilePath = external_exports.string().max(500).refine(
+  (path) => /^\.assure\/[^\0\\%]+\.(csv|jsonl)$/.test(path) && path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."),
+  "a .csv or .jsonl file under .assure/, from the repository's root, without '.' or '..' segments"
+);
 var VAR_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 var Turn = external_exports.strictObject({
   user: Text,
@@ -50953,11 +50956,13 @@ var TestSpecFields = {
 };
 var TestSpecSummary = external_exports.object(TestSpecFields).meta({ id: "TestSpecSummary" });
 var TestSpec = external_exports.object({ ...TestSpecFields, spec: external_exports.record(external_exports.string(), external_exports.unknown()).describe("The spec document of this version") }).meta({ id: "TestSpec" });
-var FileText = external_exports.string().max(5 * 1024 * 1024);
+var FileText = external_exports.string().max(7 * 1024 * 1024);
+var Encoding = external_exports.enum(["utf-8", "base64"]).default("utf-8").describe("How content is written: the text (utf-8, the default), or base64 of the file's bytes, which keeps them exact whatever their encoding");
 var RepositorySpecFile = external_exports.strictObject({
   ...SpecSourceFields,
-  content: FileText.describe("The file's text at that commit"),
-  tables: external_exports.array(external_exports.strictObject({ path: VarsFilePath, content: FileText.describe("The table's text at that commit") })).max(100).optional().describe("Each file the spec's scenarios name in vars_file")
+  content: FileText.describe("The file at that commit"),
+  encoding: Encoding,
+  tables: external_exports.array(external_exports.strictObject({ path: VarsFilePath, content: FileText.describe("The table at that commit"), encoding: Encoding })).max(100).optional().describe("Each file the spec's scenarios name in vars_file")
 }).meta({ id: "RepositorySpecFile" });
 var CreateTestSpecBody = external_exports.strictObject({
   project_id: OwningProject,
@@ -53236,8 +53241,8 @@ async function uploadSpec(client, projectId, commit, files, path) {
     throw new FileProblemsError(`${path} is not a valid spec`, loaded.problems.map((p) => ({ file: p.file, line: p.line, message: `${p.path}: ${p.message}` })));
   }
   const { document, text, files: read, expanded } = loaded.spec;
-  const tables = read.slice(1).map((table) => ({ path: table.path, content: files.read(table.path).toString("utf8") }));
-  const file2 = { repository: commit.repository.full_name, commit_sha: commit.sha, path, content: bytes.toString("utf8"), ...tables.length > 0 ? { tables } : {} };
+  const tables = read.slice(1).map((table) => ({ path: table.path, content: files.read(table.path).toString("base64"), encoding: "base64" }));
+  const file2 = { repository: commit.repository.full_name, commit_sha: commit.sha, path, content: bytes.toString("base64"), encoding: "base64", ...tables.length > 0 ? { tables } : {} };
   const { body } = await client.post("/v1/test-specs", { project_id: projectId, file: file2 });
   const { lines } = toSpecVersion(document, text, { fromRepository: true, expanded });
   return { path, test_spec_id: body.test_spec_id, spec_version: body.spec_version, name: body.name, lines: lines ?? {} };

@@ -149,8 +149,9 @@ async function uploadSpec(client: AssureClient, projectId: string, commit: Gated
     throw new FileProblemsError(`${path} is not a valid spec`, loaded.problems.map((p) => ({ file: p.file, line: p.line, message: `${p.path}: ${p.message}` })));
   }
   const { document, text, files: read, expanded } = loaded.spec;
-  const tables = read.slice(1).map((table) => ({ path: table.path, content: files.read(table.path)!.toString("utf8") }));
-  const file = { repository: commit.repository.full_name, commit_sha: commit.sha, path, content: bytes.toString("utf8"), ...(tables.length > 0 ? { tables } : {}) };
+  // The bytes as they are (base64): the service hashes exactly what the App would read.
+  const tables = read.slice(1).map((table) => ({ path: table.path, content: files.read(table.path)!.toString("base64"), encoding: "base64" }));
+  const file = { repository: commit.repository.full_name, commit_sha: commit.sha, path, content: bytes.toString("base64"), encoding: "base64", ...(tables.length > 0 ? { tables } : {}) };
   const { body } = await client.post<TestSpec>("/v1/test-specs", { project_id: projectId, file });
   const { lines } = toSpecVersion(document, text, { fromRepository: true, expanded });
   return { path, test_spec_id: body.test_spec_id, spec_version: body.spec_version, name: body.name, lines: lines ?? {} };

@@ -17,6 +17,11 @@ export async function readFileAt(octokit: ProbotOctokit, repository: RepositoryR
   try {
     const { data } = await octokit.rest.repos.getContent({ ...repository, path, ref: sha });
     if (Array.isArray(data) || data.type !== "file" || !("content" in data)) return undefined;
+    // Over 1 MB (a large table) the contents API leaves the content out ("encoding": "none"): read the blob.
+    if (data.encoding === "none" || (data.content === "" && data.size > 0)) {
+      const blob = await octokit.rest.git.getBlob({ ...repository, file_sha: data.sha });
+      return Buffer.from(blob.data.content, "base64");
+    }
     return Buffer.from(data.content, "base64");
   } catch (error) {
     if (status(error) === 404) return undefined;

@@ -234,7 +234,25 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
         const files = repository.commits.get(url.searchParams.get("ref") ?? "");
         const file = files?.get(params.path!);
         if (!file) return json(res, 404, { message: "Not Found" });
-        return json(res, 200, { type: "file", encoding: "base64", size: file.length, name: params.path!.split("/").at(-1), path: params.path, content: file.toString("base64"), sha: gitBlob(file) });
+        // As GitHub: a file over 1 MB comes without its content; its blob has it.
+        const large = file.length > 1024 * 1024;
+        return json(res, 200, {
+          type: "file",
+          encoding: large ? "none" : "base64",
+          size: file.length,
+          name: params.path!.split("/").at(-1),
+          path: params.path,
+          content: large ? "" : file.toString("base64"),
+          sha: gitBlob(file),
+        });
+      }
+      case "get /repos/{owner}/{repo}/git/blobs/{file_sha}": {
+        for (const files of repository.commits.values()) {
+          for (const bytes of files.values()) {
+            if (gitBlob(bytes) === params.file_sha) return json(res, 200, { sha: params.file_sha, size: bytes.length, encoding: "base64", content: bytes.toString("base64"), url: "", node_id: "" });
+          }
+        }
+        return json(res, 404, { message: "Not Found" });
       }
       case "get /repos/{owner}/{repo}/git/trees/{tree_sha}": {
         const files = repository.commits.get(params.tree_sha!);

@@ -1,6 +1,7 @@
 import { contentAddress } from "../specs/canonical-json.js";
 import type { TestSpecDocument } from "../specs/document.js";
 import { fillTools, scenarioCases } from "../specs/scenario-cases.js";
+import { limitsOf } from "../engine/plan.js";
 
 /**
  * A case: one check of one scenario (a table's row counts as a scenario) or one security probe —
@@ -27,7 +28,7 @@ export function* specCases(spec: TestSpecDocument): Generator<SpecCase> {
     const conversation = {
       system: scenario.system ?? null,
       turns: scenario.turns.map((turn) => turn.user),
-      max_steps: scenario.max_steps ?? spec.defaults?.max_steps ?? null,
+      max_steps: scenario.max_steps ?? limitsOf(spec).max_steps,
       tools: row ? fillTools(tools, row) : tools,
     };
     const versionOf = (check: unknown) => contentAddress({ conversation, check });
@@ -50,7 +51,7 @@ export function* specCases(spec: TestSpecDocument): Generator<SpecCase> {
       kind: "probe",
       scenario_id: probe.id,
       spec_path: `security[${p}]`,
-      version: contentAddress({ probe: { ...probe, repeat: undefined }, tools, max_steps: spec.defaults?.max_steps ?? null }),
+      version: contentAddress({ probe: { ...probe, repeat: undefined }, tools, max_steps: limitsOf(spec).max_steps }),
     };
   }
 }

@@ -3,7 +3,7 @@ import { specCases } from "./cases.js";
 import { compareCase, type CaseChange, type CaseSamples, type NoRegression } from "./compare-case.js";
 
 /** What a case's evaluations need to say: enough of a stored evaluation. */
-export type CaseEvaluation = Pick<Evaluation, "kind" | "metric_id" | "scenario_id" | "spec_path" | "status" | "score">;
+export type CaseEvaluation = Pick<Evaluation, "kind" | "metric_id" | "scenario_id" | "spec_path" | "status" | "score" | "conversation_id" | "turn">;
 
 /** One side of a comparison: a spec version and the evaluations of its runs (several runs: more repeats). */
 export interface ComparedSide {
@@ -30,19 +30,34 @@ export function caseIdOf(evaluation: CaseEvaluation): string | undefined {
   return undefined;
 }
 
-/** Each case's samples: judged passes over judged repeats (inconclusive ones say nothing), and metric scores. */
+/**
+ * Each case's samples, one per conversation (a repeat): whether it passed (a check judged on
+ * several turns passes when every turn does) and, for metrics, its score (the mean over turns).
+ * Inconclusive or errored evaluations say nothing. Turns of one conversation are not independent
+ * samples: counting them apart would make a drop look more certain than it is.
+ */
 export function samplesByCase(evaluations: readonly CaseEvaluation[]): Map<string, CaseSamples> {
-  const samples = new Map<string, { passes: number; runs: number; scores: number[] }>();
+  const repeats = new Map<string, Map<string, { passed: boolean; scores: number[] }>>();
   for (const evaluation of evaluations) {
     const id = caseIdOf(evaluation);
     if (!id || (evaluation.status !== "passed" && evaluation.status !== "failed")) continue;
-    const sample = samples.get(id) ?? { passes: 0, runs: 0, scores: [] };
-    sample.runs++;
-    if (evaluation.status === "passed") sample.passes++;
+    const ofCase = repeats.get(id) ?? new Map<string, { passed: boolean; scores: number[] }>();
+    repeats.set(id, ofCase);
+    const key = evaluation.conversation_id ?? `#${ofCase.size}`;
+    const sample = ofCase.get(key) ?? { passed: true, scores: [] };
+    sample.passed &&= evaluation.status === "passed";
     if (evaluation.kind === "metric") sample.scores.push(evaluation.score);
-    samples.set(id, sample);
+    ofCase.set(key, sample);
   }
-  return new Map([...samples].map(([id, { scores, ...counts }]) => [id, scores.length > 0 ? { ...counts, scores } : counts]));
+  const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;
+  return new Map(
+    [...repeats].map(([id, ofCase]) => {
+      const all = [...ofCase.values()];
+      const counts = { passes: all.filter((s) => s.passed).length, runs: all.length };
+      const scores = all.filter((s) => s.scores.length > 0).map((s) => mean(s.scores));
+      return [id, scores.length > 0 ? { ...counts, scores } : counts];
+    }),
+  );
 }
 
 /**

@@ -1,7 +1,29 @@
 import type { AssureConfig } from "../contract/assure-config.js";
 import type { GateSpec, Scenario, TestSpecDocument } from "../specs/document.js";
 import { SEVERITY_RANK } from "../evaluate/severity-rank.js";
+import { contentAddress } from "../specs/canonical-json.js";
+import { scenarioCases } from "../specs/scenario-cases.js";
 import { specCases } from "./cases.js";
+
+/** Each check of a spec with what it checks (a metric without its threshold, a probe without its repeats). */
+function* checksOf(spec: TestSpecDocument): Generator<{ case_id: string; kind: string; scenario_id: string; spec_path: string; definition: string }> {
+  const byCase = new Map([...specCases(spec)].map((c) => [c.case_id, c]));
+  for (const { id, scenario } of scenarioCases(spec)) {
+    for (const [t, turn] of scenario.turns.entries()) {
+      for (const [e, expectation] of (turn.expect ?? []).entries()) yield withDefinition(`${id} turns[${t}].expect[${e}]`, expectation);
+    }
+    for (const [e, expectation] of (scenario.expect ?? []).entries()) yield withDefinition(`${id} expect[${e}]`, expectation);
+    for (const metric of scenario.metrics ?? []) yield withDefinition(`${id} metric ${metric.id}`, { criteria: metric.criteria, scope: metric.scope });
+  }
+  for (const probe of spec.security ?? []) {
+    const { repeat: _repeat, description: _description, ...checked } = probe;
+    yield withDefinition(`${probe.id} probe`, checked);
+  }
+  function withDefinition(caseId: string, checked: unknown) {
+    const c = byCase.get(caseId)!;
+    return { case_id: caseId, kind: c.kind, scenario_id: c.scenario_id, spec_path: c.spec_path, definition: contentAddress(checked) };
+  }
+}
 
 /**
  * The base branch's `.assure/` is the policy a pull request is judged by. What the head removes or
@@ -9,7 +31,8 @@ import { specCases } from "./cases.js";
  * they need an approval. Additions and tightenings are not changes of this kind.
  */
 export interface PolicyChange {
-  kind: "removed" | "loosened";
+  /** `changed`: a check whose definition changed, which may or may not be weaker — a person says. */
+  kind: "removed" | "loosened" | "changed";
   /** Where, in the base's terms: `.assure/config.yml: forks`, or `<spec name>: <spec path>`. */
   where: string;
   message: string;
@@ -73,13 +96,31 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
     else compareRepeat(at(`security[${p}].repeat`), probe.repeat ?? 1, other.repeat ?? 1, add);
   });
 
-  // Expectations (of a table's rows too) removed from a scenario that is still there; metrics and probes are compared above.
-  const headCases = new Set([...specCases(head)].map((c) => c.case_id));
-  for (const c of specCases(base)) {
-    if (c.kind !== "expectation" || headCases.has(c.case_id)) continue;
-    const scenario = (base.scenarios ?? []).find((s) => c.scenario_id === s.id || c.scenario_id.startsWith(`${s.id}[`));
-    if (scenario && removedScenarios.has(scenario.id)) continue;
-    add("removed", at(c.spec_path), `the check '${c.case_id}' is removed`);
+  // A table's rows removed from a scenario that is still there.
+  const headRows = new Set([...scenarioCases(head)].map((c) => c.id));
+  const removedRows = new Set<string>();
+  for (const c of scenarioCases(base)) {
+    const scenario = base.scenarios![c.index]!;
+    if (c.row === undefined || removedScenarios.has(scenario.id) || headRows.has(c.id)) continue;
+    removedRows.add(c.id);
+    add("removed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
+  }
+
+  // Checks removed or changed where their scenario (row) or probe is still there. Metrics are
+  // compared without their threshold (above), probes without their repeats.
+  const headChecks = new Map([...checksOf(head)].map((c) => [c.case_id, c.definition]));
+  for (const c of checksOf(base)) {
+    if (removedRows.has(c.scenario_id) || removedScenarios.has(c.scenario_id.replace(/\[.*$/, ""))) continue;
+    const other = headChecks.get(c.case_id);
+    if (other === undefined) {
+      if (c.kind === "expectation") add("removed", at(c.spec_path), `the check '${c.case_id}' is removed`);
+    } else if (other !== c.definition) {
+      add("changed", at(c.spec_path), `the check '${c.case_id}' is changed: approve it if it is not weaker`);
+    }
+  }
+
+  if (base.defaults?.budget && (!head.defaults?.budget || head.defaults.budget.max_tokens > base.defaults.budget.max_tokens)) {
+    add("loosened", at("defaults.budget.max_tokens"), `the token budget changes from ${base.defaults.budget.max_tokens} to ${head.defaults?.budget?.max_tokens ?? "none"}`);
   }
 
   const headGates = new Map(head.gates.map((gate) => [gate.id, gate]));

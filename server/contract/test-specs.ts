@@ -49,15 +49,20 @@ export const TestSpec = z
   .meta({ id: "TestSpec" });
 export type TestSpec = z.infer<typeof TestSpec>;
 
-const FileText = z.string().max(5 * 1024 * 1024);
+const FileText = z.string().max(7 * 1024 * 1024);
+const Encoding = z
+  .enum(["utf-8", "base64"])
+  .default("utf-8")
+  .describe("How content is written: the text (utf-8, the default), or base64 of the file's bytes, which keeps them exact whatever their encoding");
 
 /** A spec file as a repository holds it at a commit, with the tables its scenarios read. */
 export const RepositorySpecFile = z
   .strictObject({
     ...SpecSourceFields,
-    content: FileText.describe("The file's text at that commit"),
+    content: FileText.describe("The file at that commit"),
+    encoding: Encoding,
     tables: z
-      .array(z.strictObject({ path: VarsFilePath, content: FileText.describe("The table's text at that commit") }))
+      .array(z.strictObject({ path: VarsFilePath, content: FileText.describe("The table at that commit"), encoding: Encoding }))
       .max(100)
       .optional()
       .describe("Each file the spec's scenarios name in vars_file"),

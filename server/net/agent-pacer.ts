@@ -19,7 +19,7 @@ export interface CallFeedback {
 export interface AgentPacer {
   /**
    * Runs one HTTP exchange with the agent when the pace allows it, then adjusts to what it got
-   * (`feedbackOf` reads the result). Rejects at once if `signal` aborts while the call waits.
+   * (`feedbackOf` reads the result). A call whose `signal` aborted before its turn is not sent.
    */
   call<T>(send: () => Promise<T>, feedbackOf: (result: T) => CallFeedback, signal: AbortSignal): Promise<T>;
   /** The concurrency allowed now: `maxConcurrency`, lowered after 429s and raised back after successes. */
@@ -35,6 +35,9 @@ export interface AgentPacer {
  * halves it, once per round of calls — a 429 to a call sent before the last decrease says nothing
  * new — and each `limit` answers in a row raise it by one, up to `maxConcurrency`.
  */
+/** The longest all calls to an agent pause for one Retry-After. */
+export const MAX_SHARED_HOLD_MS = 60_000;
+
 export function makeAgentPacer({ maxConcurrency, ratePerMinute }: PaceSettings, now: () => number = Date.now): AgentPacer {
   const queue = new PQueue({
     concurrency: maxConcurrency,
@@ -57,12 +60,17 @@ export function makeAgentPacer({ maxConcurrency, ratePerMinute }: PaceSettings, 
     resumeAt = at;
     queue.pause();
     clearTimeout(resumeTimer);
-    resumeTimer = setTimeout(() => queue.start(), Math.max(0, at - now()));
+    resumeTimer = setTimeout(() => {
+      resumeAt = 0;
+      queue.start();
+    }, Math.max(0, at - now()));
     resumeTimer.unref();
   }
 
   function adjust(feedback: CallFeedback, sentInRound: number): void {
-    if (feedback.retryAfterMs !== undefined) holdUntil(now() + feedback.retryAfterMs);
+    // Every call to the agent pauses, but not for longer than MAX_SHARED_HOLD_MS: a caller that
+    // needs to wait longer waits on its own (within its run's deadline), and others try again.
+    if (feedback.retryAfterMs !== undefined) holdUntil(now() + Math.min(feedback.retryAfterMs, MAX_SHARED_HOLD_MS));
     if (feedback.answered) {
       if (++answeredInARow >= limit && limit < maxConcurrency) {
         setLimit(limit + 1);
@@ -80,15 +88,15 @@ export function makeAgentPacer({ maxConcurrency, ratePerMinute }: PaceSettings, 
 
   return {
     async call(send, feedbackOf, signal) {
-      return queue.add(
-        async () => {
-          const sentInRound = round;
-          const result = await send();
-          adjust(feedbackOf(result), sentInRound);
-          return result;
-        },
-        { signal },
-      );
+      // Not p-queue's own signal: it would settle the call while its exchange is still in flight.
+      // The exchange ends itself on the signal; a call still waiting for its turn ends when it comes.
+      return queue.add(async () => {
+        if (signal.aborted) throw signal.reason;
+        const sentInRound = round;
+        const result = await send();
+        adjust(feedbackOf(result), sentInRound);
+        return result;
+      });
     },
     get limit() {
       return limit;

@@ -77,18 +77,21 @@ export interface ThrottledWait {
   retry_after_ms: number;
 }
 
-/** Without a deadline, a call waits out at most this many Retry-After answers. */
+/** A call waits out at most this many Retry-After answers (without a deadline, fewer): an agent that never stops asking is unreachable. */
+const MAX_WAITS = 100;
 const MAX_WAITS_WITHOUT_DEADLINE = 20;
 /** A Retry-After of 0 still waits this long, so an agent answering it again and again is not hammered. */
-const MIN_WAIT_MS = 50;
+const MIN_WAIT_MS = 250;
+/** Longer than any run may last: a Retry-After beyond it is read as this. */
+const MAX_RETRY_AFTER_MS = 86_400_000;
 
 /** Retry-After in milliseconds: delay-seconds or an HTTP-date (RFC 9110 §10.2.3); undefined if absent or unreadable. */
 export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
   const text = (Array.isArray(value) ? value[0] : value)?.trim();
   if (!text) return undefined;
-  if (/^\d+$/.test(text)) return Number(text) * 1000;
+  if (/^\d+$/.test(text)) return Math.min(MAX_RETRY_AFTER_MS, Number(text) * 1000);
   const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - now);
+  return Number.isNaN(at) ? undefined : Math.min(MAX_RETRY_AFTER_MS, Math.max(0, at - now));
 }
 
 function feedbackOf(response: OutboundResponse, now: number): CallFeedback {
@@ -137,9 +140,8 @@ export async function postChatCompletion(egress: EgressPolicy, options: ChatRequ
         if (deadline !== undefined && now() + waitMs > deadline) {
           return { kind: "timeout", message: `${url} asked to wait ${Math.ceil(waitMs / 1000)} s (HTTP ${response.status}, Retry-After), past the run's deadline` };
         }
-        if (deadline === undefined && ++waits > MAX_WAITS_WITHOUT_DEADLINE) {
-          return { kind: "unreachable", message: `${url} asked to wait ${MAX_WAITS_WITHOUT_DEADLINE} times (HTTP ${response.status}, Retry-After)` };
-        }
+        const maxWaits = deadline === undefined ? MAX_WAITS_WITHOUT_DEADLINE : MAX_WAITS;
+        if (++waits > maxWaits) return { kind: "unreachable", message: `${url} asked to wait ${maxWaits} times in a row (HTTP ${response.status}, Retry-After)` };
         onThrottled?.({ http_status: response.status, retry_after_ms: waitMs });
         await abortableSleep(waitMs, signal);
         continue;

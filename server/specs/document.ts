@@ -59,7 +59,10 @@ export const Metric = z.strictObject({
 export const VarsFilePath = z
   .string()
   .max(500)
-  .regex(/^\.assure\/(?!.*(^|\/)\.\.?(\/|$))[^\0\\]+\.(csv|jsonl)$/, "a .csv or .jsonl file under .assure/, from the repository's root");
+  .refine(
+    (path) => /^\.assure\/[^\0\\%]+\.(csv|jsonl)$/.test(path) && path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."),
+    "a .csv or .jsonl file under .assure/, from the repository's root, without '.' or '..' segments",
+  );
 
 /** A column of a scenario's table, as `{{name}}` names it. */
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;

@@ -123,11 +123,17 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     let failure: { error: unknown } | undefined;
     async function lane(): Promise<void> {
       for (let next = takeNext(); next && !signal.aborted; next = takeNext()) {
-        if (clock.now().getTime() > deadline) {
-          throw new RunFailedError("timeout", `The run's deadline passed (${limits.run_timeout_ms} ms after it started) before every conversation was held`);
-        }
         const { plan, attempt } = next;
-        completed.push(await conversationSlots.add(() => holdConversation(run, plan, attempt, target, pacer, deadline, recorder, signal, meter), { signal }));
+        // Not p-queue's signal: it would settle while the conversation still runs. The limits are
+        // checked again once a slot is free, since the lane may have waited long for it.
+        const held = await conversationSlots.add(async () => {
+          if (signal.aborted || overBudget()) return undefined;
+          if (clock.now().getTime() > deadline) {
+            throw new RunFailedError("timeout", `The run's deadline passed (${limits.run_timeout_ms} ms after it started) before every conversation was held`);
+          }
+          return holdConversation(run, plan, attempt, target, pacer, deadline, recorder, signal, meter);
+        });
+        if (held) completed.push(held);
       }
     }
     await Promise.all(

@@ -59,10 +59,11 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
   });
 
   /** A repository's spec file with its tables, as a workflow uploads it: read as the App reads it. */
-  async function addFile(projectId: string, { content, tables = [], ...where }: RepositorySpecFile) {
-    const added = await addRepositorySpec(deps, projectId, where, Buffer.from(content, "utf8"), (path) => {
+  async function addFile(projectId: string, { content, encoding, tables = [], ...where }: RepositorySpecFile) {
+    const bytesOf = (text: string, how: "utf-8" | "base64") => Buffer.from(text, how === "base64" ? "base64" : "utf8");
+    const added = await addRepositorySpec(deps, projectId, where, bytesOf(content, encoding), (path) => {
       const table = tables.find((candidate) => candidate.path === path);
-      return table && Buffer.from(table.content, "utf8");
+      return table && bytesOf(table.content, table.encoding);
     });
     if (added.ok) return added;
     throw new ApiError("VALIDATION_FAILED", {

@@ -150,10 +150,14 @@ describe("the GitHub Action", () => {
 
   it("reads a spec's table at the pull request's head as the App does: the same spec version, the same runs", async () => {
     const tableSpecPath = ".assure/specs/refunds.yaml";
+    // Over 1 MB (a column of long notes): GitHub's contents API leaves such a file's content out, and the App reads its blob.
+    const notes = "x".repeat(400_000);
+    const table = `id,order_id,amount,notes\nfirst,A-100,42.5,${notes}\nsecond,B-7,10,${notes}\nthird,C-3,7.25,${notes}\n`;
+    expect(table.length).toBeGreaterThan(1024 * 1024);
     const pr = pullRequest({
       ...files(["staging"]),
       [tableSpecPath]: readFileSync(new URL("../../../examples/tables/refunds-table.yaml", import.meta.url), "utf8"),
-      ".assure/refunds.csv": "id,order_id,amount\nfirst,A-100,42.5\nsecond,B-7,10\nthird,C-3,7.25\n",
+      ".assure/refunds.csv": table,
     });
     github.commit(REPOSITORY.full_name, pr.head, pr.headFiles);
     await github.deliver(t.baseUrl, "pull_request", pr.payload);

@@ -58,6 +58,15 @@ describe("specs whose scenarios come from tables", () => {
     expect(changed.body.spec_version).not.toBe(created.body.spec_version);
   });
 
+  it("keeps the files' bytes exact when they come as base64, whatever their encoding", async () => {
+    const latin1 = Buffer.concat([Buffer.from("id,order_id,amount,reply\nfirst,A-100,42.5,Oui tr"), Buffer.from([0xe8]), Buffer.from("s bien\n")]);
+    const body = fileBody(p, "");
+    const file = { ...body.file, content: Buffer.from(SPEC_TEXT).toString("base64"), encoding: "base64", tables: [{ path: TABLE_PATH, content: latin1.toString("base64"), encoding: "base64" }] };
+    const created = await p.client.post("/v1/test-specs", { ...body, file });
+    expect(created.status).toBe(201);
+    expect(created.body.source.files[1]).toEqual({ path: TABLE_PATH, blob_sha: gitBlobSha(latin1) });
+  });
+
   it("refuses a bad row with the table's file, line and problem, and writes nothing", async () => {
     const before = t.service.store.countRows();
     const response = await p.client.post("/v1/test-specs", fileBody(p, "id,order_id,amount,reply\nfirst,A-100,42.5,Yes\nsecond,B-7\n"));

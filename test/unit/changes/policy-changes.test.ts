@@ -50,7 +50,25 @@ describe("policy changes of a pull request against its base branch", () => {
     const head = structuredClone(base);
     head.scenarios[1].vars.pop();
     const changes = policyChanges({ config: null, specs: new Map([["x", TestSpecDocument.parse(base)]]) }, { config: null, specs: new Map([["x", TestSpecDocument.parse(head)]]) });
-    expect(changes.map((c) => c.message)).toContain("the check 'unknown-order[Z-998] turns[0].expect[0]' is removed");
+    expect(changes.map((c) => `${c.kind} ${c.where}: ${c.message}`)).toEqual(["removed x: scenarios[1].vars: the row 'unknown-order[Z-998]' of the scenario's table is removed"]);
+  });
+
+  it("lists a check whose definition changed, for a person to judge, and a budget raised or removed", () => {
+    expect(messages((spec) => (spec.scenarios[0].turns[1].expect[0].tool_called.args.amount = 1))).toEqual([
+      "changed refund-agent: scenarios[0].turns[1].expect[0]: the check 'full-refund turns[1].expect[0]' is changed: approve it if it is not weaker",
+    ]);
+    expect(messages((spec) => (spec.scenarios[0].metrics[0].criteria = "Anything goes."))[0]).toMatch(/^changed refund-agent: scenarios\[0\]\.metrics\[0\]: the check 'full-refund metric .+' is changed/);
+    expect(messages((spec) => (spec.security[0].fail_if = [{ response: { contains: ["never said"] } }]))[0]).toMatch(/^changed refund-agent: security\[0\]: the check '.+ probe' is changed/);
+    // Changing a tool's mock changes the conversations, not what a check checks: not a policy change.
+    expect(messages((spec) => (spec.tools[0].mock[0].return.notes = "fragile"))).toEqual([]);
+    const withBudget = (maxTokens: number | undefined) => {
+      const spec = structuredClone(EXAMPLE);
+      if (maxTokens !== undefined) spec.defaults.budget = { max_tokens: maxTokens };
+      return { config: null, specs: new Map([["x", TestSpecDocument.parse(spec)]]) };
+    };
+    expect(policyChanges(withBudget(1000), withBudget(5000)).map((c) => c.message)).toEqual(["the token budget changes from 1000 to 5000"]);
+    expect(policyChanges(withBudget(1000), withBudget(undefined)).map((c) => c.message)).toEqual(["the token budget changes from 1000 to none"]);
+    expect(policyChanges(withBudget(1000), withBudget(500))).toEqual([]);
   });
 
   it("lists each kind of loosening", () => {

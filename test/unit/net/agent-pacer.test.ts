@@ -1,4 +1,4 @@
-import { describe, expect, it } from "@jest/globals";
+import { describe, expect, it, jest } from "@jest/globals";
 import { makeAgentPacer, makeAgentPacers, type CallFeedback } from "../../../server/net/agent-pacer.js";
 import { parseRetryAfter } from "../../../server/net/chat-completions.js";
 
@@ -95,16 +95,35 @@ describe("the pace of an agent", () => {
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(45);
   });
 
-  it("gives up a call still waiting for its turn when its signal aborts", async () => {
+  it("does not send a call whose signal aborted while it waited for its turn", async () => {
     const pacer = makeAgentPacer({ maxConcurrency: 1, ratePerMinute: null });
     const first = deferred();
     const running = pacer.call(first.send, (f) => f, never);
     const controller = new AbortController();
-    const waiting = pacer.call(async () => answered, (f) => f, controller.signal);
+    let sent = false;
+    const waiting = pacer.call(async () => ((sent = true), answered), (f) => f, controller.signal);
     controller.abort(new Error("worker stopping"));
-    await expect(waiting).rejects.toThrow();
     first.finish(answered);
     await running;
+    await expect(waiting).rejects.toThrow("worker stopping");
+    expect(sent).toBe(false);
+  });
+
+  it("pauses every call for at most a minute however long one Retry-After asks", async () => {
+    jest.useFakeTimers();
+    try {
+      const pacer = makeAgentPacer({ maxConcurrency: 1, ratePerMinute: null }, () => Date.now());
+      await pacer.call(async () => ({ answered: false, tooManyRequests: true, retryAfterMs: 86_400_000 }), (f) => f, never);
+      let started = false;
+      const next = pacer.call(async () => ((started = true), answered), (f) => f, never);
+      await jest.advanceTimersByTimeAsync(59_000);
+      expect(started).toBe(false);
+      await jest.advanceTimersByTimeAsync(1_000);
+      await next;
+      expect(started).toBe(true);
+    } finally {
+      jest.useRealTimers();
+    }
   });
 
   it("is shared by every run against an environment, and renewed when its settings change", () => {
