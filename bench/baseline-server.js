@@ -123,7 +123,7 @@ function toRun(row) {
   };
 }
 
-function toEvidence(run, environmentName) {
+function toEvidence(run, environmentName, agentUsage) {
   const counts = { passed: 0, failed: 0, inconclusive: 0, errored: 0 };
   for (const { status, n } of sql.evaluationCounts.all(run.run_id)) counts[status] = n;
   const total = counts.passed + counts.failed + counts.inconclusive + counts.errored;
@@ -149,6 +149,7 @@ function toEvidence(run, environmentName) {
       evidence_refs: JSON.parse(row.evidence_refs),
     })),
     evaluations: { total, ...counts },
+    usage: agentUsage ? JSON.parse(agentUsage) : null,
     findings: sql.findingsOfRun.all(run.run_id).map((row) => ({
       finding_id: row.finding_id,
       run_id: row.run_id,
@@ -214,9 +215,10 @@ function getRun(principal, runId) {
 }
 
 function getEvidence(principal, runId) {
-  const run = getRun(principal, runId);
+  const row = visibleOr404(principal, sql.runById.get(runId), "Run", runId);
+  const run = toRun(row);
   const environment = sql.environmentById.get(run.environment_id);
-  return toEvidence(run, environment?.name ?? run.environment_id);
+  return toEvidence(run, environment?.name ?? run.environment_id, row.agent_usage);
 }
 
 function listRuns(query) {

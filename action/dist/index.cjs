@@ -51122,6 +51122,13 @@ var Evidence = external_exports.object({
   decided_at: external_exports.string().nullable().describe("When the verdict was reached; null while PENDING"),
   gates: external_exports.array(GateOutcome),
   evaluations: StatusCounts.describe("Counts; list them at links.evaluations"),
+  usage: external_exports.object({
+    answers: external_exports.number().int().describe("Answers the agent gave"),
+    answers_without_usage: external_exports.number().int().describe("Answers that reported no tokens: while there are any, the totals are a lower bound"),
+    input_tokens: external_exports.number().int(),
+    output_tokens: external_exports.number().int(),
+    total_tokens: external_exports.number().int()
+  }).nullable().describe("The agent's tokens over the run, as its answers reported them (the judge's are not counted); null until the run ends"),
   findings: external_exports.array(Finding).describe("Every finding of the run, most severe first"),
   links: external_exports.object({
     run: external_exports.string(),

@@ -116,6 +116,16 @@ export const Evidence = z
     decided_at: z.string().nullable().describe("When the verdict was reached; null while PENDING"),
     gates: z.array(GateOutcome),
     evaluations: StatusCounts.describe("Counts; list them at links.evaluations"),
+    usage: z
+      .object({
+        answers: z.number().int().describe("Answers the agent gave"),
+        answers_without_usage: z.number().int().describe("Answers that reported no tokens: while there are any, the totals are a lower bound"),
+        input_tokens: z.number().int(),
+        output_tokens: z.number().int(),
+        total_tokens: z.number().int(),
+      })
+      .nullable()
+      .describe("The agent's tokens over the run, as its answers reported them (the judge's are not counted); null until the run ends"),
     findings: z.array(Finding).describe("Every finding of the run, most severe first"),
     links: z.object({
       run: z.string(),

@@ -8,7 +8,7 @@ import { toFinding } from "./read-models.js";
  * verdict is PENDING and gates are empty.
  */
 export function buildEvidence(
-  store: Pick<Store, "getEnvironmentRow" | "listGateResults" | "countEvaluations" | "listRunFindings">,
+  store: Pick<Store, "getEnvironmentRow" | "listGateResults" | "countEvaluations" | "listRunFindings" | "getRunAgentUsage">,
   run: Run,
 ): Evidence {
   const environment = store.getEnvironmentRow(run.environment_id);
@@ -31,6 +31,7 @@ export function buildEvidence(
     decided_at: run.verdict === "PENDING" ? null : run.ended_at,
     gates: store.listGateResults(run.run_id).map(toGate),
     evaluations: { total, ...counts },
+    usage: store.getRunAgentUsage(run.run_id),
     findings: store.listRunFindings(run.run_id).map(toFinding),
     links: { run: runPath, self: evidencePath, ...links },
   };

@@ -3,6 +3,15 @@ import type { Db } from "./db.js";
 import type { JobsStore, NewJob } from "./jobs.js";
 import type { Filter, ListPage, PageRequest, RowPage } from "./pagination.js";
 
+/** The agent's tokens over a run, summed from its answers when it ended. */
+export interface AgentUsage {
+  answers: number;
+  answers_without_usage: number;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
 export interface RunRow {
   run_id: string;
   project_id: string;
@@ -128,10 +137,19 @@ export function makeRunsStore(
       return { kind: "created", run };
     },
   );
+  const agentUsageOf = db.prepare("SELECT agent_usage FROM runs WHERE run_id = ?").pluck();
   const updateStatus = db.prepare(`UPDATE runs SET status = @to, verdict = @verdict, failure_cause = @failure_cause,
       failure_message = @failure_message, updated_at = @now,
       started_at = COALESCE(started_at, CASE WHEN @to = 'RUNNING' THEN @now END),
-      ended_at = CASE WHEN @terminal = 1 THEN @now ELSE ended_at END
+      ended_at = CASE WHEN @terminal = 1 THEN @now ELSE ended_at END,
+      agent_usage = CASE WHEN @terminal = 1 THEN (
+        SELECT json_object(
+          'answers', COUNT(*),
+          'answers_without_usage', COALESCE(SUM(json_extract(data, '$.usage.total_tokens') IS NULL), 0),
+          'input_tokens', COALESCE(SUM(json_extract(data, '$.usage.input_tokens')), 0),
+          'output_tokens', COALESCE(SUM(json_extract(data, '$.usage.output_tokens')), 0),
+          'total_tokens', COALESCE(SUM(json_extract(data, '$.usage.total_tokens')), 0))
+        FROM run_events WHERE run_id = @run_id AND type = 'message.received') ELSE agent_usage END
     WHERE run_id = @run_id AND status = @from
     RETURNING *`);
 
@@ -141,6 +159,11 @@ export function makeRunsStore(
       getRun(runId: string): Run | undefined {
         const row = runById.get(runId) as RunRow | undefined;
         return row && toRun(row);
+      },
+      /** What the agent's answers reported of their tokens over the run; null until it ended. */
+      getRunAgentUsage(runId: string): AgentUsage | null {
+        const usage = agentUsageOf.get(runId) as string | null | undefined;
+        return usage ? (JSON.parse(usage) as AgentUsage) : null;
       },
       listRuns(filter: RunFilter, page: PageRequest): RowPage<Run> {
         const filters: Filter[] = [];

@@ -17,6 +17,7 @@ import forks from "./0014-forks.js";
 import shortLivedKeys from "./0015-short-lived-keys.js";
 import agentPace from "./0016-agent-pace.js";
 import specFiles from "./0017-spec-files.js";
+import agentUsage from "./0018-agent-usage.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -52,4 +53,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 15, name: "short-lived-keys", sql: shortLivedKeys },
   { version: 16, name: "agent-pace", sql: agentPace },
   { version: 17, name: "spec-files", sql: specFiles },
+  { version: 18, name: "agent-usage", sql: agentUsage },
 ];

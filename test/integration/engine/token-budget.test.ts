@@ -28,8 +28,10 @@ describe("a run's token budget", () => {
     expect(answers.length).toBeGreaterThan(0);
     for (const answer of answers) expect(answer.data.usage).toEqual({ input_tokens: expect.any(Number), output_tokens: expect.any(Number), total_tokens: expect.any(Number) });
     const used = answers.reduce((sum, answer) => sum + answer.data.usage.total_tokens, 0);
-    const gate = (await p.client.get(`/v1/runs/${run_id}/evidence`)).body.gates.find((g: { id: string }) => g.id === "budget");
-    expect(gate).toMatchObject({ status: "passed", reason: `the agent used ${used} of 1000000 tokens over ${answers.length} answer(s)` });
+    const evidence = (await p.client.get(`/v1/runs/${run_id}/evidence`)).body;
+    expect(evidence.gates.find((g: { id: string }) => g.id === "budget")).toMatchObject({ status: "passed", reason: `the agent used ${used} of 1000000 tokens over ${answers.length} answer(s)` });
+    const input = answers.reduce((sum, answer) => sum + answer.data.usage.input_tokens, 0);
+    expect(evidence.usage).toEqual({ answers: answers.length, answers_without_usage: 0, input_tokens: input, output_tokens: used - input, total_tokens: used });
   });
 
   it("stops starting conversations once the budget is reached, and fails the run with budget_exceeded", async () => {
@@ -42,6 +44,9 @@ describe("a run's token budget", () => {
     expect(held.length).toBeGreaterThan(0);
     expect(held.length).toBeLessThan(6);
     expect(held.every((c) => c.status === "completed")).toBe(true);
+    // The evidence of a failed run still says what the agent used.
+    const usage = (await p.client.get(`/v1/runs/${run_id}/evidence`)).body.usage;
+    expect(usage.total_tokens).toBeGreaterThanOrEqual(150);
   });
 
   it("is inconclusive when the agent reports no usage: unknown, never zero", async () => {
@@ -54,6 +59,8 @@ describe("a run's token budget", () => {
       reason: expect.stringMatching(/^\d+ of \d+ answer\(s\) reported no token usage: the budget of 100 tokens cannot be checked/),
     });
     expect(evidence.gates.find((g: { id: string }) => g.id === "DET")).toMatchObject({ status: "passed" });
+    expect(evidence.usage).toMatchObject({ answers_without_usage: evidence.usage.answers, total_tokens: 0 });
+    expect(evidence.usage.answers).toBeGreaterThan(0);
   });
 
   it("refuses a spec whose own gate is named budget beside a budget", async () => {
