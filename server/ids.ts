@@ -16,6 +16,7 @@ export const ID_PREFIXES = {
   finding: "fnd",
   decision: "dec",
   waiver: "wvr",
+  approval: "apv",
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

@@ -50681,6 +50681,7 @@ function fillScenario(scenario, row) {
 var GateCode = external_exports.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/, "gate ids are short codes: a letter, then letters, digits, '_' or '-' (at most 32)");
 var EVALUATION_PREFIXES = { expectation: "expect.", probe: "probe.", detector: "detector.", budget: "budget." };
 var RESERVED_METRIC_PREFIXES = Object.values(EVALUATION_PREFIXES);
+var POLICY_GATE_ID = "policy";
 var BUDGET_GATE_ID = "budget";
 var SEVERITIES = ["critical", "high", "medium", "low", "info"];
 var Severity = external_exports.enum(SEVERITIES);
@@ -50762,6 +50763,10 @@ var Tool = external_exports.strictObject({
     }).describe("`return` is the tool result handed back to the agent")
   ).max(200).optional()
 });
+var NoRegression = external_exports.strictObject({
+  max_drop: Fraction.default(0.05),
+  confidence: external_exports.number().min(0.5).max(0.999).default(0.95)
+});
 var GateSpec = external_exports.strictObject({
   id: GateCode,
   title: external_exports.string().min(1).max(200).optional(),
@@ -50770,16 +50775,19 @@ var GateSpec = external_exports.strictObject({
     metric: LocalId.optional(),
     min_pass_rate: Fraction.optional(),
     confidence: external_exports.number().min(0.5).max(0.999).optional(),
-    max_finding_severity: Severity.optional()
+    max_finding_severity: Severity.optional(),
+    no_regression: NoRegression.optional().describe(
+      "Compared with the base branch by the release decision: alone, over every case of the spec; beside another requirement, over that requirement's cases"
+    )
   })
 }).superRefine((gate, ctx) => {
   const r = gate.require;
   const kinds = [r.expectations !== void 0, r.metric !== void 0, r.max_finding_severity !== void 0];
-  if (kinds.filter(Boolean).length !== 1) {
+  if (kinds.filter(Boolean).length > 1 || kinds.every((kind) => !kind) && r.no_regression === void 0) {
     ctx.addIssue({
       code: "custom",
       path: ["require"],
-      message: "require exactly one of: expectations, metric (with min_pass_rate), max_finding_severity"
+      message: "require one of: expectations, metric (with min_pass_rate), max_finding_severity \u2014 and/or no_regression"
     });
     return;
   }
@@ -50872,6 +50880,7 @@ function checkReferences(doc, ctx) {
   doc.gates.forEach((gate, g) => {
     if (gates.has(gate.id)) problem(["gates", g, "id"], `duplicate gate id '${gate.id}'`);
     if (gate.id === BUDGET_GATE_ID && doc.defaults?.budget) problem(["gates", g, "id"], `the gate id '${BUDGET_GATE_ID}' is the one defaults.budget adds`);
+    if (gate.id === POLICY_GATE_ID) problem(["gates", g, "id"], `the gate id '${POLICY_GATE_ID}' is a release decision's own (the policy changes of a pull request)`);
     gates.add(gate.id);
     const metric = gate.require.metric;
     if (metric !== void 0 && !metrics.has(metric)) {
@@ -51310,6 +51319,72 @@ var ShortLivedKey = external_exports.object({
   expires_at: Timestamp
 }).meta({ id: "ShortLivedKey" });
 
+// server/contract/changes.ts
+var ChangeSettings = external_exports.strictObject({
+  baseline: external_exports.strictObject({
+    depth: external_exports.number().int().min(1).max(200).default(50).describe("First-parent commits from the merge base to look at for a decision"),
+    max_age_days: external_exports.number().positive().max(3650).default(14).describe("An older baseline carries a warning")
+  }).default({ depth: 50, max_age_days: 14 }),
+  flaky: external_exports.strictObject({
+    threshold: external_exports.number().min(0).max(1).default(0.2).describe("A case whose flip rate over the base branch's last 20 decisions is above this is flaky"),
+    mode: external_exports.enum(["report", "quarantine"]).default("report").describe("report: a flaky case blocks as usual, labelled with its history; quarantine: it does not block, and is listed")
+  }).default({ threshold: 0.2, mode: "report" }),
+  policy_changes: external_exports.enum(["require_approval", "report"]).default("require_approval").describe("What the head removes or relaxes in the base branch's .assure/: blocks until approved (default), or is only listed")
+}).meta({ id: "ChangeSettings" });
+var DEFAULT_CHANGE_SETTINGS = ChangeSettings.parse({});
+var BaseCommit = external_exports.strictObject({ sha: CommitSha, committed_at: external_exports.iso.datetime({ offset: true }) });
+var PolicyChange = external_exports.strictObject({
+  kind: external_exports.enum(["removed", "loosened", "changed"]).describe("changed: a check whose definition changed, which may or may not be weaker"),
+  where: external_exports.string().min(1).max(500).describe("`.assure/config.yml: forks`, or `<spec name>: <path in the spec>`"),
+  message: external_exports.string().min(1).max(2e3)
+}).meta({ id: "PolicyChange" });
+var DecisionBase = external_exports.strictObject({
+  ref: external_exports.string().min(1).max(255).optional().describe("The base branch, for people"),
+  commits: external_exports.array(BaseCommit).min(1).max(200).describe("The base branch's first-parent chain from the merge base (first) back, newest first: the baseline is looked for here"),
+  settings: ChangeSettings.default(DEFAULT_CHANGE_SETTINGS),
+  policy_changes: external_exports.array(PolicyChange).max(1e3).default([]).describe("What the head removes or relaxes in the base branch's .assure/")
+}).meta({ id: "DecisionBase" });
+var CaseClass = external_exports.enum(["regressed", "improved", "inconclusive", "new", "removed"]);
+var CaseTally = external_exports.object({ passes: external_exports.number().int(), runs: external_exports.number().int(), mean_score: external_exports.number().nullable() });
+var CaseChange = external_exports.object({
+  run_id: external_exports.string(),
+  base_run_id: external_exports.string().nullable(),
+  case_id: external_exports.string().describe("`<scenario> turns[i].expect[j]`, `<scenario> expect[j]`, `<scenario> metric <id>` or `<probe> probe`"),
+  class: CaseClass,
+  base: CaseTally.nullable(),
+  head: CaseTally.nullable(),
+  rate_drop: external_exports.number().nullable().describe("Base pass rate minus head's"),
+  rate_p: external_exports.number().nullable().describe("One-sided p-value of Fisher's exact test, in the direction of the change"),
+  score_drop: external_exports.number().nullable().describe("Base mean score minus head's (judged metrics)"),
+  score_p: external_exports.number().nullable().describe("One-sided p-value of the Mann\u2013Whitney U test, in the direction of the change"),
+  more_repeats_to_settle: external_exports.number().int().nullable().describe("For an inconclusive drop: more repeats on each side that would settle it"),
+  head_refs: external_exports.array(external_exports.string()),
+  base_refs: external_exports.array(external_exports.string()),
+  gate_ids: external_exports.array(external_exports.string()).describe("The gates whose no_regression covers it")
+}).meta({ id: "CaseChange" });
+var DecisionBaseline = external_exports.object({
+  found: external_exports.boolean(),
+  decision_id: external_exports.string().nullable(),
+  commit_sha: external_exports.string().nullable(),
+  age_commits: external_exports.number().int().nullable().describe("First-parent commits between the baseline and the merge base"),
+  age_days: external_exports.number().nullable(),
+  warning: external_exports.string().nullable().describe("Set when the baseline is older than baseline.max_age_days"),
+  reason: external_exports.string().nullable().describe("Why there is none"),
+  merge_base_sha: external_exports.string()
+}).meta({ id: "DecisionBaseline" });
+var DecisionChanges = external_exports.object({
+  counts: external_exports.object({
+    regressed: external_exports.number().int(),
+    improved: external_exports.number().int(),
+    unchanged: external_exports.number().int(),
+    inconclusive: external_exports.number().int(),
+    new: external_exports.number().int(),
+    removed: external_exports.number().int()
+  }),
+  cases: external_exports.array(CaseChange).describe("Every case that is not unchanged, regressions first (at most 500)"),
+  cases_left_out: external_exports.number().int()
+}).meta({ id: "DecisionChanges" });
+
 // server/contract/releases.ts
 var DecisionStatus = external_exports.enum(["PENDING", "ALLOWED", "BLOCKED"]);
 var CommitSubjectFields = { repository: RepositoryName, commit_sha: CommitSha };
@@ -51328,6 +51403,7 @@ var DecisionReason = external_exports.object({
   blocking: external_exports.boolean().describe("Whether it keeps the decision from being ALLOWED"),
   reason: external_exports.string(),
   evidence_refs: external_exports.array(external_exports.string()).describe("API paths, each readable with evidence:read"),
+  baseline_evidence_refs: external_exports.array(external_exports.string()).describe("For a gate judged against the base branch (no_regression): the baseline's evidence, beside the head's in evidence_refs"),
   waiver_ref: external_exports.string().nullable().describe("The waiver that lifts it, if one does")
 }).meta({ id: "DecisionReason" });
 var DecisionRun = external_exports.object({
@@ -51349,6 +51425,10 @@ var ReleaseDecision = external_exports.object({
   planned: external_exports.array(PlannedRun).describe("What the current attempt waits for"),
   reasons: external_exports.array(DecisionReason),
   runs: external_exports.array(DecisionRun),
+  baseline: DecisionBaseline.nullable().describe("null when the decision is not compared with a base branch (a push, or made without `base`)"),
+  changes: DecisionChanges.nullable().describe("Case by case against the baseline, once the planned runs are judged; null without a baseline"),
+  policy_changes: external_exports.array(PolicyChange).describe("What the head removes or relaxes in the base branch's .assure/ (the pseudo-gate `policy`)"),
+  change_settings: ChangeSettings.nullable().describe("The base branch's settings the decision was judged by; null without `base`"),
   created_at: Timestamp,
   updated_at: Timestamp,
   decided_at: Timestamp.nullable().describe("When it last became ALLOWED or BLOCKED; null while PENDING"),
@@ -51358,7 +51438,8 @@ var Plan = external_exports.array(external_exports.strictObject({ test_spec_id: 
 var CreateDecisionBody = external_exports.strictObject({
   project_id: OwningProject,
   subject: external_exports.union([external_exports.strictObject(CommitSubjectFields), external_exports.strictObject(RunsSubjectFields)]),
-  plan: Plan.optional().describe("For a commit: the runs (spec and environment) the decision waits for")
+  plan: Plan.optional().describe("For a commit: the runs (spec and environment) the decision waits for"),
+  base: DecisionBase.optional().describe("For a pull request's head: its base branch, to find the baseline and judge the change")
 }).meta({ id: "CreateDecisionBody" });
 var NewAttemptBody = external_exports.strictObject({ plan: Plan.optional().describe("What the new attempt waits for; the current plan again if left out") }).meta({ id: "NewAttemptBody" });
 var DecisionQuery = PageQuery.extend({
@@ -51384,10 +51465,19 @@ var Waiver = external_exports.object({
 }).meta({ id: "Waiver" });
 var CreateWaiverBody = external_exports.strictObject({
   run_id: ResourceId,
-  gate_id: external_exports.string().min(1).max(64).describe("A gate of the run, or `run` for a run that could not be judged"),
+  gate_id: external_exports.string().min(1).max(64).describe("A gate of the run, or `run` for a run that could not be judged (the decision's own gate `policy` is lifted by a policy approval)"),
   reason: external_exports.string().min(1).max(2e3),
   expires_at: external_exports.iso.datetime({ offset: false }).optional().describe("ISO 8601 UTC; the waiver lapses then")
 }).meta({ id: "CreateWaiverBody" });
+var PolicyApproval = external_exports.object({
+  approval_id: external_exports.string(),
+  decision_id: external_exports.string(),
+  reason: external_exports.string(),
+  created_by: Actor,
+  created_at: Timestamp
+}).meta({ id: "PolicyApproval" });
+var CreatePolicyApprovalBody = external_exports.strictObject({ reason: external_exports.string().min(1).max(2e3) }).meta({ id: "CreatePolicyApprovalBody" });
+var PolicyApprovalList = listOf(PolicyApproval).meta({ id: "PolicyApprovalList" });
 var RevokeWaiverBody = external_exports.strictObject({ reason: external_exports.string().min(1).max(2e3) }).meta({ id: "RevokeWaiverBody" });
 var WaiverList = listOf(Waiver).meta({ id: "WaiverList" });
 var DecisionUpdatedData = external_exports.object({
@@ -51427,7 +51517,9 @@ var AssureConfig = external_exports.strictObject({
       on_deployment: external_exports.string().min(1).max(255).optional().describe("Wait for a successful deployment of the commit to this GitHub environment, and test the agent at its environment_url"),
       deployment_timeout: Duration.default(30 * 6e4).describe("How long the runs wait for the deployment, or for their agent to be ready, before the decision gives up (default 30m)")
     })
-  ).min(1).max(20)
+  ).min(1).max(20),
+  // Read from the base branch: how a pull request is judged against it.
+  ...ChangeSettings.shape
 }).meta({ id: "AssureConfig", title: "assure repository configuration (.assure/config.yml)" });
 
 // server/releases/config-plan.ts
@@ -53238,7 +53330,8 @@ function configFromInputs(inputs) {
     project: inputs.project,
     check_name: "assure/release-gate",
     forks: "approve",
-    runs: [{ specs: inputs.specs, environments: inputs.environments, deployment_timeout: 30 * 6e4 }]
+    runs: [{ specs: inputs.specs, environments: inputs.environments, deployment_timeout: 30 * 6e4 }],
+    ...DEFAULT_CHANGE_SETTINGS
   };
 }
 async function uploadSpec(client, projectId, commit, files, path) {

@@ -1,5 +1,6 @@
 import {
   AssureConfig,
+  DEFAULT_CHANGE_SETTINGS,
   runIdempotencyKey,
   type Environment,
   type ReleaseDecision,
@@ -134,6 +135,7 @@ function configFromInputs(inputs: ActionInputs): AssureConfig {
     check_name: "assure/release-gate",
     forks: "approve",
     runs: [{ specs: inputs.specs, environments: inputs.environments, deployment_timeout: 30 * 60_000 }],
+    ...DEFAULT_CHANGE_SETTINGS,
   };
 }
 

@@ -6,7 +6,7 @@
 import { request } from "node:http";
 import { isDeepStrictEqual } from "node:util";
 
-const DEFAULT_MAX_STEPS = 8; // server/engine/plan.ts DEFAULT_LIMITS
+const DEFAULT_MAX_STEPS = 8; // server/specs/limits.ts DEFAULT_LIMITS
 const TIMEOUT_MS = 30_000;
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;

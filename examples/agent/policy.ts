@@ -33,6 +33,7 @@ export const BEHAVIOURS = [
   "drop-connection",
   "flaky",
   "slow",
+  "erratic",
 ] as const;
 export type Behaviour = (typeof BEHAVIOURS)[number];
 

@@ -26,6 +26,8 @@ export interface ExampleAgent {
   readonly throttled: number;
   /** The latest requests (up to 10,000): where they went and whether they carried credentials. */
   readonly calls: readonly AgentCall[];
+  /** Adds behaviours to every request from now on (a new version of the agent deployed); none restores it. */
+  behave(behaviours: readonly Behaviour[]): void;
   close(): Promise<void>;
 }
 
@@ -77,6 +79,8 @@ export async function startExampleAgent({
   let peakInFlight = 0;
   let throttled = 0;
   let flakyCounter = 0;
+  let erraticStarts = 0;
+  let deployed = new Set<Behaviour>();
   let completionId = 0;
   const calls: AgentCall[] = [];
 
@@ -89,7 +93,9 @@ export async function startExampleAgent({
     }
     if (!Array.isArray(body.messages)) return sendJson(res, 400, { error: { message: "messages is required", type: "invalid_request_error" } });
     requests++;
-    const behaviours = behavioursOf(body.model);
+    const behaviours = new Set([...behavioursOf(body.model), ...deployed]);
+    // `erratic`: every fourth conversation it starts gets its order id wrong.
+    if (behaviours.has("erratic") && !body.messages.some((m) => m.role === "assistant") && erraticStarts++ % 4 === 3) behaviours.add("wrong-arguments");
     if (behaviours.has("rate-limited") && inFlight > acceptInFlight) {
       throttled++;
       res.setHeader("retry-after", "1");
@@ -157,6 +163,9 @@ export async function startExampleAgent({
     },
     resetPeak() {
       peakInFlight = inFlight;
+    },
+    behave(behaviours) {
+      deployed = new Set(behaviours);
     },
     get throttled() {
       return throttled;

@@ -53,6 +53,8 @@ interface Repository {
   default_branch: string;
   /** Files at each commit. */
   commits: Map<string, Map<string, Buffer>>;
+  /** Each commit's parents and when it was committed (for compare and the commit list). */
+  history: Map<string, { parents: string[]; committed_at: string }>;
   checkRuns: StandInCheckRun[];
   permissions: Map<string, "admin" | "write" | "read" | "none">;
 }
@@ -246,6 +248,34 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
           sha: gitBlob(file),
         });
       }
+      case "get /repos/{owner}/{repo}/compare/{basehead}": {
+        const [baseRef, headRef] = params.basehead!.split("...") as [string, string | undefined];
+        if (!headRef || !repository.history.has(baseRef) || !repository.history.has(headRef)) return json(res, 404, { message: "Not Found" });
+        const ofBase = new Set(ancestors(repository, baseRef));
+        const mergeBase = ancestors(repository, headRef).find((sha) => ofBase.has(sha));
+        if (!mergeBase) return json(res, 404, { message: "No common ancestor between these commits." });
+        const ahead = ancestors(repository, headRef).filter((sha) => !ofBase.has(sha));
+        return json(res, 200, {
+          url: "",
+          html_url: "",
+          status: ahead.length === 0 ? "identical" : "ahead",
+          ahead_by: ahead.length,
+          behind_by: [...ofBase].filter((sha) => !ancestors(repository, headRef).includes(sha)).length,
+          total_commits: ahead.length,
+          base_commit: commitItem(repository, baseRef),
+          merge_base_commit: commitItem(repository, mergeBase),
+          commits: ahead.map((sha) => commitItem(repository, sha)),
+        });
+      }
+      case "get /repos/{owner}/{repo}/commits": {
+        const from = url.searchParams.get("sha") ?? "";
+        if (!repository.history.has(from)) return json(res, 404, { message: "Not Found" });
+        const perPage = Number(url.searchParams.get("per_page") ?? 30);
+        const page = Number(url.searchParams.get("page") ?? 1);
+        // As GitHub: every ancestor, newest first.
+        const all = ancestors(repository, from).sort((a, b) => repository.history.get(b)!.committed_at.localeCompare(repository.history.get(a)!.committed_at));
+        return json(res, 200, all.slice((page - 1) * perPage, page * perPage).map((sha) => commitItem(repository, sha)));
+      }
       case "get /repos/{owner}/{repo}/git/blobs/{file_sha}": {
         for (const files of repository.commits.values()) {
           for (const bytes of files.values()) {
@@ -346,11 +376,13 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     /** The environment the service needs to act as this App against the stand-in. */
     env: { APP_ID: String(appId), PRIVATE_KEY: privateKey, WEBHOOK_SECRET: webhookSecret, GHE_HOST: host, GHE_PROTOCOL: "http" },
     addRepository({ id, full_name, default_branch = "main" }: { id: number; full_name: string; default_branch?: string }) {
-      repositories.set(full_name, { id, full_name, default_branch, commits: new Map(), checkRuns: [], permissions: new Map() });
+      repositories.set(full_name, { id, full_name, default_branch, commits: new Map(), history: new Map(), checkRuns: [], permissions: new Map() });
     },
-    /** The files of a commit (only what the App reads matters). */
-    commit(fullName: string, sha: string, files: Record<string, string | Buffer>) {
-      repositories.get(fullName)!.commits.set(sha, new Map(Object.entries(files).map(([path, content]) => [path, Buffer.from(content)])));
+    /** The files of a commit (only what the App reads matters), its parents (the first is the branch it was made on) and its time. */
+    commit(fullName: string, sha: string, files: Record<string, string | Buffer>, { parents = [], committed_at = new Date().toISOString() }: { parents?: string[]; committed_at?: string } = {}) {
+      const repository = repositories.get(fullName)!;
+      repository.commits.set(sha, new Map(Object.entries(files).map(([path, content]) => [path, Buffer.from(content)])));
+      repository.history.set(sha, { parents, committed_at });
     },
     /** A file of a commit, as text. */
     file(fullName: string, sha: string, path: string): string {
@@ -398,6 +430,32 @@ export type GitHubStandIn = Awaited<ReturnType<typeof startGitHubStandIn>>;
 /** `#/components/schemas/x` → a ref into the schema registered as `github`. */
 function rebase(schema: unknown): unknown {
   return JSON.parse(JSON.stringify(schema).replaceAll('"#/components/', '"github#/components/'));
+}
+
+/** A commit and every commit it descends from, nearest first. */
+function ancestors(repository: Repository, sha: string): string[] {
+  const seen: string[] = [];
+  const queue = [sha];
+  while (queue.length > 0) {
+    const next = queue.shift()!;
+    if (seen.includes(next)) continue;
+    seen.push(next);
+    queue.push(...(repository.history.get(next)?.parents ?? []));
+  }
+  return seen;
+}
+
+function commitItem(repository: Repository, sha: string) {
+  const { parents, committed_at } = repository.history.get(sha) ?? { parents: [], committed_at: new Date(0).toISOString() };
+  const person = { name: "Dev", email: "dev@example.com", date: committed_at };
+  return {
+    sha,
+    node_id: `C_${sha}`,
+    url: `https://api.github.com/repos/${repository.full_name}/commits/${sha}`,
+    html_url: `https://github.com/${repository.full_name}/commit/${sha}`,
+    commit: { author: person, committer: person, message: `commit ${sha.slice(0, 7)}`, tree: { sha }, comment_count: 0 },
+    parents: parents.map((parent) => ({ sha: parent, url: "" })),
+  };
 }
 
 function gitBlob(bytes: Buffer): string {

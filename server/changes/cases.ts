@@ -1,7 +1,7 @@
 import { contentAddress } from "../specs/canonical-json.js";
 import type { TestSpecDocument } from "../specs/document.js";
 import { fillTools, scenarioCases } from "../specs/scenario-cases.js";
-import { limitsOf } from "../engine/plan.js";
+import { limitsOf } from "../specs/limits.js";
 
 /**
  * A case: one check of one scenario (a table's row counts as a scenario) or one security probe —

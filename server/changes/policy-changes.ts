@@ -1,6 +1,6 @@
 import type { AssureConfig } from "../contract/assure-config.js";
 import type { GateSpec, Scenario, TestSpecDocument } from "../specs/document.js";
-import { SEVERITY_RANK } from "../evaluate/severity-rank.js";
+import { SEVERITY_RANK } from "../specs/severity-rank.js";
 import { contentAddress } from "../specs/canonical-json.js";
 import { scenarioCases } from "../specs/scenario-cases.js";
 import { specCases } from "./cases.js";
@@ -147,7 +147,8 @@ function compareMetrics(where: string, base: Scenario, head: Scenario, add: Add)
 function compareGates(where: string, base: GateSpec, head: GateSpec, add: Add): void {
   const b = base.require;
   const h = head.require;
-  const requires = (r: GateSpec["require"]) => (r.expectations ? "expectations" : r.metric !== undefined ? `metric ${r.metric}` : "max_finding_severity");
+  const requires = (r: GateSpec["require"]) =>
+    r.expectations ? "expectations" : r.metric !== undefined ? `metric ${r.metric}` : r.max_finding_severity !== undefined ? "max_finding_severity" : "no_regression only";
   if (requires(b) !== requires(h)) {
     add("loosened", where, `the gate '${base.id}' now requires ${requires(h)} instead of ${requires(b)}`);
     return;
@@ -156,5 +157,15 @@ function compareGates(where: string, base: GateSpec, head: GateSpec, add: Add): 
   if (b.confidence !== undefined && (h.confidence ?? 0) < b.confidence) add("loosened", `${where}.confidence`, `confidence of '${base.id}' lowered from ${b.confidence} to ${h.confidence ?? "none (the observed rate alone)"}`);
   if (b.max_finding_severity !== undefined && h.max_finding_severity !== undefined && SEVERITY_RANK[h.max_finding_severity] > SEVERITY_RANK[b.max_finding_severity]) {
     add("loosened", `${where}.max_finding_severity`, `'${base.id}' now allows findings up to ${h.max_finding_severity} (was ${b.max_finding_severity})`);
+  }
+  if (b.no_regression && !h.no_regression) add("removed", `${where}.no_regression`, `'${base.id}' no longer compares with the base branch`);
+  if (b.no_regression && h.no_regression) {
+    if (h.no_regression.max_drop > b.no_regression.max_drop) {
+      add("loosened", `${where}.no_regression.max_drop`, `'${base.id}' now lets a case drop by ${h.no_regression.max_drop} (was ${b.no_regression.max_drop})`);
+    }
+    // A higher confidence asks for more proof before calling a drop a regression: fewer regressions are found.
+    if (h.no_regression.confidence > b.no_regression.confidence) {
+      add("loosened", `${where}.no_regression.confidence`, `'${base.id}' now needs ${h.no_regression.confidence} confidence to call a drop a regression (was ${b.no_regression.confidence})`);
+    }
   }
 }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ChangeSettings } from "./changes.js";
 import { Name, ResourceId } from "./common.js";
 
 export const ASSURE_CONFIG_PATH = ".assure/config.yml";
@@ -55,6 +56,8 @@ export const AssureConfig = z
       )
       .min(1)
       .max(20),
+    // Read from the base branch: how a pull request is judged against it.
+    ...ChangeSettings.shape,
   })
   .meta({ id: "AssureConfig", title: "assure repository configuration (.assure/config.yml)" });
 export type AssureConfig = z.infer<typeof AssureConfig>;

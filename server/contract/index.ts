@@ -16,4 +16,5 @@ export * from "./deprecations.js";
 export * from "./run-keys.js";
 export * from "./auth.js";
 export * from "./releases.js";
+export * from "./changes.js";
 export * from "./assure-config.js";

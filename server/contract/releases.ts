@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { CommitSha, OwningProject, PageQuery, RepositoryName, ResourceId, Timestamp, extensible, listOf } from "./common.js";
 import { RunStatus, Verdict } from "./runs.js";
+import { ChangeSettings, DecisionBase, DecisionBaseline, DecisionChanges, PolicyChange } from "./changes.js";
 
 /** PENDING while a planned run is missing or not terminal; then ALLOWED or BLOCKED, failing closed. */
 export const DecisionStatus = z.enum(["PENDING", "ALLOWED", "BLOCKED"]);
@@ -41,6 +42,9 @@ export const DecisionReason = z
     blocking: z.boolean().describe("Whether it keeps the decision from being ALLOWED"),
     reason: z.string(),
     evidence_refs: z.array(z.string()).describe("API paths, each readable with evidence:read"),
+    baseline_evidence_refs: z
+      .array(z.string())
+      .describe("For a gate judged against the base branch (no_regression): the baseline's evidence, beside the head's in evidence_refs"),
     waiver_ref: z.string().nullable().describe("The waiver that lifts it, if one does"),
   })
   .meta({ id: "DecisionReason" });
@@ -67,6 +71,10 @@ export const ReleaseDecision = z
     planned: z.array(PlannedRun).describe("What the current attempt waits for"),
     reasons: z.array(DecisionReason),
     runs: z.array(DecisionRun),
+    baseline: DecisionBaseline.nullable().describe("null when the decision is not compared with a base branch (a push, or made without `base`)"),
+    changes: DecisionChanges.nullable().describe("Case by case against the baseline, once the planned runs are judged; null without a baseline"),
+    policy_changes: z.array(PolicyChange).describe("What the head removes or relaxes in the base branch's .assure/ (the pseudo-gate `policy`)"),
+    change_settings: ChangeSettings.nullable().describe("The base branch's settings the decision was judged by; null without `base`"),
     created_at: Timestamp,
     updated_at: Timestamp,
     decided_at: Timestamp.nullable().describe("When it last became ALLOWED or BLOCKED; null while PENDING"),
@@ -85,6 +93,7 @@ export const CreateDecisionBody = z
     project_id: OwningProject,
     subject: z.union([z.strictObject(CommitSubjectFields), z.strictObject(RunsSubjectFields)]),
     plan: Plan.optional().describe("For a commit: the runs (spec and environment) the decision waits for"),
+    base: DecisionBase.optional().describe("For a pull request's head: its base branch, to find the baseline and judge the change"),
   })
   .meta({ id: "CreateDecisionBody" });
 export type CreateDecisionBody = z.infer<typeof CreateDecisionBody>;
@@ -134,12 +143,32 @@ export type Waiver = z.infer<typeof Waiver>;
 export const CreateWaiverBody = z
   .strictObject({
     run_id: ResourceId,
-    gate_id: z.string().min(1).max(64).describe("A gate of the run, or `run` for a run that could not be judged"),
+    gate_id: z.string().min(1).max(64).describe("A gate of the run, or `run` for a run that could not be judged (the decision's own gate `policy` is lifted by a policy approval)"),
     reason: z.string().min(1).max(2000),
     expires_at: z.iso.datetime({ offset: false }).optional().describe("ISO 8601 UTC; the waiver lapses then"),
   })
   .meta({ id: "CreateWaiverBody" });
 export type CreateWaiverBody = z.infer<typeof CreateWaiverBody>;
+
+/**
+ * A person's approval of what a pull request's head removes or relaxes in the base branch's
+ * policy: it lifts the decision's own gate `policy`. Made through the API (releases:waive) or by
+ * a writer other than the pull request's author pressing "Approve policy" on the check run.
+ */
+export const PolicyApproval = z
+  .object({
+    approval_id: z.string(),
+    decision_id: z.string(),
+    reason: z.string(),
+    created_by: Actor,
+    created_at: Timestamp,
+  })
+  .meta({ id: "PolicyApproval" });
+export type PolicyApproval = z.infer<typeof PolicyApproval>;
+
+export const CreatePolicyApprovalBody = z.strictObject({ reason: z.string().min(1).max(2000) }).meta({ id: "CreatePolicyApprovalBody" });
+
+export const PolicyApprovalList = listOf(PolicyApproval).meta({ id: "PolicyApprovalList" });
 
 export const RevokeWaiverBody = z.strictObject({ reason: z.string().min(1).max(2000) }).meta({ id: "RevokeWaiverBody" });
 

@@ -1,9 +1,11 @@
 import {
+  POLICY_GATE,
   RUN_GATE,
   evidencePath,
   runPath,
   type DecisionReason,
   type DecisionStatus,
+  type PolicyChange,
   type Run,
 } from "../contract/index.js";
 
@@ -17,20 +19,39 @@ export interface SlotFacts {
   waiting: { for: string; until: string } | null;
   run:
     | (Pick<Run, "run_id" | "status" | "verdict" | "failure"> & {
-        gates: { gate_id: string; status: "passed" | "failed" | "inconclusive" | "waived"; reason: string; evidence_refs: string[] }[];
+        gates: {
+          gate_id: string;
+          status: "passed" | "failed" | "inconclusive" | "waived";
+          reason: string;
+          evidence_refs: string[];
+          /** For a gate judged against the base branch: the baseline's evidence. */
+          baseline_evidence_refs?: string[];
+        }[];
       })
     | null;
 }
 
 /** A waiver in force: it lifts one gate of one run. */
 export interface WaiverFacts {
-  run_id: string;
+  /** null for the decision's own gate (`policy`). */
+  run_id: string | null;
   gate_id: string;
   /** Its API path, cited as the reason's `waiver_ref`. */
   ref: string;
 }
 
+/** What the head removes or relaxes in the base branch's policy, and whether that needs an approval. */
+export interface PolicyFacts {
+  changes: readonly PolicyChange[];
+  mode: "require_approval" | "report";
+}
+
 const TERMINAL = new Set<Run["status"]>(["COMPLETED", "INCONCLUSIVE", "FAILED"]);
+
+const reasonOf = (reason: Omit<DecisionReason, "baseline_evidence_refs"> & { baseline_evidence_refs?: string[] | undefined }): DecisionReason => ({
+  ...reason,
+  baseline_evidence_refs: reason.baseline_evidence_refs ?? [],
+});
 
 /**
  * The release decision over the planned runs of its current attempt, with the waivers in force, at
@@ -38,19 +59,25 @@ const TERMINAL = new Set<Run["status"]>(["COMPLETED", "INCONCLUSIVE", "FAILED"])
  * gate, a run that could not be judged, or a wait that outlasted its deadline blocks it unless a
  * waiver lifts it; nothing planned blocks it.
  */
-export function decideRelease(slots: readonly SlotFacts[], waivers: readonly WaiverFacts[], now: string): { status: DecisionStatus; reasons: DecisionReason[] } {
+export function decideRelease(
+  slots: readonly SlotFacts[],
+  waivers: readonly WaiverFacts[],
+  now: string,
+  policy: PolicyFacts = { changes: [], mode: "require_approval" },
+): { status: DecisionStatus; reasons: DecisionReason[] } {
   if (slots.length === 0) {
     return {
       status: "BLOCKED",
-      reasons: [{ run_id: null, gate_id: null, status: "untested", blocking: true, reason: "nothing was tested: no run was planned", evidence_refs: [], waiver_ref: null }],
+      reasons: [reasonOf({ run_id: null, gate_id: null, status: "untested", blocking: true, reason: "nothing was tested: no run was planned", evidence_refs: [], waiver_ref: null })],
     };
   }
-  const waiverOf = (runId: string, gateId: string) => waivers.find((w) => w.run_id === runId && w.gate_id === gateId)?.ref ?? null;
+  const waiverOf = (runId: string | null, gateId: string) => waivers.find((w) => w.run_id === runId && w.gate_id === gateId)?.ref ?? null;
   const reasons: DecisionReason[] = [];
+  if (policy.changes.length > 0) reasons.push(policyReason(policy, waiverOf(null, POLICY_GATE)));
   for (const slot of slots) {
     const { run, waiting } = slot;
     if (!run && waiting && now >= waiting.until) {
-      reasons.push({
+      reasons.push(reasonOf({
         run_id: null,
         gate_id: null,
         status: "error",
@@ -58,15 +85,15 @@ export function decideRelease(slots: readonly SlotFacts[], waivers: readonly Wai
         reason: `${slot.label}: gave up waiting for ${waiting.for} at ${waiting.until}; start the runs again once it is there`,
         evidence_refs: [],
         waiver_ref: null,
-      });
+      }));
       continue;
     }
     if (!run && waiting) {
-      reasons.push({ run_id: null, gate_id: null, status: "pending", blocking: true, reason: `${slot.label}: waiting for ${waiting.for} until ${waiting.until}`, evidence_refs: [], waiver_ref: null });
+      reasons.push(reasonOf({ run_id: null, gate_id: null, status: "pending", blocking: true, reason: `${slot.label}: waiting for ${waiting.for} until ${waiting.until}`, evidence_refs: [], waiver_ref: null }));
       continue;
     }
     if (!run || !TERMINAL.has(run.status)) {
-      reasons.push({
+      reasons.push(reasonOf({
         run_id: run?.run_id ?? null,
         gate_id: null,
         status: "pending",
@@ -74,12 +101,12 @@ export function decideRelease(slots: readonly SlotFacts[], waivers: readonly Wai
         reason: run ? `${slot.label}: the run is ${run.status}` : `${slot.label}: waiting for its run`,
         evidence_refs: run ? [runPath(run.run_id)] : [],
         waiver_ref: null,
-      });
+      }));
       continue;
     }
     if (run.status === "FAILED") {
       const waiver = waiverOf(run.run_id, RUN_GATE);
-      reasons.push({
+      reasons.push(reasonOf({
         run_id: run.run_id,
         gate_id: RUN_GATE,
         status: waiver ? "waived" : "error",
@@ -87,20 +114,21 @@ export function decideRelease(slots: readonly SlotFacts[], waivers: readonly Wai
         reason: `${slot.label}: the run could not be judged (${run.failure?.cause}): ${run.failure?.message ?? ""}`,
         evidence_refs: [evidencePath(run.run_id)],
         waiver_ref: waiver,
-      });
+      }));
       continue;
     }
     for (const gate of run.gates) {
       const lifted = gate.status !== "passed" ? waiverOf(run.run_id, gate.gate_id) : null;
-      reasons.push({
+      reasons.push(reasonOf({
         run_id: run.run_id,
         gate_id: gate.gate_id,
         status: lifted ? "waived" : gate.status,
         blocking: gate.status !== "passed" && !lifted,
         reason: gate.reason,
         evidence_refs: gate.evidence_refs,
+        baseline_evidence_refs: gate.baseline_evidence_refs,
         waiver_ref: lifted,
-      });
+      }));
     }
   }
   const status: DecisionStatus = reasons.some((r) => r.status === "pending")
@@ -109,4 +137,23 @@ export function decideRelease(slots: readonly SlotFacts[], waivers: readonly Wai
       ? "BLOCKED"
       : "ALLOWED";
   return { status, reasons };
+}
+
+/** The decision's own gate when the head changes the policy: it blocks until a writer approves (a waiver of `policy`). */
+function policyReason(policy: PolicyFacts, waiver: string | null): DecisionReason {
+  const listed = policy.changes.slice(0, 10).map((change) => `${change.where}: ${change.message}`).join("; ");
+  const more = policy.changes.length > 10 ? `; and ${policy.changes.length - 10} more` : "";
+  const what = `${policy.changes.length} policy change(s) to the base branch's .assure/: ${listed}${more}`;
+  if (policy.mode === "report") {
+    return reasonOf({ run_id: null, gate_id: POLICY_GATE, status: "passed", blocking: false, reason: `${what} (reported only: policy_changes is 'report')`, evidence_refs: [], waiver_ref: null });
+  }
+  return reasonOf({
+    run_id: null,
+    gate_id: POLICY_GATE,
+    status: waiver ? "waived" : "failed",
+    blocking: !waiver,
+    reason: waiver ? `${what}: approved` : `${what}: a writer other than the author must approve them`,
+    evidence_refs: [],
+    waiver_ref: waiver,
+  });
 }

@@ -1,5 +1,8 @@
 import type { TestSpecDocument, Tool } from "../contract/index.js";
+import { limitsOf } from "../specs/limits.js";
 import { fillTools, scenarioCases } from "../specs/scenario-cases.js";
+
+export { DEFAULT_LIMITS, limitsOf } from "../specs/limits.js";
 import type { Injection } from "./tool-mocks.js";
 
 /** One conversation to hold with the agent: a scenario (or probe) at one repeat. */
@@ -15,13 +18,6 @@ export interface ConversationPlan {
   timeout_ms: number;
   injection: Injection | undefined;
   canary: boolean;
-}
-
-export const DEFAULT_LIMITS = { max_steps: 8, timeout_ms: 30_000, repeat: 1, concurrency: 8, run_timeout_ms: 6 * 3_600_000 } as const;
-
-/** The spec's run limits, its defaults filled in. */
-export function limitsOf(spec: TestSpecDocument): { -readonly [K in keyof typeof DEFAULT_LIMITS]: number } {
-  return { ...DEFAULT_LIMITS, ...spec.defaults };
 }
 
 /** Names a planned conversation: the same for every attempt at it. */

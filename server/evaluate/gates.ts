@@ -1,6 +1,6 @@
 import { BUDGET_GATE_ID, evaluationPath, findingPath, type EvaluationKind, type GateSpec, type TestSpecDocument } from "../contract/index.js";
 import type { EvaluationDraft, FindingDraft } from "./evaluator.js";
-import { SEVERITY_RANK } from "./severity-rank.js";
+import { SEVERITY_RANK } from "../specs/severity-rank.js";
 import { decideRate } from "./statistics.js";
 
 export type GateStatus = "passed" | "failed" | "inconclusive";
@@ -116,7 +116,14 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
         ? expectationsGate()
         : require.metric !== undefined
           ? metricGate(require.metric, require.min_pass_rate ?? 1, require.confidence)
-          : severityGate(require.max_finding_severity ?? "info");
+          : require.max_finding_severity !== undefined
+            ? severityGate(require.max_finding_severity)
+            : {
+                // Only `no_regression`: a run alone has nothing to compare with; its release decision compares it with the base branch.
+                status: "passed" as const,
+                reason: "no_regression is judged by the release decision, against the base branch's evidence (a run alone has nothing to compare with)",
+                evidence_refs: [],
+              };
     return { gate_id: gate.id, title: gate.title ?? null, ...decided };
   });
   // A spec with a budget gets its gate: as the budget's evaluation says.

@@ -13,13 +13,14 @@ export interface DecisionDeps {
 const refused = (path: string, message: string) => new ApiError("VALIDATION_FAILED", { message, details: [{ path, message }] });
 
 /** Checks that what a decision names belongs to its project: the runs of its subject, the specs and environments of its plan. */
-function assertInProject({ store }: Pick<DecisionDeps, "store">, projectId: string, body: Pick<CreateDecisionBody, "subject" | "plan">): void {
+function assertInProject({ store }: Pick<DecisionDeps, "store">, projectId: string, body: Pick<CreateDecisionBody, "subject" | "plan" | "base">): void {
   if ("run_ids" in body.subject) {
     body.subject.run_ids.forEach((runId, i) => {
       if (store.getRun(runId)?.project_id !== projectId) throw refused(`body.subject.run_ids[${i}]`, `run '${runId}' is not a run of this project`);
     });
     if (new Set(body.subject.run_ids).size !== body.subject.run_ids.length) throw refused("body.subject.run_ids", "a run is listed twice");
     if (body.plan !== undefined) throw refused("body.plan", "a decision on runs waits for those runs: it takes no plan");
+    if (body.base !== undefined) throw refused("body.base", "a decision on runs has no base branch: make one for the pull request's head commit");
   }
   (body.plan ?? []).forEach(({ test_spec_id, environment_id }, i) => {
     if (store.getTestSpecHead(test_spec_id)?.project_id !== projectId) throw refused(`body.plan[${i}].test_spec_id`, `test spec '${test_spec_id}' is not in this project`);
@@ -31,17 +32,18 @@ function assertInProject({ store }: Pick<DecisionDeps, "store">, projectId: stri
 
 /**
  * Makes a release decision, or finds the one of its commit (one per project, repository and
- * commit): the GitHub App, the Action and API clients all come here.
+ * commit): the GitHub App, the Action and API clients all come here. A pull request's head names
+ * its base branch (`base`): the baseline is chosen from it then, once.
  */
 export async function createDecision(
   deps: DecisionDeps,
   projectId: string,
-  body: Pick<CreateDecisionBody, "subject" | "plan">,
+  body: Pick<CreateDecisionBody, "subject" | "plan" | "base">,
 ): Promise<{ decision: ReleaseDecision; created: boolean }> {
   assertInProject(deps, projectId, body);
   const [outcome] = await deps.store.write([
     "createDecision",
-    { decision_id: deps.newId("decision"), project_id: projectId, subject: body.subject, plan: body.plan ?? [] },
+    { decision_id: deps.newId("decision"), project_id: projectId, subject: body.subject, plan: body.plan ?? [], base: body.base },
     deps.clock.now().toISOString(),
   ]);
   return outcome;

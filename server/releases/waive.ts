@@ -1,4 +1,4 @@
-import { RUN_GATE, type CreateWaiverBody, type ReleaseDecision, type Waiver } from "../contract/index.js";
+import { POLICY_GATE, RUN_GATE, type PolicyApproval, type CreateWaiverBody, type ReleaseDecision, type Waiver } from "../contract/index.js";
 import { ApiError } from "../errors.js";
 import type { DecisionDeps } from "./create-decision.js";
 
@@ -12,6 +12,12 @@ export interface WaiverAuthor {
  * must be one that blocks (failed or inconclusive, or `run` for a run that could not be judged).
  */
 export async function waiveGate(deps: DecisionDeps, decision: ReleaseDecision, body: CreateWaiverBody, author: WaiverAuthor): Promise<Waiver> {
+  if (body.gate_id === POLICY_GATE) {
+    throw new ApiError("VALIDATION_FAILED", {
+      message: `'${POLICY_GATE}' is the decision's own gate (the head's policy changes): approve them with POST ${decision.links.self}/policy-approvals.`,
+      details: [{ path: "body.gate_id", message: "a gate of the run" }],
+    });
+  }
   const reason = decision.reasons.find((r) => r.run_id === body.run_id && r.gate_id === body.gate_id);
   if (!decision.runs.some((run) => run.run_id === body.run_id)) {
     throw new ApiError("VALIDATION_FAILED", {
@@ -57,4 +63,21 @@ export async function revokeWaiver(deps: DecisionDeps, waiver: Waiver, reason: s
   ]);
   if (!revocation) throw new ApiError("CONFLICT", { message: `Waiver '${waiver.waiver_id}' was revoked already.` });
   return revocation;
+}
+
+/**
+ * Approves what the decision's head removes or relaxes in the base branch's policy: it lifts the
+ * decision's gate `policy`. 400 when nothing needs approving; 409 when it is approved already.
+ */
+export async function approvePolicy(deps: DecisionDeps, decision: ReleaseDecision, reason: string, author: WaiverAuthor): Promise<PolicyApproval> {
+  const policy = decision.reasons.find((r) => r.gate_id === POLICY_GATE && r.run_id === null);
+  if (!policy || (policy.status !== "failed" && policy.status !== "waived")) {
+    throw new ApiError("VALIDATION_FAILED", {
+      message: "The decision's head changes no policy that needs an approval: there is nothing to approve.",
+      details: [{ path: "decision_id", message: "a decision whose gate 'policy' blocks it" }],
+    });
+  }
+  if (policy.status === "waived") throw new ApiError("CONFLICT", { message: "The decision's policy changes are approved already." });
+  const [approval] = await deps.store.write(["approvePolicy", { approval_id: deps.newId("approval"), decision_id: decision.decision_id, reason, created_by: author }, deps.clock.now().toISOString()]);
+  return approval;
 }

@@ -20,6 +20,9 @@ const GateCode = z
 export const EVALUATION_PREFIXES = { expectation: "expect.", probe: "probe.", detector: "detector.", budget: "budget." } as const;
 export const RESERVED_METRIC_PREFIXES = Object.values(EVALUATION_PREFIXES);
 
+/** A release decision's own gate, for what a pull request removes or relaxes in the base branch's policy. */
+export const POLICY_GATE_ID = "policy";
+
 /** The gate a run gets when its spec sets `defaults.budget`. */
 export const BUDGET_GATE_ID = "budget";
 
@@ -138,6 +141,12 @@ export const Tool = z.strictObject({
 });
 export type Tool = z.infer<typeof Tool>;
 
+/** A drop larger than `max_drop` (of a pass rate, or of a judged score) with p below 1 − `confidence` is a regression. */
+export const NoRegression = z.strictObject({
+  max_drop: Fraction.default(0.05),
+  confidence: z.number().min(0.5).max(0.999).default(0.95),
+});
+
 export const GateSpec = z
   .strictObject({
     id: GateCode,
@@ -148,16 +157,19 @@ export const GateSpec = z
       min_pass_rate: Fraction.optional(),
       confidence: z.number().min(0.5).max(0.999).optional(),
       max_finding_severity: Severity.optional(),
+      no_regression: NoRegression.optional().describe(
+        "Compared with the base branch by the release decision: alone, over every case of the spec; beside another requirement, over that requirement's cases",
+      ),
     }),
   })
   .superRefine((gate, ctx) => {
     const r = gate.require;
     const kinds = [r.expectations !== undefined, r.metric !== undefined, r.max_finding_severity !== undefined];
-    if (kinds.filter(Boolean).length !== 1) {
+    if (kinds.filter(Boolean).length > 1 || (kinds.every((kind) => !kind) && r.no_regression === undefined)) {
       ctx.addIssue({
         code: "custom",
         path: ["require"],
-        message: "require exactly one of: expectations, metric (with min_pass_rate), max_finding_severity",
+        message: "require one of: expectations, metric (with min_pass_rate), max_finding_severity — and/or no_regression",
       });
       return;
     }
@@ -286,6 +298,7 @@ function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
   doc.gates.forEach((gate, g) => {
     if (gates.has(gate.id)) problem(["gates", g, "id"], `duplicate gate id '${gate.id}'`);
     if (gate.id === BUDGET_GATE_ID && doc.defaults?.budget) problem(["gates", g, "id"], `the gate id '${BUDGET_GATE_ID}' is the one defaults.budget adds`);
+    if (gate.id === POLICY_GATE_ID) problem(["gates", g, "id"], `the gate id '${POLICY_GATE_ID}' is a release decision's own (the policy changes of a pull request)`);
     gates.add(gate.id);
     const metric = gate.require.metric;
     if (metric !== undefined && !metrics.has(metric)) {

@@ -1,16 +1,24 @@
 import {
+  POLICY_GATE,
   decisionPath,
   evidencePath,
   runPath,
   type DecisionEvent,
+  type DecisionBase,
+  type DecisionBaseline,
+  type DecisionChanges,
   type DecisionReason,
   type DecisionStatus,
   type DecisionUpdatedData,
+  type PolicyApproval,
   type ReleaseDecision,
   type Run,
+  type TestSpecDocument,
   type Waiver,
 } from "../contract/index.js";
 import { decideRelease, type SlotFacts } from "../decisions/decide-release.js";
+import { chooseBaseline } from "../changes/baseline.js";
+import { judgeChange, summarizeChanges, withChange, type BaseOf, type CitedEvaluation, type SlotChange } from "../changes/judge-change.js";
 import { makeIdGenerator } from "../ids.js";
 import type { Db } from "./db.js";
 import type { GateResultRow } from "./evaluations.js";
@@ -31,6 +39,14 @@ interface DecisionRow {
   created_at: string;
   updated_at: string;
   decided_at: string | null;
+  /** JSON of DecisionBase: what the client gave of the base branch; null when not compared. */
+  base: string | null;
+  /** JSON of DecisionBaseline, chosen when the decision was made. */
+  baseline: string | null;
+  /** JSON of the base branch's decided decisions along the chain, oldest first (for flakiness). */
+  history: string | null;
+  /** JSON of DecisionChanges, kept with the reasons. */
+  changes: string | null;
 }
 
 interface SlotRow {
@@ -48,7 +64,7 @@ interface SlotRow {
 interface WaiverRow {
   waiver_id: string;
   decision_id: string;
-  run_id: string;
+  run_id: string | null;
   gate_id: string;
   reason: string;
   expires_at: string | null;
@@ -75,6 +91,7 @@ export interface NewDecision {
   project_id: string;
   subject: { repository: string; commit_sha: string } | { run_ids: string[] };
   plan: { test_spec_id: string; environment_id: string }[];
+  base?: DecisionBase | undefined;
 }
 
 /** What a planned run (a spec in an environment) of a decision's current attempt waits for, until when. */
@@ -97,6 +114,7 @@ export type NewWaiver = Pick<WaiverRow, "waiver_id" | "decision_id" | "run_id" |
 export const REFRESH_RELEASE_DECISION = "refresh_release_decision";
 
 export const waiverPath = (decisionId: string, waiverId: string) => `${decisionPath(decisionId)}/waivers/${waiverId}`;
+export const policyApprovalPath = (decisionId: string, approvalId: string) => `${decisionPath(decisionId)}/policy-approvals/${approvalId}`;
 
 /**
  * Release decisions and their waivers. A decision's status and reasons are a projection of the
@@ -114,6 +132,8 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
   const saveState = db.prepare(`UPDATE release_decisions SET status = @status, reasons = @reasons, updated_at = @now,
       decided_at = CASE WHEN @status = 'PENDING' THEN NULL WHEN status = @status AND decided_at IS NOT NULL THEN decided_at ELSE @now END
     WHERE decision_id = @decision_id`);
+  const saveChanges = db.prepare("UPDATE release_decisions SET changes = ? WHERE decision_id = ?");
+  const saveBase = db.prepare("UPDATE release_decisions SET base = @base, baseline = @baseline, history = @history WHERE decision_id = @decision_id");
   const raiseAttempt = db.prepare("UPDATE release_decisions SET attempt = attempt + 1, updated_at = ? WHERE decision_id = ?");
 
   const insertSlot = db.prepare(`INSERT INTO release_decision_slots (decision_id, attempt, position, test_spec_id, environment_id, run_id)
@@ -135,10 +155,12 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
   const labelOf = db.prepare(`SELECT (SELECT name FROM test_specs WHERE test_spec_id = ?) || ' in ' ||
       (SELECT name FROM environments WHERE environment_id = ?)`).pluck();
 
+  // A policy approval is kept as a waiver of the decision's gate `policy`, naming no run; the API shows it apart.
   const waiversOf = db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
-    WHERE w.decision_id = @decision_id AND (@after IS NULL OR w.waiver_id > @after) ORDER BY w.waiver_id LIMIT @limit`);
+    WHERE w.decision_id = @decision_id AND w.run_id IS NOT NULL AND (@after IS NULL OR w.waiver_id > @after) ORDER BY w.waiver_id LIMIT @limit`);
   const waiverById = db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
-    WHERE w.decision_id = ? AND w.waiver_id = ?`);
+    WHERE w.decision_id = ? AND w.waiver_id = ? AND w.run_id IS NOT NULL`);
+  const approvalsOf = db.prepare("SELECT * FROM waivers WHERE decision_id = ? AND run_id IS NULL ORDER BY waiver_id");
   const inForce = db.prepare(`SELECT w.waiver_id, w.run_id, w.gate_id FROM waivers w
     WHERE w.decision_id = ? AND w.revokes IS NULL AND (w.expires_at IS NULL OR w.expires_at > ?)
       AND NOT EXISTS (SELECT 1 FROM waivers r WHERE r.revokes = w.waiver_id)`);
@@ -153,9 +175,63 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
 
   const toRun = (runId: string) => runById.get(runId) as RunRow | undefined;
 
+  // What a comparison with the base branch reads.
+  const decidedOnCommit = db.prepare(`SELECT decision_id FROM release_decisions
+    WHERE project_id = ? AND repository = ? AND commit_sha = ? AND status != 'PENDING'`).pluck();
+  const runOfSlot = db.prepare(`SELECT s.run_id FROM release_decision_slots s JOIN release_decisions d ON d.decision_id = s.decision_id AND d.attempt = s.attempt
+    WHERE s.decision_id = ? AND s.test_spec_id = ? AND s.environment_id = ?`).pluck();
+  const specDocument = db.prepare("SELECT document FROM test_spec_versions WHERE test_spec_id = ? AND spec_version = ? LIMIT 1").pluck();
+  // One row per conversation and check: passed when every evaluation of it passed; the mean score;
+  // the evaluation to cite (a failed one when there is one).
+  const caseEvaluations = db.prepare(`SELECT kind, scenario_id, MIN(spec_path) AS spec_path, metric_id, conversation_id, NULL AS turn,
+      CASE WHEN MIN(status = 'passed') = 1 THEN 'passed' ELSE 'failed' END AS status, AVG(score) AS score,
+      COALESCE(MIN(CASE WHEN status = 'failed' THEN evaluation_id END), MIN(evaluation_id)) AS evaluation_id
+    FROM evaluations
+    WHERE run_id = ? AND kind IN ('expectation', 'metric', 'probe') AND scenario_id IS NOT NULL AND status IN ('passed', 'failed')
+    GROUP BY kind, scenario_id, metric_id, conversation_id, CASE WHEN kind = 'expectation' THEN spec_path END`);
+
+  const documentOf = (run: RunRow) => JSON.parse(specDocument.get(run.test_spec_id, run.spec_version) as string) as TestSpecDocument;
+  const sideOf = (run: RunRow) => ({ run_id: run.run_id, spec: documentOf(run), evaluations: caseEvaluations.all(run.run_id) as CitedEvaluation[] });
+  const JUDGED = new Set<Run["status"]>(["COMPLETED", "INCONCLUSIVE"]);
+
+  /** The baseline's run of the same spec and environment, or why there is none to compare with. */
+  function baseOf(baseline: DecisionBaseline, slot: SlotRow): BaseOf {
+    if (!baseline.found) return { side: null, why: `no baseline to compare with (${baseline.reason})` };
+    const commit = baseline.commit_sha!.slice(0, 7);
+    const runId = runOfSlot.get(baseline.decision_id, slot.test_spec_id, slot.environment_id) as string | null | undefined;
+    const run = runId ? toRun(runId) : undefined;
+    if (!run) return { side: null, why: `the baseline ${commit} did not run this spec in this environment: nothing to compare with` };
+    if (!JUDGED.has(run.status)) return { side: null, why: `the baseline ${commit}'s run ${run.run_id} could not be judged (${run.status}): nothing to compare with` };
+    return { side: sideOf(run), commit_sha: baseline.commit_sha! };
+  }
+
+  /**
+   * Chooses the baseline of a pull request's head: the first decided decision of the repository
+   * along the base branch's first-parent chain. A decision still pending is passed over: a change
+   * is judged against evidence that exists. Also keeps the decided ones (up to 20, oldest first) as
+   * the history flakiness is measured over.
+   */
+  function chooseFrom(projectId: string, repository: string, base: DecisionBase, mergeBase: string) {
+    const decisionOf = (sha: string) => {
+      const decisionId = decidedOnCommit.get(projectId, repository, sha) as string | undefined;
+      return decisionId ? { decision_id: decisionId, commit_sha: sha } : undefined;
+    };
+    const chosen = chooseBaseline(base.commits, decisionOf, base.settings.baseline);
+    const baseline: DecisionBaseline = chosen.found
+      ? { ...chosen, reason: null, merge_base_sha: mergeBase }
+      : { found: false, decision_id: null, commit_sha: null, age_commits: null, age_days: null, warning: null, reason: chosen.reason, merge_base_sha: mergeBase };
+    const history = base.commits
+      .slice(0, base.settings.baseline.depth)
+      .flatMap((commit) => decisionOf(commit.sha)?.decision_id ?? [])
+      .slice(0, 20)
+      .reverse();
+    return { baseline, history };
+  }
+
   function toDecision(row: DecisionRow): ReleaseDecision {
     const slots = allSlotsOf.all(row.decision_id) as SlotRow[];
     const current = slots.filter((slot) => slot.attempt === row.attempt);
+    const base = row.base ? (JSON.parse(row.base) as DecisionBase) : null;
     const attemptOf = new Map(slots.filter((slot) => slot.run_id).map((slot) => [slot.run_id!, slot.attempt]));
     const runs =
       row.repository !== null
@@ -168,7 +244,8 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
       subject: row.repository !== null ? { repository: row.repository, commit_sha: row.commit_sha! } : { run_ids: slots.map((s) => s.run_id!) },
       attempt: row.attempt,
       planned: current.map((slot) => ({ test_spec_id: slot.test_spec_id, environment_id: slot.environment_id, run_id: slot.run_id, waiting: slot.run_id ? null : waitOf(slot) })),
-      reasons: JSON.parse(row.reasons) as DecisionReason[],
+      // Reasons saved before gates were judged against a base branch have no baseline_evidence_refs.
+      reasons: (JSON.parse(row.reasons) as DecisionReason[]).map((reason) => ({ ...reason, baseline_evidence_refs: reason.baseline_evidence_refs ?? [] })),
       runs: runs.map((run) => ({
         run_id: run.run_id,
         test_spec_id: run.test_spec_id,
@@ -179,6 +256,10 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
         attempt: attemptOf.get(run.run_id) ?? null,
         links: { run: runPath(run.run_id), evidence: evidencePath(run.run_id) },
       })),
+      baseline: row.baseline ? (JSON.parse(row.baseline) as DecisionBaseline) : null,
+      changes: row.changes ? (JSON.parse(row.changes) as DecisionChanges) : null,
+      policy_changes: base?.policy_changes ?? [],
+      change_settings: base?.settings ?? null,
       created_at: row.created_at,
       updated_at: row.updated_at,
       decided_at: row.decided_at,
@@ -186,11 +267,21 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
     };
   }
 
+  function toApproval(row: WaiverRow): PolicyApproval {
+    return {
+      approval_id: row.waiver_id,
+      decision_id: row.decision_id,
+      reason: row.reason,
+      created_by: { key_id: row.created_by_key, github_login: row.created_by_login },
+      created_at: row.created_at,
+    };
+  }
+
   function toWaiver(row: WaiverRow, now: string): Waiver {
     return {
       waiver_id: row.waiver_id,
       decision_id: row.decision_id,
-      run_id: row.run_id,
+      run_id: row.run_id!,
       gate_id: row.gate_id,
       reason: row.reason,
       expires_at: row.expires_at,
@@ -208,8 +299,13 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
    */
   function refresh(decisionId: string, now: string, runId: string | null = null): void {
     const row = byId.get(decisionId) as DecisionRow;
+    const base = row.base ? (JSON.parse(row.base) as DecisionBase) : null;
+    const baseline = row.baseline ? (JSON.parse(row.baseline) as DecisionBaseline) : null;
+    const compared: SlotChange[] = [];
     const slots = (slotsOf.all(decisionId, row.attempt) as SlotRow[]).map((slot): SlotFacts => {
       const run = slot.run_id ? toRun(slot.run_id) : undefined;
+      const change = run && baseline && JUDGED.has(run.status) ? judgeChange(sideOf(run), baseOf(baseline, slot)) : undefined;
+      if (change) compared.push(change);
       return {
         test_spec_id: slot.test_spec_id,
         environment_id: slot.environment_id,
@@ -221,12 +317,15 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
               status: run.status,
               verdict: run.verdict,
               failure: run.failure_cause ? { cause: run.failure_cause, message: run.failure_message ?? "" } : null,
-              gates: (gatesOf.all(run.run_id) as GateResultRow[]).map((gate) => ({
-                gate_id: gate.gate_id,
-                status: gate.status,
-                reason: gate.reason,
-                evidence_refs: JSON.parse(gate.evidence_refs) as string[],
-              })),
+              gates: withChange(
+                (gatesOf.all(run.run_id) as GateResultRow[]).map((gate) => ({
+                  gate_id: gate.gate_id,
+                  status: gate.status,
+                  reason: gate.reason,
+                  evidence_refs: JSON.parse(gate.evidence_refs) as string[],
+                })),
+                change,
+              ),
             }
           : null,
       };
@@ -234,11 +333,13 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
     const waivers = (inForce.all(decisionId, now) as Pick<WaiverRow, "waiver_id" | "run_id" | "gate_id">[]).map((w) => ({
       run_id: w.run_id,
       gate_id: w.gate_id,
-      ref: waiverPath(decisionId, w.waiver_id),
+      ref: w.run_id === null ? policyApprovalPath(decisionId, w.waiver_id) : waiverPath(decisionId, w.waiver_id),
     }));
-    const decided = decideRelease(slots, waivers, now);
+    const decided = decideRelease(slots, waivers, now, { changes: base?.policy_changes ?? [], mode: base?.settings.policy_changes ?? "require_approval" });
     const reasons = JSON.stringify(decided.reasons);
+    const changes = baseline?.found ? JSON.stringify(summarizeChanges(compared)) : null;
     const isNew = lastEvent.get(decisionId) === 0;
+    if (changes !== row.changes) saveChanges.run(changes, decisionId);
     if (!isNew && decided.status === row.status && reasons === row.reasons) return;
     saveState.run({ decision_id: decisionId, status: decided.status, reasons, now });
     const data: DecisionUpdatedData = {
@@ -309,6 +410,13 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
       listWaivers(decisionId: string, after: string | undefined, limit: number, now: string): Waiver[] {
         return (waiversOf.all({ decision_id: decisionId, after: after ?? null, limit }) as WaiverRow[]).map((row) => toWaiver(row, now));
       },
+      listPolicyApprovals(decisionId: string): PolicyApproval[] {
+        return (approvalsOf.all(decisionId) as WaiverRow[]).map(toApproval);
+      },
+      getPolicyApproval(decisionId: string, approvalId: string): PolicyApproval | undefined {
+        const row = (approvalsOf.all(decisionId) as WaiverRow[]).find((r) => r.waiver_id === approvalId);
+        return row && toApproval(row);
+      },
     },
     writes: {
       /**
@@ -323,6 +431,10 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
         }
         const commit = "repository" in subject ? subject : { repository: null, commit_sha: null };
         insertDecision.run({ decision_id: decision.decision_id, project_id: decision.project_id, ...commit, now });
+        if (decision.base && "repository" in subject) {
+          const { baseline, history } = chooseFrom(decision.project_id, subject.repository, decision.base, decision.base.commits[0]!.sha);
+          saveBase.run({ decision_id: decision.decision_id, base: JSON.stringify(decision.base), baseline: JSON.stringify(baseline), history: JSON.stringify(history) });
+        }
         if ("run_ids" in subject) {
           subject.run_ids.forEach((runId, position) => {
             const run = toRun(runId)!;
@@ -358,6 +470,23 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
         }
         refresh(waiver.decision_id, now);
         return toWaiver(waiverById.get(waiver.decision_id, waiver.waiver_id) as WaiverRow, now);
+      },
+      /** Records an approval of the head's policy changes, and refreshes the decision. */
+      approvePolicy(approval: Pick<NewWaiver, "decision_id" | "reason" | "created_by"> & { approval_id: string }, now: string): PolicyApproval {
+        insertWaiver.run({
+          waiver_id: approval.approval_id,
+          decision_id: approval.decision_id,
+          run_id: null,
+          gate_id: POLICY_GATE,
+          reason: approval.reason,
+          expires_at: null,
+          revokes: null,
+          created_by_key: approval.created_by.key_id,
+          created_by_login: approval.created_by.github_login,
+          created_at: now,
+        });
+        refresh(approval.decision_id, now);
+        return toApproval((approvalsOf.all(approval.decision_id) as WaiverRow[]).find((row) => row.waiver_id === approval.approval_id)!);
       },
       /** Takes a waiver back with a record of its own; undefined if it was revoked already. */
       revokeWaiver(revocation: Omit<NewWaiver, "run_id" | "gate_id" | "expires_at"> & { revokes: string }, now: string): Waiver | undefined {

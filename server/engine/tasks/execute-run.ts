@@ -8,7 +8,7 @@ import { lazyConversations } from "../../evaluate/conversation-source.js";
 import { evaluateRun } from "../../evaluate/evaluate-run.js";
 import type { Evaluator } from "../../evaluate/evaluator.js";
 import type { Judge } from "../../evaluate/judges/llm-judge.js";
-import { SEVERITY_RANK } from "../../evaluate/severity-rank.js";
+import { SEVERITY_RANK } from "../../specs/severity-rank.js";
 import type { NewId } from "../../ids.js";
 import type { Logger } from "../../log.js";
 import PQueue from "p-queue";

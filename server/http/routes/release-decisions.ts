@@ -2,12 +2,15 @@ import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import {
   CreateDecisionBody,
+  CreatePolicyApprovalBody,
   CreateWaiverBody,
   DecisionEventList,
   DecisionQuery,
   NewAttemptBody,
   PageCursor,
   PageQuery,
+  PolicyApproval,
+  PolicyApprovalList,
   ReleaseDecision,
   ReleaseDecisionList,
   ResourceId,
@@ -19,7 +22,7 @@ import { resolveProjectId } from "../../auth/authenticate.js";
 import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
 import { ApiError } from "../../errors.js";
 import { createDecision, startAttempt } from "../../releases/create-decision.js";
-import { revokeWaiver, waiveGate } from "../../releases/waive.js";
+import { approvePolicy, revokeWaiver, waiveGate } from "../../releases/waive.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { pageAfterKey, pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
@@ -133,6 +136,54 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       const decision = visibleDecision(request, request.params.decision_id);
       const waiver = await waiveGate(deps, decision, request.body, author(request));
       return reply.code(201).header("location", `${decision.links.waivers}/${waiver.waiver_id}`).send(waiver);
+    },
+  });
+
+  api.post("/v1/release-decisions/:decision_id/policy-approvals", {
+    config: { scope: "releases:waive" },
+    schema: {
+      operationId: "approvePolicyChanges",
+      tags,
+      summary: "Approve what the head removes or relaxes in the base branch's .assure/: lifts the decision's gate 'policy' (releases:waive)",
+      params: DecisionParams,
+      body: CreatePolicyApprovalBody,
+      response: responses({ 201: PolicyApproval }),
+    },
+    handler: async (request, reply) => {
+      const decision = visibleDecision(request, request.params.decision_id);
+      return reply.code(201).send(await approvePolicy(deps, decision, request.body.reason, author(request)));
+    },
+  });
+
+  api.get("/v1/release-decisions/:decision_id/policy-approvals", {
+    config: { scope: "releases:read" },
+    schema: {
+      operationId: "listPolicyApprovals",
+      tags,
+      summary: "Who approved the head's policy changes, and why",
+      params: DecisionParams,
+      response: responses({ 200: PolicyApprovalList }),
+    },
+    handler: async (request) => {
+      const decision = visibleDecision(request, request.params.decision_id);
+      return { data: store.listPolicyApprovals(decision.decision_id), next_cursor: null, has_more: false };
+    },
+  });
+
+  api.get("/v1/release-decisions/:decision_id/policy-approvals/:approval_id", {
+    config: { scope: "releases:read" },
+    schema: {
+      operationId: "getPolicyApproval",
+      tags,
+      summary: "Get an approval of the head's policy changes",
+      params: z.strictObject({ decision_id: ResourceId, approval_id: ResourceId }),
+      response: responses({ 200: PolicyApproval }),
+    },
+    handler: async (request) => {
+      const decision = visibleDecision(request, request.params.decision_id);
+      const approval = store.getPolicyApproval(decision.decision_id, request.params.approval_id);
+      if (!approval) throw new ApiError("NOT_FOUND", { message: `Policy approval '${request.params.approval_id}' not found.` });
+      return approval;
     },
   });
 

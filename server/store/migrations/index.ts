@@ -18,6 +18,7 @@ import shortLivedKeys from "./0015-short-lived-keys.js";
 import agentPace from "./0016-agent-pace.js";
 import specFiles from "./0017-spec-files.js";
 import agentUsage from "./0018-agent-usage.js";
+import changeAgainstBase from "./0019-change-against-base.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -54,4 +55,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 16, name: "agent-pace", sql: agentPace },
   { version: 17, name: "spec-files", sql: specFiles },
   { version: 18, name: "agent-usage", sql: agentUsage },
+  { version: 19, name: "change-against-base", sql: changeAgainstBase },
 ];

@@ -93,7 +93,7 @@ describe("bad input", () => {
     ["duplicate keys", "name: a\nname: b\n", "unique"],
     ["an alias bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + Array.from({ length: 9 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(", ")}]`).join("\n"), ""],
     ["a bad regex", EXAMPLE_SPEC_YAML.replace('"(?i)refund"', '"(unclosed"'), "regular expression"],
-    ["a gate with two requirements", EXAMPLE_SPEC_YAML.replace("require: { expectations: all }", "require: { expectations: all, max_finding_severity: low }"), "exactly one"],
+    ["a gate with two requirements", EXAMPLE_SPEC_YAML.replace("require: { expectations: all }", "require: { expectations: all, max_finding_severity: low }"), "require one of: expectations, metric (with min_pass_rate), max_finding_severity — and/or no_regression"],
     ["a gate on an undefined metric", EXAMPLE_SPEC_YAML.replace("metric: task_completion", "metric: nope"), "not defined by any scenario"],
     ["a canary check without a canary", EXAMPLE_SPEC_YAML.replace("canary: true ", "canary: false"), "canary"],
   ])("refuses a YAML spec with %s and writes nothing", async (_name, yaml, message) => {

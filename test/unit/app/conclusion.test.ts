@@ -9,6 +9,7 @@ const reason = (status: DecisionReason["status"], run_id: string | null = "run_1
   blocking: !["passed", "waived"].includes(status),
   reason: "",
   evidence_refs: [],
+  baseline_evidence_refs: [],
   waiver_ref: null,
 });
 

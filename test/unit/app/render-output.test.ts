@@ -20,7 +20,7 @@ function view(status: ReleaseDecision["status"], reasons: DecisionReason[], runs
   } as unknown as ReleaseDecision;
   return { kind: "decision", commit, decision, runs, approval: null };
 }
-const reason = (status: DecisionReason["status"]): DecisionReason => ({ run_id: "run_1", gate_id: "G", status, blocking: status !== "passed", reason: "r", evidence_refs: [], waiver_ref: null });
+const reason = (status: DecisionReason["status"]): DecisionReason => ({ run_id: "run_1", gate_id: "G", status, blocking: status !== "passed", reason: "r", evidence_refs: [], baseline_evidence_refs: [], waiver_ref: null });
 
 function hugeRun(): RunView {
   const evaluation = (i: number) =>
