@@ -30374,167 +30374,6 @@ function getIDToken(aud) {
   });
 }
 
-// server/releases/report/render-markdown.ts
-var TITLE_LIMIT = 70;
-var cell = (text) => text.replaceAll("|", "\\|").replace(/\s*\n\s*/g, " ");
-var clip = (text, max) => text.length > max ? `${text.slice(0, max - 1)}\u2026` : text;
-var plural = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
-function renderDecisionTitle({ decision }) {
-  const gates = decision.reasons.filter((r) => r.gate_id !== null);
-  const count = (status) => decision.reasons.filter((r) => r.status === status).length;
-  if (decision.status === "PENDING") {
-    const done = decision.planned.length - decision.reasons.filter((r) => r.status === "pending").length;
-    return clip(`Release pending: ${done} of ${plural(decision.planned.length, "run")} finished`, TITLE_LIMIT);
-  }
-  if (decision.status === "ALLOWED") {
-    const waived = count("waived");
-    return clip(`Release allowed: ${gates.length - waived} of ${plural(gates.length, "gate")} passed${waived ? `, ${waived} waived` : ""}`, TITLE_LIMIT);
-  }
-  const failed = count("failed");
-  const unsure = count("inconclusive");
-  const errors = decision.reasons.filter((r) => r.status === "error" && r.run_id !== null).length;
-  const gaveUp = decision.reasons.filter((r) => r.status === "error" && r.run_id === null).length;
-  const parts = [
-    failed && `${failed} of ${plural(gates.length, "gate")} failed`,
-    unsure && `${plural(unsure, "gate")} inconclusive`,
-    errors && `${plural(errors, "run")} could not be judged`,
-    gaveUp && `${plural(gaveUp, "run")} never started (waited in vain)`,
-    count("untested") && "nothing was tested"
-  ].filter(Boolean);
-  return clip(`Release blocked: ${parts.join(", ")}`, TITLE_LIMIT);
-}
-function runSection(run2, absolute, decisionReasons) {
-  const { evidence } = run2;
-  const lines = [
-    `#### ${cell(run2.specName)} in ${cell(run2.environmentName)}: ${evidence.verdict} ([evidence](${absolute(evidence.links.self)}))`,
-    "",
-    "| Gate | Status | Reason | Evidence |",
-    "|---|---|---|---|"
-  ];
-  for (const gate of evidence.gates) {
-    const waived = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate.id && r.status === "waived");
-    const refs = gate.evidence_refs.slice(0, 3).map((ref, i) => `[${i + 1}](${absolute(ref)})`).join(" ");
-    const more = gate.evidence_refs.length > 3 ? ` +${gate.evidence_refs.length - 3}` : "";
-    lines.push(`| ${cell(gate.id)} | ${waived ? `waived ([waiver](${absolute(waived.waiver_ref)}))` : gate.status} | ${cell(gate.reason)} | ${refs}${more} |`);
-  }
-  if (evidence.failure) lines.push("", `The run could not be judged: \`${evidence.failure.cause}\`: ${cell(evidence.failure.message)}`);
-  if (run2.unmet.length > 0) {
-    lines.push("", "| Metric | Scope | Score | Threshold | Judge | Evidence |", "|---|---|---|---|---|---|");
-    for (const e of run2.unmet) {
-      lines.push(`| \`${cell(e.metric_id)}\` ${e.status} | ${e.scope} | ${e.score} | ${e.threshold} | ${cell(`${e.judge.provider}/${e.judge.model}`)} | [evaluation](${absolute(`/v1/runs/${e.run_id}/evaluations/${e.evaluation_id}`)}) |`);
-    }
-  }
-  if (run2.findings.length > 0) {
-    lines.push("", `Findings: ${run2.findings.map((f) => `**${f.severity}** [${cell(f.title)}](${absolute(`/v1/runs/${f.run_id}/findings/${f.finding_id}`)})`).join("; ")}`);
-  }
-  lines.push("", `Spec \`${evidence.spec_version}\`${run2.specPath ? ` (\`${run2.specPath}\`)` : ""}, agent version \`${cell(evidence.agent_version)}\`, environment \`${cell(evidence.environment)}\`.`, "");
-  return lines;
-}
-function renderDecisionSummary(view, absolute, { limit, annotationsLeftOut = 0 }) {
-  const { decision } = view;
-  const subject = "repository" in decision.subject ? `\`${decision.subject.repository}@${decision.subject.commit_sha.slice(0, 7)}\`` : `${decision.subject.run_ids.length} runs`;
-  const icon = { ALLOWED: "\u2705", BLOCKED: "\u274C", PENDING: "\u23F3" }[decision.status];
-  const head = [
-    `### ${icon} Release ${decision.status.toLowerCase()}`,
-    "",
-    `Decision [\`${decision.decision_id}\`](${absolute(decision.links.self)}) for ${subject}, attempt ${decision.attempt}: ${plural(decision.planned.length, "planned run")}.`,
-    "",
-    ...view.approval ? [`A pull request from a fork: its runs were approved by @${view.approval.login} (${view.approval.permission} access) at ${view.approval.pressed_at}.`, ""] : []
-  ];
-  const pending = decision.reasons.filter((r) => r.run_id === null || r.status === "pending").map((r) => `- ${cell(r.reason)}`);
-  const body = [...pending.length > 0 ? [...pending, ""] : [], ...view.runs.flatMap((run2) => runSection(run2, absolute, decision.reasons))];
-  const leftOut = annotationsLeftOut > 0 ? [`${plural(annotationsLeftOut, "more annotation")} not shown: read them in the evidence.`] : [];
-  const footer = (cut) => [
-    ...leftOut,
-    ...cut > 0 ? [`_${plural(cut, "line")} cut to fit; the whole decision: ${absolute(decision.links.self)}_`] : []
-  ];
-  let kept = body;
-  const text = (lines, cut) => [...head, ...lines, ...footer(cut)].join("\n");
-  while (text(kept, body.length - kept.length).length > limit && kept.length > 0) kept = kept.slice(0, Math.floor(kept.length * 0.9));
-  return text(kept, body.length - kept.length);
-}
-
-// action/src/assure-client.ts
-var AssureApiError = class extends Error {
-  constructor(status, envelope, what) {
-    const details = envelope?.details?.map((d) => `${d.path}: ${d.message}${d.reason ? ` [${d.reason}]` : ""}`).join("; ");
-    super(`${what} \u2192 ${status} ${envelope?.code ?? ""}: ${envelope?.message ?? "no error envelope"}${details ? ` (${details})` : ""}`);
-    this.status = status;
-    this.envelope = envelope;
-  }
-  status;
-  envelope;
-  name = "AssureApiError";
-  get code() {
-    return this.envelope?.code;
-  }
-};
-var sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-function makeAssureClient(apiUrl, { token, deadline, log }) {
-  async function request2(method, path, { body, headers = {} } = {}) {
-    const what = `${method} ${path.split("?")[0]}`;
-    for (let attempt = 1; ; attempt++) {
-      let response2;
-      try {
-        response2 = await fetch(`${apiUrl}${path}`, {
-          method,
-          headers: {
-            accept: "application/json",
-            "user-agent": "assure-action",
-            ...token ? { authorization: `Bearer ${token}` } : {},
-            ...body !== void 0 ? { "content-type": "application/json" } : {},
-            ...headers
-          },
-          ...body !== void 0 ? { body: JSON.stringify(body) } : {},
-          signal: AbortSignal.timeout(3e4)
-        });
-      } catch (error64) {
-        const wait2 = Math.min(3e4, 1e3 * 2 ** (attempt - 1));
-        if (Date.now() + wait2 >= deadline) throw new Error(`${what} failed: ${error64.message}`, { cause: error64 });
-        log(`${what} failed (${error64.message}); trying again in ${Math.round(wait2 / 1e3)} s`);
-        await sleep(wait2);
-        continue;
-      }
-      const text = await response2.text();
-      const parsed = text ? JSON.parse(text) : void 0;
-      if (response2.ok) return { status: response2.status, body: parsed };
-      const envelope = parsed?.error;
-      const error63 = new AssureApiError(response2.status, envelope, what);
-      const retryAfter = Number(response2.headers.get("retry-after"));
-      const wait = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1e3 : Math.min(3e4, 1e3 * 2 ** (attempt - 1));
-      if (!envelope?.retryable || Date.now() + wait >= deadline) throw error63;
-      log(`${error63.message}; trying again in ${Math.round(wait / 1e3)} s`);
-      await sleep(wait);
-    }
-  }
-  return {
-    get: (path) => request2("GET", path),
-    post: (path, body, headers) => request2("POST", path, { body, ...headers ? { headers } : {} })
-  };
-}
-
-// action/src/commit-files.ts
-var import_node_child_process = require("node:child_process");
-function openCommitFiles(workspace, sha) {
-  const git = (args) => (0, import_node_child_process.execFileSync)("git", args, { cwd: workspace, maxBuffer: 64 * 1024 * 1024 });
-  try {
-    git(["cat-file", "-e", `${sha}^{commit}`]);
-  } catch {
-    throw new Error(
-      `Commit ${sha} is not in the checkout at ${workspace}. Check out the commit to gate: actions/checkout with \`ref: \${{ github.event.pull_request.head.sha }}\` (or fetch-depth: 0).`
-    );
-  }
-  const paths = git(["ls-tree", "-r", "--name-only", "-z", sha]).toString("utf8").split("\0").filter(Boolean);
-  const present = new Set(paths);
-  return {
-    paths,
-    /** The bytes of a file at the commit, or undefined if it has none. */
-    read(path) {
-      return present.has(path) ? git(["show", `${sha}:${path}`]) : void 0;
-    }
-  };
-}
-
 // node_modules/zod/v4/classic/external.js
 var external_exports = {};
 __export(external_exports, {
@@ -49537,7 +49376,7 @@ function containsRef(value) {
     return Object.values(sub).some(containsRef);
   });
 }
-function plural2(n) {
+function plural(n) {
   return n === 1 ? "element" : "elements";
 }
 function checkArrayGuards(arraySchema, guards) {
@@ -49576,7 +49415,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (matches < minContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at least ${minContains} matching ${plural2(minContains)}; found ${matches}`,
+          message: `Array must contain at least ${minContains} matching ${plural(minContains)}; found ${matches}`,
           input: items,
           continue: true
         });
@@ -49584,7 +49423,7 @@ function checkArrayGuards(arraySchema, guards) {
       if (guards.maxContains !== void 0 && matches > guards.maxContains) {
         payload.issues.push({
           code: "custom",
-          message: `Array must contain at most ${guards.maxContains} matching ${plural2(guards.maxContains)}`,
+          message: `Array must contain at most ${guards.maxContains} matching ${plural(guards.maxContains)}`,
           input: items,
           continue: true
         });
@@ -51338,6 +51177,7 @@ var PolicyChange = external_exports.strictObject({
   where: external_exports.string().min(1).max(500).describe("`.assure/config.yml: forks`, or `<spec name>: <path in the spec>`"),
   message: external_exports.string().min(1).max(2e3)
 }).meta({ id: "PolicyChange" });
+var POLICY_GATE = POLICY_GATE_ID;
 var DecisionBase = external_exports.strictObject({
   ref: external_exports.string().min(1).max(255).optional().describe("The base branch, for people"),
   commits: external_exports.array(BaseCommit).min(1).max(200).describe("The base branch's first-parent chain from the merge base (first) back, newest first: the baseline is looked for here"),
@@ -51521,6 +51361,223 @@ var AssureConfig = external_exports.strictObject({
   // Read from the base branch: how a pull request is judged against it.
   ...ChangeSettings.shape
 }).meta({ id: "AssureConfig", title: "assure repository configuration (.assure/config.yml)" });
+
+// server/releases/report/render-markdown.ts
+var TITLE_LIMIT = 70;
+var cell = (text) => text.replaceAll("|", "\\|").replace(/\s*\n\s*/g, " ");
+var clip = (text, max) => text.length > max ? `${text.slice(0, max - 1)}\u2026` : text;
+var plural2 = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
+function renderDecisionTitle({ decision }) {
+  const gates = decision.reasons.filter((r) => r.gate_id !== null);
+  const count = (status) => decision.reasons.filter((r) => r.status === status).length;
+  if (decision.status === "PENDING") {
+    const done = decision.planned.length - decision.reasons.filter((r) => r.status === "pending").length;
+    return clip(`Release pending: ${done} of ${plural2(decision.planned.length, "run")} finished`, TITLE_LIMIT);
+  }
+  if (decision.status === "ALLOWED") {
+    const waived = count("waived");
+    return clip(`Release allowed: ${gates.length - waived} of ${plural2(gates.length, "gate")} passed${waived ? `, ${waived} waived` : ""}`, TITLE_LIMIT);
+  }
+  const failed = count("failed");
+  const unsure = count("inconclusive");
+  const errors = decision.reasons.filter((r) => r.status === "error" && r.run_id !== null).length;
+  const gaveUp = decision.reasons.filter((r) => r.status === "error" && r.run_id === null).length;
+  const parts = [
+    failed && `${failed} of ${plural2(gates.length, "gate")} failed`,
+    unsure && `${plural2(unsure, "gate")} inconclusive`,
+    errors && `${plural2(errors, "run")} could not be judged`,
+    gaveUp && `${plural2(gaveUp, "run")} never started (waited in vain)`,
+    count("untested") && "nothing was tested"
+  ].filter(Boolean);
+  return clip(`Release blocked: ${parts.join(", ")}`, TITLE_LIMIT);
+}
+function runSection(run2, absolute, decisionReasons) {
+  const { evidence } = run2;
+  const lines = [
+    `#### ${cell(run2.specName)} in ${cell(run2.environmentName)}: ${evidence.verdict} ([evidence](${absolute(evidence.links.self)}))`,
+    "",
+    "| Gate | Status | Reason | Evidence |",
+    "|---|---|---|---|"
+  ];
+  for (const gate of evidence.gates) {
+    const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate.id);
+    const refList = decided?.evidence_refs ?? gate.evidence_refs;
+    const refs = refList.slice(0, 3).map((ref, i) => `[${i + 1}](${absolute(ref)})`).join(" ");
+    const more = refList.length > 3 ? ` +${refList.length - 3}` : "";
+    const baseRefs = (decided?.baseline_evidence_refs ?? []).slice(0, 3).map((ref, i) => `[base ${i + 1}](${absolute(ref)})`).join(" ");
+    const status = decided?.status === "waived" ? `waived ([waiver](${absolute(decided.waiver_ref)}))` : decided?.status ?? gate.status;
+    lines.push(`| ${cell(gate.id)} | ${status} | ${cell(decided?.reason ?? gate.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`);
+  }
+  if (evidence.failure) lines.push("", `The run could not be judged: \`${evidence.failure.cause}\`: ${cell(evidence.failure.message)}`);
+  if (run2.unmet.length > 0) {
+    lines.push("", "| Metric | Scope | Score | Threshold | Judge | Evidence |", "|---|---|---|---|---|---|");
+    for (const e of run2.unmet) {
+      lines.push(`| \`${cell(e.metric_id)}\` ${e.status} | ${e.scope} | ${e.score} | ${e.threshold} | ${cell(`${e.judge.provider}/${e.judge.model}`)} | [evaluation](${absolute(`/v1/runs/${e.run_id}/evaluations/${e.evaluation_id}`)}) |`);
+    }
+  }
+  if (run2.findings.length > 0) {
+    lines.push("", `Findings: ${run2.findings.map((f) => `**${f.severity}** [${cell(f.title)}](${absolute(`/v1/runs/${f.run_id}/findings/${f.finding_id}`)})`).join("; ")}`);
+  }
+  lines.push("", `Spec \`${evidence.spec_version}\`${run2.specPath ? ` (\`${run2.specPath}\`)` : ""}, agent version \`${cell(evidence.agent_version)}\`, environment \`${cell(evidence.environment)}\`.`, "");
+  return lines;
+}
+var CASES_SHOWN = 20;
+var CLASS_LABEL = { regressed: "\u2B07\uFE0F regressed", inconclusive: "\u2754 inconclusive", improved: "\u2B06\uFE0F improved", new: "\u{1F195} new", removed: "\u2796 removed" };
+function changeSection(view, absolute) {
+  const { decision } = view;
+  const lines = [];
+  const { baseline, changes } = decision;
+  if (baseline && !baseline.found) lines.push(`**No baseline**: ${cell(baseline.reason ?? "")}. Nothing was compared.`, "");
+  if (baseline?.found) {
+    const counts = changes?.counts;
+    lines.push(
+      `#### Compared with the base branch: baseline \`${baseline.commit_sha.slice(0, 7)}\` ([decision](${absolute(`/v1/release-decisions/${baseline.decision_id}`)})), ${plural2(baseline.age_commits, "commit")} and ${baseline.age_days} days before the merge base \`${baseline.merge_base_sha.slice(0, 7)}\``,
+      ""
+    );
+    if (baseline.warning) lines.push(`\u26A0\uFE0F ${cell(baseline.warning)}`, "");
+    if (counts) {
+      lines.push(
+        `**${counts.regressed} regressed**, ${counts.improved} improved, ${counts.inconclusive} inconclusive, ${counts.new} new, ${counts.removed} removed, ${counts.unchanged} unchanged.`,
+        ""
+      );
+      const shown = changes.cases.slice(0, CASES_SHOWN);
+      if (shown.length > 0) {
+        lines.push("| Case | Change | Base | Head | p | Evidence |", "|---|---|---|---|---|---|");
+        for (const c of shown) {
+          const side = (s) => s ? `${s.passes}/${s.runs}${s.mean_score !== null ? ` (score ${s.mean_score})` : ""}` : "\u2014";
+          const p = [c.rate_p, c.score_p].filter((x) => x !== null).join(" / ") || "\u2014";
+          const settle2 = c.class === "inconclusive" && c.more_repeats_to_settle !== null ? `; ${c.more_repeats_to_settle} more repeats settle it` : "";
+          const refs = [...c.head_refs.slice(0, 1).map((ref) => `[head](${absolute(ref)})`), ...c.base_refs.slice(0, 1).map((ref) => `[base](${absolute(ref)})`)].join(" \xB7 ");
+          lines.push(`| \`${cell(c.case_id)}\` | ${CLASS_LABEL[c.class]}${settle2} | ${side(c.base)} | ${side(c.head)} | ${p} | ${refs} |`);
+        }
+        const more = changes.cases.length - shown.length + changes.cases_left_out;
+        if (more > 0) lines.push("", `${plural2(more, "more changed case")}: ${absolute(decision.links.self)}`);
+        lines.push("");
+      }
+    }
+  }
+  const policy = decision.reasons.find((r) => r.run_id === null && r.gate_id === POLICY_GATE);
+  if (policy) {
+    const state = policy.status === "waived" ? "approved" : policy.blocking ? "**blocking until a writer other than the author approves them** (the *Approve policy* button)" : "reported only";
+    lines.push(`#### Policy changes to the base branch's \`.assure/\`: ${state}`, "");
+    for (const change of decision.policy_changes.slice(0, CASES_SHOWN)) lines.push(`- ${change.kind} \`${cell(change.where)}\`: ${cell(change.message)}`);
+    if (decision.policy_changes.length > CASES_SHOWN) lines.push(`- and ${decision.policy_changes.length - CASES_SHOWN} more`);
+    for (const approval of view.policy?.approvals ?? []) {
+      lines.push(`- Approved by ${approval.created_by.github_login ? `@${approval.created_by.github_login}` : `key ${approval.created_by.key_id}`} at ${approval.created_at}: ${cell(approval.reason)}`);
+    }
+    for (const press of view.policy?.refused ?? []) lines.push(`- @${press.login} pressed *Approve policy* at ${press.pressed_at}, but ${cell(press.refusal)}: refused.`);
+    lines.push("");
+  }
+  return lines;
+}
+function renderDecisionSummary(view, absolute, { limit, annotationsLeftOut = 0 }) {
+  const { decision } = view;
+  const subject = "repository" in decision.subject ? `\`${decision.subject.repository}@${decision.subject.commit_sha.slice(0, 7)}\`` : `${decision.subject.run_ids.length} runs`;
+  const icon = { ALLOWED: "\u2705", BLOCKED: "\u274C", PENDING: "\u23F3" }[decision.status];
+  const head = [
+    `### ${icon} Release ${decision.status.toLowerCase()}`,
+    "",
+    `Decision [\`${decision.decision_id}\`](${absolute(decision.links.self)}) for ${subject}, attempt ${decision.attempt}: ${plural2(decision.planned.length, "planned run")}.`,
+    "",
+    ...view.approval ? [`A pull request from a fork: its runs were approved by @${view.approval.login} (${view.approval.permission} access) at ${view.approval.pressed_at}.`, ""] : []
+  ];
+  const pending = decision.reasons.filter((r) => r.run_id === null && r.gate_id !== POLICY_GATE || r.status === "pending").map((r) => `- ${cell(r.reason)}`);
+  const body = [
+    ...changeSection(view, absolute),
+    ...pending.length > 0 ? [...pending, ""] : [],
+    ...view.runs.flatMap((run2) => runSection(run2, absolute, decision.reasons))
+  ];
+  const leftOut = annotationsLeftOut > 0 ? [`${plural2(annotationsLeftOut, "more annotation")} not shown: read them in the evidence.`] : [];
+  const footer = (cut) => [
+    ...leftOut,
+    ...cut > 0 ? [`_${plural2(cut, "line")} cut to fit; the whole decision: ${absolute(decision.links.self)}_`] : []
+  ];
+  let kept = body;
+  const text = (lines, cut) => [...head, ...lines, ...footer(cut)].join("\n");
+  while (text(kept, body.length - kept.length).length > limit && kept.length > 0) kept = kept.slice(0, Math.floor(kept.length * 0.9));
+  return text(kept, body.length - kept.length);
+}
+
+// action/src/assure-client.ts
+var AssureApiError = class extends Error {
+  constructor(status, envelope, what) {
+    const details = envelope?.details?.map((d) => `${d.path}: ${d.message}${d.reason ? ` [${d.reason}]` : ""}`).join("; ");
+    super(`${what} \u2192 ${status} ${envelope?.code ?? ""}: ${envelope?.message ?? "no error envelope"}${details ? ` (${details})` : ""}`);
+    this.status = status;
+    this.envelope = envelope;
+  }
+  status;
+  envelope;
+  name = "AssureApiError";
+  get code() {
+    return this.envelope?.code;
+  }
+};
+var sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+function makeAssureClient(apiUrl, { token, deadline, log }) {
+  async function request2(method, path, { body, headers = {} } = {}) {
+    const what = `${method} ${path.split("?")[0]}`;
+    for (let attempt = 1; ; attempt++) {
+      let response2;
+      try {
+        response2 = await fetch(`${apiUrl}${path}`, {
+          method,
+          headers: {
+            accept: "application/json",
+            "user-agent": "assure-action",
+            ...token ? { authorization: `Bearer ${token}` } : {},
+            ...body !== void 0 ? { "content-type": "application/json" } : {},
+            ...headers
+          },
+          ...body !== void 0 ? { body: JSON.stringify(body) } : {},
+          signal: AbortSignal.timeout(3e4)
+        });
+      } catch (error64) {
+        const wait2 = Math.min(3e4, 1e3 * 2 ** (attempt - 1));
+        if (Date.now() + wait2 >= deadline) throw new Error(`${what} failed: ${error64.message}`, { cause: error64 });
+        log(`${what} failed (${error64.message}); trying again in ${Math.round(wait2 / 1e3)} s`);
+        await sleep(wait2);
+        continue;
+      }
+      const text = await response2.text();
+      const parsed = text ? JSON.parse(text) : void 0;
+      if (response2.ok) return { status: response2.status, body: parsed };
+      const envelope = parsed?.error;
+      const error63 = new AssureApiError(response2.status, envelope, what);
+      const retryAfter = Number(response2.headers.get("retry-after"));
+      const wait = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1e3 : Math.min(3e4, 1e3 * 2 ** (attempt - 1));
+      if (!envelope?.retryable || Date.now() + wait >= deadline) throw error63;
+      log(`${error63.message}; trying again in ${Math.round(wait / 1e3)} s`);
+      await sleep(wait);
+    }
+  }
+  return {
+    get: (path) => request2("GET", path),
+    post: (path, body, headers) => request2("POST", path, { body, ...headers ? { headers } : {} })
+  };
+}
+
+// action/src/commit-files.ts
+var import_node_child_process = require("node:child_process");
+function openCommitFiles(workspace, sha) {
+  const git = (args) => (0, import_node_child_process.execFileSync)("git", args, { cwd: workspace, maxBuffer: 64 * 1024 * 1024 });
+  try {
+    git(["cat-file", "-e", `${sha}^{commit}`]);
+  } catch {
+    throw new Error(
+      `Commit ${sha} is not in the checkout at ${workspace}. Check out the commit to gate: actions/checkout with \`ref: \${{ github.event.pull_request.head.sha }}\` (or fetch-depth: 0).`
+    );
+  }
+  const paths = git(["ls-tree", "-r", "--name-only", "-z", sha]).toString("utf8").split("\0").filter(Boolean);
+  const present = new Set(paths);
+  return {
+    paths,
+    /** The bytes of a file at the commit, or undefined if it has none. */
+    read(path) {
+      return present.has(path) ? git(["show", `${sha}:${path}`]) : void 0;
+    }
+  };
+}
 
 // server/releases/config-plan.ts
 var import_picomatch = __toESM(require_picomatch2(), 1);

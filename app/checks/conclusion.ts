@@ -1,4 +1,4 @@
-import type { DecisionReason, DecisionStatus } from "../../server/contract/index.js";
+import { POLICY_GATE, type DecisionReason, type DecisionStatus } from "../../server/contract/index.js";
 
 export type CheckStatus = "queued" | "in_progress" | "completed";
 export type CheckConclusion = "success" | "failure" | "action_required";
@@ -20,7 +20,8 @@ export type GateState =
  * | PENDING, a run started                       | in_progress | —               |
  * | ALLOWED                                      | completed   | success         |
  * | BLOCKED by a failed gate (or nothing tested) | completed   | failure         |
- * | BLOCKED only by inconclusive or error        | completed   | action_required |
+ * | BLOCKED only by inconclusive, error, or      | completed   | action_required |
+ * |   policy changes waiting for an approval     |             |                 |
  * | could not be gated                           | completed   | failure         |
  * | waits for a person (a fork's approval)       | completed   | action_required |
  */
@@ -35,7 +36,8 @@ export function toCheckState(state: GateState): { status: CheckStatus; conclusio
       return { status: "completed", conclusion: "success" };
     case "BLOCKED": {
       const blocking = state.reasons.filter((r) => r.blocking);
-      const failed = blocking.some((r) => r.status === "failed" || r.status === "untested");
+      const awaitsApproval = (r: DecisionReason) => r.run_id === null && r.gate_id === POLICY_GATE;
+      const failed = blocking.some((r) => (r.status === "failed" && !awaitsApproval(r)) || r.status === "untested");
       return { status: "completed", conclusion: failed ? "failure" : "action_required" };
     }
   }

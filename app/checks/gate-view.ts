@@ -33,5 +33,12 @@ export function readGateView(store: ServiceStore, commit: GitHubCommitRow): Gate
   }
   // A fork's runs start once a writer approves: who did is part of what the check run shows.
   const approval = commit.fork ? (store.listApprovalPresses(commit.repository_id, commit.head_sha).find((press) => press.granted) ?? null) : null;
-  return { kind: "decision", commit, decision, runs, approval };
+  const policy = {
+    approvals: store.listPolicyApprovals(decision.decision_id),
+    refused: store
+      .listApprovalPresses(commit.repository_id, commit.head_sha, "approve-policy")
+      .filter((press) => !press.granted)
+      .map((press) => ({ login: press.login, refusal: press.refusal ?? "", pressed_at: press.pressed_at })),
+  };
+  return { kind: "decision", commit, decision, runs, approval, policy };
 }

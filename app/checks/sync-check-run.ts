@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { ProbotOctokit } from "probot";
 import type { Task } from "../../server/engine/worker.js";
+import { POLICY_GATE } from "../../server/contract/index.js";
 import type { Logger } from "../../server/log.js";
 import type { CommitKey } from "../../server/store/github.js";
 import type { NewJob } from "../../server/store/jobs.js";
@@ -12,6 +13,9 @@ import { readGateView } from "./gate-view.js";
 import { renderSummary, renderTitle } from "./render-output.js";
 
 export const SYNC_CHECK_RUN = "sync_check_run";
+
+/** The check run's button that approves what a pull request's head changes in the base branch's policy. */
+export const APPROVE_POLICY = "approve-policy";
 
 /** The job that publishes a gated commit's check run; one queued per commit at a time. */
 export function syncCheckRunJob(key: CommitKey, now: string): NewJob {
@@ -39,6 +43,7 @@ const ACTIONS = {
   approve: [{ label: "Approve and run", description: "Run a fork's specs (write access)", identifier: "approve" }],
   none: [],
 } as const;
+const APPROVE_POLICY_ACTION = { label: "Approve policy", description: "Accept its .assure/ changes (a writer)", identifier: APPROVE_POLICY };
 
 /**
  * Publishes what the App knows of a gated commit as its check run: updated in place while it is
@@ -65,7 +70,8 @@ export function makeSyncCheckRun({ store, log, baseUrl, octokitFor, clock }: Syn
         ? { kind: "problem", conclusion: view.problem.conclusion ?? "failure" }
         : { kind: "decision", status: view.decision.status, reasons: view.decision.reasons },
     );
-    const actions = [...ACTIONS[view.kind === "problem" ? (view.problem.action ?? "rerun") : "rerun"]];
+    const awaitsPolicyApproval = view.kind === "decision" && view.decision.reasons.some((r) => r.run_id === null && r.gate_id === POLICY_GATE && r.blocking);
+    const actions = [...(awaitsPolicyApproval ? [APPROVE_POLICY_ACTION] : []), ...ACTIONS[view.kind === "problem" ? (view.problem.action ?? "rerun") : "rerun"]];
     const { annotations, total } = toAnnotations(view, absolute);
     const output = { title: renderTitle(view), summary: renderSummary(view, absolute, total - annotations.length) };
     const fingerprint = createHash("sha256").update(JSON.stringify({ ...state, ...output, annotations: annotations.length })).digest("hex");

@@ -58,7 +58,15 @@ export async function openCommit(octokit: ProbotOctokit, repository: RepositoryR
       throw error;
     }
     const present = new Set(paths);
-    return { ref, paths, read: async (path) => (present.has(path) ? readFileAt(octokit, repository, ref, path) : undefined) };
+    // Each file is fetched once: the plan and the policy read the same specs.
+    const reads = new Map<string, Promise<Buffer | undefined>>();
+    const read = (path: string) => {
+      if (!present.has(path)) return Promise.resolve(undefined);
+      let bytes = reads.get(path);
+      if (!bytes) reads.set(path, (bytes = readFileAt(octokit, repository, ref, path)));
+      return bytes;
+    };
+    return { ref, paths, read };
   }
   return undefined;
 }

@@ -1,3 +1,4 @@
+import { APPROVE_POLICY } from "../checks/sync-check-run.js";
 import type { CommitToGate } from "../gate/gate-commit.js";
 
 /** The parts of webhook payloads the App reads (GitHub's payloads hold much more). */
@@ -41,7 +42,7 @@ export function commitOfEvent(event: string, payload: Payload, isOurCheck: (name
     return { ...base, headSha: suite.head_sha, baseSha: null, ref: branch(suite.head_branch), pullRequest: suite.pull_requests?.[0]?.number ?? null, fork: false, rerun: action === "rerequested" };
   }
   const button = action === "requested_action" ? payload.requested_action?.identifier : undefined;
-  const acted = action === "rerequested" || button === "rerun" || button === "approve";
+  const acted = action === "rerequested" || button === "rerun" || button === "approve" || button === APPROVE_POLICY;
   if (event === "check_run" && acted && payload.check_run && isOurCheck(payload.check_run.name)) {
     const run = payload.check_run;
     return {
@@ -51,8 +52,9 @@ export function commitOfEvent(event: string, payload: Payload, isOurCheck: (name
       ref: branch(run.check_suite?.head_branch),
       pullRequest: run.check_suite?.pull_requests?.[0]?.number ?? null,
       fork: false,
-      // Approving a fork's runs starts them for the first time; the other buttons start them again.
-      rerun: button !== "approve",
+      // Approving a fork's runs starts them for the first time, approving a policy change starts
+      // nothing; a re-run starts them again.
+      rerun: button !== "approve" && button !== APPROVE_POLICY,
     };
   }
   return undefined;

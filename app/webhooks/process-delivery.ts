@@ -1,7 +1,10 @@
 import type { Task } from "../../server/engine/worker.js";
 import { gateCommit, type CommitToGate, type GateDeps } from "../gate/gate-commit.js";
 import { repositoryRef } from "../repository/files.js";
+import { APPROVE_POLICY } from "../checks/sync-check-run.js";
 import { commitOfEvent } from "./commit-of-event.js";
+import { approvePolicy } from "../../server/releases/waive.js";
+import { POLICY_GATE } from "../../server/contract/index.js";
 
 /** The job of a delivery, after GitHub was answered: gate the commit it names, if it names one. */
 export function makeProcessDelivery(deps: GateDeps): Task {
@@ -25,11 +28,14 @@ export function makeProcessDelivery(deps: GateDeps): Task {
       const sender = (body as { sender?: { login?: string } }).sender?.login ?? "";
       const permission = await permissionOf(deps, commit, sender);
       const granted = permission === "admin" || permission === "write";
-      if ((body as { requested_action?: { identifier?: string } }).requested_action?.identifier === "approve") {
+      const button = (body as { requested_action?: { identifier?: string } }).requested_action?.identifier;
+      if (button === APPROVE_POLICY) {
+        await pressApprovePolicy(deps, commit, sender, permission, delivery.delivery_id);
+      } else if (button === "approve") {
         // Kept either way: a refused press is shown on the check run, a granted one lets the fork's runs start.
         await deps.store.write([
           "recordApprovalPress",
-          { repository_id: commit.repository.id, head_sha: commit.headSha, login: sender, permission, granted: granted ? 1 : 0, pressed_at: deps.clock.now().toISOString(), delivery_id: delivery.delivery_id },
+          { repository_id: commit.repository.id, head_sha: commit.headSha, login: sender, permission, granted: granted ? 1 : 0, pressed_at: deps.clock.now().toISOString(), delivery_id: delivery.delivery_id, action: "approve", refusal: granted ? null : `has ${permission} access` },
         ]);
         deps.log.info(`Received ${what}: ${sender} (${permission}) ${granted ? "approved" : "may not approve"} the fork's runs of ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}`);
       } else if (!granted) {
@@ -53,6 +59,42 @@ function withWhatIsKnown(deps: GateDeps, commit: CommitToGate): CommitToGate {
     pullRequest: commit.pullRequest ?? gated.pull_request,
     fork: commit.fork || gated.fork === 1,
   };
+}
+
+/**
+ * "Approve policy" on a pull request's check run: honoured when the sender may write to the
+ * repository and is not the pull request's author (a change must not approve its own weakening of
+ * the gate); then the decision records who approved. A refused press is kept, and shown.
+ */
+async function pressApprovePolicy(deps: GateDeps, commit: CommitToGate, sender: string, permission: string, deliveryId: string): Promise<void> {
+  const [gated] = deps.store.listGitHubCommitsOfSha(commit.repository.id, commit.headSha);
+  const decision = gated?.decision_id ? deps.store.getDecision(gated.decision_id) : undefined;
+  const policy = decision?.reasons.find((r) => r.gate_id === POLICY_GATE && r.run_id === null);
+  if (!decision || !commit.pullRequest || policy?.status !== "failed") {
+    deps.log.info(`${sender} pressed Approve policy on ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: nothing to approve`);
+    return;
+  }
+  const author = await pullRequestAuthor(deps, commit);
+  const refusal =
+    permission !== "admin" && permission !== "write"
+      ? `has ${permission} access (approving needs write)`
+      : sender === author
+        ? "is the pull request's author (someone else must approve its policy changes)"
+        : null;
+  const press = { repository_id: commit.repository.id, head_sha: commit.headSha, login: sender, permission, granted: (refusal ? 0 : 1) as 0 | 1, pressed_at: deps.clock.now().toISOString(), delivery_id: deliveryId };
+  await deps.store.write(["recordApprovalPress", { ...press, action: APPROVE_POLICY, refusal }]);
+  if (refusal) {
+    deps.log.warn(`${sender} pressed Approve policy on ${commit.repository.full_name}#${commit.pullRequest} but ${refusal}: refused`);
+    return;
+  }
+  await approvePolicy(deps, decision, `approved on GitHub by @${sender} (${permission} access) with the check run's button`, { key_id: null, github_login: sender });
+  deps.log.info(`${sender} approved the policy changes of ${commit.repository.full_name}#${commit.pullRequest}`);
+}
+
+async function pullRequestAuthor(deps: GateDeps, commit: CommitToGate): Promise<string | undefined> {
+  const octokit = await deps.octokitFor(commit.installationId);
+  const { data } = await octokit.rest.pulls.get({ ...repositoryRef(commit.repository.full_name), pull_number: commit.pullRequest! });
+  return data.user?.login;
 }
 
 /** A user's permission on the repository, as GitHub says it (maintain counts as write); none if GitHub does not know them. */

@@ -57,6 +57,8 @@ interface Repository {
   history: Map<string, { parents: string[]; committed_at: string }>;
   checkRuns: StandInCheckRun[];
   permissions: Map<string, "admin" | "write" | "read" | "none">;
+  /** Pull requests by number: who opened them. */
+  pullRequests: Map<number, { author: string }>;
 }
 
 /**
@@ -248,8 +250,9 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
           sha: gitBlob(file),
         });
       }
-      case "get /repos/{owner}/{repo}/compare/{basehead}": {
-        const [baseRef, headRef] = params.basehead!.split("...") as [string, string | undefined];
+      // GitHub's description names it `{base}...{head}` (Octokit's compareCommitsWithBasehead fills `basehead`).
+      case "get /repos/{owner}/{repo}/compare/{base}...{head}": {
+        const [baseRef, headRef] = decodeURIComponent(url.pathname.split("/").at(-1)!).split("...") as [string, string | undefined];
         if (!headRef || !repository.history.has(baseRef) || !repository.history.has(headRef)) return json(res, 404, { message: "Not Found" });
         const ofBase = new Set(ancestors(repository, baseRef));
         const mergeBase = ancestors(repository, headRef).find((sha) => ofBase.has(sha));
@@ -266,6 +269,11 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
           merge_base_commit: commitItem(repository, mergeBase),
           commits: ahead.map((sha) => commitItem(repository, sha)),
         });
+      }
+      case "get /repos/{owner}/{repo}/pulls/{pull_number}": {
+        const pull = repository.pullRequests.get(Number(params.pull_number));
+        if (!pull) return json(res, 404, { message: "Not Found" });
+        return json(res, 200, { number: Number(params.pull_number), state: "open", user: { login: pull.author, id: 1, type: "User" } });
       }
       case "get /repos/{owner}/{repo}/commits": {
         const from = url.searchParams.get("sha") ?? "";
@@ -376,7 +384,7 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     /** The environment the service needs to act as this App against the stand-in. */
     env: { APP_ID: String(appId), PRIVATE_KEY: privateKey, WEBHOOK_SECRET: webhookSecret, GHE_HOST: host, GHE_PROTOCOL: "http" },
     addRepository({ id, full_name, default_branch = "main" }: { id: number; full_name: string; default_branch?: string }) {
-      repositories.set(full_name, { id, full_name, default_branch, commits: new Map(), history: new Map(), checkRuns: [], permissions: new Map() });
+      repositories.set(full_name, { id, full_name, default_branch, commits: new Map(), history: new Map(), checkRuns: [], permissions: new Map(), pullRequests: new Map() });
     },
     /** The files of a commit (only what the App reads matters), its parents (the first is the branch it was made on) and its time. */
     commit(fullName: string, sha: string, files: Record<string, string | Buffer>, { parents = [], committed_at = new Date().toISOString() }: { parents?: string[]; committed_at?: string } = {}) {
@@ -387,6 +395,10 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     /** A file of a commit, as text. */
     file(fullName: string, sha: string, path: string): string {
       return repositories.get(fullName)!.commits.get(sha)!.get(path)!.toString("utf8");
+    },
+    /** A pull request, as `GET /repos/{owner}/{repo}/pulls/{pull_number}` shows it: who opened it. */
+    pullRequest(fullName: string, number: number, { author }: { author: string }) {
+      repositories.get(fullName)!.pullRequests.set(number, { author });
     },
     setPermission(fullName: string, login: string, permission: "admin" | "write" | "read" | "none") {
       repositories.get(fullName)!.permissions.set(login, permission);

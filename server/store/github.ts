@@ -67,7 +67,10 @@ export interface DeploymentRow {
   received_at: string;
 }
 
-/** A press of a fork's "Approve and run" button: granted to users with write access only. */
+/**
+ * A press of an approving button: a fork's "Approve and run" (`approve`, granted to users with
+ * write access), or a pull request's "Approve policy" (`approve-policy`, also refused to its author).
+ */
 export interface ApprovalPressRow {
   repository_id: number;
   head_sha: string;
@@ -76,6 +79,9 @@ export interface ApprovalPressRow {
   granted: 0 | 1;
   pressed_at: string;
   delivery_id: string;
+  action: "approve" | "approve-policy";
+  /** Why it was refused, for people. */
+  refusal: string | null;
 }
 
 export type CommitKey = Pick<GitHubCommitRow, "repository_id" | "head_sha" | "check_name">;
@@ -114,9 +120,9 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
     ON CONFLICT (repository_id, head_sha, environment, deployment_id) DO UPDATE SET url = excluded.url, received_at = excluded.received_at`);
   const latestDeployment = db.prepare(`SELECT * FROM github_deployments WHERE repository_id = ? AND head_sha = ? AND environment = ?
     ORDER BY received_at DESC, deployment_id DESC LIMIT 1`);
-  const insertPress = db.prepare(`INSERT INTO github_approval_presses (repository_id, head_sha, login, permission, granted, pressed_at, delivery_id)
-    VALUES (@repository_id, @head_sha, @login, @permission, @granted, @pressed_at, @delivery_id) ON CONFLICT (delivery_id) DO NOTHING`);
-  const pressesOf = db.prepare("SELECT * FROM github_approval_presses WHERE repository_id = ? AND head_sha = ? ORDER BY pressed_at, rowid");
+  const insertPress = db.prepare(`INSERT INTO github_approval_presses (repository_id, head_sha, login, permission, granted, pressed_at, delivery_id, action, refusal)
+    VALUES (@repository_id, @head_sha, @login, @permission, @granted, @pressed_at, @delivery_id, @action, @refusal) ON CONFLICT (delivery_id) DO NOTHING`);
+  const pressesOf = db.prepare("SELECT * FROM github_approval_presses WHERE repository_id = ? AND head_sha = ? AND action = ? ORDER BY pressed_at, rowid");
   const latestCheckRun = db.prepare(`SELECT * FROM github_check_runs WHERE repository_id = ? AND head_sha = ? AND check_name = ?
     ORDER BY check_run_id DESC LIMIT 1`);
 
@@ -140,8 +146,8 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
         return stale.all(limit) as GitHubCommitRow[];
       },
       /** The presses of a fork commit's "Approve and run" button, in order. */
-      listApprovalPresses(repositoryId: number, headSha: string): ApprovalPressRow[] {
-        return pressesOf.all(repositoryId, headSha) as ApprovalPressRow[];
+      listApprovalPresses(repositoryId: number, headSha: string, action: ApprovalPressRow["action"] = "approve"): ApprovalPressRow[] {
+        return pressesOf.all(repositoryId, headSha, action) as ApprovalPressRow[];
       },
       /** The latest successful deployment of a commit to a GitHub environment. */
       getLatestDeployment(repositoryId: number, headSha: string, environment: string): DeploymentRow | undefined {

@@ -1,4 +1,4 @@
-import type { DecisionReason } from "../../contract/index.js";
+import { POLICY_GATE, type CaseChange, type DecisionReason } from "../../contract/index.js";
 import type { DecisionReport, RunReport } from "./report.js";
 
 const TITLE_LIMIT = 70;
@@ -42,10 +42,14 @@ function runSection(run: RunReport, absolute: (ref: string) => string, decisionR
     "|---|---|---|---|",
   ];
   for (const gate of evidence.gates) {
-    const waived = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate.id && r.status === "waived");
-    const refs = gate.evidence_refs.slice(0, 3).map((ref, i) => `[${i + 1}](${absolute(ref)})`).join(" ");
-    const more = gate.evidence_refs.length > 3 ? ` +${gate.evidence_refs.length - 3}` : "";
-    lines.push(`| ${cell(gate.id)} | ${waived ? `waived ([waiver](${absolute(waived.waiver_ref!)}))` : gate.status} | ${cell(gate.reason)} | ${refs}${more} |`);
+    // The decision's view of the gate: with its comparison against the base branch, and any waiver.
+    const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate.id);
+    const refList = decided?.evidence_refs ?? gate.evidence_refs;
+    const refs = refList.slice(0, 3).map((ref, i) => `[${i + 1}](${absolute(ref)})`).join(" ");
+    const more = refList.length > 3 ? ` +${refList.length - 3}` : "";
+    const baseRefs = (decided?.baseline_evidence_refs ?? []).slice(0, 3).map((ref, i) => `[base ${i + 1}](${absolute(ref)})`).join(" ");
+    const status = decided?.status === "waived" ? `waived ([waiver](${absolute(decided.waiver_ref!)}))` : (decided?.status ?? gate.status);
+    lines.push(`| ${cell(gate.id)} | ${status} | ${cell(decided?.reason ?? gate.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`);
   }
   if (evidence.failure) lines.push("", `The run could not be judged: \`${evidence.failure.cause}\`: ${cell(evidence.failure.message)}`);
   if (run.unmet.length > 0) {
@@ -58,6 +62,63 @@ function runSection(run: RunReport, absolute: (ref: string) => string, decisionR
     lines.push("", `Findings: ${run.findings.map((f) => `**${f.severity}** [${cell(f.title)}](${absolute(`/v1/runs/${f.run_id}/findings/${f.finding_id}`)})`).join("; ")}`);
   }
   lines.push("", `Spec \`${evidence.spec_version}\`${run.specPath ? ` (\`${run.specPath}\`)` : ""}, agent version \`${cell(evidence.agent_version)}\`, environment \`${cell(evidence.environment)}\`.`, "");
+  return lines;
+}
+
+const CASES_SHOWN = 20;
+const CLASS_LABEL: Record<CaseChange["class"], string> = { regressed: "⬇️ regressed", inconclusive: "❔ inconclusive", improved: "⬆️ improved", new: "🆕 new", removed: "➖ removed" };
+
+/**
+ * What the change did, shown first: the baseline it was compared with, the cases that regressed,
+ * then improved, new and removed ones, with their statistics and both sides' evidence; and what
+ * the head changes in the base branch's policy, with who approved it.
+ */
+function changeSection(view: DecisionReport, absolute: (ref: string) => string): string[] {
+  const { decision } = view;
+  const lines: string[] = [];
+  const { baseline, changes } = decision;
+  if (baseline && !baseline.found) lines.push(`**No baseline**: ${cell(baseline.reason ?? "")}. Nothing was compared.`, "");
+  if (baseline?.found) {
+    const counts = changes?.counts;
+    lines.push(
+      `#### Compared with the base branch: baseline \`${baseline.commit_sha!.slice(0, 7)}\` ([decision](${absolute(`/v1/release-decisions/${baseline.decision_id}`)})), ` +
+        `${plural(baseline.age_commits!, "commit")} and ${baseline.age_days} days before the merge base \`${baseline.merge_base_sha.slice(0, 7)}\``,
+      "",
+    );
+    if (baseline.warning) lines.push(`⚠️ ${cell(baseline.warning)}`, "");
+    if (counts) {
+      lines.push(
+        `**${counts.regressed} regressed**, ${counts.improved} improved, ${counts.inconclusive} inconclusive, ${counts.new} new, ${counts.removed} removed, ${counts.unchanged} unchanged.`,
+        "",
+      );
+      const shown = changes.cases.slice(0, CASES_SHOWN);
+      if (shown.length > 0) {
+        lines.push("| Case | Change | Base | Head | p | Evidence |", "|---|---|---|---|---|---|");
+        for (const c of shown) {
+          const side = (s: CaseChange["base"]) => (s ? `${s.passes}/${s.runs}${s.mean_score !== null ? ` (score ${s.mean_score})` : ""}` : "—");
+          const p = [c.rate_p, c.score_p].filter((x) => x !== null).join(" / ") || "—";
+          const settle = c.class === "inconclusive" && c.more_repeats_to_settle !== null ? `; ${c.more_repeats_to_settle} more repeats settle it` : "";
+          const refs = [...c.head_refs.slice(0, 1).map((ref) => `[head](${absolute(ref)})`), ...c.base_refs.slice(0, 1).map((ref) => `[base](${absolute(ref)})`)].join(" · ");
+          lines.push(`| \`${cell(c.case_id)}\` | ${CLASS_LABEL[c.class]}${settle} | ${side(c.base)} | ${side(c.head)} | ${p} | ${refs} |`);
+        }
+        const more = changes.cases.length - shown.length + changes.cases_left_out;
+        if (more > 0) lines.push("", `${plural(more, "more changed case")}: ${absolute(decision.links.self)}`);
+        lines.push("");
+      }
+    }
+  }
+  const policy = decision.reasons.find((r) => r.run_id === null && r.gate_id === POLICY_GATE);
+  if (policy) {
+    const state = policy.status === "waived" ? "approved" : policy.blocking ? "**blocking until a writer other than the author approves them** (the *Approve policy* button)" : "reported only";
+    lines.push(`#### Policy changes to the base branch's \`.assure/\`: ${state}`, "");
+    for (const change of decision.policy_changes.slice(0, CASES_SHOWN)) lines.push(`- ${change.kind} \`${cell(change.where)}\`: ${cell(change.message)}`);
+    if (decision.policy_changes.length > CASES_SHOWN) lines.push(`- and ${decision.policy_changes.length - CASES_SHOWN} more`);
+    for (const approval of view.policy?.approvals ?? []) {
+      lines.push(`- Approved by ${approval.created_by.github_login ? `@${approval.created_by.github_login}` : `key ${approval.created_by.key_id}`} at ${approval.created_at}: ${cell(approval.reason)}`);
+    }
+    for (const press of view.policy?.refused ?? []) lines.push(`- @${press.login} pressed *Approve policy* at ${press.pressed_at}, but ${cell(press.refusal)}: refused.`);
+    lines.push("");
+  }
   return lines;
 }
 
@@ -84,8 +145,12 @@ export function renderDecisionSummary(
     ...(view.approval ? [`A pull request from a fork: its runs were approved by @${view.approval.login} (${view.approval.permission} access) at ${view.approval.pressed_at}.`, ""] : []),
   ];
   // What has no run to show it: runs not started (or waiting), a wait given up, nothing planned.
-  const pending = decision.reasons.filter((r) => r.run_id === null || r.status === "pending").map((r) => `- ${cell(r.reason)}`);
-  const body = [...(pending.length > 0 ? [...pending, ""] : []), ...view.runs.flatMap((run) => runSection(run, absolute, decision.reasons))];
+  const pending = decision.reasons.filter((r) => (r.run_id === null && r.gate_id !== POLICY_GATE) || r.status === "pending").map((r) => `- ${cell(r.reason)}`);
+  const body = [
+    ...changeSection(view, absolute),
+    ...(pending.length > 0 ? [...pending, ""] : []),
+    ...view.runs.flatMap((run) => runSection(run, absolute, decision.reasons)),
+  ];
   const leftOut = annotationsLeftOut > 0 ? [`${plural(annotationsLeftOut, "more annotation")} not shown: read them in the evidence.`] : [];
   const footer = (cut: number) => [
     ...leftOut,

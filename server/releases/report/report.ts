@@ -1,4 +1,4 @@
-import type { Evaluation, Evidence, Finding, ReleaseDecision } from "../../contract/index.js";
+import type { Evaluation, Evidence, Finding, PolicyApproval, ReleaseDecision } from "../../contract/index.js";
 
 /** One planned run as a report shows it: its evidence, where its spec is, and what it did not meet. */
 export interface RunReport {
@@ -21,6 +21,8 @@ export interface DecisionReport {
   decision: ReleaseDecision;
   runs: RunReport[];
   approval: { login: string; permission: string; pressed_at: string } | null;
+  /** Who approved the head's policy changes, and the presses of "Approve policy" that were refused. */
+  policy?: { approvals: PolicyApproval[]; refused: { login: string; refusal: string; pressed_at: string }[] };
 }
 
 /** Evaluations a report lists: the ones that did not pass. */

@@ -2,7 +2,8 @@
 // (its first-parent chain, the base's settings, the policy changes found), the baseline chosen
 // from it when the decision was made, the base branch's recent decisions (for flakiness), and the
 // case-by-case comparison kept with the reasons. A waiver of the decision's `policy` pseudo-gate
-// names no run, so a waiver's run becomes optional (SQLite rebuilds the table to drop NOT NULL).
+// names no run (a policy approval), so a waiver's run becomes optional (SQLite rebuilds the table
+// to drop NOT NULL).
 export default /* sql */ `
 ALTER TABLE release_decisions ADD COLUMN base TEXT;
 ALTER TABLE release_decisions ADD COLUMN baseline TEXT;
@@ -26,4 +27,8 @@ DROP TABLE waivers;
 ALTER TABLE waivers_v2 RENAME TO waivers;
 CREATE INDEX waivers_by_decision ON waivers (decision_id, waiver_id);
 CREATE UNIQUE INDEX waivers_revoked_once ON waivers (revokes) WHERE revokes IS NOT NULL;
+
+-- A press of "Approve policy" is kept beside the fork approvals, with why it was refused.
+ALTER TABLE github_approval_presses ADD COLUMN action TEXT NOT NULL DEFAULT 'approve';
+ALTER TABLE github_approval_presses ADD COLUMN refusal TEXT;
 `;

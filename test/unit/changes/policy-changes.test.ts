@@ -116,3 +116,27 @@ describe("policy changes of a pull request against its base branch", () => {
     ).toEqual([]);
   });
 });
+
+describe("policy changes to a gate's no_regression", () => {
+  const withNoRegression = (noRegression: { max_drop: number; confidence: number } | undefined) => {
+    const spec = structuredClone(EXAMPLE);
+    const det = spec.gates.find((g: { id: string }) => g.id === "DET");
+    if (noRegression) det.require.no_regression = noRegression;
+    return { config: AssureConfig.parse(CONFIG), specs: new Map([[EXAMPLE.name as string, TestSpecDocument.parse(spec)]]) } satisfies Policy;
+  };
+  const between = (base: Parameters<typeof withNoRegression>[0], head: Parameters<typeof withNoRegression>[0]) =>
+    policyChanges(withNoRegression(base), withNoRegression(head)).map((c) => `${c.kind} ${c.message}`);
+
+  it("lists it removed, a larger max_drop and a higher confidence as loosenings", () => {
+    expect(between({ max_drop: 0.05, confidence: 0.95 }, undefined)).toEqual(["removed 'DET' no longer compares with the base branch"]);
+    expect(between({ max_drop: 0.05, confidence: 0.95 }, { max_drop: 0.2, confidence: 0.95 })).toEqual(["loosened 'DET' now lets a case drop by 0.2 (was 0.05)"]);
+    expect(between({ max_drop: 0.05, confidence: 0.9 }, { max_drop: 0.05, confidence: 0.99 })).toEqual([
+      "loosened 'DET' now needs 0.99 confidence to call a drop a regression (was 0.9)",
+    ]);
+  });
+
+  it("lets it be added or tightened without approval", () => {
+    expect(between(undefined, { max_drop: 0.05, confidence: 0.95 })).toEqual([]);
+    expect(between({ max_drop: 0.1, confidence: 0.99 }, { max_drop: 0.05, confidence: 0.9 })).toEqual([]);
+  });
+});
