@@ -15,7 +15,7 @@ function side(runId: string, document: TestSpecDocument, passes: number, runs: n
   const evaluations: CitedEvaluation[] = Array.from({ length: runs }, (_, i) => ({
     evaluation_id: `ev_${runId}_${i}`,
     kind: "expectation",
-    metric_id: null,
+    metric_id: "expect.response",
     scenario_id: "a",
     spec_path: "scenarios[0].turns[0].expect[0]",
     status: i < passes ? "passed" : "failed",
