@@ -51185,6 +51185,13 @@ var DecisionBase = external_exports.strictObject({
   policy_changes: external_exports.array(PolicyChange).max(1e3).default([]).describe("What the head removes or relaxes in the base branch's .assure/")
 }).meta({ id: "DecisionBase" });
 var CaseClass = external_exports.enum(["regressed", "improved", "inconclusive", "new", "removed"]);
+var CaseFlakiness = external_exports.object({
+  flip_rate: external_exports.number().describe("Flips between consecutive decisions of the base branch's history over the pairs compared"),
+  flips: external_exports.number().int(),
+  pairs: external_exports.number().int(),
+  history: external_exports.string().describe("The case in each decision of the base branch's history, oldest first: P passed (every repeat), F failed, \xB7 not run or another version"),
+  quarantined: external_exports.boolean().describe("flaky.mode is quarantine: its failures and regressions do not block")
+}).meta({ id: "CaseFlakiness" });
 var CaseTally = external_exports.object({ passes: external_exports.number().int(), runs: external_exports.number().int(), mean_score: external_exports.number().nullable() });
 var CaseChange = external_exports.object({
   run_id: external_exports.string(),
@@ -51200,7 +51207,8 @@ var CaseChange = external_exports.object({
   more_repeats_to_settle: external_exports.number().int().nullable().describe("For an inconclusive drop: more repeats on each side that would settle it"),
   head_refs: external_exports.array(external_exports.string()),
   base_refs: external_exports.array(external_exports.string()),
-  gate_ids: external_exports.array(external_exports.string()).describe("The gates whose no_regression covers it")
+  gate_ids: external_exports.array(external_exports.string()).describe("The gates whose no_regression covers it"),
+  flaky: CaseFlakiness.nullable().describe("Set when the case is flaky on the base branch")
 }).meta({ id: "CaseChange" });
 var DecisionBaseline = external_exports.object({
   found: external_exports.boolean(),
@@ -51222,7 +51230,8 @@ var DecisionChanges = external_exports.object({
     removed: external_exports.number().int()
   }),
   cases: external_exports.array(CaseChange).describe("Every case that is not unchanged, regressions first (at most 500)"),
-  cases_left_out: external_exports.number().int()
+  cases_left_out: external_exports.number().int(),
+  flaky: external_exports.array(external_exports.object({ run_id: external_exports.string(), case_id: external_exports.string(), ...CaseFlakiness.shape })).describe("Every case of the planned runs that is flaky on the base branch, changed or not (at most 500)")
 }).meta({ id: "DecisionChanges" });
 
 // server/contract/releases.ts
@@ -51239,7 +51248,9 @@ var PlannedRun = external_exports.object({
 var DecisionReason = external_exports.object({
   run_id: external_exports.string().nullable(),
   gate_id: external_exports.string().nullable(),
-  status: extensible(external_exports.enum(["passed", "failed", "inconclusive", "waived", "error", "pending", "untested"])),
+  status: extensible(external_exports.enum(["passed", "failed", "inconclusive", "waived", "quarantined", "error", "pending", "untested"])).describe(
+    "quarantined: a gate failed only on cases flaky on the base branch, with flaky.mode quarantine: it does not block"
+  ),
   blocking: external_exports.boolean().describe("Whether it keeps the decision from being ALLOWED"),
   reason: external_exports.string(),
   evidence_refs: external_exports.array(external_exports.string()).describe("API paths, each readable with evidence:read"),
@@ -51376,7 +51387,9 @@ function renderDecisionTitle({ decision }) {
   }
   if (decision.status === "ALLOWED") {
     const waived = count("waived");
-    return clip(`Release allowed: ${gates.length - waived} of ${plural2(gates.length, "gate")} passed${waived ? `, ${waived} waived` : ""}`, TITLE_LIMIT);
+    const quarantined = count("quarantined");
+    const aside = [waived && `${waived} waived`, quarantined && `${quarantined} quarantined`].filter(Boolean).join(", ");
+    return clip(`Release allowed: ${gates.length - waived - quarantined} of ${plural2(gates.length, "gate")} passed${aside ? `, ${aside}` : ""}`, TITLE_LIMIT);
   }
   const failed = count("failed");
   const unsure = count("inconclusive");
@@ -51444,14 +51457,25 @@ function changeSection(view, absolute) {
       if (shown.length > 0) {
         lines.push("| Case | Change | Base | Head | p | Evidence |", "|---|---|---|---|---|---|");
         for (const c of shown) {
+          const flaky = c.flaky ? ` (flaky${c.flaky.quarantined ? ", quarantined" : ""})` : "";
           const side = (s) => s ? `${s.passes}/${s.runs}${s.mean_score !== null ? ` (score ${s.mean_score})` : ""}` : "\u2014";
           const p = [c.rate_p, c.score_p].filter((x) => x !== null).join(" / ") || "\u2014";
           const settle2 = c.class === "inconclusive" && c.more_repeats_to_settle !== null ? `; ${c.more_repeats_to_settle} more repeats settle it` : "";
           const refs = [...c.head_refs.slice(0, 1).map((ref) => `[head](${absolute(ref)})`), ...c.base_refs.slice(0, 1).map((ref) => `[base](${absolute(ref)})`)].join(" \xB7 ");
-          lines.push(`| \`${cell(c.case_id)}\` | ${CLASS_LABEL[c.class]}${settle2} | ${side(c.base)} | ${side(c.head)} | ${p} | ${refs} |`);
+          lines.push(`| \`${cell(c.case_id)}\` | ${CLASS_LABEL[c.class]}${flaky}${settle2} | ${side(c.base)} | ${side(c.head)} | ${p} | ${refs} |`);
         }
         const more = changes.cases.length - shown.length + changes.cases_left_out;
         if (more > 0) lines.push("", `${plural2(more, "more changed case")}: ${absolute(decision.links.self)}`);
+        lines.push("");
+      }
+      if (changes.flaky.length > 0) {
+        const settings = decision.change_settings?.flaky;
+        const mode = settings?.mode === "quarantine" ? "quarantined: their failures do not block" : "reported: they block as usual";
+        lines.push(`**Flaky on the base branch** (flip rate above ${settings?.threshold ?? "the threshold"}; ${mode}):`, "");
+        for (const f of changes.flaky.slice(0, CASES_SHOWN)) {
+          lines.push(`- \`${cell(f.case_id)}\`: flipped ${f.flips} of ${f.pairs} times, \`${f.history}\` (oldest first)${f.quarantined ? ", quarantined" : ""}`);
+        }
+        if (changes.flaky.length > CASES_SHOWN) lines.push(`- and ${changes.flaky.length - CASES_SHOWN} more`);
         lines.push("");
       }
     }

@@ -76,27 +76,3 @@ export function chooseBaseline(
     reason: `no decision on the base branch within ${looked.length} commit(s) of the merge base ${mergeBase.sha.slice(0, 7)} (baseline.depth ${depth}): nothing to compare with`,
   };
 }
-
-/** One run of a case in the base branch's history: its case version and whether it passed. */
-export interface CaseOutcome {
-  version: string;
-  passed: boolean;
-}
-
-/**
- * How often a case flipped between pass and fail in the base branch's recent decisions (oldest
- * first): flips between consecutive outcomes of the same case version, over the pairs compared.
- * Null when there is no pair to compare.
- */
-export function flipRate(history: readonly CaseOutcome[]): { rate: number; flips: number; pairs: number } | null {
-  let flips = 0;
-  let pairs = 0;
-  for (let i = 1; i < history.length; i++) {
-    const before = history[i - 1]!;
-    const after = history[i]!;
-    if (before.version !== after.version) continue; // a changed case starts a new history
-    pairs++;
-    if (before.passed !== after.passed) flips++;
-  }
-  return pairs === 0 ? null : { rate: flips / pairs, flips, pairs };
-}

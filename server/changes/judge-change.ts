@@ -1,7 +1,8 @@
-import { evaluationPath, type CaseChange, type DecisionChanges, type GateSpec, type TestSpecDocument } from "../contract/index.js";
+import { evaluationPath, type CaseChange, type CaseFlakiness, type DecisionChanges, type GateSpec, type TestSpecDocument } from "../contract/index.js";
 import { specCases, type SpecCase } from "./cases.js";
 import type { CaseClass, NoRegression } from "./compare-case.js";
 import { caseIdOf, compareCases, type CaseComparison, type CaseEvaluation } from "./compare-cases.js";
+import { describeFlakiness } from "./flakiness.js";
 
 /** What the classes are judged by where no gate of the spec says: the spec format's defaults. */
 export const DEFAULT_NO_REGRESSION: NoRegression = { max_drop: 0.05, confidence: 0.95 };
@@ -23,7 +24,8 @@ export type CaseChangeView = CaseChange;
 /** A gate's `no_regression` as judged for one run: it fails on a regressed case. */
 export interface GateChange {
   gate_id: string;
-  status: "passed" | "failed";
+  /** quarantined: only cases quarantined as flaky regressed. */
+  status: "passed" | "failed" | "quarantined";
   reason: string;
   evidence_refs: string[];
   baseline_refs: string[];
@@ -33,7 +35,11 @@ export interface SlotChange {
   cases: CaseChangeView[];
   counts: Record<CaseClass, number>;
   gates: GateChange[];
+  /** The run's cases that are flaky on the base branch, changed or not. */
+  flaky: FlakyCase[];
 }
+
+export type FlakyCase = CaseFlakiness & { run_id: string; case_id: string };
 
 /** The base side of a comparison, or why there is none. */
 export type BaseOf = { side: ChangeSide; commit_sha: string } | { side: null; why: string };
@@ -56,13 +62,15 @@ const REFS_PER_CASE = 3;
  * regressed. A drop that is not significant is listed as inconclusive, with the repeats that
  * would settle it, and does not fail the gate: only evidence of a regression does.
  */
-export function judgeChange(head: ChangeSide, base: BaseOf): SlotChange {
+export function judgeChange(head: ChangeSide, base: BaseOf, flaky: ReadonlyMap<string, CaseFlakiness> = new Map()): SlotChange {
   const gates = head.spec.gates.filter((gate) => gate.require.no_regression);
   const counts: Record<CaseClass, number> = { regressed: 0, improved: 0, unchanged: 0, inconclusive: 0, new: 0, removed: 0 };
+  const flakyCases = [...flaky].map(([caseId, f]): FlakyCase => ({ run_id: head.run_id, case_id: caseId, ...f }));
   if (!base.side) {
     return {
       cases: [],
       counts,
+      flaky: flakyCases,
       gates: gates.map((gate) => ({ gate_id: gate.id, status: "passed", reason: `no_regression: ${base.why}`, evidence_refs: [], baseline_refs: [] })),
     };
   }
@@ -85,21 +93,36 @@ export function judgeChange(head: ChangeSide, base: BaseOf): SlotChange {
     const comparison = covering.length > 0 ? comparedUnder.get(JSON.stringify(covering[0]!.require.no_regression))!.get(caseId)! : fallback;
     counts[comparison.class]++;
     if (comparison.class === "unchanged") continue;
-    cases.push(view(comparison, head.run_id, baseSide.run_id, headRefs.get(caseId) ?? [], baseRefs.get(caseId) ?? [], covering.map((g) => g.id)));
+    cases.push({
+      ...view(comparison, head.run_id, baseSide.run_id, headRefs.get(caseId) ?? [], baseRefs.get(caseId) ?? [], covering.map((g) => g.id)),
+      flaky: flaky.get(caseId) ?? null,
+    });
   }
 
   const judged = gates.map((gate): GateChange => {
     const mine = cases.filter((c) => c.gate_ids.includes(gate.id));
-    const regressed = mine.filter((c) => c.class === "regressed");
+    const regressed = mine.filter((c) => c.class === "regressed" && !c.flaky?.quarantined);
+    const quarantined = mine.filter((c) => c.class === "regressed" && c.flaky?.quarantined);
     const of = (cls: CaseClass) => mine.filter((c) => c.class === cls).length;
     const against = `against the baseline ${short(base.commit_sha)}`;
+    const listed = (list: CaseChangeView[]) => `${list.slice(0, 5).map(describe).join("; ")}${list.length > 5 ? "; …" : ""}`;
+    const aside = quarantined.length > 0 ? ` (${quarantined.length} more quarantined as flaky: ${listed(quarantined)})` : "";
     if (regressed.length > 0) {
       return {
         gate_id: gate.id,
         status: "failed",
-        reason: `no_regression: ${regressed.length} case(s) regressed ${against}: ${regressed.slice(0, 5).map(describe).join("; ")}${regressed.length > 5 ? "; …" : ""}`,
-        evidence_refs: regressed.flatMap((c) => c.head_refs),
-        baseline_refs: regressed.flatMap((c) => c.base_refs),
+        reason: `no_regression: ${regressed.length} case(s) regressed ${against}: ${listed(regressed)}${aside}`,
+        evidence_refs: [...regressed, ...quarantined].flatMap((c) => c.head_refs),
+        baseline_refs: [...regressed, ...quarantined].flatMap((c) => c.base_refs),
+      };
+    }
+    if (quarantined.length > 0) {
+      return {
+        gate_id: gate.id,
+        status: "quarantined",
+        reason: `no_regression: only cases quarantined as flaky regressed ${against}, so it does not block: ${listed(quarantined)}`,
+        evidence_refs: quarantined.flatMap((c) => c.head_refs),
+        baseline_refs: quarantined.flatMap((c) => c.base_refs),
       };
     }
     const unsure = mine.filter((c) => c.class === "inconclusive");
@@ -117,7 +140,7 @@ export function judgeChange(head: ChangeSide, base: BaseOf): SlotChange {
       baseline_refs: unsure.flatMap((c) => c.base_refs),
     };
   });
-  return { cases, counts, gates: judged };
+  return { cases, counts, gates: judged, flaky: flakyCases };
 }
 
 /** Up to three evaluations to cite per case on one side: the failed ones first. */
@@ -161,6 +184,7 @@ function view(c: CaseComparison, runId: string, baseRunId: string, headRefs: str
     head_refs: c.head ? headRefs : [],
     base_refs: c.base ? baseRefs : [],
     gate_ids: gateIds,
+    flaky: null,
   };
 }
 
@@ -172,13 +196,14 @@ export function describe(c: CaseChangeView): string {
       ? `, mean score ${c.base.mean_score} → ${c.head.mean_score}${c.score_p !== null ? ` (p = ${c.score_p})` : ""}`
       : "";
   const settle = c.class === "inconclusive" && c.more_repeats_to_settle !== null ? `, ${c.more_repeats_to_settle} more repeat(s) on each side would settle it` : "";
-  return `'${c.case_id}'${rate}${score}${settle}`;
+  return `'${c.case_id}'${rate}${score}${settle}${c.flaky ? ` (${describeFlakiness(c.flaky)})` : ""}`;
 }
 
 /** A run's gate as a decision weighs it. */
 export interface WeighedGate {
   gate_id: string;
-  status: "passed" | "failed" | "inconclusive" | "waived";
+  /** quarantined: failed, but only on cases quarantined as flaky; it does not block. */
+  status: "passed" | "failed" | "inconclusive" | "waived" | "quarantined";
   reason: string;
   evidence_refs: string[];
   baseline_evidence_refs?: string[];
@@ -199,7 +224,7 @@ export function withChange(gates: readonly WeighedGate[], change: SlotChange | u
     const alone = gate.reason.startsWith(ONLY_CHANGE);
     return {
       gate_id: gate.gate_id,
-      status: judged.status === "failed" ? "failed" : gate.status,
+      status: judged.status === "failed" ? "failed" : judged.status === "quarantined" && gate.status === "passed" ? "quarantined" : gate.status,
       reason: alone ? judged.reason : `${gate.reason}; ${judged.reason}`,
       evidence_refs: [...(alone ? [] : gate.evidence_refs), ...judged.evidence_refs],
       baseline_evidence_refs: judged.baseline_refs,
@@ -215,5 +240,26 @@ export function summarizeChanges(slots: readonly SlotChange[]): DecisionChanges 
   const counts: DecisionChanges["counts"] = { regressed: 0, improved: 0, unchanged: 0, inconclusive: 0, new: 0, removed: 0 };
   for (const slot of slots) for (const [cls, n] of Object.entries(slot.counts)) counts[cls as CaseClass] += n;
   const cases = slots.flatMap((slot) => slot.cases).sort((a, b) => CLASS_ORDER[a.class] - CLASS_ORDER[b.class]);
-  return { counts, cases: cases.slice(0, MAX_LISTED), cases_left_out: Math.max(0, cases.length - MAX_LISTED) };
+  const flaky = slots.flatMap((slot) => slot.flaky).slice(0, MAX_LISTED);
+  return { counts, cases: cases.slice(0, MAX_LISTED), cases_left_out: Math.max(0, cases.length - MAX_LISTED), flaky };
+}
+
+/**
+ * A run's failed gates as flakiness bears on them: a gate whose every cited failure is of a case
+ * quarantined as flaky is `quarantined` (it does not block); one citing flaky cases otherwise
+ * blocks as usual, labelled with their history. `caseOf` maps a cited evidence ref to its case.
+ */
+export function withFlakiness(gates: readonly WeighedGate[], caseOf: (ref: string) => string | undefined, flaky: ReadonlyMap<string, CaseFlakiness>): WeighedGate[] {
+  if (flaky.size === 0) return [...gates];
+  return gates.map((gate) => {
+    if (gate.status !== "failed" || gate.evidence_refs.length === 0) return gate;
+    const cited = gate.evidence_refs.map(caseOf);
+    const flakyCited = [...new Set(cited)].filter((id): id is string => id !== undefined && flaky.has(id));
+    if (flakyCited.length === 0) return gate;
+    const labels = `${flakyCited.slice(0, 5).map((id) => `'${id}' ${describeFlakiness(flaky.get(id)!)}`).join("; ")}${flakyCited.length > 5 ? "; …" : ""}`;
+    const allQuarantined = cited.every((id) => id !== undefined && flaky.get(id)?.quarantined);
+    return allQuarantined
+      ? { ...gate, status: "quarantined", reason: `${gate.reason}; quarantined, it does not block: every failure it cites is of a case flaky on the base branch (${labels})` }
+      : { ...gate, reason: `${gate.reason}; of the cases it cites, flaky on the base branch: ${labels}` };
+  });
 }

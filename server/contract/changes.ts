@@ -66,6 +66,20 @@ export type DecisionBase = z.infer<typeof DecisionBase>;
 
 export const CaseClass = z.enum(["regressed", "improved", "inconclusive", "new", "removed"]);
 
+/** How a case has behaved on the base branch: flaky when it flips between pass and fail too often. */
+export const CaseFlakiness = z
+  .object({
+    flip_rate: z.number().describe("Flips between consecutive decisions of the base branch's history over the pairs compared"),
+    flips: z.number().int(),
+    pairs: z.number().int(),
+    history: z
+      .string()
+      .describe("The case in each decision of the base branch's history, oldest first: P passed (every repeat), F failed, · not run or another version"),
+    quarantined: z.boolean().describe("flaky.mode is quarantine: its failures and regressions do not block"),
+  })
+  .meta({ id: "CaseFlakiness" });
+export type CaseFlakiness = z.infer<typeof CaseFlakiness>;
+
 const CaseTally = z.object({ passes: z.number().int(), runs: z.number().int(), mean_score: z.number().nullable() });
 
 export const CaseChange = z
@@ -84,6 +98,7 @@ export const CaseChange = z
     head_refs: z.array(z.string()),
     base_refs: z.array(z.string()),
     gate_ids: z.array(z.string()).describe("The gates whose no_regression covers it"),
+    flaky: CaseFlakiness.nullable().describe("Set when the case is flaky on the base branch"),
   })
   .meta({ id: "CaseChange" });
 export type CaseChange = z.infer<typeof CaseChange>;
@@ -114,6 +129,9 @@ export const DecisionChanges = z
     }),
     cases: z.array(CaseChange).describe("Every case that is not unchanged, regressions first (at most 500)"),
     cases_left_out: z.number().int(),
+    flaky: z
+      .array(z.object({ run_id: z.string(), case_id: z.string(), ...CaseFlakiness.shape }))
+      .describe("Every case of the planned runs that is flaky on the base branch, changed or not (at most 500)"),
   })
   .meta({ id: "DecisionChanges" });
 export type DecisionChanges = z.infer<typeof DecisionChanges>;

@@ -38,7 +38,9 @@ export const DecisionReason = z
   .object({
     run_id: z.string().nullable(),
     gate_id: z.string().nullable(),
-    status: extensible(z.enum(["passed", "failed", "inconclusive", "waived", "error", "pending", "untested"])),
+    status: extensible(z.enum(["passed", "failed", "inconclusive", "waived", "quarantined", "error", "pending", "untested"])).describe(
+      "quarantined: a gate failed only on cases flaky on the base branch, with flaky.mode quarantine: it does not block",
+    ),
     blocking: z.boolean().describe("Whether it keeps the decision from being ALLOWED"),
     reason: z.string(),
     evidence_refs: z.array(z.string()).describe("API paths, each readable with evidence:read"),

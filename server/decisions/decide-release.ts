@@ -21,7 +21,8 @@ export interface SlotFacts {
     | (Pick<Run, "run_id" | "status" | "verdict" | "failure"> & {
         gates: {
           gate_id: string;
-          status: "passed" | "failed" | "inconclusive" | "waived";
+          /** quarantined: failed only on cases quarantined as flaky; it does not block. */
+          status: "passed" | "failed" | "inconclusive" | "waived" | "quarantined";
           reason: string;
           evidence_refs: string[];
           /** For a gate judged against the base branch: the baseline's evidence. */
@@ -118,12 +119,13 @@ export function decideRelease(
       continue;
     }
     for (const gate of run.gates) {
-      const lifted = gate.status !== "passed" ? waiverOf(run.run_id, gate.gate_id) : null;
+      const holds = gate.status !== "passed" && gate.status !== "quarantined";
+      const lifted = holds ? waiverOf(run.run_id, gate.gate_id) : null;
       reasons.push(reasonOf({
         run_id: run.run_id,
         gate_id: gate.gate_id,
         status: lifted ? "waived" : gate.status,
-        blocking: gate.status !== "passed" && !lifted,
+        blocking: holds && !lifted,
         reason: gate.reason,
         evidence_refs: gate.evidence_refs,
         baseline_evidence_refs: gate.baseline_evidence_refs,

@@ -1,7 +1,9 @@
 import {
   POLICY_GATE,
   decisionPath,
+  evaluationPath,
   evidencePath,
+  findingPath,
   runPath,
   type DecisionEvent,
   type DecisionBase,
@@ -18,7 +20,10 @@ import {
 } from "../contract/index.js";
 import { decideRelease, type SlotFacts } from "../decisions/decide-release.js";
 import { chooseBaseline } from "../changes/baseline.js";
-import { judgeChange, summarizeChanges, withChange, type BaseOf, type CitedEvaluation, type SlotChange } from "../changes/judge-change.js";
+import { judgeChange, summarizeChanges, withChange, withFlakiness, type BaseOf, type CitedEvaluation, type SlotChange } from "../changes/judge-change.js";
+import { caseIdOf, type CaseEvaluation } from "../changes/compare-cases.js";
+import { measureFlakiness } from "../changes/flakiness.js";
+import { specCases } from "../changes/cases.js";
 import { makeIdGenerator } from "../ids.js";
 import type { Db } from "./db.js";
 import type { GateResultRow } from "./evaluations.js";
@@ -102,6 +107,13 @@ export interface SlotWait {
   waiting_for: string;
   wait_until: string;
 }
+
+// Changes saved before flakiness was measured have no flaky labels.
+const changesOf = (changes: DecisionChanges): DecisionChanges => ({
+  ...changes,
+  cases: changes.cases.map((c) => ({ ...c, flaky: c.flaky ?? null })),
+  flaky: changes.flaky ?? [],
+});
 
 const waitOf = (slot: Pick<SlotRow, "waiting_for" | "wait_until">) =>
   slot.waiting_for !== null && slot.wait_until !== null ? { for: slot.waiting_for, until: slot.wait_until } : null;
@@ -190,6 +202,11 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
     WHERE run_id = ? AND kind IN ('expectation', 'metric', 'probe') AND scenario_id IS NOT NULL AND status IN ('passed', 'failed')
     GROUP BY kind, scenario_id, metric_id, conversation_id, CASE WHEN kind = 'expectation' THEN spec_path END`);
 
+  // What a failed gate of the head can cite, with the case each belongs to.
+  const citedOfRun = db.prepare(`SELECT evaluation_id AS id, 'evaluation' AS what, kind, scenario_id, spec_path, metric_id, status, score, conversation_id, turn
+      FROM evaluations WHERE run_id = @run_id AND status != 'passed'
+    UNION ALL SELECT finding_id, 'finding', 'probe', probe_id, spec_path, NULL, 'failed', 0, NULL, NULL FROM findings WHERE run_id = @run_id`);
+
   const documentOf = (run: RunRow) => JSON.parse(specDocument.get(run.test_spec_id, run.spec_version) as string) as TestSpecDocument;
   const sideOf = (run: RunRow) => ({ run_id: run.run_id, spec: documentOf(run), evaluations: caseEvaluations.all(run.run_id) as CitedEvaluation[] });
   const JUDGED = new Set<Run["status"]>(["COMPLETED", "INCONCLUSIVE"]);
@@ -203,6 +220,24 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
     if (!run) return { side: null, why: `the baseline ${commit} did not run this spec in this environment: nothing to compare with` };
     if (!JUDGED.has(run.status)) return { side: null, why: `the baseline ${commit}'s run ${run.run_id} could not be judged (${run.status}): nothing to compare with` };
     return { side: sideOf(run), commit_sha: baseline.commit_sha! };
+  }
+
+  /** The case each failure a run's gates can cite belongs to, by its evidence ref. */
+  function casesOfRefs(runId: string): (ref: string) => string | undefined {
+    const rows = citedOfRun.all({ run_id: runId }) as (CaseEvaluation & { id: string; what: "evaluation" | "finding" })[];
+    const byRef = new Map(rows.map((row) => [row.what === "evaluation" ? evaluationPath(runId, row.id) : findingPath(runId, row.id), caseIdOf(row)]));
+    return (ref) => byRef.get(ref);
+  }
+
+  /** The head's cases flaky over the base branch's history of the same spec and environment. */
+  function flakinessOf(head: RunRow, slot: SlotRow, history: readonly string[], base: DecisionBase) {
+    const sides = history.map((decisionId) => {
+      const runId = runOfSlot.get(decisionId, slot.test_spec_id, slot.environment_id) as string | null | undefined;
+      const run = runId ? toRun(runId) : undefined;
+      return run && JUDGED.has(run.status) ? sideOf(run) : null;
+    });
+    const headVersions = new Map([...specCases(documentOf(head))].map((c) => [c.case_id, c.version]));
+    return measureFlakiness(sides, headVersions, base.settings.flaky);
   }
 
   /**
@@ -257,7 +292,7 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
         links: { run: runPath(run.run_id), evidence: evidencePath(run.run_id) },
       })),
       baseline: row.baseline ? (JSON.parse(row.baseline) as DecisionBaseline) : null,
-      changes: row.changes ? (JSON.parse(row.changes) as DecisionChanges) : null,
+      changes: row.changes ? changesOf(JSON.parse(row.changes) as DecisionChanges) : null,
       policy_changes: base?.policy_changes ?? [],
       change_settings: base?.settings ?? null,
       created_at: row.created_at,
@@ -301,10 +336,13 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
     const row = byId.get(decisionId) as DecisionRow;
     const base = row.base ? (JSON.parse(row.base) as DecisionBase) : null;
     const baseline = row.baseline ? (JSON.parse(row.baseline) as DecisionBaseline) : null;
+    const history = row.history ? (JSON.parse(row.history) as string[]) : [];
     const compared: SlotChange[] = [];
     const slots = (slotsOf.all(decisionId, row.attempt) as SlotRow[]).map((slot): SlotFacts => {
       const run = slot.run_id ? toRun(slot.run_id) : undefined;
-      const change = run && baseline && JUDGED.has(run.status) ? judgeChange(sideOf(run), baseOf(baseline, slot)) : undefined;
+      const judged = run && base && baseline && JUDGED.has(run.status);
+      const flaky = judged ? flakinessOf(run, slot, history, base) : new Map();
+      const change = judged ? judgeChange(sideOf(run), baseOf(baseline, slot), flaky) : undefined;
       if (change) compared.push(change);
       return {
         test_spec_id: slot.test_spec_id,
@@ -318,12 +356,16 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
               verdict: run.verdict,
               failure: run.failure_cause ? { cause: run.failure_cause, message: run.failure_message ?? "" } : null,
               gates: withChange(
-                (gatesOf.all(run.run_id) as GateResultRow[]).map((gate) => ({
-                  gate_id: gate.gate_id,
-                  status: gate.status,
-                  reason: gate.reason,
-                  evidence_refs: JSON.parse(gate.evidence_refs) as string[],
-                })),
+                withFlakiness(
+                  (gatesOf.all(run.run_id) as GateResultRow[]).map((gate) => ({
+                    gate_id: gate.gate_id,
+                    status: gate.status,
+                    reason: gate.reason,
+                    evidence_refs: JSON.parse(gate.evidence_refs) as string[],
+                  })),
+                  flaky.size > 0 ? casesOfRefs(run.run_id) : () => undefined,
+                  flaky,
+                ),
                 change,
               ),
             }

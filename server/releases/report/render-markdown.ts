@@ -17,7 +17,9 @@ export function renderDecisionTitle({ decision }: Pick<DecisionReport, "decision
   }
   if (decision.status === "ALLOWED") {
     const waived = count("waived");
-    return clip(`Release allowed: ${gates.length - waived} of ${plural(gates.length, "gate")} passed${waived ? `, ${waived} waived` : ""}`, TITLE_LIMIT);
+    const quarantined = count("quarantined");
+    const aside = [waived && `${waived} waived`, quarantined && `${quarantined} quarantined`].filter(Boolean).join(", ");
+    return clip(`Release allowed: ${gates.length - waived - quarantined} of ${plural(gates.length, "gate")} passed${aside ? `, ${aside}` : ""}`, TITLE_LIMIT);
   }
   const failed = count("failed");
   const unsure = count("inconclusive");
@@ -95,14 +97,25 @@ function changeSection(view: DecisionReport, absolute: (ref: string) => string):
       if (shown.length > 0) {
         lines.push("| Case | Change | Base | Head | p | Evidence |", "|---|---|---|---|---|---|");
         for (const c of shown) {
+          const flaky = c.flaky ? ` (flaky${c.flaky.quarantined ? ", quarantined" : ""})` : "";
           const side = (s: CaseChange["base"]) => (s ? `${s.passes}/${s.runs}${s.mean_score !== null ? ` (score ${s.mean_score})` : ""}` : "—");
           const p = [c.rate_p, c.score_p].filter((x) => x !== null).join(" / ") || "—";
           const settle = c.class === "inconclusive" && c.more_repeats_to_settle !== null ? `; ${c.more_repeats_to_settle} more repeats settle it` : "";
           const refs = [...c.head_refs.slice(0, 1).map((ref) => `[head](${absolute(ref)})`), ...c.base_refs.slice(0, 1).map((ref) => `[base](${absolute(ref)})`)].join(" · ");
-          lines.push(`| \`${cell(c.case_id)}\` | ${CLASS_LABEL[c.class]}${settle} | ${side(c.base)} | ${side(c.head)} | ${p} | ${refs} |`);
+          lines.push(`| \`${cell(c.case_id)}\` | ${CLASS_LABEL[c.class]}${flaky}${settle} | ${side(c.base)} | ${side(c.head)} | ${p} | ${refs} |`);
         }
         const more = changes.cases.length - shown.length + changes.cases_left_out;
         if (more > 0) lines.push("", `${plural(more, "more changed case")}: ${absolute(decision.links.self)}`);
+        lines.push("");
+      }
+      if (changes.flaky.length > 0) {
+        const settings = decision.change_settings?.flaky;
+        const mode = settings?.mode === "quarantine" ? "quarantined: their failures do not block" : "reported: they block as usual";
+        lines.push(`**Flaky on the base branch** (flip rate above ${settings?.threshold ?? "the threshold"}; ${mode}):`, "");
+        for (const f of changes.flaky.slice(0, CASES_SHOWN)) {
+          lines.push(`- \`${cell(f.case_id)}\`: flipped ${f.flips} of ${f.pairs} times, \`${f.history}\` (oldest first)${f.quarantined ? ", quarantined" : ""}`);
+        }
+        if (changes.flaky.length > CASES_SHOWN) lines.push(`- and ${changes.flaky.length - CASES_SHOWN} more`);
         lines.push("");
       }
     }

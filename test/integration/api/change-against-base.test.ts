@@ -165,4 +165,60 @@ describe("a pull request's decision compared with its base branch", () => {
     expect(nothing.status).toBe(400);
     expect(nothing.body.error.message).toContain("changes no policy");
   });
+
+  describe("flakiness over the base branch's last decisions", () => {
+    /** The base branch's history, oldest first: the agent errs on every other commit, so the cases it errs on flip each time. */
+    async function flippingHistory() {
+      const commits: string[] = [];
+      for (const behaviours of [["wrong-arguments"], [], ["wrong-arguments"], []] as const) {
+        agent.behave(behaviours);
+        const sha = nextSha();
+        await decided(sha);
+        commits.unshift(sha);
+      }
+      agent.behave(["wrong-arguments"]);
+      return commits;
+    }
+
+    it("labels a case that flips on the base branch with its history, and blocks as usual in report mode", async () => {
+      const commits = await flippingHistory();
+      const head = await decided(nextSha(), { commits: chain(...commits) });
+      expect(head.status).toBe("BLOCKED");
+      expect(head.change_settings.flaky).toEqual({ threshold: 0.2, mode: "report" });
+      expect(head.changes.flaky.length).toBeGreaterThan(0);
+      for (const f of head.changes.flaky) expect(f).toMatchObject({ run_id: head.runs[0].run_id, history: "FPFP", flips: 3, pairs: 3, flip_rate: 1, quarantined: false });
+      const regressed = head.changes.cases.filter((c: { class: string }) => c.class === "regressed");
+      expect(regressed.length).toBeGreaterThan(0);
+      for (const c of regressed) expect(c.flaky).toMatchObject({ history: "FPFP", quarantined: false });
+      expect(gate(head, "DET")).toMatchObject({ status: "failed", blocking: true });
+      expect(gate(head, "DET").reason).toContain("flaky on the base branch: '");
+      expect(gate(head, "NOREG")).toMatchObject({ status: "failed", blocking: true });
+      expect(gate(head, "NOREG").reason).toContain("(flaky: flipped 3 of 3 times on the base branch (FPFP))");
+    });
+
+    it("quarantines them when configured: their failures and regressions do not block, and are listed as quarantined", async () => {
+      const commits = await flippingHistory();
+      const head = await decided(nextSha(), { commits: chain(...commits), settings: { flaky: { mode: "quarantine" } } });
+      expect(head.status).toBe("ALLOWED");
+      for (const f of head.changes.flaky) expect(f).toMatchObject({ history: "FPFP", quarantined: true });
+      expect(gate(head, "DET")).toMatchObject({ status: "quarantined", blocking: false });
+      expect(gate(head, "DET").reason).toContain("quarantined, it does not block: every failure it cites is of a case flaky on the base branch");
+      expect(gate(head, "NOREG")).toMatchObject({ status: "quarantined", blocking: false });
+      expect(gate(head, "NOREG").reason).toMatch(/^no_regression: only cases quarantined as flaky regressed/);
+      // Its evidence is still cited: quarantine hides nothing.
+      expect(gate(head, "DET").evidence_refs.length).toBeGreaterThan(0);
+    });
+
+    it("does not quarantine a case that is steady on the base branch: its failure blocks", async () => {
+      agent.behave([]);
+      const steady: string[] = [];
+      for (let i = 0; i < 3; i++) steady.unshift(nextSha());
+      for (const sha of [...steady].reverse()) await decided(sha);
+      agent.behave(["wrong-arguments"]);
+      const head = await decided(nextSha(), { commits: chain(...steady), settings: { flaky: { mode: "quarantine" } } });
+      expect(head.changes.flaky).toEqual([]);
+      expect(head.status).toBe("BLOCKED");
+      expect(gate(head, "DET")).toMatchObject({ status: "failed", blocking: true });
+    });
+  });
 });

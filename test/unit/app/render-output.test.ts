@@ -53,4 +53,20 @@ describe("check run output", () => {
     expect(summary).toMatch(/lines? cut to fit; the whole decision: https:\/\/assure\.example\.test\/v1\/release-decisions\/dec_1/);
     expect(summary).toContain("1800 more annotations not shown");
   });
+
+  it("lists the cases flaky on the base branch, with their history, and counts quarantined gates in the title", () => {
+    const flaky = { run_id: "run_1", case_id: "full-refund turns[1].expect[0]", flip_rate: 1, flips: 3, pairs: 3, history: "FPFP", quarantined: true };
+    const quarantined = { ...reason("quarantined"), blocking: false };
+    const v = view("ALLOWED", [reason("passed"), quarantined]);
+    Object.assign(v.kind === "decision" ? v.decision : {}, {
+      baseline: { found: true, decision_id: "dec_0", commit_sha: "b".repeat(40), age_commits: 0, age_days: 0, warning: null, reason: null, merge_base_sha: "b".repeat(40) },
+      changes: { counts: { regressed: 1, improved: 0, unchanged: 4, inconclusive: 0, new: 0, removed: 0 }, cases: [], cases_left_out: 0, flaky: [flaky] },
+      change_settings: { flaky: { threshold: 0.2, mode: "quarantine" } },
+      policy_changes: [],
+    });
+    expect(renderTitle(v)).toBe("Release allowed: 1 of 2 gates passed, 1 quarantined");
+    const summary = renderSummary(v, absolute, 0);
+    expect(summary).toContain("**Flaky on the base branch** (flip rate above 0.2; quarantined: their failures do not block):");
+    expect(summary).toContain("- `full-refund turns[1].expect[0]`: flipped 3 of 3 times, `FPFP` (oldest first), quarantined");
+  });
 });

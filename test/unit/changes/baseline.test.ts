@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
-import { chooseBaseline, flipRate } from "../../../server/changes/baseline.js";
+import { chooseBaseline } from "../../../server/changes/baseline.js";
+import { flipRate } from "../../../server/changes/flakiness.js";
 
 /** A first-parent chain from the merge base back, one commit a day. */
 const chain = (length: number) =>
