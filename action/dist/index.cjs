@@ -50647,6 +50647,9 @@ var TestSpecDocumentShape = external_exports.strictObject({
     repeat: RunLimits.repeat.default(1),
     concurrency: external_exports.number().int().min(1).max(64).optional().describe("Conversations held at once in a run, default 8 (never more than the environment's endpoint.max_concurrency calls to its agent)"),
     run_timeout_ms: external_exports.number().int().min(1e3).max(864e5).optional().describe("The run's deadline from when it starts, default 6 hours: no conversation starts after it, and a wait the agent asks for must end before it"),
+    retry_failed: external_exports.number().int().min(0).max(5).optional().describe(
+      "Tries a scenario's conversation again, up to this many times, when its checks failed, before it counts: every try is kept in the evidence, the last one is evaluated. Security probes are never retried: a probe that trips once is a finding"
+    ),
     budget: external_exports.strictObject({
       max_tokens: external_exports.number().int().min(1).max(1e10).describe("Tokens the agent may use in the run, as its answers report them (the judge's are apart): once reached, no conversation starts and the run fails with budget_exceeded")
     }).optional().describe("Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage")
@@ -51011,7 +51014,8 @@ var RUN_EVENT_DATA = {
     kind: external_exports.enum(["scenario", "probe"]),
     scenario_id: external_exports.string(),
     repeat_index: external_exports.number().int(),
-    attempt: external_exports.number().int()
+    attempt: external_exports.number().int(),
+    retry: external_exports.number().int().optional().describe("Set on a try again of a case whose checks failed (defaults.retry_failed): 1 for the first")
   }),
   "conversation.completed": external_exports.object(InConversation),
   "conversation.failed": external_exports.object({ ...InConversation, cause: FailureCause }),
@@ -51091,6 +51095,8 @@ var ConversationSummary = external_exports.object({
   scenario_id: external_exports.string().describe("The scenario's (or security probe's) id in the spec"),
   repeat_index: external_exports.number().int().describe("1-based repeat of the scenario"),
   attempt: external_exports.number().int().describe("More than 1 when an earlier attempt was interrupted"),
+  retry: external_exports.number().int().describe("0 for the first try of its scenario and repeat; k for the k-th try again after its checks failed (defaults.retry_failed)"),
+  counted: external_exports.boolean().describe("Whether the evaluations use it: the last completed try of its scenario and repeat; earlier tries stay as evidence"),
   status: external_exports.enum(["running", "completed", "interrupted", "failed"]),
   created_at: Timestamp,
   ended_at: Timestamp.nullable(),

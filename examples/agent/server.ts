@@ -166,6 +166,7 @@ export async function startExampleAgent({
     },
     behave(behaviours) {
       deployed = new Set(behaviours);
+      erraticStarts = 0; // a new deployment errs from its own fourth conversation on
     },
     get throttled() {
       return throttled;

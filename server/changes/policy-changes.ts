@@ -123,6 +123,10 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
     add("loosened", at("defaults.budget.max_tokens"), `the token budget changes from ${base.defaults.budget.max_tokens} to ${head.defaults?.budget?.max_tokens ?? "none"}`);
   }
 
+  // Each try again is another chance for a failing case to pass: more of them is looser.
+  const retries = (spec: TestSpecDocument) => spec.defaults?.retry_failed ?? 0;
+  if (retries(head) > retries(base)) add("loosened", at("defaults.retry_failed"), `failed cases are tried again up to ${retries(head)} time(s), not ${retries(base)}`);
+
   const headGates = new Map(head.gates.map((gate) => [gate.id, gate]));
   base.gates.forEach((gate, g) => {
     const other = headGates.get(gate.id);

@@ -34,6 +34,7 @@ export const RUN_EVENT_DATA = {
     scenario_id: z.string(),
     repeat_index: z.number().int(),
     attempt: z.number().int(),
+    retry: z.number().int().optional().describe("Set on a try again of a case whose checks failed (defaults.retry_failed): 1 for the first"),
   }),
   "conversation.completed": z.object(InConversation),
   "conversation.failed": z.object({ ...InConversation, cause: FailureCause }),

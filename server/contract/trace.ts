@@ -39,6 +39,8 @@ export const ConversationSummary = z
     scenario_id: z.string().describe("The scenario's (or security probe's) id in the spec"),
     repeat_index: z.number().int().describe("1-based repeat of the scenario"),
     attempt: z.number().int().describe("More than 1 when an earlier attempt was interrupted"),
+    retry: z.number().int().describe("0 for the first try of its scenario and repeat; k for the k-th try again after its checks failed (defaults.retry_failed)"),
+    counted: z.boolean().describe("Whether the evaluations use it: the last completed try of its scenario and repeat; earlier tries stay as evidence"),
     status: z.enum(["running", "completed", "interrupted", "failed"]),
     created_at: Timestamp,
     ended_at: Timestamp.nullable(),

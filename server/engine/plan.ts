@@ -68,3 +68,14 @@ export function* planConversations(spec: TestSpecDocument, { includeProbes = fal
     }
   }
 }
+
+/** Of each planned conversation's completed tries, the last one (the one its evaluations use). */
+export function lastTries<C extends Pick<ConversationPlan, "kind" | "scenario_id" | "repeat_index"> & { retry: number }>(completed: readonly C[]): C[] {
+  const last = new Map<string, C>();
+  for (const c of completed) {
+    const key = planKey(c);
+    const seen = last.get(key);
+    if (!seen || c.retry > seen.retry) last.set(key, c);
+  }
+  return [...last.values()];
+}

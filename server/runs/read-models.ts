@@ -7,7 +7,7 @@ import {
   type RunEvent,
   type Turn,
 } from "../contract/index.js";
-import { toLoggedEvent, type ConversationRow, type EvaluationRow, type EventRow, type FindingRow } from "../store/index.js";
+import { toLoggedEvent, type ConversationRow, type ConversationView, type EvaluationRow, type EventRow, type FindingRow } from "../store/index.js";
 
 /** An event row in the spec's v1 envelope. */
 export function toRunEvent(row: EventRow): RunEvent {
@@ -43,7 +43,7 @@ export function toEvaluation(row: EvaluationRow): Evaluation {
   };
 }
 
-export function toConversationSummary(row: ConversationRow) {
+export function toConversationSummary(row: ConversationView) {
   return {
     conversation_id: row.conversation_id,
     run_id: row.run_id,
@@ -51,6 +51,8 @@ export function toConversationSummary(row: ConversationRow) {
     scenario_id: row.scenario_id,
     repeat_index: row.repeat_index,
     attempt: row.attempt,
+    retry: row.retry,
+    counted: row.counted === 1,
     status: row.status,
     created_at: row.created_at,
     ended_at: row.ended_at,
@@ -59,7 +61,7 @@ export function toConversationSummary(row: ConversationRow) {
 }
 
 /** The conversation as messages, read from its trace: nothing is stored twice. */
-export function toConversation(row: ConversationRow, rows: readonly EventRow[]) {
+export function toConversation(row: ConversationView, rows: readonly EventRow[]) {
   const messages = [];
   const turns = new Set<number>();
   for (const event of rows.map(toLoggedEvent)) {

@@ -205,6 +205,15 @@ const TestSpecDocumentShape = z.strictObject({
           .max(86_400_000)
           .optional()
           .describe("The run's deadline from when it starts, default 6 hours: no conversation starts after it, and a wait the agent asks for must end before it"),
+        retry_failed: z
+          .number()
+          .int()
+          .min(0)
+          .max(5)
+          .optional()
+          .describe(
+            "Tries a scenario's conversation again, up to this many times, when its checks failed, before it counts: every try is kept in the evidence, the last one is evaluated. Security probes are never retried: a probe that trips once is a finding",
+          ),
         budget: z
           .strictObject({
             max_tokens: z

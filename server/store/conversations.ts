@@ -8,6 +8,10 @@ export interface ConversationRow {
   repeat_index: number;
   /** 1, or more when an earlier attempt was interrupted by a crash and the conversation ran again. */
   attempt: number;
+  /** 0 for the first try of its scenario and repeat; k for the k-th try again after its checks failed (defaults.retry_failed). */
+  retry: number;
+  /** What its checks said when judged to decide whether to try again; null when they were not judged for that. */
+  retry_outcome: "passed" | "failed" | null;
   status: "running" | "completed" | "interrupted" | "failed";
   /** The canary token planted in this conversation's system prompt, if the probe asks for one. */
   canary: string | null;
@@ -15,31 +19,41 @@ export interface ConversationRow {
   ended_at: string | null;
 }
 
+/** A conversation as the evidence shows it: whether the evaluations use it (the last completed try of its scenario and repeat). */
+export type ConversationView = ConversationRow & { counted: 0 | 1 };
+
 export function makeConversationsStore(db: Db) {
   const insert = db.prepare(`INSERT INTO conversations
-    (conversation_id, run_id, kind, scenario_id, repeat_index, attempt, status, canary, created_at, ended_at)
-    VALUES (@conversation_id, @run_id, @kind, @scenario_id, @repeat_index, @attempt, @status, @canary, @created_at, @ended_at)`);
+    (conversation_id, run_id, kind, scenario_id, repeat_index, attempt, retry, status, canary, created_at, ended_at)
+    VALUES (@conversation_id, @run_id, @kind, @scenario_id, @repeat_index, @attempt, @retry, @status, @canary, @created_at, @ended_at)`);
+  const setOutcome = db.prepare("UPDATE conversations SET retry_outcome = ? WHERE conversation_id = ?");
   const finish = db.prepare(
     "UPDATE conversations SET status = @status, ended_at = @ended_at WHERE conversation_id = @conversation_id AND status = 'running'",
   );
   const interruptRunning = db.prepare(
     "UPDATE conversations SET status = 'interrupted', ended_at = @now WHERE run_id = @run_id AND status = 'running'",
   );
-  const byId = db.prepare("SELECT * FROM conversations WHERE conversation_id = ?");
+  const counted = `(c.status = 'completed' AND NOT EXISTS (SELECT 1 FROM conversations later
+      WHERE later.run_id = c.run_id AND later.kind = c.kind AND later.scenario_id = c.scenario_id AND later.repeat_index = c.repeat_index
+        AND later.retry > c.retry AND later.status = 'completed')) AS counted`;
+  const byId = db.prepare(`SELECT c.*, ${counted} FROM conversations c WHERE c.conversation_id = ?`);
   const ofRun = db.prepare("SELECT * FROM conversations WHERE run_id = ? ORDER BY conversation_id");
   const pageOfRun = db.prepare(
-    "SELECT * FROM conversations WHERE run_id = @run_id AND (@after IS NULL OR conversation_id > @after) ORDER BY conversation_id LIMIT @limit",
+    `SELECT c.*, ${counted} FROM conversations c WHERE c.run_id = @run_id AND (@after IS NULL OR c.conversation_id > @after) ORDER BY c.conversation_id LIMIT @limit`,
   );
 
   return {
     reads: {
-      getConversation(conversationId: string): ConversationRow | undefined {
-        return byId.get(conversationId) as ConversationRow | undefined;
+      getConversation(conversationId: string): ConversationView | undefined {
+        return byId.get(conversationId) as ConversationView | undefined;
       },
-      /** All of a run's conversations in the order they were held, or a page of them after an id. */
-      listRunConversations(runId: string, after?: string, limit?: number): ConversationRow[] {
-        if (limit === undefined) return ofRun.all(runId) as ConversationRow[];
-        return pageOfRun.all({ run_id: runId, after: after ?? null, limit }) as ConversationRow[];
+      /** All of a run's conversations in the order they were held. */
+      listRunConversations(runId: string): ConversationRow[] {
+        return ofRun.all(runId) as ConversationRow[];
+      },
+      /** A page of a run's conversations after an id, as the evidence shows them. */
+      pageRunConversations(runId: string, after: string | undefined, limit: number): ConversationView[] {
+        return pageOfRun.all({ run_id: runId, after: after ?? null, limit }) as ConversationView[];
       },
     },
     writes: {
@@ -48,6 +62,10 @@ export function makeConversationsStore(db: Db) {
       },
       finishConversation(conversationId: string, status: "completed" | "failed", endedAt: string): void {
         finish.run({ conversation_id: conversationId, status, ended_at: endedAt });
+      },
+      /** What a conversation's checks said, judged to decide whether to try its case again. */
+      setRetryOutcome(conversationId: string, outcome: "passed" | "failed"): void {
+        setOutcome.run(outcome, conversationId);
       },
       /** After a crash: conversations left running are kept as evidence, marked interrupted. */
       interruptRunningConversations(runId: string, now: string): number {

@@ -41,7 +41,7 @@ export function heldConversation(
     });
   });
   const row: ConversationRow = {
-    conversation_id, run_id, kind, scenario_id, repeat_index: 1, attempt: 1, status: "completed", canary,
+    conversation_id, run_id, kind, scenario_id, repeat_index: 1, attempt: 1, retry: 0, retry_outcome: null, status: "completed", canary,
     created_at: "2026-11-23T00:00:00.000Z", ended_at: "2026-11-23T00:00:01.000Z",
   };
   return toHeldConversation(row, events);

@@ -75,6 +75,8 @@ export interface ConversationSummaryBody {
   scenario_id: string;
   repeat_index: number;
   attempt: number;
+  retry: number;
+  counted: boolean;
   status: string;
 }
 

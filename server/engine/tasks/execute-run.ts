@@ -19,7 +19,7 @@ import type { ServiceStore } from "../../store/service-store.js";
 import type { WriteCommand } from "../../store/writer/commands.js";
 import { AGENT_PROTOCOLS } from "../agents/index.js";
 import type { AgentReply } from "../agents/types.js";
-import { limitsOf, planConversations, planKey, type ConversationPlan } from "../plan.js";
+import { lastTries, limitsOf, planConversations, planKey, type ConversationPlan } from "../plan.js";
 import { makeRecorder, type Recorder } from "../recorder.js";
 import { assertTransition, isTerminal } from "../run-states.js";
 import { runConversation } from "../run-conversation.js";
@@ -104,15 +104,35 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     };
     const overBudget = () => budget !== undefined && tokens >= budget.max_tokens;
 
+    // A scenario whose checks failed is tried again, up to `retry_failed` times; a probe never is.
+    const retries = spec.defaults?.retry_failed ?? 0;
+    const mayTryAgain = (c: ConversationRow) => c.kind === "scenario" && c.retry < retries;
+
     const plans = planConversations(spec, { includeProbes: true });
-    /** The next conversation not yet completed, and which attempt at it this is; none once the budget is reached. */
-    function takeNext({ evenOverBudget = false } = {}): { plan: ConversationPlan; attempt: number } | undefined {
+    /**
+     * The next planned conversation not yet done, with what was held of it before (a resumed run):
+     * its last completed try, when that may still be tried again. None once the budget is reached.
+     */
+    function takeNext({ evenOverBudget = false } = {}): { plan: ConversationPlan; before: ConversationRow[]; last: ConversationRow | undefined } | undefined {
       if (overBudget() && !evenOverBudget) return undefined;
       for (let next = plans.next(); !next.done; next = plans.next()) {
         const before = attemptsBefore.get(planKey(next.value)) ?? [];
-        if (!before.some((c) => c.status === "completed")) return { plan: next.value, attempt: before.length + 1 };
+        const last = lastTries(before.filter((c) => c.status === "completed"))[0];
+        if (!last) return { plan: next.value, before, last: undefined };
+        if (mayTryAgain(last) && last.retry_outcome !== "passed") return { plan: next.value, before, last };
       }
       return undefined;
+    }
+
+    /** Whether a try's checks of its own scenario passed, judged alone (kept, so a resumed run does not judge it again). */
+    async function outcomeOf(held: ConversationRow): Promise<"passed" | "failed"> {
+      if (held.retry_outcome) return held.retry_outcome;
+      await recorder.flush();
+      const { evaluations } = await evaluateConversations(run, spec, signal, [held]);
+      const failed = evaluations.some((e) => e.scenario_id === held.scenario_id && (e.kind === "expectation" || e.kind === "metric") && e.status === "failed");
+      const outcome = failed ? "failed" : "passed";
+      recorder.flushInBackground(["setRetryOutcome", held.conversation_id, outcome]);
+      return outcome;
     }
 
     const stop = new AbortController();
@@ -121,19 +141,26 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     setMaxListeners(4 * limits.concurrency + 16, signal);
     const completed: ConversationRow[] = [];
     let failure: { error: unknown } | undefined;
+    /** Holds one try of a planned conversation in a free slot; undefined when the run stops or the budget is reached meanwhile. */
+    async function hold(plan: ConversationPlan, before: readonly ConversationRow[], retry: number): Promise<ConversationRow | undefined> {
+      const attempt = before.filter((c) => c.retry === retry).length + 1;
+      // Not p-queue's signal: it would settle while the conversation still runs. The limits are
+      // checked again once a slot is free, since the lane may have waited long for it.
+      const held = await conversationSlots.add(async () => {
+        if (signal.aborted || overBudget()) return undefined;
+        if (clock.now().getTime() > deadline) {
+          throw new RunFailedError("timeout", `The run's deadline passed (${limits.run_timeout_ms} ms after it started) before every conversation was held`);
+        }
+        return holdConversation(run, plan, { attempt, retry }, target, pacer, deadline, recorder, signal, meter);
+      });
+      if (held) completed.push(held);
+      return held;
+    }
     async function lane(): Promise<void> {
       for (let next = takeNext(); next && !signal.aborted; next = takeNext()) {
-        const { plan, attempt } = next;
-        // Not p-queue's signal: it would settle while the conversation still runs. The limits are
-        // checked again once a slot is free, since the lane may have waited long for it.
-        const held = await conversationSlots.add(async () => {
-          if (signal.aborted || overBudget()) return undefined;
-          if (clock.now().getTime() > deadline) {
-            throw new RunFailedError("timeout", `The run's deadline passed (${limits.run_timeout_ms} ms after it started) before every conversation was held`);
-          }
-          return holdConversation(run, plan, attempt, target, pacer, deadline, recorder, signal, meter);
-        });
-        if (held) completed.push(held);
+        const { plan, before } = next;
+        let held = next.last ?? (await hold(plan, before, 0));
+        while (held && mayTryAgain(held) && !signal.aborted && (await outcomeOf(held)) === "failed") held = await hold(plan, before, held.retry + 1);
       }
     }
     await Promise.all(
@@ -165,7 +192,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
   async function holdConversation(
     run: Run,
     plan: ConversationPlan,
-    attempt: number,
+    { attempt, retry }: { attempt: number; retry: number },
     target: EnvironmentTarget,
     pacer: AgentPacer,
     deadline: number,
@@ -189,13 +216,15 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       scenario_id: plan.scenario_id,
       repeat_index: plan.repeat_index,
       attempt,
+      retry,
+      retry_outcome: null,
       status: "running",
       canary: plan.canary ? `CANARY-${randomBytes(9).toString("base64url")}` : null,
       created_at: now(),
       ended_at: null,
     };
     const context = { conversation_id: conversation.conversation_id };
-    recorder.record("conversation.started", { ...context, kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt });
+    recorder.record("conversation.started", { ...context, kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt, ...(retry > 0 ? { retry } : {}) });
     recorder.flushInBackground(["createConversation", conversation]);
     try {
       await runConversation({ plan, conversationId: conversation.conversation_id, canary: conversation.canary, agent, recorder, signal, onReply });
@@ -320,7 +349,8 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
         completed.push(...(await converse(run, spec, recorder, signal, earlier)));
         run = await transition(recorder, run, "EVALUATING");
       }
-      await evaluate(run, spec, recorder, signal, completed);
+      // Of a case tried again, the last try counts; the earlier ones stay in the evidence.
+      await evaluate(run, spec, recorder, signal, lastTries(completed));
     } catch (raw) {
       if (signal.aborted) return; // stopped or lost the lease: the job goes back to the queue and resumes later
       const error = raw instanceof RunFailedError ? raw : undefined;

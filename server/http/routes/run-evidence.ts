@@ -92,7 +92,7 @@ export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
       summary: "The run's conversations, in the order they were held",
       query: PageQuery,
       response: ConversationList,
-      rows: (runId, _query, after, limit) => store.listRunConversations(runId, after, limit),
+      rows: (runId, _query, after, limit) => store.pageRunConversations(runId, after, limit),
       filters: () => [],
       idOf: (row) => row.conversation_id,
       toItem: toConversationSummary,

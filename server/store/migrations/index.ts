@@ -19,6 +19,7 @@ import agentPace from "./0016-agent-pace.js";
 import specFiles from "./0017-spec-files.js";
 import agentUsage from "./0018-agent-usage.js";
 import changeAgainstBase from "./0019-change-against-base.js";
+import retries from "./0020-retries.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -56,4 +57,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 17, name: "spec-files", sql: specFiles },
   { version: 18, name: "agent-usage", sql: agentUsage },
   { version: 19, name: "change-against-base", sql: changeAgainstBase },
+  { version: 20, name: "retries", sql: retries },
 ];

@@ -71,6 +71,14 @@ describe("policy changes of a pull request against its base branch", () => {
     expect(policyChanges(withBudget(1000), withBudget(500))).toEqual([]);
   });
 
+  it("counts more tries again of a failed case as a loosening, fewer as a tightening", () => {
+    expect(messages((spec) => (spec.defaults.retry_failed = 2))).toEqual(["loosened refund-agent: defaults.retry_failed: failed cases are tried again up to 2 time(s), not 0"]);
+    const retrying = structuredClone(EXAMPLE);
+    retrying.defaults.retry_failed = 2;
+    const policy = (spec: unknown): Policy => ({ config: null, specs: new Map([["x", TestSpecDocument.parse(spec)]]) });
+    expect(policyChanges(policy(retrying), policy(EXAMPLE))).toEqual([]);
+  });
+
   it("lists each kind of loosening", () => {
     const metricGate = EXAMPLE.gates.findIndex((g: { require: { metric?: string } }) => g.require.metric !== undefined);
     const severityGate = EXAMPLE.gates.findIndex((g: { require: { max_finding_severity?: string } }) => g.require.max_finding_severity !== undefined);
