@@ -50226,6 +50226,11 @@ var UrlPattern = external_exports.string().max(2048).refine((pattern) => compile
 var HeaderName = external_exports.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "not a valid HTTP header name");
 var HeaderValue = external_exports.string().max(8192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
 var EndpointProtocol = external_exports.enum(["openai-chat"]).describe("openai-chat: OpenAI-compatible Chat Completions with tools");
+var ModelPrice = external_exports.strictObject({
+  input_usd_per_million_tokens: external_exports.number().min(0).max(1e5),
+  output_usd_per_million_tokens: external_exports.number().min(0).max(1e5)
+}).meta({ id: "ModelPrice" });
+var Pricing = external_exports.record(external_exports.string().min(1).max(200), ModelPrice).refine((pricing) => Object.keys(pricing).length <= 100, "at most 100 models").describe(`Prices by the model an answer names (or the endpoint's model when it names none); "*" prices any other model. A run keeps the prices it started with`);
 var Endpoint = external_exports.object({
   protocol: extensible(EndpointProtocol),
   base_url: external_exports.string().describe(`May hold ${TEMPLATE_FIELD_LIST}, filled from a run's source`),
@@ -50234,7 +50239,8 @@ var Endpoint = external_exports.object({
   readiness_path: external_exports.string().describe("Probed with GET before a run is accepted"),
   max_concurrency: external_exports.number().int().describe("Calls in flight to the agent at most, across every run against this environment"),
   rate_limit_per_minute: external_exports.number().int().nullable().describe("Calls per minute at most, evenly spaced; null: no limit"),
-  header_names: external_exports.array(external_exports.string()).describe("Header values are write-only and never returned")
+  header_names: external_exports.array(external_exports.string()).describe("Header values are write-only and never returned"),
+  pricing: Pricing
 });
 var Environment = external_exports.object({
   environment_id: external_exports.string(),
@@ -50265,7 +50271,8 @@ var CreateEnvironmentBody = external_exports.strictObject({
     readiness_path: EndpointFields.readiness_path.optional(),
     max_concurrency: EndpointFields.max_concurrency.optional(),
     rate_limit_per_minute: EndpointFields.rate_limit_per_minute.optional(),
-    headers: EndpointFields.headers.optional()
+    headers: EndpointFields.headers.optional(),
+    pricing: Pricing.optional()
   })
 }).meta({ id: "CreateEnvironmentBody" });
 var UpdateEnvironmentBody = external_exports.strictObject({
@@ -50276,7 +50283,8 @@ var UpdateEnvironmentBody = external_exports.strictObject({
     readiness_path: EndpointFields.readiness_path.optional(),
     max_concurrency: EndpointFields.max_concurrency.optional(),
     rate_limit_per_minute: EndpointFields.rate_limit_per_minute.nullable().optional().describe("null removes it"),
-    headers: EndpointFields.headers.optional().describe("Replaces every header; write-only")
+    headers: EndpointFields.headers.optional().describe("Replaces every header; write-only"),
+    pricing: Pricing.optional().describe("Replaces every price")
   }).refine((endpoint2) => Object.keys(endpoint2).length > 0, "name at least one field to change")
 }).meta({ id: "UpdateEnvironmentBody" });
 var EnvironmentList = listOf(Environment).meta({ id: "EnvironmentList" });
@@ -50651,8 +50659,9 @@ var TestSpecDocumentShape = external_exports.strictObject({
       "Tries a scenario's conversation again, up to this many times, when its checks failed, before it counts: every try is kept in the evidence, the last one is evaluated. Security probes are never retried: a probe that trips once is a finding"
     ),
     budget: external_exports.strictObject({
-      max_tokens: external_exports.number().int().min(1).max(1e10).describe("Tokens the agent may use in the run, as its answers report them (the judge's are apart): once reached, no conversation starts and the run fails with budget_exceeded")
-    }).optional().describe("Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage")
+      max_tokens: external_exports.number().int().min(1).max(1e10).optional().describe("Tokens the agent may use in the run, as its answers report them (the judge's are apart): once reached, no conversation starts and the run fails with budget_exceeded"),
+      max_cost_usd: external_exports.number().positive().max(1e6).optional().describe("What the agent's answers may cost, at the environment's endpoint.pricing: once reached, no conversation starts and the run fails with budget_exceeded")
+    }).refine((budget) => budget.max_tokens !== void 0 || budget.max_cost_usd !== void 0, "set max_tokens, max_cost_usd or both").optional().describe("Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage (or a model has no price)")
   }).optional(),
   tools: external_exports.array(Tool).max(128).optional(),
   scenarios: external_exports.array(Scenario).max(500).optional(),
@@ -50957,6 +50966,22 @@ var FindingQuery = PageQuery.extend({
   severity: Severity.optional(),
   status: external_exports.enum(["open"]).optional()
 });
+var UsageDetail = external_exports.object({
+  by_model: external_exports.record(
+    external_exports.string(),
+    external_exports.object({
+      answers: external_exports.number().int(),
+      answers_without_usage: external_exports.number().int(),
+      answers_without_split: external_exports.number().int().describe("Answers that did not report input and output tokens apart: their cost is unknown"),
+      input_tokens: external_exports.number().int(),
+      output_tokens: external_exports.number().int(),
+      total_tokens: external_exports.number().int()
+    })
+  ).describe('By the model each answer named ("": none)'),
+  cost_usd: external_exports.number().nullable().describe("At the prices the run started with (its environment's endpoint.pricing); null when unknown, never zero"),
+  cost_unknown: external_exports.string().nullable().describe("Why the cost is unknown"),
+  latency_ms_p95: external_exports.number().nullable().describe("The 95th percentile of the answers' latency (nearest rank)")
+}).meta({ id: "UsageDetail" });
 var Evidence = external_exports.object({
   evidence_version: external_exports.literal("1"),
   run_id: external_exports.string(),
@@ -50980,6 +51005,7 @@ var Evidence = external_exports.object({
     output_tokens: external_exports.number().int(),
     total_tokens: external_exports.number().int()
   }).nullable().describe("The agent's tokens over the run, as its answers reported them (the judge's are not counted); null until the run ends"),
+  usage_detail: UsageDetail.nullable().describe("The usage by model, what it cost and how fast the agent answered; null until the run ends"),
   findings: external_exports.array(Finding).describe("Every finding of the run, most severe first"),
   links: external_exports.object({
     run: external_exports.string(),
@@ -51028,6 +51054,7 @@ var RUN_EVENT_DATA = {
     finish_reason: external_exports.string().nullable(),
     latency_ms: external_exports.number(),
     attempts: external_exports.number().int(),
+    model: external_exports.string().nullable().optional().describe("The model the answer names: what it costs is priced by it"),
     usage: external_exports.object({ input_tokens: external_exports.number().int().nullable(), output_tokens: external_exports.number().int().nullable(), total_tokens: external_exports.number().int() }).nullable().optional().describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)")
   }),
   "tool.called": external_exports.object({

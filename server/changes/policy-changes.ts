@@ -119,8 +119,13 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
     }
   }
 
-  if (base.defaults?.budget && (!head.defaults?.budget || head.defaults.budget.max_tokens > base.defaults.budget.max_tokens)) {
-    add("loosened", at("defaults.budget.max_tokens"), `the token budget changes from ${base.defaults.budget.max_tokens} to ${head.defaults?.budget?.max_tokens ?? "none"}`);
+  const baseBudget = base.defaults?.budget;
+  const headBudget = head.defaults?.budget;
+  if (baseBudget?.max_tokens !== undefined && (headBudget?.max_tokens === undefined || headBudget.max_tokens > baseBudget.max_tokens)) {
+    add("loosened", at("defaults.budget.max_tokens"), `the token budget changes from ${baseBudget.max_tokens} to ${headBudget?.max_tokens ?? "none"}`);
+  }
+  if (baseBudget?.max_cost_usd !== undefined && (headBudget?.max_cost_usd === undefined || headBudget.max_cost_usd > baseBudget.max_cost_usd)) {
+    add("loosened", at("defaults.budget.max_cost_usd"), `the cost budget changes from $${baseBudget.max_cost_usd} to ${headBudget?.max_cost_usd !== undefined ? `$${headBudget.max_cost_usd}` : "none"}`);
   }
 
   // Each try again is another chance for a failing case to pass: more of them is looser.

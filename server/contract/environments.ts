@@ -38,6 +38,22 @@ const HeaderValue = z.string().max(8192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "hea
 export const EndpointProtocol = z.enum(["openai-chat"]).describe("openai-chat: OpenAI-compatible Chat Completions with tools");
 export type EndpointProtocol = z.infer<typeof EndpointProtocol>;
 
+/** What a model's tokens cost, in US dollars per million. */
+export const ModelPrice = z
+  .strictObject({
+    input_usd_per_million_tokens: z.number().min(0).max(100_000),
+    output_usd_per_million_tokens: z.number().min(0).max(100_000),
+  })
+  .meta({ id: "ModelPrice" });
+export type ModelPrice = z.infer<typeof ModelPrice>;
+
+/** Prices by model name; `*` prices any model not named. */
+export const Pricing = z
+  .record(z.string().min(1).max(200), ModelPrice)
+  .refine((pricing) => Object.keys(pricing).length <= 100, "at most 100 models")
+  .describe("Prices by the model an answer names (or the endpoint's model when it names none); \"*\" prices any other model. A run keeps the prices it started with");
+export type Pricing = z.infer<typeof Pricing>;
+
 export const Endpoint = z.object({
   protocol: extensible(EndpointProtocol),
   base_url: z.string().describe(`May hold ${TEMPLATE_FIELD_LIST}, filled from a run's source`),
@@ -47,6 +63,7 @@ export const Endpoint = z.object({
   max_concurrency: z.number().int().describe("Calls in flight to the agent at most, across every run against this environment"),
   rate_limit_per_minute: z.number().int().nullable().describe("Calls per minute at most, evenly spaced; null: no limit"),
   header_names: z.array(z.string()).describe("Header values are write-only and never returned"),
+  pricing: Pricing,
 });
 
 export const Environment = z
@@ -98,6 +115,7 @@ export const CreateEnvironmentBody = z
       max_concurrency: EndpointFields.max_concurrency.optional(),
       rate_limit_per_minute: EndpointFields.rate_limit_per_minute.optional(),
       headers: EndpointFields.headers.optional(),
+      pricing: Pricing.optional(),
     }),
   })
   .meta({ id: "CreateEnvironmentBody" });
@@ -114,6 +132,7 @@ export const UpdateEnvironmentBody = z
         max_concurrency: EndpointFields.max_concurrency.optional(),
         rate_limit_per_minute: EndpointFields.rate_limit_per_minute.nullable().optional().describe("null removes it"),
         headers: EndpointFields.headers.optional().describe("Replaces every header; write-only"),
+        pricing: Pricing.optional().describe("Replaces every price"),
       })
       .refine((endpoint) => Object.keys(endpoint).length > 0, "name at least one field to change"),
   })

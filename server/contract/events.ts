@@ -47,6 +47,7 @@ export const RUN_EVENT_DATA = {
     finish_reason: z.string().nullable(),
     latency_ms: z.number(),
     attempts: z.number().int(),
+    model: z.string().nullable().optional().describe("The model the answer names: what it costs is priced by it"),
     usage: z
       .object({ input_tokens: z.number().int().nullable(), output_tokens: z.number().int().nullable(), total_tokens: z.number().int() })
       .nullable()

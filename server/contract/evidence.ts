@@ -99,6 +99,28 @@ export const FindingQuery = PageQuery.extend({
   status: z.enum(["open"]).optional(),
 });
 
+/** A run's usage by model, its cost at the prices it started with, and the answers' latency. */
+export const UsageDetail = z
+  .object({
+    by_model: z
+      .record(
+        z.string(),
+        z.object({
+          answers: z.number().int(),
+          answers_without_usage: z.number().int(),
+          answers_without_split: z.number().int().describe("Answers that did not report input and output tokens apart: their cost is unknown"),
+          input_tokens: z.number().int(),
+          output_tokens: z.number().int(),
+          total_tokens: z.number().int(),
+        }),
+      )
+      .describe('By the model each answer named ("": none)'),
+    cost_usd: z.number().nullable().describe("At the prices the run started with (its environment's endpoint.pricing); null when unknown, never zero"),
+    cost_unknown: z.string().nullable().describe("Why the cost is unknown"),
+    latency_ms_p95: z.number().nullable().describe("The 95th percentile of the answers' latency (nearest rank)"),
+  })
+  .meta({ id: "UsageDetail" });
+
 export const Evidence = z
   .object({
     evidence_version: z.literal("1"),
@@ -126,6 +148,7 @@ export const Evidence = z
       })
       .nullable()
       .describe("The agent's tokens over the run, as its answers reported them (the judge's are not counted); null until the run ends"),
+    usage_detail: UsageDetail.nullable().describe("The usage by model, what it cost and how fast the agent answered; null until the run ends"),
     findings: z.array(Finding).describe("Every finding of the run, most severe first"),
     links: z.object({
       run: z.string(),

@@ -75,6 +75,7 @@ export async function runConversation({ plan, conversationId, canary, agent, rec
           finish_reason: reply.finish_reason,
           latency_ms: reply.latency_ms,
           attempts: reply.attempts,
+          model: reply.model,
           usage: reply.usage,
       });
       onReply?.(reply);

@@ -4,13 +4,16 @@ import type { HeldConversation } from "./conversation-facts.js";
 /**
  * The completed conversations of a run, as evaluators read them: all of them in the plan's order,
  * or those of one scenario (or probe). A run may hold thousands: each conversation is made from
- * its events when an evaluator reaches it, and not kept after.
+ * its events when an evaluator reaches it, and not kept after. A case tried again
+ * (`defaults.retry_failed`) has several tries: its checks read the one that counts; what looks
+ * at everything the agent did (leak detectors) reads every try.
  */
 export interface ConversationSource {
+  /** Every try. */
   readonly count: number;
-  /** Every conversation, in order. */
+  /** Every try of every conversation, in order. */
   all(): Iterable<HeldConversation>;
-  /** The conversations of a scenario (a table's row: `id[key]`) or a security probe. */
+  /** The conversations that count of a scenario (a table's row: `id[key]`) or a security probe. */
   of(kind: "scenario" | "probe", id: string): HeldConversation[];
 }
 
@@ -26,9 +29,13 @@ function indexBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
   return index;
 }
 
-/** Conversations made, when asked for, from their rows (in order) by `hold`. */
-export function lazyConversations(rows: readonly ConversationRow[], hold: (row: ConversationRow) => HeldConversation): ConversationSource {
-  const byScenario = indexBy(rows, (row) => keyOf(row.kind, row.scenario_id));
+/** Conversations made, when asked for, from their rows (in order) by `hold`; `counted`: the tries whose checks count (default: all). */
+export function lazyConversations(
+  rows: readonly ConversationRow[],
+  hold: (row: ConversationRow) => HeldConversation,
+  counted: (row: ConversationRow) => boolean = () => true,
+): ConversationSource {
+  const byScenario = indexBy(rows.filter(counted), (row) => keyOf(row.kind, row.scenario_id));
   return {
     count: rows.length,
     *all() {

@@ -1,4 +1,5 @@
-import type { TestSpecDocument } from "../contract/index.js";
+import type { Pricing, TestSpecDocument } from "../contract/index.js";
+import type { AgentUsage } from "../usage/agent-usage.js";
 import type { NewId } from "../ids.js";
 import type { ConversationSource } from "./conversation-source.js";
 import { EVALUATORS } from "./evaluators/index.js";
@@ -14,6 +15,8 @@ export interface EvaluateRunInput {
   newId: NewId;
   signal: AbortSignal;
   evaluators?: readonly Evaluator[];
+  usage?: AgentUsage | undefined;
+  pricing?: Pricing | undefined;
 }
 
 /**
@@ -21,8 +24,8 @@ export interface EvaluateRunInput {
  * findings, each gate's decision, and the verdict. Nothing is written here; the judge is the
  * only thing it reaches out to.
  */
-export async function evaluateRun({ runId, spec, conversations, judge, newId, signal, evaluators = EVALUATORS }: EvaluateRunInput) {
-  const input = { spec, conversations, judge, signal };
+export async function evaluateRun({ runId, spec, conversations, judge, newId, signal, evaluators = EVALUATORS, usage, pricing }: EvaluateRunInput) {
+  const input = { spec, conversations, judge, signal, usage, pricing };
   const outputs = await Promise.all(evaluators.map((evaluator) => evaluator.evaluate(input)));
   if (signal.aborted) throw signal.reason;
   const evaluations: StoredEvaluation[] = outputs.flatMap((output, i) =>

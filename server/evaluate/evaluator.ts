@@ -1,4 +1,5 @@
-import type { Evaluation, EvaluationKind, ProbeCategory, Severity, TestSpecDocument } from "../contract/index.js";
+import type { Evaluation, EvaluationKind, Pricing, ProbeCategory, Severity, TestSpecDocument } from "../contract/index.js";
+import type { AgentUsage } from "../usage/agent-usage.js";
 import type { ConversationSource } from "./conversation-source.js";
 import type { Judge } from "./judges/llm-judge.js";
 
@@ -24,11 +25,15 @@ export const MAX_FINDING_REFS = 50;
 
 export interface EvaluationInput {
   spec: TestSpecDocument;
-  /** The completed conversations of the run, in the plan's order. */
+  /** The completed conversations of the run, in the plan's order: `of` gives the ones that count, `all` every try. */
   conversations: ConversationSource;
   /** The LLM judge, when one is configured. */
   judge: Judge | undefined;
   signal: AbortSignal;
+  /** What the agent's answers reported over the whole run (every try), for its budget. */
+  usage?: AgentUsage | undefined;
+  /** The prices the run started with. */
+  pricing?: Pricing | undefined;
 }
 
 export interface EvaluatorOutput {

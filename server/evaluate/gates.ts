@@ -126,15 +126,18 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
               };
     return { gate_id: gate.id, title: gate.title ?? null, ...decided };
   });
-  // A spec with a budget gets its gate: as the budget's evaluation says.
+  // A spec with a budget gets its gate: failed when the tokens or the cost went over, inconclusive
+  // when either cannot be checked.
   if (spec.defaults?.budget) {
-    const [budget] = ofKind("budget");
+    const budgets = ofKind("budget");
+    const status: GateStatus =
+      budgets.length === 0 ? "inconclusive" : budgets.some((b) => b.status === "failed") ? "failed" : budgets.every((b) => b.status === "passed") ? "passed" : "inconclusive";
     gates.push({
       gate_id: BUDGET_GATE_ID,
-      title: "Token budget",
-      ...(budget
-        ? { status: budget.status === "passed" ? "passed" : budget.status === "failed" ? "failed" : "inconclusive", reason: budget.reason ?? "", evidence_refs: evaluationRefs([budget]) }
-        : { status: "inconclusive" as const, reason: "the budget was not evaluated", evidence_refs: [] }),
+      title: "Budget",
+      status,
+      reason: budgets.length === 0 ? "the budget was not evaluated" : budgets.map((b) => b.reason ?? "").join("; "),
+      evidence_refs: evaluationRefs(budgets),
     });
   }
   return gates;

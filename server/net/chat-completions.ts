@@ -26,6 +26,7 @@ export const ChatCompletion = z.object({
       }),
     )
     .min(1),
+  model: z.string().max(200).nullish(),
   usage: z
     .object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative(), total_tokens: z.number().int().nonnegative() })
     .partial()
@@ -38,7 +39,7 @@ const TRANSIENT_STATUS = new Set([429, 500, 502, 503, 504]);
 const RAW_LIMIT = 64 * 1024;
 
 export type ChatOutcome =
-  | { kind: "ok"; choice: ChatChoice; usage: TokenUsage | null; attempts: number; latency_ms: number }
+  | { kind: "ok"; choice: ChatChoice; model: string | null; usage: TokenUsage | null; attempts: number; latency_ms: number }
   /** Could not be reached, even after retries (connection failures, 429/500/502/503/504). */
   | { kind: "unreachable"; message: string }
   /** Answered with another HTTP error (401, 403, 404, …): reachable, but not usable as configured. */
@@ -174,7 +175,7 @@ function classify(status: number, text: string, attempts: number, elapsedMs: num
     const issue = parsed.error.issues[0]!;
     return invalid(`${issue.path.join(".") || "(body)"}: ${issue.message}`);
   }
-  return { kind: "ok", choice: parsed.data.choices[0]!, usage: usageOf(parsed.data.usage), attempts, latency_ms: Math.round(elapsedMs * 100) / 100 };
+  return { kind: "ok", choice: parsed.data.choices[0]!, model: parsed.data.model ?? null, usage: usageOf(parsed.data.usage), attempts, latency_ms: Math.round(elapsedMs * 100) / 100 };
 }
 
 function usageOf(usage: z.infer<typeof ChatCompletion>["usage"]): TokenUsage | null {

@@ -221,10 +221,18 @@ const TestSpecDocumentShape = z.strictObject({
               .int()
               .min(1)
               .max(10_000_000_000)
+              .optional()
               .describe("Tokens the agent may use in the run, as its answers report them (the judge's are apart): once reached, no conversation starts and the run fails with budget_exceeded"),
+            max_cost_usd: z
+              .number()
+              .positive()
+              .max(1_000_000)
+              .optional()
+              .describe("What the agent's answers may cost, at the environment's endpoint.pricing: once reached, no conversation starts and the run fails with budget_exceeded"),
           })
+          .refine((budget) => budget.max_tokens !== undefined || budget.max_cost_usd !== undefined, "set max_tokens, max_cost_usd or both")
           .optional()
-          .describe("Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage"),
+          .describe("Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage (or a model has no price)"),
       })
       .optional(),
     tools: z.array(Tool).max(128).optional(),

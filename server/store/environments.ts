@@ -1,4 +1,4 @@
-import type { EndpointProtocol, Environment } from "../contract/index.js";
+import type { EndpointProtocol, Environment, Pricing } from "../contract/index.js";
 import type { Sealer } from "../secrets/sealer.js";
 import type { Db } from "./db.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
@@ -24,6 +24,8 @@ export interface EnvironmentRow {
   headers: string;
   /** JSON array of the header names, in the clear: the API shows them. */
   header_names: string;
+  /** JSON of Pricing. */
+  pricing: string;
   created_at: string;
 }
 
@@ -31,7 +33,7 @@ export interface EnvironmentRow {
 export type NewEnvironment = Omit<EnvironmentRow, "headers" | "header_names"> & { headers: Record<string, string> };
 
 /** A change to an environment's endpoint: every field but the headers, which are kept unless given. */
-export type EnvironmentChange = Pick<EnvironmentRow, "base_url" | "url_pattern" | "model" | "readiness_path" | "max_concurrency" | "rate_limit_per_minute"> & {
+export type EnvironmentChange = Pick<EnvironmentRow, "base_url" | "url_pattern" | "model" | "readiness_path" | "max_concurrency" | "rate_limit_per_minute" | "pricing"> & {
   headers?: Record<string, string>;
 };
 
@@ -62,6 +64,7 @@ export function toEnvironment(row: EnvironmentRow): Environment {
       max_concurrency: row.max_concurrency,
       rate_limit_per_minute: row.rate_limit_per_minute,
       header_names: JSON.parse(row.header_names) as string[],
+      pricing: JSON.parse(row.pricing) as Pricing,
     },
     created_at: row.created_at,
   };
@@ -69,13 +72,13 @@ export function toEnvironment(row: EnvironmentRow): Environment {
 
 export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer) {
   const insert = db.prepare(`INSERT INTO environments
-    (environment_id, project_id, name, agent_id, protocol, base_url, url_pattern, model, readiness_path, max_concurrency, rate_limit_per_minute, headers, header_names, created_at)
-    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @url_pattern, @model, @readiness_path, @max_concurrency, @rate_limit_per_minute, @headers, @header_names, @created_at)
+    (environment_id, project_id, name, agent_id, protocol, base_url, url_pattern, model, readiness_path, max_concurrency, rate_limit_per_minute, headers, header_names, pricing, created_at)
+    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @url_pattern, @model, @readiness_path, @max_concurrency, @rate_limit_per_minute, @headers, @header_names, @pricing, @created_at)
     ON CONFLICT (project_id, name) DO NOTHING`);
   const environments = makeProjectTable<EnvironmentRow>(db, listPage, "environments", "environment_id");
   const byName = db.prepare("SELECT * FROM environments WHERE project_id = ? AND name = ?");
   const update = db.prepare(`UPDATE environments SET base_url = @base_url, url_pattern = @url_pattern, model = @model,
-      readiness_path = @readiness_path, max_concurrency = @max_concurrency, rate_limit_per_minute = @rate_limit_per_minute, headers = coalesce(@headers, headers), header_names = coalesce(@header_names, header_names)
+      readiness_path = @readiness_path, max_concurrency = @max_concurrency, rate_limit_per_minute = @rate_limit_per_minute, pricing = @pricing, headers = coalesce(@headers, headers), header_names = coalesce(@header_names, header_names)
     WHERE environment_id = @environment_id`);
 
   return {

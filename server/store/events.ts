@@ -46,9 +46,6 @@ export function makeEventsStore(db: Db) {
   const one = db.prepare("SELECT * FROM run_events WHERE run_id = ? AND sequence = ?");
   const ofConversation = db.prepare("SELECT * FROM run_events WHERE conversation_id = ? ORDER BY sequence");
   const ofTurn = db.prepare("SELECT * FROM run_events WHERE conversation_id = ? AND turn = ? ORDER BY sequence");
-  const agentTokens = db
-    .prepare("SELECT COALESCE(SUM(json_extract(data, '$.usage.total_tokens')), 0) FROM run_events WHERE run_id = ? AND type = 'message.received'")
-    .pluck();
 
   const appendEvents = db.transaction((runId: string, events: readonly LoggedEvent[]): void => {
     const last = lastSequence.get(runId) as number;
@@ -72,10 +69,6 @@ export function makeEventsStore(db: Db) {
       },
       getEvent(runId: string, sequence: number): EventRow | undefined {
         return one.get(runId, sequence) as EventRow | undefined;
-      },
-      /** The tokens the agent reported over the run so far (answers without usage count nothing). */
-      getAgentTokens(runId: string): number {
-        return agentTokens.get(runId) as number;
       },
       listConversationEvents(conversationId: string, turn?: number): EventRow[] {
         return (turn === undefined ? ofConversation.all(conversationId) : ofTurn.all(conversationId, turn)) as EventRow[];

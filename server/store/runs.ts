@@ -1,16 +1,23 @@
-import { runLinks, type Run, type RunSource, type RunStatus } from "../contract/index.js";
+import { runLinks, type Pricing, type Run, type RunSource, type RunStatus } from "../contract/index.js";
+import type { AgentUsage } from "../usage/agent-usage.js";
 import type { Db } from "./db.js";
 import type { JobsStore, NewJob } from "./jobs.js";
 import type { Filter, ListPage, PageRequest, RowPage } from "./pagination.js";
 
-/** The agent's tokens over a run, summed from its answers when it ended. */
-export interface AgentUsage {
-  answers: number;
-  answers_without_usage: number;
-  input_tokens: number;
-  output_tokens: number;
-  total_tokens: number;
-}
+const ANSWERS = "FROM run_events WHERE run_id = @run_id AND type = 'message.received'";
+const SUMS = `'answers', COUNT(*),
+    'answers_without_usage', COALESCE(SUM(json_extract(data, '$.usage.total_tokens') IS NULL), 0),
+    'input_tokens', COALESCE(SUM(json_extract(data, '$.usage.input_tokens')), 0),
+    'output_tokens', COALESCE(SUM(json_extract(data, '$.usage.output_tokens')), 0),
+    'total_tokens', COALESCE(SUM(json_extract(data, '$.usage.total_tokens')), 0)`;
+/** JSON of AgentUsage, summed from every answer the run's events hold (the 95th percentile by nearest rank). */
+const USAGE_OF_RUN = `(SELECT json_object(${SUMS},
+    'by_model', (SELECT json_group_object(model, json(usage)) FROM (SELECT COALESCE(json_extract(data, '$.model'), '') AS model, json_object(${SUMS},
+        'answers_without_split', COALESCE(SUM(json_extract(data, '$.usage.input_tokens') IS NULL OR json_extract(data, '$.usage.output_tokens') IS NULL), 0)) AS usage
+      ${ANSWERS} GROUP BY 1)),
+    'latency_ms_p95', (SELECT json_extract(data, '$.latency_ms') ${ANSWERS} ORDER BY json_extract(data, '$.latency_ms')
+      LIMIT 1 OFFSET (SELECT MAX(CAST(ceil(COUNT(*) * 0.95) AS INTEGER) - 1, 0) ${ANSWERS})))
+  ${ANSWERS})`;
 
 export interface RunRow {
   run_id: string;
@@ -95,10 +102,10 @@ export function makeRunsStore(
 ) {
   const insertRun = db.prepare(`INSERT INTO runs (run_id, project_id, status, verdict, failure_cause, failure_message,
       test_spec_id, spec_version, environment_id, agent_id, agent_version, agent_url, source, source_repository, source_commit_sha,
-      created_at, updated_at, started_at, ended_at)
+      created_at, updated_at, started_at, ended_at, pricing)
     VALUES (@run_id, @project_id, @status, @verdict, @failure_cause, @failure_message, @test_spec_id, @spec_version,
       @environment_id, @agent_id, @agent_version, @agent_url, @source, json_extract(@source, '$.repository'), json_extract(@source, '$.commit_sha'),
-      @created_at, @updated_at, @started_at, @ended_at)`);
+      @created_at, @updated_at, @started_at, @ended_at, (SELECT pricing FROM environments WHERE environment_id = @environment_id))`);
   const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
   const keyByProject = db.prepare(
     "SELECT request_hash, run_id, expires_at FROM idempotency_keys WHERE project_id = ? AND idempotency_key = ?",
@@ -138,18 +145,13 @@ export function makeRunsStore(
     },
   );
   const agentUsageOf = db.prepare("SELECT agent_usage FROM runs WHERE run_id = ?").pluck();
+  const usageSoFar = db.prepare(`SELECT ${USAGE_OF_RUN}`).pluck();
+  const pricingOf = db.prepare("SELECT pricing FROM runs WHERE run_id = ?").pluck();
   const updateStatus = db.prepare(`UPDATE runs SET status = @to, verdict = @verdict, failure_cause = @failure_cause,
       failure_message = @failure_message, updated_at = @now,
       started_at = COALESCE(started_at, CASE WHEN @to = 'RUNNING' THEN @now END),
       ended_at = CASE WHEN @terminal = 1 THEN @now ELSE ended_at END,
-      agent_usage = CASE WHEN @terminal = 1 THEN (
-        SELECT json_object(
-          'answers', COUNT(*),
-          'answers_without_usage', COALESCE(SUM(json_extract(data, '$.usage.total_tokens') IS NULL), 0),
-          'input_tokens', COALESCE(SUM(json_extract(data, '$.usage.input_tokens')), 0),
-          'output_tokens', COALESCE(SUM(json_extract(data, '$.usage.output_tokens')), 0),
-          'total_tokens', COALESCE(SUM(json_extract(data, '$.usage.total_tokens')), 0))
-        FROM run_events WHERE run_id = @run_id AND type = 'message.received') ELSE agent_usage END
+      agent_usage = CASE WHEN @terminal = 1 THEN ${USAGE_OF_RUN} ELSE agent_usage END
     WHERE run_id = @run_id AND status = @from
     RETURNING *`);
 
@@ -164,6 +166,14 @@ export function makeRunsStore(
       getRunAgentUsage(runId: string): AgentUsage | null {
         const usage = agentUsageOf.get(runId) as string | null | undefined;
         return usage ? (JSON.parse(usage) as AgentUsage) : null;
+      },
+      /** What the agent's answers have reported so far (a run in progress: the budget resumes from it). */
+      measureAgentUsage(runId: string): AgentUsage {
+        return JSON.parse(usageSoFar.get({ run_id: runId }) as string) as AgentUsage;
+      },
+      /** The prices the run started with (its environment's then); {} for a run from before prices were kept. */
+      getRunPricing(runId: string): Pricing {
+        return JSON.parse((pricingOf.get(runId) as string | null | undefined) ?? "{}") as Pricing;
       },
       listRuns(filter: RunFilter, page: PageRequest): RowPage<Run> {
         const filters: Filter[] = [];

@@ -10,7 +10,7 @@ export function insertQueuedRun(store: Store, at: string): void {
   store.createAgent({ agent_id: "agt_1", project_id: "prj_1", name: "a", version: "1", description: null, created_at: at });
   store.createEnvironment({
     environment_id: "env_1", project_id: "prj_1", name: "e", agent_id: "agt_1", protocol: "openai-chat",
-    base_url: "http://127.0.0.1:1/v1", url_pattern: null, model: null, readiness_path: "/models", max_concurrency: 16, rate_limit_per_minute: null, headers: {}, created_at: at,
+    base_url: "http://127.0.0.1:1/v1", url_pattern: null, model: null, readiness_path: "/models", max_concurrency: 16, rate_limit_per_minute: null, headers: {}, pricing: "{}", created_at: at,
   });
   store.addTestSpecVersion({ project_id: "prj_1", name: "s", spec_version: "sha256:x", document: "{}", source_format: "json", source_text: "{}", source_lines: null, source: null }, "tsp_1", at);
   store.createRunIdempotently(

@@ -92,6 +92,7 @@ function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, backoffMs
             })),
             finish_reason: outcome.choice.finish_reason ?? null,
             latency_ms: outcome.latency_ms,
+            model: outcome.model,
             usage: outcome.usage,
             attempts: outcome.attempts,
           };

@@ -30,6 +30,8 @@ export interface AgentReply {
   tool_calls: AgentToolCall[];
   finish_reason: string | null;
   latency_ms: number;
+  /** The model the answer names (its price is looked up by it); null when it names none. */
+  model: string | null;
   /** The tokens the answer reports; null when it reports none. */
   usage: TokenUsage | null;
   /** HTTP attempts it took (more than 1 after transient errors). */

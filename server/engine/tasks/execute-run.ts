@@ -19,6 +19,7 @@ import type { ServiceStore } from "../../store/service-store.js";
 import type { WriteCommand } from "../../store/writer/commands.js";
 import { AGENT_PROTOCOLS } from "../agents/index.js";
 import type { AgentReply } from "../agents/types.js";
+import { addAnswer, costOf, totalTokens, type ModelUsage } from "../../usage/agent-usage.js";
 import { lastTries, limitsOf, planConversations, planKey, type ConversationPlan } from "../plan.js";
 import { makeRecorder, type Recorder } from "../recorder.js";
 import { assertTransition, isTerminal } from "../run-states.js";
@@ -96,13 +97,23 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       attemptsBefore.set(key, [...(attemptsBefore.get(key) ?? []), row]);
     }
 
-    // The agent's tokens, against the spec's budget: once it is reached, no conversation starts.
+    // The agent's tokens and what they cost, against the spec's budget: once it is reached, no
+    // conversation starts. A cost that cannot be worked out stops nothing; the budget gate says so.
     const budget = spec.defaults?.budget;
-    let tokens = budget && earlier.length > 0 ? store.getAgentTokens(run.run_id) : 0;
+    const pricing = budget?.max_cost_usd !== undefined ? store.getRunPricing(run.run_id) : {};
+    const spent: Record<string, ModelUsage> = (budget && earlier.length > 0 ? store.measureAgentUsage(run.run_id).by_model : undefined) ?? {};
     const meter = (reply: AgentReply) => {
-      if (reply.usage) tokens += reply.usage.total_tokens;
+      if (budget) addAnswer(spent, reply);
     };
-    const overBudget = () => budget !== undefined && tokens >= budget.max_tokens;
+    const reached = (): string | undefined => {
+      if (budget?.max_tokens !== undefined && totalTokens(spent) >= budget.max_tokens) {
+        return `The agent used ${totalTokens(spent)} tokens, reaching the run's budget of ${budget.max_tokens} (defaults.budget.max_tokens)`;
+      }
+      const cost = budget?.max_cost_usd !== undefined ? costOf(spent, pricing).usd : null;
+      if (cost !== null && cost >= budget!.max_cost_usd!) return `The agent's answers cost $${cost}, reaching the run's budget of $${budget!.max_cost_usd} (defaults.budget.max_cost_usd)`;
+      return undefined;
+    };
+    const overBudget = () => budget !== undefined && reached() !== undefined;
 
     // A scenario whose checks failed is tried again, up to `retry_failed` times; a probe never is.
     const retries = spec.defaults?.retry_failed ?? 0;
@@ -180,10 +191,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     if (overBudget()) {
       let left = 0;
       while (takeNext({ evenOverBudget: true })) left++;
-      throw new RunFailedError(
-        "budget_exceeded",
-        `The agent used ${tokens} tokens, reaching the run's budget of ${budget!.max_tokens} (defaults.budget.max_tokens)${left > 0 ? `: ${left} conversation(s) were not held` : ""}`,
-      );
+      throw new RunFailedError("budget_exceeded", `${reached()}${left > 0 ? `: ${left} conversation(s) were not held` : ""}`);
     }
     return completed;
   }
@@ -295,13 +303,19 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     };
   }
 
-  /** Evaluates the completed conversations in the plan's order, each read back from the store. */
+  /**
+   * Evaluates the completed conversations in the plan's order, each read back from the store. Of a
+   * case tried again, the checks read the last try; the earlier ones stay in the evidence, and
+   * what looks at everything the agent did (detectors, the budget) reads them too.
+   */
   async function evaluateConversations(run: Run, spec: TestSpecDocument, signal: AbortSignal, completed: readonly ConversationRow[]) {
     const position = new Map<string, number>();
     for (const plan of planConversations(spec, { includeProbes: true })) position.set(planKey(plan), position.size);
     const eventsOf = (conversationId: string) => store.listConversationEvents(conversationId).map(toLoggedEvent);
-    const inOrder = [...completed].sort((a, b) => position.get(planKey(a))! - position.get(planKey(b))!);
-    const conversations = lazyConversations(inOrder, (c) => toHeldConversation(c, eventsOf(c.conversation_id), () => eventsOf(c.conversation_id)));
+    const inOrder = [...completed].sort((a, b) => position.get(planKey(a))! - position.get(planKey(b))! || a.retry - b.retry);
+    const counted = new Set(lastTries(completed));
+    const conversations = lazyConversations(inOrder, (c) => toHeldConversation(c, eventsOf(c.conversation_id), () => eventsOf(c.conversation_id)), (c) => counted.has(c));
+    const budgeted = spec.defaults?.budget !== undefined;
     return evaluateRun({
       runId: run.run_id,
       spec,
@@ -309,6 +323,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       judge: deps.judge,
       newId,
       signal,
+      ...(budgeted ? { usage: store.measureAgentUsage(run.run_id), pricing: store.getRunPricing(run.run_id) } : {}),
       ...(deps.evaluators ? { evaluators: deps.evaluators } : {}),
     });
   }
@@ -349,8 +364,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
         completed.push(...(await converse(run, spec, recorder, signal, earlier)));
         run = await transition(recorder, run, "EVALUATING");
       }
-      // Of a case tried again, the last try counts; the earlier ones stay in the evidence.
-      await evaluate(run, spec, recorder, signal, lastTries(completed));
+      await evaluate(run, spec, recorder, signal, completed);
     } catch (raw) {
       if (signal.aborted) return; // stopped or lost the lease: the job goes back to the queue and resumes later
       const error = raw instanceof RunFailedError ? raw : undefined;

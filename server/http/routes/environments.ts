@@ -59,6 +59,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
           max_concurrency: body.endpoint.max_concurrency ?? DEFAULT_MAX_CONCURRENCY,
           rate_limit_per_minute: body.endpoint.rate_limit_per_minute ?? null,
           headers: body.endpoint.headers ?? {},
+          pricing: JSON.stringify(body.endpoint.pricing ?? {}),
           created_at: clock.now().toISOString(),
         },
       ]);
@@ -72,7 +73,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
     schema: {
       operationId: "updateEnvironment",
       tags: ["environments"],
-      summary: "Change how an environment's agent is reached: its URL or template, URL pattern, model, readiness path, pace or headers (replaced whole)",
+      summary: "Change how an environment's agent is reached: its URL or template, URL pattern, model, readiness path, pace, headers or prices (each replaced whole)",
       params: z.strictObject({ environment_id: ResourceId }),
       body: UpdateEnvironmentBody,
       response: responses({ 200: Environment }),
@@ -94,6 +95,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
           readiness_path: endpoint.readiness_path ?? current.readiness_path,
           max_concurrency: endpoint.max_concurrency ?? current.max_concurrency,
           rate_limit_per_minute: endpoint.rate_limit_per_minute === undefined ? current.rate_limit_per_minute : endpoint.rate_limit_per_minute,
+          pricing: endpoint.pricing ? JSON.stringify(endpoint.pricing) : current.pricing,
           ...(endpoint.headers ? { headers: endpoint.headers } : {}),
         },
       ]);

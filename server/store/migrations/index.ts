@@ -20,6 +20,7 @@ import specFiles from "./0017-spec-files.js";
 import agentUsage from "./0018-agent-usage.js";
 import changeAgainstBase from "./0019-change-against-base.js";
 import retries from "./0020-retries.js";
+import pricing from "./0021-pricing.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -58,4 +59,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 18, name: "agent-usage", sql: agentUsage },
   { version: 19, name: "change-against-base", sql: changeAgainstBase },
   { version: 20, name: "retries", sql: retries },
+  { version: 21, name: "pricing", sql: pricing },
 ];

@@ -46,6 +46,7 @@ describe("resources", () => {
       max_concurrency: 16,
       rate_limit_per_minute: null,
       header_names: ["authorization"],
+      pricing: {},
     });
   });
 
