@@ -51253,6 +51253,18 @@ var DecisionBaseline = external_exports.object({
   reason: external_exports.string().nullable().describe("Why there is none"),
   merge_base_sha: external_exports.string()
 }).meta({ id: "DecisionBaseline" });
+var FigureChange = external_exports.object({
+  base: external_exports.number().nullable(),
+  head: external_exports.number().nullable(),
+  change: external_exports.number().nullable().describe("(head \u2212 base) / base; null when either is unknown or the base is 0")
+});
+var UsageChange = external_exports.object({
+  run_id: external_exports.string(),
+  base_run_id: external_exports.string(),
+  tokens: FigureChange,
+  cost_usd: FigureChange,
+  latency_ms_p95: FigureChange
+}).meta({ id: "UsageChange" });
 var DecisionChanges = external_exports.object({
   counts: external_exports.object({
     regressed: external_exports.number().int(),
@@ -51264,7 +51276,8 @@ var DecisionChanges = external_exports.object({
   }),
   cases: external_exports.array(CaseChange).describe("Every case that is not unchanged, regressions first (at most 500)"),
   cases_left_out: external_exports.number().int(),
-  flaky: external_exports.array(external_exports.object({ run_id: external_exports.string(), case_id: external_exports.string(), ...CaseFlakiness.shape })).describe("Every case of the planned runs that is flaky on the base branch, changed or not (at most 500)")
+  flaky: external_exports.array(external_exports.object({ run_id: external_exports.string(), case_id: external_exports.string(), ...CaseFlakiness.shape })).describe("Every case of the planned runs that is flaky on the base branch, changed or not (at most 500)"),
+  usage: external_exports.array(UsageChange).describe("Per planned run compared with its baseline's run: tokens, cost, p95 latency")
 }).meta({ id: "DecisionChanges" });
 
 // server/contract/releases.ts
@@ -51467,6 +51480,11 @@ function runSection(run2, absolute, decisionReasons) {
   lines.push("", `Spec \`${evidence.spec_version}\`${run2.specPath ? ` (\`${run2.specPath}\`)` : ""}, agent version \`${cell(evidence.agent_version)}\`, environment \`${cell(evidence.environment)}\`.`, "");
   return lines;
 }
+function figure(f, show2) {
+  const side = (n) => n === null ? "unknown" : show2(n);
+  const change = f.change === null ? "" : ` (${f.change >= 0 ? "+" : ""}${Math.round(f.change * 1e3) / 10}%)`;
+  return `${side(f.base)} \u2192 ${side(f.head)}${change}`;
+}
 var CASES_SHOWN = 20;
 var CLASS_LABEL = { regressed: "\u2B07\uFE0F regressed", inconclusive: "\u2754 inconclusive", improved: "\u2B06\uFE0F improved", new: "\u{1F195} new", removed: "\u2796 removed" };
 function changeSection(view, absolute) {
@@ -51499,6 +51517,14 @@ function changeSection(view, absolute) {
         }
         const more = changes.cases.length - shown.length + changes.cases_left_out;
         if (more > 0) lines.push("", `${plural2(more, "more changed case")}: ${absolute(decision.links.self)}`);
+        lines.push("");
+      }
+      if (changes.usage.length > 0) {
+        lines.push("| Run (head vs base) | Tokens | Cost | p95 latency |", "|---|---|---|---|");
+        for (const u of changes.usage) {
+          const runs = `[head](${absolute(`/v1/runs/${u.run_id}/evidence`)}) vs [base](${absolute(`/v1/runs/${u.base_run_id}/evidence`)})`;
+          lines.push(`| ${runs} | ${figure(u.tokens, (n) => n.toLocaleString("en-US"))} | ${figure(u.cost_usd, (n) => `$${n}`)} | ${figure(u.latency_ms_p95, (n) => `${n} ms`)} |`);
+        }
         lines.push("");
       }
       if (changes.flaky.length > 0) {

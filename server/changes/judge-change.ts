@@ -1,4 +1,5 @@
-import { evaluationPath, type CaseChange, type CaseFlakiness, type DecisionChanges, type GateSpec, type TestSpecDocument } from "../contract/index.js";
+import { evaluationPath, type CaseChange, type CaseFlakiness, type DecisionChanges, type GateSpec, type TestSpecDocument, type UsageChange } from "../contract/index.js";
+import type { UsageFigures } from "../usage/agent-usage.js";
 import { specCases, type SpecCase } from "./cases.js";
 import type { CaseClass, NoRegression } from "./compare-case.js";
 import { caseIdOf, compareCases, type CaseComparison, type CaseEvaluation } from "./compare-cases.js";
@@ -15,6 +16,8 @@ export interface ChangeSide {
   run_id: string;
   spec: TestSpecDocument;
   evaluations: readonly CitedEvaluation[];
+  /** What its agent used; unknown figures are null. */
+  usage?: UsageFigures | undefined;
 }
 
 type CaseTally = NonNullable<CaseChange["base"]>;
@@ -37,6 +40,8 @@ export interface SlotChange {
   gates: GateChange[];
   /** The run's cases that are flaky on the base branch, changed or not. */
   flaky: FlakyCase[];
+  /** What the run used against the baseline's run; null without one. */
+  usage: UsageChange | null;
 }
 
 export type FlakyCase = CaseFlakiness & { run_id: string; case_id: string };
@@ -71,6 +76,7 @@ export function judgeChange(head: ChangeSide, base: BaseOf, flaky: ReadonlyMap<s
       cases: [],
       counts,
       flaky: flakyCases,
+      usage: null,
       gates: gates.map((gate) => ({ gate_id: gate.id, status: "passed", reason: `no_regression: ${base.why}`, evidence_refs: [], baseline_refs: [] })),
     };
   }
@@ -140,7 +146,17 @@ export function judgeChange(head: ChangeSide, base: BaseOf, flaky: ReadonlyMap<s
       baseline_refs: unsure.flatMap((c) => c.base_refs),
     };
   });
-  return { cases, counts, gates: judged, flaky: flakyCases };
+  return { cases, counts, gates: judged, flaky: flakyCases, usage: usageChange(head, baseSide) };
+}
+
+/** What the head's run used against the base's: each figure, and its relative change. */
+function usageChange(head: ChangeSide, base: ChangeSide): UsageChange | null {
+  if (!head.usage || !base.usage) return null;
+  const figure = (key: keyof UsageFigures) => {
+    const [b, h] = [base.usage![key], head.usage![key]];
+    return { base: b, head: h, change: b === null || h === null || b === 0 ? null : round((h - b) / b, 4) };
+  };
+  return { run_id: head.run_id, base_run_id: base.run_id, tokens: figure("tokens"), cost_usd: figure("cost_usd"), latency_ms_p95: figure("latency_ms_p95") };
 }
 
 /** Up to three evaluations to cite per case on one side: the failed ones first. */
@@ -241,7 +257,8 @@ export function summarizeChanges(slots: readonly SlotChange[]): DecisionChanges 
   for (const slot of slots) for (const [cls, n] of Object.entries(slot.counts)) counts[cls as CaseClass] += n;
   const cases = slots.flatMap((slot) => slot.cases).sort((a, b) => CLASS_ORDER[a.class] - CLASS_ORDER[b.class]);
   const flaky = slots.flatMap((slot) => slot.flaky).slice(0, MAX_LISTED);
-  return { counts, cases: cases.slice(0, MAX_LISTED), cases_left_out: Math.max(0, cases.length - MAX_LISTED), flaky };
+  const usage = slots.flatMap((slot) => slot.usage ?? []);
+  return { counts, cases: cases.slice(0, MAX_LISTED), cases_left_out: Math.max(0, cases.length - MAX_LISTED), flaky, usage };
 }
 
 /**

@@ -117,6 +117,24 @@ export const DecisionBaseline = z
   .meta({ id: "DecisionBaseline" });
 export type DecisionBaseline = z.infer<typeof DecisionBaseline>;
 
+const FigureChange = z.object({
+  base: z.number().nullable(),
+  head: z.number().nullable(),
+  change: z.number().nullable().describe("(head − base) / base; null when either is unknown or the base is 0"),
+});
+
+/** What a planned run used against its baseline's run: tokens, cost and the answers' p95 latency. */
+export const UsageChange = z
+  .object({
+    run_id: z.string(),
+    base_run_id: z.string(),
+    tokens: FigureChange,
+    cost_usd: FigureChange,
+    latency_ms_p95: FigureChange,
+  })
+  .meta({ id: "UsageChange" });
+export type UsageChange = z.infer<typeof UsageChange>;
+
 export const DecisionChanges = z
   .object({
     counts: z.object({
@@ -132,6 +150,7 @@ export const DecisionChanges = z
     flaky: z
       .array(z.object({ run_id: z.string(), case_id: z.string(), ...CaseFlakiness.shape }))
       .describe("Every case of the planned runs that is flaky on the base branch, changed or not (at most 500)"),
+    usage: z.array(UsageChange).describe("Per planned run compared with its baseline's run: tokens, cost, p95 latency"),
   })
   .meta({ id: "DecisionChanges" });
 export type DecisionChanges = z.infer<typeof DecisionChanges>;

@@ -13,6 +13,7 @@ import {
   type DecisionStatus,
   type DecisionUpdatedData,
   type PolicyApproval,
+  type Pricing,
   type ReleaseDecision,
   type Run,
   type TestSpecDocument,
@@ -25,6 +26,7 @@ import { caseIdOf, type CaseEvaluation } from "../changes/compare-cases.js";
 import { measureFlakiness } from "../changes/flakiness.js";
 import { specCases } from "../changes/cases.js";
 import { makeIdGenerator } from "../ids.js";
+import { figuresOf, type AgentUsage } from "../usage/agent-usage.js";
 import type { Db } from "./db.js";
 import type { GateResultRow } from "./evaluations.js";
 import type { JobsStore } from "./jobs.js";
@@ -113,6 +115,7 @@ const changesOf = (changes: DecisionChanges): DecisionChanges => ({
   ...changes,
   cases: changes.cases.map((c) => ({ ...c, flaky: c.flaky ?? null })),
   flaky: changes.flaky ?? [],
+  usage: changes.usage ?? [],
 });
 
 const waitOf = (slot: Pick<SlotRow, "waiting_for" | "wait_until">) =>
@@ -208,7 +211,12 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
     UNION ALL SELECT finding_id, 'finding', 'probe', probe_id, spec_path, NULL, 'failed', 0, NULL, NULL FROM findings WHERE run_id = @run_id`);
 
   const documentOf = (run: RunRow) => JSON.parse(specDocument.get(run.test_spec_id, run.spec_version) as string) as TestSpecDocument;
-  const sideOf = (run: RunRow) => ({ run_id: run.run_id, spec: documentOf(run), evaluations: caseEvaluations.all(run.run_id) as CitedEvaluation[] });
+  const sideOf = (run: RunRow) => ({
+    run_id: run.run_id,
+    spec: documentOf(run),
+    evaluations: caseEvaluations.all(run.run_id) as CitedEvaluation[],
+    usage: figuresOf(run.agent_usage ? (JSON.parse(run.agent_usage) as AgentUsage) : null, JSON.parse(run.pricing ?? "{}") as Pricing),
+  });
   const JUDGED = new Set<Run["status"]>(["COMPLETED", "INCONCLUSIVE"]);
 
   /** The baseline's run of the same spec and environment, or why there is none to compare with. */

@@ -39,6 +39,10 @@ export interface RunRow {
   updated_at: string;
   started_at: string | null;
   ended_at: string | null;
+  /** Read back, never given: JSON of AgentUsage once the run ended. */
+  agent_usage?: string | null;
+  /** Read back, never given: JSON of the Pricing the run started with (set from its environment). */
+  pricing?: string | null;
 }
 
 export function toRun(row: RunRow): Run {

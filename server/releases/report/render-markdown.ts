@@ -67,6 +67,13 @@ function runSection(run: RunReport, absolute: (ref: string) => string, decisionR
   return lines;
 }
 
+/** `1,047 → 1,210 (+15.6%)`; `unknown` for a figure that is not known. */
+function figure(f: { base: number | null; head: number | null; change: number | null }, show: (n: number) => string): string {
+  const side = (n: number | null) => (n === null ? "unknown" : show(n));
+  const change = f.change === null ? "" : ` (${f.change >= 0 ? "+" : ""}${Math.round(f.change * 1000) / 10}%)`;
+  return `${side(f.base)} → ${side(f.head)}${change}`;
+}
+
 const CASES_SHOWN = 20;
 const CLASS_LABEL: Record<CaseChange["class"], string> = { regressed: "⬇️ regressed", inconclusive: "❔ inconclusive", improved: "⬆️ improved", new: "🆕 new", removed: "➖ removed" };
 
@@ -106,6 +113,14 @@ function changeSection(view: DecisionReport, absolute: (ref: string) => string):
         }
         const more = changes.cases.length - shown.length + changes.cases_left_out;
         if (more > 0) lines.push("", `${plural(more, "more changed case")}: ${absolute(decision.links.self)}`);
+        lines.push("");
+      }
+      if (changes.usage.length > 0) {
+        lines.push("| Run (head vs base) | Tokens | Cost | p95 latency |", "|---|---|---|---|");
+        for (const u of changes.usage) {
+          const runs = `[head](${absolute(`/v1/runs/${u.run_id}/evidence`)}) vs [base](${absolute(`/v1/runs/${u.base_run_id}/evidence`)})`;
+          lines.push(`| ${runs} | ${figure(u.tokens, (n) => n.toLocaleString("en-US"))} | ${figure(u.cost_usd, (n) => `$${n}`)} | ${figure(u.latency_ms_p95, (n) => `${n} ms`)} |`);
+        }
         lines.push("");
       }
       if (changes.flaky.length > 0) {

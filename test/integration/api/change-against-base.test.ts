@@ -81,6 +81,22 @@ describe("a pull request's decision compared with its base branch", () => {
     expect(noreg.baseline_evidence_refs[0]).toContain(`/v1/runs/${baseDecision.runs[0].run_id}/evaluations/`);
     expect((await p.client.get(noreg.evidence_refs[0]!)).body.status).toBe("failed");
     expect((await p.client.get(noreg.baseline_evidence_refs[0]!)).body.status).toBe("passed");
+
+    // What each side's agent used, from each run's evidence, and the change.
+    const [usage] = head.changes.usage;
+    const detail = async (runId: string) => (await p.client.get(`/v1/runs/${runId}/evidence`)).body;
+    const [headEvidence, baseEvidence] = await Promise.all([detail(head.runs[0].run_id), detail(baseDecision.runs[0].run_id)]);
+    expect(usage).toEqual({
+      run_id: head.runs[0].run_id,
+      base_run_id: baseDecision.runs[0].run_id,
+      tokens: {
+        base: baseEvidence.usage.total_tokens,
+        head: headEvidence.usage.total_tokens,
+        change: Math.round(((headEvidence.usage.total_tokens - baseEvidence.usage.total_tokens) / baseEvidence.usage.total_tokens) * 1e4) / 1e4,
+      },
+      cost_usd: { base: null, head: null, change: null }, // the environment prices nothing: unknown, never zero
+      latency_ms_p95: { base: baseEvidence.usage_detail.latency_ms_p95, head: headEvidence.usage_detail.latency_ms_p95, change: expect.any(Number) },
+    });
   });
 
   it("finds no regression when the same erratic agent answers both sides: drops within noise are inconclusive, and do not block", async () => {

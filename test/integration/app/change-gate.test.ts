@@ -93,6 +93,8 @@ describe("the release gate on what a pull request changes", () => {
     expect(summary).toMatch(/\| `[^`]+` \| ⬇️ regressed \| 5\/5 \| 0\/5 \| 0\.004 \| \[head\]\(https:\/\/assure\.example\.test\/v1\/runs\/run_\w+\/evaluations\/\w+\) · \[base\]\(/);
     // The change comes before the gate tables of the runs.
     expect(summary.indexOf("regressed")).toBeLessThan(summary.indexOf("| Gate | Status |"));
+    // What the agent used on each side, against the baseline's run.
+    expect(summary).toMatch(/\| \[head\]\(https:\/\/assure\.example\.test\/v1\/runs\/run_\w+\/evidence\) vs \[base\]\([^)]+\) \| [\d,]+ → [\d,]+ \([+-][\d.]+%\) \| unknown → unknown \| [\d.]+ ms → [\d.]+ ms/);
     const decision = await decisionOf(head);
     expect(decision.baseline).toMatchObject({ found: true, commit_sha: main, age_commits: 0, merge_base_sha: main });
     expect(decision.reasons.find((r: { gate_id: string }) => r.gate_id === "NOREG")).toMatchObject({ status: "failed", blocking: true });

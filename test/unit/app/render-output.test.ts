@@ -60,7 +60,7 @@ describe("check run output", () => {
     const v = view("ALLOWED", [reason("passed"), quarantined]);
     Object.assign(v.kind === "decision" ? v.decision : {}, {
       baseline: { found: true, decision_id: "dec_0", commit_sha: "b".repeat(40), age_commits: 0, age_days: 0, warning: null, reason: null, merge_base_sha: "b".repeat(40) },
-      changes: { counts: { regressed: 1, improved: 0, unchanged: 4, inconclusive: 0, new: 0, removed: 0 }, cases: [], cases_left_out: 0, flaky: [flaky] },
+      changes: { counts: { regressed: 1, improved: 0, unchanged: 4, inconclusive: 0, new: 0, removed: 0 }, cases: [], cases_left_out: 0, flaky: [flaky], usage: [] },
       change_settings: { flaky: { threshold: 0.2, mode: "quarantine" } },
       policy_changes: [],
     });
