@@ -50924,7 +50924,8 @@ var Evaluation = external_exports.object({
     model: external_exports.string(),
     temperature: external_exports.number().optional(),
     seed: external_exports.number().int().optional(),
-    prompt_version: external_exports.string().optional()
+    prompt_version: external_exports.string().optional(),
+    usage: external_exports.object({ input_tokens: external_exports.number().int().nullable(), output_tokens: external_exports.number().int().nullable(), total_tokens: external_exports.number().int() }).nullable().optional().describe("An LLM judge's tokens for this evaluation, as its answer reported them (null: none reported)")
   }).describe("Who judged, and how: provenance, not internals"),
   evidence_refs: EvidenceRefs,
   reason: external_exports.string(),
@@ -50980,7 +50981,14 @@ var UsageDetail = external_exports.object({
   ).describe('By the model each answer named ("": none)'),
   cost_usd: external_exports.number().nullable().describe("At the prices the run started with (its environment's endpoint.pricing); null when unknown, never zero"),
   cost_unknown: external_exports.string().nullable().describe("Why the cost is unknown"),
-  latency_ms_p95: external_exports.number().nullable().describe("The 95th percentile of the answers' latency (nearest rank)")
+  latency_ms_p95: external_exports.number().nullable().describe("The 95th percentile of the answers' latency (nearest rank)"),
+  judge: external_exports.object({
+    answers: external_exports.number().int(),
+    answers_without_usage: external_exports.number().int(),
+    input_tokens: external_exports.number().int(),
+    output_tokens: external_exports.number().int(),
+    total_tokens: external_exports.number().int()
+  }).describe("The LLM judge's tokens over the run's evaluations, apart from the agent's (not in budgets)")
 }).meta({ id: "UsageDetail" });
 var Evidence = external_exports.object({
   evidence_version: external_exports.literal("1"),

@@ -45,6 +45,11 @@ export const Evaluation = z
         temperature: z.number().optional(),
         seed: z.number().int().optional(),
         prompt_version: z.string().optional(),
+        usage: z
+          .object({ input_tokens: z.number().int().nullable(), output_tokens: z.number().int().nullable(), total_tokens: z.number().int() })
+          .nullable()
+          .optional()
+          .describe("An LLM judge's tokens for this evaluation, as its answer reported them (null: none reported)"),
       })
       .describe("Who judged, and how: provenance, not internals"),
     evidence_refs: EvidenceRefs,
@@ -118,6 +123,15 @@ export const UsageDetail = z
     cost_usd: z.number().nullable().describe("At the prices the run started with (its environment's endpoint.pricing); null when unknown, never zero"),
     cost_unknown: z.string().nullable().describe("Why the cost is unknown"),
     latency_ms_p95: z.number().nullable().describe("The 95th percentile of the answers' latency (nearest rank)"),
+    judge: z
+      .object({
+        answers: z.number().int(),
+        answers_without_usage: z.number().int(),
+        input_tokens: z.number().int(),
+        output_tokens: z.number().int(),
+        total_tokens: z.number().int(),
+      })
+      .describe("The LLM judge's tokens over the run's evaluations, apart from the agent's (not in budgets)"),
   })
   .meta({ id: "UsageDetail" });
 

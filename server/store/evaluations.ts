@@ -4,6 +4,15 @@ import type { Db } from "./db.js";
 /** An evaluation as stored: its judge and evidence refs as JSON. */
 export type EvaluationRow = Omit<Evaluation, "judge" | "evidence_refs"> & { judge: string; evidence_refs: string };
 
+/** An LLM judge's tokens over a run's evaluations. */
+export interface JudgeUsage {
+  answers: number;
+  answers_without_usage: number;
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
 export interface GateResultRow {
   run_id: string;
   position: number;
@@ -29,6 +38,15 @@ export function makeEvaluationsStore(db: Db) {
     ORDER BY evaluation_id LIMIT @limit`);
   const gatesOfRun = db.prepare("SELECT * FROM gate_results WHERE run_id = ? ORDER BY position");
   const countsOfRun = db.prepare("SELECT status, COUNT(*) AS n FROM evaluations WHERE run_id = ? GROUP BY status");
+  // An evaluation an LLM judge answered for has `judge.usage` (JSON null when the answer reported none).
+  const judgeUsageOf = db
+    .prepare(`SELECT json_object('answers', COUNT(*),
+        'answers_without_usage', COALESCE(SUM(json_type(judge, '$.usage') = 'null'), 0),
+        'input_tokens', COALESCE(SUM(json_extract(judge, '$.usage.input_tokens')), 0),
+        'output_tokens', COALESCE(SUM(json_extract(judge, '$.usage.output_tokens')), 0),
+        'total_tokens', COALESCE(SUM(json_extract(judge, '$.usage.total_tokens')), 0))
+      FROM evaluations WHERE run_id = ? AND json_type(judge, '$.usage') IS NOT NULL`)
+    .pluck();
 
   return {
     reads: {
@@ -50,6 +68,10 @@ export function makeEvaluationsStore(db: Db) {
           metric_id: filter.metric_id ?? null,
           limit,
         }) as EvaluationRow[];
+      },
+      /** What an LLM judge's answers reported of their tokens over the run's evaluations. */
+      sumJudgeUsage(runId: string): JudgeUsage {
+        return JSON.parse(judgeUsageOf.get(runId) as string) as JudgeUsage;
       },
       countEvaluations(runId: string): Record<EvaluationRow["status"], number> {
         const counts = { passed: 0, failed: 0, inconclusive: 0, errored: 0 };

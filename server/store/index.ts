@@ -28,7 +28,7 @@ export type { ClaimedJob, JobClaim, JobRow, NewJob } from "./jobs.js";
 export type { EventRow, LoggedEvent } from "./events.js";
 export { SequenceConflictError, toLoggedEvent } from "./events.js";
 export type { ConversationRow, ConversationView } from "./conversations.js";
-export type { EvaluationRow, GateResultRow } from "./evaluations.js";
+export type { EvaluationRow, GateResultRow, JudgeUsage } from "./evaluations.js";
 export type { FindingRow } from "./findings.js";
 export type { RunStatusChange } from "./runs.js";
 

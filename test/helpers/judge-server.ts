@@ -27,7 +27,11 @@ export async function startJudgeServer(initial: JudgeMode = { kind: "rule" }) {
     }
     calls++;
     res.writeHead(200, { "content-type": "application/json" });
-    res.end(JSON.stringify({ id: `judge-${calls}`, object: "chat.completion", choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }] }));
+    // Tokens as a model would report them, about four characters each.
+    const prompt_tokens = Math.ceil(JSON.stringify(body.messages ?? []).length / 4);
+    const completion_tokens = Math.ceil(content.length / 4);
+    const usage = { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
+    res.end(JSON.stringify({ id: `judge-${calls}`, object: "chat.completion", model: body.model, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage }));
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {

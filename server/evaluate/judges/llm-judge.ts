@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { EgressPolicy } from "../../net/egress.js";
-import { postChatCompletion } from "../../net/chat-completions.js";
+import { postChatCompletion, type TokenUsage } from "../../net/chat-completions.js";
 import { RunFailedError } from "../../errors.js";
 
 export interface JudgeIdentity {
@@ -11,7 +11,8 @@ export interface JudgeIdentity {
   prompt_version: string;
 }
 
-export type JudgeAnswer = { ok: true; score: number; reason: string } | { ok: false; problem: string };
+/** The judge's verdict on a sample, and the tokens its answer reported (null: none, or no answer). */
+export type JudgeAnswer = ({ ok: true; score: number; reason: string } | { ok: false; problem: string }) & { usage?: TokenUsage | null };
 
 export interface Judge {
   identity: JudgeIdentity;
@@ -75,15 +76,16 @@ export function makeLlmJudge({ egress, baseUrl, model, apiKey, timeoutMs = 60_00
         throw new RunFailedError("evaluator_unavailable", `The LLM judge at ${url} refused the call: ${outcome.message}`);
       }
       if (outcome.kind === "invalid") return { ok: false, problem: `the judge's answer is not a chat completion: ${outcome.message}` };
+      const { usage } = outcome;
       let json: unknown;
       try {
         json = JSON.parse((outcome.choice.message.content ?? "").trim());
       } catch {
-        return { ok: false, problem: "the judge did not answer with JSON" };
+        return { ok: false, problem: "the judge did not answer with JSON", usage };
       }
       const reply = JudgeReply.safeParse(json);
-      if (!reply.success) return { ok: false, problem: `the judge's JSON is not {score: 0..1, reason}: ${reply.error.issues[0]!.message}` };
-      return { ok: true, score: reply.data.score, reason: reply.data.reason };
+      if (!reply.success) return { ok: false, problem: `the judge's JSON is not {score: 0..1, reason}: ${reply.error.issues[0]!.message}`, usage };
+      return { ok: true, score: reply.data.score, reason: reply.data.reason, usage };
     },
   };
 }

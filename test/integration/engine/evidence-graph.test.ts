@@ -55,6 +55,11 @@ describe("evaluations, judges, findings and gates on the whole example spec", ()
       });
       expect(evaluation.evidence_refs).toEqual([expect.stringMatching(/\/conversations\/cnv_/)]);
     }
+    // The judge's tokens, kept with each evaluation and summed apart from the agent's.
+    for (const evaluation of judged) expect(evaluation.judge.usage).toEqual({ input_tokens: expect.any(Number), output_tokens: expect.any(Number), total_tokens: expect.any(Number) });
+    const judgedTokens = judged.reduce((sum: number, e: { judge: { usage: { total_tokens: number } } }) => sum + e.judge.usage.total_tokens, 0);
+    expect(evidence.usage_detail.judge).toMatchObject({ answers: 3, answers_without_usage: 0, total_tokens: judgedTokens });
+    expect(evidence.usage.total_tokens).toBeGreaterThan(0);
     const request = judge.requests.at(-1)!;
     expect(request).toMatchObject({ model: "judge-model-1", temperature: 0, seed: 7, authorization: "Bearer judge-key" });
     expect(JSON.stringify(judged)).not.toContain("impartial evaluator"); // the prompt stays internal

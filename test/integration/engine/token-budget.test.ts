@@ -40,6 +40,7 @@ describe("a run's token budget", () => {
       cost_usd: null,
       cost_unknown: `no price for the model 'refund-agent' (the environment's endpoint.pricing, or "*")`,
       latency_ms_p95: latencies[Math.ceil(0.95 * latencies.length) - 1],
+      judge: { answers: 0, answers_without_usage: 0, input_tokens: 0, output_tokens: 0, total_tokens: 0 }, // nothing judged by an LLM
     });
     for (const answer of answers) expect(answer.data.model).toBe("refund-agent");
   });
