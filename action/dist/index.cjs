@@ -12419,21 +12419,21 @@ var require_response = __commonJS({
         return responseObject;
       }
       // Creates a redirect Response that redirects to url with status status.
-      static redirect(url2, status = 302) {
+      static redirect(url2, status2 = 302) {
         webidl.argumentLengthCheck(arguments, 1, "Response.redirect");
         url2 = webidl.converters.USVString(url2);
-        status = webidl.converters["unsigned short"](status);
+        status2 = webidl.converters["unsigned short"](status2);
         let parsedURL;
         try {
           parsedURL = new URL(url2, relevantRealm.settingsObject.baseUrl);
         } catch (err) {
           throw new TypeError(`Failed to parse URL from ${url2}`, { cause: err });
         }
-        if (!redirectStatusSet.has(status)) {
-          throw new RangeError(`Invalid status code ${status}`);
+        if (!redirectStatusSet.has(status2)) {
+          throw new RangeError(`Invalid status code ${status2}`);
         }
         const responseObject = fromInnerResponse(makeResponse({}), "immutable");
-        responseObject[kState].status = status;
+        responseObject[kState].status = status2;
         const value = isomorphicEncode(URLSerializer(parsedURL));
         responseObject[kState].headersList.append("location", value, true);
         return responseObject;
@@ -14325,13 +14325,13 @@ var require_fetch = __commonJS({
         })();
       }
       try {
-        const { body, status, statusText, headersList, socket } = await dispatch({ body: requestBody });
+        const { body, status: status2, statusText, headersList, socket } = await dispatch({ body: requestBody });
         if (socket) {
-          response2 = makeResponse({ status, statusText, headersList, socket });
+          response2 = makeResponse({ status: status2, statusText, headersList, socket });
         } else {
           const iterator2 = body[Symbol.asyncIterator]();
           fetchParams.controller.next = () => iterator2.next();
-          response2 = makeResponse({ status, statusText, headersList });
+          response2 = makeResponse({ status: status2, statusText, headersList });
         }
       } catch (err) {
         if (err.name === "AbortError") {
@@ -14455,8 +14455,8 @@ var require_fetch = __commonJS({
             onResponseStarted() {
               timingInfo.finalNetworkResponseStartTime = coarsenedSharedCurrentTime(fetchParams.crossOriginIsolatedCapability);
             },
-            onHeaders(status, rawHeaders, resume, statusText) {
-              if (status < 200) {
+            onHeaders(status2, rawHeaders, resume, statusText) {
+              if (status2 < 200) {
                 return;
               }
               let location = "";
@@ -14466,8 +14466,8 @@ var require_fetch = __commonJS({
               }
               location = headersList.get("location", true);
               const decoders = [];
-              const willFollow = location && request2.redirect === "follow" && redirectStatusSet.has(status);
-              if (request2.method !== "HEAD" && request2.method !== "CONNECT" && !nullBodyStatus.includes(status) && !willFollow) {
+              const willFollow = location && request2.redirect === "follow" && redirectStatusSet.has(status2);
+              if (request2.method !== "HEAD" && request2.method !== "CONNECT" && !nullBodyStatus.includes(status2) && !willFollow) {
                 const contentEncoding = headersList.get("content-encoding", true);
                 const codings = contentEncoding ? contentEncoding.toLowerCase().split(",") : [];
                 const maxContentEncodings = 5;
@@ -14505,7 +14505,7 @@ var require_fetch = __commonJS({
               this.body = new Readable({ read: resume });
               const onError = this.onError.bind(this);
               resolve({
-                status,
+                status: status2,
                 statusText,
                 headersList,
                 body: decoders.length ? pipeline(this.body, ...decoders, (err) => {
@@ -14539,8 +14539,8 @@ var require_fetch = __commonJS({
               fetchParams.controller.terminate(error63);
               reject(error63);
             },
-            onUpgrade(status, rawHeaders, socket) {
-              if (status !== 101) {
+            onUpgrade(status2, rawHeaders, socket) {
+              if (status2 !== 101) {
                 return;
               }
               const headersList = new HeadersList();
@@ -14548,8 +14548,8 @@ var require_fetch = __commonJS({
                 headersList.append(bufferToLowerCasedHeaderName(rawHeaders[i]), rawHeaders[i + 1].toString("latin1"), true);
               }
               resolve({
-                status,
-                statusText: STATUS_CODES[status],
+                status: status2,
+                statusText: STATUS_CODES[status2],
                 headersList,
                 socket
               });
@@ -50507,6 +50507,7 @@ function rowKey(row, index) {
   const id = row.id;
   return typeof id === "string" || typeof id === "number" ? String(id) : String(index + 1);
 }
+var rowScenarioId = (scenarioId, key) => `${scenarioId}[${key}]`;
 function countConversations(spec) {
   const repeat = spec.defaults?.repeat ?? 1;
   let count = 0;
@@ -50522,6 +50523,23 @@ function fillScenario(scenario, row) {
     if (scenario[field] !== void 0) filled[field] = fillPlaceholders(scenario[field], row);
   }
   return filled;
+}
+function fillTools(tools, row) {
+  return tools.map((tool) => tool.mock ? { ...tool, mock: tool.mock.map((mock) => fillPlaceholders(mock, row)) } : tool);
+}
+function* scenarioCases(spec) {
+  const scenarios = spec.scenarios ?? [];
+  for (let index = 0; index < scenarios.length; index++) {
+    const scenario = scenarios[index];
+    if (!scenario.vars) {
+      yield { index, id: scenario.id, scenario, row: void 0 };
+      continue;
+    }
+    for (let r = 0; r < scenario.vars.length; r++) {
+      const row = scenario.vars[r];
+      yield { index, id: rowScenarioId(scenario.id, rowKey(row, r)), scenario: fillScenario(scenario, row), row };
+    }
+  }
 }
 
 // server/specs/document.ts
@@ -51434,7 +51452,7 @@ var clip = (text, max) => text.length > max ? `${text.slice(0, max - 1)}\u2026` 
 var plural2 = (n, word) => `${n} ${word}${n === 1 ? "" : "s"}`;
 function renderDecisionTitle({ decision }) {
   const gates = decision.reasons.filter((r) => r.gate_id !== null);
-  const count = (status) => decision.reasons.filter((r) => r.status === status).length;
+  const count = (status2) => decision.reasons.filter((r) => r.status === status2).length;
   if (decision.status === "PENDING") {
     const done = decision.planned.length - decision.reasons.filter((r) => r.status === "pending").length;
     return clip(`Release pending: ${done} of ${plural2(decision.planned.length, "run")} finished`, TITLE_LIMIT);
@@ -51472,8 +51490,8 @@ function runSection(run2, absolute, decisionReasons) {
     const refs = refList.slice(0, 3).map((ref, i) => `[${i + 1}](${absolute(ref)})`).join(" ");
     const more = refList.length > 3 ? ` +${refList.length - 3}` : "";
     const baseRefs = (decided?.baseline_evidence_refs ?? []).slice(0, 3).map((ref, i) => `[base ${i + 1}](${absolute(ref)})`).join(" ");
-    const status = decided?.status === "waived" ? `waived ([waiver](${absolute(decided.waiver_ref)}))` : decided?.status ?? gate.status;
-    lines.push(`| ${cell(gate.id)} | ${status} | ${cell(decided?.reason ?? gate.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`);
+    const status2 = decided?.status === "waived" ? `waived ([waiver](${absolute(decided.waiver_ref)}))` : decided?.status ?? gate.status;
+    lines.push(`| ${cell(gate.id)} | ${status2} | ${cell(decided?.reason ?? gate.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`);
   }
   if (evidence.failure) lines.push("", `The run could not be judged: \`${evidence.failure.cause}\`: ${cell(evidence.failure.message)}`);
   if (run2.unmet.length > 0) {
@@ -51591,10 +51609,10 @@ function renderDecisionSummary(view, absolute, { limit, annotationsLeftOut = 0 }
 
 // action/src/assure-client.ts
 var AssureApiError = class extends Error {
-  constructor(status, envelope, what) {
+  constructor(status2, envelope, what) {
     const details = envelope?.details?.map((d) => `${d.path}: ${d.message}${d.reason ? ` [${d.reason}]` : ""}`).join("; ");
-    super(`${what} \u2192 ${status} ${envelope?.code ?? ""}: ${envelope?.message ?? "no error envelope"}${details ? ` (${details})` : ""}`);
-    this.status = status;
+    super(`${what} \u2192 ${status2} ${envelope?.code ?? ""}: ${envelope?.message ?? "no error envelope"}${details ? ` (${details})` : ""}`);
+    this.status = status2;
     this.envelope = envelope;
   }
   status;
@@ -51758,6 +51776,9 @@ function gitBlobSha(bytes) {
 }
 function sha256Hex(text) {
   return (0, import_node_crypto2.createHash)("sha256").update(text).digest("hex");
+}
+function contentAddress(value) {
+  return `sha256:${sha256Hex(toCanonicalJson(value))}`;
 }
 
 // node_modules/csv-parse/lib/api/CsvError.js
@@ -53393,282 +53414,6 @@ function specLines(document, source) {
   return lines;
 }
 
-// action/src/gate.ts
-var FileProblemsError = class extends Error {
-  constructor(message, problems) {
-    super(message);
-    this.problems = problems;
-  }
-  problems;
-  name = "FileProblemsError";
-};
-async function startGate(client, inputs, commit, files, log) {
-  const config2 = inputs.specs.length > 0 ? configFromInputs(inputs) : readConfig(inputs, files);
-  const projectId = inputs.project ?? config2.project;
-  const { pairs, unmatched } = planConfigRuns(config2, files.paths);
-  if (unmatched.length > 0) {
-    throw new FileProblemsError(
-      `${unmatched.length} spec glob(s) match no file at ${commit.sha.slice(0, 7)}`,
-      unmatched.map((u) => ({ file: inputs.configPath, line: 1, message: `'${u.glob}' matches no file at this commit` }))
-    );
-  }
-  const specs = /* @__PURE__ */ new Map();
-  for (const path of new Set(pairs.map((pair) => pair.specPath))) specs.set(path, await uploadSpec(client, projectId, commit, files, path));
-  const environments = await environmentsByName(client, projectId);
-  const missing = [...new Set(pairs.map((pair) => pair.environmentName))].filter((name) => !environments.has(name));
-  if (missing.length > 0) throw new Error(`Project ${projectId} has no environment named ${missing.map((name) => `'${name}'`).join(", ")}.`);
-  const plan = pairs.map((pair) => ({ test_spec_id: specs.get(pair.specPath).test_spec_id, environment_id: environments.get(pair.environmentName).environment_id }));
-  const subject = { repository: commit.repository.full_name, commit_sha: commit.sha };
-  let { body: decision } = await client.post("/v1/release-decisions", { project_id: projectId, subject, plan });
-  if (inputs.newAttempt) {
-    ({ body: decision } = await client.post(`/v1/release-decisions/${decision.decision_id}/attempts`, { plan }));
-    log(`Started attempt ${decision.attempt} of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`);
-  }
-  const source = {
-    repository: commit.repository.full_name,
-    commit_sha: commit.sha,
-    ...commit.ref ? { ref: commit.ref } : {},
-    ...commit.pullRequest ? { pull_request: commit.pullRequest } : {}
-  };
-  const runs = [];
-  const skipped = [];
-  for (const pair of pairs) {
-    if (pair.onDeployment && !inputs.agentUrl) {
-      skipped.push(pair);
-      continue;
-    }
-    const spec = specs.get(pair.specPath);
-    const key = runIdempotencyKey({
-      repositoryId: commit.repository.id,
-      commitSha: commit.sha,
-      specPath: pair.specPath,
-      environmentName: pair.environmentName,
-      attempt: decision.attempt,
-      ...inputs.agentUrl ? { agentUrl: inputs.agentUrl } : {}
-    });
-    const body = {
-      test_spec_id: spec.test_spec_id,
-      environment_id: environments.get(pair.environmentName).environment_id,
-      spec_version: spec.spec_version,
-      source,
-      ...inputs.agentUrl ? { agent_url: inputs.agentUrl } : {}
-    };
-    const { status, body: run2 } = await client.post("/v1/runs", body, { "idempotency-key": key });
-    log(`${run2.run_id}: ${pair.specPath} in ${pair.environmentName} (${status === 201 ? "started" : "found: started before"})`);
-    runs.push({ run: run2, spec, environmentName: pair.environmentName });
-  }
-  return { projectId, decision, runs, specs, skipped };
-}
-function readConfig(inputs, files) {
-  const bytes = files.read(inputs.configPath);
-  if (!bytes) throw new Error(`No ${inputs.configPath} at this commit: add one (the App's format), or give the specs and environments inputs.`);
-  const read = validateYaml(bytes, AssureConfig);
-  if (!read.ok) {
-    throw new FileProblemsError(
-      `${inputs.configPath} is not valid`,
-      read.problems.map((p) => ({ file: inputs.configPath, line: p.line ?? 1, message: `${p.path}: ${p.message}` }))
-    );
-  }
-  return read.value;
-}
-function configFromInputs(inputs) {
-  if (!inputs.project) throw new Error("With the specs and environments inputs, give the project input too.");
-  return {
-    version: 1,
-    project: inputs.project,
-    check_name: "assure/release-gate",
-    forks: "approve",
-    runs: [{ specs: inputs.specs, environments: inputs.environments, deployment_timeout: 30 * 6e4 }],
-    ...DEFAULT_CHANGE_SETTINGS
-  };
-}
-async function uploadSpec(client, projectId, commit, files, path) {
-  const bytes = files.read(path);
-  const loaded = await loadRepositorySpec(path, bytes, (table) => files.read(table));
-  if (!loaded.ok) {
-    throw new FileProblemsError(`${path} is not a valid spec`, loaded.problems.map((p) => ({ file: p.file, line: p.line, message: `${p.path}: ${p.message}` })));
-  }
-  const { document, text, files: read, expanded } = loaded.spec;
-  const tables = read.slice(1).map((table) => ({ path: table.path, content: files.read(table.path).toString("base64"), encoding: "base64" }));
-  const file2 = { repository: commit.repository.full_name, commit_sha: commit.sha, path, content: bytes.toString("base64"), encoding: "base64", ...tables.length > 0 ? { tables } : {} };
-  const { body } = await client.post("/v1/test-specs", { project_id: projectId, file: file2 });
-  const { lines } = toSpecVersion(document, text, { fromRepository: true, expanded });
-  return { path, test_spec_id: body.test_spec_id, spec_version: body.spec_version, name: body.name, lines: lines ?? {} };
-}
-async function environmentsByName(client, projectId) {
-  const byName = /* @__PURE__ */ new Map();
-  let cursor = null;
-  do {
-    const query = new URLSearchParams({ project_id: projectId, limit: "100", ...cursor ? { cursor } : {} }).toString();
-    const { body } = await client.get(`/v1/environments?${query}`);
-    for (const environment of body.data) byName.set(environment.name, environment);
-    cursor = body.next_cursor;
-  } while (cursor);
-  return byName;
-}
-
-// action/src/inputs.ts
-var InputError = class extends Error {
-  name = "InputError";
-};
-var list2 = (name) => getInput(name).split(/[\n,]/).map((item) => item.trim()).filter(Boolean);
-function readInputs() {
-  const apiUrl = getInput("api-url", { required: true }).replace(/\/+$/, "");
-  if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) throw new InputError(`api-url must be an http(s) URL, not '${apiUrl}'.`);
-  const agentUrl = getInput("agent-url") || void 0;
-  if (agentUrl !== void 0 && (!URL.canParse(agentUrl) || !/^https?:$/.test(new URL(agentUrl).protocol))) throw new InputError(`agent-url must be an http(s) URL, not '${agentUrl}'.`);
-  const timeoutSeconds = Number(getInput("timeout-seconds") || "900");
-  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0) throw new InputError(`timeout-seconds must be a positive whole number, not '${getInput("timeout-seconds")}'.`);
-  const failOn = getInput("fail-on") || "blocked";
-  if (failOn !== "blocked" && failOn !== "never") throw new InputError(`fail-on must be 'blocked' or 'never', not '${failOn}'.`);
-  const specs = list2("specs");
-  const environments = list2("environments");
-  if (specs.length > 0 !== environments.length > 0) throw new InputError("Give specs and environments together (or neither, to read them from the config).");
-  const token = getInput("token") || void 0;
-  if (token) setSecret(token);
-  return {
-    apiUrl,
-    configPath: getInput("config") || ASSURE_CONFIG_PATH,
-    specs,
-    environments,
-    project: getInput("project") || void 0,
-    token,
-    agentUrl: agentUrl?.replace(/\/+$/, ""),
-    wait: (getInput("wait") || "true") === "true",
-    timeoutMs: timeoutSeconds * 1e3,
-    failOn,
-    newAttempt: (getInput("new-attempt") || "false") === "true"
-  };
-}
-
-// server/releases/report/report.ts
-var UNMET_STATUSES = /* @__PURE__ */ new Set(["failed", "inconclusive", "errored"]);
-
-// server/releases/report/spec-annotations.ts
-var clip2 = (text, max) => text.length > max ? `${text.slice(0, max - 1)}\u2026` : text;
-function lineOf(lines, specPath) {
-  let path = specPath ?? "";
-  while (path) {
-    if (lines[path] !== void 0) return lines[path];
-    const parent = path.replace(/(\.[^.[\]]+|\[\d+\])$/, "");
-    if (parent === path) break;
-    path = parent;
-  }
-  return 1;
-}
-function annotationsOfRun(run2, absolute) {
-  if (!run2.specPath) return [];
-  const path = run2.specPath;
-  const { run_id } = run2.evidence;
-  const fromEvaluations = run2.unmet.map(
-    (evaluation) => ({
-      path,
-      line: lineOf(run2.lines, evaluation.spec_path),
-      level: evaluation.status === "failed" ? "failure" : "warning",
-      title: clip2(`${evaluation.metric_id} ${evaluation.status} (${run2.environmentName})`, 255),
-      message: clip2(`${evaluation.reason}
-Evidence: ${[absolute(`/v1/runs/${run_id}/evaluations/${evaluation.evaluation_id}`), ...evaluation.evidence_refs.map(absolute)].join(" ")}`, 6e4),
-      raw_details: clip2(JSON.stringify(evaluation, null, 2), 6e4)
-    })
-  );
-  const explained = new Set(run2.unmet.map((e) => `/v1/runs/${run_id}/evaluations/${e.evaluation_id}`));
-  const fromGates = run2.evidence.gates.map((gate, position) => ({ gate, position })).filter(({ gate }) => (gate.status === "failed" || gate.status === "inconclusive") && !gate.evidence_refs.some((ref) => explained.has(ref))).map(
-    ({ gate, position }) => ({
-      path,
-      line: lineOf(run2.lines, `gates[${position}]`),
-      level: gate.status === "failed" ? "failure" : "warning",
-      title: clip2(`gate ${gate.id} ${gate.status} (${run2.environmentName})`, 255),
-      message: clip2(`${gate.reason}${gate.evidence_refs.length > 0 ? `
-Evidence: ${gate.evidence_refs.map(absolute).join(" ")}` : ""}`, 6e4)
-    })
-  );
-  return [...fromEvaluations, ...fromGates];
-}
-function specAnnotations(report, absolute) {
-  if (report.decision.status === "PENDING") return [];
-  const all = report.runs.flatMap((run2) => annotationsOfRun(run2, absolute));
-  return [...all.filter((a) => a.level === "failure"), ...all.filter((a) => a.level !== "failure")];
-}
-
-// action/src/report.ts
-var SUMMARY_LIMIT = 1e6;
-var SHOWN_PER_LEVEL = 10;
-async function readReport(client, decision, specs) {
-  const bySpecId = new Map([...specs.values()].map((spec) => [spec.test_spec_id, spec]));
-  const runs = [];
-  for (const { run_id, test_spec_id } of decision.planned) {
-    if (!run_id) continue;
-    const { body: evidence } = await client.get(`/v1/runs/${run_id}/evidence`);
-    const unmet = [];
-    let cursor = null;
-    do {
-      const query = new URLSearchParams({ limit: "200", ...cursor ? { cursor } : {} }).toString();
-      const { body } = await client.get(`/v1/runs/${run_id}/evaluations?${query}`);
-      unmet.push(...body.data.filter((evaluation) => UNMET_STATUSES.has(evaluation.status)));
-      cursor = body.next_cursor;
-    } while (cursor);
-    const spec = bySpecId.get(test_spec_id);
-    runs.push({ evidence, specName: spec?.name ?? test_spec_id, specPath: spec?.path ?? null, lines: spec?.lines ?? {}, environmentName: evidence.environment, unmet, findings: evidence.findings });
-  }
-  return { decision, runs, approval: null };
-}
-async function publishReport(report, apiUrl, notes) {
-  const absolute = (ref) => `${apiUrl}${ref}`;
-  const annotations = specAnnotations(report, absolute);
-  const failures = annotations.filter((a) => a.level === "failure");
-  const warnings = annotations.filter((a) => a.level === "warning");
-  for (const a of failures.slice(0, SHOWN_PER_LEVEL)) error(a.message, { title: a.title, file: a.path, startLine: a.line, endLine: a.line });
-  for (const a of warnings.slice(0, SHOWN_PER_LEVEL)) warning(a.message, { title: a.title, file: a.path, startLine: a.line, endLine: a.line });
-  const leftOut = Math.max(0, failures.length - SHOWN_PER_LEVEL) + Math.max(0, warnings.length - SHOWN_PER_LEVEL);
-  if (leftOut > 0) info(`${leftOut} more annotation(s) not shown (GitHub shows ${SHOWN_PER_LEVEL} per level and step): read them in the job summary and the evidence.`);
-  const summary2 = renderDecisionSummary(report, absolute, { limit: SUMMARY_LIMIT - 4096, annotationsLeftOut: leftOut });
-  await summary.addRaw([summary2, ...notes.map((note) => `> ${note}`)].join("\n\n"), true).write();
-}
-
-// action/src/sign-in.ts
-async function signIn(apiUrl, commit, token, deadline) {
-  if (token) return { kind: "token", token };
-  let idToken;
-  try {
-    idToken = await getIDToken(apiUrl);
-  } catch (error63) {
-    if (commit.fork) return { kind: "fork" };
-    throw new Error(
-      `No GitHub OIDC token for this job (${error63.message}). Give the job \`permissions: id-token: write\` (and contents: read), or pass an assure API key as the \`token\` input.`,
-      { cause: error63 }
-    );
-  }
-  const client = makeAssureClient(apiUrl, { deadline, log: info });
-  const { body } = await client.post("/v1/auth/github-oidc", { token: idToken });
-  setSecret(body.token);
-  info(`Signed in to ${apiUrl} for project ${body.project_id} until ${body.expires_at} (scopes: ${body.scopes.join(", ")})`);
-  return { kind: "token", token: body.token };
-}
-
-// action/src/wait.ts
-var sleep2 = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-async function waitForDecision(client, decision, { deadline, label, log }) {
-  const seen = /* @__PURE__ */ new Map();
-  const report = (current2) => {
-    for (const run2 of current2.runs.filter((r) => r.planned)) {
-      if (seen.get(run2.run_id) === run2.status) continue;
-      seen.set(run2.run_id, run2.status);
-      log(`${label(run2.run_id)}: ${run2.status}${run2.verdict !== "PENDING" ? ` (${run2.verdict})` : ""}`);
-    }
-  };
-  let current = decision;
-  let delay = 2e3;
-  report(current);
-  while (current.status === "PENDING") {
-    if (Date.now() + delay > deadline) return { decision: current, timedOut: true };
-    await sleep2(delay);
-    delay = Math.min(15e3, Math.round(delay * 1.5));
-    ({ body: current } = await client.get(`/v1/release-decisions/${current.decision_id}`));
-    report(current);
-  }
-  return { decision: current, timedOut: false };
-}
-
 // node_modules/@actions/github/lib/context.js
 var import_fs2 = require("fs");
 var import_os3 = require("os");
@@ -53750,6 +53495,14 @@ var __awaiter6 = function(thisArg, _arguments, P, generator) {
     step((generator = generator.apply(thisArg, _arguments || [])).next());
   });
 };
+function getAuthString(token, options) {
+  if (!token && !options.auth) {
+    throw new Error("Parameter token or opts.auth is required");
+  } else if (token && options.auth) {
+    throw new Error("Parameters token and opts.auth may not both be specified");
+  }
+  return typeof options.auth === "string" ? options.auth : `token ${token}`;
+}
 function getProxyAgent(destinationUrl) {
   const hc = new httpClient.HttpClient();
   return hc.getAgent(destinationUrl);
@@ -53767,6 +53520,19 @@ function getProxyFetch(destinationUrl) {
 }
 function getApiBaseUrl() {
   return process.env["GITHUB_API_URL"] || "https://api.github.com";
+}
+function getUserAgentWithOrchestrationId(baseUserAgent) {
+  var _a3;
+  const orchId = (_a3 = process.env["ACTIONS_ORCHESTRATION_ID"]) === null || _a3 === void 0 ? void 0 : _a3.trim();
+  if (orchId) {
+    const sanitizedId = orchId.replace(/[^a-z0-9_.-]/gi, "_");
+    const tag = `actions_orchestration_id/${sanitizedId}`;
+    if (baseUserAgent === null || baseUserAgent === void 0 ? void 0 : baseUserAgent.includes(tag))
+      return baseUserAgent;
+    const ua = baseUserAgent ? `${baseUserAgent} ` : "";
+    return `${ua}${tag}`;
+  }
+  return baseUserAgent;
 }
 
 // node_modules/universal-user-agent/index.js
@@ -54823,7 +54589,7 @@ async function fetchWrapper(requestOptions) {
     requestError.cause = error63;
     throw requestError;
   }
-  const status = fetchResponse.status;
+  const status2 = fetchResponse.status;
   const url2 = fetchResponse.url;
   const responseHeaders = {};
   for (const [key, value] of fetchResponse.headers) {
@@ -54831,7 +54597,7 @@ async function fetchWrapper(requestOptions) {
   }
   const octokitResponse = {
     url: url2,
-    status,
+    status: status2,
     headers: responseHeaders,
     data: ""
   };
@@ -54842,28 +54608,28 @@ async function fetchWrapper(requestOptions) {
       `[@octokit/request] "${requestOptions.method} ${requestOptions.url}" is deprecated. It is scheduled to be removed on ${responseHeaders.sunset}${deprecationLink ? `. See ${deprecationLink}` : ""}`
     );
   }
-  if (status === 204 || status === 205) {
+  if (status2 === 204 || status2 === 205) {
     return octokitResponse;
   }
   if (requestOptions.method === "HEAD") {
-    if (status < 400) {
+    if (status2 < 400) {
       return octokitResponse;
     }
-    throw new RequestError(fetchResponse.statusText, status, {
+    throw new RequestError(fetchResponse.statusText, status2, {
       response: octokitResponse,
       request: requestOptions
     });
   }
-  if (status === 304) {
+  if (status2 === 304) {
     octokitResponse.data = await getResponseData(fetchResponse);
-    throw new RequestError("Not modified", status, {
+    throw new RequestError("Not modified", status2, {
       response: octokitResponse,
       request: requestOptions
     });
   }
-  if (status >= 400) {
+  if (status2 >= 400) {
     octokitResponse.data = await getResponseData(fetchResponse);
-    throw new RequestError(toErrorMessage(octokitResponse.data), status, {
+    throw new RequestError(toErrorMessage(octokitResponse.data), status2, {
       response: octokitResponse,
       request: requestOptions
     });
@@ -57793,9 +57559,610 @@ var defaults = {
   }
 };
 var GitHub = Octokit.plugin(restEndpointMethods, paginateRest).defaults(defaults);
+function getOctokitOptions(token, options) {
+  const opts = Object.assign({}, options || {});
+  const auth2 = getAuthString(token, opts);
+  if (auth2) {
+    opts.auth = auth2;
+  }
+  const userAgent2 = getUserAgentWithOrchestrationId(opts.userAgent);
+  if (userAgent2) {
+    opts.userAgent = userAgent2;
+  }
+  return opts;
+}
 
 // node_modules/@actions/github/lib/github.js
 var context2 = new Context();
+function getOctokit(token, options, ...additionalPlugins) {
+  const GitHubWithPlugins = GitHub.plugin(...additionalPlugins);
+  return new GitHubWithPlugins(getOctokitOptions(token, options));
+}
+
+// app/repository/files.ts
+var repositoryRef = (fullName) => {
+  const [owner, repo] = fullName.split("/");
+  return { owner, repo };
+};
+var status = (error63) => error63.status;
+async function readFileAt(octokit, repository, sha, path) {
+  try {
+    const { data } = await octokit.rest.repos.getContent({ ...repository, path, ref: sha });
+    if (Array.isArray(data) || data.type !== "file" || !("content" in data)) return void 0;
+    if (data.encoding === "none" || data.content === "" && data.size > 0) {
+      const blob = await octokit.rest.git.getBlob({ ...repository, file_sha: data.sha });
+      return Buffer.from(blob.data.content, "base64");
+    }
+    return Buffer.from(data.content, "base64");
+  } catch (error63) {
+    if (status(error63) === 404) return void 0;
+    throw error63;
+  }
+}
+async function listFilesAt(octokit, repository, sha) {
+  const { data } = await octokit.rest.git.getTree({ ...repository, tree_sha: sha, recursive: "1" });
+  return data.tree.filter((entry) => entry.type === "blob" && entry.path).map((entry) => entry.path);
+}
+async function openCommit(octokit, repository, sha, fallbackRef) {
+  for (const ref of fallbackRef ? [sha, fallbackRef] : [sha]) {
+    let paths;
+    try {
+      paths = await listFilesAt(octokit, repository, ref);
+    } catch (error63) {
+      if (status(error63) === 404) continue;
+      throw error63;
+    }
+    const present = new Set(paths);
+    const reads = /* @__PURE__ */ new Map();
+    const read = (path) => {
+      if (!present.has(path)) return Promise.resolve(void 0);
+      let bytes = reads.get(path);
+      if (!bytes) reads.set(path, bytes = readFileAt(octokit, repository, ref, path));
+      return bytes;
+    };
+    return { ref, paths, read };
+  }
+  return void 0;
+}
+
+// server/specs/severity-rank.ts
+var SEVERITY_RANK = Object.fromEntries(SEVERITIES.map((severity, i) => [severity, SEVERITIES.length - 1 - i]));
+
+// server/specs/limits.ts
+var DEFAULT_LIMITS = { max_steps: 8, timeout_ms: 3e4, repeat: 1, concurrency: 8, run_timeout_ms: 6 * 36e5 };
+function limitsOf(spec) {
+  return { ...DEFAULT_LIMITS, ...spec.defaults };
+}
+
+// server/changes/cases.ts
+function* specCases(spec) {
+  const tools = spec.tools ?? [];
+  for (const { index: s, id, scenario, row } of scenarioCases(spec)) {
+    const conversation = {
+      system: scenario.system ?? null,
+      turns: scenario.turns.map((turn) => turn.user),
+      max_steps: scenario.max_steps ?? limitsOf(spec).max_steps,
+      tools: row ? fillTools(tools, row) : tools
+    };
+    const versionOf = (check2) => contentAddress({ conversation, check: check2 });
+    for (const [t, turn] of scenario.turns.entries()) {
+      for (const [e, expectation] of (turn.expect ?? []).entries()) {
+        const where = `turns[${t}].expect[${e}]`;
+        yield { case_id: `${id} ${where}`, kind: "expectation", scenario_id: id, spec_path: `scenarios[${s}].${where}`, version: versionOf({ turn: t + 1, expectation }) };
+      }
+    }
+    for (const [e, expectation] of (scenario.expect ?? []).entries()) {
+      yield { case_id: `${id} expect[${e}]`, kind: "expectation", scenario_id: id, spec_path: `scenarios[${s}].expect[${e}]`, version: versionOf({ expectation }) };
+    }
+    for (const [m, metric] of (scenario.metrics ?? []).entries()) {
+      yield { case_id: `${id} metric ${metric.id}`, kind: "metric", scenario_id: id, spec_path: `scenarios[${s}].metrics[${m}]`, version: versionOf({ metric }) };
+    }
+  }
+  for (const [p, probe] of (spec.security ?? []).entries()) {
+    yield {
+      case_id: `${probe.id} probe`,
+      kind: "probe",
+      scenario_id: probe.id,
+      spec_path: `security[${p}]`,
+      version: contentAddress({ probe: { ...probe, repeat: void 0 }, tools, max_steps: limitsOf(spec).max_steps })
+    };
+  }
+}
+
+// server/changes/policy-changes.ts
+function* checksOf(spec) {
+  const byCase = new Map([...specCases(spec)].map((c) => [c.case_id, c]));
+  for (const { id, scenario } of scenarioCases(spec)) {
+    for (const [t, turn] of scenario.turns.entries()) {
+      for (const [e, expectation] of (turn.expect ?? []).entries()) yield withDefinition(`${id} turns[${t}].expect[${e}]`, expectation);
+    }
+    for (const [e, expectation] of (scenario.expect ?? []).entries()) yield withDefinition(`${id} expect[${e}]`, expectation);
+    for (const metric of scenario.metrics ?? []) yield withDefinition(`${id} metric ${metric.id}`, { criteria: metric.criteria, scope: metric.scope });
+  }
+  for (const probe of spec.security ?? []) {
+    const { repeat: _repeat, description: _description, ...checked } = probe;
+    yield withDefinition(`${probe.id} probe`, checked);
+  }
+  function withDefinition(caseId, checked) {
+    const c = byCase.get(caseId);
+    return { case_id: caseId, kind: c.kind, scenario_id: c.scenario_id, spec_path: c.spec_path, definition: contentAddress(checked) };
+  }
+}
+function policyChanges(base, head) {
+  const changes = [];
+  const add = (kind, where, message) => changes.push({ kind, where, message });
+  if (base.config) compareConfigs(base.config, head.config, add);
+  for (const [name, baseSpec] of base.specs) {
+    const headSpec = head.specs.get(name);
+    if (!headSpec) add("removed", name, `the spec '${name}' is removed`);
+    else compareSpecs(name, baseSpec, headSpec, add);
+  }
+  return changes;
+}
+var CONFIG = ".assure/config.yml";
+var FORKS_STRICTNESS = { run: 0, skip: 1, approve: 2 };
+function compareConfigs(base, head, add) {
+  if (!head) {
+    add("removed", CONFIG, "the config is removed: no spec would run");
+    return;
+  }
+  if (head.project !== base.project) add("loosened", `${CONFIG}: project`, `the project changes from '${base.project}' to '${head.project}' (other environments and waivers)`);
+  if (FORKS_STRICTNESS[head.forks] < FORKS_STRICTNESS[base.forks]) add("loosened", `${CONFIG}: forks`, `forks changes from '${base.forks}' to '${head.forks}'`);
+  const pairs = (config2) => new Set(config2.runs.flatMap((entry) => entry.specs.flatMap((spec) => entry.environments.map((environment) => `${spec} in ${environment}`))));
+  const headPairs = pairs(head);
+  for (const pair of pairs(base)) if (!headPairs.has(pair)) add("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
+}
+function compareSpecs(name, base, head, add) {
+  const at = (path) => `${name}: ${path}`;
+  const headScenarios = new Map((head.scenarios ?? []).map((scenario) => [scenario.id, scenario]));
+  const removedScenarios = /* @__PURE__ */ new Set();
+  (base.scenarios ?? []).forEach((scenario, s) => {
+    const other = headScenarios.get(scenario.id);
+    if (!other) {
+      removedScenarios.add(scenario.id);
+      add("removed", at(`scenarios[${s}]`), `the scenario '${scenario.id}' is removed`);
+      return;
+    }
+    compareRepeat(at(`scenarios[${s}].repeat`), scenario.repeat ?? base.defaults?.repeat ?? 1, other.repeat ?? head.defaults?.repeat ?? 1, add);
+    compareMetrics(at(`scenarios[${s}]`), scenario, other, add);
+  });
+  const headProbes = new Map((head.security ?? []).map((probe) => [probe.id, probe]));
+  (base.security ?? []).forEach((probe, p) => {
+    const other = headProbes.get(probe.id);
+    if (!other) add("removed", at(`security[${p}]`), `the security probe '${probe.id}' is removed`);
+    else compareRepeat(at(`security[${p}].repeat`), probe.repeat ?? 1, other.repeat ?? 1, add);
+  });
+  const headRows = new Set([...scenarioCases(head)].map((c) => c.id));
+  const removedRows = /* @__PURE__ */ new Set();
+  for (const c of scenarioCases(base)) {
+    const scenario = base.scenarios[c.index];
+    if (c.row === void 0 || removedScenarios.has(scenario.id) || headRows.has(c.id)) continue;
+    removedRows.add(c.id);
+    add("removed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
+  }
+  const headChecks = new Map([...checksOf(head)].map((c) => [c.case_id, c.definition]));
+  for (const c of checksOf(base)) {
+    if (removedRows.has(c.scenario_id) || removedScenarios.has(c.scenario_id.replace(/\[.*$/, ""))) continue;
+    const other = headChecks.get(c.case_id);
+    if (other === void 0) {
+      if (c.kind === "expectation") add("removed", at(c.spec_path), `the check '${c.case_id}' is removed`);
+    } else if (other !== c.definition) {
+      add("changed", at(c.spec_path), `the check '${c.case_id}' is changed: approve it if it is not weaker`);
+    }
+  }
+  const baseBudget = base.defaults?.budget;
+  const headBudget = head.defaults?.budget;
+  if (baseBudget?.max_tokens !== void 0 && (headBudget?.max_tokens === void 0 || headBudget.max_tokens > baseBudget.max_tokens)) {
+    add("loosened", at("defaults.budget.max_tokens"), `the token budget changes from ${baseBudget.max_tokens} to ${headBudget?.max_tokens ?? "none"}`);
+  }
+  if (baseBudget?.max_cost_usd !== void 0 && (headBudget?.max_cost_usd === void 0 || headBudget.max_cost_usd > baseBudget.max_cost_usd)) {
+    add("loosened", at("defaults.budget.max_cost_usd"), `the cost budget changes from $${baseBudget.max_cost_usd} to ${headBudget?.max_cost_usd !== void 0 ? `$${headBudget.max_cost_usd}` : "none"}`);
+  }
+  const retries = (spec) => spec.defaults?.retry_failed ?? 0;
+  if (retries(head) > retries(base)) add("loosened", at("defaults.retry_failed"), `failed cases are tried again up to ${retries(head)} time(s), not ${retries(base)}`);
+  const headGates = new Map(head.gates.map((gate) => [gate.id, gate]));
+  base.gates.forEach((gate, g) => {
+    const other = headGates.get(gate.id);
+    if (!other) add("removed", at(`gates[${g}]`), `the gate '${gate.id}' is removed`);
+    else compareGates(at(`gates[${g}].require`), gate, other, add);
+  });
+}
+function compareRepeat(where, base, head, add) {
+  if (head < base) add("loosened", where, `repeat lowered from ${base} to ${head}`);
+}
+function compareMetrics(where, base, head, add) {
+  const headMetrics = new Map((head.metrics ?? []).map((metric) => [metric.id, metric]));
+  (base.metrics ?? []).forEach((metric, m) => {
+    const other = headMetrics.get(metric.id);
+    if (!other) add("removed", `${where}.metrics[${m}]`, `the metric '${metric.id}' is removed`);
+    else if (other.threshold < metric.threshold) add("loosened", `${where}.metrics[${m}].threshold`, `the threshold of '${metric.id}' lowered from ${metric.threshold} to ${other.threshold}`);
+  });
+}
+function compareGates(where, base, head, add) {
+  const b = base.require;
+  const h = head.require;
+  const requires = (r) => r.expectations ? "expectations" : r.metric !== void 0 ? `metric ${r.metric}` : r.max_finding_severity !== void 0 ? "max_finding_severity" : "no_regression only";
+  if (requires(b) !== requires(h)) {
+    add("loosened", where, `the gate '${base.id}' now requires ${requires(h)} instead of ${requires(b)}`);
+    return;
+  }
+  if (b.min_pass_rate !== void 0 && (h.min_pass_rate ?? 0) < b.min_pass_rate) add("loosened", `${where}.min_pass_rate`, `min_pass_rate of '${base.id}' lowered from ${b.min_pass_rate} to ${h.min_pass_rate ?? 0}`);
+  if (b.confidence !== void 0 && (h.confidence ?? 0) < b.confidence) add("loosened", `${where}.confidence`, `confidence of '${base.id}' lowered from ${b.confidence} to ${h.confidence ?? "none (the observed rate alone)"}`);
+  if (b.max_finding_severity !== void 0 && h.max_finding_severity !== void 0 && SEVERITY_RANK[h.max_finding_severity] > SEVERITY_RANK[b.max_finding_severity]) {
+    add("loosened", `${where}.max_finding_severity`, `'${base.id}' now allows findings up to ${h.max_finding_severity} (was ${b.max_finding_severity})`);
+  }
+  if (b.no_regression && !h.no_regression) add("removed", `${where}.no_regression`, `'${base.id}' no longer compares with the base branch`);
+  if (b.no_regression && h.no_regression) {
+    if (h.no_regression.max_drop > b.no_regression.max_drop) {
+      add("loosened", `${where}.no_regression.max_drop`, `'${base.id}' now lets a case drop by ${h.no_regression.max_drop} (was ${b.no_regression.max_drop})`);
+    }
+    if (h.no_regression.confidence > b.no_regression.confidence) {
+      add("loosened", `${where}.no_regression.confidence`, `'${base.id}' now needs ${h.no_regression.confidence} confidence to call a drop a regression (was ${b.no_regression.confidence})`);
+    }
+  }
+}
+
+// server/releases/read-policy.ts
+async function readPolicy(config2, paths, readFile) {
+  const specs = /* @__PURE__ */ new Map();
+  if (!config2) return { config: config2, specs };
+  const specPaths = new Set(planConfigRuns(config2, paths).pairs.map((pair) => pair.specPath));
+  for (const path of [...specPaths].sort()) {
+    const bytes = await readFile(path);
+    if (!bytes) continue;
+    const loaded = await loadRepositorySpec(path, bytes, readFile);
+    if (loaded.ok && !specs.has(loaded.spec.document.name)) specs.set(loaded.spec.document.name, loaded.spec.document);
+  }
+  return { config: config2, specs };
+}
+
+// app/repository/base-branch.ts
+var PER_PAGE = 100;
+var MAX_PAGES = 5;
+async function baseBranchChain(octokit, repository, baseSha, headSha, depth) {
+  let mergeBase;
+  try {
+    const { data } = await octokit.rest.repos.compareCommitsWithBasehead({ ...repository, basehead: `${baseSha}...${headSha}`, per_page: 1 });
+    mergeBase = data.merge_base_commit.sha;
+  } catch (error63) {
+    if (error63.status === 404) return void 0;
+    throw error63;
+  }
+  const known = /* @__PURE__ */ new Map();
+  const chain = [];
+  let next = mergeBase;
+  for (let page = 1; next && chain.length < depth; ) {
+    const commit = known.get(next);
+    if (commit) {
+      chain.push({ sha: next, committed_at: commit.committed_at });
+      next = commit.parent;
+      continue;
+    }
+    if (page > MAX_PAGES) break;
+    const { data } = await octokit.rest.repos.listCommits({ ...repository, sha: mergeBase, per_page: PER_PAGE, page: page++ });
+    for (const item of data) {
+      known.set(item.sha, { committed_at: item.commit.committer?.date ?? item.commit.author?.date ?? (/* @__PURE__ */ new Date(0)).toISOString(), parent: item.parents[0]?.sha });
+    }
+    if (data.length < PER_PAGE && !known.has(next)) break;
+  }
+  return chain;
+}
+
+// app/repository/pull-request-base.ts
+async function pullRequestBase(octokit, repository, sides) {
+  const { baseConfig } = sides;
+  const settings = baseConfig ? { baseline: baseConfig.baseline, flaky: baseConfig.flaky, policy_changes: baseConfig.policy_changes } : DEFAULT_CHANGE_SETTINGS;
+  const commits = await baseBranchChain(octokit, repository, sides.baseSha, sides.headSha, settings.baseline.depth);
+  if (!commits || commits.length === 0) return void 0;
+  const baseFiles = await openCommit(octokit, repository, sides.baseSha);
+  const basePolicy = baseFiles ? await readPolicy(baseConfig, baseFiles.paths, baseFiles.read) : await readPolicy(null, [], () => void 0);
+  const headPolicy = await readPolicy(sides.headConfig, sides.headFiles.paths, sides.headFiles.read);
+  return { commits, settings, policy_changes: policyChanges(basePolicy, headPolicy).slice(0, 1e3) };
+}
+
+// action/src/base-branch.ts
+async function baseOfPullRequest(githubToken, commit, headConfig, configPath, files, warn) {
+  const octokit = getOctokit(githubToken);
+  const repository = repositoryRef(commit.repository.full_name);
+  const baseSha = commit.baseSha;
+  try {
+    const bytes = await readFileAt(octokit, repository, baseSha, configPath);
+    const read = bytes ? validateYaml(bytes, AssureConfig) : void 0;
+    const base = await pullRequestBase(octokit, repository, {
+      baseSha,
+      headSha: commit.sha,
+      baseConfig: read?.ok ? read.value : null,
+      headConfig,
+      headFiles: { paths: files.paths, read: (path) => files.read(path) }
+    });
+    if (!base) warn(`GitHub knows no merge base of ${commit.sha.slice(0, 7)} with ${baseSha.slice(0, 7)}: the change is not compared with the base branch.`);
+    return base;
+  } catch (error63) {
+    const status2 = error63.status;
+    const why = status2 === 401 || status2 === 403 ? `GitHub refused the github-token (${status2}): it needs contents: read` : error63.message;
+    warn(`Could not read the base branch ${baseSha.slice(0, 7)} from GitHub (${why}): the change is not compared with the base branch.`);
+    return void 0;
+  }
+}
+
+// action/src/gate.ts
+var FileProblemsError = class extends Error {
+  constructor(message, problems) {
+    super(message);
+    this.problems = problems;
+  }
+  problems;
+  name = "FileProblemsError";
+};
+async function startGate(client, inputs, commit, files, log, warn = log) {
+  const config2 = inputs.specs.length > 0 ? configFromInputs(inputs) : readConfig(inputs, files);
+  const projectId = inputs.project ?? config2.project;
+  const { pairs, unmatched } = planConfigRuns(config2, files.paths);
+  if (unmatched.length > 0) {
+    throw new FileProblemsError(
+      `${unmatched.length} spec glob(s) match no file at ${commit.sha.slice(0, 7)}`,
+      unmatched.map((u) => ({ file: inputs.configPath, line: 1, message: `'${u.glob}' matches no file at this commit` }))
+    );
+  }
+  const specs = /* @__PURE__ */ new Map();
+  for (const path of new Set(pairs.map((pair) => pair.specPath))) specs.set(path, await uploadSpec(client, projectId, commit, files, path));
+  const environments = await environmentsByName(client, projectId);
+  const missing = [...new Set(pairs.map((pair) => pair.environmentName))].filter((name) => !environments.has(name));
+  if (missing.length > 0) throw new Error(`Project ${projectId} has no environment named ${missing.map((name) => `'${name}'`).join(", ")}.`);
+  const plan = pairs.map((pair) => ({ test_spec_id: specs.get(pair.specPath).test_spec_id, environment_id: environments.get(pair.environmentName).environment_id }));
+  const subject = { repository: commit.repository.full_name, commit_sha: commit.sha };
+  const base = commit.pullRequest && commit.baseSha && inputs.githubToken ? await baseOfPullRequest(inputs.githubToken, commit, config2, inputs.configPath, files, warn) : void 0;
+  if (commit.pullRequest && !inputs.githubToken) warn("No github-token: the change is not compared with the base branch.");
+  let { body: decision } = await client.post("/v1/release-decisions", { project_id: projectId, subject, plan, ...base ? { base } : {} });
+  if (inputs.newAttempt) {
+    ({ body: decision } = await client.post(`/v1/release-decisions/${decision.decision_id}/attempts`, { plan }));
+    log(`Started attempt ${decision.attempt} of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`);
+  }
+  const source = {
+    repository: commit.repository.full_name,
+    commit_sha: commit.sha,
+    ...commit.ref ? { ref: commit.ref } : {},
+    ...commit.pullRequest ? { pull_request: commit.pullRequest } : {}
+  };
+  const runs = [];
+  const skipped = [];
+  for (const pair of pairs) {
+    if (pair.onDeployment && !inputs.agentUrl) {
+      skipped.push(pair);
+      continue;
+    }
+    const spec = specs.get(pair.specPath);
+    const key = runIdempotencyKey({
+      repositoryId: commit.repository.id,
+      commitSha: commit.sha,
+      specPath: pair.specPath,
+      environmentName: pair.environmentName,
+      attempt: decision.attempt,
+      ...inputs.agentUrl ? { agentUrl: inputs.agentUrl } : {}
+    });
+    const body = {
+      test_spec_id: spec.test_spec_id,
+      environment_id: environments.get(pair.environmentName).environment_id,
+      spec_version: spec.spec_version,
+      source,
+      ...inputs.agentUrl ? { agent_url: inputs.agentUrl } : {}
+    };
+    const { status: status2, body: run2 } = await client.post("/v1/runs", body, { "idempotency-key": key });
+    log(`${run2.run_id}: ${pair.specPath} in ${pair.environmentName} (${status2 === 201 ? "started" : "found: started before"})`);
+    runs.push({ run: run2, spec, environmentName: pair.environmentName });
+  }
+  return { projectId, decision, runs, specs, skipped };
+}
+function readConfig(inputs, files) {
+  const bytes = files.read(inputs.configPath);
+  if (!bytes) throw new Error(`No ${inputs.configPath} at this commit: add one (the App's format), or give the specs and environments inputs.`);
+  const read = validateYaml(bytes, AssureConfig);
+  if (!read.ok) {
+    throw new FileProblemsError(
+      `${inputs.configPath} is not valid`,
+      read.problems.map((p) => ({ file: inputs.configPath, line: p.line ?? 1, message: `${p.path}: ${p.message}` }))
+    );
+  }
+  return read.value;
+}
+function configFromInputs(inputs) {
+  if (!inputs.project) throw new Error("With the specs and environments inputs, give the project input too.");
+  return {
+    version: 1,
+    project: inputs.project,
+    check_name: "assure/release-gate",
+    forks: "approve",
+    runs: [{ specs: inputs.specs, environments: inputs.environments, deployment_timeout: 30 * 6e4 }],
+    ...DEFAULT_CHANGE_SETTINGS
+  };
+}
+async function uploadSpec(client, projectId, commit, files, path) {
+  const bytes = files.read(path);
+  const loaded = await loadRepositorySpec(path, bytes, (table) => files.read(table));
+  if (!loaded.ok) {
+    throw new FileProblemsError(`${path} is not a valid spec`, loaded.problems.map((p) => ({ file: p.file, line: p.line, message: `${p.path}: ${p.message}` })));
+  }
+  const { document, text, files: read, expanded } = loaded.spec;
+  const tables = read.slice(1).map((table) => ({ path: table.path, content: files.read(table.path).toString("base64"), encoding: "base64" }));
+  const file2 = { repository: commit.repository.full_name, commit_sha: commit.sha, path, content: bytes.toString("base64"), encoding: "base64", ...tables.length > 0 ? { tables } : {} };
+  const { body } = await client.post("/v1/test-specs", { project_id: projectId, file: file2 });
+  const { lines } = toSpecVersion(document, text, { fromRepository: true, expanded });
+  return { path, test_spec_id: body.test_spec_id, spec_version: body.spec_version, name: body.name, lines: lines ?? {} };
+}
+async function environmentsByName(client, projectId) {
+  const byName = /* @__PURE__ */ new Map();
+  let cursor = null;
+  do {
+    const query = new URLSearchParams({ project_id: projectId, limit: "100", ...cursor ? { cursor } : {} }).toString();
+    const { body } = await client.get(`/v1/environments?${query}`);
+    for (const environment of body.data) byName.set(environment.name, environment);
+    cursor = body.next_cursor;
+  } while (cursor);
+  return byName;
+}
+
+// action/src/inputs.ts
+var InputError = class extends Error {
+  name = "InputError";
+};
+var list2 = (name) => getInput(name).split(/[\n,]/).map((item) => item.trim()).filter(Boolean);
+function readInputs() {
+  const apiUrl = getInput("api-url", { required: true }).replace(/\/+$/, "");
+  if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) throw new InputError(`api-url must be an http(s) URL, not '${apiUrl}'.`);
+  const agentUrl = getInput("agent-url") || void 0;
+  if (agentUrl !== void 0 && (!URL.canParse(agentUrl) || !/^https?:$/.test(new URL(agentUrl).protocol))) throw new InputError(`agent-url must be an http(s) URL, not '${agentUrl}'.`);
+  const timeoutSeconds = Number(getInput("timeout-seconds") || "900");
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0) throw new InputError(`timeout-seconds must be a positive whole number, not '${getInput("timeout-seconds")}'.`);
+  const failOn = getInput("fail-on") || "blocked";
+  if (failOn !== "blocked" && failOn !== "never") throw new InputError(`fail-on must be 'blocked' or 'never', not '${failOn}'.`);
+  const specs = list2("specs");
+  const environments = list2("environments");
+  if (specs.length > 0 !== environments.length > 0) throw new InputError("Give specs and environments together (or neither, to read them from the config).");
+  const token = getInput("token") || void 0;
+  if (token) setSecret(token);
+  return {
+    apiUrl,
+    configPath: getInput("config") || ASSURE_CONFIG_PATH,
+    specs,
+    environments,
+    project: getInput("project") || void 0,
+    token,
+    githubToken: getInput("github-token") || void 0,
+    agentUrl: agentUrl?.replace(/\/+$/, ""),
+    wait: (getInput("wait") || "true") === "true",
+    timeoutMs: timeoutSeconds * 1e3,
+    failOn,
+    newAttempt: (getInput("new-attempt") || "false") === "true"
+  };
+}
+
+// server/releases/report/report.ts
+var UNMET_STATUSES = /* @__PURE__ */ new Set(["failed", "inconclusive", "errored"]);
+
+// server/releases/report/spec-annotations.ts
+var clip2 = (text, max) => text.length > max ? `${text.slice(0, max - 1)}\u2026` : text;
+function lineOf(lines, specPath) {
+  let path = specPath ?? "";
+  while (path) {
+    if (lines[path] !== void 0) return lines[path];
+    const parent = path.replace(/(\.[^.[\]]+|\[\d+\])$/, "");
+    if (parent === path) break;
+    path = parent;
+  }
+  return 1;
+}
+function annotationsOfRun(run2, absolute) {
+  if (!run2.specPath) return [];
+  const path = run2.specPath;
+  const { run_id } = run2.evidence;
+  const fromEvaluations = run2.unmet.map(
+    (evaluation) => ({
+      path,
+      line: lineOf(run2.lines, evaluation.spec_path),
+      level: evaluation.status === "failed" ? "failure" : "warning",
+      title: clip2(`${evaluation.metric_id} ${evaluation.status} (${run2.environmentName})`, 255),
+      message: clip2(`${evaluation.reason}
+Evidence: ${[absolute(`/v1/runs/${run_id}/evaluations/${evaluation.evaluation_id}`), ...evaluation.evidence_refs.map(absolute)].join(" ")}`, 6e4),
+      raw_details: clip2(JSON.stringify(evaluation, null, 2), 6e4)
+    })
+  );
+  const explained = new Set(run2.unmet.map((e) => `/v1/runs/${run_id}/evaluations/${e.evaluation_id}`));
+  const fromGates = run2.evidence.gates.map((gate, position) => ({ gate, position })).filter(({ gate }) => (gate.status === "failed" || gate.status === "inconclusive") && !gate.evidence_refs.some((ref) => explained.has(ref))).map(
+    ({ gate, position }) => ({
+      path,
+      line: lineOf(run2.lines, `gates[${position}]`),
+      level: gate.status === "failed" ? "failure" : "warning",
+      title: clip2(`gate ${gate.id} ${gate.status} (${run2.environmentName})`, 255),
+      message: clip2(`${gate.reason}${gate.evidence_refs.length > 0 ? `
+Evidence: ${gate.evidence_refs.map(absolute).join(" ")}` : ""}`, 6e4)
+    })
+  );
+  return [...fromEvaluations, ...fromGates];
+}
+function specAnnotations(report, absolute) {
+  if (report.decision.status === "PENDING") return [];
+  const all = report.runs.flatMap((run2) => annotationsOfRun(run2, absolute));
+  return [...all.filter((a) => a.level === "failure"), ...all.filter((a) => a.level !== "failure")];
+}
+
+// action/src/report.ts
+var SUMMARY_LIMIT = 1e6;
+var SHOWN_PER_LEVEL = 10;
+async function readReport(client, decision, specs) {
+  const bySpecId = new Map([...specs.values()].map((spec) => [spec.test_spec_id, spec]));
+  const runs = [];
+  for (const { run_id, test_spec_id } of decision.planned) {
+    if (!run_id) continue;
+    const { body: evidence } = await client.get(`/v1/runs/${run_id}/evidence`);
+    const unmet = [];
+    let cursor = null;
+    do {
+      const query = new URLSearchParams({ limit: "200", ...cursor ? { cursor } : {} }).toString();
+      const { body } = await client.get(`/v1/runs/${run_id}/evaluations?${query}`);
+      unmet.push(...body.data.filter((evaluation) => UNMET_STATUSES.has(evaluation.status)));
+      cursor = body.next_cursor;
+    } while (cursor);
+    const spec = bySpecId.get(test_spec_id);
+    runs.push({ evidence, specName: spec?.name ?? test_spec_id, specPath: spec?.path ?? null, lines: spec?.lines ?? {}, environmentName: evidence.environment, unmet, findings: evidence.findings });
+  }
+  return { decision, runs, approval: null };
+}
+async function publishReport(report, apiUrl, notes) {
+  const absolute = (ref) => `${apiUrl}${ref}`;
+  const annotations = specAnnotations(report, absolute);
+  const failures = annotations.filter((a) => a.level === "failure");
+  const warnings = annotations.filter((a) => a.level === "warning");
+  for (const a of failures.slice(0, SHOWN_PER_LEVEL)) error(a.message, { title: a.title, file: a.path, startLine: a.line, endLine: a.line });
+  for (const a of warnings.slice(0, SHOWN_PER_LEVEL)) warning(a.message, { title: a.title, file: a.path, startLine: a.line, endLine: a.line });
+  const leftOut = Math.max(0, failures.length - SHOWN_PER_LEVEL) + Math.max(0, warnings.length - SHOWN_PER_LEVEL);
+  if (leftOut > 0) info(`${leftOut} more annotation(s) not shown (GitHub shows ${SHOWN_PER_LEVEL} per level and step): read them in the job summary and the evidence.`);
+  const summary2 = renderDecisionSummary(report, absolute, { limit: SUMMARY_LIMIT - 4096, annotationsLeftOut: leftOut });
+  await summary.addRaw([summary2, ...notes.map((note) => `> ${note}`)].join("\n\n"), true).write();
+}
+
+// action/src/sign-in.ts
+async function signIn(apiUrl, commit, token, deadline) {
+  if (token) return { kind: "token", token };
+  let idToken;
+  try {
+    idToken = await getIDToken(apiUrl);
+  } catch (error63) {
+    if (commit.fork) return { kind: "fork" };
+    throw new Error(
+      `No GitHub OIDC token for this job (${error63.message}). Give the job \`permissions: id-token: write\` (and contents: read), or pass an assure API key as the \`token\` input.`,
+      { cause: error63 }
+    );
+  }
+  const client = makeAssureClient(apiUrl, { deadline, log: info });
+  const { body } = await client.post("/v1/auth/github-oidc", { token: idToken });
+  setSecret(body.token);
+  info(`Signed in to ${apiUrl} for project ${body.project_id} until ${body.expires_at} (scopes: ${body.scopes.join(", ")})`);
+  return { kind: "token", token: body.token };
+}
+
+// action/src/wait.ts
+var sleep2 = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+async function waitForDecision(client, decision, { deadline, label, log }) {
+  const seen = /* @__PURE__ */ new Map();
+  const report = (current2) => {
+    for (const run2 of current2.runs.filter((r) => r.planned)) {
+      if (seen.get(run2.run_id) === run2.status) continue;
+      seen.set(run2.run_id, run2.status);
+      log(`${label(run2.run_id)}: ${run2.status}${run2.verdict !== "PENDING" ? ` (${run2.verdict})` : ""}`);
+    }
+  };
+  let current = decision;
+  let delay = 2e3;
+  report(current);
+  while (current.status === "PENDING") {
+    if (Date.now() + delay > deadline) return { decision: current, timedOut: true };
+    await sleep2(delay);
+    delay = Math.min(15e3, Math.round(delay * 1.5));
+    ({ body: current } = await client.get(`/v1/release-decisions/${current.decision_id}`));
+    report(current);
+  }
+  return { decision: current, timedOut: false };
+}
 
 // action/src/workflow-context.ts
 function gatedCommit() {
@@ -57806,6 +58173,7 @@ function gatedCommit() {
     return {
       repository: { id: repository.id, full_name: repository.full_name },
       sha: pr.head.sha,
+      baseSha: pr.base.sha,
       ref: `refs/heads/${pr.head.ref}`,
       pullRequest: pr.number,
       fork: pr.head.repo?.id !== pr.base.repo.id
@@ -57814,6 +58182,7 @@ function gatedCommit() {
   return {
     repository: { id: repository.id, full_name: repository.full_name },
     sha: context2.sha,
+    baseSha: void 0,
     ref: context2.ref.startsWith("refs/heads/") ? context2.ref : void 0,
     pullRequest: void 0,
     fork: false
@@ -57835,7 +58204,7 @@ async function run() {
   }
   const client = makeAssureClient(inputs.apiUrl, { token: signedIn.token, deadline, log: info });
   const files = openCommitFiles(process.env.GITHUB_WORKSPACE ?? process.cwd(), commit.sha);
-  const started = await group(`Start the runs of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`, () => startGate(client, inputs, commit, files, info));
+  const started = await group(`Start the runs of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`, () => startGate(client, inputs, commit, files, info, warning));
   const decisionUrl = `${inputs.apiUrl}${started.decision.links.self}`;
   setOutput("run-ids", JSON.stringify(started.runs.map(({ run: run2 }) => run2.run_id)));
   setOutput("decision-url", decisionUrl);

@@ -13,6 +13,7 @@ import { validateYaml } from "../../server/specs/read-yaml.js";
 import { loadRepositorySpec } from "../../server/specs/repository-spec.js";
 import { toSpecVersion } from "../../server/specs/spec-version.js";
 import type { AssureClient } from "./assure-client.js";
+import { baseOfPullRequest } from "./base-branch.js";
 import type { CommitFiles } from "./commit-files.js";
 import type { ActionInputs } from "./inputs.js";
 import type { GatedCommit } from "./workflow-context.js";
@@ -52,7 +53,14 @@ export interface StartedGate {
  * SHAs), the same decision, and runs under the same derived Idempotency-Keys and bodies — so that
  * whichever of the two comes first creates them and the other finds them.
  */
-export async function startGate(client: AssureClient, inputs: ActionInputs, commit: GatedCommit, files: CommitFiles, log: (line: string) => void): Promise<StartedGate> {
+export async function startGate(
+  client: AssureClient,
+  inputs: ActionInputs,
+  commit: GatedCommit,
+  files: CommitFiles,
+  log: (line: string) => void,
+  warn: (line: string) => void = log,
+): Promise<StartedGate> {
   const config = inputs.specs.length > 0 ? configFromInputs(inputs) : readConfig(inputs, files);
   const projectId = inputs.project ?? config.project;
   const { pairs, unmatched } = planConfigRuns(config, files.paths);
@@ -71,7 +79,10 @@ export async function startGate(client: AssureClient, inputs: ActionInputs, comm
 
   const plan = pairs.map((pair) => ({ test_spec_id: specs.get(pair.specPath)!.test_spec_id, environment_id: environments.get(pair.environmentName)!.environment_id }));
   const subject = { repository: commit.repository.full_name, commit_sha: commit.sha };
-  let { body: decision } = await client.post<ReleaseDecision>("/v1/release-decisions", { project_id: projectId, subject, plan });
+  // A pull request is judged against its base branch, as the App judges it.
+  const base = commit.pullRequest && commit.baseSha && inputs.githubToken ? await baseOfPullRequest(inputs.githubToken, commit, config, inputs.configPath, files, warn) : undefined;
+  if (commit.pullRequest && !inputs.githubToken) warn("No github-token: the change is not compared with the base branch.");
+  let { body: decision } = await client.post<ReleaseDecision>("/v1/release-decisions", { project_id: projectId, subject, plan, ...(base ? { base } : {}) });
   if (inputs.newAttempt) {
     ({ body: decision } = await client.post<ReleaseDecision>(`/v1/release-decisions/${decision.decision_id}/attempts`, { plan }));
     log(`Started attempt ${decision.attempt} of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`);

@@ -10,6 +10,8 @@ export interface ActionInputs {
   environments: string[];
   project: string | undefined;
   token: string | undefined;
+  /** The workflow's GitHub token: reads the pull request's base branch. */
+  githubToken: string | undefined;
   agentUrl: string | undefined;
   wait: boolean;
   timeoutMs: number;
@@ -50,6 +52,7 @@ export function readInputs(): ActionInputs {
     environments,
     project: core.getInput("project") || undefined,
     token,
+    githubToken: core.getInput("github-token") || undefined,
     agentUrl: agentUrl?.replace(/\/+$/, ""),
     wait: (core.getInput("wait") || "true") === "true",
     timeoutMs: timeoutSeconds * 1000,

@@ -25,7 +25,7 @@ async function run(): Promise<void> {
   const client = makeAssureClient(inputs.apiUrl, { token: signedIn.token, deadline, log: core.info });
   const files = openCommitFiles(process.env.GITHUB_WORKSPACE ?? process.cwd(), commit.sha);
 
-  const started = await core.group(`Start the runs of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`, () => startGate(client, inputs, commit, files, core.info));
+  const started = await core.group(`Start the runs of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`, () => startGate(client, inputs, commit, files, core.info, core.warning));
   const decisionUrl = `${inputs.apiUrl}${started.decision.links.self}`;
   core.setOutput("run-ids", JSON.stringify(started.runs.map(({ run }) => run.run_id)));
   core.setOutput("decision-url", decisionUrl);

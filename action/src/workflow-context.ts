@@ -5,6 +5,8 @@ export interface GatedCommit {
   repository: { id: number; full_name: string };
   /** The pull request's head on pull_request events (never the merge commit GITHUB_SHA names), else GITHUB_SHA. */
   sha: string;
+  /** The pull request's base commit (its branch's head when the event fired); undefined on push. */
+  baseSha: string | undefined;
   /** `refs/heads/<branch>` of the head: what the App records too. */
   ref: string | undefined;
   pullRequest: number | undefined;
@@ -15,7 +17,7 @@ export interface GatedCommit {
 interface PullRequestPayload {
   number: number;
   head: { sha: string; ref: string; repo?: { id: number } | null };
-  base: { repo: { id: number } };
+  base: { sha: string; repo: { id: number } };
 }
 
 export function gatedCommit(): GatedCommit {
@@ -26,6 +28,7 @@ export function gatedCommit(): GatedCommit {
     return {
       repository: { id: repository.id, full_name: repository.full_name },
       sha: pr.head.sha,
+      baseSha: pr.base.sha,
       ref: `refs/heads/${pr.head.ref}`,
       pullRequest: pr.number,
       fork: pr.head.repo?.id !== pr.base.repo.id,
@@ -34,6 +37,7 @@ export function gatedCommit(): GatedCommit {
   return {
     repository: { id: repository.id, full_name: repository.full_name },
     sha: context.sha,
+    baseSha: undefined,
     ref: context.ref.startsWith("refs/heads/") ? context.ref : undefined,
     pullRequest: undefined,
     fork: false,

@@ -2,21 +2,17 @@ import type { ProbotOctokit } from "probot";
 import {
   ASSURE_CONFIG_PATH,
   AssureConfig,
-  DEFAULT_CHANGE_SETTINGS,
   DEFAULT_CHECK_NAME,
-  type ChangeSettings,
   type DecisionBase,
   type ReleaseDecision,
 } from "../../server/contract/index.js";
-import { policyChanges } from "../../server/changes/policy-changes.js";
-import { readPolicy } from "../../server/releases/read-policy.js";
 import { createDecision, startAttempt } from "../../server/releases/create-decision.js";
 import type { CreateRunDeps } from "../../server/runs/create-run.js";
 import { validateYaml } from "../../server/specs/read-yaml.js";
 import type { Logger } from "../../server/log.js";
 import { syncCheckRunJob } from "../checks/sync-check-run.js";
 import { gateProblem, type GateProblem } from "../checks/gate-problem.js";
-import { baseBranchChain } from "../repository/base-branch.js";
+import { pullRequestBase } from "../repository/pull-request-base.js";
 import { openCommit, readFileAt, repositoryRef, type CommitFiles } from "../repository/files.js";
 import { planRuns } from "./plan-runs.js";
 import { startPlannedRuns } from "./start-runs.js";
@@ -186,11 +182,7 @@ async function planAndStart(
   return { projectId: project.project_id, decision };
 }
 
-/**
- * What a pull request's head is judged against: the base branch's first-parent chain from the merge
- * base (where its baseline is looked for), the base's settings, and what the head removes or
- * relaxes in the base's `.assure/` (its policy). Undefined when GitHub knows no merge base.
- */
+/** What a pull request's head is judged against (see pullRequestBase); undefined, with a warning, when GitHub knows no merge base. */
 async function baseOfPullRequest(
   deps: GateDeps,
   commit: CommitToGate,
@@ -199,15 +191,7 @@ async function baseOfPullRequest(
   baseConfig: AssureConfig | null,
 ): Promise<DecisionBase | undefined> {
   const octokit = await deps.octokitFor(commit.installationId);
-  const repository = repositoryRef(commit.repository.full_name);
-  const settings: ChangeSettings = baseConfig ? { baseline: baseConfig.baseline, flaky: baseConfig.flaky, policy_changes: baseConfig.policy_changes } : DEFAULT_CHANGE_SETTINGS;
-  const commits = await baseBranchChain(octokit, repository, commit.baseSha!, commit.headSha, settings.baseline.depth);
-  if (!commits || commits.length === 0) {
-    deps.log.warn(`${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: GitHub knows no merge base with ${commit.baseSha!.slice(0, 7)}; not compared`);
-    return undefined;
-  }
-  const baseFiles = await openCommit(octokit, repository, commit.baseSha!);
-  const basePolicy = baseFiles ? await readPolicy(baseConfig, baseFiles.paths, baseFiles.read) : await readPolicy(null, [], () => undefined);
-  const headPolicy = await readPolicy(headConfig, headFiles.paths, headFiles.read);
-  return { commits, settings, policy_changes: policyChanges(basePolicy, headPolicy).slice(0, 1000) };
+  const base = await pullRequestBase(octokit, repositoryRef(commit.repository.full_name), { baseSha: commit.baseSha!, headSha: commit.headSha, baseConfig, headConfig, headFiles });
+  if (!base) deps.log.warn(`${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: GitHub knows no merge base with ${commit.baseSha!.slice(0, 7)}; not compared`);
+  return base;
 }

@@ -1,6 +1,5 @@
-import type { ProbotOctokit } from "probot";
 import type { BaseCommit } from "../../server/changes/baseline.js";
-import type { RepositoryRef } from "./files.js";
+import type { RepositoryApi, RepositoryRef } from "./files.js";
 
 const PER_PAGE = 100;
 /** Enough pages for `depth` first parents even where every other commit is a merge's second parent. */
@@ -13,7 +12,7 @@ const MAX_PAGES = 5;
  * Undefined when GitHub does not know a merge base.
  */
 export async function baseBranchChain(
-  octokit: ProbotOctokit,
+  octokit: RepositoryApi,
   repository: RepositoryRef,
   baseSha: string,
   headSha: string,

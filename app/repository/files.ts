@@ -1,5 +1,16 @@
 import type { ProbotOctokit } from "probot";
 
+/**
+ * The part of GitHub's REST API that reads a repository: what the App's installation client and
+ * the Action's workflow-token client (the same Octokit) both offer.
+ */
+export interface RepositoryApi {
+  rest: {
+    repos: Pick<ProbotOctokit["rest"]["repos"], "getContent" | "compareCommitsWithBasehead" | "listCommits">;
+    git: Pick<ProbotOctokit["rest"]["git"], "getTree" | "getBlob">;
+  };
+}
+
 export interface RepositoryRef {
   owner: string;
   repo: string;
@@ -13,7 +24,7 @@ export const repositoryRef = (fullName: string): RepositoryRef => {
 const status = (error: unknown) => (error as { status?: number }).status;
 
 /** The bytes of a file at a commit, or undefined if the commit has no such file. */
-export async function readFileAt(octokit: ProbotOctokit, repository: RepositoryRef, sha: string, path: string): Promise<Buffer | undefined> {
+export async function readFileAt(octokit: RepositoryApi, repository: RepositoryRef, sha: string, path: string): Promise<Buffer | undefined> {
   try {
     const { data } = await octokit.rest.repos.getContent({ ...repository, path, ref: sha });
     if (Array.isArray(data) || data.type !== "file" || !("content" in data)) return undefined;
@@ -30,7 +41,7 @@ export async function readFileAt(octokit: ProbotOctokit, repository: RepositoryR
 }
 
 /** Every file path at a commit (blobs of its tree, recursively). */
-export async function listFilesAt(octokit: ProbotOctokit, repository: RepositoryRef, sha: string): Promise<string[]> {
+export async function listFilesAt(octokit: RepositoryApi, repository: RepositoryRef, sha: string): Promise<string[]> {
   const { data } = await octokit.rest.git.getTree({ ...repository, tree_sha: sha, recursive: "1" });
   return data.tree.filter((entry) => entry.type === "blob" && entry.path).map((entry) => entry.path!);
 }
@@ -48,7 +59,7 @@ export interface CommitFiles {
  * repository does not serve by SHA — by `fallbackRef` (`refs/pull/N/head`). Undefined if neither
  * reaches it.
  */
-export async function openCommit(octokit: ProbotOctokit, repository: RepositoryRef, sha: string, fallbackRef?: string): Promise<CommitFiles | undefined> {
+export async function openCommit(octokit: RepositoryApi, repository: RepositoryRef, sha: string, fallbackRef?: string): Promise<CommitFiles | undefined> {
   for (const ref of fallbackRef ? [sha, fallbackRef] : [sha]) {
     let paths: string[];
     try {

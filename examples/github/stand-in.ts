@@ -381,6 +381,14 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     requests,
     /** Every App manifest posted to the stand-in's web side, with the organization it was for. */
     manifests,
+    /** Where a workflow reaches the REST API (GITHUB_API_URL). */
+    apiUrl: `http://${host}/api/v3`,
+    /** A token as a workflow's GITHUB_TOKEN is: the REST API accepts it. */
+    workflowToken(): string {
+      const token = `ghs_${randomBytes(18).toString("hex")}`;
+      tokens.add(token);
+      return token;
+    },
     /** The environment the service needs to act as this App against the stand-in. */
     env: { APP_ID: String(appId), PRIVATE_KEY: privateKey, WEBHOOK_SECRET: webhookSecret, GHE_HOST: host, GHE_PROTOCOL: "http" },
     addRepository({ id, full_name, default_branch = "main" }: { id: number; full_name: string; default_branch?: string }) {

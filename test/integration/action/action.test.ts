@@ -1,8 +1,8 @@
 import { readFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import { stringify } from "yaml";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
+import { parse, stringify } from "yaml";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
-import { pullRequestEvent, type TestRepository } from "../../../examples/github/events.js";
+import { pullRequestEvent, pushEvent, type TestRepository } from "../../../examples/github/events.js";
 import { startOidcIssuer, type OidcIssuer } from "../../../examples/github/oidc-issuer.js";
 import { startGitHubStandIn, type GitHubStandIn } from "../../../examples/github/stand-in.js";
 import { runAction, type ActionRun } from "../../helpers/action-runner.js";
@@ -219,5 +219,79 @@ describe("the GitHub Action", () => {
     const run = await act(pullRequest(files(["staging"])), {}, {});
     expect(run.status).toBe(1);
     expect(errors(run).at(-1)!.message).toContain("permissions: id-token: write");
+  });
+
+  describe("a pull request judged against its base branch, as the App judges it", () => {
+    /** The deterministic spec at repeat 5 with a gate on the change. */
+    function comparedFiles(edit: (spec: { gates: unknown[]; scenarios: unknown[] }) => void = () => {}) {
+      const spec = parse(deterministicSpecYaml({ repeat: 5 })) as { gates: unknown[]; scenarios: unknown[] };
+      spec.gates.push({ id: "NOREG", require: { no_regression: { max_drop: 0.05, confidence: 0.95 } } });
+      edit(spec);
+      return { ...files(["staging"]), [SPEC_PATH]: stringify(spec) };
+    }
+    let baseSha: string;
+    const asWorkflow = () => ({ ...issuer.runnerEnv, GITHUB_API_URL: github.apiUrl });
+
+    beforeAll(async () => {
+      // main's newest commit, gated by the Action on push: the baseline of the pull requests below.
+      repo.git("checkout", "-q", "main");
+      const parent = repo.git("rev-parse", "HEAD");
+      const baseFiles = comparedFiles();
+      baseSha = repo.commit(baseFiles, "gate on the change");
+      github.commit(REPOSITORY.full_name, parent, {}, { committed_at: "2026-11-19T00:00:00Z" });
+      github.commit(REPOSITORY.full_name, baseSha, baseFiles, { parents: [parent], committed_at: "2026-11-20T00:00:00Z" });
+      const pushed = await runAction({
+        inputs: { "api-url": apiUrl, "timeout-seconds": "60" },
+        event: "push",
+        payload: pushEvent(REPOSITORY, { after: baseSha, branch: "main" }),
+        workspace: repo.dir,
+        sha: baseSha,
+        ref: "refs/heads/main",
+        env: asWorkflow(),
+      });
+      expect([pushed.status, pushed.outputs.decision]).toEqual([0, "ALLOWED"]);
+    });
+    afterEach(() => agent.behave([]));
+
+    /** A pull request off main, its head known to GitHub too. */
+    function comparedPullRequest(headFiles: Record<string, string>) {
+      const pr = pullRequest(headFiles);
+      github.commit(REPOSITORY.full_name, pr.head, pr.headFiles, { parents: [baseSha], committed_at: "2026-11-21T00:00:00Z" });
+      return pr;
+    }
+    const token = () => ({ "github-token": github.workflowToken() });
+
+    it("finds the regressions of a sloppier agent against main's decision, and fails the step", async () => {
+      agent.behave(["wrong-arguments"]);
+      const pr = comparedPullRequest(comparedFiles());
+      const run = await act(pr, token(), asWorkflow());
+      expect(run.status).toBe(1);
+      expect(run.summary).toContain(`Compared with the base branch: baseline \`${baseSha.slice(0, 7)}\``);
+      expect(run.summary).toMatch(/\| `[^`]+` \| ⬇️ regressed \| 5\/5 \| 0\/5 \| 0\.004 \|/);
+      const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
+      expect(decision.baseline).toMatchObject({ found: true, commit_sha: baseSha, age_commits: 0, merge_base_sha: baseSha });
+      expect(decision.reasons.find((r: { gate_id: string }) => r.gate_id === "NOREG")).toMatchObject({ status: "failed", blocking: true });
+      // GitHub was asked with the workflow's token, as the App asks with its installation's.
+      const asked = github.requests.filter((r) => r.method === "GET" && r.path.startsWith(`/repos/${REPOSITORY.full_name}/compare/${baseSha}...${pr.head}`));
+      expect(asked.length).toBeGreaterThan(0);
+    });
+
+    it("blocks a head that removes a check from main's policy until a writer approves it", async () => {
+      const pr = comparedPullRequest(comparedFiles((spec) => spec.scenarios.pop()));
+      const run = await act(pr, token(), asWorkflow());
+      expect(run.status).toBe(1);
+      expect(run.summary).toContain("Policy changes to the base branch's `.assure/`: **blocking until a writer other than the author approves them**");
+      const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
+      expect(decision.policy_changes.map((c: { kind: string }) => c.kind)).toContain("removed");
+    });
+
+    it("still gates, comparing nothing, when GitHub refuses the token, and says why", async () => {
+      const pr = comparedPullRequest(comparedFiles());
+      const run = await act(pr, { "github-token": "ghs_not-a-token" }, asWorkflow());
+      expect(run.status).toBe(0);
+      expect(run.stdout).toMatch(/Could not read the base branch \w{7} from GitHub \(GitHub refused the github-token \(401\): it needs contents: read\)/);
+      const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
+      expect(decision.baseline).toBeNull();
+    });
   });
 });
