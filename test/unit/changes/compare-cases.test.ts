@@ -4,26 +4,12 @@ import { parse } from "yaml";
 import { caseIdOf, compareCases, samplesByCase, type CaseEvaluation } from "../../../server/changes/compare-cases.js";
 import { specCases } from "../../../server/changes/cases.js";
 import { TestSpecDocument } from "../../../server/specs/document.js";
+import { refundChecks } from "../../helpers/case-evaluations.js";
 
 const EXAMPLE = TestSpecDocument.parse(parse(readFileSync(new URL("../../../examples/refund-agent.yaml", import.meta.url), "utf8")));
 const POLICY = { max_drop: 0.05, confidence: 0.95 };
 const REFUND = "full-refund turns[1].expect[0]";
 
-/** `passes` passed and `fails` failed evaluations of the refund check, as a run stores them. */
-function refundChecks(passes: number, fails: number): CaseEvaluation[] {
-  let conversation = 0;
-  const one = (status: "passed" | "failed"): CaseEvaluation => ({
-    kind: "expectation",
-    metric_id: "expect.tool_called",
-    scenario_id: "full-refund",
-    conversation_id: `cnv_${++conversation}`,
-    turn: 2,
-    spec_path: "scenarios[0].turns[1].expect[0]",
-    status,
-    score: status === "passed" ? 1 : 0,
-  });
-  return [...Array.from({ length: passes }, () => one("passed")), ...Array.from({ length: fails }, () => one("failed"))];
-}
 
 describe("the cases of a head compared with its base", () => {
   it("names an evaluation's case as the spec's cases do", () => {

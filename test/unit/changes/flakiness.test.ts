@@ -2,10 +2,10 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "@jest/globals";
 import { parse } from "yaml";
 import { specCases } from "../../../server/changes/cases.js";
-import type { CaseEvaluation } from "../../../server/changes/compare-cases.js";
 import { measureFlakiness } from "../../../server/changes/flakiness.js";
 import { withFlakiness } from "../../../server/changes/judge-change.js";
 import { TestSpecDocument } from "../../../server/specs/document.js";
+import { refundChecks } from "../../helpers/case-evaluations.js";
 
 const EXAMPLE = TestSpecDocument.parse(parse(readFileSync(new URL("../../../examples/refund-agent.yaml", import.meta.url), "utf8")));
 const REFUND = "full-refund turns[1].expect[0]";
@@ -13,20 +13,7 @@ const VERSIONS = new Map([...specCases(EXAMPLE)].map((c) => [c.case_id, c.versio
 const SETTINGS = { threshold: 0.2, mode: "report" } as const;
 
 /** A run of the example spec whose refund check passed on `passes` of its repeats and failed on the rest. */
-function run(passes: number, fails = 0, spec = EXAMPLE) {
-  let conversation = 0;
-  const one = (status: "passed" | "failed"): CaseEvaluation => ({
-    kind: "expectation",
-    metric_id: "expect.tool_called",
-    scenario_id: "full-refund",
-    conversation_id: `cnv_${++conversation}`,
-    turn: 2,
-    spec_path: "scenarios[0].turns[1].expect[0]",
-    status,
-    score: status === "passed" ? 1 : 0,
-  });
-  return { spec, evaluations: [...Array.from({ length: passes }, () => one("passed")), ...Array.from({ length: fails }, () => one("failed"))] };
-}
+const run = (passes: number, fails = 0, spec = EXAMPLE) => ({ spec, evaluations: refundChecks(passes, fails) });
 
 describe("flakiness measured over the base branch's history", () => {
   it("calls a case flaky when it flips between consecutive decisions more often than the threshold, with its history", () => {
