@@ -18,6 +18,7 @@ const EnvSchema = z.object({
     .transform((text, ctx) => parseEncryptionKey(text) ?? (ctx.addIssue({ code: "custom", message: "must be 32 bytes in base64 or hex (openssl rand -base64 32)" }), z.NEVER))
     .optional(),
   ASSURE_IDEMPOTENCY_WINDOW_HOURS: Duration.default(24),
+  ASSURE_PAGE_LINK_TTL_SECONDS: z.coerce.number().int().min(1).max(31_536_000).default(2_592_000),
   ASSURE_READINESS_TIMEOUT_MS: Duration.default(2000),
   ASSURE_READINESS_CACHE_MS: Duration.default(5000),
   /** Comma-separated hosts and CIDRs that agents and webhooks may be reached at; empty = any non-forbidden. */
@@ -62,6 +63,8 @@ export interface Config {
   /** ASSURE_ENCRYPTION_KEY, if set: never logged. */
   encryptionKey: Buffer | undefined;
   idempotencyWindowMs: number;
+  /** How long a signed link to a run's or a decision's page opens it. */
+  pageLinkTtlSeconds: number;
   readinessTimeoutMs: number;
   readinessCacheMs: number;
   egressAllowlist: string[];
@@ -121,6 +124,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     dbSynchronous: e.ASSURE_DB_SYNCHRONOUS,
     encryptionKey: e.ASSURE_ENCRYPTION_KEY,
     idempotencyWindowMs: e.ASSURE_IDEMPOTENCY_WINDOW_HOURS * 3_600_000,
+    pageLinkTtlSeconds: e.ASSURE_PAGE_LINK_TTL_SECONDS,
     readinessTimeoutMs: e.ASSURE_READINESS_TIMEOUT_MS,
     readinessCacheMs: e.ASSURE_READINESS_CACHE_MS,
     egressAllowlist: e.ASSURE_EGRESS_ALLOWLIST.split(",").map((entry) => entry.trim()).filter(Boolean),

@@ -15,6 +15,7 @@ import { makeWorker, type TaskList, type Worker } from "./engine/worker.js";
 import { EXECUTE_RUN, makeExecuteRun } from "./engine/tasks/execute-run.js";
 import { makeLlmJudge } from "./evaluate/judges/llm-judge.js";
 import { makeOidcVerifier } from "./auth/github-oidc.js";
+import { PAGE_LINK_SECRET, makePageLinks } from "./pages/page-links.js";
 
 export interface Service {
   api: Api;
@@ -75,6 +76,8 @@ export async function createService(
     publicBaseUrl: config.baseUrl,
     deprecations,
     verifyOidcToken: config.oidc.audience ? makeOidcVerifier({ ...config.oidc, audience: config.oidc.audience }, clock) : undefined,
+    githubWebUrl: config.github?.webUrl,
+    pages: makePageLinks({ secret: () => store.getSecretSetting(PAGE_LINK_SECRET)!, now: () => clock.now(), ttlSeconds: config.pageLinkTtlSeconds }),
   };
   let moreTasks: TaskList;
   try {

@@ -18315,7 +18315,7 @@ var require_eventsource_stream = __commonJS({
     var defaultMaxEventSize = buffer.kStringMaxLength;
     var DATA = Buffer.from("data");
     var EVENT = Buffer.from("event");
-    var ID = Buffer.from("id");
+    var ID2 = Buffer.from("id");
     var RETRY = Buffer.from("retry");
     var minParserItems = 1024;
     var maxParserItems = 131072;
@@ -18531,7 +18531,7 @@ ${value}`;
           }
           return;
         }
-        if (isFieldName(line, fieldLength, ID)) {
+        if (isFieldName(line, fieldLength, ID2)) {
           if (isValidLastEventIdBytes(line, valueStart)) {
             this.setEventFieldSize("id", line.length - valueStart);
             event.id = line.toString("utf8", valueStart);
@@ -50900,7 +50900,8 @@ var Run = external_exports.object({
     conversations: external_exports.string(),
     trace: external_exports.string(),
     evaluations: external_exports.string(),
-    findings: external_exports.string()
+    findings: external_exports.string(),
+    html: external_exports.string().optional().describe("The run's page for people: a signed link (exp, sig) that opens it without an API key, read-only, minted as the run is read")
   })
 }).meta({ id: "Run" });
 var CreateRunBody = external_exports.strictObject({
@@ -51042,6 +51043,20 @@ var Evidence = external_exports.object({
     findings: external_exports.string()
   })
 }).meta({ id: "Evidence" });
+
+// server/contract/pages.ts
+var ID = "[A-Za-z0-9_-]+";
+var RULES = [
+  { pattern: new RegExp(`^/v1/runs/(${ID})/trace/(\\d+)$`), locate: (m) => ({ kind: "run", id: m[1], anchor: `trace-${m[2]}` }) },
+  { pattern: new RegExp(`^/v1/runs/(${ID})/conversations/(${ID})/turns/(\\d+)$`), locate: (m) => ({ kind: "run", id: m[1], anchor: `turn-${m[2]}-${m[3]}` }) },
+  { pattern: new RegExp(`^/v1/runs/(${ID})/conversations/(${ID})$`), locate: (m) => ({ kind: "run", id: m[1], anchor: `conversation-${m[2]}` }) },
+  { pattern: new RegExp(`^/v1/runs/(${ID})/evaluations/(${ID})$`), locate: (m) => ({ kind: "run", id: m[1], anchor: `evaluation-${m[2]}` }) },
+  { pattern: new RegExp(`^/v1/runs/(${ID})/findings/(${ID})$`), locate: (m) => ({ kind: "run", id: m[1], anchor: `finding-${m[2]}` }) },
+  { pattern: new RegExp(`^/v1/runs/(${ID})(?:/evidence|/trace|/conversations|/evaluations|/findings)?$`), locate: (m) => ({ kind: "run", id: m[1], anchor: null }) },
+  { pattern: new RegExp(`^/v1/release-decisions/(${ID})/waivers/(${ID})$`), locate: (m) => ({ kind: "decision", id: m[1], anchor: `waiver-${m[2]}` }) },
+  { pattern: new RegExp(`^/v1/release-decisions/(${ID})/policy-approvals/(${ID})$`), locate: (m) => ({ kind: "decision", id: m[1], anchor: `approval-${m[2]}` }) },
+  { pattern: new RegExp(`^/v1/release-decisions/(${ID})(?:/events|/waivers|/policy-approvals)?$`), locate: (m) => ({ kind: "decision", id: m[1], anchor: null }) }
+];
 
 // server/contract/events.ts
 var InConversation = { conversation_id: external_exports.string() };
@@ -51355,7 +51370,12 @@ var ReleaseDecision = external_exports.object({
   created_at: Timestamp,
   updated_at: Timestamp,
   decided_at: Timestamp.nullable().describe("When it last became ALLOWED or BLOCKED; null while PENDING"),
-  links: external_exports.object({ self: external_exports.string(), events: external_exports.string(), waivers: external_exports.string() })
+  links: external_exports.object({
+    self: external_exports.string(),
+    events: external_exports.string(),
+    waivers: external_exports.string(),
+    html: external_exports.string().optional().describe("The decision's page for people: a signed link (exp, sig) that opens it without an API key, read-only, minted as the decision is read")
+  })
 }).meta({ id: "ReleaseDecision" });
 var Plan = external_exports.array(external_exports.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId })).max(200).refine((plan) => new Set(plan.map((p) => `${p.test_spec_id} ${p.environment_id}`)).size === plan.length, "a spec and environment is planned twice");
 var CreateDecisionBody = external_exports.strictObject({

@@ -34,6 +34,7 @@ export const BEHAVIOURS = [
   "flaky",
   "slow",
   "erratic",
+  "hostile",
 ] as const;
 export type Behaviour = (typeof BEHAVIOURS)[number];
 
@@ -62,7 +63,17 @@ function toolResults(messages: readonly WireMessage[]) {
 const call = (name: string, args: unknown): Decision => ({ kind: "call", name, arguments: JSON.stringify(args) });
 const reply = (content: string): Decision => ({ kind: "reply", content });
 
+/** What an attacker-controlled agent slips into what it says and sends: markup, handlers and script URLs. */
+export const HOSTILE_PAYLOADS = ['<script>alert("xss")</script>', '<img src=x onerror="alert(1)">', '<a href="javascript:alert(2)">click</a>'] as const;
+
 export function decide(messages: readonly WireMessage[], behaviours: ReadonlySet<Behaviour>): Decision {
+  const decision = decideFairly(messages, behaviours);
+  if (!behaviours.has("hostile")) return decision;
+  if (decision.kind === "reply") return reply(`${decision.content} ${HOSTILE_PAYLOADS.join(" ")}`);
+  return { ...decision, arguments: JSON.stringify({ ...parseJson(decision.arguments), note: HOSTILE_PAYLOADS.join(" ") }) };
+}
+
+function decideFairly(messages: readonly WireMessage[], behaviours: ReadonlySet<Behaviour>): Decision {
   const lastUserIndex = messages.map((m) => m.role).lastIndexOf("user");
   const user = messages[lastUserIndex]?.content ?? "";
   const thisTurn = messages.slice(lastUserIndex + 1);

@@ -10,6 +10,7 @@ export * from "./test-specs.js";
 export * from "./runs.js";
 export * from "./evidence.js";
 export * from "./links.js";
+export * from "./pages.js";
 export * from "./trace.js";
 export * from "./events.js";
 export * from "./deprecations.js";

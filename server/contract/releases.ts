@@ -80,7 +80,15 @@ export const ReleaseDecision = z
     created_at: Timestamp,
     updated_at: Timestamp,
     decided_at: Timestamp.nullable().describe("When it last became ALLOWED or BLOCKED; null while PENDING"),
-    links: z.object({ self: z.string(), events: z.string(), waivers: z.string() }),
+    links: z.object({
+      self: z.string(),
+      events: z.string(),
+      waivers: z.string(),
+      html: z
+        .string()
+        .optional()
+        .describe("The decision's page for people: a signed link (exp, sig) that opens it without an API key, read-only, minted as the decision is read"),
+    }),
   })
   .meta({ id: "ReleaseDecision" });
 export type ReleaseDecision = z.infer<typeof ReleaseDecision>;

@@ -60,6 +60,10 @@ export const Run = z
       trace: z.string(),
       evaluations: z.string(),
       findings: z.string(),
+      html: z
+        .string()
+        .optional()
+        .describe("The run's page for people: a signed link (exp, sig) that opens it without an API key, read-only, minted as the run is read"),
     }),
   })
   .meta({ id: "Run" });

@@ -23,6 +23,7 @@ import { registerRunRoutes } from "./routes/runs.js";
 import { registerRunEvidenceRoutes } from "./routes/run-evidence.js";
 import { registerReleaseDecisionRoutes } from "./routes/release-decisions.js";
 import { registerTestSpecRoutes } from "./routes/test-specs.js";
+import { registerPageRoutes } from "./routes/pages.js";
 import { BODY_LIMIT, SPEC_BODY_LIMIT } from "./body-limits.js";
 
 
@@ -168,6 +169,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   registerRunRoutes(api, deps);
   registerRunEvidenceRoutes(api, deps);
   registerReleaseDecisionRoutes(api, deps);
+  registerPageRoutes(api, deps);
 
   await api.ready();
   const finished = finishOpenApiDocument(api.swagger() as unknown as OpenApiDocument, deps.deprecations ?? DEPRECATIONS);

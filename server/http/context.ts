@@ -11,6 +11,7 @@ import type { EgressPolicy } from "../net/egress.js";
 import type { CheckReadiness } from "../net/readiness.js";
 import type { ServiceStore } from "../store/service-store.js";
 import type { CursorCodec } from "./cursor.js";
+import type { PageLinks } from "../pages/page-links.js";
 import type { Logger } from "../log.js";
 import type { SpecSource } from "../specs/read-yaml.js";
 
@@ -46,6 +47,10 @@ export interface ApiDeps {
   deprecations?: readonly Deprecation[] | undefined;
   /** Verifies workflows' GitHub OIDC tokens; undefined when no audience is configured. */
   verifyOidcToken?: VerifyOidcToken | undefined;
+  /** Signs and checks the links that open a run's or a decision's page without an API key. */
+  pages: PageLinks;
+  /** GitHub's web address (github.com or an Enterprise Server's): pages link commits and pull requests there. */
+  githubWebUrl?: string | undefined;
 }
 
 export type Api = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;

@@ -19,6 +19,8 @@ import { makeEvaluationsStore } from "./evaluations.js";
 import { makeFindingsStore } from "./findings.js";
 import { makeReleaseDecisionsStore } from "./release-decisions.js";
 import { makeGitHubStore } from "./github.js";
+import { makePagesStore } from "./pages.js";
+import { PAGE_LINK_SECRET } from "../pages/page-links.js";
 
 export type { Keyset, PageRequest, RowPage } from "./pagination.js";
 export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";
@@ -28,6 +30,7 @@ export type { ClaimedJob, JobClaim, JobRow, NewJob } from "./jobs.js";
 export type { EventRow, LoggedEvent } from "./events.js";
 export { SequenceConflictError, toLoggedEvent } from "./events.js";
 export type { ConversationRow, ConversationView } from "./conversations.js";
+export type { CaseTally } from "./pages.js";
 export type { EvaluationRow, GateResultRow, JudgeUsage } from "./evaluations.js";
 export type { FindingRow } from "./findings.js";
 export type { RunStatusChange } from "./runs.js";
@@ -77,6 +80,7 @@ export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: 
     decisions,
     makeGitHubStore(db, jobs.writes),
     makeSettingsStore(db, sealer),
+    makePagesStore(db),
   ] as const;
   const reads = {
     ...mergeOf(parts, "reads"),
@@ -115,6 +119,8 @@ export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: 
       return inTransaction(work) as T;
     },
     cursorSecret: getOrCreateSecret(db, sealer, "cursor_secret"),
+    /** Made once, so that page links can be signed; read each time they are (a rotation revokes them). */
+    pageLinkSecret: getOrCreateSecret(db, sealer, PAGE_LINK_SECRET),
     close(): void {
       if (db.open) db.close();
     },

@@ -165,6 +165,11 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
         const row = sourceOf.get(testSpecId, specVersion) as { name: string; source_path: string | null; source_lines: string | null } | undefined;
         return row && { name: row.name, path: row.source_path, lines: row.source_lines ? (JSON.parse(row.source_lines) as Record<string, number>) : {} };
       },
+      /** A version's file as it was submitted (or read at its commit), and where it came from. */
+      getSpecVersionText(testSpecId: string, specVersion: string): { text: string; repository: string | null; commit_sha: string | null; path: string | null } | undefined {
+        const row = versionById.get(testSpecId, specVersion) as TestSpecJoinedRow | undefined;
+        return row && { text: row.source_text, repository: row.source_repository, commit_sha: row.source_commit_sha, path: row.source_path };
+      },
       getTestSpec(testSpecId: string): TestSpec | undefined {
         const row = latestById.get(testSpecId) as TestSpecJoinedRow | undefined;
         return row && toTestSpec(row);

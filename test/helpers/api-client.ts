@@ -34,7 +34,7 @@ export function makeApiClient(baseUrl: string, validate: ResponseValidator | und
       headers["content-type"] ??= "application/json";
     }
     if (options.contentType) headers["content-type"] = options.contentType;
-    const response = await fetch(`${baseUrl}${path}`, { method, headers, body });
+    const response = await fetch(`${baseUrl}${path}`, { method, headers, body: typeof body === "string" || body === undefined ? body : new Uint8Array(body) });
     const text = await response.text();
     let parsed: unknown = undefined;
     if (text && response.headers.get("content-type")?.includes("json")) parsed = JSON.parse(text);

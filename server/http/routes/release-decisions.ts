@@ -55,7 +55,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       const projectId = resolveProjectId(principal, request.body.project_id);
       visibleOr404(principal, store.getProject(projectId), "Project", projectId);
       const { decision, created } = await createDecision(deps, projectId, request.body);
-      return reply.code(created ? 201 : 200).header("location", decision.links.self).send(decision);
+      return reply.code(created ? 201 : 200).header("location", decision.links.self).send(deps.pages.linkDecision(decision));
     },
   });
 
@@ -72,14 +72,15 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       const { repository, commit_sha, status } = request.query;
       const project_id = listProjectFilter(principalOf(request), request.query.project_id);
       const scope = ["release-decisions", project_id, repository, commit_sha, status].map((v) => v ?? "").join("|");
-      return pageThrough(cursors, scope, request.query, (page) => store.listDecisions({ project_id, repository, commit_sha, status }, page));
+      const page = pageThrough(cursors, scope, request.query, (page) => store.listDecisions({ project_id, repository, commit_sha, status }, page));
+      return { ...page, data: page.data.map(deps.pages.linkDecision) };
     },
   });
 
   api.get("/v1/release-decisions/:decision_id", {
     config: { scope: "releases:read" },
     schema: { operationId: "getReleaseDecision", tags, summary: "Get a release decision", params: DecisionParams, response: responses({ 200: ReleaseDecision }) },
-    handler: async (request) => visibleDecision(request, request.params.decision_id),
+    handler: async (request) => deps.pages.linkDecision(visibleDecision(request, request.params.decision_id)),
   });
 
   api.post("/v1/release-decisions/:decision_id/attempts", {
@@ -94,7 +95,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
     },
     handler: async (request, reply) => {
       const decision = visibleDecision(request, request.params.decision_id);
-      return reply.code(201).send(await startAttempt(deps, decision, request.body.plan));
+      return reply.code(201).send(deps.pages.linkDecision(await startAttempt(deps, decision, request.body.plan)));
     },
   });
 

@@ -36,8 +36,8 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
       const key = assertIdempotencyKey(request.headers["idempotency-key"]);
       const { run, replayed } = await createRun(deps, principalOf(request), request.body, key);
       reply.header("location", run.links.self);
-      if (replayed) return reply.code(200).header("idempotent-replayed", "true").send(run);
-      return reply.code(201).send(run);
+      if (replayed) return reply.code(200).header("idempotent-replayed", "true").send(deps.pages.linkRun(run));
+      return reply.code(201).send(deps.pages.linkRun(run));
     },
   });
 
@@ -59,17 +59,15 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
         environment_id = resolveEnvironment(deps, project_id, query.environment);
       }
       const scope = `runs|${project_id ?? ""}|${query.status ?? ""}|${query.environment ?? ""}`;
-      return pageThrough(cursors, scope, query, (page) =>
-        store.listRuns({ project_id, status: query.status, environment_id }, page),
-      );
+      const page = pageThrough(cursors, scope, query, (page) => store.listRuns({ project_id, status: query.status, environment_id }, page));
+      return { ...page, data: page.data.map(deps.pages.linkRun) };
     },
   });
 
   api.get("/v1/runs/:run_id", {
     config: { scope: "runs:read" },
     schema: { operationId: "getRun", tags: ["runs"], summary: "Get a run", params: RunParams, response: responses({ 200: Run }) },
-    handler: async (request) =>
-      visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id),
+    handler: async (request) => deps.pages.linkRun(visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id)),
   });
 
   api.get("/v1/runs/:run_id/evidence", {

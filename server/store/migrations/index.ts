@@ -21,6 +21,7 @@ import agentUsage from "./0018-agent-usage.js";
 import changeAgainstBase from "./0019-change-against-base.js";
 import retries from "./0020-retries.js";
 import pricing from "./0021-pricing.js";
+import pages from "./0022-pages.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -60,4 +61,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 19, name: "change-against-base", sql: changeAgainstBase },
   { version: 20, name: "retries", sql: retries },
   { version: 21, name: "pricing", sql: pricing },
+  { version: 22, name: "pages", sql: pages },
 ];

@@ -7,13 +7,13 @@ const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : entry.name.endsWith(".ts") ? [join(dir, entry.name)] : [],
+    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : /\.tsx?$/.test(entry.name) ? [join(dir, entry.name)] : [],
   );
 }
 
 /** `server/engine/worker.ts` → `server/engine`; a file directly in `server/` is a unit of its own (`server/errors`). */
 function unitOf(file: string): string {
-  const parts = file.replace(/\.(ts|js)$/, "").split("/");
+  const parts = file.replace(/\.(tsx?|js)$/, "").split("/");
   return parts.slice(0, 2).join("/");
 }
 

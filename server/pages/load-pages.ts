@@ -1,0 +1,123 @@
+import { pageLocationOf, pageUrlOf, type Run, type ReleaseDecision } from "../contract/index.js";
+import { buildEvidence } from "../runs/build-evidence.js";
+import { toEvaluation, toFinding } from "../runs/read-models.js";
+import { toLoggedEvent } from "../store/index.js";
+import type { ServiceStore } from "../store/service-store.js";
+import type { DecisionPageData } from "./decision-page.js";
+import type { PageLinks } from "./page-links.js";
+import type { RunPageData } from "./run-page.js";
+
+/** `Map.groupBy`, which Node 20 lacks. */
+function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const list = groups.get(key(item));
+    if (list) list.push(item);
+    else groups.set(key(item), [item]);
+  }
+  return groups;
+}
+
+/** Conversations shown per page of a run. */
+export const CONVERSATIONS_PER_PAGE = 100;
+
+export interface PageContext {
+  store: ServiceStore;
+  pages: PageLinks;
+  githubWebUrl: string;
+  now: () => string;
+}
+
+/**
+ * Evidence refs as links a reader can follow: to the element on this page's own signed link, or
+ * to another run's or decision's page of the same project (a link minted for it); none elsewhere.
+ */
+function linker(context: PageContext, projectId: string, self: { kind: "run" | "decision"; id: string; link: string }) {
+  const minted = new Map<string, string | undefined>();
+  const linkOf = (kind: "run" | "decision", id: string) => {
+    if (kind === self.kind && id === self.id) return self.link;
+    const key = `${kind} ${id}`;
+    if (!minted.has(key)) {
+      const owner = kind === "run" ? context.store.getRun(id)?.project_id : context.store.getDecision(id)?.project_id;
+      minted.set(key, owner === projectId ? context.pages.mint(kind, id, projectId) : undefined);
+    }
+    return minted.get(key);
+  };
+  return (ref: string) => {
+    const location = pageLocationOf(ref);
+    const link = location && linkOf(location.kind, location.id);
+    return location && link ? pageUrlOf(link, location) : undefined;
+  };
+}
+
+/** The page of a run's conversations that shows an anchor (`find`), or undefined when any page does. */
+function pageOfAnchor(store: ServiceStore, runId: string, anchor: string): number | undefined {
+  const conversation = (() => {
+    const direct = /^(?:conversation-(.+)|turn-(.+)-\d+)$/.exec(anchor);
+    if (direct) return direct[1] ?? direct[2];
+    const evaluation = /^evaluation-(.+)$/.exec(anchor);
+    if (evaluation) return store.conversationOf(runId, { evaluation: evaluation[1]! }) ?? undefined;
+    const trace = /^trace-(\d+)$/.exec(anchor);
+    if (trace) return store.conversationOf(runId, { sequence: Number(trace[1]) }) ?? undefined;
+    return undefined;
+  })();
+  const position = conversation === undefined ? undefined : store.conversationPosition(runId, conversation);
+  return position === undefined ? undefined : Math.floor(position / CONVERSATIONS_PER_PAGE) + 1;
+}
+
+/** What a run's page shows: `link` is the signed path it was opened with; `page` and `find` choose its conversations. */
+export function loadRunPage(context: PageContext, run: Run, link: string, query: { page?: string | undefined; find?: string | undefined }): RunPageData {
+  const { store } = context;
+  const total = store.countConversations(run.run_id);
+  const pages = Math.max(1, Math.ceil(total / CONVERSATIONS_PER_PAGE));
+  const asked = query.find ? pageOfAnchor(store, run.run_id, query.find) : undefined;
+  const page = Math.min(pages, Math.max(1, asked ?? (Number.parseInt(query.page ?? "1", 10) || 1)));
+  const conversations = store.pageConversations(run.run_id, (page - 1) * CONVERSATIONS_PER_PAGE, CONVERSATIONS_PER_PAGE);
+  const ids = conversations.map((c) => c.conversation_id);
+  const events = groupBy(store.eventsOfConversations(ids).map(toLoggedEvent), (event) => event.conversation_id!);
+  const evaluations = groupBy(store.evaluationsOfConversations(ids).map(toEvaluation), (evaluation) => evaluation.conversation_id!);
+  const specHead = store.getTestSpecVersion(run.test_spec_id, run.spec_version);
+  const environment = store.getEnvironmentRow(run.environment_id);
+  const agent = store.getAgent(run.agent_id);
+  return {
+    run,
+    evidence: buildEvidence(store, run),
+    spec: {
+      name: specHead?.name ?? run.test_spec_id,
+      document: store.getSpecDocument(run.test_spec_id, run.spec_version),
+      file: store.getSpecVersionText(run.test_spec_id, run.spec_version),
+    },
+    environmentName: environment?.name ?? run.environment_id,
+    agent: { name: agent?.name ?? run.agent_id, version: run.agent_version },
+    tallies: store.tallyCases(run.run_id),
+    runWide: store.listRunWideEvaluations(run.run_id).map(toEvaluation),
+    findings: store.listRunFindings(run.run_id).map(toFinding),
+    runEvents: store.listRunLevelEvents(run.run_id).map(toLoggedEvent),
+    conversations: conversations.map((conversation) => ({
+      conversation,
+      events: events.get(conversation.conversation_id) ?? [],
+      evaluations: evaluations.get(conversation.conversation_id) ?? [],
+    })),
+    paging: { page, pages, total, hrefOfPage: (n) => `${link}&page=${n}` },
+    hrefOf: linker(context, run.project_id, { kind: "run", id: run.run_id, link }),
+    githubWebUrl: context.githubWebUrl,
+  };
+}
+
+/** What a decision's page shows. */
+export function loadDecisionPage(context: PageContext, decision: ReleaseDecision, link: string): DecisionPageData {
+  const { store } = context;
+  const planned = decision.runs.filter((run) => run.planned);
+  return {
+    decision,
+    runs: planned.map((run) => {
+      const spec = store.getTestSpec(run.test_spec_id)?.name ?? run.test_spec_id;
+      const environment = store.getEnvironmentRow(run.environment_id)?.name ?? run.environment_id;
+      return { run_id: run.run_id, label: `${spec} in ${environment}`, status: run.status, verdict: run.verdict, pull_request: store.getRun(run.run_id)?.source?.pull_request };
+    }),
+    waivers: store.listWaivers(decision.decision_id, undefined, 500, context.now()),
+    approvals: store.listPolicyApprovals(decision.decision_id),
+    hrefOf: linker(context, decision.project_id, { kind: "decision", id: decision.decision_id, link }),
+    githubWebUrl: context.githubWebUrl,
+  };
+}

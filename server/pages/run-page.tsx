@@ -1,0 +1,266 @@
+import type { Evaluation, Evidence, Finding, Run, TestSpecDocument } from "../contract/index.js";
+import { wilsonInterval } from "../evaluate/statistics.js";
+import type { CaseTally, LoggedEvent } from "../store/index.js";
+import { ConversationBlock, EvaluationTable, type HeldConversationView } from "./conversation-view.js";
+import { Ref, Status, percent, renderPage } from "./layout.js";
+
+export interface RunPageData {
+  run: Run;
+  evidence: Evidence;
+  spec: { name: string; document: TestSpecDocument | undefined; file: { text: string; repository: string | null; commit_sha: string | null; path: string | null } | undefined };
+  environmentName: string;
+  agent: { name: string; version: string };
+  tallies: CaseTally[];
+  runWide: Evaluation[];
+  findings: Finding[];
+  runEvents: LoggedEvent[];
+  conversations: HeldConversationView[];
+  paging: { page: number; pages: number; total: number; hrefOfPage(page: number): string };
+  /** Where an evidence ref is shown, as a link (undefined: no page shows it to this reader). */
+  hrefOf(ref: string): string | undefined;
+  githubWebUrl: string;
+}
+
+const SEVERITY_ORDER = ["critical", "high", "medium", "low", "info"];
+
+function Refs({ refs, hrefOf }: { refs: readonly string[]; hrefOf: (ref: string) => string | undefined }) {
+  return (
+    <>
+      {refs.slice(0, 10).map((ref, i) => (
+        <>
+          {i > 0 && " "}
+          <Ref href={hrefOf(ref)} label={`[${i + 1}]`} />
+        </>
+      ))}
+      {refs.length > 10 && <span class="muted"> +{refs.length - 10}</span>}
+    </>
+  );
+}
+
+/** Each case's checks over its repeats: passes, the 95% Wilson interval of the pass rate. */
+function CaseTallies({ tallies }: { tallies: readonly CaseTally[] }) {
+  if (tallies.length === 0) return <p class="muted">No check of a conversation was evaluated.</p>;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Case</th>
+          <th>Check</th>
+          <th>Passed</th>
+          <th>95% Wilson interval</th>
+          <th>Failed / inconclusive / errored</th>
+        </tr>
+      </thead>
+      <tbody>
+        {tallies.map((t) => {
+          const judged = t.passed + t.failed;
+          const interval = judged > 0 ? wilsonInterval(t.passed, judged, 0.95) : undefined;
+          return (
+            <tr>
+              <td>
+                <code>{t.scenario_id ?? "run"}</code>
+              </td>
+              <td>
+                <code>{t.metric_id}</code>
+                {t.spec_path && <div class="muted">{t.spec_path}</div>}
+              </td>
+              <td class={t.failed > 0 ? "failed" : t.inconclusive + t.errored > 0 ? "inconclusive" : "passed"}>
+                {t.passed}/{judged}
+              </td>
+              <td>{interval ? `[${percent(interval.lower)}, ${percent(interval.upper)}]` : "—"}</td>
+              <td>
+                {t.failed} / {t.inconclusive} / {t.errored}
+              </td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+/** A run's page: what was tested where, the verdict and its gates, the checks, the findings, and every conversation. */
+export function renderRunPage(data: RunPageData): string {
+  const { run, evidence, spec, hrefOf, paging } = data;
+  const file = spec.file;
+  const fileUrl = file?.repository && file.commit_sha && file.path ? `${data.githubWebUrl}/${file.repository}/blob/${file.commit_sha}/${file.path}` : undefined;
+  const source = run.source;
+  const findings = [...data.findings].sort((a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity));
+  const navigation = paging.pages > 1 && (
+    <nav class="pages" aria-label="Conversation pages">
+      {paging.page > 1 && <a href={paging.hrefOfPage(paging.page - 1)}>← conversations {(paging.page - 2) * 100 + 1}–{(paging.page - 1) * 100}</a>}
+      <span>
+        Page {paging.page} of {paging.pages} ({paging.total} conversations)
+      </span>
+      {paging.page < paging.pages && <a href={paging.hrefOfPage(paging.page + 1)}>conversations {paging.page * 100 + 1}–{Math.min((paging.page + 1) * 100, paging.total)} →</a>}
+    </nav>
+  );
+  return renderPage(`${evidence.verdict}: ${spec.name} in ${data.environmentName} (${run.run_id})`, [
+    <h1>
+      Run <code>{run.run_id}</code> <span class={`verdict ${evidence.verdict}`}>{evidence.verdict}</span>
+    </h1>,
+    <dl class="facts">
+      <dt>Status</dt>
+      <dd>
+        <Status value={run.status} />
+        {run.failure && (
+          <>
+            {" "}
+            — <code>{run.failure.cause}</code>: {run.failure.message}
+          </>
+        )}
+      </dd>
+      <dt>What was tested</dt>
+      <dd>
+        Spec <strong>{spec.name}</strong> <code>{run.spec_version}</code>
+        {file?.path && (
+          <>
+            {" "}
+            from {fileUrl ? <a href={fileUrl}>{file.path}</a> : <code>{file.path}</code>}
+          </>
+        )}
+      </dd>
+      <dt>Where it ran</dt>
+      <dd>
+        Environment <strong>{data.environmentName}</strong>, agent <strong>{data.agent.name}</strong> version <code>{run.agent_version}</code>
+        {run.agent_url && (
+          <>
+            {" "}
+            at <code>{run.agent_url}</code>
+          </>
+        )}
+      </dd>
+      {source && (
+        <>
+          <dt>Commit</dt>
+          <dd>
+            <a href={`${data.githubWebUrl}/${source.repository}/commit/${source.commit_sha}`}>
+              {source.repository}@{source.commit_sha.slice(0, 7)}
+            </a>
+            {source.pull_request !== undefined && (
+              <>
+                {", "}
+                <a href={`${data.githubWebUrl}/${source.repository}/pull/${source.pull_request}`}>pull request #{source.pull_request}</a>
+              </>
+            )}
+          </dd>
+        </>
+      )}
+      <dt>When</dt>
+      <dd>
+        created {run.created_at}
+        {run.ended_at && `, ended ${run.ended_at}`}
+      </dd>
+      {evidence.usage && (
+        <>
+          <dt>Agent usage</dt>
+          <dd>
+            {evidence.usage.answers} answers, {evidence.usage.total_tokens} tokens
+            {evidence.usage.answers_without_usage > 0 && ` (${evidence.usage.answers_without_usage} reported none: a lower bound)`}
+            {evidence.usage_detail && (
+              <>
+                , cost {evidence.usage_detail.cost_usd !== null ? `$${evidence.usage_detail.cost_usd}` : `unknown (${evidence.usage_detail.cost_unknown})`}
+                {evidence.usage_detail.latency_ms_p95 !== null && `, p95 latency ${evidence.usage_detail.latency_ms_p95} ms`}
+              </>
+            )}
+          </dd>
+        </>
+      )}
+    </dl>,
+    <h2 id="gates">Gates</h2>,
+    evidence.gates.length === 0 ? (
+      <p class="muted">No gate decided yet.</p>
+    ) : (
+      <table>
+        <thead>
+          <tr>
+            <th>Gate</th>
+            <th>Status</th>
+            <th>Reason</th>
+            <th>Evidence</th>
+          </tr>
+        </thead>
+        <tbody>
+          {evidence.gates.map((gate) => (
+            <tr id={`gate-${gate.id}`}>
+              <td>
+                <code>{gate.id}</code>
+                {gate.title && <div class="muted">{gate.title}</div>}
+              </td>
+              <td>
+                <Status value={gate.status} />
+              </td>
+              <td>{gate.reason}</td>
+              <td>
+                <Refs refs={gate.evidence_refs} hrefOf={hrefOf} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    ),
+    <h2 id="checks">Checks by case</h2>,
+    <CaseTallies tallies={data.tallies} />,
+    data.runWide.length > 0 && [<h3>Checks of the whole run</h3>, <EvaluationTable evaluations={data.runWide} hrefOf={hrefOf} />],
+    <h2 id="findings">Security findings</h2>,
+    findings.length === 0 ? (
+      <p class="muted">None.</p>
+    ) : (
+      <table>
+        <thead>
+          <tr>
+            <th>Severity</th>
+            <th>Finding</th>
+            <th>Category</th>
+            <th>Evidence</th>
+          </tr>
+        </thead>
+        <tbody>
+          {findings.map((finding) => (
+            <tr id={`finding-${finding.finding_id}`}>
+              <td class={finding.severity === "critical" || finding.severity === "high" ? "failed" : "inconclusive"}>{finding.severity}</td>
+              <td>
+                <strong>{finding.title}</strong>
+                <div>{finding.description}</div>
+                <div class="muted">
+                  <code>{finding.probe_id}</code>
+                  {finding.spec_path && ` at ${finding.spec_path}`}
+                </div>
+              </td>
+              <td>
+                {finding.category}
+                <div class="muted">{finding.owasp}</div>
+              </td>
+              <td>
+                <Refs refs={finding.evidence_refs} hrefOf={hrefOf} />
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    ),
+    <h2 id="timeline">The run's own trace</h2>,
+    <ul>
+      {data.runEvents.map((event) => (
+        <li id={`trace-${event.sequence}`}>
+          <code>{event.occurred_at}</code> {event.type}
+          {event.type === "run.status_changed" && (
+            <>
+              : {event.data.from} → <Status value={event.data.to} />
+            </>
+          )}
+        </li>
+      ))}
+    </ul>,
+    <h2 id="conversations">Conversations</h2>,
+    navigation,
+    data.conversations.length === 0 ? <p class="muted">No conversation was held.</p> : data.conversations.map((held) => <ConversationBlock held={held} hrefOf={hrefOf} />),
+    navigation,
+    file && (
+      <details>
+        <summary>The spec file{file.path ? ` ${file.path}` : ""}</summary>
+        <pre>{file.text}</pre>
+      </details>
+    ),
+  ]);
+}

@@ -1,0 +1,80 @@
+import type { Db } from "./db.js";
+import type { ConversationView } from "./conversations.js";
+import type { EvaluationRow } from "./evaluations.js";
+import type { EventRow } from "./events.js";
+
+/** A run's checks of one case, tallied: what the run page summarises before the conversations. */
+export interface CaseTally {
+  kind: string;
+  metric_id: string;
+  scenario_id: string | null;
+  spec_path: string | null;
+  passed: number;
+  failed: number;
+  inconclusive: number;
+  errored: number;
+}
+
+/**
+ * What the evidence pages read beyond the API's reads: a run's conversations a page at a time
+ * with their events and evaluations, where an element cited as evidence is, and tallies.
+ */
+export function makePagesStore(db: Db) {
+  const counted = `(c.status = 'completed' AND NOT EXISTS (SELECT 1 FROM conversations later
+      WHERE later.run_id = c.run_id AND later.kind = c.kind AND later.scenario_id = c.scenario_id AND later.repeat_index = c.repeat_index
+        AND later.retry > c.retry AND later.status = 'completed')) AS counted`;
+  const conversationsAt = db.prepare(`SELECT c.*, ${counted} FROM conversations c WHERE c.run_id = ? ORDER BY c.conversation_id LIMIT ? OFFSET ?`);
+  const conversationCount = db.prepare("SELECT COUNT(*) FROM conversations WHERE run_id = ?").pluck();
+  const positionOf = db.prepare("SELECT COUNT(*) FROM conversations WHERE run_id = ? AND conversation_id < ?").pluck();
+  const conversationOfEvaluation = db.prepare("SELECT conversation_id FROM evaluations WHERE run_id = ? AND evaluation_id = ?").pluck();
+  const conversationOfEvent = db.prepare("SELECT conversation_id FROM run_events WHERE run_id = ? AND sequence = ?").pluck();
+  const conversationExists = db.prepare("SELECT conversation_id FROM conversations WHERE run_id = ? AND conversation_id = ?").pluck();
+  const eventsOf = db.prepare(`SELECT * FROM run_events WHERE conversation_id IN (SELECT value FROM json_each(?)) ORDER BY conversation_id, sequence`);
+  const evaluationsOf = db.prepare(`SELECT * FROM evaluations WHERE conversation_id IN (SELECT value FROM json_each(?)) ORDER BY conversation_id, turn, evaluation_id`);
+  const runWide = db.prepare("SELECT * FROM evaluations WHERE run_id = ? AND conversation_id IS NULL ORDER BY evaluation_id");
+  const runEvents = db.prepare("SELECT * FROM run_events WHERE run_id = ? AND conversation_id IS NULL ORDER BY sequence");
+  const tallies = db.prepare(`SELECT kind, metric_id, scenario_id, CASE WHEN kind = 'expectation' THEN spec_path END AS spec_path,
+      SUM(status = 'passed') AS passed, SUM(status = 'failed') AS failed, SUM(status = 'inconclusive') AS inconclusive, SUM(status = 'errored') AS errored
+    FROM evaluations WHERE run_id = ? AND conversation_id IS NOT NULL
+    GROUP BY kind, metric_id, scenario_id, 4 ORDER BY SUM(status != 'passed') DESC, scenario_id, metric_id`);
+
+  return {
+    reads: {
+      /** One page of a run's conversations, in the order they were made. */
+      pageConversations(runId: string, offset: number, limit: number): ConversationView[] {
+        return conversationsAt.all(runId, limit, offset) as ConversationView[];
+      },
+      countConversations(runId: string): number {
+        return conversationCount.get(runId) as number;
+      },
+      /** Where a conversation is in its run's order (0 first); undefined if the run has no such conversation. */
+      conversationPosition(runId: string, conversationId: string): number | undefined {
+        return conversationExists.get(runId, conversationId) === undefined ? undefined : (positionOf.get(runId, conversationId) as number);
+      },
+      /** The conversation an evaluation or a trace entry belongs to; null for the run's own, undefined if there is none. */
+      conversationOf(runId: string, of: { evaluation: string } | { sequence: number }): string | null | undefined {
+        const found = "evaluation" in of ? conversationOfEvaluation.get(runId, of.evaluation) : conversationOfEvent.get(runId, of.sequence);
+        return found as string | null | undefined;
+      },
+      eventsOfConversations(conversationIds: readonly string[]): EventRow[] {
+        return eventsOf.all(JSON.stringify(conversationIds)) as EventRow[];
+      },
+      evaluationsOfConversations(conversationIds: readonly string[]): EvaluationRow[] {
+        return evaluationsOf.all(JSON.stringify(conversationIds)) as EvaluationRow[];
+      },
+      /** The run's evaluations of no one conversation (detectors, the budget). */
+      listRunWideEvaluations(runId: string): EvaluationRow[] {
+        return runWide.all(runId) as EvaluationRow[];
+      },
+      /** The run's own trace entries (status changes, resumptions), outside any conversation. */
+      listRunLevelEvents(runId: string): EventRow[] {
+        return runEvents.all(runId) as EventRow[];
+      },
+      /** The checks of each case (scenario × expectation, metric or probe), tallied by status, the failing first. */
+      tallyCases(runId: string): CaseTally[] {
+        return tallies.all(runId) as CaseTally[];
+      },
+    },
+    writes: {},
+  };
+}
