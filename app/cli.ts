@@ -6,12 +6,14 @@ import { readConfig } from "../server/config.js";
 import { ConfigError, coerceError } from "../server/errors.js";
 import { makeIdGenerator } from "../server/ids.js";
 import { openStore, type Store } from "../server/store/index.js";
+import { PAGE_LINK_SECRET, newPageLinkSecret } from "../server/pages/page-links.js";
 
 const USAGE = `Usage:
   assure keys create --admin [--name <label>]
   assure keys create --project <project_id> --scopes <scope,scope,...> [--name <label>]
   assure keys list
   assure keys revoke <key_id>
+  assure pages rotate-link-secret     (revokes every signed link to a run's or a decision's page)
 
 Uses the database at ASSURE_DB (default ./data/assure.db) and prints JSON.
 Scopes: ${SCOPES.join(", ")}`;
@@ -51,10 +53,16 @@ function run(argv: string[]): unknown {
   });
   const [group, command, ...rest] = positionals;
   if (values.help) throw new UsageError("");
-  if (group !== "keys" || !["create", "list", "revoke"].includes(command ?? "")) throw new UsageError("Unknown command.");
+  const known = (group === "keys" && ["create", "list", "revoke"].includes(command ?? "")) || (group === "pages" && command === "rotate-link-secret");
+  if (!known) throw new UsageError("Unknown command.");
   const config = readConfig();
   const store = openStore(config.dbPath, { clock: systemClock, encryptionKey: config.encryptionKey });
   try {
+    if (group === "pages") {
+      // The service reads the key each time it checks a link: every link signed before stops opening at once.
+      store.putSecretSetting(PAGE_LINK_SECRET, newPageLinkSecret());
+      return { rotated: PAGE_LINK_SECRET, note: "Every page link signed before no longer opens; links minted from now on do." };
+    }
     if (command === "create") return createKey(store, values);
     if (command === "list") return store.listApiKeys();
     return revokeKey(store, rest[0]);

@@ -4,6 +4,7 @@ import { startRun, waitForRun } from "../../helpers/runs.js";
 import { deterministicSpecYaml, seedProject, type SeededProject } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
+import { runCli } from "../../helpers/child-service.js";
 
 describe("signed links to the evidence pages", () => {
   let t: TestService;
@@ -71,10 +72,11 @@ describe("signed links to the evidence pages", () => {
     expect((await open((await p.client.get(`/v1/runs/${runId}`)).body.links.html)).status).toBe(200);
   });
 
-  it("revokes every link when the key is rotated", async () => {
+  it("revokes every link when an operator rotates the key (assure pages rotate-link-secret)", async () => {
     const link = (await p.client.get(`/v1/runs/${runId}`)).body.links.html as string;
     expect((await open(link)).status).toBe(200);
-    await t.service.store.write(["putSecretSetting", "page_link_secret", Buffer.alloc(32, 7).toString("base64")]);
+    const rotated = runCli(["pages", "rotate-link-secret"], { ASSURE_DB: t.dbPath });
+    expect([rotated.status, rotated.json().rotated]).toEqual([0, "page_link_secret"]);
     expect((await open(link)).status).toBe(404);
     expect((await open((await p.client.get(`/v1/runs/${runId}`)).body.links.html)).status).toBe(200);
   });
