@@ -51057,6 +51057,26 @@ var RULES = [
   { pattern: new RegExp(`^/v1/release-decisions/(${ID})/policy-approvals/(${ID})$`), locate: (m) => ({ kind: "decision", id: m[1], anchor: `approval-${m[2]}` }) },
   { pattern: new RegExp(`^/v1/release-decisions/(${ID})(?:/events|/waivers|/policy-approvals)?$`), locate: (m) => ({ kind: "decision", id: m[1], anchor: null }) }
 ];
+function pageLocationOf(ref) {
+  const path = ref.split(/[?#]/, 1)[0];
+  for (const rule of RULES) {
+    const match = rule.pattern.exec(path);
+    if (match) return rule.locate(match);
+  }
+  return void 0;
+}
+function pageUrlOf(signedLink, location) {
+  if (location.anchor === null) return signedLink;
+  const separator = signedLink.includes("?") ? "&" : "?";
+  return `${signedLink}${separator}find=${encodeURIComponent(location.anchor)}#${location.anchor}`;
+}
+function evidenceLinker(baseUrl2, signedLinkOf) {
+  return (ref) => {
+    const location = pageLocationOf(ref);
+    const link = location && signedLinkOf(location.kind, location.id);
+    return `${baseUrl2}${location && link ? pageUrlOf(link, location) : ref}`;
+  };
+}
 
 // server/contract/events.ts
 var InConversation = { conversation_id: external_exports.string() };
@@ -58111,8 +58131,12 @@ var SHOWN_PER_LEVEL = 10;
 async function readReport(client, decision, specs) {
   const bySpecId = new Map([...specs.values()].map((spec) => [spec.test_spec_id, spec]));
   const runs = [];
+  const pageLinks = /* @__PURE__ */ new Map();
+  if (decision.links.html) pageLinks.set(`decision ${decision.decision_id}`, decision.links.html);
   for (const { run_id, test_spec_id } of decision.planned) {
     if (!run_id) continue;
+    const { body: run2 } = await client.get(`/v1/runs/${run_id}`);
+    if (run2.links.html) pageLinks.set(`run ${run_id}`, run2.links.html);
     const { body: evidence } = await client.get(`/v1/runs/${run_id}/evidence`);
     const unmet = [];
     let cursor = null;
@@ -58125,10 +58149,10 @@ async function readReport(client, decision, specs) {
     const spec = bySpecId.get(test_spec_id);
     runs.push({ evidence, specName: spec?.name ?? test_spec_id, specPath: spec?.path ?? null, lines: spec?.lines ?? {}, environmentName: evidence.environment, unmet, findings: evidence.findings });
   }
-  return { decision, runs, approval: null };
+  return { report: { decision, runs, approval: null }, pageLinks };
 }
-async function publishReport(report, apiUrl, notes) {
-  const absolute = (ref) => `${apiUrl}${ref}`;
+async function publishReport({ report, pageLinks }, apiUrl, notes) {
+  const absolute = evidenceLinker(apiUrl, (kind, id) => pageLinks.get(`${kind} ${id}`));
   const annotations = specAnnotations(report, absolute);
   const failures = annotations.filter((a) => a.level === "failure");
   const warnings = annotations.filter((a) => a.level === "warning");

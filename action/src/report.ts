@@ -1,5 +1,5 @@
 import * as core from "@actions/core";
-import type { Evaluation, Evidence, ReleaseDecision } from "../../server/contract/index.js";
+import { evidenceLinker, type Evaluation, type Evidence, type PageKind, type ReleaseDecision, type Run } from "../../server/contract/index.js";
 import { UNMET_STATUSES, type DecisionReport, type RunReport } from "../../server/releases/report/report.js";
 import { renderDecisionSummary } from "../../server/releases/report/render-markdown.js";
 import { specAnnotations } from "../../server/releases/report/spec-annotations.js";
@@ -11,12 +11,22 @@ const SUMMARY_LIMIT = 1_000_000;
 /** GitHub shows 10 error and 10 warning annotations per step. */
 const SHOWN_PER_LEVEL = 10;
 
+/** A decision's report, and the signed links to the pages of it and of its runs (`links.html`), by kind and id. */
+export interface ReadReport {
+  report: DecisionReport;
+  pageLinks: Map<string, string>;
+}
+
 /** The decision's report, read through the API: each planned run's evidence and unmet evaluations, with its spec's lines. */
-export async function readReport(client: AssureClient, decision: ReleaseDecision, specs: ReadonlyMap<string, UploadedSpec>): Promise<DecisionReport> {
+export async function readReport(client: AssureClient, decision: ReleaseDecision, specs: ReadonlyMap<string, UploadedSpec>): Promise<ReadReport> {
   const bySpecId = new Map([...specs.values()].map((spec) => [spec.test_spec_id, spec]));
   const runs: RunReport[] = [];
+  const pageLinks = new Map<string, string>();
+  if (decision.links.html) pageLinks.set(`decision ${decision.decision_id}`, decision.links.html);
   for (const { run_id, test_spec_id } of decision.planned) {
     if (!run_id) continue;
+    const { body: run } = await client.get<Run>(`/v1/runs/${run_id}`);
+    if (run.links.html) pageLinks.set(`run ${run_id}`, run.links.html);
     const { body: evidence } = await client.get<Evidence>(`/v1/runs/${run_id}/evidence`);
     const unmet: Evaluation[] = [];
     let cursor: string | null = null;
@@ -29,7 +39,7 @@ export async function readReport(client: AssureClient, decision: ReleaseDecision
     const spec = bySpecId.get(test_spec_id);
     runs.push({ evidence, specName: spec?.name ?? test_spec_id, specPath: spec?.path ?? null, lines: spec?.lines ?? {}, environmentName: evidence.environment, unmet, findings: evidence.findings });
   }
-  return { decision, runs, approval: null };
+  return { report: { decision, runs, approval: null }, pageLinks };
 }
 
 /**
@@ -37,8 +47,9 @@ export async function readReport(client: AssureClient, decision: ReleaseDecision
  * inconclusive evaluations, findings, evidence links) and annotations on the spec files — the most
  * severe first, as many as GitHub shows, the rest counted.
  */
-export async function publishReport(report: DecisionReport, apiUrl: string, notes: string[]): Promise<void> {
-  const absolute = (ref: string) => `${apiUrl}${ref}`;
+export async function publishReport({ report, pageLinks }: ReadReport, apiUrl: string, notes: string[]): Promise<void> {
+  // Evidence links open its page (signed: a reader needs no key) where one shows it.
+  const absolute = evidenceLinker(apiUrl, (kind: PageKind, id: string) => pageLinks.get(`${kind} ${id}`));
   const annotations = specAnnotations(report, absolute);
   const failures = annotations.filter((a) => a.level === "failure");
   const warnings = annotations.filter((a) => a.level === "warning");

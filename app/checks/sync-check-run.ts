@@ -1,7 +1,8 @@
 import { createHash } from "node:crypto";
 import type { ProbotOctokit } from "probot";
 import type { Task } from "../../server/engine/worker.js";
-import { POLICY_GATE } from "../../server/contract/index.js";
+import { POLICY_GATE, evidenceLinker } from "../../server/contract/index.js";
+import { projectPageLinks, type PageLinks } from "../../server/pages/page-links.js";
 import type { Logger } from "../../server/log.js";
 import type { CommitKey } from "../../server/store/github.js";
 import type { NewJob } from "../../server/store/jobs.js";
@@ -33,6 +34,8 @@ export interface SyncCheckRunDeps {
   log: Logger;
   /** The service's public base URL: evidence links in check runs are absolute. */
   baseUrl: string;
+  /** Signs the links to the evidence pages that check runs point people at. */
+  pages: PageLinks;
   octokitFor(installationId: number): Promise<ProbotOctokit>;
   clock: { now(): Date };
 }
@@ -52,9 +55,7 @@ const APPROVE_POLICY_ACTION = { label: "Approve policy", description: "Accept it
  * What was published is recorded after each request, so a retry after a failure resumes, never
  * sends an annotation twice, and a check run that already shows the current state is left alone.
  */
-export function makeSyncCheckRun({ store, log, baseUrl, octokitFor, clock }: SyncCheckRunDeps): Task {
-  const absolute = (ref: string) => `${baseUrl}${ref}`;
-
+export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock }: SyncCheckRunDeps): Task {
   return async function syncCheckRun(payload) {
     const key = payload as CommitKey;
     const commit = store.getGitHubCommit(key);
@@ -63,6 +64,8 @@ export function makeSyncCheckRun({ store, log, baseUrl, octokitFor, clock }: Syn
     const version = store.getCommitVersion(commit);
     const view = readGateView(store, commit);
     if (!view) return;
+    // Evidence links open its page (signed, for people without a key) where one shows it.
+    const absolute = view.kind === "decision" ? evidenceLinker(baseUrl, projectPageLinks(pages, store, view.decision.project_id)) : (ref: string) => `${baseUrl}${ref}`;
     const markSynced = () => store.write(["markGitHubCommitSynced", { repository_id: commit.repository_id, head_sha: commit.head_sha, check_name: commit.check_name }, version, clock.now().toISOString()]);
 
     const state = toCheckState(

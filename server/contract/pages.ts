@@ -49,3 +49,16 @@ export function pageUrlOf(signedLink: string, location: PageLocation): string {
   const separator = signedLink.includes("?") ? "&" : "?";
   return `${signedLink}${separator}find=${encodeURIComponent(location.anchor)}#${location.anchor}`;
 }
+
+/**
+ * Evidence refs as the URLs people follow: where a page shows a ref and a signed link to that page
+ * is known (`signedLinkOf`), the page at its element; else the API path. Check runs, job
+ * summaries and annotations all link through this.
+ */
+export function evidenceLinker(baseUrl: string, signedLinkOf: (kind: PageKind, id: string) => string | undefined): (ref: string) => string {
+  return (ref) => {
+    const location = pageLocationOf(ref);
+    const link = location && signedLinkOf(location.kind, location.id);
+    return `${baseUrl}${location && link ? pageUrlOf(link, location) : ref}`;
+  };
+}

@@ -4,7 +4,7 @@ import { toEvaluation, toFinding } from "../runs/read-models.js";
 import { toLoggedEvent } from "../store/index.js";
 import type { ServiceStore } from "../store/service-store.js";
 import type { DecisionPageData } from "./decision-page.js";
-import type { PageLinks } from "./page-links.js";
+import { projectPageLinks, type PageLinks } from "./page-links.js";
 import type { RunPageData } from "./run-page.js";
 
 /** `Map.groupBy`, which Node 20 lacks. */
@@ -28,21 +28,10 @@ export interface PageContext {
   now: () => string;
 }
 
-/**
- * Evidence refs as links a reader can follow: to the element on this page's own signed link, or
- * to another run's or decision's page of the same project (a link minted for it); none elsewhere.
- */
+/** Evidence refs as links a reader can follow: on this page's own signed link, or another page of the same project; none elsewhere. */
 function linker(context: PageContext, projectId: string, self: { kind: "run" | "decision"; id: string; link: string }) {
-  const minted = new Map<string, string | undefined>();
-  const linkOf = (kind: "run" | "decision", id: string) => {
-    if (kind === self.kind && id === self.id) return self.link;
-    const key = `${kind} ${id}`;
-    if (!minted.has(key)) {
-      const owner = kind === "run" ? context.store.getRun(id)?.project_id : context.store.getDecision(id)?.project_id;
-      minted.set(key, owner === projectId ? context.pages.mint(kind, id, projectId) : undefined);
-    }
-    return minted.get(key);
-  };
+  const others = projectPageLinks(context.pages, context.store, projectId);
+  const linkOf = (kind: "run" | "decision", id: string) => (kind === self.kind && id === self.id ? self.link : others(kind, id));
   return (ref: string) => {
     const location = pageLocationOf(ref);
     const link = location && linkOf(location.kind, location.id);

@@ -49,3 +49,23 @@ export function makePageLinks({ secret, now, ttlSeconds }: PageLinkDeps) {
 }
 
 export type PageLinks = ReturnType<typeof makePageLinks>;
+
+/**
+ * Signed links to the pages of one project's runs and decisions, minted once each: none for
+ * another project's (a link is bound to its resource's project).
+ */
+export function projectPageLinks(
+  pages: PageLinks,
+  owners: { getRun(id: string): { project_id: string } | undefined; getDecision(id: string): { project_id: string } | undefined },
+  projectId: string,
+): (kind: PageKind, id: string) => string | undefined {
+  const minted = new Map<string, string | undefined>();
+  return (kind, id) => {
+    const key = `${kind} ${id}`;
+    if (!minted.has(key)) {
+      const owner = kind === "run" ? owners.getRun(id)?.project_id : owners.getDecision(id)?.project_id;
+      minted.set(key, owner === projectId ? pages.mint(kind, id, projectId) : undefined);
+    }
+    return minted.get(key);
+  };
+}

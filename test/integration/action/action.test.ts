@@ -96,7 +96,10 @@ describe("the GitHub Action", () => {
     expect(run.outputs).toMatchObject({ decision: "ALLOWED", "decision-url": expect.stringMatching(new RegExp(`^${apiUrl}/v1/release-decisions/dec_`)) });
     expect(JSON.parse(run.outputs.verdicts!)).toEqual({ [runIds[0]!]: "PASS" });
     expect(run.summary).toContain("Release allowed");
-    expect(run.summary).toContain(`${apiUrl}/v1/runs/${runIds[0]}/evidence`);
+    // The summary links the run's page, signed: a reader of the job needs no API key.
+    const pageLink = new RegExp(`${apiUrl}/runs/${runIds[0]}\\?exp=\\d+&sig=[\\w-]{43}`).exec(run.summary)?.[0];
+    expect(pageLink).toBeDefined();
+    expect((await fetch(pageLink!)).status).toBe(200);
     // The run is the commit's: the pull request's head, not the merge commit, with the App's source.
     const stored = (await client.get(`/v1/runs/${runIds[0]}`)).body;
     expect(stored.source).toEqual({ repository: REPOSITORY.full_name, commit_sha: pr.head, ref: `refs/heads/feature-${pr.number}`, pull_request: pr.number });

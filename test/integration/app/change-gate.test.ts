@@ -90,11 +90,11 @@ describe("the release gate on what a pull request changes", () => {
     const summary = run.output.summary!;
     expect(summary).toContain(`Compared with the base branch: baseline \`${main.slice(0, 7)}\``);
     expect(summary).toMatch(/\*\*\d+ regressed\*\*/);
-    expect(summary).toMatch(/\| `[^`]+` \| ⬇️ regressed \| 5\/5 \| 0\/5 \| 0\.004 \| \[head\]\(https:\/\/assure\.example\.test\/v1\/runs\/run_\w+\/evaluations\/\w+\) · \[base\]\(/);
+    expect(summary).toMatch(/\| `[^`]+` \| ⬇️ regressed \| 5\/5 \| 0\/5 \| 0\.004 \| \[head\]\(https:\/\/assure\.example\.test\/runs\/run_\w+\?exp=\d+&sig=[\w-]+&find=evaluation-\w+#evaluation-\w+\) · \[base\]\(https:\/\/assure\.example\.test\/runs\/run_\w+\?exp=/);
     // The change comes before the gate tables of the runs.
     expect(summary.indexOf("regressed")).toBeLessThan(summary.indexOf("| Gate | Status |"));
     // What the agent used on each side, against the baseline's run.
-    expect(summary).toMatch(/\| \[head\]\(https:\/\/assure\.example\.test\/v1\/runs\/run_\w+\/evidence\) vs \[base\]\([^)]+\) \| [\d,]+ → [\d,]+ \([+-][\d.]+%\) \| unknown → unknown \| [\d.]+ ms → [\d.]+ ms/);
+    expect(summary).toMatch(/\| \[head\]\(https:\/\/assure\.example\.test\/runs\/run_\w+\?exp=\d+&sig=[\w-]+\) vs \[base\]\([^)]+\) \| [\d,]+ → [\d,]+ \([+-][\d.]+%\) \| unknown → unknown \| [\d.]+ ms → [\d.]+ ms/);
     const decision = await decisionOf(head);
     expect(decision.baseline).toMatchObject({ found: true, commit_sha: main, age_commits: 0, merge_base_sha: main });
     expect(decision.reasons.find((r: { gate_id: string }) => r.gate_id === "NOREG")).toMatchObject({ status: "failed", blocking: true });

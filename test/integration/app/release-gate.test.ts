@@ -75,7 +75,11 @@ describe("the release gate in pull requests", () => {
     expect(run.actions.map((a) => a.identifier)).toEqual(["rerun"]);
     expect(github.checkRuns(REPOSITORY.full_name, head)).toHaveLength(1);
 
-    const decision = (await client.get(relative(run.details_url!))).body;
+    // Details opens the decision's page, signed: a reviewer needs no API key.
+    expect(run.details_url).toMatch(new RegExp(`^${PUBLIC_BASE_URL}/decisions/${run.external_id}\\?exp=\\d+&sig=[\\w-]{43}$`));
+    const page = await fetch(`${t.baseUrl}${relative(run.details_url!)}`);
+    expect([page.status, page.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
+    const decision = (await client.get(`/v1/release-decisions/${run.external_id}`)).body;
     expect(decision).toMatchObject({ decision_id: run.external_id, status: "ALLOWED", subject: { repository: REPOSITORY.full_name, commit_sha: head } });
     const [planned] = decision.runs;
     expect((await client.get(`/v1/runs/${planned.run_id}`)).body.source).toEqual({
@@ -103,9 +107,15 @@ describe("the release gate in pull requests", () => {
       expect(annotation).toMatchObject({ path: ".assure/specs/refund.yaml", annotation_level: "failure" });
       // The line holds the expectation that failed (a tool_called on wrong arguments).
       expect(lines[annotation.start_line - 1]).toMatch(/tool_called|tool_sequence|response/);
+      // Each link opens the run's page (signed) at the element that shows the evidence.
       const refs = annotation.message.match(/https:\/\/assure\.example\.test\S+/g)!;
       expect(refs.length).toBeGreaterThan(0);
-      for (const ref of refs) expect((await client.get(relative(ref))).status).toBe(200);
+      for (const ref of refs) {
+        expect(ref).toMatch(/\/runs\/run_\w+\?exp=\d+&sig=[\w-]+&find=[\w-]+#[\w-]+$/);
+        const page = await fetch(`${t.baseUrl}${relative(ref)}`);
+        expect(page.status).toBe(200);
+        expect(await page.text()).toContain(`id="${ref.split("#")[1]}"`);
+      }
     }
   });
 
@@ -162,7 +172,7 @@ describe("the release gate in pull requests", () => {
     });
     const failed = await completed(head);
     expect(failed.conclusion).toBe("failure");
-    const decision = (await client.get(relative(failed.details_url!))).body;
+    const decision = (await client.get(`/v1/release-decisions/${failed.external_id}`)).body;
     const reviewer = t.admin.withToken(t.issueKey(projectId, ["releases:read", "releases:waive"]));
     const waiver = await reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers`, { run_id: decision.runs[0].run_id, gate_id: "DET", reason: "accepted for the demo" });
     expect(waiver.status).toBe(201);
@@ -193,7 +203,7 @@ describe("the release gate in pull requests", () => {
     expect(second.conclusion).toBe("success");
     await github.deliver(t.baseUrl, "check_suite", checkSuiteEvent(REPOSITORY, { action: "rerequested", head, pullRequest: 7 }));
     await waitFor(() => github.checkRuns(REPOSITORY.full_name, head).filter((run) => run.status === "completed").length === 3, "a third check run");
-    const decision = (await client.get(relative(second.details_url!))).body;
+    const decision = (await client.get(`/v1/release-decisions/${second.external_id}`)).body;
     expect(decision.attempt).toBe(3);
     expect(decision.runs.map((run: { attempt: number }) => run.attempt)).toEqual([1, 2, 3]);
   });
