@@ -50141,16 +50141,19 @@ var Project = external_exports.object({
   name: external_exports.string(),
   description: external_exports.string().nullable(),
   repositories: external_exports.array(RepositoryBinding).describe("The GitHub repositories bound to the project"),
+  public_badge: external_exports.boolean().describe("Whether /badges/{project_id}/{repository_id}.svg shows its latest decision on a branch to anyone"),
   created_at: Timestamp
 }).meta({ id: "Project" });
 var CreateProjectBody = external_exports.strictObject({
   name: Name,
   description: external_exports.string().max(2e3).optional(),
-  repositories: Repositories.optional().describe("GitHub repositories to bind; each may be bound to one project only")
+  repositories: Repositories.optional().describe("GitHub repositories to bind; each may be bound to one project only"),
+  public_badge: external_exports.boolean().optional().describe("Publish a badge of the latest decision on a branch (default false)")
 }).meta({ id: "CreateProjectBody" });
 var UpdateProjectBody = external_exports.strictObject({
   description: external_exports.string().max(2e3).nullable().optional(),
-  repositories: Repositories.optional().describe("Replaces the list whole: those left out are unbound")
+  repositories: Repositories.optional().describe("Replaces the list whole: those left out are unbound"),
+  public_badge: external_exports.boolean().optional().describe("Publish a badge of the latest decision on a branch, or stop")
 }).refine((body) => Object.keys(body).length > 0, "name at least one field to change").meta({ id: "UpdateProjectBody" });
 var ProjectList = listOf(Project).meta({ id: "ProjectList" });
 

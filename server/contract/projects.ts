@@ -21,6 +21,7 @@ export const Project = z
     name: z.string(),
     description: z.string().nullable(),
     repositories: z.array(RepositoryBinding).describe("The GitHub repositories bound to the project"),
+    public_badge: z.boolean().describe("Whether /badges/{project_id}/{repository_id}.svg shows its latest decision on a branch to anyone"),
     created_at: Timestamp,
   })
   .meta({ id: "Project" });
@@ -31,6 +32,7 @@ export const CreateProjectBody = z
     name: Name,
     description: z.string().max(2000).optional(),
     repositories: Repositories.optional().describe("GitHub repositories to bind; each may be bound to one project only"),
+    public_badge: z.boolean().optional().describe("Publish a badge of the latest decision on a branch (default false)"),
   })
   .meta({ id: "CreateProjectBody" });
 export type CreateProjectBody = z.infer<typeof CreateProjectBody>;
@@ -39,6 +41,7 @@ export const UpdateProjectBody = z
   .strictObject({
     description: z.string().max(2000).nullable().optional(),
     repositories: Repositories.optional().describe("Replaces the list whole: those left out are unbound"),
+    public_badge: z.boolean().optional().describe("Publish a badge of the latest decision on a branch, or stop"),
   })
   .refine((body) => Object.keys(body).length > 0, "name at least one field to change")
   .meta({ id: "UpdateProjectBody" });

@@ -1,8 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { pagePath, type PageKind, type ReleaseDecision, type Run } from "../contract/index.js";
 
-/** The setting that holds the key page links are signed with (sealed at rest, like every secret). */
-export const PAGE_LINK_SECRET = "page_link_secret";
+export { PAGE_LINK_SECRET } from "../store/settings.js";
 
 /** A new key for page links: replacing the stored one revokes every link signed before. */
 export const newPageLinkSecret = () => randomBytes(32).toString("base64");

@@ -8,7 +8,7 @@ import { migrate } from "./migrate.js";
 import { makePager } from "./pagination.js";
 import { makeProjectsStore } from "./projects.js";
 import { makeRunsStore, type RunStatusChange } from "./runs.js";
-import { getOrCreateSecret, makeSettingsStore } from "./settings.js";
+import { PAGE_LINK_SECRET, getOrCreateSecret, makeSettingsStore } from "./settings.js";
 import { openSealer } from "./sealing.js";
 import type { Sealer } from "../secrets/sealer.js";
 import { makeTestSpecsStore } from "./test-specs.js";
@@ -20,7 +20,6 @@ import { makeFindingsStore } from "./findings.js";
 import { makeReleaseDecisionsStore } from "./release-decisions.js";
 import { makeGitHubStore } from "./github.js";
 import { makePagesStore } from "./pages.js";
-import { PAGE_LINK_SECRET } from "../pages/page-links.js";
 
 export type { Keyset, PageRequest, RowPage } from "./pagination.js";
 export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";

@@ -38,8 +38,18 @@ export function makePagesStore(db: Db) {
     FROM evaluations WHERE run_id = ? AND conversation_id IS NOT NULL
     GROUP BY kind, metric_id, scenario_id, 4 ORDER BY SUM(status != 'passed') DESC, scenario_id, metric_id`);
 
+  const latestOnBranch = db.prepare(`SELECT d.status FROM release_decisions d
+      JOIN project_repositories pr ON pr.project_id = d.project_id AND pr.full_name = d.repository AND pr.github_id = @repository_id
+    WHERE d.project_id = @project_id AND EXISTS (SELECT 1 FROM runs r WHERE r.project_id = d.project_id AND r.source_repository = d.repository
+        AND r.source_commit_sha = d.commit_sha AND json_extract(r.source, '$.ref') = @ref)
+    ORDER BY d.created_at DESC, d.decision_id DESC LIMIT 1`).pluck();
+
   return {
     reads: {
+      /** The status of the latest decision on a commit of a repository's branch (its runs' ref); undefined when none. */
+      latestDecisionOnBranch(projectId: string, repositoryId: number, branch: string): "ALLOWED" | "BLOCKED" | "PENDING" | undefined {
+        return latestOnBranch.get({ project_id: projectId, repository_id: repositoryId, ref: `refs/heads/${branch}` }) as "ALLOWED" | "BLOCKED" | "PENDING" | undefined;
+      },
       /** One page of a run's conversations, in the order they were made. */
       pageConversations(runId: string, offset: number, limit: number): ConversationView[] {
         return conversationsAt.all(runId, limit, offset) as ConversationView[];

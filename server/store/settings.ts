@@ -3,6 +3,9 @@ import type { Sealer } from "../secrets/sealer.js";
 import type { Db } from "./db.js";
 import { SEALED_AT } from "./sealing.js";
 
+/** The setting that holds the key page links are signed with (sealed at rest, like every secret). */
+export const PAGE_LINK_SECRET = "page_link_secret";
+
 /** Returns the stored secret of that name, creating it once; it survives restarts, and is stored sealed. */
 export function getOrCreateSecret(db: Db, sealer: Sealer, name: string): Buffer {
   const at = SEALED_AT.setting(name);

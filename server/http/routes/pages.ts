@@ -4,6 +4,7 @@ import { loadDecisionPage, loadRunPage, type PageContext } from "../../pages/loa
 import { renderDecisionPage } from "../../pages/decision-page.js";
 import { renderRunPage } from "../../pages/run-page.js";
 import { PAGE_CSS } from "../../pages/styles.js";
+import { renderBadge } from "../../pages/badge.js";
 import type { Api, ApiDeps } from "../context.js";
 
 /**
@@ -39,6 +40,19 @@ export function registerPageRoutes(api: Api, deps: ApiDeps) {
   api.get("/assets/page.css", hidden, async (_request, reply) =>
     reply.headers({ "x-content-type-options": "nosniff", "cache-control": "public, max-age=3600" }).type("text/css; charset=utf-8").send(PAGE_CSS),
   );
+
+  // A project's public badge: its latest decision on a branch of one of its repositories, to anyone, when it says so.
+  api.get<{ Params: { project_id: string; badge: string }; Querystring: { branch?: string } }>("/badges/:project_id/:badge", hidden, async (request, reply) => {
+    const { project_id, badge } = request.params;
+    const repositoryId = /^(\d{1,15})\.svg$/.exec(badge)?.[1];
+    const branch = request.query.branch ?? "main";
+    const project = ID.test(project_id) ? store.getProject(project_id) : undefined;
+    const known = project?.public_badge && repositoryId && project.repositories.some((r) => r.github_id === Number(repositoryId)) && /^[\w./-]{1,255}$/.test(branch);
+    if (!known) return sendPage(reply, 404, NOT_FOUND_PAGE);
+    const status = store.latestDecisionOnBranch(project_id, Number(repositoryId), branch) ?? "none";
+    // Fresh each time it is asked for (GitHub's image proxy honours no-cache).
+    return reply.headers({ ...PAGE_HEADERS, "cache-control": "no-cache, max-age=0" }).type("image/svg+xml; charset=utf-8").send(renderBadge(status));
+  });
 
   api.get<{ Params: { run_id: string }; Querystring: PageQuery }>("/runs/:run_id", hidden, async (request, reply) => {
     const { run_id } = request.params;

@@ -87,4 +87,35 @@ describe("signed links to the evidence pages", () => {
     expect(css.headers.get("content-type")).toBe("text/css; charset=utf-8");
     expect(await css.text()).toContain("prefers-color-scheme: dark");
   });
+
+  it("serves a badge of a branch's latest decision only for a project that publishes it", async () => {
+    const repository = { github_id: 4242, full_name: "acme/refunds" };
+    const badge = () => open(`/badges/${p.projectId}/4242.svg?branch=main`);
+    await t.admin.patch(`/v1/projects/${p.projectId}`, { repositories: [repository] });
+    expect((await badge()).status).toBe(404); // not published
+
+    const published = await t.admin.patch(`/v1/projects/${p.projectId}`, { public_badge: true });
+    expect(published.body).toMatchObject({ public_badge: true, repositories: [repository] });
+    const none = await badge();
+    expect([none.status, none.headers.get("content-type")]).toEqual([200, "image/svg+xml; charset=utf-8"]);
+    expect(await none.text()).toContain("<title>assure: no decision</title>");
+
+    const ci = t.admin.withToken(t.issueKey(p.projectId, ["runs:execute", "runs:read", "releases:read", "releases:write"]));
+    const commit_sha = "b".repeat(40);
+    await ci.post("/v1/release-decisions", { subject: { repository: repository.full_name, commit_sha }, plan: [{ test_spec_id: p.testSpecId, environment_id: p.environmentId }] });
+    const run = await ci.post(
+      "/v1/runs",
+      { test_spec_id: p.testSpecId, environment_id: p.environmentId, source: { repository: repository.full_name, commit_sha, ref: "refs/heads/main" } },
+      { headers: { "idempotency-key": "badge-main" } },
+    );
+    await waitForRun(ci, run.body.run_id);
+    const blocked = await badge();
+    const svg = await blocked.text();
+    expect(svg).toContain("<title>assure: release blocked</title>");
+    expect(svg).not.toMatch(/<script|href=/);
+    expect(blocked.headers.get("cache-control")).toBe("no-cache, max-age=0");
+    expect(await (await open(`/badges/${p.projectId}/4242.svg?branch=develop`)).text()).toContain("no decision");
+    // Another repository, another project's, or a name that is not a badge: 404.
+    for (const path of [`/badges/${p.projectId}/999.svg`, `/badges/${other.projectId}/4242.svg`, `/badges/${p.projectId}/4242.png`]) expect((await open(path)).status).toBe(404);
+  });
 });
