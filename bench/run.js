@@ -10,6 +10,7 @@ import { fileURLToPath } from "node:url";
 import { REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, startAgentStub } from "./lib/fixture.js";
 import { describeEngineBench, runEngineBench } from "./engine.js";
 import { describeGitHubBench, runGitHubBench } from "./github.js";
+import { describePagesBench, runPagesBench } from "./pages.js";
 import { CONNECTIONS, measurePair } from "./lib/load.js";
 import { NODE_ARGS, runCli, startServer } from "./lib/processes.js";
 import { problemLines, resultsTable, targetLines } from "./lib/report.js";
@@ -32,7 +33,7 @@ const TIMING = {
 };
 /** A hard stop, in case something hangs: the bench normally takes about 3 minutes. */
 const OVERALL_TIMEOUT_MS = 15 * 60_000;
-const PARTS = ["api", "engine", "github"];
+const PARTS = ["api", "engine", "github", "pages"];
 
 const FIRST_PAGE = "GET /v1/runs?limit=50 (first page)";
 const DEEP_PAGE = `GET /v1/runs?limit=50 (after ${DEEP_POSITION.toLocaleString("en")} runs)`;
@@ -47,6 +48,7 @@ function describeMachine(parts) {
     ...(parts.includes("api") ? [describeApiLoad()] : []),
     ...(parts.includes("engine") ? [describeEngineBench()] : []),
     ...(parts.includes("github") ? [describeGitHubBench()] : []),
+    ...(parts.includes("pages") ? [describePagesBench()] : []),
   ].join("\n");
 }
 
@@ -147,6 +149,10 @@ async function main() {
   if (parts.includes("github")) {
     console.log("");
     await runGitHubBench({ root: ROOT });
+  }
+  if (parts.includes("pages")) {
+    console.log("");
+    await runPagesBench({ root: ROOT });
   }
 }
 

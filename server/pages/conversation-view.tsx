@@ -51,6 +51,13 @@ function Entry({ event }: { event: LoggedEvent }) {
           <pre>{json(event.data.result)}</pre>
         </div>
       );
+    case "conversation.started":
+    case "conversation.completed":
+      return (
+        <div class="entry muted" id={id}>
+          {event.type === "conversation.started" ? "started" : "completed"} at <code>{event.occurred_at}</code>
+        </div>
+      );
     default:
       return (
         <div class="entry muted" id={id}>

@@ -18,6 +18,9 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
   return groups;
 }
 
+/** Cases tallied on a run's page, the failing first (the rest are counted). */
+export const CASES_SHOWN = 100;
+
 /** Conversations shown per page of a run. */
 export const CONVERSATIONS_PER_PAGE = 100;
 
@@ -78,7 +81,8 @@ export function loadRunPage(context: PageContext, run: Run, link: string, query:
     },
     environmentName: environment?.name ?? run.environment_id,
     agent: { name: agent?.name ?? run.agent_id, version: run.agent_version },
-    tallies: store.tallyCases(run.run_id),
+    tallies: store.tallyCases(run.run_id, CASES_SHOWN),
+    caseCounts: store.countCases(run.run_id),
     runWide: store.listRunWideEvaluations(run.run_id).map(toEvaluation),
     findings: store.listRunFindings(run.run_id).map(toFinding),
     runEvents: store.listRunLevelEvents(run.run_id).map(toLoggedEvent),

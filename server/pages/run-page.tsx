@@ -10,7 +10,9 @@ export interface RunPageData {
   spec: { name: string; document: TestSpecDocument | undefined; file: { text: string; repository: string | null; commit_sha: string | null; path: string | null } | undefined };
   environmentName: string;
   agent: { name: string; version: string };
+  /** The failing cases first, at most a hundred; `caseCounts` counts them all. */
   tallies: CaseTally[];
+  caseCounts: { cases: number; failing: number };
   runWide: Evaluation[];
   findings: Finding[];
   runEvents: LoggedEvent[];
@@ -22,6 +24,8 @@ export interface RunPageData {
 }
 
 const SEVERITY_ORDER = ["critical", "high", "medium", "low", "info"];
+/** Characters of the spec file shown on the page. */
+const SPEC_SHOWN = 100_000;
 
 function Refs({ refs, hrefOf }: { refs: readonly string[]; hrefOf: (ref: string) => string | undefined }) {
   return (
@@ -38,9 +42,14 @@ function Refs({ refs, hrefOf }: { refs: readonly string[]; hrefOf: (ref: string)
 }
 
 /** Each case's checks over its repeats: passes, the 95% Wilson interval of the pass rate. */
-function CaseTallies({ tallies }: { tallies: readonly CaseTally[] }) {
+function CaseTallies({ tallies, counts }: { tallies: readonly CaseTally[]; counts: { cases: number; failing: number } }) {
   if (tallies.length === 0) return <p class="muted">No check of a conversation was evaluated.</p>;
+  const notShown = counts.cases - tallies.length;
   return (
+    <>
+      <p>
+        {counts.cases} case(s) checked, {counts.failing} with a check that did not pass{notShown > 0 ? `; the first ${tallies.length} are listed, those that did not pass first (${notShown} more)` : ""}.
+      </p>
     <table>
       <thead>
         <tr>
@@ -76,6 +85,7 @@ function CaseTallies({ tallies }: { tallies: readonly CaseTally[] }) {
         })}
       </tbody>
     </table>
+    </>
   );
 }
 
@@ -200,7 +210,7 @@ export function renderRunPage(data: RunPageData): string {
       </table>
     ),
     <h2 id="checks">Checks by case</h2>,
-    <CaseTallies tallies={data.tallies} />,
+    <CaseTallies tallies={data.tallies} counts={data.caseCounts} />,
     data.runWide.length > 0 && [<h3>Checks of the whole run</h3>, <EvaluationTable evaluations={data.runWide} hrefOf={hrefOf} />],
     <h2 id="findings">Security findings</h2>,
     findings.length === 0 ? (
@@ -240,6 +250,7 @@ export function renderRunPage(data: RunPageData): string {
       </table>
     ),
     <h2 id="timeline">The run's own trace</h2>,
+    <p class="muted">Its moves and the findings raised (the evaluations are listed with their conversations, and above).</p>,
     <ul>
       {data.runEvents.map((event) => (
         <li id={`trace-${event.sequence}`}>
@@ -247,6 +258,11 @@ export function renderRunPage(data: RunPageData): string {
           {event.type === "run.status_changed" && (
             <>
               : {event.data.from} → <Status value={event.data.to} />
+            </>
+          )}
+          {event.type === "finding.raised" && (
+            <>
+              : {event.data.severity} <code>{event.data.probe_id}</code>
             </>
           )}
         </li>
@@ -259,7 +275,8 @@ export function renderRunPage(data: RunPageData): string {
     file && (
       <details>
         <summary>The spec file{file.path ? ` ${file.path}` : ""}</summary>
-        <pre>{file.text}</pre>
+        <pre>{file.text.length > SPEC_SHOWN ? `${file.text.slice(0, SPEC_SHOWN)}\n…` : file.text}</pre>
+        {file.text.length > SPEC_SHOWN && <p class="muted">The first {SPEC_SHOWN / 1000} kB of {Math.round(file.text.length / 1000)} kB: the whole version is at /v1/test-specs/{run.test_spec_id}?spec_version={run.spec_version}.</p>}
       </details>
     ),
   ]);

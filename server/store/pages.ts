@@ -32,11 +32,15 @@ export function makePagesStore(db: Db) {
   const eventsOf = db.prepare(`SELECT * FROM run_events WHERE conversation_id IN (SELECT value FROM json_each(?)) ORDER BY conversation_id, sequence`);
   const evaluationsOf = db.prepare(`SELECT * FROM evaluations WHERE conversation_id IN (SELECT value FROM json_each(?)) ORDER BY conversation_id, turn, evaluation_id`);
   const runWide = db.prepare("SELECT * FROM evaluations WHERE run_id = ? AND conversation_id IS NULL ORDER BY evaluation_id");
-  const runEvents = db.prepare("SELECT * FROM run_events WHERE run_id = ? AND conversation_id IS NULL ORDER BY sequence");
+  // A run's own entries but one per evaluation (as many as its checks): those the evaluations themselves show.
+  const runEvents = db.prepare("SELECT * FROM run_events WHERE run_id = ? AND conversation_id IS NULL AND type != 'evaluation.completed' ORDER BY sequence");
   const tallies = db.prepare(`SELECT kind, metric_id, scenario_id, CASE WHEN kind = 'expectation' THEN spec_path END AS spec_path,
       SUM(status = 'passed') AS passed, SUM(status = 'failed') AS failed, SUM(status = 'inconclusive') AS inconclusive, SUM(status = 'errored') AS errored
     FROM evaluations WHERE run_id = ? AND conversation_id IS NOT NULL
-    GROUP BY kind, metric_id, scenario_id, 4 ORDER BY SUM(status != 'passed') DESC, scenario_id, metric_id`);
+    GROUP BY kind, metric_id, scenario_id, 4 ORDER BY SUM(status != 'passed') DESC, scenario_id, metric_id LIMIT ?`);
+  const caseCount = db.prepare(`SELECT COUNT(*) AS cases, COALESCE(SUM(failing > 0), 0) AS failing FROM (
+      SELECT SUM(status != 'passed') AS failing FROM evaluations WHERE run_id = ? AND conversation_id IS NOT NULL
+      GROUP BY kind, metric_id, scenario_id, CASE WHEN kind = 'expectation' THEN spec_path END)`);
 
   const latestOnBranch = db.prepare(`SELECT d.status FROM release_decisions d
       JOIN project_repositories pr ON pr.project_id = d.project_id AND pr.full_name = d.repository AND pr.github_id = @repository_id
@@ -76,13 +80,17 @@ export function makePagesStore(db: Db) {
       listRunWideEvaluations(runId: string): EvaluationRow[] {
         return runWide.all(runId) as EvaluationRow[];
       },
-      /** The run's own trace entries (status changes, resumptions), outside any conversation. */
+      /** The run's own trace entries (status changes, resumptions, findings raised), outside any conversation; not the evaluations'. */
       listRunLevelEvents(runId: string): EventRow[] {
         return runEvents.all(runId) as EventRow[];
       },
-      /** The checks of each case (scenario × expectation, metric or probe), tallied by status, the failing first. */
-      tallyCases(runId: string): CaseTally[] {
-        return tallies.all(runId) as CaseTally[];
+      /** The checks of each case (scenario × expectation, metric or probe), tallied by status, the failing first; at most `limit`. */
+      tallyCases(runId: string, limit: number): CaseTally[] {
+        return tallies.all(runId, limit) as CaseTally[];
+      },
+      /** How many cases the run's checks cover, and how many of them did not all pass. */
+      countCases(runId: string): { cases: number; failing: number } {
+        return caseCount.get(runId) as { cases: number; failing: number };
       },
     },
     writes: {},
