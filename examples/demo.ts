@@ -104,7 +104,7 @@ async function main(): Promise<number> {
     );
 
     let ok = true;
-    const runs: { file: string; run_id: string }[] = [];
+    const runs: { file: string; run_id: string; page: string }[] = [];
     for (const [file, expected] of [
       ["examples/refund-agent-deterministic.yaml", ["PASS"]],
       ["examples/refund-agent.yaml", judge ? ["PASS"] : ["INCONCLUSIVE"]],
@@ -135,15 +135,19 @@ async function main(): Promise<number> {
       say(`    evaluations: ${evidence.evaluations.passed} passed, ${evidence.evaluations.failed} failed of ${evidence.evaluations.total}`);
       say(`    findings: ${evidence.findings.length === 0 ? "none" : evidence.findings.map((f: { severity: string; title: string }) => `${f.severity} ${f.title}`).join("; ")}`);
       if (!(expected as readonly string[]).includes(evidence.verdict)) ok = false;
-      runs.push({ file, run_id: run.run_id });
+      runs.push({ file, run_id: run.run_id, page: (await call("GET", `/v1/runs/${run.run_id}`)).links.html });
     }
 
     const gate = await releaseGate(api, call, github, project.project_id, environment.name);
     ok &&= gate.ok;
 
     say();
-    say("Read the evidence: start the service on the demo's database, then ask the API.");
+    say("Read the evidence: start the service on the demo's database,");
     say(`  ASSURE_DB=${relative(process.cwd(), DB)} npm start`);
+    say("then open each run's page in a browser (signed links: no key needed, valid for 30 days),");
+    for (const { file, page } of runs) say(`  ${PUBLIC_BASE_URL}${page}   (${file})`);
+    if (gate.decisionPage) say(`  ${PUBLIC_BASE_URL}${gate.decisionPage}   (the release decision)`);
+    say("or ask the API:");
     say(`  export ASSURE_TOKEN=${token}`);
     for (const { run_id } of runs) {
       say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" http://localhost:3000/v1/runs/${run_id}/evidence`);
@@ -176,7 +180,7 @@ async function releaseGate(
   github: GitHubStandIn,
   projectId: string,
   environment: string,
-): Promise<{ ok: boolean; decisionPath?: string }> {
+): Promise<{ ok: boolean; decisionPath?: string; decisionPage?: string }> {
   say();
   say(`▶ The release gate: pull request #7 on ${REPOSITORY.full_name}, announced to the GitHub App (a local stand-in of GitHub's API)`);
   github.addRepository(REPOSITORY);
@@ -203,7 +207,8 @@ async function releaseGate(
     say("  the check run did not complete in a minute");
     return { ok: false };
   }
-  const decision = await call("GET", new URL(checkRun.details_url!).pathname);
+  // Its details open the decision's page; the API has it by the check run's external_id.
+  const decision = await call("GET", `/v1/release-decisions/${checkRun.external_id}`);
   say(`  release decision ${decision.decision_id}: ${decision.status}`);
   say(`  check run conclusion: ${checkRun.conclusion}`);
   say(`  title: ${checkRun.output.title}`);
@@ -211,7 +216,7 @@ async function releaseGate(
   for (const line of (checkRun.output.summary ?? "").split("\n").slice(0, 12)) say(`    ${line}`);
   const problems = github.problems.length;
   if (problems > 0) say(`  ${problems} request(s) of the App did not match GitHub's API description: ${github.problems.join("; ")}`);
-  return { ok: decision.status === "ALLOWED" && checkRun.conclusion === "success" && problems === 0, decisionPath: decision.links.self };
+  return { ok: decision.status === "ALLOWED" && checkRun.conclusion === "success" && problems === 0, decisionPath: decision.links.self, decisionPage: decision.links.html };
 }
 
 main().then(
