@@ -1,5 +1,5 @@
 import type { Evaluation, Evidence, Finding, Run, TestSpecDocument } from "../contract/index.js";
-import { wilsonInterval } from "../evaluate/statistics.js";
+import { decideRate, wilsonInterval } from "../evaluate/statistics.js";
 import type { CaseTally, LoggedEvent } from "../store/index.js";
 import { ConversationBlock, EvaluationTable, type HeldConversationView } from "./conversation-view.js";
 import { Ref, Status, percent, renderPage } from "./layout.js";
@@ -41,8 +41,22 @@ function Refs({ refs, hrefOf }: { refs: readonly string[]; hrefOf: (ref: string)
   );
 }
 
-/** Each case's checks over its repeats: passes, the 95% Wilson interval of the pass rate. */
-function CaseTallies({ tallies, counts }: { tallies: readonly CaseTally[]; counts: { cases: number; failing: number } }) {
+/** The bar a metric's pass rate is held to by a gate of the spec, at its confidence; none for other checks. */
+type BarOf = (tally: CaseTally) => { bar: number; confidence: number } | undefined;
+
+const barsOf =
+  (spec: TestSpecDocument | undefined): BarOf =>
+  (tally) => {
+    const gate = spec?.gates.find((g) => g.require.metric === tally.metric_id && g.require.confidence !== undefined);
+    return gate ? { bar: gate.require.min_pass_rate ?? 1, confidence: gate.require.confidence! } : undefined;
+  };
+
+/**
+ * Each case's checks over its repeats: passes and the Wilson interval of the pass rate (95%, or the
+ * confidence of the gate that holds the metric to a bar, with how many more repeats would settle
+ * it when the interval straddles the bar).
+ */
+function CaseTallies({ tallies, counts, barOf }: { tallies: readonly CaseTally[]; counts: { cases: number; failing: number }; barOf: BarOf }) {
   if (tallies.length === 0) return <p class="muted">No check of a conversation was evaluated.</p>;
   const notShown = counts.cases - tallies.length;
   return (
@@ -56,14 +70,22 @@ function CaseTallies({ tallies, counts }: { tallies: readonly CaseTally[]; count
           <th>Case</th>
           <th>Check</th>
           <th>Passed</th>
-          <th>95% Wilson interval</th>
+          <th>Wilson interval</th>
           <th>Failed / inconclusive / errored</th>
         </tr>
       </thead>
       <tbody>
         {tallies.map((t) => {
           const judged = t.passed + t.failed;
-          const interval = judged > 0 ? wilsonInterval(t.passed, judged, 0.95) : undefined;
+          const held = barOf(t);
+          const interval = judged > 0 ? wilsonInterval(t.passed, judged, held?.confidence ?? 0.95) : undefined;
+          const decided = held && judged > 0 ? decideRate(t.passed, judged, held.bar, held.confidence) : undefined;
+          const settle =
+            decided?.status === "inconclusive"
+              ? decided.samplesToSettle === null
+                ? "; more repeats at this rate would not settle it"
+                : `; straddles the bar of ${percent(held!.bar)}: ${decided.samplesToSettle - judged} more repeat(s) would settle it`
+              : "";
           return (
             <tr>
               <td>
@@ -76,7 +98,9 @@ function CaseTallies({ tallies, counts }: { tallies: readonly CaseTally[]; count
               <td class={t.failed > 0 ? "failed" : t.inconclusive + t.errored > 0 ? "inconclusive" : "passed"}>
                 {t.passed}/{judged}
               </td>
-              <td>{interval ? `[${percent(interval.lower)}, ${percent(interval.upper)}]` : "—"}</td>
+              <td>
+                {interval ? `${percent(held?.confidence ?? 0.95)}: [${percent(interval.lower)}, ${percent(interval.upper)}]${settle}` : "—"}
+              </td>
               <td>
                 {t.failed} / {t.inconclusive} / {t.errored}
               </td>
@@ -210,7 +234,7 @@ export function renderRunPage(data: RunPageData): string {
       </table>
     ),
     <h2 id="checks">Checks by case</h2>,
-    <CaseTallies tallies={data.tallies} counts={data.caseCounts} />,
+    <CaseTallies tallies={data.tallies} counts={data.caseCounts} barOf={barsOf(spec.document)} />,
     data.runWide.length > 0 && [<h3>Checks of the whole run</h3>, <EvaluationTable evaluations={data.runWide} hrefOf={hrefOf} />],
     <h2 id="findings">Security findings</h2>,
     findings.length === 0 ? (

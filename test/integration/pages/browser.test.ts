@@ -58,7 +58,9 @@ describe("the evidence pages in a real browser", () => {
   }
 
   it("shows a sloppy agent's failed gate, and every evidence ref of the API's evidence lands on a visible, highlighted element", async () => {
-    const { run, evidence } = await decidedRun("refund-agent+wrong-arguments");
+    // Sloppy, and leaking its instructions: failed gates, and findings citing the trace.
+    const { run, evidence } = await decidedRun("refund-agent+wrong-arguments+leak-system-prompt");
+    expect(evidence.findings.length).toBeGreaterThan(0);
     const { page } = await openPage(run.links.html);
     await expect(page.locator("#gate-DET .failed").textContent()).resolves.toBe("failed");
     await page.screenshot({ path: `${SCREENSHOTS}run-page.png` });
@@ -116,6 +118,20 @@ describe("the evidence pages in a real browser", () => {
       });
       expect(violations.filter((v) => v.impact === "serious" || v.impact === "critical")).toEqual([]);
     }
+    await context.close();
+  });
+
+  it("reads on a phone and in the dark, and prints black on white", async () => {
+    const { run } = await decidedRun("refund-agent+wrong-arguments");
+    const context = await browser.newContext({ viewport: { width: 375, height: 800 }, colorScheme: "dark" });
+    const page = await context.newPage();
+    await page.goto(`${t.baseUrl}${run.links.html}`);
+    // Nothing wider than the phone: long values wrap, tables scroll inside themselves.
+    await expect(page.evaluate(() => document.documentElement.scrollWidth)).resolves.toBeLessThanOrEqual(375);
+    await expect(page.evaluate(() => getComputedStyle(document.body).backgroundColor)).resolves.toBe("rgb(13, 17, 23)");
+    await page.screenshot({ path: `${SCREENSHOTS}run-page-phone-dark.png` });
+    await page.emulateMedia({ media: "print", colorScheme: "light" });
+    await expect(page.evaluate(() => getComputedStyle(document.body).backgroundColor)).resolves.toBe("rgb(255, 255, 255)");
     await context.close();
   });
 });
