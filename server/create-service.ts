@@ -16,6 +16,7 @@ import { EXECUTE_RUN, makeExecuteRun } from "./engine/tasks/execute-run.js";
 import { makeLlmJudge } from "./evaluate/judges/llm-judge.js";
 import { makeOidcVerifier } from "./auth/github-oidc.js";
 import { PAGE_LINK_SECRET, makePageLinks } from "./pages/page-links.js";
+import { makeWebhookDeliverer } from "./webhooks/deliverer.js";
 
 export interface Service {
   api: Api;
@@ -111,8 +112,10 @@ export async function createService(
       ...moreTasks,
     },
   });
+  const deliverer = makeWebhookDeliverer({ store, clock, egress, log: logger, retryScale: config.webhookRetryScale });
   try {
     const api = await buildApi(deps);
+    deliverer.start();
     if (!config.judge) logger.warn("No LLM judge configured (ASSURE_JUDGE_BASE_URL, ASSURE_JUDGE_MODEL): gates on judged metrics will be inconclusive");
     if (config.workers > 0) worker.start();
     else logger.warn("Run engine off (ASSURE_WORKERS=0): runs are accepted and stay queued");
@@ -124,6 +127,7 @@ export async function createService(
       deps,
       async close() {
         await worker.stop(stopGraceMs);
+        await deliverer.stop();
         await api.close();
         await store.close();
       },

@@ -17,6 +17,7 @@ export const ID_PREFIXES = {
   decision: "dec",
   waiver: "wvr",
   approval: "apv",
+  webhook: "whk",
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

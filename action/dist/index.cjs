@@ -51160,6 +51160,70 @@ var TypedRunEvent = external_exports.discriminatedUnion(
   RUN_EVENT_TYPES.map((type) => external_exports.object({ type: external_exports.literal(type), data: RUN_EVENT_DATA[type] }))
 ).meta({ title: "assure run events", description: "The type and data of every event a run records (envelope v1)." });
 
+// server/contract/webhooks.ts
+var WEBHOOK_EVENT_TYPES = [...RUN_EVENT_TYPES, "release_decision.updated"];
+var WebhookUrl = external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).refine((url2) => !new URL(url2).username && !new URL(url2).password, "credentials in the URL are not allowed").refine((url2) => !new URL(url2).hash, "must not have a fragment");
+var EventTypes = external_exports.array(external_exports.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length).refine((types) => new Set(types).size === types.length, "an event type is listed twice").describe("The event types to send; every type when left out");
+var Webhook = external_exports.object({
+  webhook_id: external_exports.string(),
+  project_id: external_exports.string(),
+  url: external_exports.string(),
+  event_types: external_exports.array(external_exports.string()).nullable().describe("null: every event type"),
+  description: external_exports.string().nullable(),
+  enabled: external_exports.boolean(),
+  disabled_reason: external_exports.string().nullable().describe("Why it was disabled: a 410 from the receiver, days of failures, or by a request"),
+  failing_since: Timestamp.nullable().describe("Since when every attempt has failed; null while it delivers"),
+  secret_rotated_at: Timestamp.nullable().describe("When the secret was last rotated; the old one signs beside it for 24 hours"),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  links: external_exports.object({ self: external_exports.string(), deliveries: external_exports.string() })
+}).meta({ id: "Webhook" });
+var WebhookWithSecret = Webhook.extend({
+  secret: external_exports.string().describe("whsec_ + base64 of 32 random bytes: shown once, here; the receiver verifies signatures with it")
+}).meta({ id: "WebhookWithSecret" });
+var CreateWebhookBody = external_exports.strictObject({
+  project_id: OwningProject,
+  url: WebhookUrl,
+  event_types: EventTypes.optional(),
+  description: external_exports.string().max(500).optional()
+}).meta({ id: "CreateWebhookBody" });
+var UpdateWebhookBody = external_exports.strictObject({
+  url: WebhookUrl.optional(),
+  event_types: EventTypes.nullable().optional().describe("null: every event type"),
+  description: external_exports.string().max(500).nullable().optional(),
+  enabled: external_exports.boolean().optional().describe("true enables it again (and clears why it was disabled)")
+}).refine((body) => Object.keys(body).length > 0, "name at least one field to change").meta({ id: "UpdateWebhookBody" });
+var WebhookList = listOf(Webhook).meta({ id: "WebhookList" });
+var WebhookDeliveryAttempt = external_exports.object({
+  delivery_id: external_exports.string(),
+  attempt: external_exports.number().int().describe("1 for the first"),
+  event_id: external_exports.string().describe("The webhook-id header: the same on every attempt of the event"),
+  event_type: external_exports.string(),
+  attempted_at: Timestamp,
+  response_status: external_exports.number().int().nullable().describe("null when no response came (refused, timed out, unreachable)"),
+  duration_ms: external_exports.number(),
+  error: external_exports.string().nullable(),
+  next_attempt_at: Timestamp.nullable().describe("When it is tried again; null once delivered or given up")
+}).meta({ id: "WebhookDeliveryAttempt" });
+var WebhookDeliveryList = listOf(WebhookDeliveryAttempt).meta({ id: "WebhookDeliveryList" });
+var WebhookDeliveryQuery = PageQuery.extend({
+  event_id: ResourceId.optional(),
+  event_type: external_exports.string().max(100).optional(),
+  outcome: external_exports.enum(["delivered", "failed"]).optional().describe("delivered: a 2xx answer; failed: anything else"),
+  since: external_exports.iso.datetime({ offset: true }).optional().describe("Attempts at or after this time")
+});
+var WebhookDelivery = external_exports.object({
+  delivery_id: external_exports.string(),
+  webhook_id: external_exports.string(),
+  event_id: external_exports.string(),
+  event_type: external_exports.string(),
+  status: external_exports.enum(["pending", "delivered", "failed"]),
+  attempts: external_exports.number().int(),
+  next_attempt_at: Timestamp.nullable()
+}).meta({ id: "WebhookDelivery" });
+var RecoverWebhookBody = external_exports.strictObject({ since: external_exports.iso.datetime({ offset: true }).describe("Every event of the project since this time is sent again") }).meta({ id: "RecoverWebhookBody" });
+var RecoverWebhookResult = external_exports.object({ requeued: external_exports.number().int().describe("Deliveries queued to be sent again, at once") }).meta({ id: "RecoverWebhookResult" });
+
 // server/contract/trace.ts
 var RunEvent = external_exports.object({
   schema_version: external_exports.literal("1"),

@@ -11,6 +11,7 @@ export * from "./runs.js";
 export * from "./evidence.js";
 export * from "./links.js";
 export * from "./pages.js";
+export * from "./webhooks.js";
 export * from "./trace.js";
 export * from "./events.js";
 export * from "./deprecations.js";

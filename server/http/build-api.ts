@@ -24,6 +24,7 @@ import { registerRunEvidenceRoutes } from "./routes/run-evidence.js";
 import { registerReleaseDecisionRoutes } from "./routes/release-decisions.js";
 import { registerTestSpecRoutes } from "./routes/test-specs.js";
 import { registerPageRoutes } from "./routes/pages.js";
+import { registerWebhookRoutes } from "./routes/webhooks.js";
 import { BODY_LIMIT, SPEC_BODY_LIMIT } from "./body-limits.js";
 
 
@@ -169,6 +170,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   registerRunRoutes(api, deps);
   registerRunEvidenceRoutes(api, deps);
   registerReleaseDecisionRoutes(api, deps);
+  registerWebhookRoutes(api, deps);
   registerPageRoutes(api, deps);
 
   await api.ready();

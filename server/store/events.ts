@@ -38,7 +38,7 @@ export class SequenceConflictError extends Error {
  * append must continue the log exactly where it ends (an optimistic check, as an event store's
  * expected version), so a writer that lost track of the run can never leave a gap or a fork.
  */
-export function makeEventsStore(db: Db) {
+export function makeEventsStore(db: Db, outbox: { enqueueRunEvents(runId: string, from: number, to: number, now: string): void }) {
   const lastSequence = db.prepare("SELECT COALESCE(MAX(sequence), 0) FROM run_events WHERE run_id = ?").pluck();
   const insert = db.prepare(`INSERT INTO run_events (run_id, sequence, event_id, type, occurred_at, conversation_id, turn, data)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
@@ -55,6 +55,8 @@ export function makeEventsStore(db: Db) {
       }
       insert.run(runId, event.sequence, event.event_id, event.type, event.occurred_at, event.conversation_id, event.turn, JSON.stringify(event.data));
     });
+    // Their webhook deliveries, in the same transaction: an event written is an event that will be sent.
+    if (events.length > 0) outbox.enqueueRunEvents(runId, events[0]!.sequence, events.at(-1)!.sequence, events.at(-1)!.occurred_at);
   });
 
   return {

@@ -20,6 +20,7 @@ import { makeFindingsStore } from "./findings.js";
 import { makeReleaseDecisionsStore } from "./release-decisions.js";
 import { makeGitHubStore } from "./github.js";
 import { makePagesStore } from "./pages.js";
+import { makeWebhooksStore } from "./webhooks.js";
 
 export type { Keyset, PageRequest, RowPage } from "./pagination.js";
 export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";
@@ -30,6 +31,8 @@ export type { EventRow, LoggedEvent } from "./events.js";
 export { SequenceConflictError, toLoggedEvent } from "./events.js";
 export type { ConversationRow, ConversationView } from "./conversations.js";
 export type { CaseTally } from "./pages.js";
+export type { AttemptRow, DeliveryRow, WebhookRow } from "./webhooks.js";
+export { toDecisionEvent, type DecisionEventRow } from "./release-decisions.js";
 export type { EvaluationRow, GateResultRow, JudgeUsage } from "./evaluations.js";
 export type { FindingRow } from "./findings.js";
 export type { RunStatusChange } from "./runs.js";
@@ -62,7 +65,8 @@ export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: 
   }
   const listPage = makePager(db);
   const jobs = makeJobsStore(db);
-  const decisions = makeReleaseDecisionsStore(db, listPage, jobs.writes);
+  const webhooks = makeWebhooksStore(db, listPage, sealer);
+  const decisions = makeReleaseDecisionsStore(db, listPage, jobs.writes, webhooks.writes);
   const runs = makeRunsStore(db, listPage, jobs.writes, decisions.linkRun);
   const parts = [
     makeProjectsStore(db, listPage),
@@ -71,7 +75,7 @@ export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: 
     makeTestSpecsStore(db, listPage),
     runs,
     jobs,
-    makeEventsStore(db),
+    makeEventsStore(db, webhooks.writes),
     makeConversationsStore(db),
     makeEvaluationsStore(db),
     makeFindingsStore(db),
@@ -80,6 +84,7 @@ export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: 
     makeGitHubStore(db, jobs.writes),
     makeSettingsStore(db, sealer),
     makePagesStore(db),
+    webhooks,
   ] as const;
   const reads = {
     ...mergeOf(parts, "reads"),

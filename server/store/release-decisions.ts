@@ -83,7 +83,7 @@ interface WaiverRow {
   revoked_by: string | null;
 }
 
-interface DecisionEventRow {
+export interface DecisionEventRow {
   decision_id: string;
   sequence: number;
   event_id: string;
@@ -125,6 +125,20 @@ export type NewWaiver = Pick<WaiverRow, "waiver_id" | "decision_id" | "run_id" |
   created_by: { key_id: string | null; github_login: string | null };
 };
 
+/** A decision's event as the API (and a webhook) sends it. */
+export function toDecisionEvent(row: DecisionEventRow): DecisionEvent {
+  return {
+    schema_version: "1",
+    event_id: row.event_id,
+    decision_id: row.decision_id,
+    run_id: row.run_id,
+    sequence: row.sequence,
+    type: row.type,
+    occurred_at: row.occurred_at,
+    data: JSON.parse(row.data) as DecisionUpdatedData,
+  };
+}
+
 /** The job that takes a waiver's expiry into account when it comes. */
 export const REFRESH_RELEASE_DECISION = "refresh_release_decision";
 
@@ -137,7 +151,12 @@ export const policyApprovalPath = (decisionId: string, approvalId: string) => `$
  * to date, in the transaction of whatever changed what it rests on, and appends an event when it
  * changes.
  */
-export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick<JobsStore["writes"], "enqueueJob">) {
+export function makeReleaseDecisionsStore(
+  db: Db,
+  listPage: ListPage,
+  jobs: Pick<JobsStore["writes"], "enqueueJob">,
+  outbox: { enqueueDecisionEvent(decisionId: string, sequence: number, now: string): void },
+) {
   const decisions = makeProjectTable<DecisionRow>(db, listPage, "release_decisions", "decision_id");
   const insertDecision = db.prepare(`INSERT INTO release_decisions
       (decision_id, project_id, repository, commit_sha, attempt, status, reasons, created_at, updated_at, decided_at)
@@ -401,6 +420,7 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
     const sequence = (lastEvent.get(decisionId) as number) + 1;
     const eventId = makeIdGenerator({ now: () => new Date(now) })("event");
     insertEvent.run(decisionId, sequence, eventId, "release_decision.updated", now, runId, JSON.stringify(data));
+    outbox.enqueueDecisionEvent(decisionId, sequence, now);
   }
 
   /** Fills the current attempt's slot of each given (spec, environment) with the latest run of the subject that tests it. */
@@ -442,16 +462,7 @@ export function makeReleaseDecisionsStore(db: Db, listPage: ListPage, jobs: Pick
         return { rows: rows.map(toDecision), next };
       },
       listDecisionEvents(decisionId: string, afterSequence: number, limit: number): DecisionEvent[] {
-        return (eventsPage.all(decisionId, afterSequence, limit) as DecisionEventRow[]).map((row) => ({
-          schema_version: "1",
-          event_id: row.event_id,
-          decision_id: row.decision_id,
-          run_id: row.run_id,
-          sequence: row.sequence,
-          type: row.type,
-          occurred_at: row.occurred_at,
-          data: JSON.parse(row.data) as DecisionUpdatedData,
-        }));
+        return (eventsPage.all(decisionId, afterSequence, limit) as DecisionEventRow[]).map(toDecisionEvent);
       },
       getWaiver(decisionId: string, waiverId: string, now: string): Waiver | undefined {
         const row = waiverById.get(decisionId, waiverId) as WaiverRow | undefined;

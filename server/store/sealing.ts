@@ -10,6 +10,7 @@ import type { Db } from "./db.js";
 export const SEALED_AT = {
   environmentHeaders: (environmentId: string) => `environments.headers/${environmentId}`,
   setting: (key: string) => `settings/${key}`,
+  webhookSecret: (webhookId: string) => `webhooks.secret/${webhookId}`,
 };
 
 /** A known value sealed at start: opening it tells whether the key is the database's. */

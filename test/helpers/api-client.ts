@@ -61,6 +61,7 @@ export function makeApiClient(baseUrl: string, validate: ResponseValidator | und
     get: <T = any>(path: string, options?: CallOptions) => call<T>("GET", path, options),
     post: <T = any>(path: string, json: unknown, options: CallOptions = {}) => call<T>("POST", path, { ...options, json }),
     patch: <T = any>(path: string, json: unknown, options: CallOptions = {}) => call<T>("PATCH", path, { ...options, json }),
+    delete: <T = any>(path: string, options?: CallOptions) => call<T>("DELETE", path, options),
     withToken: (token: string) => makeApiClient(baseUrl, validate, token),
   };
 }

@@ -19,7 +19,7 @@ export function makeResponseValidator(document: OpenApiDocument) {
   }));
   const compiled = new Map<string, ReturnType<Ajv2020["compile"]>>();
 
-  function schemaFor(method: string, path: string, status: number): { key: string; schema: unknown } | undefined {
+  function schemaFor(method: string, path: string, status: number): { key: string; schema: unknown } | "no content" | undefined {
     const template = templates.find((t) => t.pattern.test(path))?.template;
     const errorSchema = { $ref: "#/components/schemas/Error" };
     if (!template) return status >= 400 ? { key: `error`, schema: errorSchema } : undefined;
@@ -28,12 +28,15 @@ export function makeResponseValidator(document: OpenApiDocument) {
     const range = `${String(status)[0]}XX`;
     const response = operation.responses[String(status)] ?? operation.responses[range] ?? operation.responses[range.toLowerCase()];
     const schema = response?.content?.["application/json"]?.schema;
+    // A documented answer without a body (204).
+    if (response && !response.content && status === 204) return "no content";
     return schema ? { key: `${method} ${template} ${status}`, schema } : undefined;
   }
 
   return function validateResponse(method: string, path: string, status: number, body: unknown): string[] {
     const found = schemaFor(method, path, status);
     if (!found) return [`no response schema documented for ${method} ${path} ${status}`];
+    if (found === "no content") return body === undefined ? [] : [`a 204 with a body`];
     let validate = compiled.get(found.key);
     if (!validate) {
       validate = ajv.compile({ components: document.components, ...(found.schema as object) });

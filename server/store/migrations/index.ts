@@ -22,6 +22,7 @@ import changeAgainstBase from "./0019-change-against-base.js";
 import retries from "./0020-retries.js";
 import pricing from "./0021-pricing.js";
 import pages from "./0022-pages.js";
+import webhooks from "./0023-webhooks.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -62,4 +63,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 20, name: "retries", sql: retries },
   { version: 21, name: "pricing", sql: pricing },
   { version: 22, name: "pages", sql: pages },
+  { version: 23, name: "webhooks", sql: webhooks },
 ];

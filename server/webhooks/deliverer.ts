@@ -1,0 +1,168 @@
+import type { Clock } from "../clock.js";
+import { coerceError } from "../errors.js";
+import type { Logger } from "../log.js";
+import { sendOutbound, type OutboundResponse } from "../net/http-request.js";
+import type { EgressPolicy } from "../net/egress.js";
+import { toRunEvent } from "../runs/read-models.js";
+import { toDecisionEvent, type DecisionEventRow, type DeliveryRow, type EventRow } from "../store/index.js";
+import type { ServiceStore } from "../store/service-store.js";
+import { DISABLE_AFTER_FAILING_MS, nextAttemptAt } from "./retry-schedule.js";
+import { signedHeaders } from "./sign.js";
+
+export interface WebhookDelivererOptions {
+  store: ServiceStore;
+  clock: Clock;
+  egress: EgressPolicy;
+  log: Logger;
+  /** Shortens the retry schedule and the days after which a failing endpoint is disabled (ASSURE_WEBHOOK_RETRY_SCALE). */
+  retryScale?: number;
+  /** How long a claimed delivery is this deliverer's: longer than an attempt can take. */
+  leaseMs?: number;
+  /** An attempt's deadline (connecting, waiting and reading alike). */
+  timeoutMs?: number;
+  /** Attempts in flight at once, all endpoints together, and per endpoint. */
+  maxInFlight?: number;
+  perEndpoint?: number;
+  /** How often it looks for due deliveries when nothing woke it. */
+  pollMs?: number;
+}
+
+/**
+ * Sends the outbox's due deliveries. A slow or dead receiver holds at most `perEndpoint` attempts
+ * in flight, and its other deliveries are not claimed meanwhile, so other endpoints' go on; the API
+ * and the run engine only ever write the outbox, in their own transactions, and never wait for a
+ * receiver. Every attempt is recorded with what follows: delivered (2xx), given up and the
+ * endpoint disabled (410), or tried again on the schedule.
+ */
+export function makeWebhookDeliverer({
+  store,
+  clock,
+  egress,
+  log,
+  retryScale = 1,
+  leaseMs = 30_000,
+  timeoutMs = 15_000,
+  maxInFlight = 64,
+  perEndpoint = 4,
+  pollMs = 500,
+}: WebhookDelivererOptions) {
+  const inFlight = new Map<string, number>();
+  let total = 0;
+  let running = false;
+  let wake: (() => void) | undefined;
+  let loop: Promise<void> | undefined;
+  const controller = new AbortController();
+
+  function bodyOf(delivery: DeliveryRow): string | undefined {
+    const row = store.getOutboxEvent(delivery.event_source, delivery.event_id);
+    if (!row) return undefined;
+    return JSON.stringify(delivery.event_source === "run" ? toRunEvent(row as unknown as EventRow) : toDecisionEvent(row as unknown as DecisionEventRow));
+  }
+
+  async function attempt(delivery: DeliveryRow): Promise<void> {
+    const webhook = store.getWebhookRow(delivery.webhook_id);
+    const at = clock.now();
+    const body = bodyOf(delivery);
+    let response: OutboundResponse | undefined;
+    let error: string | null = null;
+    const started = performance.now();
+    if (!webhook || !body) {
+      error = !webhook ? "the endpoint was deleted" : "the event no longer exists";
+    } else {
+      try {
+        const secrets = store.webhookSecrets(webhook.webhook_id, at.toISOString());
+        response = await sendOutbound(egress, {
+          url: webhook.url,
+          method: "POST",
+          headers: { ...signedHeaders(secrets, delivery.event_id, at, body), "user-agent": "assure-webhooks/1" },
+          body,
+          timeoutMs,
+          maxResponseBytes: 64 * 1024,
+          signal: controller.signal,
+        });
+      } catch (raw) {
+        error = coerceError(raw).message;
+      }
+    }
+    if (controller.signal.aborted) return; // stopping: the lease lapses and the delivery is tried again
+    const status = response?.status ?? null;
+    const delivered = status !== null && status >= 200 && status < 300;
+    if (!delivered && error === null) error = `the receiver answered ${status}`;
+    const gone = status === 410;
+    const next = delivered || gone || !webhook || !body ? null : nextAttemptAt(delivery.attempts + 1, clock.now(), retryScale);
+    const outcome = {
+      delivery_id: delivery.delivery_id,
+      attempted_at: at.toISOString(),
+      response_status: status,
+      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      error,
+      next_attempt_at: next,
+      delivered,
+      disable: gone ? "the receiver answered 410 Gone: it wants no more deliveries" : null,
+    };
+    const [{ failing_since }] = (await store.write(["recordWebhookAttempt", outcome])) as [{ failing_since: string | null }];
+    if (failing_since && clock.now().getTime() - Date.parse(failing_since) > DISABLE_AFTER_FAILING_MS * retryScale) {
+      await store.write(["disableWebhook", delivery.webhook_id, `every attempt failed since ${failing_since}: disabled after 5 days`, clock.now().toISOString()]);
+    }
+  }
+
+  function launch(delivery: DeliveryRow): void {
+    total++;
+    inFlight.set(delivery.webhook_id, (inFlight.get(delivery.webhook_id) ?? 0) + 1);
+    void attempt(delivery)
+      .catch((error: unknown) => log.error({ err: coerceError(error), delivery_id: delivery.delivery_id }, "A webhook attempt could not be recorded; it is tried again when its lease lapses"))
+      .finally(() => {
+        total--;
+        const left = (inFlight.get(delivery.webhook_id) ?? 1) - 1;
+        if (left === 0) inFlight.delete(delivery.webhook_id);
+        else inFlight.set(delivery.webhook_id, left);
+        wake?.();
+      });
+  }
+
+  async function run(): Promise<void> {
+    while (running) {
+      const room = maxInFlight - total;
+      const due = store.nextWebhookDeliveryDue();
+      if (room > 0 && due !== null && due <= clock.now().toISOString()) {
+        const now = clock.now();
+        try {
+          const lease = new Date(now.getTime() + leaseMs).toISOString();
+          const [claimed] = (await store.write(["claimWebhookDeliveries", now.toISOString(), lease, room, perEndpoint, Object.fromEntries(inFlight)])) as [DeliveryRow[]];
+          for (const delivery of claimed) launch(delivery);
+          if (claimed.length === room) continue;
+        } catch (error) {
+          log.error({ err: coerceError(error) }, "Could not claim webhook deliveries");
+        }
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, pollMs);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      wake = undefined;
+    }
+  }
+
+  return {
+    start(): void {
+      if (running) return;
+      running = true;
+      loop = run();
+    },
+    /** Something was written to the outbox: look now rather than at the next poll. */
+    nudge(): void {
+      wake?.();
+    },
+    async stop(): Promise<void> {
+      running = false;
+      wake?.();
+      controller.abort(new Error("the service is stopping"));
+      await loop;
+    },
+  };
+}
+
+export type WebhookDeliverer = ReturnType<typeof makeWebhookDeliverer>;
