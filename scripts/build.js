@@ -11,6 +11,7 @@ export const ENTRY_POINTS = {
   "app/cli": "app/cli.ts",
   "examples/agent/main": "examples/agent/main.ts",
   "examples/demo": "examples/demo.ts",
+  "examples/webhook-consumer": "examples/webhook-consumer.ts",
   // Libraries of the bench: the GitHub stand-in and the webhook payloads it sends.
   "examples/github/stand-in": "examples/github/stand-in.ts",
   "examples/github/events": "examples/github/events.ts",

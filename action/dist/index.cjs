@@ -51160,165 +51160,6 @@ var TypedRunEvent = external_exports.discriminatedUnion(
   RUN_EVENT_TYPES.map((type) => external_exports.object({ type: external_exports.literal(type), data: RUN_EVENT_DATA[type] }))
 ).meta({ title: "assure run events", description: "The type and data of every event a run records (envelope v1)." });
 
-// server/contract/webhooks.ts
-var WEBHOOK_EVENT_TYPES = [...RUN_EVENT_TYPES, "release_decision.updated"];
-var WebhookUrl = external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).refine((url2) => !new URL(url2).username && !new URL(url2).password, "credentials in the URL are not allowed").refine((url2) => !new URL(url2).hash, "must not have a fragment");
-var EventTypes = external_exports.array(external_exports.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length).refine((types) => new Set(types).size === types.length, "an event type is listed twice").describe("The event types to send; every type when left out");
-var Webhook = external_exports.object({
-  webhook_id: external_exports.string(),
-  project_id: external_exports.string(),
-  url: external_exports.string(),
-  event_types: external_exports.array(external_exports.string()).nullable().describe("null: every event type"),
-  description: external_exports.string().nullable(),
-  enabled: external_exports.boolean(),
-  disabled_reason: external_exports.string().nullable().describe("Why it was disabled: a 410 from the receiver, days of failures, or by a request"),
-  failing_since: Timestamp.nullable().describe("Since when every attempt has failed; null while it delivers"),
-  secret_rotated_at: Timestamp.nullable().describe("When the secret was last rotated; the old one signs beside it for 24 hours"),
-  created_at: Timestamp,
-  updated_at: Timestamp,
-  links: external_exports.object({ self: external_exports.string(), deliveries: external_exports.string() })
-}).meta({ id: "Webhook" });
-var WebhookWithSecret = Webhook.extend({
-  secret: external_exports.string().describe("whsec_ + base64 of 32 random bytes: shown once, here; the receiver verifies signatures with it")
-}).meta({ id: "WebhookWithSecret" });
-var CreateWebhookBody = external_exports.strictObject({
-  project_id: OwningProject,
-  url: WebhookUrl,
-  event_types: EventTypes.optional(),
-  description: external_exports.string().max(500).optional()
-}).meta({ id: "CreateWebhookBody" });
-var UpdateWebhookBody = external_exports.strictObject({
-  url: WebhookUrl.optional(),
-  event_types: EventTypes.nullable().optional().describe("null: every event type"),
-  description: external_exports.string().max(500).nullable().optional(),
-  enabled: external_exports.boolean().optional().describe("true enables it again (and clears why it was disabled)")
-}).refine((body) => Object.keys(body).length > 0, "name at least one field to change").meta({ id: "UpdateWebhookBody" });
-var WebhookList = listOf(Webhook).meta({ id: "WebhookList" });
-var WebhookDeliveryAttempt = external_exports.object({
-  delivery_id: external_exports.string(),
-  attempt: external_exports.number().int().describe("1 for the first"),
-  event_id: external_exports.string().describe("The webhook-id header: the same on every attempt of the event"),
-  event_type: external_exports.string(),
-  attempted_at: Timestamp,
-  response_status: external_exports.number().int().nullable().describe("null when no response came (refused, timed out, unreachable)"),
-  duration_ms: external_exports.number(),
-  error: external_exports.string().nullable(),
-  next_attempt_at: Timestamp.nullable().describe("When it is tried again; null once delivered or given up")
-}).meta({ id: "WebhookDeliveryAttempt" });
-var WebhookDeliveryList = listOf(WebhookDeliveryAttempt).meta({ id: "WebhookDeliveryList" });
-var WebhookDeliveryQuery = PageQuery.extend({
-  event_id: ResourceId.optional(),
-  event_type: external_exports.string().max(100).optional(),
-  outcome: external_exports.enum(["delivered", "failed"]).optional().describe("delivered: a 2xx answer; failed: anything else"),
-  since: external_exports.iso.datetime({ offset: true }).optional().describe("Attempts at or after this time")
-});
-var WebhookDelivery = external_exports.object({
-  delivery_id: external_exports.string(),
-  webhook_id: external_exports.string(),
-  event_id: external_exports.string(),
-  event_type: external_exports.string(),
-  status: external_exports.enum(["pending", "delivered", "failed"]),
-  attempts: external_exports.number().int(),
-  next_attempt_at: Timestamp.nullable()
-}).meta({ id: "WebhookDelivery" });
-var RecoverWebhookBody = external_exports.strictObject({ since: external_exports.iso.datetime({ offset: true }).describe("Every event of the project since this time is sent again") }).meta({ id: "RecoverWebhookBody" });
-var RecoverWebhookResult = external_exports.object({ requeued: external_exports.number().int().describe("Deliveries queued to be sent again, at once") }).meta({ id: "RecoverWebhookResult" });
-
-// server/contract/trace.ts
-var RunEvent = external_exports.object({
-  schema_version: external_exports.literal("1"),
-  event_id: external_exports.string().describe("Unique per event: deduplicate on it"),
-  run_id: external_exports.string(),
-  sequence: external_exports.number().int().describe("Gap-free from 1 within a run"),
-  type: external_exports.string().describe(`One of ${RUN_EVENT_TYPES.join(", ")}; more may be added: ignore types you do not know. Each type's data: /v1/schemas/events.json`),
-  occurred_at: Timestamp,
-  data: external_exports.record(external_exports.string(), external_exports.unknown())
-}).meta({ id: "RunEvent" });
-var RunEventList = listOf(RunEvent).meta({ id: "RunEventList" });
-var TraceQuery = external_exports.strictObject({
-  limit: external_exports.coerce.number().int().min(1).max(200).default(50),
-  cursor: PageCursor.optional(),
-  after: external_exports.coerce.number().int().min(0).optional().describe("Return entries with a sequence greater than this")
-}).refine((query) => query.cursor === void 0 || query.after === void 0, {
-  message: "pass either cursor or after, not both",
-  path: ["after"]
-});
-var ConversationSummary = external_exports.object({
-  conversation_id: external_exports.string(),
-  run_id: external_exports.string(),
-  kind: external_exports.enum(["scenario", "probe"]),
-  scenario_id: external_exports.string().describe("The scenario's (or security probe's) id in the spec"),
-  repeat_index: external_exports.number().int().describe("1-based repeat of the scenario"),
-  attempt: external_exports.number().int().describe("More than 1 when an earlier attempt was interrupted"),
-  retry: external_exports.number().int().describe("0 for the first try of its scenario and repeat; k for the k-th try again after its checks failed (defaults.retry_failed)"),
-  counted: external_exports.boolean().describe("Whether the evaluations use it: the last completed try of its scenario and repeat; earlier tries stay as evidence"),
-  status: external_exports.enum(["running", "completed", "interrupted", "failed"]),
-  created_at: Timestamp,
-  ended_at: Timestamp.nullable(),
-  links: external_exports.object({ self: external_exports.string() })
-}).meta({ id: "ConversationSummary" });
-var ConversationMessage = external_exports.object({
-  sequence: external_exports.number().int(),
-  turn: external_exports.number().int().describe("0 for the system prompt"),
-  role: external_exports.enum(["system", "user", "assistant", "tool"]),
-  content: external_exports.unknown(),
-  tool_calls: external_exports.array(external_exports.object({ call_id: external_exports.string(), name: external_exports.string() })).optional(),
-  tool_call_id: external_exports.string().optional(),
-  name: external_exports.string().optional(),
-  ref: external_exports.string().describe("The trace entry")
-});
-var Conversation = ConversationSummary.extend({
-  turns: external_exports.array(external_exports.object({ turn: external_exports.number().int(), ref: external_exports.string() })),
-  messages: external_exports.array(ConversationMessage)
-}).meta({ id: "Conversation" });
-var ConversationList = listOf(ConversationSummary).meta({ id: "ConversationList" });
-var Turn2 = external_exports.object({
-  conversation_id: external_exports.string(),
-  turn: external_exports.number().int(),
-  user: external_exports.string().nullable(),
-  reply: external_exports.string().nullable().describe("The agent's last text of the turn"),
-  steps: external_exports.array(
-    external_exports.object({
-      step: external_exports.number().int(),
-      content: external_exports.string().nullable(),
-      latency_ms: external_exports.number().nullable(),
-      ref: external_exports.string(),
-      tool_calls: external_exports.array(
-        external_exports.object({
-          call_id: external_exports.string(),
-          name: external_exports.string(),
-          arguments: external_exports.unknown(),
-          arguments_raw: external_exports.string(),
-          arguments_error: external_exports.string().optional(),
-          result: external_exports.unknown(),
-          ref: external_exports.string()
-        })
-      )
-    })
-  ),
-  events: external_exports.array(external_exports.string()).describe("Every trace entry of the turn")
-}).meta({ id: "Turn" });
-
-// server/contract/run-keys.ts
-var import_node_crypto = require("node:crypto");
-var DERIVED_RUN_KEY_PREFIX = "gh1-";
-function runIdempotencyKey({ repositoryId, commitSha, specPath, environmentName, attempt, agentUrl }) {
-  const fields = [repositoryId, commitSha, specPath, environmentName, attempt, agentUrl ?? null];
-  return `${DERIVED_RUN_KEY_PREFIX}${(0, import_node_crypto.createHash)("sha256").update(JSON.stringify(fields)).digest("hex")}`;
-}
-
-// server/contract/auth.ts
-var GitHubOidcExchangeBody = external_exports.strictObject({
-  token: external_exports.string().min(1).max(16384).describe("A GitHub Actions OIDC token (JWT) requested for this service's audience")
-}).meta({ id: "GitHubOidcExchangeBody" });
-var ShortLivedKey = external_exports.object({
-  token: external_exports.string().describe("The API key: send it as 'Authorization: Bearer <token>'. Shown once."),
-  key_id: external_exports.string(),
-  project_id: external_exports.string().describe("The project that lists the workflow's repository"),
-  scopes: external_exports.array(external_exports.string()).describe("What a workflow may do; never releases:waive"),
-  expires_at: Timestamp
-}).meta({ id: "ShortLivedKey" });
-
 // server/contract/changes.ts
 var ChangeSettings = external_exports.strictObject({
   baseline: external_exports.strictObject({
@@ -51527,6 +51368,166 @@ var DecisionEvent = external_exports.object({
   data: DecisionUpdatedData
 }).meta({ id: "DecisionEvent" });
 var DecisionEventList = listOf(DecisionEvent).meta({ id: "DecisionEventList" });
+
+// server/contract/trace.ts
+var RunEvent = external_exports.object({
+  schema_version: external_exports.literal("1"),
+  event_id: external_exports.string().describe("Unique per event: deduplicate on it"),
+  run_id: external_exports.string(),
+  sequence: external_exports.number().int().describe("Gap-free from 1 within a run"),
+  type: external_exports.string().describe(`One of ${RUN_EVENT_TYPES.join(", ")}; more may be added: ignore types you do not know. Each type's data: /v1/schemas/events.json`),
+  occurred_at: Timestamp,
+  data: external_exports.record(external_exports.string(), external_exports.unknown())
+}).meta({ id: "RunEvent" });
+var RunEventList = listOf(RunEvent).meta({ id: "RunEventList" });
+var TraceQuery = external_exports.strictObject({
+  limit: external_exports.coerce.number().int().min(1).max(200).default(50),
+  cursor: PageCursor.optional(),
+  after: external_exports.coerce.number().int().min(0).optional().describe("Return entries with a sequence greater than this")
+}).refine((query) => query.cursor === void 0 || query.after === void 0, {
+  message: "pass either cursor or after, not both",
+  path: ["after"]
+});
+var ConversationSummary = external_exports.object({
+  conversation_id: external_exports.string(),
+  run_id: external_exports.string(),
+  kind: external_exports.enum(["scenario", "probe"]),
+  scenario_id: external_exports.string().describe("The scenario's (or security probe's) id in the spec"),
+  repeat_index: external_exports.number().int().describe("1-based repeat of the scenario"),
+  attempt: external_exports.number().int().describe("More than 1 when an earlier attempt was interrupted"),
+  retry: external_exports.number().int().describe("0 for the first try of its scenario and repeat; k for the k-th try again after its checks failed (defaults.retry_failed)"),
+  counted: external_exports.boolean().describe("Whether the evaluations use it: the last completed try of its scenario and repeat; earlier tries stay as evidence"),
+  status: external_exports.enum(["running", "completed", "interrupted", "failed"]),
+  created_at: Timestamp,
+  ended_at: Timestamp.nullable(),
+  links: external_exports.object({ self: external_exports.string() })
+}).meta({ id: "ConversationSummary" });
+var ConversationMessage = external_exports.object({
+  sequence: external_exports.number().int(),
+  turn: external_exports.number().int().describe("0 for the system prompt"),
+  role: external_exports.enum(["system", "user", "assistant", "tool"]),
+  content: external_exports.unknown(),
+  tool_calls: external_exports.array(external_exports.object({ call_id: external_exports.string(), name: external_exports.string() })).optional(),
+  tool_call_id: external_exports.string().optional(),
+  name: external_exports.string().optional(),
+  ref: external_exports.string().describe("The trace entry")
+});
+var Conversation = ConversationSummary.extend({
+  turns: external_exports.array(external_exports.object({ turn: external_exports.number().int(), ref: external_exports.string() })),
+  messages: external_exports.array(ConversationMessage)
+}).meta({ id: "Conversation" });
+var ConversationList = listOf(ConversationSummary).meta({ id: "ConversationList" });
+var Turn2 = external_exports.object({
+  conversation_id: external_exports.string(),
+  turn: external_exports.number().int(),
+  user: external_exports.string().nullable(),
+  reply: external_exports.string().nullable().describe("The agent's last text of the turn"),
+  steps: external_exports.array(
+    external_exports.object({
+      step: external_exports.number().int(),
+      content: external_exports.string().nullable(),
+      latency_ms: external_exports.number().nullable(),
+      ref: external_exports.string(),
+      tool_calls: external_exports.array(
+        external_exports.object({
+          call_id: external_exports.string(),
+          name: external_exports.string(),
+          arguments: external_exports.unknown(),
+          arguments_raw: external_exports.string(),
+          arguments_error: external_exports.string().optional(),
+          result: external_exports.unknown(),
+          ref: external_exports.string()
+        })
+      )
+    })
+  ),
+  events: external_exports.array(external_exports.string()).describe("Every trace entry of the turn")
+}).meta({ id: "Turn" });
+
+// server/contract/webhooks.ts
+var WEBHOOK_EVENT_TYPES = [...RUN_EVENT_TYPES, "release_decision.updated"];
+var WebhookUrl = external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).refine((url2) => !new URL(url2).username && !new URL(url2).password, "credentials in the URL are not allowed").refine((url2) => !new URL(url2).hash, "must not have a fragment");
+var EventTypes = external_exports.array(external_exports.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length).refine((types) => new Set(types).size === types.length, "an event type is listed twice").describe("The event types to send; every type when left out");
+var Webhook = external_exports.object({
+  webhook_id: external_exports.string(),
+  project_id: external_exports.string(),
+  url: external_exports.string(),
+  event_types: external_exports.array(external_exports.string()).nullable().describe("null: every event type"),
+  description: external_exports.string().nullable(),
+  enabled: external_exports.boolean(),
+  disabled_reason: external_exports.string().nullable().describe("Why it was disabled: a 410 from the receiver, days of failures, or by a request"),
+  failing_since: Timestamp.nullable().describe("Since when every attempt has failed; null while it delivers"),
+  secret_rotated_at: Timestamp.nullable().describe("When the secret was last rotated; the old one signs beside it for 24 hours"),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  links: external_exports.object({ self: external_exports.string(), deliveries: external_exports.string() })
+}).meta({ id: "Webhook" });
+var WebhookWithSecret = Webhook.extend({
+  secret: external_exports.string().describe("whsec_ + base64 of 32 random bytes: shown once, here; the receiver verifies signatures with it")
+}).meta({ id: "WebhookWithSecret" });
+var CreateWebhookBody = external_exports.strictObject({
+  project_id: OwningProject,
+  url: WebhookUrl,
+  event_types: EventTypes.optional(),
+  description: external_exports.string().max(500).optional()
+}).meta({ id: "CreateWebhookBody" });
+var UpdateWebhookBody = external_exports.strictObject({
+  url: WebhookUrl.optional(),
+  event_types: EventTypes.nullable().optional().describe("null: every event type"),
+  description: external_exports.string().max(500).nullable().optional(),
+  enabled: external_exports.boolean().optional().describe("true enables it again (and clears why it was disabled)")
+}).refine((body) => Object.keys(body).length > 0, "name at least one field to change").meta({ id: "UpdateWebhookBody" });
+var WebhookList = listOf(Webhook).meta({ id: "WebhookList" });
+var WebhookDeliveryAttempt = external_exports.object({
+  delivery_id: external_exports.string(),
+  attempt: external_exports.number().int().describe("1 for the first"),
+  event_id: external_exports.string().describe("The webhook-id header: the same on every attempt of the event"),
+  event_type: external_exports.string(),
+  attempted_at: Timestamp,
+  response_status: external_exports.number().int().nullable().describe("null when no response came (refused, timed out, unreachable)"),
+  duration_ms: external_exports.number(),
+  error: external_exports.string().nullable(),
+  next_attempt_at: Timestamp.nullable().describe("When it is tried again; null once delivered or given up")
+}).meta({ id: "WebhookDeliveryAttempt" });
+var WebhookDeliveryList = listOf(WebhookDeliveryAttempt).meta({ id: "WebhookDeliveryList" });
+var WebhookDeliveryQuery = PageQuery.extend({
+  event_id: ResourceId.optional(),
+  event_type: external_exports.string().max(100).optional(),
+  outcome: external_exports.enum(["delivered", "failed"]).optional().describe("delivered: a 2xx answer; failed: anything else"),
+  since: external_exports.iso.datetime({ offset: true }).optional().describe("Attempts at or after this time")
+});
+var WebhookDelivery = external_exports.object({
+  delivery_id: external_exports.string(),
+  webhook_id: external_exports.string(),
+  event_id: external_exports.string(),
+  event_type: external_exports.string(),
+  status: external_exports.enum(["pending", "delivered", "failed"]),
+  attempts: external_exports.number().int(),
+  next_attempt_at: Timestamp.nullable()
+}).meta({ id: "WebhookDelivery" });
+var RecoverWebhookBody = external_exports.strictObject({ since: external_exports.iso.datetime({ offset: true }).describe("Every event of the project since this time is sent again") }).meta({ id: "RecoverWebhookBody" });
+var RecoverWebhookResult = external_exports.object({ requeued: external_exports.number().int().describe("Deliveries queued to be sent again, at once") }).meta({ id: "RecoverWebhookResult" });
+var WebhookEvent = external_exports.union([RunEvent, DecisionEvent]);
+
+// server/contract/run-keys.ts
+var import_node_crypto = require("node:crypto");
+var DERIVED_RUN_KEY_PREFIX = "gh1-";
+function runIdempotencyKey({ repositoryId, commitSha, specPath, environmentName, attempt, agentUrl }) {
+  const fields = [repositoryId, commitSha, specPath, environmentName, attempt, agentUrl ?? null];
+  return `${DERIVED_RUN_KEY_PREFIX}${(0, import_node_crypto.createHash)("sha256").update(JSON.stringify(fields)).digest("hex")}`;
+}
+
+// server/contract/auth.ts
+var GitHubOidcExchangeBody = external_exports.strictObject({
+  token: external_exports.string().min(1).max(16384).describe("A GitHub Actions OIDC token (JWT) requested for this service's audience")
+}).meta({ id: "GitHubOidcExchangeBody" });
+var ShortLivedKey = external_exports.object({
+  token: external_exports.string().describe("The API key: send it as 'Authorization: Bearer <token>'. Shown once."),
+  key_id: external_exports.string(),
+  project_id: external_exports.string().describe("The project that lists the workflow's repository"),
+  scopes: external_exports.array(external_exports.string()).describe("What a workflow may do; never releases:waive"),
+  expires_at: Timestamp
+}).meta({ id: "ShortLivedKey" });
 
 // server/contract/assure-config.ts
 var ASSURE_CONFIG_PATH = ".assure/config.yml";

@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { OwningProject, PageQuery, ResourceId, Timestamp, listOf } from "./common.js";
 import { RUN_EVENT_TYPES } from "./events.js";
+import { DecisionEvent } from "./releases.js";
+import { RunEvent } from "./trace.js";
 
 /** Every event type a webhook can be sent: each run event of the trace, and a decision's updates. */
 export const WEBHOOK_EVENT_TYPES = [...RUN_EVENT_TYPES, "release_decision.updated"] as const;
@@ -107,3 +109,7 @@ export const RecoverWebhookResult = z
   .meta({ id: "RecoverWebhookResult" });
 
 export const webhookPath = (webhookId: string) => `/v1/webhooks/${webhookId}`;
+
+/** What a webhook's body holds: a run's event (the trace envelope) or a decision's update. */
+export const WebhookEvent = z.union([RunEvent, DecisionEvent]);
+export type WebhookEvent = z.infer<typeof WebhookEvent>;

@@ -1,4 +1,10 @@
+import { mkdtempSync } from "node:fs";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { makeWebhookConsumer } from "../../../examples/webhook-consumer.js";
 import { Webhook as StandardWebhook } from "standardwebhooks";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import type { ApiClient } from "../../helpers/api-client.js";
@@ -186,5 +192,39 @@ describe("outbound webhooks", () => {
     const attempt = await waitFor(async () => (await t.admin.get("/v1/webhooks/whk_metadata/deliveries?limit=1")).body.data[0], "an attempt");
     expect(attempt).toMatchObject({ response_status: null, error: expect.stringMatching(/Egress refused/) });
     await t.admin.delete("/v1/webhooks/whk_metadata");
+  });
+
+  it("is consumed as the README shows: verified, validated, kept once per event_id, processed in the background", async () => {
+    const processed: string[] = [];
+    let consumer: ReturnType<typeof makeWebhookConsumer> | undefined;
+    // Until the consumer has its secret it answers 503: those deliveries are tried again.
+    const server = createServer((req, res) => (consumer ? void consumer.handle(req, res) : void res.writeHead(503).end()));
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+      const webhook = await register(url, { event_types: ["run.status_changed", "release_decision.updated"] });
+      consumer = makeWebhookConsumer({
+        secret: webhook.secret,
+        dbPath: join(mkdtempSync(join(tmpdir(), "assure-consumer-")), "events.db"),
+        process: async (event) => void processed.push(event.event_id),
+      });
+      const { run_id, trace } = await runToEnd();
+      await client.post("/v1/release-decisions", { subject: { run_ids: [run_id] } });
+      const moves = trace.filter((e) => e.type === "run.status_changed").map((e) => e.event_id);
+      await waitFor(() => moves.every((id) => processed.includes(id)) && processed.length === moves.length + 1, "every event processed");
+      // A delivery sent again is kept and processed once.
+      const [last] = (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?outcome=delivered&limit=1`)).body.data;
+      await client.post(`/v1/webhooks/${webhook.webhook_id}/deliveries/${last.delivery_id}/redeliver`, {});
+      await waitFor(async () => (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?event_id=${last.event_id}&outcome=delivered`)).body.data.length === 2, "the redelivery");
+      expect(processed.filter((id) => id === last.event_id)).toHaveLength(1);
+      expect(consumer.db.prepare("SELECT COUNT(*) FROM received").pluck().get()).toBe(moves.length + 1);
+      // A forged delivery is refused.
+      const forged = await fetch(url, { method: "POST", headers: { "webhook-id": "msg_1", "webhook-timestamp": String(Math.floor(Date.now() / 1000)), "webhook-signature": "v1,AAAA" }, body: "{}" });
+      expect(forged.status).toBe(401);
+      await client.delete(`/v1/webhooks/${webhook.webhook_id}`);
+    } finally {
+      server.close();
+      consumer?.close();
+    }
   });
 });
