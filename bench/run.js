@@ -11,6 +11,7 @@ import { REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, start
 import { describeEngineBench, runEngineBench } from "./engine.js";
 import { describeGitHubBench, runGitHubBench } from "./github.js";
 import { describePagesBench, runPagesBench } from "./pages.js";
+import { describeWebhookBench, runWebhookBench } from "./webhooks.js";
 import { CONNECTIONS, measurePair } from "./lib/load.js";
 import { NODE_ARGS, runCli, startServer } from "./lib/processes.js";
 import { problemLines, resultsTable, targetLines } from "./lib/report.js";
@@ -33,7 +34,7 @@ const TIMING = {
 };
 /** A hard stop, in case something hangs: the bench normally takes about 3 minutes. */
 const OVERALL_TIMEOUT_MS = 15 * 60_000;
-const PARTS = ["api", "engine", "github", "pages"];
+const PARTS = ["api", "engine", "github", "pages", "webhooks"];
 
 const FIRST_PAGE = "GET /v1/runs?limit=50 (first page)";
 const DEEP_PAGE = `GET /v1/runs?limit=50 (after ${DEEP_POSITION.toLocaleString("en")} runs)`;
@@ -49,6 +50,7 @@ function describeMachine(parts) {
     ...(parts.includes("engine") ? [describeEngineBench()] : []),
     ...(parts.includes("github") ? [describeGitHubBench()] : []),
     ...(parts.includes("pages") ? [describePagesBench()] : []),
+    ...(parts.includes("webhooks") ? [describeWebhookBench()] : []),
   ].join("\n");
 }
 
@@ -153,6 +155,10 @@ async function main() {
   if (parts.includes("pages")) {
     console.log("");
     await runPagesBench({ root: ROOT });
+  }
+  if (parts.includes("webhooks")) {
+    console.log("");
+    await runWebhookBench({ root: ROOT });
   }
 }
 

@@ -1,4 +1,4 @@
-import { request as httpRequest, type ClientRequest, type IncomingHttpHeaders } from "node:http";
+import { request as httpRequest, type Agent, type ClientRequest, type IncomingHttpHeaders } from "node:http";
 import { request as httpsRequest } from "node:https";
 import type { EgressPolicy } from "./egress.js";
 
@@ -13,6 +13,8 @@ export interface OutboundRequest {
   maxResponseBytes?: number;
   /** Abandons the exchange at once when aborted (a worker stopping, or losing its lease). */
   signal?: AbortSignal;
+  /** Keeps connections open between exchanges (a caller that sends one host many requests). */
+  agent?: Agent;
 }
 
 export interface OutboundResponse {
@@ -59,7 +61,7 @@ function abortWith(signal: AbortSignal, request: ClientRequest): void {
  * redirects never followed, a hard deadline over the whole exchange.
  */
 export function sendOutbound(egress: EgressPolicy, outbound: OutboundRequest): Promise<OutboundResponse> {
-  const { url, method = "GET", headers = {}, body, timeoutMs, maxResponseBytes = 10 * 1024 * 1024, signal } = outbound;
+  const { url, method = "GET", headers = {}, body, timeoutMs, maxResponseBytes = 10 * 1024 * 1024, signal, agent } = outbound;
   const target = typeof url === "string" ? new URL(url) : url;
   const denied = egress.checkHost(target.hostname);
   if (denied) return Promise.reject(new Error(`Egress refused: ${denied}`));
@@ -73,6 +75,7 @@ export function sendOutbound(egress: EgressPolicy, outbound: OutboundRequest): P
         method,
         headers: { accept: "application/json", ...headers, ...(body ? { "content-type": "application/json" } : {}) },
         lookup: egress.lookup,
+        ...(agent ? { agent } : {}),
       },
       (response) => {
         const chunks: Buffer[] = [];

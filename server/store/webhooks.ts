@@ -97,17 +97,14 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
     WHERE e.decision_id = @decision_id AND e.sequence = @sequence AND ${subscribed}`);
   const hasWebhooks = db.prepare("SELECT 1 FROM webhooks WHERE enabled = 1 LIMIT 1").pluck();
 
-  // Each endpoint gets no more than its room (`per_endpoint` less what it has in flight): a hanging
-  // receiver cannot take every slot.
-  const claim = db.prepare(`UPDATE webhook_deliveries SET lease_until = @lease_until
+  // Claimed endpoint by endpoint, each no more than its room (`per_endpoint` less what it has in
+  // flight): a hanging receiver cannot take every slot.
+  const liveEndpoints = db.prepare("SELECT webhook_id FROM webhooks WHERE enabled = 1 AND deleted_at IS NULL ORDER BY webhook_id").pluck();
+  const claimOf = db.prepare(`UPDATE webhook_deliveries SET lease_until = @lease_until
     WHERE delivery_id IN (
-      SELECT delivery_id FROM (
-        SELECT d.delivery_id, d.next_attempt_at, d.webhook_id, ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.next_attempt_at) AS n
-        FROM webhook_deliveries d JOIN webhooks w ON w.webhook_id = d.webhook_id
-        WHERE d.status = 'pending' AND d.next_attempt_at <= @now AND (d.lease_until IS NULL OR d.lease_until <= @now)
-          AND w.enabled = 1 AND w.deleted_at IS NULL)
-      WHERE n <= @per_endpoint - coalesce((SELECT value FROM json_each(@in_flight) WHERE key = webhook_id), 0)
-      ORDER BY next_attempt_at LIMIT @limit)
+      SELECT delivery_id FROM webhook_deliveries
+      WHERE webhook_id = @webhook_id AND status = 'pending' AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
+      ORDER BY next_attempt_at LIMIT @room)
     RETURNING *`);
   const insertAttempt = db.prepare(`INSERT INTO webhook_attempts (delivery_id, attempt, webhook_id, attempted_at, response_status, duration_ms, error, next_attempt_at)
     SELECT delivery_id, attempts + 1, webhook_id, @attempted_at, @response_status, @duration_ms, @error, @next_attempt_at FROM webhook_deliveries WHERE delivery_id = @delivery_id`);
@@ -223,7 +220,13 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
       },
       /** Takes due deliveries under a lease until `leaseUntil`: at most `limit`, and per endpoint `perEndpoint` less its `inFlight`. */
       claimWebhookDeliveries(now: string, leaseUntil: string, limit: number, perEndpoint: number, inFlight: Record<string, number>): DeliveryRow[] {
-        return claim.all({ now, lease_until: leaseUntil, limit, per_endpoint: perEndpoint, in_flight: JSON.stringify(inFlight) }) as DeliveryRow[];
+        const claimed: DeliveryRow[] = [];
+        for (const webhookId of liveEndpoints.all() as string[]) {
+          const room = Math.min(perEndpoint - (inFlight[webhookId] ?? 0), limit - claimed.length);
+          if (room <= 0) continue;
+          claimed.push(...(claimOf.all({ webhook_id: webhookId, now, lease_until: leaseUntil, room }) as DeliveryRow[]));
+        }
+        return claimed;
       },
       /**
        * Records an attempt and settles its delivery: delivered, to be tried again, or given up. The

@@ -1,3 +1,5 @@
+import { Agent as HttpAgent } from "node:http";
+import { Agent as HttpsAgent } from "node:https";
 import type { Clock } from "../clock.js";
 import { coerceError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -43,10 +45,12 @@ export function makeWebhookDeliverer({
   leaseMs = 30_000,
   timeoutMs = 15_000,
   maxInFlight = 64,
-  perEndpoint = 4,
-  pollMs = 500,
+  perEndpoint = 16,
+  pollMs = 100,
 }: WebhookDelivererOptions) {
   const inFlight = new Map<string, number>();
+  // Connections to receivers are kept open between attempts (the egress policy still checks each new one).
+  const agents = { "http:": new HttpAgent({ keepAlive: true, maxSockets: perEndpoint * 4 }), "https:": new HttpsAgent({ keepAlive: true, maxSockets: perEndpoint * 4 }) };
   let total = 0;
   let running = false;
   let wake: (() => void) | undefined;
@@ -79,6 +83,7 @@ export function makeWebhookDeliverer({
           timeoutMs,
           maxResponseBytes: 64 * 1024,
           signal: controller.signal,
+          agent: agents[new URL(webhook.url).protocol as "http:" | "https:"],
         });
       } catch (raw) {
         error = coerceError(raw).message;
@@ -161,6 +166,8 @@ export function makeWebhookDeliverer({
       wake?.();
       controller.abort(new Error("the service is stopping"));
       await loop;
+      agents["http:"].destroy();
+      agents["https:"].destroy();
     },
   };
 }

@@ -34,7 +34,8 @@ CREATE TABLE webhook_deliveries (
   lease_until TEXT,
   created_at TEXT NOT NULL
 ) STRICT;
-CREATE INDEX webhook_deliveries_due ON webhook_deliveries (status, next_attempt_at) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status = 'pending';
+CREATE INDEX webhook_deliveries_due_by_webhook ON webhook_deliveries (webhook_id, next_attempt_at) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_by_webhook ON webhook_deliveries (webhook_id, delivery_id);
 CREATE INDEX webhook_deliveries_by_event ON webhook_deliveries (webhook_id, event_id);
 

@@ -170,7 +170,7 @@ describe("outbound webhooks", () => {
     const started = Date.now();
     await waitFor(() => trace.every((e) => healthy.events().has(e.event_id)), "the healthy receiver's deliveries");
     expect(Date.now() - started).toBeLessThan(5000);
-    expect(hanging.received.length).toBeLessThanOrEqual(4); // at most its in-flight share, still waiting
+    expect(hanging.received.length).toBeLessThanOrEqual(16); // at most its in-flight share, still waiting
     await client.delete(`/v1/webhooks/${stuck.webhook_id}`);
     await client.delete(`/v1/webhooks/${fine.webhook_id}`);
   });
