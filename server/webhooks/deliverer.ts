@@ -7,6 +7,7 @@ import { sendOutbound, type OutboundResponse } from "../net/http-request.js";
 import type { EgressPolicy } from "../net/egress.js";
 import { toRunEvent } from "../runs/read-models.js";
 import { toDecisionEvent, type DecisionEventRow, type DeliveryRow, type EventRow } from "../store/index.js";
+import type { AttemptOutcome } from "../store/webhooks.js";
 import type { ServiceStore } from "../store/service-store.js";
 import { DISABLE_AFTER_FAILING_MS, nextAttemptAt } from "./retry-schedule.js";
 import { signedHeaders } from "./sign.js";
@@ -57,14 +58,40 @@ export function makeWebhookDeliverer({
   let loop: Promise<void> | undefined;
   const controller = new AbortController();
 
+  // An event goes to every endpoint of its project: its body is made once (events never change).
+  const bodies = new Map<string, string>();
   function bodyOf(delivery: DeliveryRow): string | undefined {
+    const known = bodies.get(delivery.event_id);
+    if (known) return known;
     const row = store.getOutboxEvent(delivery.event_source, delivery.event_id);
     if (!row) return undefined;
-    return JSON.stringify(delivery.event_source === "run" ? toRunEvent(row as unknown as EventRow) : toDecisionEvent(row as unknown as DecisionEventRow));
+    const body = JSON.stringify(delivery.event_source === "run" ? toRunEvent(row as unknown as EventRow) : toDecisionEvent(row as unknown as DecisionEventRow));
+    if (bodies.size >= 1000) bodies.delete(bodies.keys().next().value!);
+    bodies.set(delivery.event_id, body);
+    return body;
+  }
+
+  // Attempts settle in batches: one write (one message to the writer, one commit) for those that end together.
+  let batch: { outcome: AttemptOutcome; settled: (result: { failing_since: string | null }) => void; failed: (error: unknown) => void }[] = [];
+  function record(outcome: AttemptOutcome): Promise<{ failing_since: string | null }> {
+    return new Promise((settled, failed) => {
+      batch.push({ outcome, settled, failed });
+      if (batch.length === 1) setImmediate(flush);
+    });
+  }
+  function flush(): void {
+    const taken = batch;
+    batch = [];
+    store.write(...taken.map(({ outcome }) => ["recordWebhookAttempt", outcome] as const)).then(
+      (results) => taken.forEach((entry, i) => entry.settled(results[i] as { failing_since: string | null })),
+      (error: unknown) => taken.forEach((entry) => entry.failed(error)),
+    );
   }
 
   async function attempt(delivery: DeliveryRow): Promise<void> {
     const webhook = store.getWebhookRow(delivery.webhook_id);
+    // Disabled since it was claimed (a 410 to another attempt): left pending, for if it is enabled again.
+    if (webhook?.enabled === 0) return;
     const at = clock.now();
     const body = bodyOf(delivery);
     let response: OutboundResponse | undefined;
@@ -105,7 +132,7 @@ export function makeWebhookDeliverer({
       delivered,
       disable: gone ? "the receiver answered 410 Gone: it wants no more deliveries" : null,
     };
-    const [{ failing_since }] = (await store.write(["recordWebhookAttempt", outcome])) as [{ failing_since: string | null }];
+    const { failing_since } = await record(outcome);
     if (failing_since && clock.now().getTime() - Date.parse(failing_since) > DISABLE_AFTER_FAILING_MS * retryScale) {
       await store.write(["disableWebhook", delivery.webhook_id, `every attempt failed since ${failing_since}: disabled after 5 days`, clock.now().toISOString()]);
     }

@@ -25,7 +25,11 @@ describe("an endpoint that keeps failing", () => {
     // A decision's update is an event: a commit with nothing planned is decided BLOCKED at once.
     await t.admin.post("/v1/release-decisions", { project_id: project, subject: { repository: "acme/x", commit_sha: "c".repeat(40) }, plan: [] });
     await waitFor(() => receiver.received.length === 1, "the first attempt");
-    const failing = (await t.admin.get(`/v1/webhooks/${webhook.webhook_id}`)).body;
+    // The attempt is recorded once its answer is in.
+    const failing = await waitFor(async () => {
+      const body = (await t.admin.get(`/v1/webhooks/${webhook.webhook_id}`)).body;
+      return body.failing_since ? body : undefined;
+    }, "the attempt recorded");
     expect(failing).toMatchObject({ enabled: true, failing_since: "2026-11-23T09:00:00.000Z" });
 
     // Four days on, the next attempt fails too: still enabled.

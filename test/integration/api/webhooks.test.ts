@@ -113,6 +113,15 @@ describe("outbound webhooks", () => {
       return body.enabled ? undefined : body;
     }, "disabled");
     expect(disabled.disabled_reason).toContain("410");
+    // What was in flight when it was disabled lands; then nothing more.
+    let settled = -1;
+    await waitFor(async () => {
+      const seen = r.received.length;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      const stable = seen === r.received.length && seen === settled;
+      settled = seen;
+      return stable;
+    }, "the attempts in flight");
     const before = r.received.length;
     await runToEnd();
     await new Promise((resolve) => setTimeout(resolve, 300));
