@@ -9,8 +9,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
-import { makeApiClient } from "./lib/fixture.js";
+import { makeApiClient, runToEnd } from "./lib/fixture.js";
 import { runCli, startExampleAgent, startLineWorker, startServer } from "./lib/processes.js";
 import { readProc } from "./lib/proc.js";
 import { markdownTable } from "./lib/report.js";
@@ -23,8 +22,6 @@ const ROUNDS = Number(process.env.BENCH_ENGINE_ROUNDS ?? 3);
 /** Diagnostics, not for the figures: node arguments for the measured service, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
 const SERVICE_NODE_ARGS = (process.env.BENCH_ENGINE_NODE_ARGS ?? "").split(" ").filter(Boolean);
 const MODEL = "refund-agent";
-const RUN_TIMEOUT_MS = 10 * 60_000;
-const POLL_MS = 100;
 
 export const ENGINE_TARGETS = { ratio: 0.9, overheadMs: 1, rssMb: 200 };
 
@@ -60,17 +57,6 @@ export function benchSpec(cases, concurrency) {
   };
 }
 
-/** Starts a run and polls it (10 reads a second: no load to speak of) until it ends. */
-async function runToEnd(call, body, key) {
-  const { json: created } = await call("POST", "/v1/runs", { body, headers: { "idempotency-key": key } });
-  const deadline = Date.now() + RUN_TIMEOUT_MS;
-  for (;;) {
-    const { json: run } = await call("GET", `/v1/runs/${created.run_id}`);
-    if (["COMPLETED", "INCONCLUSIVE", "FAILED"].includes(run.status)) return run;
-    if (Date.now() > deadline) throw new Error(`Run ${run.run_id} did not end within ${RUN_TIMEOUT_MS / 60_000} minutes (${run.status})`);
-    await sleep(POLL_MS);
-  }
-}
 
 async function measureLevel(level, { root, agents, workdir }) {
   const dbPath = join(workdir, `${level.name}-c${level.concurrency}.db`);

@@ -7,9 +7,8 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { benchSpec } from "./engine.js";
-import { makeApiClient } from "./lib/fixture.js";
+import { createBenchProject, makeApiClient, runToEnd } from "./lib/fixture.js";
 import { runCli, startExampleAgent, startServer } from "./lib/processes.js";
 import { markdownTable } from "./lib/report.js";
 
@@ -17,7 +16,6 @@ const BIG_RUN = Number(process.env.BENCH_PAGES_CONVERSATIONS ?? 10_000);
 const SAMPLES = Number(process.env.BENCH_PAGES_SAMPLES ?? 30);
 const WARMUP = 3;
 export const PAGES_TARGET_MS = 1000;
-const RUN_TIMEOUT_MS = 10 * 60_000;
 
 const log = (message) => process.stderr.write(`${message}\n`);
 const fixed = (value, digits) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
@@ -26,16 +24,6 @@ const percentile = (values, p) => {
   return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
 };
 
-async function runToEnd(call, body, key) {
-  const { json: created } = await call("POST", "/v1/runs", { body, headers: { "idempotency-key": key } });
-  const deadline = Date.now() + RUN_TIMEOUT_MS;
-  for (;;) {
-    const { json: run } = await call("GET", `/v1/runs/${created.run_id}`);
-    if (["COMPLETED", "INCONCLUSIVE", "FAILED"].includes(run.status)) return run;
-    if (Date.now() > deadline) throw new Error(`Run ${run.run_id} did not end within ${RUN_TIMEOUT_MS / 60_000} minutes (${run.status})`);
-    await sleep(200);
-  }
-}
 
 /** Sequential GETs of a page: each one's time to the response's headers (first byte) and to its last byte. */
 async function measurePage(url) {
@@ -74,13 +62,8 @@ export async function runPagesBench({ root }) {
     service = await startServer("service", join(root, "build/app/main.js"), { ASSURE_DB: dbPath, ASSURE_WORKERS: "1", ASSURE_MAX_CONVERSATIONS: "64", LOG_LEVEL: "warn" });
     const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", "bench-pages"], { ASSURE_DB: dbPath });
     const call = makeApiClient(service.url, token);
-    const project = (await call("POST", "/v1/projects", { body: { name: "bench-pages" } })).json.project_id;
-    const agentId = (await call("POST", "/v1/agents", { body: { project_id: project, name: "refund-agent", version: "1.0.0" } })).json.agent_id;
-    const environment = (
-      await call("POST", "/v1/environments", {
-        body: { project_id: project, name: "staging", agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent", max_concurrency: 64 } },
-      })
-    ).json.environment_id;
+    const { project, environments } = await createBenchProject(call, "bench-pages", { staging: agent.baseUrl });
+    const environment = environments.staging;
     const register = async (body, contentType) => (await call("POST", `/v1/test-specs?project_id=${project}`, { body, contentType })).json.test_spec_id;
     const typicalSpec = await register(readFileSync(join(root, "examples/refund-agent.yaml"), "utf8"), "application/yaml");
     const bigSpec = await register({ project_id: project, spec: benchSpec(BIG_RUN, 64) });

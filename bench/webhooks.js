@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { benchSpec } from "./engine.js";
-import { makeApiClient } from "./lib/fixture.js";
+import { createBenchProject, makeApiClient, runToEnd } from "./lib/fixture.js";
 import { runLoad } from "./lib/load.js";
 import { runCli, startExampleAgent, startServer } from "./lib/processes.js";
 import { markdownTable } from "./lib/report.js";
@@ -54,14 +54,6 @@ async function startReceiver() {
   };
 }
 
-async function runToEnd(call, body, key) {
-  const { json: created } = await call("POST", "/v1/runs", { body, headers: { "idempotency-key": key } });
-  for (;;) {
-    const { json: run } = await call("GET", `/v1/runs/${created.run_id}`);
-    if (["COMPLETED", "INCONCLUSIVE", "FAILED"].includes(run.status)) return run;
-    await sleep(100);
-  }
-}
 
 async function traceOf(call, runId) {
   const events = [];
@@ -102,18 +94,8 @@ export async function runWebhookBench({ root }) {
     service = await startServer("service", join(root, "build/app/main.js"), { ASSURE_DB: dbPath, ASSURE_WORKERS: "1", ASSURE_MAX_CONVERSATIONS: "64", LOG_LEVEL: "warn" });
     const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", "bench-webhooks"], { ASSURE_DB: dbPath });
     const call = makeApiClient(service.url, token);
-    const project = (await call("POST", "/v1/projects", { body: { name: "bench-webhooks" } })).json.project_id;
-    const agentId = (await call("POST", "/v1/agents", { body: { project_id: project, name: "refund-agent", version: "1.0.0" } })).json.agent_id;
-    const environment = (
-      await call("POST", "/v1/environments", {
-        body: { project_id: project, name: "staging", agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent", max_concurrency: 64 } },
-      })
-    ).json.environment_id;
-    const liveEnvironment = (
-      await call("POST", "/v1/environments", {
-        body: { project_id: project, name: "live", agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: slowAgent.baseUrl, model: "refund-agent", max_concurrency: 64 } },
-      })
-    ).json.environment_id;
+    const { project, environments } = await createBenchProject(call, "bench-webhooks", { staging: agent.baseUrl, live: slowAgent.baseUrl });
+    const { staging: environment, live: liveEnvironment } = environments;
     const spec = async (cases, concurrency) => (await call("POST", "/v1/test-specs", { body: { project_id: project, spec: benchSpec(cases, concurrency) } })).json.test_spec_id;
 
     log(`Webhooks: holding a run of ${CASES} cases, no endpoint yet…`);

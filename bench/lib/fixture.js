@@ -93,3 +93,33 @@ export async function createFixture(call, { agentBaseUrl, specPath }) {
   if (run.status !== 201) throw new Error(`The first POST /v1/runs answered ${run.status}, expected 201`);
   return { ...fixture, runId: run.json.run_id, runCreatedAt: run.json.created_at };
 }
+
+/**
+ * A project of the bench's own: an agent, and an environment per named agent URL (each with room
+ * for 64 calls at once). Returns their ids.
+ */
+export async function createBenchProject(call, name, agentUrls) {
+  const project = (await call("POST", "/v1/projects", { body: { name } })).json.project_id;
+  const agentId = (await call("POST", "/v1/agents", { body: { project_id: project, name: "refund-agent", version: "1.0.0" } })).json.agent_id;
+  const environments = {};
+  for (const [environment, baseUrl] of Object.entries(agentUrls)) {
+    environments[environment] = (
+      await call("POST", "/v1/environments", {
+        body: { project_id: project, name: environment, agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: baseUrl, model: "refund-agent", max_concurrency: 64 } },
+      })
+    ).json.environment_id;
+  }
+  return { project, agentId, environments };
+}
+
+/** Starts a run and polls it (10 reads a second: no load to speak of) until it ends. */
+export async function runToEnd(call, body, key, { timeoutMs = 10 * 60_000 } = {}) {
+  const { json: created } = await call("POST", "/v1/runs", { body, headers: { "idempotency-key": key } });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { json: run } = await call("GET", `/v1/runs/${created.run_id}`);
+    if (["COMPLETED", "INCONCLUSIVE", "FAILED"].includes(run.status)) return run;
+    if (Date.now() > deadline) throw new Error(`Run ${run.run_id} did not end within ${timeoutMs / 60_000} minutes (${run.status})`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}

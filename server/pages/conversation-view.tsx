@@ -1,6 +1,6 @@
 import type { Evaluation } from "../contract/index.js";
 import type { ConversationView as ConversationRow, LoggedEvent } from "../store/index.js";
-import { Ref, Status } from "./layout.js";
+import { Refs, Status } from "./layout.js";
 
 export interface HeldConversationView {
   conversation: ConversationRow;
@@ -86,13 +86,7 @@ export function EvaluationView({ evaluation, hrefOf }: { evaluation: Evaluation;
       <td>{judge}</td>
       <td>{evaluation.reason}</td>
       <td>
-        {evaluation.evidence_refs.slice(0, 5).map((ref, i) => (
-          <>
-            {i > 0 && " "}
-            <Ref href={hrefOf(ref)} label={`[${i + 1}]`} />
-          </>
-        ))}
-        {evaluation.evidence_refs.length > 5 && <span class="muted"> +{evaluation.evidence_refs.length - 5}</span>}
+        <Refs refs={evaluation.evidence_refs} hrefOf={hrefOf} max={5} />
       </td>
     </tr>
   );

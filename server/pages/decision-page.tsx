@@ -1,5 +1,5 @@
 import { type DecisionReason, type PolicyApproval, type ReleaseDecision, type Waiver } from "../contract/index.js";
-import { Ref, Status, renderPage } from "./layout.js";
+import { Ref, Refs, Status, renderPage } from "./layout.js";
 
 export interface DecisionPageData {
   decision: ReleaseDecision;
@@ -11,19 +11,6 @@ export interface DecisionPageData {
   githubWebUrl: string;
 }
 
-function Refs({ refs, hrefOf, prefix = "" }: { refs: readonly string[]; hrefOf: (ref: string) => string | undefined; prefix?: string }) {
-  return (
-    <>
-      {refs.slice(0, 10).map((ref, i) => (
-        <>
-          {i > 0 && " "}
-          <Ref href={hrefOf(ref)} label={`[${prefix}${i + 1}]`} />
-        </>
-      ))}
-      {refs.length > 10 && <span class="muted"> +{refs.length - 10}</span>}
-    </>
-  );
-}
 
 function ReasonRows({ reasons, hrefOf }: { reasons: readonly DecisionReason[]; hrefOf: (ref: string) => string | undefined }) {
   return (

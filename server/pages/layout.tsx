@@ -33,4 +33,19 @@ export function Ref({ href, label }: { href: string | undefined; label: string }
   return href ? <a href={href}>{label}</a> : <code>{label}</code>;
 }
 
+/** A list of evidence refs as numbered links (`[base 1]` with a prefix), the first `max`. */
+export function Refs({ refs, hrefOf, prefix = "", max = 10 }: { refs: readonly string[]; hrefOf: (ref: string) => string | undefined; prefix?: string; max?: number }) {
+  return (
+    <>
+      {refs.slice(0, max).map((ref, i) => (
+        <>
+          {i > 0 && " "}
+          <Ref href={hrefOf(ref)} label={`[${prefix}${i + 1}]`} />
+        </>
+      ))}
+      {refs.length > max && <span class="muted"> +{refs.length - max}</span>}
+    </>
+  );
+}
+
 export const percent = (x: number) => `${Math.round(x * 1000) / 10}%`;

@@ -2,7 +2,7 @@ import type { Evaluation, Evidence, Finding, Run, TestSpecDocument } from "../co
 import { decideRate, wilsonInterval } from "../evaluate/statistics.js";
 import type { CaseTally, LoggedEvent } from "../store/index.js";
 import { ConversationBlock, EvaluationTable, type HeldConversationView } from "./conversation-view.js";
-import { Ref, Status, percent, renderPage } from "./layout.js";
+import { Refs, Status, percent, renderPage } from "./layout.js";
 
 export interface RunPageData {
   run: Run;
@@ -27,19 +27,6 @@ const SEVERITY_ORDER = ["critical", "high", "medium", "low", "info"];
 /** Characters of the spec file shown on the page. */
 const SPEC_SHOWN = 100_000;
 
-function Refs({ refs, hrefOf }: { refs: readonly string[]; hrefOf: (ref: string) => string | undefined }) {
-  return (
-    <>
-      {refs.slice(0, 10).map((ref, i) => (
-        <>
-          {i > 0 && " "}
-          <Ref href={hrefOf(ref)} label={`[${i + 1}]`} />
-        </>
-      ))}
-      {refs.length > 10 && <span class="muted"> +{refs.length - 10}</span>}
-    </>
-  );
-}
 
 /** The bar a metric's pass rate is held to by a gate of the spec, at its confidence; none for other checks. */
 type BarOf = (tally: CaseTally) => { bar: number; confidence: number } | undefined;
