@@ -112,7 +112,8 @@ export async function createService(
       ...moreTasks,
     },
   });
-  const deliverer = makeWebhookDeliverer({ store, clock, egress, log: logger, retryScale: config.webhookRetryScale });
+  // A claimed delivery is the deliverer's for as long as a run is a worker's: after a crash, both are taken up again once it lapses.
+  const deliverer = makeWebhookDeliverer({ store, clock, egress, log: logger, retryScale: config.webhookRetryScale, leaseMs: config.workerLeaseMs });
   try {
     const api = await buildApi(deps);
     deliverer.start();
