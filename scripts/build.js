@@ -8,6 +8,7 @@ import { fileURLToPath } from "node:url";
 export const ENTRY_POINTS = {
   "app/main": "app/main.ts",
   "store/writer-thread": "server/store/writer/writer-thread.ts",
+  "webhooks/sender-thread": "server/webhooks/sender-thread.ts",
   "app/cli": "app/cli.ts",
   "examples/agent/main": "examples/agent/main.ts",
   "examples/demo": "examples/demo.ts",

@@ -113,7 +113,7 @@ export async function createService(
     },
   });
   // A claimed delivery is the deliverer's for as long as a run is a worker's: after a crash, both are taken up again once it lapses.
-  const deliverer = makeWebhookDeliverer({ store, clock, egress, log: logger, retryScale: config.webhookRetryScale, leaseMs: config.workerLeaseMs });
+  const deliverer = makeWebhookDeliverer({ store, clock, egressAllowlist: config.egressAllowlist, log: logger, retryScale: config.webhookRetryScale, leaseMs: config.workerLeaseMs });
   try {
     const api = await buildApi(deps);
     deliverer.start();

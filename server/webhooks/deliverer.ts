@@ -1,21 +1,18 @@
-import { Agent as HttpAgent } from "node:http";
-import { Agent as HttpsAgent } from "node:https";
 import type { Clock } from "../clock.js";
 import { coerceError } from "../errors.js";
 import type { Logger } from "../log.js";
-import { sendOutbound, type OutboundResponse } from "../net/http-request.js";
-import type { EgressPolicy } from "../net/egress.js";
 import { toRunEvent } from "../runs/read-models.js";
 import { toDecisionEvent, type DecisionEventRow, type DeliveryRow, type EventRow } from "../store/index.js";
 import type { AttemptOutcome } from "../store/webhooks.js";
 import type { ServiceStore } from "../store/service-store.js";
 import { DISABLE_AFTER_FAILING_MS, nextAttemptAt } from "./retry-schedule.js";
-import { signedHeaders } from "./sign.js";
+import { startSender } from "./sender.js";
 
 export interface WebhookDelivererOptions {
   store: ServiceStore;
   clock: Clock;
-  egress: EgressPolicy;
+  /** The egress policy's allowlist (ASSURE_EGRESS_ALLOWLIST): applied where the deliveries are sent. */
+  egressAllowlist: readonly string[];
   log: Logger;
   /** Shortens the retry schedule and the days after which a failing endpoint is disabled (ASSURE_WEBHOOK_RETRY_SCALE). */
   retryScale?: number;
@@ -40,7 +37,7 @@ export interface WebhookDelivererOptions {
 export function makeWebhookDeliverer({
   store,
   clock,
-  egress,
+  egressAllowlist,
   log,
   retryScale = 1,
   leaseMs = 30_000,
@@ -50,13 +47,13 @@ export function makeWebhookDeliverer({
   pollMs = 100,
 }: WebhookDelivererOptions) {
   const inFlight = new Map<string, number>();
-  // Connections to receivers are kept open between attempts (the egress policy still checks each new one).
-  const agents = { "http:": new HttpAgent({ keepAlive: true, maxSockets: perEndpoint * 4 }), "https:": new HttpsAgent({ keepAlive: true, maxSockets: perEndpoint * 4 }) };
+  // Signing and the HTTP exchanges happen on a thread of their own: the API's event loop only claims and records.
+  const sender = startSender({ allowlist: egressAllowlist, maxSockets: perEndpoint * 4 });
   let total = 0;
   let running = false;
   let wake: (() => void) | undefined;
   let loop: Promise<void> | undefined;
-  const controller = new AbortController();
+  let stopped = false;
 
   // An event goes to every endpoint of its project: its body is made once (events never change).
   const bodies = new Map<string, string>();
@@ -94,30 +91,13 @@ export function makeWebhookDeliverer({
     if (webhook?.enabled === 0) return;
     const at = clock.now();
     const body = bodyOf(delivery);
-    let response: OutboundResponse | undefined;
-    let error: string | null = null;
-    const started = performance.now();
-    if (!webhook || !body) {
-      error = !webhook ? "the endpoint was deleted" : "the event no longer exists";
-    } else {
-      try {
-        const secrets = store.webhookSecrets(webhook.webhook_id, at.toISOString());
-        response = await sendOutbound(egress, {
-          url: webhook.url,
-          method: "POST",
-          headers: { ...signedHeaders(secrets, delivery.event_id, at, body), "user-agent": "assure-webhooks/1" },
-          body,
-          timeoutMs,
-          maxResponseBytes: 64 * 1024,
-          signal: controller.signal,
-          agent: agents[new URL(webhook.url).protocol as "http:" | "https:"],
-        });
-      } catch (raw) {
-        error = coerceError(raw).message;
-      }
-    }
-    if (controller.signal.aborted) return; // stopping: the lease lapses and the delivery is tried again
-    const status = response?.status ?? null;
+    const sent =
+      webhook && body
+        ? await sender.send({ url: webhook.url, secrets: store.webhookSecrets(webhook.webhook_id, at.toISOString()), eventId: delivery.event_id, at: at.toISOString(), body, timeoutMs })
+        : { status: null, error: !webhook ? "the endpoint was deleted" : "the event no longer exists", durationMs: 0 };
+    if (stopped) return; // stopping: the lease lapses and the delivery is tried again
+    const status = sent.status;
+    let error = sent.error;
     const delivered = status !== null && status >= 200 && status < 300;
     if (!delivered && error === null) error = `the receiver answered ${status}`;
     const gone = status === 410;
@@ -126,7 +106,7 @@ export function makeWebhookDeliverer({
       delivery_id: delivery.delivery_id,
       attempted_at: at.toISOString(),
       response_status: status,
-      duration_ms: Math.round((performance.now() - started) * 100) / 100,
+      duration_ms: sent.durationMs,
       error,
       next_attempt_at: next,
       delivered,
@@ -190,11 +170,10 @@ export function makeWebhookDeliverer({
     },
     async stop(): Promise<void> {
       running = false;
+      stopped = true;
       wake?.();
-      controller.abort(new Error("the service is stopping"));
       await loop;
-      agents["http:"].destroy();
-      agents["https:"].destroy();
+      await sender.stop();
     },
   };
 }

@@ -35,6 +35,7 @@ describe("an endpoint that keeps failing", () => {
     // Four days on, the next attempt fails too: still enabled.
     clock.advance(4 * 86_400_000);
     await waitFor(() => receiver.received.length === 2, "the second attempt");
+    await waitFor(async () => (await t.admin.get(`/v1/webhooks/${webhook.webhook_id}/deliveries`)).body.data.length === 2, "the second attempt recorded");
     expect((await t.admin.get(`/v1/webhooks/${webhook.webhook_id}`)).body.enabled).toBe(true);
     // Past five days: disabled, with the reason.
     clock.advance(86_400_000 + 60_000);

@@ -69,8 +69,10 @@ describe("outbound webhooks", () => {
     for (const entry of served) expect(JSON.parse(r.events().get(entry.event_id)!)).toEqual(entry);
     expect([...r.events().keys()].filter((id) => trace.some((e) => e.event_id === id))).toHaveLength(trace.length);
     // Every attempt is listed.
-    const attempts = (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?limit=200`)).body.data;
-    expect(attempts.length).toBeGreaterThanOrEqual(trace.length);
+    const attempts = await waitFor(async () => {
+      const data = (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?limit=200`)).body.data;
+      return data.length >= trace.length ? data : undefined;
+    }, "every attempt recorded");
     expect(attempts[0]).toMatchObject({ delivery_id: expect.stringMatching(/^dlv_/), attempt: 1, response_status: 204, error: null, next_attempt_at: null });
     await client.delete(`/v1/webhooks/${webhook.webhook_id}`);
   });
@@ -99,7 +101,7 @@ describe("outbound webhooks", () => {
     expect((await client.get(`/v1/webhooks/${webhook.webhook_id}`)).body.failing_since).not.toBeNull();
     await r.up();
     await waitFor(() => trace.every((e) => r.events().has(e.event_id)), "every event delivered after the receiver came back", { timeoutMs: 20_000 });
-    expect((await client.get(`/v1/webhooks/${webhook.webhook_id}`)).body.failing_since).toBeNull();
+    await waitFor(async () => (await client.get(`/v1/webhooks/${webhook.webhook_id}`)).body.failing_since === null, "healthy again");
     await client.delete(`/v1/webhooks/${webhook.webhook_id}`);
   });
 
@@ -154,7 +156,7 @@ describe("outbound webhooks", () => {
     const since = new Date().toISOString();
     await runToEnd();
     await waitFor(() => r.received.length >= 3, "deliveries");
-    const [last] = (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?limit=1`)).body.data;
+    const last = await waitFor(async () => (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?limit=1`)).body.data[0], "an attempt recorded");
     const again = await client.post(`/v1/webhooks/${webhook.webhook_id}/deliveries/${last.delivery_id}/redeliver`, {});
     expect(again.status).toBe(202);
     expect(again.body).toMatchObject({ delivery_id: last.delivery_id, status: "pending" });
@@ -223,7 +225,8 @@ describe("outbound webhooks", () => {
       const moves = trace.filter((e) => e.type === "run.status_changed").map((e) => e.event_id);
       await waitFor(() => moves.every((id) => processed.includes(id)) && processed.length === moves.length + 1, "every event processed");
       // A delivery sent again is kept and processed once.
-      const [last] = (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?outcome=delivered&limit=1`)).body.data;
+      // (An attempt is recorded once its answer is in.)
+      const last = await waitFor(async () => (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?outcome=delivered&limit=1`)).body.data[0], "a delivered attempt recorded");
       await client.post(`/v1/webhooks/${webhook.webhook_id}/deliveries/${last.delivery_id}/redeliver`, {});
       await waitFor(async () => (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?event_id=${last.event_id}&outcome=delivered`)).body.data.length === 2, "the redelivery");
       expect(processed.filter((id) => id === last.event_id)).toHaveLength(1);
