@@ -114,6 +114,7 @@ export async function runWebhookBench({ root }) {
     const queuedAt = Date.now();
     for (const id of webhooks) await call("POST", `/v1/webhooks/${id}/recover`, { body: { since } });
     const busy = await runLoad(service.url, load, LOAD_SECONDS);
+    const loadEndedAt = Date.now();
     const ids = events.map((e) => e.event_id);
     await waitUntil(() => receivers.every((r) => ids.every((id) => r.firstSeen.has(id))), "every event at every receiver");
     const lags = receivers.flatMap((r) => ids.map((id) => r.firstSeen.get(id) - queuedAt));
@@ -147,6 +148,8 @@ export async function runWebhookBench({ root }) {
       ),
     );
     console.log("");
+    const duringLoad = lags.filter((lag) => lag <= loadEndedAt - queuedAt).length;
+    console.log(`INFO  delivered while the API was under load: ${duringLoad} in ${fixed((loadEndedAt - queuedAt) / 1000, 1)} s (${fixed(duringLoad / ((loadEndedAt - queuedAt) / 1000), 0)}/s; ASSURE_WEBHOOK_RATE_UNDER_LOAD, default 250)`);
     const extra = receivers.reduce((sum, r) => sum + r.requests, 0) - (events.length + liveEvents.length) * RECEIVERS;
     console.log(`${apiRatio >= WEBHOOK_TARGETS.apiRatio ? "PASS" : "FAIL"}  API throughput while delivering: ${fixed(apiRatio, 2)} x idle (target >= ${WEBHOOK_TARGETS.apiRatio})`);
     console.log(`INFO  live lag from an event to its delivery: p50 ${fixed(percentile(liveLags, 0.5), 0)} ms, p99 ${fixed(percentile(liveLags, 0.99), 0)} ms; burst: ${fixed((events.length * RECEIVERS) / burstSeconds, 0)} deliveries/s`);

@@ -19,6 +19,7 @@ const EnvSchema = z.object({
     .optional(),
   ASSURE_IDEMPOTENCY_WINDOW_HOURS: Duration.default(24),
   ASSURE_WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1),
+  ASSURE_WEBHOOK_RATE_UNDER_LOAD: z.coerce.number().int().nonnegative().default(250),
   ASSURE_PAGE_LINK_TTL_SECONDS: z.coerce.number().int().min(1).max(31_536_000).default(2_592_000),
   ASSURE_READINESS_TIMEOUT_MS: Duration.default(2000),
   ASSURE_READINESS_CACHE_MS: Duration.default(5000),
@@ -66,6 +67,8 @@ export interface Config {
   idempotencyWindowMs: number;
   /** Shortens webhook retries (tests: 0.001 turns 5 s into 5 ms). */
   webhookRetryScale: number;
+  /** Webhook attempts started per second while the API is serving (0: no limit). */
+  webhookRateUnderLoad: number;
   /** How long a signed link to a run's or a decision's page opens it. */
   pageLinkTtlSeconds: number;
   readinessTimeoutMs: number;
@@ -129,6 +132,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     idempotencyWindowMs: e.ASSURE_IDEMPOTENCY_WINDOW_HOURS * 3_600_000,
     pageLinkTtlSeconds: e.ASSURE_PAGE_LINK_TTL_SECONDS,
     webhookRetryScale: e.ASSURE_WEBHOOK_RETRY_SCALE,
+    webhookRateUnderLoad: e.ASSURE_WEBHOOK_RATE_UNDER_LOAD,
     readinessTimeoutMs: e.ASSURE_READINESS_TIMEOUT_MS,
     readinessCacheMs: e.ASSURE_READINESS_CACHE_MS,
     egressAllowlist: e.ASSURE_EGRESS_ALLOWLIST.split(",").map((entry) => entry.trim()).filter(Boolean),

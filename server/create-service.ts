@@ -3,6 +3,7 @@ import type { Deprecation } from "./contract/index.js";
 import type { Evaluator } from "./evaluate/evaluator.js";
 import type { Config } from "./config.js";
 import { buildApi } from "./http/build-api.js";
+import { makeApiActivity } from "./http/api-activity.js";
 import type { Api, ApiDeps } from "./http/context.js";
 import { makeCursorCodec } from "./http/cursor.js";
 import { makeIdGenerator } from "./ids.js";
@@ -64,7 +65,9 @@ export async function createService(
   const egress = makeEgressPolicy({ allowlist: config.egressAllowlist });
   const newId = makeIdGenerator(clock);
   let worker: Worker | undefined;
+  const apiActivity = makeApiActivity();
   const deps: ApiDeps = {
+    activity: apiActivity,
     store,
     clock,
     log: logger,
@@ -113,7 +116,15 @@ export async function createService(
     },
   });
   // A claimed delivery is the deliverer's for as long as a run is a worker's: after a crash, both are taken up again once it lapses.
-  const deliverer = makeWebhookDeliverer({ store, clock, egressAllowlist: config.egressAllowlist, log: logger, retryScale: config.webhookRetryScale, leaseMs: config.workerLeaseMs });
+  const deliverer = makeWebhookDeliverer({
+    store,
+    clock,
+    egressAllowlist: config.egressAllowlist,
+    log: logger,
+    retryScale: config.webhookRetryScale,
+    leaseMs: config.workerLeaseMs,
+    pace: { busy: apiActivity.busy, perSecond: config.webhookRateUnderLoad },
+  });
   try {
     const api = await buildApi(deps);
     deliverer.start();

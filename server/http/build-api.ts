@@ -112,6 +112,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
 
   // A callback hook, not an async one: it runs on every request and has nothing to await.
   api.addHook("onRequest", (request, reply, done) => {
+    deps.activity?.requestStarted();
     reply.header("x-request-id", request.id);
     if (deprecated.size > 0) {
       const headers = deprecated.get(operationKey(request.routeOptions.method as string, request.routeOptions.url ?? ""));

@@ -1,3 +1,4 @@
+import type { ApiActivity } from "./api-activity.js";
 import type { FastifyInstance, FastifyRequest, RawServerDefault, FastifyBaseLogger } from "fastify";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
@@ -32,6 +33,8 @@ declare module "fastify" {
 /** Everything a route needs, passed in: no route reaches for a global. */
 export interface ApiDeps {
   store: ServiceStore;
+  /** Counts the requests the API starts, for background work that yields to it. */
+  activity?: ApiActivity | undefined;
   clock: Clock;
   newId: NewId;
   log: Logger;

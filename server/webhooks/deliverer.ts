@@ -7,6 +7,7 @@ import type { AttemptOutcome } from "../store/webhooks.js";
 import type { ServiceStore } from "../store/service-store.js";
 import { DISABLE_AFTER_FAILING_MS, nextAttemptAt } from "./retry-schedule.js";
 import { startSender } from "./sender.js";
+import { makeTokenBucket } from "./token-bucket.js";
 
 export interface WebhookDelivererOptions {
   store: ServiceStore;
@@ -25,6 +26,12 @@ export interface WebhookDelivererOptions {
   perEndpoint?: number;
   /** How often it looks for due deliveries when nothing woke it. */
   pollMs?: number;
+  /**
+   * Holding back while the API serves: at most `perSecond` attempts a second start while `busy()`
+   * says so (0: no limit). Signing, sending and recording compete with the API for the same cores;
+   * a backlog then drains at the API's quiet moments instead of slowing its callers.
+   */
+  pace?: { busy(): boolean; perSecond: number; now?: () => number };
 }
 
 /**
@@ -45,7 +52,9 @@ export function makeWebhookDeliverer({
   maxInFlight = 64,
   perEndpoint = 16,
   pollMs = 100,
+  pace,
 }: WebhookDelivererOptions) {
+  const pacer = pace && pace.perSecond > 0 ? makeTokenBucket(pace.perSecond, pace.now) : undefined;
   const inFlight = new Map<string, number>();
   // Signing and the HTTP exchanges happen on a thread of their own: the API's event loop only claims and records.
   const sender = startSender({ allowlist: egressAllowlist, maxSockets: perEndpoint * 4 });
@@ -54,6 +63,8 @@ export function makeWebhookDeliverer({
   let wake: (() => void) | undefined;
   let loop: Promise<void> | undefined;
   let stopped = false;
+  /** Holding back for the API: woken only by its poll (or stop), not by each attempt's end. */
+  let paced = false;
 
   // An event goes to every endpoint of its project: its body is made once (events never change).
   const bodies = new Map<string, string>();
@@ -128,13 +139,15 @@ export function makeWebhookDeliverer({
         const left = (inFlight.get(delivery.webhook_id) ?? 1) - 1;
         if (left === 0) inFlight.delete(delivery.webhook_id);
         else inFlight.set(delivery.webhook_id, left);
-        wake?.();
+        if (!paced) wake?.();
       });
   }
 
   async function run(): Promise<void> {
     while (running) {
-      const room = maxInFlight - total;
+      paced = pacer !== undefined && pace!.busy();
+      const allowed = paced ? pacer!.available() : Infinity;
+      const room = Math.min(maxInFlight - total, allowed);
       const due = store.nextWebhookDeliveryDue();
       if (room > 0 && due !== null && due <= clock.now().toISOString()) {
         const now = clock.now();
@@ -142,12 +155,14 @@ export function makeWebhookDeliverer({
           const lease = new Date(now.getTime() + leaseMs).toISOString();
           const [claimed] = (await store.write(["claimWebhookDeliveries", now.toISOString(), lease, room, perEndpoint, Object.fromEntries(inFlight)])) as [DeliveryRow[]];
           for (const delivery of claimed) launch(delivery);
-          if (claimed.length === room) continue;
+          if (paced) pacer!.take(claimed.length);
+          if (claimed.length === room && room < allowed) continue;
         } catch (error) {
           log.error({ err: coerceError(error) }, "Could not claim webhook deliveries");
         }
       }
       await new Promise<void>((resolve) => {
+        // Paced, it looks once a poll for the tokens gathered meanwhile: no claim per finished attempt.
         const timer = setTimeout(resolve, pollMs);
         wake = () => {
           clearTimeout(timer);
@@ -166,7 +181,7 @@ export function makeWebhookDeliverer({
     },
     /** Something was written to the outbox: look now rather than at the next poll. */
     nudge(): void {
-      wake?.();
+      if (!paced) wake?.();
     },
     async stop(): Promise<void> {
       running = false;
