@@ -49,7 +49,13 @@ export async function createHost(config: Config, options: CreateServiceOptions =
     await service.close();
     throw error;
   }
-  const server = createHttpServer({ api: service.api, github: github && middleware && { path: github.path, middleware }, setup });
+  const server = createHttpServer({
+    api: service.api,
+    github: github && middleware && { path: github.path, middleware },
+    setup,
+    limits: service.deps.limits,
+    newRequestId: () => service.deps.newId("request"),
+  });
   const stopReconciling = github?.startReconciling(service.deps);
   return {
     service,

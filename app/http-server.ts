@@ -1,5 +1,8 @@
-import { createServer, type Server } from "node:http";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { ApiError } from "../server/errors.js";
 import type { Api } from "../server/http/context.js";
+import { toEnvelope } from "../server/http/error-response.js";
+import { rateLimitHeaders, type Limits } from "../server/limits/limits.js";
 import type { NodeMiddleware } from "./github.js";
 import type { AppSetup } from "./setup/setup-page.js";
 
@@ -9,20 +12,40 @@ export interface HttpServerOptions {
   github?: { path: string; middleware: NodeMiddleware } | undefined;
   /** The page that creates the GitHub App, while it has no credentials. */
   setup?: AppSetup | undefined;
+  /** GitHub's deliveries spend `githubWebhooks`; every other request is limited by the API itself. */
+  limits?: Pick<Limits, "githubWebhooks"> | undefined;
+  newRequestId?: () => string;
 }
 
+/** A slow client (slowloris) cannot hold a connection: its headers must come within this, its whole request within REQUEST_TIMEOUT_MS. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+export const REQUEST_TIMEOUT_MS = 60_000;
+
 /** One port for everything: GitHub webhooks to Probot, the App's setup page, every other request to the /v1 API. */
-export function createHttpServer({ api, github, setup }: HttpServerOptions): Server {
-  return createServer((req, res) => {
+export function createHttpServer({ api, github, setup, limits, newRequestId = () => "request" }: HttpServerOptions): Server {
+  const server = createServer((req, res) => {
     const path = req.url?.split("?")[0] ?? "/";
     if (setup?.handles(path)) {
       void setup.handle(req, res);
       return;
     }
     if (github && path === github.path) {
-      void github.middleware(req, res, () => api.routing(req, res));
+      void receiveFromGitHub(req, res, () => github.middleware(req, res, () => api.routing(req, res)));
       return;
     }
     api.routing(req, res);
   });
+  server.headersTimeout = HEADERS_TIMEOUT_MS;
+  server.requestTimeout = REQUEST_TIMEOUT_MS;
+  return server;
+
+  async function receiveFromGitHub(req: IncomingMessage, res: ServerResponse, pass: () => unknown): Promise<void> {
+    const budget = limits?.githubWebhooks;
+    const outcome = budget && (await budget.take(`address:${req.socket.remoteAddress ?? "unknown"}`));
+    if (!outcome || outcome.allowed) return void pass();
+    const requestId = newRequestId();
+    const error = new ApiError("RATE_LIMITED", { message: `Too many webhook deliveries from this address: at most ${outcome.limit} a minute.` });
+    res.writeHead(429, { ...rateLimitHeaders(outcome, Date.now()), "content-type": "application/json", "x-request-id": requestId });
+    res.end(JSON.stringify(toEnvelope(error, requestId)));
+  }
 }

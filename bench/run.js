@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, startAgentStub } from "./lib/fixture.js";
+import { LIMITS_OFF, REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, startAgentStub } from "./lib/fixture.js";
 import { describeEngineBench, runEngineBench } from "./engine.js";
 import { describeGitHubBench, runGitHubBench } from "./github.js";
 import { describePagesBench, runPagesBench } from "./pages.js";
@@ -171,7 +171,7 @@ async function runApiBench() {
     const agent = await startAgentStub();
     cleanups.push(agent.stop);
     log("Starting the service…");
-    const service = await startServer("service", SERVICE_MAIN, { ASSURE_DB: dbPath, LOG_LEVEL: "warn" });
+    const service = await startServer("service", SERVICE_MAIN, { ...LIMITS_OFF, ASSURE_DB: dbPath, LOG_LEVEL: "warn" });
     cleanups.push(service.stop);
     servers.push(service);
 

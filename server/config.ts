@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { ConfigError } from "./errors.js";
 import { parseEncryptionKey } from "./secrets/sealer.js";
+import type { LimitSettings } from "./limits/limits.js";
+import { DEFAULT_BODY_LIMIT, DEFAULT_SPEC_BODY_LIMIT } from "./http/body-limits.js";
 
 const Port = z.coerce.number().int().min(0).max(65535);
 const Duration = z.coerce.number().int().positive();
@@ -20,6 +22,14 @@ const EnvSchema = z.object({
   ASSURE_IDEMPOTENCY_WINDOW_HOURS: Duration.default(24),
   ASSURE_WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1),
   ASSURE_WEBHOOK_RATE_UNDER_LOAD: z.coerce.number().int().nonnegative().default(250),
+  ASSURE_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().nonnegative().default(1200),
+  ASSURE_UNAUTHENTICATED_PER_MINUTE: z.coerce.number().int().nonnegative().default(120),
+  ASSURE_PUBLIC_PER_MINUTE: z.coerce.number().int().nonnegative().default(600),
+  ASSURE_GITHUB_WEBHOOKS_PER_MINUTE: z.coerce.number().int().nonnegative().default(6000),
+  ASSURE_RUN_CREATES_PER_MINUTE: z.coerce.number().int().nonnegative().default(120),
+  ASSURE_MAX_QUEUED_RUNS: z.coerce.number().int().positive().default(1000),
+  ASSURE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_BODY_LIMIT),
+  ASSURE_MAX_SPEC_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_SPEC_BODY_LIMIT),
   ASSURE_PAGE_LINK_TTL_SECONDS: z.coerce.number().int().min(1).max(31_536_000).default(2_592_000),
   ASSURE_READINESS_TIMEOUT_MS: Duration.default(2000),
   ASSURE_READINESS_CACHE_MS: Duration.default(5000),
@@ -71,6 +81,10 @@ export interface Config {
   webhookRateUnderLoad: number;
   /** How long a signed link to a run's or a decision's page opens it. */
   pageLinkTtlSeconds: number;
+  limits: LimitSettings;
+  /** Request bodies at most this large; a test spec's route takes `maxSpecBytes`. */
+  maxBodyBytes: number;
+  maxSpecBytes: number;
   readinessTimeoutMs: number;
   readinessCacheMs: number;
   egressAllowlist: string[];
@@ -131,6 +145,16 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     encryptionKey: e.ASSURE_ENCRYPTION_KEY,
     idempotencyWindowMs: e.ASSURE_IDEMPOTENCY_WINDOW_HOURS * 3_600_000,
     pageLinkTtlSeconds: e.ASSURE_PAGE_LINK_TTL_SECONDS,
+    limits: {
+      perKeyPerMinute: e.ASSURE_RATE_LIMIT_PER_MINUTE,
+      unauthenticatedPerMinute: e.ASSURE_UNAUTHENTICATED_PER_MINUTE,
+      publicPerMinute: e.ASSURE_PUBLIC_PER_MINUTE,
+      githubWebhooksPerMinute: e.ASSURE_GITHUB_WEBHOOKS_PER_MINUTE,
+      runCreatesPerMinute: e.ASSURE_RUN_CREATES_PER_MINUTE,
+      maxQueuedRuns: e.ASSURE_MAX_QUEUED_RUNS,
+    },
+    maxBodyBytes: e.ASSURE_MAX_BODY_BYTES,
+    maxSpecBytes: e.ASSURE_MAX_SPEC_BYTES,
     webhookRetryScale: e.ASSURE_WEBHOOK_RETRY_SCALE,
     webhookRateUnderLoad: e.ASSURE_WEBHOOK_RATE_UNDER_LOAD,
     readinessTimeoutMs: e.ASSURE_READINESS_TIMEOUT_MS,

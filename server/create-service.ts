@@ -4,6 +4,8 @@ import type { Evaluator } from "./evaluate/evaluator.js";
 import type { Config } from "./config.js";
 import { buildApi } from "./http/build-api.js";
 import { makeApiActivity } from "./http/api-activity.js";
+import { makeLimits } from "./limits/limits.js";
+import { outsideAudit } from "./store/audit-scope.js";
 import type { Api, ApiDeps } from "./http/context.js";
 import { makeCursorCodec } from "./http/cursor.js";
 import { makeIdGenerator } from "./ids.js";
@@ -68,11 +70,14 @@ export async function createService(
   const apiActivity = makeApiActivity();
   const deps: ApiDeps = {
     activity: apiActivity,
+    limits: makeLimits(config.limits),
+    bodyLimits: { body: config.maxBodyBytes, spec: config.maxSpecBytes },
     store,
     clock,
     log: logger,
     newId,
-    nudgeEngine: () => worker?.nudge(),
+    // The engine works for no request: what it writes is not a request's audit event.
+    nudgeEngine: () => outsideAudit(() => worker?.nudge()),
     egress,
     checkReadiness: makeReadinessProbe({ egress, clock, timeoutMs: config.readinessTimeoutMs, cacheMs: config.readinessCacheMs }),
     cursors: makeCursorCodec(store.cursorSecret),

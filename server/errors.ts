@@ -19,8 +19,10 @@ export const ERROR_CODES = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false },
   IDEMPOTENCY_KEY_REUSED: { status: 422, retryable: false },
   RATE_LIMITED: { status: 429, retryable: true },
+  RUN_QUOTA_EXCEEDED: { status: 429, retryable: true },
   INTERNAL: { status: 500, retryable: true },
   ENVIRONMENT_NOT_READY: { status: 503, retryable: true },
+  STORAGE_UNAVAILABLE: { status: 503, retryable: true },
 } as const satisfies Record<string, { status: number; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

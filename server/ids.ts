@@ -18,6 +18,7 @@ export const ID_PREFIXES = {
   waiver: "wvr",
   approval: "apv",
   webhook: "whk",
+  auditEvent: "aud",
 } as const;
 export type IdKind = keyof typeof ID_PREFIXES;
 

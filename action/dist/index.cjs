@@ -51509,6 +51509,31 @@ var RecoverWebhookBody = external_exports.strictObject({ since: external_exports
 var RecoverWebhookResult = external_exports.object({ requeued: external_exports.number().int().describe("Deliveries queued to be sent again, at once") }).meta({ id: "RecoverWebhookResult" });
 var WebhookEvent = external_exports.union([RunEvent, DecisionEvent]);
 
+// server/contract/audit.ts
+var AUDIT_ACTOR_TYPES = ["api_key", "cli", "github_oidc"];
+var AuditEvent = external_exports.object({
+  audit_event_id: external_exports.string(),
+  occurred_at: Timestamp,
+  actor: external_exports.object({
+    type: external_exports.enum(AUDIT_ACTOR_TYPES).describe("api_key: a request with an API key; cli: the operator's command line; github_oidc: a workflow exchanging its OIDC token"),
+    key_id: external_exports.string().nullable().describe("The API key that made the request (api_key), or the key a CLI command or an exchange issued or revoked"),
+    label: external_exports.string().nullable().describe("The key's name, the workflow's repository, or the CLI command")
+  }).meta({ id: "AuditActor" }),
+  action: external_exports.string().describe("The operation, by its operationId (e.g. createRun, createWaiver) or CLI command (e.g. keys.create)"),
+  resource_id: external_exports.string().nullable(),
+  project_id: external_exports.string().nullable(),
+  request_id: external_exports.string().nullable().describe("The request's X-Request-Id; null for a CLI command"),
+  client_address: external_exports.string().nullable()
+}).meta({ id: "AuditEvent" });
+var AuditEventList = listOf(AuditEvent).meta({ id: "AuditEventList" });
+var AuditEventQuery = PageQuery.extend({
+  project_id: ResourceId.optional(),
+  actor: external_exports.string().min(1).max(100).optional().describe("A key id, or `cli`"),
+  action: external_exports.string().min(1).max(100).optional(),
+  resource_id: ResourceId.optional(),
+  since: external_exports.iso.datetime({ offset: true }).optional().describe("Events at or after this time")
+});
+
 // server/contract/run-keys.ts
 var import_node_crypto = require("node:crypto");
 var DERIVED_RUN_KEY_PREFIX = "gh1-";

@@ -20,6 +20,13 @@ export function gateCommitJob(commit: CommitToGate, runAt: string): NewJob {
   };
 }
 
+/** The refusals a planned run waits out, and what its decision says it waits for. */
+const WAITS_FOR: Partial<Record<string, string>> = {
+  ENVIRONMENT_NOT_READY: "its agent to be ready",
+  RATE_LIMITED: "room under the project's run creation limit",
+  RUN_QUOTA_EXCEEDED: "room under the project's queued runs quota",
+};
+
 /** The App acts for the project it gates, as a key of that project with every scope would. */
 const actingFor = (projectId: string): Principal => ({ key_id: "github-app", project_id: projectId, scopes: new Set(SCOPES) });
 
@@ -55,9 +62,9 @@ export async function startPlannedRuns(deps: GateDeps, commit: CommitToGate, pro
     try {
       await startPlannedRun(deps, commit, projectId, decision.attempt, pair);
     } catch (error) {
-      // The agent is not up yet (a deployment still starting, say): wait, and try again.
-      if (!(error instanceof ApiError && error.code === "ENVIRONMENT_NOT_READY")) throw error;
-      const until = await waitFor(pair, `its agent to be ready (${error.message})`);
+      // The agent is not up yet (a deployment still starting, say), or the project is at its limits: wait, and try again.
+      if (!(error instanceof ApiError && WAITS_FOR[error.code])) throw error;
+      const until = await waitFor(pair, `${WAITS_FOR[error.code]} (${error.message})`);
       if (until && (!retryBefore || until < retryBefore)) retryBefore = until;
     }
   }

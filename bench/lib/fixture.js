@@ -4,6 +4,19 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { HOST } from "./processes.js";
 
+/**
+ * Every bench sets the limits it needs: these turn the rate limits off, so a bench measures the
+ * part it is about (the load bench measures the limiter on against these).
+ */
+export const LIMITS_OFF = {
+  ASSURE_RATE_LIMIT_PER_MINUTE: "0",
+  ASSURE_UNAUTHENTICATED_PER_MINUTE: "0",
+  ASSURE_PUBLIC_PER_MINUTE: "0",
+  ASSURE_GITHUB_WEBHOOKS_PER_MINUTE: "0",
+  ASSURE_RUN_CREATES_PER_MINUTE: "0",
+  ASSURE_MAX_QUEUED_RUNS: "1000000",
+};
+
 /** Answers GET /models as an OpenAI-compatible endpoint would; the service's readiness probe asks it. */
 export function startAgentStub() {
   const server = createServer((req, res) => {

@@ -7,6 +7,8 @@ import { SCOPES, type Scope } from "./scopes.js";
 /** Who is calling: a key bound to one project, or an admin key (project_id null) with every scope. */
 export interface Principal {
   key_id: string;
+  /** The key's name, as the audit trail labels its actor. */
+  name?: string | null;
   project_id: string | null;
   scopes: ReadonlySet<Scope>;
 }
@@ -30,7 +32,7 @@ export function makeAuthenticator(store: Pick<Store, "getApiKeyRow">, clock: Clo
       throw unauthenticated(`The API key expired at ${row.expires_at}; get a new one.`);
     }
     const scopes = row.project_id === null ? ALL_SCOPES : new Set(JSON.parse(row.scopes) as Scope[]);
-    return { key_id: row.key_id, project_id: row.project_id, scopes };
+    return { key_id: row.key_id, name: row.name, project_id: row.project_id, scopes };
   };
 }
 

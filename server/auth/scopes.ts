@@ -19,6 +19,7 @@ export const SCOPES = [
   "environments:write",
   "webhooks:read",
   "webhooks:write",
+  "audit:read",
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

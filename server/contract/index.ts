@@ -12,6 +12,7 @@ export * from "./evidence.js";
 export * from "./links.js";
 export * from "./pages.js";
 export * from "./webhooks.js";
+export * from "./audit.js";
 export * from "./trace.js";
 export * from "./events.js";
 export * from "./deprecations.js";

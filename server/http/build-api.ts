@@ -7,6 +7,7 @@ import {
   type ZodTypeProvider,
 } from "fastify-type-provider-zod";
 import { assertScope, makeAuthenticator } from "../auth/authenticate.js";
+import { makeKeyUsageRecorder } from "../auth/key-usage.js";
 import { DEPRECATIONS, type Deprecation } from "../contract/index.js";
 import { ApiError, coerceError } from "../errors.js";
 import { readSpecYaml } from "../specs/read-yaml.js";
@@ -25,7 +26,9 @@ import { registerReleaseDecisionRoutes } from "./routes/release-decisions.js";
 import { registerTestSpecRoutes } from "./routes/test-specs.js";
 import { registerPageRoutes } from "./routes/pages.js";
 import { registerWebhookRoutes } from "./routes/webhooks.js";
-import { BODY_LIMIT, SPEC_BODY_LIMIT } from "./body-limits.js";
+import { registerAuditRoutes } from "./routes/audit-events.js";
+import { rateLimitHeaders, spend } from "../limits/limits.js";
+import { auditWrites } from "./audit-writes.js";
 
 
 const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml"];
@@ -65,7 +68,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   const api = Fastify({
     loggerInstance: deps.log as FastifyBaseLogger,
     logController: new LogController({ disableRequestLogging: true }),
-    bodyLimit: BODY_LIMIT,
+    bodyLimit: deps.bodyLimits.body,
     genReqId: () => deps.newId("request"),
     requestIdHeader: false,
     // Errors Fastify raises before routing (a malformed URL, an over-long id) get the envelope too.
@@ -79,7 +82,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   api.setErrorHandler(handleError);
 
   api.removeContentTypeParser("text/plain");
-  api.addContentTypeParser(YAML_TYPES, { parseAs: "buffer", bodyLimit: SPEC_BODY_LIMIT }, (_request, body, done) => done(null, body));
+  api.addContentTypeParser(YAML_TYPES, { parseAs: "buffer", bodyLimit: deps.bodyLimits.spec }, (_request, body, done) => done(null, body));
 
   await api.register(fastifySwagger, {
     openapi: {
@@ -101,17 +104,19 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   api.decorateRequest("principal", undefined);
   api.decorateRequest("specSource", undefined);
   const authenticate = makeAuthenticator(deps.store, deps.clock);
+  const keyUsed = makeKeyUsageRecorder(deps);
   const knownRoutes: { pattern: RegExp; method: string }[] = [];
   api.addHook("onRoute", (route) => {
     const pattern = new RegExp(`^${route.url.replace(/:[^/]+/g, "[^/]+")}$`);
     for (const method of [route.method].flat()) knownRoutes.push({ pattern, method });
+    auditWrites(route, deps);
   });
 
   // Filled once the document is: what each operation's responses announce as deprecated.
   let deprecated = new Map<string, Record<string, string>>();
 
-  // A callback hook, not an async one: it runs on every request and has nothing to await.
-  api.addHook("onRequest", (request, reply, done) => {
+  const { limits } = deps;
+  api.addHook("onRequest", async (request, reply) => {
     deps.activity?.requestStarted();
     reply.header("x-request-id", request.id);
     if (deprecated.size > 0) {
@@ -120,16 +125,27 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     }
     request.principal = undefined;
     request.specSource = undefined;
-    const scope = request.routeOptions.config.scope;
-    try {
-      if (scope) {
+    const { scope, limit } = request.routeOptions.config;
+    // Authenticated first, refused after the budget is counted: a wrong key spends its address's budget.
+    let refusal: unknown;
+    if (scope) {
+      try {
         request.principal = authenticate(request.headers.authorization);
+        keyUsed(request.principal.key_id);
         assertScope(request.principal, scope);
+      } catch (error) {
+        refusal = error;
       }
-    } catch (error) {
-      return done(coerceError(error));
     }
-    done();
+    const now = Date.now();
+    const spent =
+      limit === "public"
+        ? await spend(limits.public, `address:${request.ip}`, "requests for pages and health checks from this address", now)
+        : request.principal
+          ? await spend(limits.perKey, `key:${request.principal.key_id}`, "requests with this API key", now)
+          : await spend(limits.unauthenticated, `address:${request.ip}`, "requests without a valid API key from this address", now);
+    if (spent) reply.headers(rateLimitHeaders(spent, now));
+    if (refusal) throw coerceError(refusal);
   });
 
   api.addHook("preValidation", async (request) => {
@@ -172,6 +188,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   registerRunEvidenceRoutes(api, deps);
   registerReleaseDecisionRoutes(api, deps);
   registerWebhookRoutes(api, deps);
+  registerAuditRoutes(api, deps);
   registerPageRoutes(api, deps);
 
   await api.ready();

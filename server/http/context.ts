@@ -1,4 +1,5 @@
 import type { ApiActivity } from "./api-activity.js";
+import type { Limits } from "../limits/limits.js";
 import type { FastifyInstance, FastifyRequest, RawServerDefault, FastifyBaseLogger } from "fastify";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
@@ -22,6 +23,10 @@ declare module "fastify" {
     scope?: Scope;
     /** The route takes an application/yaml body besides JSON. */
     acceptsYaml?: boolean;
+    /** Which budget its requests spend: "public" (pages, badges, health) is per address; the API's is per key. */
+    limit?: "public";
+    /** A route that creates a resource: the property of the written row that holds its id (its audit event's resource). */
+    creates?: string;
   }
   interface FastifyRequest {
     principal: Principal | undefined;
@@ -33,6 +38,10 @@ declare module "fastify" {
 /** Everything a route needs, passed in: no route reaches for a global. */
 export interface ApiDeps {
   store: ServiceStore;
+  /** The budgets and quotas every door spends from (README "Limits"). */
+  limits: Limits;
+  /** The largest request body in bytes: a test spec's route takes `spec`, every other `body`. */
+  bodyLimits: { body: number; spec: number };
   /** Counts the requests the API starts, for background work that yields to it. */
   activity?: ApiActivity | undefined;
   clock: Clock;

@@ -20,7 +20,7 @@ const FASTIFY_CODES: Record<string, ErrorCode> = {
 };
 
 const MESSAGES: Partial<Record<ErrorCode, string>> = {
-  PAYLOAD_TOO_LARGE: "The request body is larger than 1 MiB.",
+  PAYLOAD_TOO_LARGE: "The request body is larger than this endpoint takes.",
   UNSUPPORTED_MEDIA_TYPE: "Send the body as application/json (a test spec may also be application/yaml).",
   MALFORMED_BODY: "The request body is not well-formed JSON.",
   NOT_FOUND: "No such resource.",
@@ -93,7 +93,11 @@ export function toEnvelope(error: ApiError, requestId: string): ErrorEnvelope {
 /** The only place that writes an error response. Unknown failures are logged with their stack, never sent. */
 export function makeErrorHandler(log: Logger) {
   return function handleError(raw: unknown, request: FastifyRequest, reply: FastifyReply) {
-    const error = toApiError(raw, request.specSource);
+    let error = toApiError(raw, request.specSource);
+    const bodyLimit = request.routeOptions?.bodyLimit;
+    if (error.code === "PAYLOAD_TOO_LARGE" && bodyLimit) {
+      error = new ApiError("PAYLOAD_TOO_LARGE", { message: `The request body is larger than this endpoint takes (${bodyLimit} bytes).`, cause: error.cause });
+    }
     if (error.code === "INTERNAL") {
       log.error({ err: coerceError(error.cause ?? raw), request_id: request.id, url: request.url }, "Unhandled error");
     }

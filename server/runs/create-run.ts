@@ -10,8 +10,12 @@ import type { CheckReadiness } from "../net/readiness.js";
 import { contentAddress } from "../specs/canonical-json.js";
 import type { ServiceStore } from "../store/service-store.js";
 import { resolveRunAgent } from "./agent-url.js";
+import { spend, type Limits } from "../limits/limits.js";
 
 const NEVER = "9999-12-31T23:59:59.999Z";
+
+/** When a caller refused by the queued-runs quota should look again: about a short run's length. */
+const QUOTA_RETRY_AFTER_SECONDS = 30;
 
 /** Printable ASCII, 1–255 characters: what fits in a header and in a log line without surprises. */
 const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
@@ -25,6 +29,8 @@ export interface CreateRunDeps {
   idempotencyWindowMs: number;
   /** Tells the run engine that work was enqueued, so it starts at once instead of at its next poll. */
   nudgeEngine: () => void;
+  /** Run creations per project a minute, and runs QUEUED or RUNNING at once per project. */
+  limits: Pick<Limits, "runCreates" | "maxQueuedRuns">;
 }
 
 export function assertIdempotencyKey(key: string | string[] | undefined): string {
@@ -48,7 +54,7 @@ export function assertIdempotencyKey(key: string | string[] | undefined): string
  * key unused.
  */
 export async function createRun(
-  { store, clock, newId, checkReadiness, egress, idempotencyWindowMs, nudgeEngine }: CreateRunDeps,
+  { store, clock, newId, checkReadiness, egress, idempotencyWindowMs, nudgeEngine, limits }: CreateRunDeps,
   principal: Principal,
   body: CreateRunBody,
   idempotencyKey: string,
@@ -87,8 +93,10 @@ export async function createRun(
     return undefined;
   };
 
+  // A replay is never refused by a limit: it creates nothing.
   const earlier = answer(store.lookUpIdempotencyKey(request()));
   if (earlier) return earlier;
+  await spend(limits.runCreates, `project:${spec.project_id}`, "runs created in this project", Date.now());
 
   const agentAt = resolveRunAgent(environment, body.source, body.agent_url, egress);
   const readiness = await checkReadiness({ ...store.getEnvironmentTarget(environment.environment_id)!, base_url: agentAt.url });
@@ -126,10 +134,17 @@ export async function createRun(
       ended_at: null,
     },
     executeRunJob(runId, now),
+    limits.maxQueuedRuns,
   ]);
   if (outcome.kind === "created") {
     nudgeEngine();
     return { run: outcome.run, replayed: false };
+  }
+  if (outcome.kind === "quota_exceeded") {
+    throw new ApiError("RUN_QUOTA_EXCEEDED", {
+      message: `The project has ${outcome.active} runs queued or running, its most (ASSURE_MAX_QUEUED_RUNS); retry when some have ended.`,
+      headers: { "retry-after": String(QUOTA_RETRY_AFTER_SECONDS) },
+    });
   }
   return answer(outcome)!;
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { linkSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname } from "node:path";
 import { ConfigError } from "../errors.js";
 import { KEY_BYTES, parseEncryptionKey } from "./sealer.js";
@@ -69,4 +69,27 @@ function readKeyFile(file: string): Buffer | undefined {
   const key = parseEncryptionKey(readFileSync(file, "utf8"));
   if (!key) throw new EncryptionKeyError(`${file} does not hold a key: ${KEY_BYTES} bytes in base64 or hex.`);
   return key;
+}
+
+/**
+ * Rotating the key file: the new key is staged beside it (`<key file>.next`) before the secrets are
+ * sealed again, and promoted over it after they committed. A start in between finds the key that
+ * opens the database among the two, and finishes or undoes the rotation (`openSealer`).
+ */
+export const stagedKeyFileOf = (dbPath: string) => `${keyFileOf(dbPath)}.next`;
+
+export function stageKey(dbPath: string, key: Buffer): void {
+  writeFileSync(stagedKeyFileOf(dbPath), `${key.toString("base64")}\n`, { mode: 0o600 });
+}
+
+export function readStagedKey(dbPath: string): Buffer | undefined {
+  return readKeyFile(stagedKeyFileOf(dbPath));
+}
+
+export function promoteStagedKey(dbPath: string): void {
+  renameSync(stagedKeyFileOf(dbPath), keyFileOf(dbPath));
+}
+
+export function discardStagedKey(dbPath: string): void {
+  rmSync(stagedKeyFileOf(dbPath), { force: true });
 }

@@ -13,6 +13,8 @@ export interface ApiKeyRow {
   expires_at: string | null;
   /** JSON of who it was issued to (a workflow run, for a key from a GitHub OIDC token); null for an operator's key. */
   issued_for: string | null;
+  /** When a request last used it (to the minute); null: never. */
+  last_used_at?: string | null;
 }
 
 /** Who a short-lived key was issued to: the workflow run whose OIDC token was exchanged for it. */
@@ -36,10 +38,12 @@ export interface ApiKeyInfo {
   revoked_at: string | null;
   expires_at: string | null;
   issued_for: KeyIssuedFor | null;
+  last_used_at: string | null;
 }
 
 const toInfo = ({ secret_hash: _hash, ...row }: ApiKeyRow): ApiKeyInfo => ({
   ...row,
+  last_used_at: row.last_used_at ?? null,
   scopes: JSON.parse(row.scopes) as string[],
   issued_for: row.issued_for === null ? null : (JSON.parse(row.issued_for) as KeyIssuedFor),
 });
@@ -50,6 +54,7 @@ export function makeApiKeysStore(db: Db) {
   const byId = db.prepare("SELECT * FROM api_keys WHERE key_id = ?");
   const all = db.prepare("SELECT * FROM api_keys ORDER BY created_at DESC, key_id DESC");
   const revoke = db.prepare("UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL");
+  const touch = db.prepare("UPDATE api_keys SET last_used_at = @at WHERE key_id = @key_id AND (last_used_at IS NULL OR last_used_at < @at)");
 
   return {
     reads: {
@@ -66,6 +71,9 @@ export function makeApiKeysStore(db: Db) {
         const full = { expires_at: null, issued_for: null, ...row };
         insert.run(full);
         return toInfo({ ...full, revoked_at: null });
+      },
+      touchApiKey(keyId: string, at: string): void {
+        touch.run({ key_id: keyId, at });
       },
       revokeApiKey(keyId: string, now: string): boolean {
         return revoke.run(now, keyId).changes === 1;

@@ -9,7 +9,7 @@ import { makePager } from "./pagination.js";
 import { makeProjectsStore } from "./projects.js";
 import { makeRunsStore, type RunStatusChange } from "./runs.js";
 import { PAGE_LINK_SECRET, getOrCreateSecret, makeSettingsStore } from "./settings.js";
-import { openSealer } from "./sealing.js";
+import { openSealer, resealAll, scrubFreePages } from "./sealing.js";
 import type { Sealer } from "../secrets/sealer.js";
 import { makeTestSpecsStore } from "./test-specs.js";
 import { makeJobsStore } from "./jobs.js";
@@ -21,6 +21,7 @@ import { makeReleaseDecisionsStore } from "./release-decisions.js";
 import { makeGitHubStore } from "./github.js";
 import { makePagesStore } from "./pages.js";
 import { makeWebhooksStore } from "./webhooks.js";
+import { makeAuditEventsStore } from "./audit-events.js";
 
 export type { Keyset, PageRequest, RowPage } from "./pagination.js";
 export type { EnvironmentRow, EnvironmentTarget } from "./environments.js";
@@ -32,6 +33,7 @@ export { SequenceConflictError, toLoggedEvent } from "./events.js";
 export type { ConversationRow, ConversationView } from "./conversations.js";
 export type { CaseTally } from "./pages.js";
 export type { AttemptRow, DeliveryRow, WebhookRow } from "./webhooks.js";
+export type { AuditEventFilter, AuditEventRow } from "./audit-events.js";
 export { toDecisionEvent, type DecisionEventRow } from "./release-decisions.js";
 export type { EvaluationRow, GateResultRow, JudgeUsage } from "./evaluations.js";
 export type { FindingRow } from "./findings.js";
@@ -85,6 +87,7 @@ export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: 
     makeSettingsStore(db, sealer),
     makePagesStore(db),
     webhooks,
+    makeAuditEventsStore(db, listPage),
   ] as const;
   const reads = {
     ...mergeOf(parts, "reads"),
@@ -118,6 +121,21 @@ export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: 
     writes,
     ...reads,
     ...writes,
+    /** The id of the key the database's secrets are sealed with. */
+    get encryptionKeyId(): string {
+      return sealer.keyId;
+    },
+    /**
+     * Seals every secret again under `to`, atomically (within the caller's transaction, if any):
+     * from then on only `to` opens them, so close this store after (its parts hold the old key).
+     */
+    resealSecrets(to: Sealer): number {
+      return resealAll(db, sealer, to);
+    },
+    /** VACUUM and an emptied WAL: after a rotation, no old ciphertext survives in free pages. */
+    scrubFreePages(): void {
+      scrubFreePages(db);
+    },
     /** Runs `work` in one transaction: all of its writes commit together, or none do. */
     transaction<T>(work: () => T): T {
       return inTransaction(work) as T;

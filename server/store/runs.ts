@@ -134,10 +134,14 @@ export function makeRunsStore(
    * Creates the run, records its idempotency key and enqueues `job` in one transaction, unless a
    * live key already answers the request. Concurrent identical requests therefore create one run.
    */
+  const countActive = db.prepare("SELECT COUNT(*) FROM runs WHERE project_id = ? AND status IN ('QUEUED', 'RUNNING', 'EVALUATING')").pluck();
   const createRunIdempotently = db.transaction(
-    (request: IdempotentRequest, row: RunRow, job: NewJob): IdempotentOutcome | { kind: "created"; run: Run } => {
+    (request: IdempotentRequest, row: RunRow, job: NewJob, maxQueued = Number.POSITIVE_INFINITY): IdempotentOutcome | { kind: "created"; run: Run } | { kind: "quota_exceeded"; active: number } => {
       const existing = lookUpKey(request);
       if (existing.kind !== "none") return existing;
+      // Counted in the transaction that inserts: concurrent creations cannot overshoot the quota.
+      const active = Number.isFinite(maxQueued) ? (countActive.get(row.project_id) as number) : 0;
+      if (active >= maxQueued) return { kind: "quota_exceeded", active };
       sweepExpiredKeys.run(request.now);
       deleteKey.run(request.project_id, request.idempotency_key);
       insertRun.run(row);

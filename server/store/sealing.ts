@@ -1,4 +1,4 @@
-import { EncryptionKeyError, loadEncryptionKey } from "../secrets/encryption-key.js";
+import { EncryptionKeyError, discardStagedKey, loadEncryptionKey, promoteStagedKey, readStagedKey } from "../secrets/encryption-key.js";
 import { makeSealer, sealedKeyId, type Sealer } from "../secrets/sealer.js";
 import type { Db } from "./db.js";
 
@@ -23,6 +23,23 @@ export const SEAL_CHECK = "seal_check";
 export function openSealer(db: Db, dbPath: string, configuredKey: Buffer | undefined): Sealer {
   const check = readSetting(db, SEAL_CHECK);
   const sealer = makeSealer(loadEncryptionKey({ dbPath, configured: configuredKey, sealedWith: check && sealedKeyId(check) }));
+  const opens = (candidate: Sealer) => {
+    try {
+      candidate.open(check!, SEALED_AT.setting(SEAL_CHECK));
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  // A rotation of the key file that stopped half-way: the staged key is the database's if the commit happened.
+  const staged = configuredKey ? undefined : readStagedKey(dbPath);
+  if (staged && check !== undefined) {
+    if (opens(sealer)) discardStagedKey(dbPath);
+    else if (opens(makeSealer(staged))) {
+      promoteStagedKey(dbPath);
+      return makeSealer(staged);
+    }
+  }
   if (check !== undefined) {
     try {
       sealer.open(check, SEALED_AT.setting(SEAL_CHECK));
@@ -47,4 +64,39 @@ export function recordSealCheck(db: Db, sealer: Sealer): void {
 function readSetting(db: Db, key: string): string | undefined {
   const hasSettings = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'settings'").get();
   return hasSettings ? (db.prepare("SELECT value FROM settings WHERE key = ?").pluck().get(key) as string | undefined) : undefined;
+}
+
+/** Every column that holds sealed values, with the place each value is sealed for. */
+const SEALED_COLUMNS = [
+  { table: "environments", id: "environment_id", column: "headers", at: SEALED_AT.environmentHeaders },
+  { table: "webhooks", id: "webhook_id", column: "secret", at: SEALED_AT.webhookSecret },
+  { table: "webhooks", id: "webhook_id", column: "previous_secret", at: SEALED_AT.webhookSecret },
+  { table: "settings", id: "key", column: "value", at: SEALED_AT.setting },
+] as const;
+
+/**
+ * Opens every sealed value with `from` and seals it again with `to`, for the same place, in one
+ * transaction (or the caller's): afterwards the database opens with `to` only. A settings value
+ * that is not sealed (it names no key) is left as it is. Returns how many values were sealed again.
+ */
+export function resealAll(db: Db, from: Sealer, to: Sealer): number {
+  let count = 0;
+  db.transaction(() => {
+    for (const { table, id, column, at } of SEALED_COLUMNS) {
+      const rows = db.prepare(`SELECT ${id} AS id, ${column} AS value FROM ${table} WHERE ${column} IS NOT NULL`).all() as { id: string; value: string }[];
+      const update = db.prepare(`UPDATE ${table} SET ${column} = ? WHERE ${id} = ?`);
+      for (const row of rows) {
+        if (sealedKeyId(row.value) === undefined) continue;
+        update.run(to.seal(from.open(row.value, at(row.id)), at(row.id)), row.id);
+        count++;
+      }
+    }
+  })();
+  return count;
+}
+
+/** Rebuilds the file from its live rows and empties the WAL: overwritten values (old ciphertexts, say) do not linger there. */
+export function scrubFreePages(db: Db): void {
+  db.exec("VACUUM");
+  db.pragma("wal_checkpoint(TRUNCATE)");
 }

@@ -1,5 +1,7 @@
 import { openStore, type OpenStoreOptions, type Store, type StoreReads } from "./index.js";
 import { startWriter, type Writer, type WriterOptions } from "./writer/start-writer.js";
+import type { WriteCommand } from "./writer/commands.js";
+import { withPendingAudit } from "./audit-scope.js";
 
 /**
  * The store as the service uses it: reads on this thread's connection, which never writes, and
@@ -31,7 +33,8 @@ export async function openServiceStore(path: string, { lazyCommitMs, onFailure, 
     ...store.reads,
     db: store.db,
     cursorSecret: store.cursorSecret,
-    write: writer.write,
+    // A request's audit event rides with its first write (server/store/audit-scope.ts).
+    write: ((...commands: readonly WriteCommand[]) => writer.write(...withPendingAudit(commands))) as Writer["write"],
     writeLazily: writer.writeLazily,
     stats: writer.stats,
     async close() {

@@ -1,6 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { readServiceNodeArgs } from "../../app/service-node-args.js";
+import { LIMITS_OFF } from "./limits.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -21,7 +22,7 @@ export interface ChildService {
 export async function spawnService(env: Record<string, string>): Promise<ChildService> {
   const child = spawn(process.execPath, [...readServiceNodeArgs(ROOT), "build/app/main.js"], {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...env },
+    env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...LIMITS_OFF, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const logs: string[] = [];

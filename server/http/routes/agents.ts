@@ -9,7 +9,7 @@ export function registerAgentRoutes(api: Api, deps: ApiDeps) {
   const { store, clock, newId } = deps;
 
   api.post("/v1/agents", {
-    config: { scope: "agents:write" },
+    config: { scope: "agents:write", creates: "agent_id" },
     schema: { operationId: "createAgent", tags: ["agents"], summary: "Register an agent (a name and the version under test)", body: CreateAgentBody, response: responses({ 201: Agent }) },
     handler: async (request, reply) => {
       const principal = principalOf(request);

@@ -5,6 +5,7 @@ import { responses } from "../schemas.js";
 
 export function registerAuthRoutes(api: Api, deps: ApiDeps) {
   api.post("/v1/auth/github-oidc", {
+    config: { creates: "key_id" },
     schema: {
       operationId: "exchangeGitHubOidcToken",
       tags: ["auth"],

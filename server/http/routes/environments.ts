@@ -26,7 +26,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
   const { store, clock, newId, egress } = deps;
 
   api.post("/v1/environments", {
-    config: { scope: "environments:write" },
+    config: { scope: "environments:write", creates: "environment_id" },
     schema: {
       operationId: "createEnvironment",
       tags: ["environments"],

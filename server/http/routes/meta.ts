@@ -37,7 +37,7 @@ export function eventsJsonSchema(): Record<string, unknown> {
 export function registerMetaRoutes(api: Api, openApiDocument: () => string) {
   const specSchema = JSON.stringify(testSpecJsonSchema());
   const eventsSchema = JSON.stringify(eventsJsonSchema());
-  const hidden = { schema: { hide: true } as object };
+  const hidden = { schema: { hide: true } as object, config: { limit: "public" as const } };
 
   api.get("/healthz", hidden, async () => ({ status: "ok" }));
   api.get("/v1/openapi.json", hidden, async (_request, reply) => reply.type("application/json").send(openApiDocument()));

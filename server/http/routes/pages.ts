@@ -34,7 +34,7 @@ function sendPage(reply: FastifyReply, status: number, html: string) {
 export function registerPageRoutes(api: Api, deps: ApiDeps) {
   const { store, pages } = deps;
   const context: PageContext = { store, pages, githubWebUrl: deps.githubWebUrl ?? "https://github.com", now: () => deps.clock.now().toISOString() };
-  const hidden = { schema: { hide: true } as object };
+  const hidden = { schema: { hide: true } as object, config: { limit: "public" as const } };
   const signedLink = (path: string, query: PageQuery) => `${path}?exp=${encodeURIComponent(query.exp ?? "")}&sig=${encodeURIComponent(query.sig ?? "")}`;
 
   api.get("/assets/page.css", hidden, async (_request, reply) =>

@@ -23,7 +23,7 @@ export function registerProjectRoutes(api: Api, deps: ApiDeps) {
   };
 
   api.post("/v1/projects", {
-    config: { scope: "projects:write" },
+    config: { scope: "projects:write", creates: "project_id" },
     schema: { operationId: "createProject", tags: ["projects"], summary: "Create a project (admin key)", body: CreateProjectBody, response: responses({ 201: Project }) },
     handler: async (request, reply) => {
       adminOnly(request, "create projects");

@@ -42,7 +42,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
   const author = (request: FastifyRequest) => ({ key_id: principalOf(request).key_id, github_login: null });
 
   api.post("/v1/release-decisions", {
-    config: { scope: "releases:write" },
+    config: { scope: "releases:write", creates: "decision_id" },
     schema: {
       operationId: "createReleaseDecision",
       tags,
@@ -124,7 +124,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
   });
 
   api.post("/v1/release-decisions/:decision_id/waivers", {
-    config: { scope: "releases:waive" },
+    config: { scope: "releases:waive", creates: "waiver_id" },
     schema: {
       operationId: "createWaiver",
       tags,
@@ -141,7 +141,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
   });
 
   api.post("/v1/release-decisions/:decision_id/policy-approvals", {
-    config: { scope: "releases:waive" },
+    config: { scope: "releases:waive", creates: "approval_id" },
     schema: {
       operationId: "approvePolicyChanges",
       tags,
@@ -226,7 +226,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
   });
 
   api.post("/v1/release-decisions/:decision_id/waivers/:waiver_id/revocations", {
-    config: { scope: "releases:waive" },
+    config: { scope: "releases:waive", creates: "waiver_id" },
     schema: {
       operationId: "revokeWaiver",
       tags,

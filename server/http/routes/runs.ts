@@ -14,7 +14,7 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
   const { store, cursors } = deps;
 
   api.post("/v1/runs", {
-    config: { scope: "runs:execute" },
+    config: { scope: "runs:execute", creates: "run_id" },
     schema: {
       operationId: "createRun",
       tags: ["runs"],

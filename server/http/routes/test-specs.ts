@@ -5,7 +5,6 @@ import { ApiError } from "../../errors.js";
 import { addRepositorySpec, addSpecVersion } from "../../releases/add-spec-version.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { responses } from "../schemas.js";
-import { SPEC_BODY_LIMIT } from "../body-limits.js";
 import { registerProjectResource } from "./project-resource.js";
 import { visibleOr404 } from "../../auth/visibility.js";
 
@@ -26,8 +25,8 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
   const { store } = deps;
 
   api.post("/v1/test-specs", {
-    config: { scope: "specs:write", acceptsYaml: true },
-    bodyLimit: SPEC_BODY_LIMIT,
+    config: { scope: "specs:write", acceptsYaml: true, creates: "test_spec_id" },
+    bodyLimit: deps.bodyLimits.spec,
     schema: {
       operationId: "createTestSpec",
       tags: ["test-specs"],

@@ -74,7 +74,7 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
   const visibleWebhook = (request: Parameters<typeof principalOf>[0], id: string) => visibleOr404(principalOf(request), store.getWebhookRow(id), "Webhook", id);
 
   api.post("/v1/webhooks", {
-    config: { scope: "webhooks:write" },
+    config: { scope: "webhooks:write", creates: "webhook_id" },
     schema: {
       operationId: "createWebhook",
       tags,

@@ -23,6 +23,7 @@ import retries from "./0020-retries.js";
 import pricing from "./0021-pricing.js";
 import pages from "./0022-pages.js";
 import webhooks from "./0023-webhooks.js";
+import auditTrail from "./0024-audit-trail.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -64,4 +65,5 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 21, name: "pricing", sql: pricing },
   { version: 22, name: "pages", sql: pages },
   { version: 23, name: "webhooks", sql: webhooks },
+  { version: 24, name: "audit-trail", sql: auditTrail },
 ];

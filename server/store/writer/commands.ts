@@ -23,11 +23,16 @@ export type WriteOutcome = { ok: true; values: unknown[] } | { ok: false; error:
  */
 export function makeGroupCommit(store: Store) {
   const { db, writes } = store;
-  const apply = (commands: readonly WriteCommand[]) =>
-    commands.map(([name, ...args]) => {
+  const apply = (commands: readonly WriteCommand[]) => {
+    const results: unknown[] = [];
+    for (const [name, ...args] of commands) {
       if (!Object.hasOwn(writes, name)) throw new Error(`Unknown write command '${String(name)}'`);
-      return (writes[name] as (...params: unknown[]) => unknown)(...args);
-    });
+      // An audit event records what the commands before it did: it is given their results.
+      const call = name === "appendAuditEvent" ? [args[0], args[1], [...results]] : args;
+      results.push((writes[name] as (...params: unknown[]) => unknown)(...call));
+    }
+    return results;
+  };
   // One wrapper for every write (better-sqlite3 builds four functions per `db.transaction` call).
   const inSavepoint = db.transaction(apply);
 

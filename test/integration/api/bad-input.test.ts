@@ -1,4 +1,4 @@
-import { BODY_LIMIT, SPEC_BODY_LIMIT } from "../../../server/http/body-limits.js";
+import { DEFAULT_BODY_LIMIT as BODY_LIMIT, DEFAULT_SPEC_BODY_LIMIT as SPEC_BODY_LIMIT } from "../../../server/http/body-limits.js";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { EXAMPLE_SPEC_YAML, type SeededProject } from "../../helpers/seed.js";
 import { startSeededService, type AgentEndpoint } from "../../helpers/seeded-service.js";
