@@ -4,11 +4,15 @@ import { ConfigError, coerceError } from "../server/errors.js";
 import { createLogger } from "../server/log.js";
 import { createHost } from "./create-host.js";
 
+/** On SIGTERM: how long requests in flight may take to finish, then runs in hand. */
+const REQUESTS_GRACE_MS = 2_000;
+const STOP_GRACE_MS = 6_000;
+
 async function main(): Promise<void> {
   const config = readConfig();
   const log = createLogger({ level: config.logLevel });
   // Without its writer the service could acknowledge nothing: better to stop and be restarted.
-  const host = await createHost(config, { log, onFatal: () => process.exit(1) });
+  const host = await createHost(config, { log, onFatal: () => process.exit(1), stopGraceMs: STOP_GRACE_MS });
   const { server } = host;
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {
@@ -18,21 +22,32 @@ async function main(): Promise<void> {
   const { port } = server.address() as AddressInfo;
   log.info({ port, db: config.dbPath }, `assure listening on http://${config.host}:${port} (database ${config.dbPath})`);
 
+  // SIGTERM: stop accepting, let requests in flight finish (REQUESTS_GRACE_MS), let runs in hand
+  // finish or hand them back (STOP_GRACE_MS), close the database, and exit 0 — within 10 s.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
     stopping = true;
-    log.info(`Received ${signal}; closing`);
-    server.close();
+    log.info(`Received ${signal}; draining`);
+    host.service.drain();
+    const requestsDone = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
-    setTimeout(() => server.closeAllConnections(), 10_000).unref();
-    host.close().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        log.error({ err: coerceError(error) }, "Failed to close cleanly");
-        process.exit(1);
-      },
-    );
+    setTimeout(() => {
+      log.warn("Still not closed 9.5 s after the signal: exiting; runs in hand are taken up again when their leases lapse");
+      process.exit(0);
+    }, 9_500).unref();
+    Promise.race([requestsDone, new Promise((resolve) => setTimeout(resolve, REQUESTS_GRACE_MS))])
+      .then(() => {
+        server.closeAllConnections();
+        return host.close();
+      })
+      .then(
+        () => process.exit(0),
+        (error: unknown) => {
+          log.error({ err: coerceError(error) }, "Failed to close cleanly");
+          process.exit(1);
+        },
+      );
   };
   process.on("SIGTERM", () => stop("SIGTERM"));
   process.on("SIGINT", () => stop("SIGINT"));

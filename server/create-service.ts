@@ -20,6 +20,7 @@ import { makeLlmJudge } from "./evaluate/judges/llm-judge.js";
 import { makeOidcVerifier } from "./auth/github-oidc.js";
 import { PAGE_LINK_SECRET, makePageLinks } from "./pages/page-links.js";
 import { makeWebhookDeliverer } from "./webhooks/deliverer.js";
+import { LATEST_MIGRATION } from "./store/migrations/index.js";
 
 export interface Service {
   api: Api;
@@ -28,6 +29,8 @@ export interface Service {
   worker: Worker;
   /** What the API's routes and use cases are given: the GitHub App acts through the same. */
   deps: ApiDeps;
+  /** From now on /readyz answers 503: the service is about to stop. */
+  drain(): void;
   /** Stops the engine (finishing or handing back runs in hand), then the API and the database. */
   close(): Promise<void>;
 }
@@ -55,11 +58,14 @@ export async function createService(
   { clock = systemClock, log, agentBackoffMs, stopGraceMs = 10_000, onFatal, deprecations, evaluators, tasks }: CreateServiceOptions = {},
 ): Promise<Service> {
   const logger = log ?? createLogger({ level: config.logLevel });
+  let writerStopped = false;
+  let draining = false;
   const store = await openServiceStore(config.dbPath, {
     clock,
     synchronous: config.dbSynchronous,
     encryptionKey: config.encryptionKey,
     onFailure(error) {
+      writerStopped = true;
       logger.fatal({ err: error }, "The store's writer stopped: nothing can be written any more");
       onFatal?.(error);
     },
@@ -86,6 +92,12 @@ export async function createService(
     deprecations,
     verifyOidcToken: config.oidc.audience ? makeOidcVerifier({ ...config.oidc, audience: config.oidc.audience }, clock) : undefined,
     githubWebUrl: config.github?.webUrl,
+    serviceReadiness: () => [
+      ...(draining ? ["draining: the service is stopping"] : []),
+      ...(writerStopped ? ["the store's writer stopped: nothing can be written"] : []),
+      ...(config.workers > 0 && !worker?.started ? ["the run engine is not running"] : []),
+      ...(store.schemaVersion() !== LATEST_MIGRATION ? [`the database is at schema ${store.schemaVersion()}, not ${LATEST_MIGRATION}`] : []),
+    ],
     pages: makePageLinks({ secret: () => store.getSecretSetting(PAGE_LINK_SECRET)!, now: () => clock.now(), ttlSeconds: config.pageLinkTtlSeconds }),
   };
   let moreTasks: TaskList;
@@ -142,7 +154,11 @@ export async function createService(
       log: logger,
       worker,
       deps,
+      drain() {
+        draining = true;
+      },
       async close() {
+        draining = true;
         await worker.stop(stopGraceMs);
         await deliverer.stop();
         await api.close();

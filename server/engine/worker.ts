@@ -31,6 +31,8 @@ export interface Worker {
   /** Stops claiming, asks running tasks to stop, waits up to `graceMs`, and puts back what is unfinished. */
   stop(graceMs?: number): Promise<void>;
   readonly running: number;
+  /** Whether it claims work (started, not stopped). */
+  readonly started: boolean;
 }
 
 const backoffMs = (attempt: number) => Math.min(60_000, 1000 * 2 ** (attempt - 1));
@@ -205,6 +207,9 @@ export function makeWorker({
     },
     get running() {
       return inFlight.size;
+    },
+    get started() {
+      return !stopped;
     },
   };
 }

@@ -178,7 +178,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   });
 
   let openApiDocument = "";
-  registerMetaRoutes(api, () => openApiDocument);
+  registerMetaRoutes(api, () => openApiDocument, () => deps.serviceReadiness?.() ?? []);
   registerProjectRoutes(api, deps);
   registerAgentRoutes(api, deps);
   registerEnvironmentRoutes(api, deps);

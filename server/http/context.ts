@@ -38,6 +38,8 @@ declare module "fastify" {
 /** Everything a route needs, passed in: no route reaches for a global. */
 export interface ApiDeps {
   store: ServiceStore;
+  /** Why the service should not be sent traffic now (starting, draining, its writer stopped); empty when ready. */
+  serviceReadiness?: (() => string[]) | undefined;
   /** The budgets and quotas every door spends from (README "Limits"). */
   limits: Limits;
   /** The largest request body in bytes: a test spec's route takes `spec`, every other `body`. */

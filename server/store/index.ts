@@ -91,6 +91,10 @@ export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: 
   ] as const;
   const reads = {
     ...mergeOf(parts, "reads"),
+    /** The schema version the database is migrated to. */
+    schemaVersion(): number {
+      return db.prepare("SELECT MAX(version) FROM schema_migrations").pluck().get() as number;
+    },
     /** Counts rows of every table: used by tests and operators to see that nothing was written. */
     countRows(): Record<string, number> {
       const tables = db

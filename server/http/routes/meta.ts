@@ -34,12 +34,17 @@ export function eventsJsonSchema(): Record<string, unknown> {
 }
 
 /** Health, the OpenAPI document (`openApiDocument` is read once the API is ready) and the JSON Schemas. */
-export function registerMetaRoutes(api: Api, openApiDocument: () => string) {
+export function registerMetaRoutes(api: Api, openApiDocument: () => string, readiness: () => string[] = () => []) {
   const specSchema = JSON.stringify(testSpecJsonSchema());
   const eventsSchema = JSON.stringify(eventsJsonSchema());
   const hidden = { schema: { hide: true } as object, config: { limit: "public" as const } };
 
+  // Alive: the process answers. Ready: it may be sent traffic (migrated, writable, its engine running, not draining).
   api.get("/healthz", hidden, async () => ({ status: "ok" }));
+  api.get("/readyz", hidden, async (_request, reply) => {
+    const reasons = readiness();
+    return reply.code(reasons.length === 0 ? 200 : 503).send(reasons.length === 0 ? { status: "ready" } : { status: "unavailable", reasons });
+  });
   api.get("/v1/openapi.json", hidden, async (_request, reply) => reply.type("application/json").send(openApiDocument()));
   api.get("/v1/schemas/test-spec.json", hidden, async (_request, reply) => reply.type("application/schema+json").send(specSchema));
   api.get("/v1/schemas/events.json", hidden, async (_request, reply) => reply.type("application/schema+json").send(eventsSchema));

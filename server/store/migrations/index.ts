@@ -67,3 +67,6 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 23, name: "webhooks", sql: webhooks },
   { version: 24, name: "audit-trail", sql: auditTrail },
 ];
+
+/** The schema version this build migrates to. */
+export const LATEST_MIGRATION = MIGRATIONS.at(-1)!.version;

@@ -104,4 +104,37 @@ describe("a run and the service stopping", () => {
       store.close();
     }
   });
+
+  it("on SIGTERM hands back a run that cannot finish in the grace, exits 0 within 10 s, and the next start resumes it", async () => {
+    service ??= await spawnService(env);
+    let client = makeApiClient(service.baseUrl, undefined, token);
+    const project = (await client.post("/v1/projects", { name: "sigterm" })).body.project_id;
+    const long = await client.call("POST", `/v1/test-specs?project_id=${project}`, { body: deterministicSpecYaml({ repeat: 60, concurrency: 2 }), contentType: "application/yaml" });
+    const agentId = (await client.post("/v1/agents", { project_id: project, name: "refund-agent", version: "3" })).body.agent_id;
+    const environment = (
+      await client.post("/v1/environments", { project_id: project, name: "staging", agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent" } })
+    ).body.environment_id;
+    const { run_id } = await startRun(client, { test_spec_id: long.body.test_spec_id, environment_id: environment });
+    await waitFor(async () => (await client.get(`/v1/runs/${run_id}/trace?limit=200`)).body.data.some((e: { type: string }) => e.type === "message.received"), "the run to be in hand");
+    expect((await fetch(`${service.baseUrl}/readyz`)).status).toBe(200);
+
+    const signalledAt = Date.now();
+    expect(await service.stop()).toBe(0);
+    expect(Date.now() - signalledAt).toBeLessThan(10_000);
+    service = undefined;
+    const store = openStore(env.ASSURE_DB!, { clock: systemClock });
+    try {
+      expect(store.getRun(run_id)!.status).toBe("RUNNING"); // not finished: handed back
+      expect(store.db.prepare("SELECT COUNT(*) FROM jobs WHERE state = 'running'").pluck().get()).toBe(0);
+    } finally {
+      store.close();
+    }
+
+    service = await spawnService(env);
+    client = makeApiClient(service.baseUrl, undefined, token);
+    expect(await waitForRun(client, run_id, 60_000)).toMatchObject({ status: "COMPLETED", verdict: "PASS" });
+    const trace = await readTrace(client, run_id);
+    expectGapFree(trace);
+    expectEachHeldOnce(await readConversations(client, run_id), 120);
+  });
 });
