@@ -55,6 +55,13 @@ function validationDetails(error: FastifyError & { validationContext?: string },
   });
 }
 
+/** SQLite's answers that mean "not now" rather than "wrong": the disk full, the file too large, I/O, a lock held too long. */
+const STORAGE_CODES = /^SQLITE_(FULL|TOOBIG|BUSY|LOCKED|IOERR|CANTOPEN|READONLY|PROTOCOL)/;
+
+function isStorageUnavailable(error: { code?: string; name?: string }): boolean {
+  return (typeof error.code === "string" && STORAGE_CODES.test(error.code)) || error.name === "WriterStoppedError";
+}
+
 /** Whatever went wrong, as an ApiError: the one shape a client ever sees. */
 export function toApiError(raw: unknown, specSource?: SpecSource): ApiError {
   if (raw instanceof ApiError) return raw;
@@ -63,6 +70,13 @@ export function toApiError(raw: unknown, specSource?: SpecSource): ApiError {
     return new ApiError("VALIDATION_FAILED", {
       message: "The request does not match the schema; see details.",
       details: validationDetails(error, specSource),
+    });
+  }
+  if (isStorageUnavailable(error)) {
+    return new ApiError("STORAGE_UNAVAILABLE", {
+      message: "The database cannot take this write now (busy, or out of space); nothing was written. Retry shortly.",
+      headers: { "retry-after": "5" },
+      cause: error,
     });
   }
   const mapped = error.code ? FASTIFY_CODES[error.code] : undefined;
@@ -98,7 +112,7 @@ export function makeErrorHandler(log: Logger) {
     if (error.code === "PAYLOAD_TOO_LARGE" && bodyLimit) {
       error = new ApiError("PAYLOAD_TOO_LARGE", { message: `The request body is larger than this endpoint takes (${bodyLimit} bytes).`, cause: error.cause });
     }
-    if (error.code === "INTERNAL") {
+    if (error.code === "INTERNAL" || error.code === "STORAGE_UNAVAILABLE") {
       log.error({ err: coerceError(error.cause ?? raw), request_id: request.id, url: request.url }, "Unhandled error");
     }
     if (error.retryable && !error.headers["retry-after"]) reply.header("retry-after", "1");
