@@ -11,7 +11,7 @@ import { makeKeyUsageRecorder } from "../auth/key-usage.js";
 import { DEPRECATIONS, type Deprecation } from "../contract/index.js";
 import { ApiError, coerceError } from "../errors.js";
 import { readSpecYaml } from "../specs/read-yaml.js";
-import type { Api, ApiDeps } from "./context.js";
+import type { Api, ApiDeps, RouteEntry } from "./context.js";
 import { makeErrorHandler } from "./error-response.js";
 import { publishedJsonSchema } from "./json-schema.js";
 import { deprecationHeaders, finishOpenApiDocument, operationKey, type OpenApiDocument } from "./openapi-document.js";
@@ -106,9 +106,14 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   const authenticate = makeAuthenticator(deps.store, deps.clock);
   const keyUsed = makeKeyUsageRecorder(deps);
   const knownRoutes: { pattern: RegExp; method: string }[] = [];
+  const routeTable: RouteEntry[] = [];
+  api.decorate("routeTable", routeTable);
   api.addHook("onRoute", (route) => {
     const pattern = new RegExp(`^${route.url.replace(/:[^/]+/g, "[^/]+")}$`);
-    for (const method of [route.method].flat()) knownRoutes.push({ pattern, method });
+    for (const method of [route.method].flat()) {
+      knownRoutes.push({ pattern, method });
+      routeTable.push({ method, url: route.url, scope: route.config?.scope, operationId: (route.schema as { operationId?: string } | undefined)?.operationId });
+    }
     auditWrites(route, deps);
   });
 

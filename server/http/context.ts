@@ -28,6 +28,10 @@ declare module "fastify" {
     /** A route that creates a resource: the property of the written row that holds its id (its audit event's resource). */
     creates?: string;
   }
+  interface FastifyInstance {
+    /** Every route as registered: what the authorization matrix and the property suite walk. */
+    routeTable: readonly RouteEntry[];
+  }
   interface FastifyRequest {
     principal: Principal | undefined;
     /** Set when a spec came as YAML: the text as sent, and the line of each part. */
@@ -65,6 +69,14 @@ export interface ApiDeps {
   pages: PageLinks;
   /** GitHub's web address (github.com or an Enterprise Server's): pages link commits and pull requests there. */
   githubWebUrl?: string | undefined;
+}
+
+export interface RouteEntry {
+  method: string;
+  /** Fastify's form: `/v1/runs/:run_id`. */
+  url: string;
+  scope: Scope | undefined;
+  operationId: string | undefined;
 }
 
 export type Api = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
