@@ -51446,7 +51446,7 @@ var Turn2 = external_exports.object({
 
 // server/contract/webhooks.ts
 var WEBHOOK_EVENT_TYPES = [...RUN_EVENT_TYPES, "release_decision.updated"];
-var WebhookUrl = external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).refine((url2) => !new URL(url2).username && !new URL(url2).password, "credentials in the URL are not allowed").refine((url2) => !new URL(url2).hash, "must not have a fragment");
+var WebhookUrl = external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).refine((url2) => !URL.canParse(url2) || !new URL(url2).username && !new URL(url2).password, "credentials in the URL are not allowed").refine((url2) => !URL.canParse(url2) || !new URL(url2).hash, "must not have a fragment");
 var EventTypes = external_exports.array(external_exports.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length).refine((types) => new Set(types).size === types.length, "an event type is listed twice").describe("The event types to send; every type when left out");
 var Webhook = external_exports.object({
   webhook_id: external_exports.string(),

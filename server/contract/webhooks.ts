@@ -11,8 +11,9 @@ export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 const WebhookUrl = z
   .url({ protocol: /^https?$/, error: "must be an http or https URL" })
   .max(2048)
-  .refine((url) => !new URL(url).username && !new URL(url).password, "credentials in the URL are not allowed")
-  .refine((url) => !new URL(url).hash, "must not have a fragment");
+  // zod runs refinements after a failed check too: they must not assume a valid URL.
+  .refine((url) => !URL.canParse(url) || (!new URL(url).username && !new URL(url).password), "credentials in the URL are not allowed")
+  .refine((url) => !URL.canParse(url) || !new URL(url).hash, "must not have a fragment");
 
 const EventTypes = z
   .array(z.enum(WEBHOOK_EVENT_TYPES))

@@ -47,11 +47,27 @@ export function makeAuditEventsStore(db: Db, listPage: ListPage) {
        * project are read there, as the write decided them (a new id, or an existing spec's).
        */
       appendAuditEvent(event: AuditEventRow, createdIdKey?: string, earlier: readonly unknown[] = []): void {
+        if (earlier.length > 0 && didNothing(earlier[0])) return;
         const created = createdIdKey && findString(earlier, createdIdKey);
         insert.run({ ...event, resource_id: created || event.resource_id, project_id: event.project_id ?? findString(earlier, "project_id") ?? null });
       },
     },
   };
+}
+
+/** Outcomes by which a write says it changed nothing: a replay, a conflict, a refusal. */
+const NOTHING_DONE = new Set(["replay", "key_reused", "quota_exceeded", "bound_elsewhere"]);
+
+/**
+ * Whether a write command's result says it did nothing: the store's writes answer undefined, null
+ * or false when there was nothing to change (not found, a name taken), `created: false` when what
+ * was asked exists already, or an outcome `kind` of NOTHING_DONE. Such a write leaves no audit event.
+ */
+function didNothing(result: unknown): boolean {
+  if (result === undefined || result === null || result === false) return true;
+  if (typeof result !== "object") return false;
+  const { created, kind } = result as { created?: unknown; kind?: unknown };
+  return created === false || (typeof kind === "string" && NOTHING_DONE.has(kind));
 }
 
 /** The first string property `key` in `values`, or in their objects down to three levels. */

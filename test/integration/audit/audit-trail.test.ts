@@ -86,7 +86,10 @@ describe("the audit trail", () => {
   });
 
   it("records nothing for a refused write, nor for a replay that writes nothing", async () => {
+    expect((await t.admin.post("/v1/projects", { name: "taken" })).status).toBe(201);
     const before = auditRows();
+    expect((await t.admin.post("/v1/projects", { name: "taken" })).status).toBe(409);
+    expect((await p.client.post("/v1/runs", { test_spec_id: p.testSpecId, environment_id: p.environmentId }, { headers: { "idempotency-key": "audit-1" } })).status).toBe(200);
     expect((await t.admin.post("/v1/projects", { name: "" })).status).toBe(400);
     expect((await p.client.post("/v1/runs", { test_spec_id: p.testSpecId, environment_id: "env_missing" }, { headers: { "idempotency-key": "audit-2" } })).status).toBe(404);
     expect((await t.anonymous.post("/v1/projects", { name: "no-key" })).status).toBe(401);
