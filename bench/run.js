@@ -12,6 +12,7 @@ import { describeEngineBench, runEngineBench } from "./engine.js";
 import { describeGitHubBench, runGitHubBench } from "./github.js";
 import { describePagesBench, runPagesBench } from "./pages.js";
 import { describeWebhookBench, runWebhookBench } from "./webhooks.js";
+import { describeLimitsBench, runLimitsBench } from "./limits.js";
 import { CONNECTIONS, measurePair } from "./lib/load.js";
 import { NODE_ARGS, runCli, startServer } from "./lib/processes.js";
 import { problemLines, resultsTable, targetLines } from "./lib/report.js";
@@ -33,8 +34,8 @@ const TIMING = {
   rounds: 4, // each round measures both targets once, in alternating order: S B B S S B B S
 };
 /** A hard stop, in case something hangs: the bench normally takes about 3 minutes. */
-const OVERALL_TIMEOUT_MS = 15 * 60_000;
-const PARTS = ["api", "engine", "github", "pages", "webhooks"];
+const OVERALL_TIMEOUT_MS = 30 * 60_000;
+const PARTS = ["api", "engine", "github", "pages", "webhooks", "load"];
 
 const FIRST_PAGE = "GET /v1/runs?limit=50 (first page)";
 const DEEP_PAGE = `GET /v1/runs?limit=50 (after ${DEEP_POSITION.toLocaleString("en")} runs)`;
@@ -51,6 +52,7 @@ function describeMachine(parts) {
     ...(parts.includes("github") ? [describeGitHubBench()] : []),
     ...(parts.includes("pages") ? [describePagesBench()] : []),
     ...(parts.includes("webhooks") ? [describeWebhookBench()] : []),
+    ...(parts.includes("load") ? [describeLimitsBench()] : []),
   ].join("\n");
 }
 
@@ -159,6 +161,10 @@ async function main() {
   if (parts.includes("webhooks")) {
     console.log("");
     await runWebhookBench({ root: ROOT });
+  }
+  if (parts.includes("load")) {
+    console.log("");
+    await runLimitsBench({ root: ROOT });
   }
 }
 

@@ -58,12 +58,14 @@ function percentile(sorted, fraction) {
  * baseline, service, … so that a drift of the machine during the case weighs on both alike.
  */
 export async function measurePair(benchCase, targets, { warmupSeconds, sliceSeconds, rounds }) {
-  await runLoad(targets.service, benchCase, warmupSeconds);
-  await runLoad(targets.baseline, benchCase, warmupSeconds);
+  // A case may name a request per target (`perTarget`): each its own key and ids.
+  const caseFor = (target) => benchCase.perTarget?.[target] ?? benchCase;
+  await runLoad(targets.service, caseFor("service"), warmupSeconds);
+  await runLoad(targets.baseline, caseFor("baseline"), warmupSeconds);
   const slices = { service: [], baseline: [] };
   for (let round = 0; round < rounds; round++) {
     const order = round % 2 === 0 ? ["service", "baseline"] : ["baseline", "service"];
-    for (const target of order) slices[target].push(await runLoad(targets[target], benchCase, sliceSeconds));
+    for (const target of order) slices[target].push(await runLoad(targets[target], caseFor(target), sliceSeconds));
   }
   return { service: mergeSlices(slices.service), baseline: mergeSlices(slices.baseline) };
 }
