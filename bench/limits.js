@@ -45,7 +45,7 @@ export async function runLimitsBench({ root }) {
   try {
     const agent = await startAgentStub();
     stops.push(agent.stop);
-    const on = await startWithFixture(root, workdir, "limiter-on", LIMITS_NEVER_REACHED, agent.baseUrl);
+    const on = await startWithFixture(root, workdir, "limiter-on", process.env.BENCH_LOAD_AA ? LIMITS_OFF : LIMITS_NEVER_REACHED, agent.baseUrl);
     stops.push(on.service.stop);
     const off = await startWithFixture(root, workdir, "limiter-off", LIMITS_OFF, agent.baseUrl);
     stops.push(off.service.stop);

@@ -27,7 +27,7 @@ import { registerTestSpecRoutes } from "./routes/test-specs.js";
 import { registerPageRoutes } from "./routes/pages.js";
 import { registerWebhookRoutes } from "./routes/webhooks.js";
 import { registerAuditRoutes } from "./routes/audit-events.js";
-import { rateLimitHeaders, spend } from "../limits/limits.js";
+import { spend } from "../limits/limits.js";
 import { auditWrites } from "./audit-writes.js";
 
 
@@ -149,7 +149,11 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
         : request.principal
           ? await spend(limits.perKey, `key:${request.principal.key_id}`, "requests with this API key", now)
           : await spend(limits.unauthenticated, `address:${request.ip}`, "requests without a valid API key from this address", now);
-    if (spent) reply.headers(rateLimitHeaders(spent, now));
+    if (spent) {
+      reply.header("x-ratelimit-limit", spent.limit);
+      reply.header("x-ratelimit-remaining", spent.remaining);
+      reply.header("x-ratelimit-reset", Math.ceil(now / 1000) + spent.resetSeconds);
+    }
     if (refusal) throw coerceError(refusal);
   });
 
