@@ -55,6 +55,7 @@ export async function createHost(config: Config, options: CreateServiceOptions =
     setup,
     limits: service.deps.limits,
     newRequestId: () => service.deps.newId("request"),
+    timeouts: { headersMs: config.headersTimeoutMs, requestMs: config.requestTimeoutMs },
   });
   const stopReconciling = github?.startReconciling(service.deps);
   return {

@@ -15,15 +15,19 @@ export interface HttpServerOptions {
   /** GitHub's deliveries spend `githubWebhooks`; every other request is limited by the API itself. */
   limits?: Pick<Limits, "githubWebhooks"> | undefined;
   newRequestId?: () => string;
+  /** A slow client (slowloris) cannot hold a connection: its headers must come within `headersMs`, its whole request within `requestMs`. */
+  timeouts?: { headersMs: number; requestMs: number };
 }
 
-/** A slow client (slowloris) cannot hold a connection: its headers must come within this, its whole request within REQUEST_TIMEOUT_MS. */
-export const HEADERS_TIMEOUT_MS = 10_000;
-export const REQUEST_TIMEOUT_MS = 60_000;
-
 /** One port for everything: GitHub webhooks to Probot, the App's setup page, every other request to the /v1 API. */
-export function createHttpServer({ api, github, setup, limits, newRequestId = () => "request" }: HttpServerOptions): Server {
-  const server = createServer((req, res) => {
+export function createHttpServer({ api, github, setup, limits, newRequestId = () => "request", timeouts = { headersMs: 10_000, requestMs: 60_000 } }: HttpServerOptions): Server {
+  const options = {
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: Math.max(timeouts.requestMs, timeouts.headersMs),
+    // How often Node looks for connections past those deadlines (its default, 30 s, would let a slow client stay that long).
+    connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+  };
+  const server = createServer(options, (req, res) => {
     const path = req.url?.split("?")[0] ?? "/";
     if (setup?.handles(path)) {
       void setup.handle(req, res);
@@ -35,8 +39,6 @@ export function createHttpServer({ api, github, setup, limits, newRequestId = ()
     }
     api.routing(req, res);
   });
-  server.headersTimeout = HEADERS_TIMEOUT_MS;
-  server.requestTimeout = REQUEST_TIMEOUT_MS;
   return server;
 
   async function receiveFromGitHub(req: IncomingMessage, res: ServerResponse, pass: () => unknown): Promise<void> {

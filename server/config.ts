@@ -28,6 +28,8 @@ const EnvSchema = z.object({
   ASSURE_GITHUB_WEBHOOKS_PER_MINUTE: z.coerce.number().int().nonnegative().default(6000),
   ASSURE_RUN_CREATES_PER_MINUTE: z.coerce.number().int().nonnegative().default(120),
   ASSURE_MAX_QUEUED_RUNS: z.coerce.number().int().positive().default(1000),
+  ASSURE_HEADERS_TIMEOUT_MS: Duration.default(10_000),
+  ASSURE_REQUEST_TIMEOUT_MS: Duration.default(60_000),
   ASSURE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_BODY_LIMIT),
   ASSURE_MAX_SPEC_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_SPEC_BODY_LIMIT),
   ASSURE_PAGE_LINK_TTL_SECONDS: z.coerce.number().int().min(1).max(31_536_000).default(2_592_000),
@@ -85,6 +87,9 @@ export interface Config {
   /** Request bodies at most this large; a test spec's route takes `maxSpecBytes`. */
   maxBodyBytes: number;
   maxSpecBytes: number;
+  /** A slow client's deadlines: its headers, and its whole request. */
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
   readinessTimeoutMs: number;
   readinessCacheMs: number;
   egressAllowlist: string[];
@@ -154,6 +159,8 @@ export function readConfig(env: Record<string, string | undefined> = process.env
       maxQueuedRuns: e.ASSURE_MAX_QUEUED_RUNS,
     },
     maxBodyBytes: e.ASSURE_MAX_BODY_BYTES,
+    headersTimeoutMs: e.ASSURE_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: e.ASSURE_REQUEST_TIMEOUT_MS,
     maxSpecBytes: e.ASSURE_MAX_SPEC_BYTES,
     webhookRetryScale: e.ASSURE_WEBHOOK_RETRY_SCALE,
     webhookRateUnderLoad: e.ASSURE_WEBHOOK_RATE_UNDER_LOAD,

@@ -1,6 +1,6 @@
 import { afterAll, afterEach, describe, expect, it } from "@jest/globals";
 import Database from "better-sqlite3";
-import type { AddressInfo } from "node:net";
+import { connect, type AddressInfo } from "node:net";
 import { createHttpServer } from "../../../app/http-server.js";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { makeRateLimit } from "../../../server/limits/rate-limit.js";
@@ -156,4 +156,19 @@ describe("rate limits and quotas", () => {
       await new Promise((resolve) => server.close(resolve));
     }
   });
+
+  it("closes the connection of a client too slow to send its headers (slowloris), and serves others", async () => {
+    t = await startTestService({ env: { ASSURE_HEADERS_TIMEOUT_MS: "300", ASSURE_REQUEST_TIMEOUT_MS: "300" } });
+    const { port } = new URL(t.baseUrl);
+    const answer = await new Promise<string>((resolve, reject) => {
+      const socket = connect(Number(port), "127.0.0.1", () => socket.write("GET /healthz HTTP/1.1\r\nHost: assure\r\nX-Slow: "));
+      let received = "";
+      socket.on("data", (chunk) => (received += chunk.toString()));
+      socket.on("close", () => resolve(received));
+      socket.on("error", reject);
+    });
+    expect(answer).toMatch(/^HTTP\/1\.1 408/);
+    expect((await fetch(`${t.baseUrl}/healthz`)).status).toBe(200);
+  });
 });
+
