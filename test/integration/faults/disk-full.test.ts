@@ -7,6 +7,28 @@ import { makeApiClient } from "../../helpers/api-client.js";
 import { runCli, spawnService, type ChildService } from "../../helpers/child-service.js";
 import { EXAMPLE_SPEC_YAML } from "../../helpers/seed.js";
 import { waitFor } from "../../helpers/wait.js";
+import Database from "better-sqlite3";
+import { startTestService } from "../../helpers/service.js";
+
+describe("the database locked by another process", () => {
+  it("answers 503 STORAGE_UNAVAILABLE once the lock outlasts the busy timeout (5 s), writes nothing, and writes again once it is released", async () => {
+    const t = await startTestService();
+    const other = new Database(t.dbPath);
+    try {
+      other.exec("BEGIN IMMEDIATE"); // another process holds the write lock
+      const refused = await t.admin.post("/v1/projects", { name: "while-locked" });
+      expect(refused.status).toBe(503);
+      expect(refused.body.error).toMatchObject({ code: "STORAGE_UNAVAILABLE", retryable: true });
+      other.exec("ROLLBACK");
+      expect((await t.admin.post("/v1/projects", { name: "while-locked" })).status).toBe(201);
+      expect((await t.admin.get("/v1/projects")).body.data).toHaveLength(1);
+    } finally {
+      if (other.inTransaction) other.exec("ROLLBACK");
+      other.close();
+      await t.close();
+    }
+  });
+});
 
 describe("the disk full", () => {
   let dir: string;
