@@ -15,7 +15,7 @@ import {
   startRun,
   waitForRun,
 } from "../../helpers/runs.js";
-import { deterministicSpecYaml } from "../../helpers/seed.js";
+import { deterministicSpecYaml, seedOverApi } from "../../helpers/seed.js";
 import { waitFor } from "../../helpers/wait.js";
 import { systemClock } from "../../../server/clock.js";
 import { openStore } from "../../../server/store/index.js";
@@ -44,21 +44,9 @@ describe("a run and the service stopping", () => {
     token = runCli(["keys", "create", "--admin"], env).json().token;
     service = await spawnService(env);
     let client = makeApiClient(service.baseUrl, undefined, token);
-    const project = (await client.post("/v1/projects", { name: "crash" })).body.project_id;
-    const agentId = (await client.post("/v1/agents", { project_id: project, name: "refund-agent", version: "3" })).body.agent_id;
-    environmentId = (
-      await client.post("/v1/environments", {
-        project_id: project,
-        name: "staging",
-        agent_id: agentId,
-        endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent", max_concurrency: 64 },
-      })
-    ).body.environment_id;
-    const big = await client.call("POST", `/v1/test-specs?project_id=${project}`, {
-      body: deterministicSpecYaml({ repeat: 100, concurrency: 64 }),
-      contentType: "application/yaml",
-    });
-    const { run_id } = await startRun(client, { test_spec_id: big.body.test_spec_id, environment_id: environmentId });
+    const seeded = await seedOverApi(client, { name: "crash", agentBaseUrl: agent.baseUrl, maxConcurrency: 64 });
+    environmentId = seeded.environmentId;
+    const { run_id } = await startRun(client, { test_spec_id: await seeded.addSpec(deterministicSpecYaml({ repeat: 100, concurrency: 64 })), environment_id: environmentId });
 
     // Wait until some conversations are done and 64 calls are in flight, then kill the service without warning.
     await waitFor(async () => {
@@ -83,8 +71,7 @@ describe("a run and the service stopping", () => {
     expect(trace.find((e) => e.type === "run.resumed")?.data).toMatchObject({ interrupted_conversations: interrupted });
     await expectAllRefsResolve(client, run_id);
 
-    const spec = await client.call("POST", `/v1/test-specs?project_id=${project}`, { body: deterministicSpecYaml({ repeat: 2 }), contentType: "application/yaml" });
-    testSpecId = spec.body.test_spec_id;
+    testSpecId = await seeded.addSpec(deterministicSpecYaml({ repeat: 2 }), client);
   });
 
   it("finishes the runs in hand on SIGTERM before it exits", async () => {
@@ -108,13 +95,8 @@ describe("a run and the service stopping", () => {
   it("on SIGTERM hands back a run that cannot finish in the grace, exits 0 within 10 s, and the next start resumes it", async () => {
     service ??= await spawnService(env);
     let client = makeApiClient(service.baseUrl, undefined, token);
-    const project = (await client.post("/v1/projects", { name: "sigterm" })).body.project_id;
-    const long = await client.call("POST", `/v1/test-specs?project_id=${project}`, { body: deterministicSpecYaml({ repeat: 60, concurrency: 2 }), contentType: "application/yaml" });
-    const agentId = (await client.post("/v1/agents", { project_id: project, name: "refund-agent", version: "3" })).body.agent_id;
-    const environment = (
-      await client.post("/v1/environments", { project_id: project, name: "staging", agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent" } })
-    ).body.environment_id;
-    const { run_id } = await startRun(client, { test_spec_id: long.body.test_spec_id, environment_id: environment });
+    const seeded = await seedOverApi(client, { name: "sigterm", agentBaseUrl: agent.baseUrl });
+    const { run_id } = await startRun(client, { test_spec_id: await seeded.addSpec(deterministicSpecYaml({ repeat: 60, concurrency: 2 })), environment_id: seeded.environmentId });
     await waitFor(async () => (await client.get(`/v1/runs/${run_id}/trace?limit=200`)).body.data.some((e: { type: string }) => e.type === "message.received"), "the run to be in hand");
     expect((await fetch(`${service.baseUrl}/readyz`)).status).toBe(200);
 

@@ -6,7 +6,7 @@ import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/se
 import { makeApiClient, type ApiClient } from "../../helpers/api-client.js";
 import { runCli, spawnService, type ChildService } from "../../helpers/child-service.js";
 import { expectEachHeldOnce, expectGapFree, readConversations, readTrace, waitForRun } from "../../helpers/runs.js";
-import { deterministicSpecYaml } from "../../helpers/seed.js";
+import { deterministicSpecYaml, seedOverApi } from "../../helpers/seed.js";
 import { waitFor } from "../../helpers/wait.js";
 
 const RUNS = 50;
@@ -45,18 +45,8 @@ describe("the soak: runs in flight while the service is killed -9 and restarted"
     const token = runCli(["keys", "create", "--admin"], env).json().token as string;
     service = await spawnService(env);
     let client: ApiClient = makeApiClient(service.baseUrl, undefined, token);
-    const project = (await client.post("/v1/projects", { name: "soak" })).body.project_id;
-    const agentId = (await client.post("/v1/agents", { project_id: project, name: "refund-agent", version: "1" })).body.agent_id;
-    const environmentId = (
-      await client.post("/v1/environments", {
-        project_id: project,
-        name: "staging",
-        agent_id: agentId,
-        endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent", max_concurrency: 16 },
-      })
-    ).body.environment_id;
-    const spec = await client.call("POST", `/v1/test-specs?project_id=${project}`, { body: deterministicSpecYaml({ repeat: 2, concurrency: 4 }), contentType: "application/yaml" });
-    const body = { test_spec_id: spec.body.test_spec_id, environment_id: environmentId };
+    const fixture = await seedOverApi(client, { name: "soak", agentBaseUrl: agent.baseUrl, maxConcurrency: 16 });
+    const body = { test_spec_id: await fixture.addSpec(deterministicSpecYaml({ repeat: 2, concurrency: 4 })), environment_id: fixture.environmentId };
 
     // The verdict without kills: one run taken to its end first.
     const reference = await client.post("/v1/runs", body, { headers: { "idempotency-key": "soak-reference" } });
