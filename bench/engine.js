@@ -13,6 +13,7 @@ import { LIMITS_OFF, makeApiClient, runToEnd } from "./lib/fixture.js";
 import { runCli, startExampleAgent, startLineWorker, startServer } from "./lib/processes.js";
 import { readProc } from "./lib/proc.js";
 import { markdownTable } from "./lib/report.js";
+import { median } from "./lib/statistics.js";
 
 const CASES = Number(process.env.BENCH_ENGINE_CASES ?? 2000);
 const LATENCY_MS = Number(process.env.BENCH_ENGINE_LATENCY_MS ?? 200);
@@ -118,12 +119,6 @@ async function measureLevel(level, { root, agents, workdir }) {
     await service.stop();
   }
 }
-
-const median = (values) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
-};
 
 function derive(level) {
   const serviceWallMs = median(level.rounds.map((round) => round.service.wallMs));

@@ -188,3 +188,17 @@ export function runCli(cliScript, args, env) {
   });
   return JSON.parse(stdout);
 }
+
+/**
+ * Pins a process and its threads to `cpus` (a taskset list, "1" or "0-2") so that the load
+ * generator and the process it measures do not take turns on one core. Linux with taskset only;
+ * false where it cannot.
+ */
+export function pinToCpus(pid, cpus) {
+  try {
+    execFileSync("taskset", ["--all-tasks", "--cpu-list", "--pid", cpus, String(pid)], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
