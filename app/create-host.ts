@@ -28,7 +28,7 @@ export async function createHost(config: Config, options: CreateServiceOptions =
   const service = await createService(config, {
     ...options,
     log,
-    tasks: async (deps) => {
+    integrate: async (deps) => {
       if (!config.github) return {};
       const credentials = config.githubCredentials ?? storedAppCredentials(deps.store);
       if (!credentials) {
@@ -36,7 +36,7 @@ export async function createHost(config: Config, options: CreateServiceOptions =
         return {};
       }
       github = await createGitHubIntegration({ ...config.github, ...credentials }, log);
-      return github.tasks(deps);
+      return github.integration(deps);
     },
   });
   if (github) log.info(`GitHub integration on: webhooks at ${github.path}`);

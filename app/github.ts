@@ -10,6 +10,8 @@ import { makeAssureApp } from "./index.js";
 import { startReconciling } from "./reconcile.js";
 import { gateCommit, type CommitToGate } from "./gate/gate-commit.js";
 import { GATE_GITHUB_COMMIT } from "./gate/start-runs.js";
+import { makeCommitGate } from "./gate/commit-gate.js";
+import type { Integration } from "../server/create-service.js";
 import { PROCESS_GITHUB_DELIVERY } from "./webhooks/receive-delivery.js";
 import { makeProcessDelivery } from "./webhooks/process-delivery.js";
 
@@ -37,13 +39,16 @@ export async function createGitHubIntegration(github: GitHubAppConfig, log: Logg
 
   return {
     path: github.webhookPath,
-    tasks(deps: ApiDeps): TaskList {
+    /** The engine's tasks for the App, and the door through which the API asks the App to gate a commit. */
+    integration(deps: ApiDeps): Integration {
       const gate = { ...deps, octokitFor, waitRetryMs: github.waitRetryMs };
-      return {
+      const tasks: TaskList = {
         [PROCESS_GITHUB_DELIVERY]: makeProcessDelivery(gate),
-        [GATE_GITHUB_COMMIT]: (payload) => gateCommit(gate, payload as CommitToGate),
+        [GATE_GITHUB_COMMIT]: async (payload) => void (await gateCommit(gate, payload as CommitToGate)),
         [SYNC_CHECK_RUN]: makeSyncCheckRun({ ...deps, baseUrl: github.publicBaseUrl, octokitFor }),
       };
+      // The App's own client (its JWT): it finds the installation that reaches a repository.
+      return { tasks, commitGate: makeCommitGate({ ...gate, appOctokit: () => probot.auth() }) };
     },
     middleware(deps: ApiDeps): Promise<NodeMiddleware> {
       return createNodeMiddleware(makeAssureApp(deps), { probot, webhooksPath: github.webhookPath });

@@ -21,6 +21,7 @@ import { makeOidcVerifier } from "./auth/github-oidc.js";
 import { PAGE_LINK_SECRET, makePageLinks } from "./pages/page-links.js";
 import { makeWebhookDeliverer } from "./webhooks/deliverer.js";
 import { LATEST_MIGRATION } from "./store/migrations/index.js";
+import type { CommitGate } from "./releases/commit-gate.js";
 
 export interface Service {
   api: Api;
@@ -48,14 +49,23 @@ export interface CreateServiceOptions {
   deprecations?: readonly Deprecation[];
   /** The evaluator families every run gets; all of EVALUATORS unless given. */
   evaluators?: readonly Evaluator[];
-  /** More tasks for the run engine's worker (the GitHub App's), made from what the API has (its store holds what the App needs). */
-  tasks?: (deps: ApiDeps) => TaskList | Promise<TaskList>;
+  /**
+   * What an integration (the GitHub App) adds, made from what the API has (its store holds what the
+   * App needs): tasks for the run engine's worker, and the door through which the API asks the App
+   * to gate a commit.
+   */
+  integrate?: (deps: ApiDeps) => Promise<Integration>;
+}
+
+export interface Integration {
+  tasks?: TaskList | undefined;
+  commitGate?: CommitGate | undefined;
 }
 
 /** Assembles the service from its configuration: store (migrated), outbound policy, the /v1 API. */
 export async function createService(
   config: Config,
-  { clock = systemClock, log, agentBackoffMs, stopGraceMs = 10_000, onFatal, deprecations, evaluators, tasks }: CreateServiceOptions = {},
+  { clock = systemClock, log, agentBackoffMs, stopGraceMs = 10_000, onFatal, deprecations, evaluators, integrate }: CreateServiceOptions = {},
 ): Promise<Service> {
   const logger = log ?? createLogger({ level: config.logLevel });
   let writerStopped = false;
@@ -102,7 +112,9 @@ export async function createService(
   };
   let moreTasks: TaskList;
   try {
-    moreTasks = (await tasks?.(deps)) ?? {};
+    const integration = (await integrate?.(deps)) ?? {};
+    moreTasks = integration.tasks ?? {};
+    deps.commitGate = integration.commitGate;
   } catch (error) {
     await store.close();
     throw error;

@@ -15,14 +15,17 @@ export const ERROR_CODES = {
   NOT_FOUND: { status: 404, retryable: false },
   METHOD_NOT_ALLOWED: { status: 405, retryable: false },
   CONFLICT: { status: 409, retryable: false },
+  PLANNED_BY_APP: { status: 409, retryable: false },
   PAYLOAD_TOO_LARGE: { status: 413, retryable: false },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, retryable: false },
   IDEMPOTENCY_KEY_REUSED: { status: 422, retryable: false },
+  COMMIT_NOT_GATED: { status: 422, retryable: false },
   RATE_LIMITED: { status: 429, retryable: true },
   RUN_QUOTA_EXCEEDED: { status: 429, retryable: true },
   INTERNAL: { status: 500, retryable: true },
   ENVIRONMENT_NOT_READY: { status: 503, retryable: true },
   STORAGE_UNAVAILABLE: { status: 503, retryable: true },
+  GITHUB_UNAVAILABLE: { status: 503, retryable: true },
 } as const satisfies Record<string, { status: number; retryable: boolean }>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;

@@ -50527,9 +50527,6 @@ function fillScenario(scenario, row) {
   }
   return filled;
 }
-function fillTools(tools, row) {
-  return tools.map((tool) => tool.mock ? { ...tool, mock: tool.mock.map((mock) => fillPlaceholders(mock, row)) } : tool);
-}
 function* scenarioCases(spec) {
   const scenarios = spec.scenarios ?? [];
   for (let index = 0; index < scenarios.length; index++) {
@@ -50893,6 +50890,7 @@ var Run = external_exports.object({
   agent_version: external_exports.string().describe("The agent's version; for a run on a per-commit URL (a template, a deployment, a URL the request named), the commit tested"),
   agent_url: external_exports.string().nullable().describe("The agent's base URL this run called: the environment's, its template filled from source, or a deployment's"),
   source: RunSource.nullable(),
+  started_by: external_exports.string().nullable().describe("Who started it: the API key's id, or `github-app` for the GitHub App; null for runs made before it was recorded"),
   created_at: Timestamp,
   updated_at: Timestamp,
   started_at: Timestamp.nullable(),
@@ -51257,6 +51255,7 @@ var DecisionSubject = external_exports.union([external_exports.object(CommitSubj
 var PlannedRun = external_exports.object({
   test_spec_id: external_exports.string(),
   environment_id: external_exports.string(),
+  spec_version: external_exports.string().nullable().describe("The spec version the GitHub App planned (only its run of that version counts); null: the spec's run, whatever its version"),
   run_id: external_exports.string().nullable().describe("null until the run is created"),
   waiting: external_exports.object({ for: external_exports.string(), until: Timestamp }).nullable().describe("What it waits for before its run can start (a deployment, the agent to be ready), and until when; then the decision gives up")
 });
@@ -51287,6 +51286,9 @@ var ReleaseDecision = external_exports.object({
   project_id: external_exports.string(),
   status: DecisionStatus,
   subject: DecisionSubject,
+  planned_by: external_exports.enum(["app", "client"]).describe(
+    "app: the GitHub App planned it from what GitHub says (the base branch's config and policy, the head's specs at their blob SHAs), and only the App's runs count; client: the client that made it named its plan and base (a project without the App)"
+  ),
   attempt: external_exports.number().int().describe("1, raised each time the subject's runs are started again"),
   planned: external_exports.array(PlannedRun).describe("What the current attempt waits for"),
   reasons: external_exports.array(DecisionReason),
@@ -51537,9 +51539,10 @@ var AuditEventQuery = PageQuery.extend({
 // server/contract/run-keys.ts
 var import_node_crypto = require("node:crypto");
 var DERIVED_RUN_KEY_PREFIX = "gh1-";
-function runIdempotencyKey({ repositoryId, commitSha, specPath, environmentName, attempt, agentUrl }) {
+var APP_RUN_KEY_PREFIX = "app1-";
+function runIdempotencyKey({ repositoryId, commitSha, specPath, environmentName, attempt, agentUrl, byApp = false }) {
   const fields = [repositoryId, commitSha, specPath, environmentName, attempt, agentUrl ?? null];
-  return `${DERIVED_RUN_KEY_PREFIX}${(0, import_node_crypto.createHash)("sha256").update(JSON.stringify(fields)).digest("hex")}`;
+  return `${byApp ? APP_RUN_KEY_PREFIX : DERIVED_RUN_KEY_PREFIX}${(0, import_node_crypto.createHash)("sha256").update(JSON.stringify(fields)).digest("hex")}`;
 }
 
 // server/contract/auth.ts
@@ -51721,6 +51724,7 @@ function renderDecisionSummary(view, absolute, { limit, annotationsLeftOut = 0 }
     "",
     `Decision [\`${decision.decision_id}\`](${absolute(decision.links.self)}) for ${subject}, attempt ${decision.attempt}: ${plural2(decision.planned.length, "planned run")}.`,
     "",
+    ...decision.planned_by === "client" && "repository" in decision.subject ? ["_Planned by the client that made it (its plan and base were not read from GitHub by the assure GitHub App): no check run of the App shows it._", ""] : [],
     ...view.approval ? [`A pull request from a fork: its runs were approved by @${view.approval.login} (${view.approval.permission} access) at ${view.approval.pressed_at}.`, ""] : []
   ];
   const pending = decision.reasons.filter((r) => r.run_id === null && r.gate_id !== POLICY_GATE || r.status === "pending").map((r) => `- ${cell(r.reason)}`);
@@ -57761,66 +57765,24 @@ async function openCommit(octokit, repository, sha, fallbackRef) {
 // server/specs/severity-rank.ts
 var SEVERITY_RANK = Object.fromEntries(SEVERITIES.map((severity, i) => [severity, SEVERITIES.length - 1 - i]));
 
-// server/specs/limits.ts
-var DEFAULT_LIMITS = { max_steps: 8, timeout_ms: 3e4, repeat: 1, concurrency: 8, run_timeout_ms: 6 * 36e5 };
-function limitsOf(spec) {
-  return { ...DEFAULT_LIMITS, ...spec.defaults };
-}
-
-// server/changes/cases.ts
-function* specCases(spec) {
-  const tools = spec.tools ?? [];
-  for (const { index: s, id, scenario, row } of scenarioCases(spec)) {
-    const conversation = {
-      system: scenario.system ?? null,
-      turns: scenario.turns.map((turn) => turn.user),
-      max_steps: scenario.max_steps ?? limitsOf(spec).max_steps,
-      tools: row ? fillTools(tools, row) : tools
-    };
-    const versionOf = (check2) => contentAddress({ conversation, check: check2 });
+// server/changes/policy-changes.ts
+function* checksOf(spec) {
+  for (const [s, scenario] of (spec.scenarios ?? []).entries()) {
+    const at = (where) => ({ case_id: `${scenario.id} ${where}`, scenario_id: scenario.id, spec_path: `scenarios[${s}].${where}` });
     for (const [t, turn] of scenario.turns.entries()) {
-      for (const [e, expectation] of (turn.expect ?? []).entries()) {
-        const where = `turns[${t}].expect[${e}]`;
-        yield { case_id: `${id} ${where}`, kind: "expectation", scenario_id: id, spec_path: `scenarios[${s}].${where}`, version: versionOf({ turn: t + 1, expectation }) };
-      }
+      for (const [e, expectation] of (turn.expect ?? []).entries()) yield { ...at(`turns[${t}].expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
     }
-    for (const [e, expectation] of (scenario.expect ?? []).entries()) {
-      yield { case_id: `${id} expect[${e}]`, kind: "expectation", scenario_id: id, spec_path: `scenarios[${s}].expect[${e}]`, version: versionOf({ expectation }) };
-    }
+    for (const [e, expectation] of (scenario.expect ?? []).entries()) yield { ...at(`expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
     for (const [m, metric] of (scenario.metrics ?? []).entries()) {
-      yield { case_id: `${id} metric ${metric.id}`, kind: "metric", scenario_id: id, spec_path: `scenarios[${s}].metrics[${m}]`, version: versionOf({ metric }) };
+      yield { ...at(`metrics[${m}]`), case_id: `${scenario.id} metric ${metric.id}`, kind: "metric", definition: contentAddress({ criteria: metric.criteria, scope: metric.scope }) };
     }
   }
   for (const [p, probe] of (spec.security ?? []).entries()) {
-    yield {
-      case_id: `${probe.id} probe`,
-      kind: "probe",
-      scenario_id: probe.id,
-      spec_path: `security[${p}]`,
-      version: contentAddress({ probe: { ...probe, repeat: void 0 }, tools, max_steps: limitsOf(spec).max_steps })
-    };
-  }
-}
-
-// server/changes/policy-changes.ts
-function* checksOf(spec) {
-  const byCase = new Map([...specCases(spec)].map((c) => [c.case_id, c]));
-  for (const { id, scenario } of scenarioCases(spec)) {
-    for (const [t, turn] of scenario.turns.entries()) {
-      for (const [e, expectation] of (turn.expect ?? []).entries()) yield withDefinition(`${id} turns[${t}].expect[${e}]`, expectation);
-    }
-    for (const [e, expectation] of (scenario.expect ?? []).entries()) yield withDefinition(`${id} expect[${e}]`, expectation);
-    for (const metric of scenario.metrics ?? []) yield withDefinition(`${id} metric ${metric.id}`, { criteria: metric.criteria, scope: metric.scope });
-  }
-  for (const probe of spec.security ?? []) {
     const { repeat: _repeat, description: _description, ...checked } = probe;
-    yield withDefinition(`${probe.id} probe`, checked);
-  }
-  function withDefinition(caseId, checked) {
-    const c = byCase.get(caseId);
-    return { case_id: caseId, kind: c.kind, scenario_id: c.scenario_id, spec_path: c.spec_path, definition: contentAddress(checked) };
+    yield { case_id: `${probe.id} probe`, kind: "probe", scenario_id: probe.id, spec_path: `security[${p}]`, definition: contentAddress(checked) };
   }
 }
+var conversationOf = (scenario) => contentAddress({ system: scenario.system ?? null, turns: scenario.turns.map((turn) => turn.user), max_steps: scenario.max_steps ?? null, timeout_ms: scenario.timeout_ms ?? null });
 function policyChanges(base, head) {
   const changes = [];
   const add = (kind, where, message) => changes.push({ kind, where, message });
@@ -57841,9 +57803,27 @@ function compareConfigs(base, head, add) {
   }
   if (head.project !== base.project) add("loosened", `${CONFIG}: project`, `the project changes from '${base.project}' to '${head.project}' (other environments and waivers)`);
   if (FORKS_STRICTNESS[head.forks] < FORKS_STRICTNESS[base.forks]) add("loosened", `${CONFIG}: forks`, `forks changes from '${base.forks}' to '${head.forks}'`);
-  const pairs = (config2) => new Set(config2.runs.flatMap((entry) => entry.specs.flatMap((spec) => entry.environments.map((environment) => `${spec} in ${environment}`))));
+  const pairs = (config2) => new Map(config2.runs.flatMap((entry) => entry.specs.flatMap((spec) => entry.environments.map((environment) => [`${spec} in ${environment}`, entry.on_deployment ?? null]))));
   const headPairs = pairs(head);
-  for (const pair of pairs(base)) if (!headPairs.has(pair)) add("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
+  for (const [pair, deployment] of pairs(base)) {
+    if (!headPairs.has(pair)) add("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
+    else if (headPairs.get(pair) !== deployment) {
+      add("changed", `${CONFIG}: runs`, `'${pair}' tests ${headPairs.get(pair) ? `the deployment of '${headPairs.get(pair)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`);
+    }
+  }
+  compareSettings(base, head, add);
+}
+function compareSettings(base, head, add) {
+  if (base.policy_changes === "require_approval" && head.policy_changes === "report") {
+    add("loosened", `${CONFIG}: policy_changes`, "policy changes would no longer need an approval (require_approval \u2192 report)");
+  }
+  if (base.flaky.mode === "report" && head.flaky.mode === "quarantine") add("loosened", `${CONFIG}: flaky.mode`, "flaky cases would no longer block (report \u2192 quarantine)");
+  if (head.flaky.mode === "quarantine" && head.flaky.threshold < base.flaky.threshold) {
+    add("loosened", `${CONFIG}: flaky.threshold`, `more cases would count as flaky and be quarantined (threshold ${base.flaky.threshold} \u2192 ${head.flaky.threshold})`);
+  }
+  if (head.baseline.depth !== base.baseline.depth || head.baseline.max_age_days !== base.baseline.max_age_days) {
+    add("changed", `${CONFIG}: baseline`, `where a baseline is looked for changes (depth ${base.baseline.depth} \u2192 ${head.baseline.depth}, max_age_days ${base.baseline.max_age_days} \u2192 ${head.baseline.max_age_days})`);
+  }
 }
 function compareSpecs(name, base, head, add) {
   const at = (path) => `${name}: ${path}`;
@@ -57856,6 +57836,9 @@ function compareSpecs(name, base, head, add) {
       add("removed", at(`scenarios[${s}]`), `the scenario '${scenario.id}' is removed`);
       return;
     }
+    if (conversationOf(other) !== conversationOf(scenario)) {
+      add("changed", at(`scenarios[${s}]`), `the conversation of '${scenario.id}' is changed (its system prompt, user turns or limits): approve it if it tests the same`);
+    }
     compareRepeat(at(`scenarios[${s}].repeat`), scenario.repeat ?? base.defaults?.repeat ?? 1, other.repeat ?? head.defaults?.repeat ?? 1, add);
     compareMetrics(at(`scenarios[${s}]`), scenario, other, add);
   });
@@ -57865,17 +57848,27 @@ function compareSpecs(name, base, head, add) {
     if (!other) add("removed", at(`security[${p}]`), `the security probe '${probe.id}' is removed`);
     else compareRepeat(at(`security[${p}].repeat`), probe.repeat ?? 1, other.repeat ?? 1, add);
   });
-  const headRows = new Set([...scenarioCases(head)].map((c) => c.id));
-  const removedRows = /* @__PURE__ */ new Set();
+  const headTools = new Map((head.tools ?? []).map((tool) => [tool.name, tool]));
+  (base.tools ?? []).forEach((tool, i) => {
+    const other = headTools.get(tool.name);
+    if (!other) add("removed", at(`tools[${i}]`), `the tool '${tool.name}' is removed`);
+    else if (contentAddress(other) !== contentAddress(tool)) add("changed", at(`tools[${i}]`), `the tool '${tool.name}' is changed (its description, parameters or mocks): approve it if it tests the same`);
+  });
+  for (const limit of ["max_steps", "timeout_ms"]) {
+    const [was, now] = [base.defaults?.[limit], head.defaults?.[limit]];
+    if (was !== now) add("changed", at(`defaults.${limit}`), `defaults.${limit} changes from ${was ?? "its default"} to ${now ?? "its default"}`);
+  }
+  const headRows = new Map([...scenarioCases(head)].map((c) => [c.id, c.row]));
   for (const c of scenarioCases(base)) {
     const scenario = base.scenarios[c.index];
-    if (c.row === void 0 || removedScenarios.has(scenario.id) || headRows.has(c.id)) continue;
-    removedRows.add(c.id);
-    add("removed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
+    if (c.row === void 0 || removedScenarios.has(scenario.id)) continue;
+    const other = headRows.get(c.id);
+    if (other === void 0) add("removed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
+    else if (contentAddress(other) !== contentAddress(c.row)) add("changed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is changed: approve it if it tests the same`);
   }
   const headChecks = new Map([...checksOf(head)].map((c) => [c.case_id, c.definition]));
   for (const c of checksOf(base)) {
-    if (removedRows.has(c.scenario_id) || removedScenarios.has(c.scenario_id.replace(/\[.*$/, ""))) continue;
+    if (removedScenarios.has(c.scenario_id)) continue;
     const other = headChecks.get(c.case_id);
     if (other === void 0) {
       if (c.kind === "expectation") add("removed", at(c.spec_path), `the check '${c.case_id}' is removed`);
@@ -58046,7 +58039,14 @@ async function startGate(client, inputs, commit, files, log, warn = log) {
   const subject = { repository: commit.repository.full_name, commit_sha: commit.sha };
   const base = commit.pullRequest && commit.baseSha && inputs.githubToken ? await baseOfPullRequest(inputs.githubToken, commit, config2, inputs.configPath, files, warn) : void 0;
   if (commit.pullRequest && !inputs.githubToken) warn("No github-token: the change is not compared with the base branch.");
-  let { body: decision } = await client.post("/v1/release-decisions", { project_id: projectId, subject, plan, ...base ? { base } : {} });
+  let decision;
+  try {
+    ({ body: decision } = await client.post("/v1/release-decisions", { project_id: projectId, subject, plan, ...base ? { base } : {} }));
+  } catch (error63) {
+    if (!(error63 instanceof AssureApiError && error63.code === "PLANNED_BY_APP")) throw error63;
+    return gatedByApp(client, inputs, commit, projectId, specs, environments, log, warn);
+  }
+  log(`${commit.repository.full_name} is not gated by the assure GitHub App here: this step planned the decision (planned_by: client), and no check run shows it.`);
   if (inputs.newAttempt) {
     ({ body: decision } = await client.post(`/v1/release-decisions/${decision.decision_id}/attempts`, { plan }));
     log(`Started attempt ${decision.attempt} of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`);
@@ -58085,6 +58085,30 @@ async function startGate(client, inputs, commit, files, log, warn = log) {
     runs.push({ run: run2, spec, environmentName: pair.environmentName });
   }
   return { projectId, decision, runs, specs, skipped };
+}
+async function gatedByApp(client, inputs, commit, projectId, specs, environments, log, warn) {
+  log(`${commit.repository.full_name} is gated by the assure GitHub App: it plans this commit's decision from GitHub, and starts its runs.`);
+  if (inputs.agentUrl) warn("agent-url is not used: the GitHub App tests the agent its plan names (the environment's, or the deployment GitHub reports for on_deployment).");
+  let { body: decision } = await client.post("/v1/release-decisions", { project_id: projectId, subject: { repository: commit.repository.full_name, commit_sha: commit.sha } });
+  if (inputs.newAttempt) {
+    ({ body: decision } = await client.post(`/v1/release-decisions/${decision.decision_id}/attempts`, {}));
+    log(`Started attempt ${decision.attempt} of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`);
+  }
+  const specsById = new Map([...specs.values()].map((spec) => [spec.test_spec_id, spec]));
+  const environmentNames = new Map([...environments.values()].map((environment) => [environment.environment_id, environment.name]));
+  const runs = [];
+  for (const slot of decision.planned) {
+    const spec = specsById.get(slot.test_spec_id);
+    const environmentName = environmentNames.get(slot.environment_id) ?? slot.environment_id;
+    if (!slot.run_id) {
+      log(`${spec?.path ?? slot.test_spec_id} in ${environmentName}: ${slot.waiting ? `waits for ${slot.waiting.for}` : "not started yet"}`);
+      continue;
+    }
+    const { body: run2 } = await client.get(`/v1/runs/${slot.run_id}`);
+    log(`${run2.run_id}: ${spec?.path ?? slot.test_spec_id} in ${environmentName} (started by the App)`);
+    if (spec) runs.push({ run: run2, spec, environmentName });
+  }
+  return { projectId, decision, runs, specs, skipped: [] };
 }
 function readConfig(inputs, files) {
   const bytes = files.read(inputs.configPath);

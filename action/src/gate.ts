@@ -12,7 +12,7 @@ import { planConfigRuns, type ConfigPair } from "../../server/releases/config-pl
 import { validateYaml } from "../../server/specs/read-yaml.js";
 import { loadRepositorySpec } from "../../server/specs/repository-spec.js";
 import { toSpecVersion } from "../../server/specs/spec-version.js";
-import type { AssureClient } from "./assure-client.js";
+import { AssureApiError, type AssureClient } from "./assure-client.js";
 import { baseOfPullRequest } from "./base-branch.js";
 import type { CommitFiles } from "./commit-files.js";
 import type { ActionInputs } from "./inputs.js";
@@ -82,7 +82,14 @@ export async function startGate(
   // A pull request is judged against its base branch, as the App judges it.
   const base = commit.pullRequest && commit.baseSha && inputs.githubToken ? await baseOfPullRequest(inputs.githubToken, commit, config, inputs.configPath, files, warn) : undefined;
   if (commit.pullRequest && !inputs.githubToken) warn("No github-token: the change is not compared with the base branch.");
-  let { body: decision } = await client.post<ReleaseDecision>("/v1/release-decisions", { project_id: projectId, subject, plan, ...(base ? { base } : {}) });
+  let decision: ReleaseDecision;
+  try {
+    ({ body: decision } = await client.post<ReleaseDecision>("/v1/release-decisions", { project_id: projectId, subject, plan, ...(base ? { base } : {}) }));
+  } catch (error) {
+    if (!(error instanceof AssureApiError && error.code === "PLANNED_BY_APP")) throw error;
+    return gatedByApp(client, inputs, commit, projectId, specs, environments, log, warn);
+  }
+  log(`${commit.repository.full_name} is not gated by the assure GitHub App here: this step planned the decision (planned_by: client), and no check run shows it.`);
   if (inputs.newAttempt) {
     ({ body: decision } = await client.post<ReleaseDecision>(`/v1/release-decisions/${decision.decision_id}/attempts`, { plan }));
     log(`Started attempt ${decision.attempt} of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`);
@@ -123,6 +130,44 @@ export async function startGate(
     runs.push({ run, spec, environmentName: pair.environmentName });
   }
   return { projectId, decision, runs, specs, skipped };
+}
+
+/**
+ * A repository the assure GitHub App gates: the App plans the commit's decision from what GitHub
+ * says, and starts its runs. The step only asks for it (a new attempt, if asked), then reports.
+ */
+async function gatedByApp(
+  client: AssureClient,
+  inputs: ActionInputs,
+  commit: GatedCommit,
+  projectId: string,
+  specs: Map<string, UploadedSpec>,
+  environments: Map<string, Environment>,
+  log: (line: string) => void,
+  warn: (line: string) => void,
+): Promise<StartedGate> {
+  log(`${commit.repository.full_name} is gated by the assure GitHub App: it plans this commit's decision from GitHub, and starts its runs.`);
+  if (inputs.agentUrl) warn("agent-url is not used: the GitHub App tests the agent its plan names (the environment's, or the deployment GitHub reports for on_deployment).");
+  let { body: decision } = await client.post<ReleaseDecision>("/v1/release-decisions", { project_id: projectId, subject: { repository: commit.repository.full_name, commit_sha: commit.sha } });
+  if (inputs.newAttempt) {
+    ({ body: decision } = await client.post<ReleaseDecision>(`/v1/release-decisions/${decision.decision_id}/attempts`, {}));
+    log(`Started attempt ${decision.attempt} of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`);
+  }
+  const specsById = new Map([...specs.values()].map((spec) => [spec.test_spec_id, spec]));
+  const environmentNames = new Map([...environments.values()].map((environment) => [environment.environment_id, environment.name]));
+  const runs: StartedGate["runs"] = [];
+  for (const slot of decision.planned) {
+    const spec = specsById.get(slot.test_spec_id);
+    const environmentName = environmentNames.get(slot.environment_id) ?? slot.environment_id;
+    if (!slot.run_id) {
+      log(`${spec?.path ?? slot.test_spec_id} in ${environmentName}: ${slot.waiting ? `waits for ${slot.waiting.for}` : "not started yet"}`);
+      continue;
+    }
+    const { body: run } = await client.get<Run>(`/v1/runs/${slot.run_id}`);
+    log(`${run.run_id}: ${spec?.path ?? slot.test_spec_id} in ${environmentName} (started by the App)`);
+    if (spec) runs.push({ run, spec, environmentName });
+  }
+  return { projectId, decision, runs, specs, skipped: [] };
 }
 
 function readConfig(inputs: ActionInputs, files: CommitFiles): AssureConfig {

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { ProbotOctokit } from "probot";
 import type { Task } from "../../server/engine/worker.js";
 import { POLICY_GATE, evidenceLinker } from "../../server/contract/index.js";
-import { projectPageLinks, type PageLinks } from "../../server/pages/page-links.js";
+import { projectPageLinks, withoutLinkSignatures, type PageLinks } from "../../server/pages/page-links.js";
 import type { Logger } from "../../server/log.js";
 import type { CommitKey } from "../../server/store/github.js";
 import type { NewJob } from "../../server/store/jobs.js";
@@ -77,7 +77,10 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
     const actions = [...(awaitsPolicyApproval ? [APPROVE_POLICY_ACTION] : []), ...ACTIONS[view.kind === "problem" ? (view.problem.action ?? "rerun") : "rerun"]];
     const { annotations, total } = toAnnotations(view, absolute);
     const output = { title: renderTitle(view), summary: renderSummary(view, absolute, total - annotations.length) };
-    const fingerprint = createHash("sha256").update(JSON.stringify({ ...state, ...output, annotations: annotations.length })).digest("hex");
+    // What the check run says, its links compared without their signature and expiry: a link minted
+    // again is not a change, and re-publishing an unchanged completed check run would make a new one.
+    const said = { ...state, title: output.title, summary: withoutLinkSignatures(output.summary), annotations: annotations.length };
+    const fingerprint = createHash("sha256").update(JSON.stringify(said)).digest("hex");
     if (store.getLatestCheckRun(key)?.published === fingerprint) {
       await markSynced();
       return;

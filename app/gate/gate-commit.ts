@@ -6,7 +6,7 @@ import {
   type DecisionBase,
   type ReleaseDecision,
 } from "../../server/contract/index.js";
-import { createDecision, startAttempt } from "../../server/releases/create-decision.js";
+import { planAppDecision } from "../../server/releases/create-decision.js";
 import type { CreateRunDeps } from "../../server/runs/create-run.js";
 import { validateYaml } from "../../server/specs/read-yaml.js";
 import type { Logger } from "../../server/log.js";
@@ -29,7 +29,11 @@ export interface CommitToGate {
   installationId: number;
   repository: { id: number; full_name: string };
   headSha: string;
-  /** The commit whose `.assure/` is the policy when the head has none (a pull request's base); null for a push. */
+  /**
+   * The base branch's commit the head is judged against, whose `.assure/` is the policy: a pull
+   * request's base, or the default branch's tip for a commit no pull request names; null for a
+   * commit of the default branch (a baseline).
+   */
   baseSha: string | null;
   /** `refs/heads/<branch>` of the head, when known. */
   ref: string | null;
@@ -40,13 +44,17 @@ export interface CommitToGate {
   rerun: boolean;
 }
 
+export type GateOutcome = { projectId: string | null; decision?: ReleaseDecision; created?: boolean; problem?: GateProblem };
+
 /**
  * Gates one commit: reads `.assure/config.yml` at its head (the base's decides whether the
- * repository uses assure at all), registers each spec file, makes the commit's release decision
- * and starts its runs — or, when the config, a spec or the project's binding is wrong, records the
+ * repository uses assure at all, under which check name, and how forks are treated), registers
+ * each spec file, makes the commit's release decision — judged against its base when it has one —
+ * and starts its runs; or, when the config, a spec or the project's binding is wrong, records the
  * problem. Either way the commit is saved for its check run to be published. Safe to repeat.
+ * Returns what came of it; undefined when the repository does not use assure.
  */
-export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<void> {
+export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<GateOutcome | undefined> {
   const octokit = await deps.octokitFor(commit.installationId);
   const repository = repositoryRef(commit.repository.full_name);
   // A fork's commits live in the base repository; if it does not serve one by SHA, its pull ref does.
@@ -55,11 +63,12 @@ export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<
   const baseConfig = commit.baseSha ? await readFileAt(octokit, repository, commit.baseSha, ASSURE_CONFIG_PATH) : undefined;
   if (!headConfig && !baseConfig) {
     deps.log.info(`${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: no ${ASSURE_CONFIG_PATH}; not gated`);
-    return;
+    return undefined;
   }
   const head = headConfig ? validateYaml(headConfig, AssureConfig) : undefined;
   const base = baseConfig ? validateYaml(baseConfig, AssureConfig) : undefined;
-  const checkName = (head?.ok ? head.value.check_name : undefined) ?? (base?.ok ? base.value.check_name : undefined) ?? DEFAULT_CHECK_NAME;
+  // The base branch's config names the check where it has one: rulesets require it by that name.
+  const checkName = (base?.ok ? base.value.check_name : undefined) ?? (head?.ok ? head.value.check_name : undefined) ?? DEFAULT_CHECK_NAME;
 
   let outcome: GateOutcome;
   const held = commit.fork ? holdFork(deps, commit, base?.ok ? base.value.forks : "approve") : undefined;
@@ -105,9 +114,8 @@ export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<
     },
     syncCheckRunJob(key, now),
   ]);
+  return outcome;
 }
-
-type GateOutcome = { projectId: string | null; decision?: ReleaseDecision; problem?: GateProblem };
 
 /**
  * A pull request from a fork runs specs its author controls and spends the team's agent and judge:
@@ -173,17 +181,17 @@ async function planAndStart(
     };
   }
 
-  const plan = pairs.map((pair) => ({ test_spec_id: pair.test_spec_id, environment_id: pair.environment.environment_id }));
+  const plan = pairs.map((pair) => ({ test_spec_id: pair.test_spec_id, environment_id: pair.environment.environment_id, spec_version: pair.spec_version }));
   const subject = { repository: commit.repository.full_name, commit_sha: commit.headSha };
-  const base = commit.pullRequest && commit.baseSha ? await baseOfPullRequest(deps, commit, files, config, baseConfig) : undefined;
-  let { decision, created } = await createDecision(deps, project.project_id, { subject, plan, ...(base ? { base } : {}) });
-  if (commit.rerun && !created) decision = await startAttempt(deps, decision, plan);
+  const base = commit.baseSha ? await baseOfHead(deps, commit, files, config, baseConfig) : undefined;
+  const { decision, created } = await planAppDecision(deps, { project_id: project.project_id, subject, plan, base: base ?? null, rerun: commit.rerun });
   await startPlannedRuns(deps, commit, project.project_id, decision, pairs);
-  return { projectId: project.project_id, decision };
+  // As it stands once its runs are started (or wait).
+  return { projectId: project.project_id, decision: deps.store.getDecision(decision.decision_id) ?? decision, created };
 }
 
-/** What a pull request's head is judged against (see pullRequestBase); undefined, with a warning, when GitHub knows no merge base. */
-async function baseOfPullRequest(
+/** What a head is judged against (see pullRequestBase); undefined, with a warning, when GitHub knows no merge base. */
+async function baseOfHead(
   deps: GateDeps,
   commit: CommitToGate,
   headFiles: CommitFiles,

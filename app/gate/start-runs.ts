@@ -1,6 +1,5 @@
 import { runIdempotencyKey, type ReleaseDecision } from "../../server/contract/index.js";
-import type { Principal } from "../../server/auth/authenticate.js";
-import { SCOPES } from "../../server/auth/scopes.js";
+import { actingForProject } from "../../server/auth/github-app-principal.js";
 import { ApiError } from "../../server/errors.js";
 import type { NewJob } from "../../server/store/jobs.js";
 import { createRun } from "../../server/runs/create-run.js";
@@ -27,9 +26,6 @@ const WAITS_FOR: Partial<Record<string, string>> = {
   RUN_QUOTA_EXCEEDED: "room under the project's queued runs quota",
 };
 
-/** The App acts for the project it gates, as a key of that project with every scope would. */
-const actingFor = (projectId: string): Principal => ({ key_id: "github-app", project_id: projectId, scopes: new Set(SCOPES) });
-
 /**
  * Starts (or finds: keys are derived from the commit) the run of each planned pair. A pair whose
  * deployment has not come yet, or whose agent is not ready, waits instead: its decision says for
@@ -54,7 +50,8 @@ export async function startPlannedRuns(deps: GateDeps, commit: CommitToGate, pro
   };
   let retryBefore: string | undefined;
   for (const pair of pairs) {
-    if (decision.planned.some((p) => p.test_spec_id === pair.test_spec_id && p.environment_id === pair.environment.environment_id && p.run_id !== null)) continue;
+    const slot = decision.planned.find((p) => p.test_spec_id === pair.test_spec_id && p.environment_id === pair.environment.environment_id);
+    if (slot?.run_id) continue;
     if (pair.deployment && pair.deployment.url === undefined) {
       await waitFor(pair, `a successful deployment of '${pair.deployment.environment}' of this commit`);
       continue;
@@ -83,10 +80,11 @@ async function startPlannedRun(deps: GateDeps, commit: CommitToGate, projectId: 
     environmentName: pair.environment.name,
     attempt,
     ...(agentUrl ? { agentUrl } : {}),
+    byApp: true,
   });
   await createRun(
     deps,
-    actingFor(projectId),
+    actingForProject(projectId),
     {
       test_spec_id: pair.test_spec_id,
       environment_id: pair.environment.environment_id,

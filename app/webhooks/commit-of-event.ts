@@ -1,5 +1,5 @@
 import { APPROVE_POLICY } from "../checks/sync-check-run.js";
-import type { CommitToGate } from "../gate/gate-commit.js";
+import type { CommitHint } from "../gate/resolve-commit.js";
 
 /** The parts of webhook payloads the App reads (GitHub's payloads hold much more). */
 interface Payload {
@@ -10,36 +10,38 @@ interface Payload {
   ref?: string;
   after?: string;
   deleted?: boolean;
-  check_suite?: { head_sha: string; head_branch: string | null; pull_requests?: { number: number }[] };
-  check_run?: { name: string; head_sha: string; check_suite?: { head_branch: string | null; pull_requests?: { number: number }[] } };
+  check_suite?: { head_sha: string; head_branch: string | null };
+  check_run?: { name: string; head_sha: string; check_suite?: { head_branch: string | null } };
   requested_action?: { identifier: string };
 }
 
 /**
- * Which commit a delivery asks the App to gate, and whether to start its runs again; undefined
- * for events the App only acknowledges. Only a pull request's events say whether it comes from a
- * fork, and what its base is: for the others, the gated commit's record does. Pull requests (opened, synchronize, reopened) and their
- * check suites gate the head; pushes gate commits of the default branch, so that each merged commit
- * has a decision; a re-run (GitHub's, or the check run's button) starts a new attempt.
+ * Which commit a delivery asks the App to gate, with what the event says of it, and whether to
+ * start its runs again; undefined for events the App only acknowledges. Only a pull request's
+ * events say for sure what its base is and whether it comes from a fork: for the others the App
+ * asks GitHub (resolveCommit), so that the order events come in changes nothing. Pull requests
+ * (opened, synchronize, reopened) and check suites gate the head; pushes gate commits of the
+ * default branch, so that each merged commit has a decision; a re-run (GitHub's, or the check
+ * run's button) starts a new attempt.
  */
-export function commitOfEvent(event: string, payload: Payload, isOurCheck: (name: string) => boolean): CommitToGate | undefined {
+export function commitOfEvent(event: string, payload: Payload, isOurCheck: (name: string) => boolean): CommitHint | undefined {
   const { installation, repository, action } = payload;
   if (!installation || !repository) return undefined;
-  const base = { installationId: installation.id, repository: { id: repository.id, full_name: repository.full_name } };
-  const branch = (name: string | null | undefined) => (name ? `refs/heads/${name}` : null);
+  const base = { installationId: installation.id, repository: { id: repository.id, full_name: repository.full_name, default_branch: repository.default_branch } };
 
   if (event === "pull_request" && ["opened", "synchronize", "reopened"].includes(action ?? "") && payload.pull_request) {
     const pr = payload.pull_request;
     // A fork's head lives in another repository (null once the fork is deleted).
     const fork = pr.head.repo?.id !== repository.id;
-    return { ...base, headSha: pr.head.sha, baseSha: pr.base.sha, ref: branch(pr.head.ref), pullRequest: pr.number, fork, rerun: false };
+    return { ...base, headSha: pr.head.sha, branch: pr.head.ref, pullRequest: { number: pr.number, baseSha: pr.base.sha, fork }, rerun: false };
   }
-  if (event === "push" && payload.after && !payload.deleted && payload.ref === branch(repository.default_branch)) {
-    return { ...base, headSha: payload.after, baseSha: null, ref: payload.ref, pullRequest: null, fork: false, rerun: false };
+  if (event === "push" && payload.after && !payload.deleted && payload.ref === `refs/heads/${repository.default_branch}`) {
+    return { ...base, headSha: payload.after, branch: repository.default_branch, rerun: false };
   }
   if (event === "check_suite" && (action === "requested" || action === "rerequested") && payload.check_suite) {
     const suite = payload.check_suite;
-    return { ...base, headSha: suite.head_sha, baseSha: null, ref: branch(suite.head_branch), pullRequest: suite.pull_requests?.[0]?.number ?? null, fork: false, rerun: action === "rerequested" };
+    // A fork's head comes with head_branch null (and no pull requests listed): GitHub is asked which pull request brings it.
+    return { ...base, headSha: suite.head_sha, branch: suite.head_branch, rerun: action === "rerequested" };
   }
   const button = action === "requested_action" ? payload.requested_action?.identifier : undefined;
   const acted = action === "rerequested" || button === "rerun" || button === "approve" || button === APPROVE_POLICY;
@@ -48,10 +50,7 @@ export function commitOfEvent(event: string, payload: Payload, isOurCheck: (name
     return {
       ...base,
       headSha: run.head_sha,
-      baseSha: null,
-      ref: branch(run.check_suite?.head_branch),
-      pullRequest: run.check_suite?.pull_requests?.[0]?.number ?? null,
-      fork: false,
+      branch: run.check_suite?.head_branch ?? null,
       // Approving a fork's runs starts them for the first time, approving a policy change starts
       // nothing; a re-run starts them again.
       rerun: button !== "approve" && button !== APPROVE_POLICY,

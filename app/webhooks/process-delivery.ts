@@ -3,6 +3,7 @@ import { gateCommit, type CommitToGate, type GateDeps } from "../gate/gate-commi
 import { repositoryRef } from "../repository/files.js";
 import { APPROVE_POLICY } from "../checks/sync-check-run.js";
 import { commitOfEvent } from "./commit-of-event.js";
+import { resolveCommit } from "../gate/resolve-commit.js";
 import { approvePolicy } from "../../server/releases/waive.js";
 import { POLICY_GATE } from "../../server/contract/index.js";
 
@@ -22,7 +23,8 @@ export function makeProcessDelivery(deps: GateDeps): Task {
       deps.log.info(`Received ${what}: nothing to gate`);
       return;
     }
-    const commit = withWhatIsKnown(deps, named);
+    const [known] = deps.store.listGitHubCommitsOfSha(named.repository.id, named.headSha);
+    const commit = await resolveCommit(await deps.octokitFor(named.installationId), named, known);
     // A button on a check run can be pressed by anyone who sees it: only a writer may start runs.
     if (delivery.action === "requested_action") {
       const sender = (body as { sender?: { login?: string } }).sender?.login ?? "";
@@ -45,19 +47,6 @@ export function makeProcessDelivery(deps: GateDeps): Task {
     }
     deps.log.info(`Received ${what}: gating ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}${commit.rerun ? " again" : ""}`);
     await gateCommit(deps, commit);
-  };
-}
-
-/** A commit an event names, with what its gated record knows that the event does not say (its base, whether it is a fork's). */
-function withWhatIsKnown(deps: GateDeps, commit: CommitToGate): CommitToGate {
-  const [gated] = deps.store.listGitHubCommitsOfSha(commit.repository.id, commit.headSha);
-  if (!gated) return commit;
-  return {
-    ...commit,
-    baseSha: commit.baseSha ?? gated.base_sha,
-    ref: commit.ref ?? gated.ref,
-    pullRequest: commit.pullRequest ?? gated.pull_request,
-    fork: commit.fork || gated.fork === 1,
   };
 }
 

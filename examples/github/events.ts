@@ -42,7 +42,7 @@ export function pullRequestEvent(
 }
 
 /** `check_suite` requested (or rerequested) for a commit. */
-export function checkSuiteEvent(repository: TestRepository, { action = "requested", head, branch = "feature", pullRequest }: { action?: string; head: string; branch?: string; pullRequest?: number }) {
+export function checkSuiteEvent(repository: TestRepository, { action = "requested", head, branch = "feature", pullRequest }: { action?: string; head: string; branch?: string | null; pullRequest?: number }) {
   const payload = adaptRepository(examplePayload("check_suite", action), repository);
   payload.check_suite = { ...payload.check_suite, head_sha: head, head_branch: branch, pull_requests: pullRequest ? [{ number: pullRequest, head: { sha: head }, base: {} }] : [] };
   return payload;

@@ -57,8 +57,20 @@ interface Repository {
   history: Map<string, { parents: string[]; committed_at: string }>;
   checkRuns: StandInCheckRun[];
   permissions: Map<string, "admin" | "write" | "read" | "none">;
-  /** Pull requests by number: who opened them. */
-  pullRequests: Map<number, { author: string }>;
+  /** Pull requests by number: who opened them, and (when the test says) their head and base. */
+  pullRequests: Map<number, StandInPullRequest>;
+  /** Branches by name: the commit at their tip. */
+  branches: Map<string, string>;
+  /** The App's installation that reaches the repository; null when the App is not installed on it. */
+  installationId: number | null;
+}
+
+/** A pull request as the stand-in knows it; `head` and `base` are needed where the App asks GitHub for a commit's pull requests. */
+export interface StandInPullRequest {
+  author: string;
+  head?: { sha: string; ref: string; repo?: { id: number; full_name: string } | null };
+  base?: { sha: string; ref?: string };
+  state?: "open" | "closed";
 }
 
 /**
@@ -222,6 +234,12 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
       manifestCodes.delete(params.code!);
       return json(res, 201, app);
     }
+    if (template === "/repos/{owner}/{repo}/installation") {
+      if (!verifyAppJwt(req.headers.authorization)) return json(res, 401, { message: "A JSON web token could not be decoded" });
+      const installed = repositories.get(`${params.owner}/${params.repo}`)?.installationId;
+      if (installed === undefined || installed === null) return json(res, 404, { message: "Not Found" });
+      return json(res, 200, { id: installed, app_id: appId, target_type: "Organization", account: { login: params.owner } });
+    }
     if (template === "/app/installations/{installation_id}/access_tokens") {
       if (!verifyAppJwt(req.headers.authorization)) return json(res, 401, { message: "A JSON web token could not be decoded" });
       const token = `ghs_${randomBytes(18).toString("hex")}`;
@@ -234,6 +252,25 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     if (!repository) return json(res, 404, { message: "Not Found" });
 
     switch (`${method} ${template}`) {
+      case "get /repos/{owner}/{repo}":
+        return json(res, 200, { id: repository.id, name: params.repo, full_name: repository.full_name, default_branch: repository.default_branch, private: true });
+      case "get /repos/{owner}/{repo}/branches/{branch}": {
+        const tip = repository.branches.get(params.branch!);
+        if (!tip) return json(res, 404, { message: "Branch not found" });
+        return json(res, 200, { name: params.branch, commit: commitItem(repository, tip), protected: false });
+      }
+      case "get /repos/{owner}/{repo}/commits/{commit_sha}/branches-where-head": {
+        if (!repository.history.has(params.commit_sha!)) return json(res, 422, { message: `No commit found for SHA: ${params.commit_sha}` });
+        const names = [...repository.branches].filter(([, tip]) => tip === params.commit_sha).map(([name]) => name);
+        return json(res, 200, names.map((name) => ({ name, commit: { sha: params.commit_sha, url: "" }, protected: false })));
+      }
+      case "get /repos/{owner}/{repo}/commits/{commit_sha}/pulls": {
+        // As GitHub: the open pull requests whose commits include it (here: whose head it is), and the merged one that brought it.
+        // A fork's commit is in the repository's network through its pull request.
+        const listed = [...repository.pullRequests].filter(([, pull]) => pull.head?.sha === params.commit_sha);
+        if (listed.length === 0 && !repository.history.has(params.commit_sha!)) return json(res, 422, { message: `No commit found for SHA: ${params.commit_sha}` });
+        return json(res, 200, listed.map(([number, pull]) => pullRequestItem(repository, number, pull)));
+      }
       case "get /repos/{owner}/{repo}/contents/{path}": {
         const files = repository.commits.get(url.searchParams.get("ref") ?? "");
         const file = files?.get(params.path!);
@@ -391,22 +428,51 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     },
     /** The environment the service needs to act as this App against the stand-in. */
     env: { APP_ID: String(appId), PRIVATE_KEY: privateKey, WEBHOOK_SECRET: webhookSecret, GHE_HOST: host, GHE_PROTOCOL: "http" },
-    addRepository({ id, full_name, default_branch = "main" }: { id: number; full_name: string; default_branch?: string }) {
-      repositories.set(full_name, { id, full_name, default_branch, commits: new Map(), history: new Map(), checkRuns: [], permissions: new Map(), pullRequests: new Map() });
+    /** A repository, reached by the App's installation `installationId` (1 unless given; null: the App is not installed on it). */
+    addRepository({ id, full_name, default_branch = "main", installationId = 1 }: { id: number; full_name: string; default_branch?: string; installationId?: number | null }) {
+      repositories.set(full_name, {
+        id,
+        full_name,
+        default_branch,
+        commits: new Map(),
+        history: new Map(),
+        checkRuns: [],
+        permissions: new Map(),
+        pullRequests: new Map(),
+        branches: new Map(),
+        installationId,
+      });
     },
-    /** The files of a commit (only what the App reads matters), its parents (the first is the branch it was made on) and its time. */
-    commit(fullName: string, sha: string, files: Record<string, string | Buffer>, { parents = [], committed_at = new Date().toISOString() }: { parents?: string[]; committed_at?: string } = {}) {
+    /** Installs the App on a repository (`installationId`), or takes it off (null). */
+    install(fullName: string, installationId: number | null) {
+      repositories.get(fullName)!.installationId = installationId;
+    },
+    /** Moves a branch to a commit. */
+    branch(fullName: string, name: string, sha: string) {
+      repositories.get(fullName)!.branches.set(name, sha);
+    },
+    /**
+     * The files of a commit (only what the App reads matters), its parents (the first is the branch
+     * it was made on), its time, and the branch whose tip it becomes, if any.
+     */
+    commit(
+      fullName: string,
+      sha: string,
+      files: Record<string, string | Buffer>,
+      { parents = [], committed_at = new Date().toISOString(), branch }: { parents?: string[]; committed_at?: string; branch?: string } = {},
+    ) {
       const repository = repositories.get(fullName)!;
       repository.commits.set(sha, new Map(Object.entries(files).map(([path, content]) => [path, Buffer.from(content)])));
       repository.history.set(sha, { parents, committed_at });
+      if (branch) repository.branches.set(branch, sha);
     },
     /** A file of a commit, as text. */
     file(fullName: string, sha: string, path: string): string {
       return repositories.get(fullName)!.commits.get(sha)!.get(path)!.toString("utf8");
     },
-    /** A pull request, as `GET /repos/{owner}/{repo}/pulls/{pull_number}` shows it: who opened it. */
-    pullRequest(fullName: string, number: number, { author }: { author: string }) {
-      repositories.get(fullName)!.pullRequests.set(number, { author });
+    /** A pull request, as `GET /repos/{owner}/{repo}/pulls/{pull_number}` shows it (who opened it), and as a commit's pull requests list it (its head and base). */
+    pullRequest(fullName: string, number: number, pull: StandInPullRequest) {
+      repositories.get(fullName)!.pullRequests.set(number, { state: "open", ...pull });
     },
     setPermission(fullName: string, login: string, permission: "admin" | "write" | "read" | "none") {
       repositories.get(fullName)!.permissions.set(login, permission);
@@ -422,8 +488,24 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     failNext(operation: string, times: number, status = 502) {
       outages.push({ operation, status, remaining: times });
     },
-    /** Signs and posts a webhook delivery to the service, as GitHub does. */
+    /**
+     * Signs and posts a webhook delivery to the service, as GitHub does. A `pull_request` event is
+     * about a pull request GitHub has: the stand-in keeps it (its head and base), as the commit's
+     * pull requests then list it.
+     */
     async deliver(serviceBaseUrl: string, event: string, payload: unknown, { delivery = randomUUID(), path = "/api/github/webhooks" } = {}) {
+      const pr = event === "pull_request" ? (payload as { action?: string; repository?: { full_name?: string }; pull_request?: Record<string, any> }) : undefined;
+      const repository = pr?.repository?.full_name ? repositories.get(pr.repository.full_name) : undefined;
+      if (pr?.pull_request && repository) {
+        const { number, head, base, user } = pr.pull_request;
+        const known = repository.pullRequests.get(number);
+        repository.pullRequests.set(number, {
+          author: known?.author ?? user?.login ?? "octocat",
+          head: { sha: head.sha, ref: head.ref, repo: head.repo ? { id: head.repo.id, full_name: head.repo.full_name } : null },
+          base: { sha: base.sha, ref: base.ref },
+          state: pr.action === "closed" ? "closed" : "open",
+        });
+      }
       const body = JSON.stringify(payload);
       const response = await fetch(`${serviceBaseUrl}${path}`, {
         method: "POST",
@@ -475,6 +557,18 @@ function commitItem(repository: Repository, sha: string) {
     html_url: `https://github.com/${repository.full_name}/commit/${sha}`,
     commit: { author: person, committer: person, message: `commit ${sha.slice(0, 7)}`, tree: { sha }, comment_count: 0 },
     parents: parents.map((parent) => ({ sha: parent, url: "" })),
+  };
+}
+
+function pullRequestItem(repository: Repository, number: number, pull: StandInPullRequest) {
+  const own = { id: repository.id, full_name: repository.full_name, name: repository.full_name.split("/")[1] };
+  return {
+    number,
+    state: pull.state ?? "open",
+    title: `pull request ${number}`,
+    user: { login: pull.author, id: 1, type: "User" },
+    head: { sha: pull.head?.sha, ref: pull.head?.ref ?? "feature", repo: pull.head?.repo === undefined ? own : pull.head.repo },
+    base: { sha: pull.base?.sha, ref: pull.base?.ref ?? repository.default_branch, repo: own },
   };
 }
 

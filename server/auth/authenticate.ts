@@ -1,6 +1,7 @@
 import type { Clock } from "../clock.js";
 import { ApiError } from "../errors.js";
 import type { Store } from "../store/index.js";
+import type { KeyIssuedFor } from "../store/api-keys.js";
 import { parseToken, secretMatches } from "./api-keys.js";
 import { SCOPES, type Scope } from "./scopes.js";
 
@@ -11,6 +12,8 @@ export interface Principal {
   name?: string | null;
   project_id: string | null;
   scopes: ReadonlySet<Scope>;
+  /** A key that acts for one repository only (a workflow's, from its OIDC token): its GitHub id and name. */
+  repository?: { github_id: number; full_name: string } | undefined;
 }
 
 const BEARER = /^Bearer ([^\s]+)$/i;
@@ -32,7 +35,14 @@ export function makeAuthenticator(store: Pick<Store, "getApiKeyRow">, clock: Clo
       throw unauthenticated(`The API key expired at ${row.expires_at}; get a new one.`);
     }
     const scopes = row.project_id === null ? ALL_SCOPES : new Set(JSON.parse(row.scopes) as Scope[]);
-    return { key_id: row.key_id, name: row.name, project_id: row.project_id, scopes };
+    const issuedFor = row.issued_for === null ? null : (JSON.parse(row.issued_for) as KeyIssuedFor);
+    return {
+      key_id: row.key_id,
+      name: row.name,
+      project_id: row.project_id,
+      scopes,
+      ...(issuedFor ? { repository: { github_id: Number(issuedFor.repository_id), full_name: issuedFor.repository } } : {}),
+    };
   };
 }
 
@@ -65,4 +75,19 @@ export function resolveProjectId(principal: Principal, requested: string | undef
 /** True when the principal may see resources of that project. */
 export function canSee(principal: Principal, projectId: string): boolean {
   return principal.project_id === null || principal.project_id === projectId;
+}
+
+/**
+ * A key that acts for one repository (a workflow's) may name only that repository as what a
+ * decision, a run or a spec is about: its token says which repository asked, not the others of its
+ * project. `path` names the field for the refusal.
+ */
+export function assertActsFor(principal: Principal, repository: string, repositories: readonly { github_id: number; full_name: string }[], path: string): void {
+  if (!principal.repository) return;
+  const named = repositories.find((r) => r.full_name.toLowerCase() === repository.toLowerCase());
+  if (named?.github_id === principal.repository.github_id) return;
+  throw new ApiError("FORBIDDEN", {
+    message: `This key was issued to a workflow of ${principal.repository.full_name}: it acts for that repository only, not for '${repository}'.`,
+    details: [{ path, message: `must be ${principal.repository.full_name}` }],
+  });
 }

@@ -3,27 +3,36 @@ import type { GateSpec, Scenario, TestSpecDocument } from "../specs/document.js"
 import { SEVERITY_RANK } from "../specs/severity-rank.js";
 import { contentAddress } from "../specs/canonical-json.js";
 import { scenarioCases } from "../specs/scenario-cases.js";
-import { specCases } from "./cases.js";
 
-/** Each check of a spec with what it checks (a metric without its threshold, a probe without its repeats). */
-function* checksOf(spec: TestSpecDocument): Generator<{ case_id: string; kind: string; scenario_id: string; spec_path: string; definition: string }> {
-  const byCase = new Map([...specCases(spec)].map((c) => [c.case_id, c]));
-  for (const { id, scenario } of scenarioCases(spec)) {
+/**
+ * Each check of a spec, as written in its scenario (not per row of a table: rows are compared on
+ * their own) or as a probe, with what it checks: a metric without its threshold (compared on its
+ * own), a probe without its repeats and description. The conversation a check is made in is compared
+ * apart (conversationOf), and so are the tools.
+ */
+function* checksOf(spec: TestSpecDocument): Generator<{ case_id: string; kind: "expectation" | "metric" | "probe"; scenario_id: string; spec_path: string; definition: string }> {
+  for (const [s, scenario] of (spec.scenarios ?? []).entries()) {
+    const at = (where: string) => ({ case_id: `${scenario.id} ${where}`, scenario_id: scenario.id, spec_path: `scenarios[${s}].${where}` });
     for (const [t, turn] of scenario.turns.entries()) {
-      for (const [e, expectation] of (turn.expect ?? []).entries()) yield withDefinition(`${id} turns[${t}].expect[${e}]`, expectation);
+      for (const [e, expectation] of (turn.expect ?? []).entries()) yield { ...at(`turns[${t}].expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
     }
-    for (const [e, expectation] of (scenario.expect ?? []).entries()) yield withDefinition(`${id} expect[${e}]`, expectation);
-    for (const metric of scenario.metrics ?? []) yield withDefinition(`${id} metric ${metric.id}`, { criteria: metric.criteria, scope: metric.scope });
+    for (const [e, expectation] of (scenario.expect ?? []).entries()) yield { ...at(`expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
+    for (const [m, metric] of (scenario.metrics ?? []).entries()) {
+      yield { ...at(`metrics[${m}]`), case_id: `${scenario.id} metric ${metric.id}`, kind: "metric", definition: contentAddress({ criteria: metric.criteria, scope: metric.scope }) };
+    }
   }
-  for (const probe of spec.security ?? []) {
+  for (const [p, probe] of (spec.security ?? []).entries()) {
     const { repeat: _repeat, description: _description, ...checked } = probe;
-    yield withDefinition(`${probe.id} probe`, checked);
-  }
-  function withDefinition(caseId: string, checked: unknown) {
-    const c = byCase.get(caseId)!;
-    return { case_id: caseId, kind: c.kind, scenario_id: c.scenario_id, spec_path: c.spec_path, definition: contentAddress(checked) };
+    yield { case_id: `${probe.id} probe`, kind: "probe", scenario_id: probe.id, spec_path: `security[${p}]`, definition: contentAddress(checked) };
   }
 }
+
+/**
+ * What the agent is put through in a scenario, as written: its system prompt, user turns and
+ * limits. The agent's answers to the same checks can differ as soon as any of it does.
+ */
+const conversationOf = (scenario: Scenario) =>
+  contentAddress({ system: scenario.system ?? null, turns: scenario.turns.map((turn) => turn.user), max_steps: scenario.max_steps ?? null, timeout_ms: scenario.timeout_ms ?? null });
 
 /**
  * The base branch's `.assure/` is the policy a pull request is judged by. What the head removes or
@@ -69,9 +78,31 @@ function compareConfigs(base: AssureConfig, head: AssureConfig | null, add: Add)
   }
   if (head.project !== base.project) add("loosened", `${CONFIG}: project`, `the project changes from '${base.project}' to '${head.project}' (other environments and waivers)`);
   if (FORKS_STRICTNESS[head.forks] < FORKS_STRICTNESS[base.forks]) add("loosened", `${CONFIG}: forks`, `forks changes from '${base.forks}' to '${head.forks}'`);
-  const pairs = (config: AssureConfig) => new Set(config.runs.flatMap((entry) => entry.specs.flatMap((spec) => entry.environments.map((environment) => `${spec} in ${environment}`))));
+  // Each spec glob in each environment, with the deployment whose agent it tests.
+  const pairs = (config: AssureConfig) =>
+    new Map(config.runs.flatMap((entry) => entry.specs.flatMap((spec) => entry.environments.map((environment) => [`${spec} in ${environment}`, entry.on_deployment ?? null] as const))));
   const headPairs = pairs(head);
-  for (const pair of pairs(base)) if (!headPairs.has(pair)) add("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
+  for (const [pair, deployment] of pairs(base)) {
+    if (!headPairs.has(pair)) add("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
+    else if (headPairs.get(pair) !== deployment) {
+      add("changed", `${CONFIG}: runs`, `'${pair}' tests ${headPairs.get(pair) ? `the deployment of '${headPairs.get(pair)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`);
+    }
+  }
+  compareSettings(base, head, add);
+}
+
+/** How the base branch judges a change: what the head sets here applies to every pull request once it is merged. */
+function compareSettings(base: AssureConfig, head: AssureConfig, add: Add): void {
+  if (base.policy_changes === "require_approval" && head.policy_changes === "report") {
+    add("loosened", `${CONFIG}: policy_changes`, "policy changes would no longer need an approval (require_approval → report)");
+  }
+  if (base.flaky.mode === "report" && head.flaky.mode === "quarantine") add("loosened", `${CONFIG}: flaky.mode`, "flaky cases would no longer block (report → quarantine)");
+  if (head.flaky.mode === "quarantine" && head.flaky.threshold < base.flaky.threshold) {
+    add("loosened", `${CONFIG}: flaky.threshold`, `more cases would count as flaky and be quarantined (threshold ${base.flaky.threshold} → ${head.flaky.threshold})`);
+  }
+  if (head.baseline.depth !== base.baseline.depth || head.baseline.max_age_days !== base.baseline.max_age_days) {
+    add("changed", `${CONFIG}: baseline`, `where a baseline is looked for changes (depth ${base.baseline.depth} → ${head.baseline.depth}, max_age_days ${base.baseline.max_age_days} → ${head.baseline.max_age_days})`);
+  }
 }
 
 function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocument, add: Add): void {
@@ -85,6 +116,9 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
       add("removed", at(`scenarios[${s}]`), `the scenario '${scenario.id}' is removed`);
       return;
     }
+    if (conversationOf(other) !== conversationOf(scenario)) {
+      add("changed", at(`scenarios[${s}]`), `the conversation of '${scenario.id}' is changed (its system prompt, user turns or limits): approve it if it tests the same`);
+    }
     compareRepeat(at(`scenarios[${s}].repeat`), scenario.repeat ?? base.defaults?.repeat ?? 1, other.repeat ?? head.defaults?.repeat ?? 1, add);
     compareMetrics(at(`scenarios[${s}]`), scenario, other, add);
   });
@@ -96,21 +130,33 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
     else compareRepeat(at(`security[${p}].repeat`), probe.repeat ?? 1, other.repeat ?? 1, add);
   });
 
-  // A table's rows removed from a scenario that is still there.
-  const headRows = new Set([...scenarioCases(head)].map((c) => c.id));
-  const removedRows = new Set<string>();
-  for (const c of scenarioCases(base)) {
-    const scenario = base.scenarios![c.index]!;
-    if (c.row === undefined || removedScenarios.has(scenario.id) || headRows.has(c.id)) continue;
-    removedRows.add(c.id);
-    add("removed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
+  // The tools the agent is given and what their mocks answer: the same checks can pass on other answers.
+  const headTools = new Map((head.tools ?? []).map((tool) => [tool.name, tool]));
+  (base.tools ?? []).forEach((tool, i) => {
+    const other = headTools.get(tool.name);
+    if (!other) add("removed", at(`tools[${i}]`), `the tool '${tool.name}' is removed`);
+    else if (contentAddress(other) !== contentAddress(tool)) add("changed", at(`tools[${i}]`), `the tool '${tool.name}' is changed (its description, parameters or mocks): approve it if it tests the same`);
+  });
+  for (const limit of ["max_steps", "timeout_ms"] as const) {
+    const [was, now] = [base.defaults?.[limit], head.defaults?.[limit]];
+    if (was !== now) add("changed", at(`defaults.${limit}`), `defaults.${limit} changes from ${was ?? "its default"} to ${now ?? "its default"}`);
   }
 
-  // Checks removed or changed where their scenario (row) or probe is still there. Metrics are
-  // compared without their threshold (above), probes without their repeats.
+  // A table's rows removed from, or changed in, a scenario that is still there.
+  const headRows = new Map([...scenarioCases(head)].map((c) => [c.id, c.row]));
+  for (const c of scenarioCases(base)) {
+    const scenario = base.scenarios![c.index]!;
+    if (c.row === undefined || removedScenarios.has(scenario.id)) continue;
+    const other = headRows.get(c.id);
+    if (other === undefined) add("removed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
+    else if (contentAddress(other) !== contentAddress(c.row)) add("changed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is changed: approve it if it tests the same`);
+  }
+
+  // Checks removed or changed where their scenario or probe is still there. Metrics are compared
+  // without their threshold (above), probes without their repeats.
   const headChecks = new Map([...checksOf(head)].map((c) => [c.case_id, c.definition]));
   for (const c of checksOf(base)) {
-    if (removedRows.has(c.scenario_id) || removedScenarios.has(c.scenario_id.replace(/\[.*$/, ""))) continue;
+    if (removedScenarios.has(c.scenario_id)) continue;
     const other = headChecks.get(c.case_id);
     if (other === undefined) {
       if (c.kind === "expectation") add("removed", at(c.spec_path), `the check '${c.case_id}' is removed`);

@@ -20,6 +20,7 @@ export type DecisionSubject = z.infer<typeof DecisionSubject>;
 export const PlannedRun = z.object({
   test_spec_id: z.string(),
   environment_id: z.string(),
+  spec_version: z.string().nullable().describe("The spec version the GitHub App planned (only its run of that version counts); null: the spec's run, whatever its version"),
   run_id: z.string().nullable().describe("null until the run is created"),
   waiting: z
     .object({ for: z.string(), until: Timestamp })
@@ -69,6 +70,11 @@ export const ReleaseDecision = z
     project_id: z.string(),
     status: DecisionStatus,
     subject: DecisionSubject,
+    planned_by: z
+      .enum(["app", "client"])
+      .describe(
+        "app: the GitHub App planned it from what GitHub says (the base branch's config and policy, the head's specs at their blob SHAs), and only the App's runs count; client: the client that made it named its plan and base (a project without the App)",
+      ),
     attempt: z.number().int().describe("1, raised each time the subject's runs are started again"),
     planned: z.array(PlannedRun).describe("What the current attempt waits for"),
     reasons: z.array(DecisionReason),

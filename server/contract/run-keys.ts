@@ -3,6 +3,12 @@ import { createHash } from "node:crypto";
 /** The prefix of Idempotency-Keys derived from a commit: such keys never expire. */
 export const DERIVED_RUN_KEY_PREFIX = "gh1-";
 
+/**
+ * The prefix of the keys the GitHub App derives for the runs it plans. Only the App may use it, so
+ * that no client can take a key of the App's first (with another body) and stall its runs.
+ */
+export const APP_RUN_KEY_PREFIX = "app1-";
+
 export interface RunKeyInput {
   /** The repository's numeric id on GitHub. */
   repositoryId: number;
@@ -14,14 +20,16 @@ export interface RunKeyInput {
   attempt: number;
   /** The agent endpoint the runs test, when it is not the environment's own. */
   agentUrl?: string | undefined;
+  /** The GitHub App's own run (APP_RUN_KEY_PREFIX), rather than a client's. */
+  byApp?: boolean | undefined;
 }
 
 /**
- * The Idempotency-Key of the run of one spec, in one environment, for one commit: `gh1-` and the
- * SHA-256 of those fields. The GitHub App and the Action both derive it, so whichever comes first
- * creates the run and the other finds it.
+ * The Idempotency-Key of the run of one spec, in one environment, for one commit: `gh1-` (`app1-`
+ * for the App's) and the SHA-256 of those fields. Derived again, it finds the run it made: a
+ * repeated gating, or a re-run of the workflow, starts nothing twice.
  */
-export function runIdempotencyKey({ repositoryId, commitSha, specPath, environmentName, attempt, agentUrl }: RunKeyInput): string {
+export function runIdempotencyKey({ repositoryId, commitSha, specPath, environmentName, attempt, agentUrl, byApp = false }: RunKeyInput): string {
   const fields = [repositoryId, commitSha, specPath, environmentName, attempt, agentUrl ?? null];
-  return `${DERIVED_RUN_KEY_PREFIX}${createHash("sha256").update(JSON.stringify(fields)).digest("hex")}`;
+  return `${byApp ? APP_RUN_KEY_PREFIX : DERIVED_RUN_KEY_PREFIX}${createHash("sha256").update(JSON.stringify(fields)).digest("hex")}`;
 }

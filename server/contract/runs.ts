@@ -35,6 +35,9 @@ const RunSourceFields = {
 export const RunSource = z.object(RunSourceFields).meta({ id: "RunSource" });
 export type RunSource = z.infer<typeof RunSource>;
 
+/** Who a run the GitHub App started says started it (`started_by`): only such runs fill the slots the App plans. */
+export const GITHUB_APP_KEY_ID = "github-app";
+
 export const Run = z
   .object({
     run_id: z.string().describe("Correlation key of every artifact of the run"),
@@ -49,6 +52,10 @@ export const Run = z
     agent_version: z.string().describe("The agent's version; for a run on a per-commit URL (a template, a deployment, a URL the request named), the commit tested"),
     agent_url: z.string().nullable().describe("The agent's base URL this run called: the environment's, its template filled from source, or a deployment's"),
     source: RunSource.nullable(),
+    started_by: z
+      .string()
+      .nullable()
+      .describe("Who started it: the API key's id, or `github-app` for the GitHub App; null for runs made before it was recorded"),
     created_at: Timestamp,
     updated_at: Timestamp,
     started_at: Timestamp.nullable(),

@@ -16,6 +16,7 @@ import type { CursorCodec } from "./cursor.js";
 import type { PageLinks } from "../pages/page-links.js";
 import type { Logger } from "../log.js";
 import type { SpecSource } from "../specs/read-yaml.js";
+import type { CommitGate } from "../releases/commit-gate.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -67,6 +68,8 @@ export interface ApiDeps {
   verifyOidcToken?: VerifyOidcToken | undefined;
   /** Signs and checks the links that open a run's or a decision's page without an API key. */
   pages: PageLinks;
+  /** The GitHub App, when it is configured: it plans the decisions of the repositories it gates. */
+  commitGate?: CommitGate | undefined;
   /** GitHub's web address (github.com or an Enterprise Server's): pages link commits and pull requests there. */
   githubWebUrl?: string | undefined;
 }

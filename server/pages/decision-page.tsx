@@ -71,6 +71,12 @@ export function renderDecisionPage(data: DecisionPageData): string {
         <code>{decision.decision_id}</code>, attempt {decision.attempt}
         {decision.decided_at && `, decided ${decision.decided_at}`}
       </dd>
+      <dt>Planned by</dt>
+      <dd>
+        {decision.planned_by === "app"
+          ? "the assure GitHub App, from what GitHub says (the base branch's config and policy, the head's specs)"
+          : "the client that made it: its plan and base were not read from GitHub by the App"}
+      </dd>
       {subject && (
         <>
           <dt>Commit</dt>

@@ -16,6 +16,9 @@ export interface PageLinkDeps {
 const sign = (secret: string, kind: PageKind, id: string, projectId: string, exp: number) =>
   createHmac("sha256", Buffer.from(secret, "base64")).update(`assure-page\n${kind}\n${id}\n${projectId}\n${exp}`).digest("base64url");
 
+/** Text with its page links' signatures and expiries taken out: what it says, whenever its links were minted. */
+export const withoutLinkSignatures = (text: string) => text.replace(/\?exp=\d+&sig=[\w-]+&?/g, "?");
+
 /**
  * Read-only links to a run's or a decision's page for people without an API key: the page's path
  * with `exp` (Unix seconds) and `sig`, an HMAC-SHA256 bound to that one resource and its project.

@@ -1,7 +1,9 @@
 import type { Principal } from "../auth/authenticate.js";
 import { visibleOr404 } from "../auth/visibility.js";
+import { assertActsFor } from "../auth/authenticate.js";
 import type { Clock } from "../clock.js";
-import { DERIVED_RUN_KEY_PREFIX, type CreateRunBody, type Run } from "../contract/index.js";
+import { APP_RUN_KEY_PREFIX, DERIVED_RUN_KEY_PREFIX, type CreateRunBody, type Run } from "../contract/index.js";
+import { GITHUB_APP_KEY_ID } from "../auth/github-app-principal.js";
 import { executeRunJob } from "../engine/tasks/execute-run.js";
 import { ApiError } from "../errors.js";
 import type { NewId } from "../ids.js";
@@ -59,6 +61,13 @@ export async function createRun(
   body: CreateRunBody,
   idempotencyKey: string,
 ): Promise<{ run: Run; replayed: boolean }> {
+  if (idempotencyKey.startsWith(APP_RUN_KEY_PREFIX) && principal.key_id !== GITHUB_APP_KEY_ID) {
+    throw new ApiError("VALIDATION_FAILED", {
+      message: `Idempotency-Keys that start with '${APP_RUN_KEY_PREFIX}' are the GitHub App's: choose another.`,
+      details: [{ path: "headers.idempotency-key", message: `may not start with '${APP_RUN_KEY_PREFIX}'` }],
+    });
+  }
+  if (body.source) assertActsFor(principal, body.source.repository, store.getProject(principal.project_id ?? "")?.repositories ?? [], "body.source.repository");
   const spec = visibleOr404(
     principal,
     store.getTestSpecHead(body.test_spec_id, body.spec_version),
@@ -80,7 +89,7 @@ export async function createRun(
       request_hash: contentAddress(body),
       now: now.toISOString(),
       // A key derived from a commit stands for that commit's run for good: it never expires.
-      expires_at: idempotencyKey.startsWith(DERIVED_RUN_KEY_PREFIX) ? NEVER : new Date(now.getTime() + idempotencyWindowMs).toISOString(),
+      expires_at: idempotencyKey.startsWith(DERIVED_RUN_KEY_PREFIX) || idempotencyKey.startsWith(APP_RUN_KEY_PREFIX) ? NEVER : new Date(now.getTime() + idempotencyWindowMs).toISOString(),
     };
   };
   const answer = (outcome: ReturnType<typeof store.lookUpIdempotencyKey>) => {
@@ -128,6 +137,7 @@ export async function createRun(
       agent_version: agentAt.perCommit && body.source ? body.source.commit_sha : agent.version,
       agent_url: agentAt.url,
       source: body.source ? JSON.stringify(body.source) : null,
+      started_by: principal.key_id,
       created_at: now,
       updated_at: now,
       started_at: null,

@@ -42,6 +42,14 @@ export function makeAuditEventsStore(db: Db, listPage: ListPage) {
     },
     writes: {
       /**
+       * Writes nothing but the request's audit event, naming what the request led to (`made`: the
+       * ids, `created: false` when it only found them): for a request whose work was written by
+       * others — a commit the GitHub App gated at an API client's request.
+       */
+      acknowledgeRequest<T extends object>(made: T): T {
+        return made;
+      },
+      /**
        * Appends an event. Appended as the last command of a write, it is given what the write's
        * other commands returned (`earlier`): a created resource's id (`createdIdKey`) and its
        * project are read there, as the write decided them (a new id, or an existing spec's).

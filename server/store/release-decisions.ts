@@ -1,4 +1,5 @@
 import {
+  GITHUB_APP_KEY_ID,
   POLICY_GATE,
   decisionPath,
   evaluationPath,
@@ -26,6 +27,7 @@ import { caseIdOf, type CaseEvaluation } from "../changes/compare-cases.js";
 import { measureFlakiness } from "../changes/flakiness.js";
 import { specCases } from "../changes/cases.js";
 import { makeIdGenerator } from "../ids.js";
+import { contentAddress } from "../specs/canonical-json.js";
 import { figuresOf, type AgentUsage } from "../usage/agent-usage.js";
 import type { Db } from "./db.js";
 import type { GateResultRow } from "./evaluations.js";
@@ -54,6 +56,8 @@ interface DecisionRow {
   history: string | null;
   /** JSON of DecisionChanges, kept with the reasons. */
   changes: string | null;
+  /** Who planned it: the GitHub App, from what GitHub says, or the client that made it. */
+  planned_by: "app" | "client";
 }
 
 interface SlotRow {
@@ -62,6 +66,8 @@ interface SlotRow {
   position: number;
   test_spec_id: string;
   environment_id: string;
+  /** The spec version the App planned (a run of another version does not fill it); null: any. */
+  spec_version: string | null;
   run_id: string | null;
   /** What it waits for before its run can start, and until when (both null when it waits for nothing). */
   waiting_for: string | null;
@@ -93,12 +99,30 @@ export interface DecisionEventRow {
   data: string;
 }
 
+/** A run a decision waits for: a spec (at a version, when the App planned it) in an environment. */
+export interface PlanSlot {
+  test_spec_id: string;
+  environment_id: string;
+  spec_version?: string | null | undefined;
+}
+
 export interface NewDecision {
   decision_id: string;
   project_id: string;
   subject: { repository: string; commit_sha: string } | { run_ids: string[] };
-  plan: { test_spec_id: string; environment_id: string }[];
+  plan: PlanSlot[];
   base?: DecisionBase | undefined;
+}
+
+/** A commit's decision as the GitHub App plans it: what it waits for, its base branch (if it has one), and whether to start over. */
+export interface AppPlan {
+  decision_id: string;
+  project_id: string;
+  subject: { repository: string; commit_sha: string };
+  plan: PlanSlot[];
+  base: DecisionBase | null;
+  /** Start the commit's runs again: a new attempt. */
+  rerun: boolean;
 }
 
 /** What a planned run (a spec in an environment) of a decision's current attempt waits for, until when. */
@@ -159,8 +183,8 @@ export function makeReleaseDecisionsStore(
 ) {
   const decisions = makeProjectTable<DecisionRow>(db, listPage, "release_decisions", "decision_id");
   const insertDecision = db.prepare(`INSERT INTO release_decisions
-      (decision_id, project_id, repository, commit_sha, attempt, status, reasons, created_at, updated_at, decided_at)
-    VALUES (@decision_id, @project_id, @repository, @commit_sha, 1, 'PENDING', '[]', @now, @now, NULL)`);
+      (decision_id, project_id, repository, commit_sha, attempt, status, reasons, created_at, updated_at, decided_at, planned_by)
+    VALUES (@decision_id, @project_id, @repository, @commit_sha, 1, 'PENDING', '[]', @now, @now, NULL, @planned_by)`);
   const bySubject = db.prepare("SELECT * FROM release_decisions WHERE project_id = ? AND repository = ? AND commit_sha = ?");
   const byId = db.prepare("SELECT * FROM release_decisions WHERE decision_id = ?");
   const saveState = db.prepare(`UPDATE release_decisions SET status = @status, reasons = @reasons, updated_at = @now,
@@ -169,19 +193,24 @@ export function makeReleaseDecisionsStore(
   const saveChanges = db.prepare("UPDATE release_decisions SET changes = ? WHERE decision_id = ?");
   const saveBase = db.prepare("UPDATE release_decisions SET base = @base, baseline = @baseline, history = @history WHERE decision_id = @decision_id");
   const raiseAttempt = db.prepare("UPDATE release_decisions SET attempt = attempt + 1, updated_at = ? WHERE decision_id = ?");
+  const planByApp = db.prepare("UPDATE release_decisions SET planned_by = 'app' WHERE decision_id = ?");
 
-  const insertSlot = db.prepare(`INSERT INTO release_decision_slots (decision_id, attempt, position, test_spec_id, environment_id, run_id)
-    VALUES (?, ?, ?, ?, ?, ?)`);
+  const insertSlot = db.prepare(`INSERT INTO release_decision_slots (decision_id, attempt, position, test_spec_id, environment_id, spec_version, run_id)
+    VALUES (?, ?, ?, ?, ?, ?, ?)`);
   const slotsOf = db.prepare("SELECT * FROM release_decision_slots WHERE decision_id = ? AND attempt = ? ORDER BY position");
   const allSlotsOf = db.prepare("SELECT * FROM release_decision_slots WHERE decision_id = ? ORDER BY attempt, position");
   const fillSlot = db.prepare(`UPDATE release_decision_slots SET run_id = @run_id
-    WHERE decision_id = @decision_id AND attempt = @attempt AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND run_id IS NULL`);
+    WHERE decision_id = @decision_id AND attempt = @attempt AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND run_id IS NULL
+      AND (spec_version IS NULL OR spec_version = @spec_version)`);
   const waitInSlot = db.prepare(`UPDATE release_decision_slots SET waiting_for = @waiting_for, wait_until = coalesce(wait_until, @wait_until)
     WHERE decision_id = @decision_id AND attempt = @attempt AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND run_id IS NULL
     RETURNING wait_until`);
   const decisionsOfRun = db.prepare("SELECT DISTINCT decision_id FROM release_decision_slots WHERE run_id = ?").pluck();
-  const latestRunOf = db.prepare(`SELECT run_id FROM runs WHERE project_id = ? AND source_repository = ? AND source_commit_sha = ?
-      AND test_spec_id = ? AND environment_id = ? ORDER BY created_at DESC, run_id DESC LIMIT 1`).pluck();
+  // The App's slots take only the App's own runs: a run a client started for the commit tests what the client chose.
+  const latestRunOf = db.prepare(`SELECT run_id FROM runs WHERE project_id = @project_id AND source_repository = @repository AND source_commit_sha = @commit_sha
+      AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND (@spec_version IS NULL OR spec_version = @spec_version)
+      AND (@planned_by = 'client' OR started_by = '${GITHUB_APP_KEY_ID}')
+    ORDER BY created_at DESC, run_id DESC LIMIT 1`).pluck();
   const runsOfSource = db.prepare(`SELECT * FROM runs WHERE project_id = ? AND source_repository = ? AND source_commit_sha = ?
     ORDER BY created_at, run_id`);
   const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
@@ -304,8 +333,15 @@ export function makeReleaseDecisionsStore(
       project_id: row.project_id,
       status: row.status,
       subject: row.repository !== null ? { repository: row.repository, commit_sha: row.commit_sha! } : { run_ids: slots.map((s) => s.run_id!) },
+      planned_by: row.planned_by,
       attempt: row.attempt,
-      planned: current.map((slot) => ({ test_spec_id: slot.test_spec_id, environment_id: slot.environment_id, run_id: slot.run_id, waiting: slot.run_id ? null : waitOf(slot) })),
+      planned: current.map((slot) => ({
+        test_spec_id: slot.test_spec_id,
+        environment_id: slot.environment_id,
+        spec_version: slot.spec_version,
+        run_id: slot.run_id,
+        waiting: slot.run_id ? null : waitOf(slot),
+      })),
       // Reasons saved before gates were judged against a base branch have no baseline_evidence_refs.
       reasons: (JSON.parse(row.reasons) as DecisionReason[]).map((reason) => ({ ...reason, baseline_evidence_refs: reason.baseline_evidence_refs ?? [] })),
       runs: runs.map((run) => ({
@@ -427,14 +463,24 @@ export function makeReleaseDecisionsStore(
   function fillSlotsFromRuns(row: DecisionRow): void {
     for (const slot of slotsOf.all(row.decision_id, row.attempt) as SlotRow[]) {
       if (slot.run_id) continue;
-      const runId = latestRunOf.get(row.project_id, row.repository, row.commit_sha, slot.test_spec_id, slot.environment_id) as string | undefined;
-      if (runId) fillSlot.run({ ...slot, run_id: runId });
+      const runId = latestRunOf.get({ ...slot, project_id: row.project_id, repository: row.repository, commit_sha: row.commit_sha, planned_by: row.planned_by }) as
+        | string
+        | undefined;
+      if (runId) fillSlot.run({ ...slot, run_id: runId, spec_version: (toRun(runId) as RunRow).spec_version });
     }
   }
 
-  function addSlots(decisionId: string, attempt: number, plan: NewDecision["plan"]): void {
-    plan.forEach((slot, position) => insertSlot.run(decisionId, attempt, position, slot.test_spec_id, slot.environment_id, null));
+  function addSlots(decisionId: string, attempt: number, plan: readonly PlanSlot[]): void {
+    plan.forEach((slot, position) => insertSlot.run(decisionId, attempt, position, slot.test_spec_id, slot.environment_id, slot.spec_version ?? null, null));
   }
+
+  /** Keeps what the decision is judged against (a pull request's base branch), with the baseline and history chosen from it now. */
+  function setBase(row: Pick<DecisionRow, "decision_id" | "project_id" | "repository">, base: DecisionBase): void {
+    const { baseline, history } = chooseFrom(row.project_id, row.repository!, base, base.commits[0]!.sha);
+    saveBase.run({ decision_id: row.decision_id, base: JSON.stringify(base), baseline: JSON.stringify(baseline), history: JSON.stringify(history) });
+  }
+
+  const planOf = (slots: readonly PlanSlot[]) => contentAddress(slots.map((s) => [s.test_spec_id, s.environment_id, s.spec_version ?? null]));
 
   return {
     reads: {
@@ -491,15 +537,12 @@ export function makeReleaseDecisionsStore(
           if (existing) return { decision: toDecision(existing), created: false };
         }
         const commit = "repository" in subject ? subject : { repository: null, commit_sha: null };
-        insertDecision.run({ decision_id: decision.decision_id, project_id: decision.project_id, ...commit, now });
-        if (decision.base && "repository" in subject) {
-          const { baseline, history } = chooseFrom(decision.project_id, subject.repository, decision.base, decision.base.commits[0]!.sha);
-          saveBase.run({ decision_id: decision.decision_id, base: JSON.stringify(decision.base), baseline: JSON.stringify(baseline), history: JSON.stringify(history) });
-        }
+        insertDecision.run({ decision_id: decision.decision_id, project_id: decision.project_id, ...commit, now, planned_by: "client" });
+        if (decision.base && "repository" in subject) setBase({ decision_id: decision.decision_id, project_id: decision.project_id, repository: subject.repository }, decision.base);
         if ("run_ids" in subject) {
           subject.run_ids.forEach((runId, position) => {
             const run = toRun(runId)!;
-            insertSlot.run(decision.decision_id, 1, position, run.test_spec_id, run.environment_id, runId);
+            insertSlot.run(decision.decision_id, 1, position, run.test_spec_id, run.environment_id, null, runId);
           });
         } else {
           addSlots(decision.decision_id, 1, decision.plan);
@@ -508,10 +551,40 @@ export function makeReleaseDecisionsStore(
         refresh(decision.decision_id, now);
         return { decision: toDecision(byId.get(decision.decision_id) as DecisionRow), created: true };
       },
+      /**
+       * Makes or brings up to date a commit's decision as the GitHub App plans it. A decision a client
+       * planned becomes the App's, in a new attempt that waits for the App's plan; a plan that changed,
+       * or a re-run, starts a new attempt too; a base branch that became known (or moved) is taken, its
+       * baseline chosen again. Whatever order the App learns things in, the decision ends up the same.
+       */
+      planAppDecision(plan: AppPlan, now: string): { decision: ReleaseDecision; created: boolean } {
+        const existing = bySubject.get(plan.project_id, plan.subject.repository, plan.subject.commit_sha) as DecisionRow | undefined;
+        if (!existing) {
+          insertDecision.run({ decision_id: plan.decision_id, project_id: plan.project_id, ...plan.subject, now, planned_by: "app" });
+          const row = byId.get(plan.decision_id) as DecisionRow;
+          if (plan.base) setBase(row, plan.base);
+          addSlots(plan.decision_id, 1, plan.plan);
+          fillSlotsFromRuns(byId.get(plan.decision_id) as DecisionRow);
+          refresh(plan.decision_id, now);
+          return { decision: toDecision(byId.get(plan.decision_id) as DecisionRow), created: true };
+        }
+        const current = slotsOf.all(existing.decision_id, existing.attempt) as SlotRow[];
+        if (existing.planned_by !== "app") planByApp.run(existing.decision_id);
+        if (existing.planned_by !== "app" || plan.rerun || planOf(current) !== planOf(plan.plan)) {
+          raiseAttempt.run(now, existing.decision_id);
+          addSlots(existing.decision_id, existing.attempt + 1, plan.plan);
+          // A re-run waits for new runs; otherwise the App's runs of the plan, if it made them already, count.
+          if (!plan.rerun) fillSlotsFromRuns(byId.get(existing.decision_id) as DecisionRow);
+        }
+        const storedBase = existing.base ? contentAddress(JSON.parse(existing.base)) : null;
+        if (plan.base && contentAddress(plan.base) !== storedBase) setBase(existing, plan.base);
+        refresh(existing.decision_id, now);
+        return { decision: toDecision(byId.get(existing.decision_id) as DecisionRow), created: false };
+      },
       /** Starts the subject's runs again: a new attempt waits for `plan` (the current one if not given), with no runs yet. */
       startDecisionAttempt(decisionId: string, plan: NewDecision["plan"] | undefined, now: string): ReleaseDecision {
         const row = byId.get(decisionId) as DecisionRow;
-        const next = plan ?? (slotsOf.all(decisionId, row.attempt) as SlotRow[]);
+        const next: readonly PlanSlot[] = plan ?? (slotsOf.all(decisionId, row.attempt) as SlotRow[]);
         raiseAttempt.run(now, decisionId);
         addSlots(decisionId, row.attempt + 1, next);
         refresh(decisionId, now);
@@ -599,11 +672,14 @@ export function makeReleaseDecisionsStore(
       if (!run.source) return;
       const row = bySubject.get(run.project_id, run.source.repository, run.source.commit_sha) as DecisionRow | undefined;
       if (!row) return;
+      // The App's slots take only the App's own runs: a run a client started for the commit tests what the client chose.
+      if (row.planned_by === "app" && run.started_by !== GITHUB_APP_KEY_ID) return;
       const filled = fillSlot.run({
         decision_id: row.decision_id,
         attempt: row.attempt,
         test_spec_id: run.test_spec_id,
         environment_id: run.environment_id,
+        spec_version: run.spec_version,
         run_id: run.run_id,
       });
       if (filled.changes > 0) refresh(row.decision_id, now, run.run_id);

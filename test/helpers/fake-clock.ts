@@ -13,3 +13,14 @@ export class FakeClock implements Clock {
     this.#now += ms;
   }
 }
+
+/** The real time, moved ahead by hand: for a service that must keep running while a test skips time. */
+export class ShiftedClock implements Clock {
+  #offset = 0;
+  now(): Date {
+    return new Date(Date.now() + this.#offset);
+  }
+  advance(ms: number): void {
+    this.#offset += ms;
+  }
+}

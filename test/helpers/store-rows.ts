@@ -18,7 +18,7 @@ export function insertQueuedRun(store: Store, at: string): void {
     {
       run_id: "run_1", project_id: "prj_1", status: "QUEUED", verdict: "PENDING", failure_cause: null, failure_message: null,
       test_spec_id: "tsp_1", spec_version: "sha256:x", environment_id: "env_1", agent_id: "agt_1", agent_version: "1", agent_url: null,
-      source: null, created_at: at, updated_at: at, started_at: null, ended_at: null,
+      source: null, started_by: "key_1", created_at: at, updated_at: at, started_at: null, ended_at: null,
     },
     { task: "execute_run", job_key: "execute_run:run_1", payload: { run_id: "run_1" }, run_at: at, max_attempts: 5 },
   );

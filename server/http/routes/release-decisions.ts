@@ -21,7 +21,7 @@ import {
 import { resolveProjectId } from "../../auth/authenticate.js";
 import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
 import { ApiError } from "../../errors.js";
-import { createDecision, startAttempt } from "../../releases/create-decision.js";
+import { requestAttempt, requestDecision } from "../../releases/create-decision.js";
 import { approvePolicy, revokeWaiver, waiveGate } from "../../releases/waive.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { pageAfterKey, pageThrough } from "../paging.js";
@@ -47,6 +47,8 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       operationId: "createReleaseDecision",
       tags,
       summary: "Make the release decision of a commit (or find it: one per project, repository and commit), or of a set of runs",
+      description:
+        "For a repository the GitHub App gates, the App plans the commit's decision from what GitHub says: send the subject alone (a plan or base is refused with PLANNED_BY_APP). Elsewhere the client names the plan and base (planned_by: client).",
       body: CreateDecisionBody,
       response: responses({ 200: ReleaseDecision, 201: ReleaseDecision }),
     },
@@ -54,7 +56,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       const principal = principalOf(request);
       const projectId = resolveProjectId(principal, request.body.project_id);
       visibleOr404(principal, store.getProject(projectId), "Project", projectId);
-      const { decision, created } = await createDecision(deps, projectId, request.body);
+      const { decision, created } = await requestDecision(deps, principal, projectId, request.body);
       return reply.code(created ? 201 : 200).header("location", decision.links.self).send(deps.pages.linkDecision(decision));
     },
   });
@@ -95,7 +97,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
     },
     handler: async (request, reply) => {
       const decision = visibleDecision(request, request.params.decision_id);
-      return reply.code(201).send(deps.pages.linkDecision(await startAttempt(deps, decision, request.body.plan)));
+      return reply.code(201).send(deps.pages.linkDecision(await requestAttempt(deps, principalOf(request), decision, request.body.plan)));
     },
   });
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { CreateTestSpecBody, CreateTestSpecQuery, ResourceId, TestSpec, TestSpecList, type RepositorySpecFile, type SpecSource } from "../../contract/index.js";
-import { resolveProjectId } from "../../auth/authenticate.js";
+import { assertActsFor, resolveProjectId } from "../../auth/authenticate.js";
 import { ApiError } from "../../errors.js";
 import { addRepositorySpec, addSpecVersion } from "../../releases/add-spec-version.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
@@ -52,6 +52,8 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
         });
       }
       const { file } = request.body;
+      const named = file?.repository ?? source?.repository;
+      if (named) assertActsFor(principal, named, store.getProject(projectId)!.repositories, file ? "body.file.repository" : "query.repository");
       const { spec, created } = file ? await addFile(projectId, file) : await addSpecVersion(deps, projectId, request.body.spec!, { text: specSource, source });
       return reply.code(created ? 201 : 200).header("location", `/v1/test-specs/${spec.test_spec_id}`).send(spec);
     },

@@ -170,6 +170,9 @@ export function renderDecisionSummary(
     `Decision [\`${decision.decision_id}\`](${absolute(decision.links.self)}) for ${subject}, attempt ${decision.attempt}: ` +
       `${plural(decision.planned.length, "planned run")}.`,
     "",
+    ...(decision.planned_by === "client" && "repository" in decision.subject
+      ? ["_Planned by the client that made it (its plan and base were not read from GitHub by the assure GitHub App): no check run of the App shows it._", ""]
+      : []),
     ...(view.approval ? [`A pull request from a fork: its runs were approved by @${view.approval.login} (${view.approval.permission} access) at ${view.approval.pressed_at}.`, ""] : []),
   ];
   // What has no run to show it: runs not started (or waiting), a wait given up, nothing planned.

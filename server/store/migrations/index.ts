@@ -24,6 +24,7 @@ import pricing from "./0021-pricing.js";
 import pages from "./0022-pages.js";
 import webhooks from "./0023-webhooks.js";
 import auditTrail from "./0024-audit-trail.js";
+import plannedBy from "./0025-planned-by.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -66,6 +67,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 22, name: "pages", sql: pages },
   { version: 23, name: "webhooks", sql: webhooks },
   { version: 24, name: "audit-trail", sql: auditTrail },
+  { version: 25, name: "planned-by", sql: plannedBy },
 ];
 
 /** The schema version this build migrates to. */

@@ -13,7 +13,10 @@ import { startTestService, type TestService } from "../../helpers/service.js";
 import { waitFor } from "../../helpers/wait.js";
 import type { ApiClient } from "../../helpers/api-client.js";
 
+/** A repository the GitHub App is not installed on: the step plans its decisions (planned_by: client). */
 const REPOSITORY: TestRepository = { id: 737373, full_name: "acme/ci-refunds", default_branch: "main", installationId: 8080 };
+/** A repository the GitHub App gates: the step asks the App, which plans and starts the runs. */
+const APP_REPOSITORY: TestRepository = { id: 747474, full_name: "acme/app-refunds", default_branch: "main", installationId: 8081 };
 const FORK = { id: 112233, full_name: "stranger/ci-refunds" };
 const SPEC_PATH = ".assure/specs/refund.yaml";
 
@@ -33,13 +36,15 @@ describe("the GitHub Action", () => {
     agent = await startExampleAgent();
     issuer = await startOidcIssuer();
     github = await startGitHubStandIn();
-    github.addRepository(REPOSITORY);
+    github.addRepository({ ...REPOSITORY, installationId: null });
+    github.addRepository(APP_REPOSITORY);
     apiUrl = (await unusedBaseUrl()).replace(/\/v1$/, "");
     t = await startTestService({
       port: Number(new URL(apiUrl).port),
       env: { ...github.env, ASSURE_BASE_URL: apiUrl, ASSURE_OIDC_ISSUER: issuer.issuer, ASSURE_OIDC_JWKS_URL: issuer.jwksUrl, ASSURE_WORKERS: "4", ASSURE_GITHUB_RECONCILE_MS: "100", ASSURE_GITHUB_RETRY_BASE_MS: "10" },
     });
-    projectId = (await t.admin.post("/v1/projects", { name: "ci-refunds", repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }] })).body.project_id;
+    const repositories = [REPOSITORY, APP_REPOSITORY].map(({ id, full_name }) => ({ github_id: id, full_name }));
+    projectId = (await t.admin.post("/v1/projects", { name: "ci-refunds", repositories })).body.project_id;
     client = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read"]));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "4.0.0" })).body.agent_id;
     const origin = agent.baseUrl.replace(/\/v1$/, "");
@@ -60,8 +65,8 @@ describe("the GitHub Action", () => {
     repo.close();
   });
 
-  function claims(repositoryId = String(REPOSITORY.id)) {
-    return { repository: REPOSITORY.full_name, repository_id: repositoryId, workflow_ref: `${REPOSITORY.full_name}/.github/workflows/assure.yml@refs/heads/main`, run_id: "4242", run_attempt: "1", actor: "octocat", event_name: "pull_request" };
+  function claims(repositoryId = String(REPOSITORY.id), repository = REPOSITORY) {
+    return { repository: repository.full_name, repository_id: repositoryId, workflow_ref: `${repository.full_name}/.github/workflows/assure.yml@refs/heads/main`, run_id: "4242", run_attempt: "1", actor: "octocat", event_name: "pull_request" };
   }
   function files(environments: string[], extra: Record<string, unknown> = {}) {
     return {
@@ -70,7 +75,7 @@ describe("the GitHub Action", () => {
     };
   }
   /** A pull request as a workflow sees it: its head commit, and the merge commit actions/checkout checks out. */
-  function pullRequest(headFiles: Record<string, string>, { fork }: { fork?: boolean } = {}) {
+  function pullRequest(headFiles: Record<string, string>, { fork, repository = REPOSITORY }: { fork?: boolean; repository?: TestRepository } = {}) {
     const number = ++prNumber;
     repo.git("checkout", "-q", "main");
     const base = repo.git("rev-parse", "HEAD");
@@ -79,7 +84,7 @@ describe("the GitHub Action", () => {
     repo.git("checkout", "-q", "--detach", base);
     repo.git("merge", "-q", "--no-ff", "-m", `Merge ${head} into ${base}`, head);
     const merge = repo.git("rev-parse", "HEAD");
-    const payload = pullRequestEvent(REPOSITORY, { head, base, number, branch: `feature-${number}`, ...(fork ? { fork: FORK } : {}) });
+    const payload = pullRequestEvent(repository, { head, base, number, branch: `feature-${number}`, ...(fork ? { fork: FORK } : {}) });
     const committed: Record<string, string> = { ...headFiles, "variant.txt": String(variant) };
     return { number, head, merge, payload, headFiles: committed };
   }
@@ -96,6 +101,9 @@ describe("the GitHub Action", () => {
     expect(run.outputs).toMatchObject({ decision: "ALLOWED", "decision-url": expect.stringMatching(new RegExp(`^${apiUrl}/v1/release-decisions/dec_`)) });
     expect(JSON.parse(run.outputs.verdicts!)).toEqual({ [runIds[0]!]: "PASS" });
     expect(run.summary).toContain("Release allowed");
+    // Without the App on the repository, the step planned the decision: it says so, and so does the decision.
+    expect(run.summary).toContain("Planned by the client that made it");
+    expect((await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body.planned_by).toBe("client");
     // The summary links the run's page, signed: a reader of the job needs no API key.
     const pageLink = new RegExp(`${apiUrl}/runs/${runIds[0]}\\?exp=\\d+&sig=[\\w-]{43}`).exec(run.summary)?.[0];
     expect(pageLink).toBeDefined();
@@ -136,49 +144,6 @@ describe("the GitHub Action", () => {
     for (const a of annotations) expect(lines[Number(a.properties.line) - 1]).toMatch(/tool_called|tool_sequence|response/);
     expect(errors(run).at(-1)!.message).toMatch(/^Release blocked: 1 of 1 gate failed/);
     expect(run.summary).toContain("Release blocked");
-  });
-
-  it("finds the runs the GitHub App started for the same commit", async () => {
-    const pr = pullRequest(files(["staging"]));
-    github.commit(REPOSITORY.full_name, pr.head, pr.headFiles);
-    await github.deliver(t.baseUrl, "pull_request", pr.payload);
-    const decision = await waitFor(async () => {
-      const found = (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${pr.head}`)).body.data[0];
-      return found?.runs.length > 0 ? found : undefined;
-    }, "the App's runs");
-    const run = await act(pr);
-    expect(run.status).toBe(0);
-    expect(JSON.parse(run.outputs["run-ids"]!)).toEqual(decision.runs.map((r: { run_id: string }) => r.run_id));
-  });
-
-  it("reads a spec's table at the pull request's head as the App does: the same spec version, the same runs", async () => {
-    const tableSpecPath = ".assure/specs/refunds.yaml";
-    // Over 1 MB (a column of long notes): GitHub's contents API leaves such a file's content out, and the App reads its blob.
-    const notes = "x".repeat(400_000);
-    const table = `id,order_id,amount,notes\nfirst,A-100,42.5,${notes}\nsecond,B-7,10,${notes}\nthird,C-3,7.25,${notes}\n`;
-    expect(table.length).toBeGreaterThan(1024 * 1024);
-    const pr = pullRequest({
-      ...files(["staging"]),
-      [tableSpecPath]: readFileSync(new URL("../../../examples/tables/refunds-table.yaml", import.meta.url), "utf8"),
-      ".assure/refunds.csv": table,
-    });
-    github.commit(REPOSITORY.full_name, pr.head, pr.headFiles);
-    await github.deliver(t.baseUrl, "pull_request", pr.payload);
-    const decision = await waitFor(async () => {
-      const found = (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${pr.head}`)).body.data[0];
-      return found?.runs.length === 2 ? found : undefined;
-    }, "the App's runs");
-    const run = await act(pr);
-    expect([run.status, errors(run)]).toEqual([0, []]);
-    expect(JSON.parse(run.outputs["run-ids"]!).sort()).toEqual(decision.runs.map((r: { run_id: string }) => r.run_id).sort());
-    const tableRun = (await Promise.all(decision.runs.map(async (r: { run_id: string }) => (await client.get(`/v1/runs/${r.run_id}`)).body))).find((r) => r.spec_version.startsWith("sha256:"));
-    const spec = (await client.get(`/v1/test-specs/${tableRun.test_spec_id}`)).body;
-    expect(spec.source.files).toEqual([
-      { path: tableSpecPath, blob_sha: repo.git("rev-parse", `${pr.head}:${tableSpecPath}`) },
-      { path: ".assure/refunds.csv", blob_sha: repo.git("rev-parse", `${pr.head}:.assure/refunds.csv`) },
-    ]);
-    const conversations = (await client.get(`/v1/runs/${tableRun.run_id}/conversations`)).body.data.map((c: { scenario_id: string }) => c.scenario_id);
-    expect(conversations.sort()).toEqual(["refund[first]", "refund[second]", "refund[third]"]);
   });
 
   it("leaves a fork's pull request to the App: no OIDC token, a notice, success", async () => {
@@ -222,6 +187,62 @@ describe("the GitHub Action", () => {
     const run = await act(pullRequest(files(["staging"])), {}, {});
     expect(run.status).toBe(1);
     expect(errors(run).at(-1)!.message).toContain("permissions: id-token: write");
+  });
+
+  describe("on a repository the GitHub App gates", () => {
+    beforeAll(() => issuer.setRunnerClaims(claims(String(APP_REPOSITORY.id), APP_REPOSITORY)));
+    afterAll(() => issuer.setRunnerClaims(claims()));
+    /** A pull request on the App's repository, its head known to GitHub. */
+    function appPullRequest(headFiles: Record<string, string>) {
+      const pr = pullRequest(headFiles, { repository: APP_REPOSITORY });
+      github.commit(APP_REPOSITORY.full_name, pr.head, pr.headFiles);
+      const { head, base } = pr.payload.pull_request as { head: { sha: string; ref: string }; base: { sha: string } };
+      github.pullRequest(APP_REPOSITORY.full_name, pr.number, { author: "octocat", head: { sha: head.sha, ref: head.ref }, base: { sha: base.sha } });
+      return pr;
+    }
+
+    it("asks the App to gate the commit, waits for the App's decision and reports it; the App and the step share it", async () => {
+      const pr = appPullRequest(files(["staging"]));
+      const run = await act(pr);
+      expect([run.status, errors(run)]).toEqual([0, []]);
+      expect(run.stdout).toContain("is gated by the assure GitHub App");
+      const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
+      expect(decision).toMatchObject({ planned_by: "app", status: "ALLOWED", subject: { repository: APP_REPOSITORY.full_name, commit_sha: pr.head } });
+      const runIds = JSON.parse(run.outputs["run-ids"]!) as string[];
+      expect(runIds).toEqual(decision.planned.map((slot: { run_id: string }) => slot.run_id));
+      expect((await client.get(`/v1/runs/${runIds[0]}`)).body).toMatchObject({ started_by: "github-app", source: { commit_sha: pr.head, pull_request: pr.number } });
+      // The App's check run shows that decision; the pull request's own delivery later finds it, and starts nothing more.
+      const checkRun = await waitFor(() => github.currentCheckRun(APP_REPOSITORY.full_name, pr.head), "the App's check run");
+      expect(checkRun.external_id).toBe(decision.decision_id);
+      await github.deliver(t.baseUrl, "pull_request", pr.payload);
+      await waitFor(() => t.service.store.listGitHubCommitsOfSha(APP_REPOSITORY.id, pr.head)[0]?.revision === 2, "the delivery to be processed");
+      expect((await client.get(`/v1/release-decisions/${decision.decision_id}`)).body.runs.map((r: { run_id: string }) => r.run_id)).toEqual(runIds);
+    });
+
+    it("reads a spec's table at the pull request's head as the App does: the same spec version, the same runs", async () => {
+      const tableSpecPath = ".assure/specs/refunds.yaml";
+      // Over 1 MB (a column of long notes): GitHub's contents API leaves such a file's content out, and the App reads its blob.
+      const notes = "x".repeat(400_000);
+      const table = `id,order_id,amount,notes\nfirst,A-100,42.5,${notes}\nsecond,B-7,10,${notes}\nthird,C-3,7.25,${notes}\n`;
+      expect(table.length).toBeGreaterThan(1024 * 1024);
+      const pr = appPullRequest({
+        ...files(["staging"]),
+        [tableSpecPath]: readFileSync(new URL("../../../examples/tables/refunds-table.yaml", import.meta.url), "utf8"),
+        ".assure/refunds.csv": table,
+      });
+      const run = await act(pr);
+      expect([run.status, errors(run)]).toEqual([0, []]);
+      const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
+      expect(JSON.parse(run.outputs["run-ids"]!).sort()).toEqual(decision.runs.map((r: { run_id: string }) => r.run_id).sort());
+      const tableRun = (await Promise.all(decision.runs.map(async (r: { run_id: string }) => (await client.get(`/v1/runs/${r.run_id}`)).body))).find((r) => r.spec_version.startsWith("sha256:"));
+      const spec = (await client.get(`/v1/test-specs/${tableRun.test_spec_id}`)).body;
+      expect(spec.source.files).toEqual([
+        { path: tableSpecPath, blob_sha: repo.git("rev-parse", `${pr.head}:${tableSpecPath}`) },
+        { path: ".assure/refunds.csv", blob_sha: repo.git("rev-parse", `${pr.head}:.assure/refunds.csv`) },
+      ]);
+      const conversations = (await client.get(`/v1/runs/${tableRun.run_id}/conversations`)).body.data.map((c: { scenario_id: string }) => c.scenario_id);
+      expect(conversations.sort()).toEqual(["refund[first]", "refund[second]", "refund[third]"]);
+    });
   });
 
   describe("a pull request judged against its base branch, as the App judges it", () => {

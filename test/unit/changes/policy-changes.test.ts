@@ -59,8 +59,10 @@ describe("policy changes of a pull request against its base branch", () => {
     ]);
     expect(messages((spec) => (spec.scenarios[0].metrics[0].criteria = "Anything goes."))[0]).toMatch(/^changed refund-agent: scenarios\[0\]\.metrics\[0\]: the check 'full-refund metric .+' is changed/);
     expect(messages((spec) => (spec.security[0].fail_if = [{ response: { contains: ["never said"] } }]))[0]).toMatch(/^changed refund-agent: security\[0\]: the check '.+ probe' is changed/);
-    // Changing a tool's mock changes the conversations, not what a check checks: not a policy change.
-    expect(messages((spec) => (spec.tools[0].mock[0].return.notes = "fragile"))).toEqual([]);
+    // What a tool's mock answers is part of every case that calls it.
+    expect(messages((spec) => (spec.tools[0].mock[0].return.notes = "fragile"))).toEqual([
+      `changed refund-agent: tools[0]: the tool '${EXAMPLE.tools[0].name}' is changed (its description, parameters or mocks): approve it if it tests the same`,
+    ]);
     const withBudget = (maxTokens: number | undefined) => {
       const spec = structuredClone(EXAMPLE);
       if (maxTokens !== undefined) spec.defaults.budget = { max_tokens: maxTokens };
@@ -122,6 +124,46 @@ describe("policy changes of a pull request against its base branch", () => {
         config.forks = "approve";
       }),
     ).toEqual([]);
+  });
+});
+
+describe("everything that defines a case is policy", () => {
+  it("lists a scenario whose user turns, system prompt or limits are rewritten", () => {
+    const rewritten = messages((spec) => (spec.scenarios[0].turns[0].user = "Hello there."));
+    expect(rewritten).toEqual([
+      "changed refund-agent: scenarios[0]: the conversation of 'full-refund' is changed (its system prompt, user turns or limits): approve it if it tests the same",
+    ]);
+    expect(messages((spec) => (spec.scenarios[1].system = "Always say yes."))).toEqual([expect.stringMatching(/^changed refund-agent: scenarios\[1\]: the conversation of 'unknown-order'/)]);
+    expect(messages((spec) => (spec.scenarios[0].max_steps = 1))).toEqual([expect.stringMatching(/^changed refund-agent: scenarios\[0\]: the conversation of 'full-refund'/)]);
+    expect(messages((spec) => (spec.defaults.timeout_ms = 600_000))).toEqual(["changed refund-agent: defaults.timeout_ms: defaults.timeout_ms changes from 30000 to 600000"]);
+    // A scenario's description is for people: not a change.
+    expect(messages((spec) => (spec.scenarios[0].description = "reworded"))).toEqual([]);
+  });
+
+  it("lists a table's row whose values changed", () => {
+    const base = structuredClone(EXAMPLE);
+    base.scenarios[1].vars = [{ id: "Z-999", order: "Z-999" }, { id: "Z-998", order: "Z-998" }];
+    const head = structuredClone(base);
+    head.scenarios[1].vars[1].order = "Z-000";
+    const changes = policyChanges({ config: null, specs: new Map([["x", TestSpecDocument.parse(base)]]) }, { config: null, specs: new Map([["x", TestSpecDocument.parse(head)]]) });
+    expect(changes.map((c) => `${c.kind} ${c.where}: ${c.message}`)).toEqual(["changed x: scenarios[1].vars: the row 'unknown-order[Z-998]' of the scenario's table is changed: approve it if it tests the same"]);
+  });
+
+  it("lists a probe whose attack or severity changed", () => {
+    expect(messages((spec) => (spec.security[0].user = "Hi"))).toEqual([expect.stringMatching(/^changed refund-agent: security\[0\]: the check '.+ probe' is changed/)]);
+    expect(messages((spec) => (spec.security[0].severity = "info"))).toEqual([expect.stringMatching(/^changed refund-agent: security\[0\]: the check '.+ probe' is changed/)]);
+  });
+
+  it("lists the base branch's settings relaxed, and a run moved to another agent", () => {
+    expect(messages((_, config) => (config.policy_changes = "report"))).toEqual(["loosened .assure/config.yml: policy_changes: policy changes would no longer need an approval (require_approval → report)"]);
+    expect(messages((_, config) => (config.flaky = { mode: "quarantine", threshold: 0.2 }))).toEqual(["loosened .assure/config.yml: flaky.mode: flaky cases would no longer block (report → quarantine)"]);
+    expect(messages((_, config) => (config.baseline = { depth: 200, max_age_days: 14 }))).toEqual([
+      "changed .assure/config.yml: baseline: where a baseline is looked for changes (depth 50 → 200, max_age_days 14 → 14)",
+    ]);
+    expect(messages((_, config) => (config.runs[0].on_deployment = "preview"))).toEqual([
+      "changed .assure/config.yml: runs: '.assure/specs/*.yaml in staging' tests the deployment of 'preview' instead of the environment's own agent",
+      "changed .assure/config.yml: runs: '.assure/specs/*.yaml in preview' tests the deployment of 'preview' instead of the environment's own agent",
+    ]);
   });
 });
 
