@@ -13,7 +13,7 @@ import type { EgressPolicy } from "../../net/egress.js";
 import { resolveProjectId } from "../../auth/authenticate.js";
 import { AGENT_PROTOCOLS } from "../../engine/agents/index.js";
 import { ApiError } from "../../errors.js";
-import { toEnvironment } from "../../store/environments.js";
+import { toEnvironment, type EnvironmentRow } from "../../store/environments.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { responses } from "../schemas.js";
 import { registerProjectResource } from "./project-resource.js";
@@ -85,6 +85,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
       const base_url = endpoint.base_url?.replace(/\/+$/, "") ?? current.base_url;
       const url_pattern = endpoint.url_pattern === undefined ? current.url_pattern : endpoint.url_pattern;
       checkEndpoint(base_url, url_pattern, egress);
+      assertCredentialsStay(current, base_url, url_pattern, endpoint.headers);
       const [environment] = await store.write([
         "updateEnvironment",
         environment_id,
@@ -109,6 +110,30 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
     scope: "environments:read",
     list: { response: EnvironmentList, items: store.listEnvironments },
     get: { response: Environment, row: store.getEnvironmentRow, toItem: toEnvironment, note: "header values are never returned" },
+  });
+}
+
+/** Where a base URL (or template) sends its requests: scheme, host and port. */
+const originOf = (baseUrl: string) => {
+  const sample = fillUrlTemplate(baseUrl, SAMPLE_TEMPLATE_VALUES);
+  return new URL("url" in sample ? sample.url : baseUrl).origin;
+};
+
+/**
+ * An environment's credentials (its headers) go only where they were given for: moving the agent
+ * to another origin, or changing the URLs runs may name (url_pattern), takes the headers again in
+ * the same request — or `headers: {}` to send none.
+ */
+function assertCredentialsStay(current: EnvironmentRow, baseUrl: string, urlPattern: string | null, headers: Record<string, string> | undefined): void {
+  if (headers !== undefined || (JSON.parse(current.header_names) as string[]).length === 0) return;
+  const moved = [
+    ...(originOf(baseUrl) !== originOf(current.base_url) ? [`base_url now sends to ${originOf(baseUrl)}, not ${originOf(current.base_url)}`] : []),
+    ...(urlPattern !== current.url_pattern ? ["url_pattern changes where runs may call the agent"] : []),
+  ];
+  if (moved.length === 0) return;
+  throw new ApiError("VALIDATION_FAILED", {
+    message: `The environment's headers (its credentials) do not follow a new address: ${moved.join("; ")}. Send headers again in the same request, or headers: {} to send none.`,
+    details: [{ path: "body.endpoint.headers", message: "required when base_url's origin or url_pattern changes" }],
   });
 }
 

@@ -106,7 +106,10 @@ describe("which agent a run reaches", () => {
   it("lets an environment gain a template and a pattern (PATCH), keeping what it does not name, and checks the result whole", async () => {
     const created = await environment({ base_url: agent.baseUrl, model: "refund-agent" });
     const id = created.body.environment_id;
-    const patched = await client.patch(`/v1/environments/${id}`, { endpoint: { base_url: `${origin()}/{short_sha}/v1`, url_pattern: `${origin()}/*/v1` } });
+    // A new url_pattern is a new place the agent's credentials may go: they are given again.
+    const withoutHeaders = await client.patch(`/v1/environments/${id}`, { endpoint: { base_url: `${origin()}/{short_sha}/v1`, url_pattern: `${origin()}/*/v1` } });
+    expect(withoutHeaders.body.error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ path: "body.endpoint.headers" }] });
+    const patched = await client.patch(`/v1/environments/${id}`, { endpoint: { base_url: `${origin()}/{short_sha}/v1`, url_pattern: `${origin()}/*/v1`, headers: { authorization: SECRET } } });
     expect(patched.status).toBe(200);
     expect(patched.body.endpoint).toMatchObject({ base_url: `${origin()}/{short_sha}/v1`, url_pattern: `${origin()}/*/v1`, model: "refund-agent", header_names: ["authorization"] });
     const run = await startRun({ environment_id: id, source: { repository: "acme/refunds", commit_sha: SHA } });

@@ -127,7 +127,7 @@ describe("an agent that asks to slow down", () => {
     const p = await seedProject(t, agent.baseUrl, { model: "refund-agent+rate-limited", specYaml: specOf({ repeat: 1, concurrency: 1, run_timeout_ms: 1000 }) });
     const blocked = await startExampleAgent({ acceptInFlight: 0 }); // every call beyond none in flight: always 429
     try {
-      expect((await p.client.patch(`/v1/environments/${p.environmentId}`, { endpoint: { base_url: blocked.baseUrl } })).status).toBe(200);
+      expect((await p.client.patch(`/v1/environments/${p.environmentId}`, { endpoint: { base_url: blocked.baseUrl, headers: { authorization: "Bearer agent-secret" } } })).status).toBe(200);
       const { run_id } = await startRun(p.client, { test_spec_id: p.testSpecId, environment_id: p.environmentId });
       const run = await waitForRun(p.client, run_id);
       expect(run).toMatchObject({ status: "FAILED", verdict: "ERROR", failure: { cause: "timeout" } });
