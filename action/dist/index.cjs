@@ -50136,24 +50136,33 @@ var RepositoryFields = {
 };
 var RepositoryBinding = external_exports.object(RepositoryFields).meta({ id: "RepositoryBinding" });
 var Repositories = external_exports.array(external_exports.strictObject(RepositoryFields)).max(100).refine((list3) => new Set(list3.map((r) => r.github_id)).size === list3.length, "a repository is listed twice");
+var GlobList = (what) => external_exports.array(external_exports.string().min(1).max(300)).min(1).max(50).optional().describe(`${what}: globs (\`*\` matches any characters, slashes included); one must match`);
+var ProjectOidc = external_exports.strictObject({
+  refs: GlobList("The token's ref, e.g. refs/heads/main or refs/pull/*/merge"),
+  events: external_exports.array(external_exports.string().regex(/^[a-z_]{1,64}$/, "a GitHub event name, e.g. pull_request")).min(1).max(50).optional().describe("The token's event_name, e.g. pull_request, push"),
+  workflows: GlobList("The token's workflow_ref, e.g. acme/refunds/.github/workflows/assure.yml@*")
+}).meta({ id: "ProjectOidc" });
 var Project = external_exports.object({
   project_id: external_exports.string(),
   name: external_exports.string(),
   description: external_exports.string().nullable(),
   repositories: external_exports.array(RepositoryBinding).describe("The GitHub repositories bound to the project"),
   public_badge: external_exports.boolean().describe("Whether /badges/{project_id}/{repository_id}.svg shows its latest decision on a branch to anyone"),
+  oidc: ProjectOidc.nullable().describe("Which workflow runs may sign in with GitHub OIDC; null: any of the bound repositories'"),
   created_at: Timestamp
 }).meta({ id: "Project" });
 var CreateProjectBody = external_exports.strictObject({
   name: Name,
   description: external_exports.string().max(2e3).optional(),
   repositories: Repositories.optional().describe("GitHub repositories to bind; each may be bound to one project only"),
-  public_badge: external_exports.boolean().optional().describe("Publish a badge of the latest decision on a branch (default false)")
+  public_badge: external_exports.boolean().optional().describe("Publish a badge of the latest decision on a branch (default false)"),
+  oidc: ProjectOidc.optional().describe("Restrict GitHub OIDC sign-in to these refs, events and workflows")
 }).meta({ id: "CreateProjectBody" });
 var UpdateProjectBody = external_exports.strictObject({
   description: external_exports.string().max(2e3).nullable().optional(),
   repositories: Repositories.optional().describe("Replaces the list whole: those left out are unbound"),
-  public_badge: external_exports.boolean().optional().describe("Publish a badge of the latest decision on a branch, or stop")
+  public_badge: external_exports.boolean().optional().describe("Publish a badge of the latest decision on a branch, or stop"),
+  oidc: ProjectOidc.nullable().optional().describe("Restrict GitHub OIDC sign-in (replaced whole); null lifts the restriction")
 }).refine((body) => Object.keys(body).length > 0, "name at least one field to change").meta({ id: "UpdateProjectBody" });
 var ProjectList = listOf(Project).meta({ id: "ProjectList" });
 

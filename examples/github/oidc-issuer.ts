@@ -36,8 +36,10 @@ export async function startOidcIssuer() {
   /** Signs a token; `overrides` can make it wrong on purpose (another issuer, expired…). */
   async function sign(
     payload: ActionsTokenClaims,
-    { audience, issuedAt = Date.now() / 1000, lifetimeS = 300, notBefore, signingKey = privateKey, keyId = kid, iss = issuer }: {
+    { audience, issuedAt = Date.now() / 1000, lifetimeS = 300, notBefore, signingKey = privateKey, keyId = kid, iss = issuer, jti = randomUUID() }: {
       audience: string;
+      /** The token's id, fresh unless given; null leaves it out. */
+      jti?: string | null;
       issuedAt?: number;
       lifetimeS?: number;
       notBefore?: number;
@@ -51,10 +53,10 @@ export async function startOidcIssuer() {
       .setIssuer(iss)
       .setAudience(audience)
       .setSubject(`repo:${payload.repository}:ref:${payload.ref ?? "refs/heads/main"}`)
-      .setJti(randomUUID())
       .setIssuedAt(Math.floor(issuedAt))
       .setExpirationTime(Math.floor(issuedAt) + lifetimeS);
     if (notBefore !== undefined) jwt.setNotBefore(Math.floor(notBefore));
+    if (jti !== null) jwt.setJti(jti);
     return jwt.sign(signingKey);
   }
 

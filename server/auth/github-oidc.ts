@@ -4,8 +4,13 @@ import type { OidcRefusal } from "../contract/index.js";
 
 /** What a GitHub Actions OIDC token says of the workflow run that asked for it (the claims assure reads). */
 export interface GitHubOidcClaims extends JWTPayload {
+  /** The token's own id: it is exchanged once. */
+  jti: string;
+  exp: number;
   repository: string;
+  /** Decimal digits: the repository's numeric id. */
   repository_id: string;
+  ref?: string;
   workflow_ref?: string;
   run_id?: string;
   run_attempt?: string;
@@ -51,7 +56,7 @@ export function makeOidcVerifier({ issuer, jwksUrl, audience }: OidcSettings, cl
         algorithms: ["RS256"],
         clockTolerance: LEEWAY_S,
         currentDate: now,
-        requiredClaims: ["exp", "iat", "repository_id", "repository"],
+        requiredClaims: ["exp", "iat", "jti", "repository_id", "repository"],
       }));
     } catch (error) {
       throw refusal(error, { issuer, audience });
@@ -62,6 +67,9 @@ export function makeOidcVerifier({ issuer, jwksUrl, audience }: OidcSettings, cl
     if (typeof payload.repository_id !== "string" || typeof payload.repository !== "string") {
       throw new OidcRefusedError("invalid_token", "The token does not name its repository (repository, repository_id).");
     }
+    // GitHub writes the id as decimal digits: anything else ("0x7d2", " 2002 ", "2002.0") is not its token.
+    if (!/^[1-9]\d{0,19}$/.test(payload.repository_id)) throw new OidcRefusedError("invalid_token", "The token's repository_id is not a repository id (decimal digits).");
+    if (typeof payload.jti !== "string" || payload.jti.length === 0 || payload.jti.length > 200) throw new OidcRefusedError("invalid_token", "The token has no usable id (jti).");
     return payload as GitHubOidcClaims;
   };
 }

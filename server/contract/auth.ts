@@ -11,6 +11,8 @@ export const OIDC_REFUSALS = [
   "not_yet_valid",
   "repository_not_bound",
   "not_configured",
+  "token_reused",
+  "not_allowed",
 ] as const;
 export type OidcRefusal = (typeof OIDC_REFUSALS)[number];
 

@@ -1,21 +1,27 @@
-import type { Project, RepositoryBinding } from "../contract/index.js";
+import type { Project, ProjectOidc, RepositoryBinding } from "../contract/index.js";
 import type { Db } from "./db.js";
 import type { ListPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
 
-export type ProjectRow = Omit<Project, "repositories" | "public_badge"> & { public_badge?: boolean };
+export type ProjectRow = Omit<Project, "repositories" | "public_badge" | "oidc"> & { public_badge?: boolean; oidc?: ProjectOidc | null | undefined };
 
-/** A project as stored, read through the `project_records` view: its repositories as JSON. */
-type ProjectRecord = Omit<ProjectRow, "public_badge"> & { repositories: string; public_badge: 0 | 1 };
+/** A project as stored, read through the `project_records` view: its repositories and OIDC restrictions as JSON. */
+type ProjectRecord = Omit<ProjectRow, "public_badge" | "oidc"> & { repositories: string; public_badge: 0 | 1; oidc: string | null };
 
-const toProject = (record: ProjectRecord): Project => ({ ...record, repositories: JSON.parse(record.repositories) as RepositoryBinding[], public_badge: record.public_badge === 1 });
+const toProject = (record: ProjectRecord): Project => ({
+  ...record,
+  repositories: JSON.parse(record.repositories) as RepositoryBinding[],
+  public_badge: record.public_badge === 1,
+  oidc: record.oidc === null ? null : (JSON.parse(record.oidc) as ProjectOidc),
+});
 
 /** What binding repositories to a project did: bound, or refused because one is another project's. */
 export type BindingOutcome = { kind: "bound"; project: Project } | { kind: "bound_elsewhere"; repository: RepositoryBinding };
 
 export function makeProjectsStore(db: Db, listPage: ListPage) {
-  const insert = db.prepare(`INSERT INTO projects (project_id, name, description, public_badge, created_at)
-    VALUES (@project_id, @name, @description, @public_badge, @created_at) ON CONFLICT (name) DO NOTHING`);
+  const insert = db.prepare(`INSERT INTO projects (project_id, name, description, public_badge, oidc, created_at)
+    VALUES (@project_id, @name, @description, @public_badge, @oidc, @created_at) ON CONFLICT (name) DO NOTHING`);
+  const updateOidc = db.prepare("UPDATE projects SET oidc = ? WHERE project_id = ?");
   const updateDescription = db.prepare("UPDATE projects SET description = ? WHERE project_id = ?");
   const updateBadge = db.prepare("UPDATE projects SET public_badge = ? WHERE project_id = ?");
   const projects = makeProjectTable<ProjectRecord, Project>(db, listPage, "project_records", "project_id", toProject);
@@ -61,13 +67,18 @@ export function makeProjectsStore(db: Db, listPage: ListPage) {
       createProject(row: ProjectRow, repositories: readonly RepositoryBinding[] = []): BindingOutcome | undefined {
         const taken = repositories.find((repository) => boundTo.get(repository.github_id) !== undefined);
         if (taken) return { kind: "bound_elsewhere", repository: taken };
-        if (insert.run({ ...row, public_badge: row.public_badge ? 1 : 0 }).changes !== 1) return undefined;
+        if (insert.run({ ...row, public_badge: row.public_badge ? 1 : 0, oidc: row.oidc ? JSON.stringify(row.oidc) : null }).changes !== 1) return undefined;
         return bindRepositories(row.project_id, repositories, row.created_at);
       },
       /** Changes what is given; `repositories` replaces the list whole. Undefined if there is no such project. */
       updateProject(
         projectId: string,
-        change: { description?: string | null | undefined; repositories?: readonly RepositoryBinding[] | undefined; public_badge?: boolean | undefined },
+        change: {
+          description?: string | null | undefined;
+          repositories?: readonly RepositoryBinding[] | undefined;
+          public_badge?: boolean | undefined;
+          oidc?: ProjectOidc | null | undefined;
+        },
         now: string,
       ): BindingOutcome | undefined {
         if (!projects.get(projectId)) return undefined;
@@ -77,6 +88,7 @@ export function makeProjectsStore(db: Db, listPage: ListPage) {
         }
         if (change.description !== undefined) updateDescription.run(change.description, projectId);
         if (change.public_badge !== undefined) updateBadge.run(change.public_badge ? 1 : 0, projectId);
+        if (change.oidc !== undefined) updateOidc.run(change.oidc === null ? null : JSON.stringify(change.oidc), projectId);
         return { kind: "bound", project: projects.get(projectId)! };
       },
     },

@@ -27,8 +27,8 @@ export function registerProjectRoutes(api: Api, deps: ApiDeps) {
     schema: { operationId: "createProject", tags: ["projects"], summary: "Create a project (admin key)", body: CreateProjectBody, response: responses({ 201: Project }) },
     handler: async (request, reply) => {
       adminOnly(request, "create projects");
-      const { name, description, repositories = [], public_badge = false } = request.body;
-      const row = { project_id: newId("project"), name, description: description ?? null, public_badge, created_at: clock.now().toISOString() };
+      const { name, description, repositories = [], public_badge = false, oidc = null } = request.body;
+      const row = { project_id: newId("project"), name, description: description ?? null, public_badge, oidc, created_at: clock.now().toISOString() };
       const [outcome] = await store.write(["createProject", row, repositories]);
       if (!outcome) throw new ApiError("CONFLICT", { message: `A project named '${name}' already exists.` });
       const project = boundProject(outcome);
@@ -41,7 +41,7 @@ export function registerProjectRoutes(api: Api, deps: ApiDeps) {
     schema: {
       operationId: "updateProject",
       tags: ["projects"],
-      summary: "Change a project's description, its repositories (the list is replaced whole) or its public badge (admin key)",
+      summary: "Change a project's description, its repositories (the list is replaced whole), its public badge or who may sign in with GitHub OIDC (admin key)",
       params: z.strictObject({ project_id: ResourceId }),
       body: UpdateProjectBody,
       response: responses({ 200: Project }),

@@ -25,6 +25,7 @@ import pages from "./0022-pages.js";
 import webhooks from "./0023-webhooks.js";
 import auditTrail from "./0024-audit-trail.js";
 import plannedBy from "./0025-planned-by.js";
+import oidcSignIn from "./0026-oidc-sign-in.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -68,6 +69,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 23, name: "webhooks", sql: webhooks },
   { version: 24, name: "audit-trail", sql: auditTrail },
   { version: 25, name: "planned-by", sql: plannedBy },
+  { version: 26, name: "oidc-sign-in", sql: oidcSignIn },
 ];
 
 /** The schema version this build migrates to. */
