@@ -51,7 +51,7 @@ export async function createHost(config: Config, options: CreateServiceOptions =
   }
   const server = createHttpServer({
     api: service.api,
-    github: github && middleware && { path: github.path, middleware },
+    github: github && middleware && { path: github.path, middleware, secret: github.webhookSecret },
     setup,
     limits: service.deps.limits,
     newRequestId: () => service.deps.newId("request"),

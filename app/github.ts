@@ -39,6 +39,7 @@ export async function createGitHubIntegration(github: GitHubAppConfig, log: Logg
 
   return {
     path: github.webhookPath,
+    webhookSecret: github.webhookSecret,
     /** The engine's tasks for the App, and the door through which the API asks the App to gate a commit. */
     integration(deps: ApiDeps): Integration {
       const gate = { ...deps, octokitFor, waitRetryMs: github.waitRetryMs };

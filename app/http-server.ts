@@ -5,11 +5,12 @@ import { toEnvelope } from "../server/http/error-response.js";
 import { rateLimitHeaders, type Limits } from "../server/limits/limits.js";
 import type { NodeMiddleware } from "./github.js";
 import type { AppSetup } from "./setup/setup-page.js";
+import { MAX_DELIVERY_BYTES, readDeliveryBody } from "./webhooks/read-delivery-body.js";
 
 export interface HttpServerOptions {
   api: Api;
   /** GitHub webhooks, when the App is configured; they must see the raw body, so they come first. */
-  github?: { path: string; middleware: NodeMiddleware } | undefined;
+  github?: { path: string; middleware: NodeMiddleware; secret: string } | undefined;
   /** The page that creates the GitHub App, while it has no credentials. */
   setup?: AppSetup | undefined;
   /** GitHub's deliveries spend `githubWebhooks`; every other request is limited by the API itself. */
@@ -41,13 +42,40 @@ export function createHttpServer({ api, github, setup, limits, newRequestId = ()
   });
   return server;
 
+  /**
+   * A delivery, before Probot sees it: within the address's budget, its headers there, no bigger
+   * than GitHub sends (refused by Content-Length before a byte is read, cut off as it streams
+   * otherwise), and signed — a body that does not verify is dropped unread by anyone else.
+   */
   async function receiveFromGitHub(req: IncomingMessage, res: ServerResponse, pass: () => unknown): Promise<void> {
     const budget = limits?.githubWebhooks;
     const outcome = budget && (await budget.take(`address:${req.socket.remoteAddress ?? "unknown"}`));
-    if (!outcome || outcome.allowed) return void pass();
+    if (outcome && !outcome.allowed) {
+      return refuse(res, new ApiError("RATE_LIMITED", { message: `Too many webhook deliveries from this address: at most ${outcome.limit} a minute.` }), rateLimitHeaders(outcome, Date.now()));
+    }
+    if (req.method !== "POST") return void pass();
+    if (Number(req.headers["content-length"] ?? 0) > MAX_DELIVERY_BYTES) return refuse(res, tooLarge(), { connection: "close" }, req);
+    const missing = ["x-github-event", "x-github-delivery", "x-hub-signature-256"].filter((name) => !String(req.headers[name] ?? "").trim());
+    if (missing.length > 0) {
+      return refuse(res, new ApiError("VALIDATION_FAILED", { message: `A GitHub delivery carries ${missing.join(", ")}.`, details: missing.map((name) => ({ path: `headers.${name}`, message: "required, not empty" })) }));
+    }
+    const read = await readDeliveryBody(req, github!.secret);
+    if (read.kind === "aborted") return void req.destroy();
+    if (read.kind === "too_large") return refuse(res, tooLarge(), { connection: "close" }, req);
+    if (read.kind === "bad_signature") {
+      return refuse(res, new ApiError("VALIDATION_FAILED", { message: "The delivery's X-Hub-Signature-256 does not match its body and the webhook secret.", details: [{ path: "headers.x-hub-signature-256", message: "does not verify" }] }));
+    }
+    // Probot reads the body read here (webhooks.js takes `rawBody` with an object `body`), and verifies it again.
+    Object.assign(req, { rawBody: read.body, body: {} });
+    pass();
+  }
+
+  function refuse(res: ServerResponse, error: ApiError, headers: Record<string, string | number> = {}, req?: IncomingMessage): void {
     const requestId = newRequestId();
-    const error = new ApiError("RATE_LIMITED", { message: `Too many webhook deliveries from this address: at most ${outcome.limit} a minute.` });
-    res.writeHead(429, { ...rateLimitHeaders(outcome, Date.now()), "content-type": "application/json", "x-request-id": requestId });
-    res.end(JSON.stringify(toEnvelope(error, requestId)));
+    res.writeHead(error.status, { ...headers, "content-type": "application/json", "x-request-id": requestId });
+    // A body left unread is not waited for: the connection closes once the answer is out.
+    res.end(JSON.stringify(toEnvelope(error, requestId)), () => req?.destroy());
   }
 }
+
+const tooLarge = () => new ApiError("PAYLOAD_TOO_LARGE", { message: `A GitHub delivery is at most ${MAX_DELIVERY_BYTES} bytes.` });

@@ -7,6 +7,8 @@ export interface DeliveryRow {
   action: string | null;
   /** JSON of the webhook's payload. */
   payload: string;
+  /** SHA-256 (hex) of the payload: the same body under another delivery id is the same delivery. */
+  body_sha256: string;
   received_at: string;
 }
 
@@ -88,8 +90,9 @@ export type CommitKey = Pick<GitHubCommitRow, "repository_id" | "head_sha" | "ch
 
 /** The GitHub App's records: deliveries, gated commits and the check runs published for them. */
 export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueueJob">) {
-  const insertDelivery = db.prepare(`INSERT INTO github_deliveries (delivery_id, event, action, payload, received_at)
-    VALUES (@delivery_id, @event, @action, @payload, @received_at) ON CONFLICT (delivery_id) DO NOTHING`);
+  // Neither the id nor the body may be seen before (the id is not signed: a replayed body under a new id is the same delivery).
+  const insertDelivery = db.prepare(`INSERT INTO github_deliveries (delivery_id, event, action, payload, body_sha256, received_at)
+    VALUES (@delivery_id, @event, @action, @payload, @body_sha256, @received_at) ON CONFLICT DO NOTHING`);
   const deliveryById = db.prepare("SELECT * FROM github_deliveries WHERE delivery_id = ?");
   const upsertCommit = db.prepare(`INSERT INTO github_commits (repository_id, head_sha, check_name, repository, installation_id, ref,
       pull_request, base_sha, fork, project_id, decision_id, problem, updated_at, synced_at)
@@ -159,7 +162,7 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
       },
     },
     writes: {
-      /** Keeps a delivery and queues its processing, once per delivery id: false for a delivery seen before. */
+      /** Keeps a delivery and queues its processing, once per delivery id and body: false for a delivery seen before. */
       receiveDelivery(row: DeliveryRow, job: NewJob): boolean {
         if (insertDelivery.run(row).changes === 0) return false;
         jobs.enqueueJob(job);

@@ -20,9 +20,13 @@ export function migrate(db: Db, clock: Clock, context: MigrationContext, migrati
   }
   const done: number[] = [];
   let scrub = false;
+  const isApplied = db.prepare("SELECT 1 FROM schema_migrations WHERE version = ?").pluck();
   for (const migration of migrations) {
     if (applied.has(migration.version)) continue;
-    db.transaction(() => {
+    // Another process (the CLI, a second node) may be migrating the same file: the version is read
+    // again under the write lock (IMMEDIATE), so each migration is applied by exactly one of them.
+    const ran = db.transaction(() => {
+      if (isApplied.get(migration.version)) return false;
       if (migration.sql) db.exec(migration.sql);
       migration.run?.(db, context);
       db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
@@ -30,7 +34,9 @@ export function migrate(db: Db, clock: Clock, context: MigrationContext, migrati
         migration.name,
         clock.now().toISOString(),
       );
-    })();
+      return true;
+    }).immediate();
+    if (!ran) continue;
     done.push(migration.version);
     scrub ||= migration.scrub === true;
   }

@@ -26,6 +26,7 @@ import webhooks from "./0023-webhooks.js";
 import auditTrail from "./0024-audit-trail.js";
 import plannedBy from "./0025-planned-by.js";
 import oidcSignIn from "./0026-oidc-sign-in.js";
+import deliveryBodies from "./0027-delivery-bodies.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -70,6 +71,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 24, name: "audit-trail", sql: auditTrail },
   { version: 25, name: "planned-by", sql: plannedBy },
   { version: 26, name: "oidc-sign-in", sql: oidcSignIn },
+  { version: 27, name: "delivery-bodies", sql: deliveryBodies },
 ];
 
 /** The schema version this build migrates to. */

@@ -268,15 +268,14 @@ describe("attacks on the release gate", () => {
   });
 
   describe("finding 13: one check run per commit and decision revision", () => {
-    it("leaves one check run after a pull request, a duplicate delivery of it and its check suite", async () => {
+    it("leaves one check run after a pull request, its reopening and its check suite", async () => {
       const head = headCommit(files());
       const number = ++numbers;
-      const payload = pullRequestEvent(REPOSITORY, { head, base: main, number, branch: `feature-${number}` });
-      await github.deliver(t.baseUrl, "pull_request", payload);
+      await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head, base: main, number, branch: `feature-${number}` }));
       const first = await checkRun(head);
       // Later, its links are signed anew (another expiry): what the check run says is the same all the same.
       clock.advance(5000);
-      await github.deliver(t.baseUrl, "pull_request", payload);
+      await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { action: "reopened", head, base: main, number, branch: `feature-${number}` }));
       await github.deliver(t.baseUrl, "check_suite", checkSuiteEvent(REPOSITORY, { head, branch: `feature-${number}`, pullRequest: number }));
       await waitFor(() => {
         const [commit] = t.service.store.listGitHubCommitsOfSha(REPOSITORY.id, head);

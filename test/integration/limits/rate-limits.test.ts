@@ -1,3 +1,4 @@
+import { createHmac } from "node:crypto";
 import { afterAll, afterEach, describe, expect, it } from "@jest/globals";
 import Database from "better-sqlite3";
 import { connect, type AddressInfo } from "node:net";
@@ -136,18 +137,19 @@ describe("rate limits and quotas", () => {
     let passed = 0;
     const server = createHttpServer({
       api: t.service.api,
-      github: { path: "/api/github/webhooks", middleware: async (_req, res) => void (passed++, res.writeHead(202).end()) },
+      github: { path: "/api/github/webhooks", secret: "shh", middleware: async (_req, res) => void (passed++, res.writeHead(202).end()) },
       limits: { githubWebhooks: makeRateLimit(2) },
       newRequestId: () => "req_00000000000000000000000000",
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/github/webhooks`;
+      const delivery = { method: "POST", body: "{}", headers: { "x-github-event": "ping", "x-github-delivery": "d-1", "x-hub-signature-256": `sha256=${createHmac("sha256", "shh").update("{}").digest("hex")}` } };
       const statuses = [];
-      for (let i = 0; i < 3; i++) statuses.push((await fetch(url, { method: "POST", body: "{}" })).status);
+      for (let i = 0; i < 3; i++) statuses.push((await fetch(url, delivery)).status);
       expect(statuses).toEqual([202, 202, 429]);
       expect(passed).toBe(2);
-      const refused = await fetch(url, { method: "POST", body: "{}" });
+      const refused = await fetch(url, delivery);
       expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
       expect(await refused.json()).toMatchObject({ error: { code: "RATE_LIMITED", retryable: true, request_id: "req_00000000000000000000000000" } });
       // The API behind the same port spends budgets of its own.

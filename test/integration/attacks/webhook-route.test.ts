@@ -1,0 +1,104 @@
+import { createHmac, randomUUID } from "node:crypto";
+import { request } from "node:http";
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { pushEvent, type TestRepository } from "../../../examples/github/events.js";
+import { startGitHubStandIn, type GitHubStandIn } from "../../../examples/github/stand-in.js";
+import { startTestService, type TestService } from "../../helpers/service.js";
+import { waitFor } from "../../helpers/wait.js";
+
+/**
+ * The adversarial review's attacks on the GitHub webhook route (issue: "The gate holds"): anyone
+ * on the internet can reach it, and only a valid signature makes a delivery GitHub's.
+ */
+const REPOSITORY: TestRepository = { id: 929292, full_name: "acme/hooked", default_branch: "main", installationId: 77 };
+const MB = 1024 * 1024;
+
+/** Posts to the webhook route over a raw connection: `length` bytes of body claimed, `send` bytes sent (chunked when no length is claimed). */
+function post(baseUrl: string, { claimed, send, headers = {} }: { claimed?: number; send: number; headers?: Record<string, string> }) {
+  return new Promise<{ status: number; body: string; sentBeforeAnswer: number }>((resolve, reject) => {
+    const url = new URL("/api/github/webhooks", baseUrl);
+    let sent = 0;
+    const req = request(url, { method: "POST", headers: { "content-type": "application/json", "x-github-event": "push", "x-github-delivery": randomUUID(), "x-hub-signature-256": `sha256=${"0".repeat(64)}`, ...(claimed !== undefined ? { "content-length": String(claimed) } : {}), ...headers } });
+    req.on("response", (res) => {
+      const answeredAt = sent;
+      let body = "";
+      res.on("data", (chunk) => (body += chunk));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body, sentBeforeAnswer: answeredAt }));
+    });
+    req.on("error", (error) => (sent > 0 ? undefined : reject(error)));
+    const chunk = Buffer.alloc(64 * 1024, 120);
+    const pump = () => {
+      while (sent < send) {
+        sent += chunk.length;
+        if (!req.write(chunk)) return void req.once("drain", pump);
+      }
+      req.end();
+    };
+    pump();
+  });
+}
+
+describe("attacks on the GitHub webhook route", () => {
+  let github: GitHubStandIn;
+  let t: TestService;
+
+  beforeAll(async () => {
+    github = await startGitHubStandIn();
+    t = await startTestService({ env: { ...github.env, ASSURE_BASE_URL: "https://assure.example.test", ASSURE_WORKERS: "2", ASSURE_GITHUB_RECONCILE_MS: "100" } });
+    github.addRepository(REPOSITORY);
+  });
+  afterAll(async () => {
+    await t.close();
+    await github.close();
+  });
+  const deliveries = () => t.service.store.countRows().github_deliveries!;
+
+  describe("finding 7: unbounded reads before authentication", () => {
+    it("refuses a body GitHub would never send by its Content-Length, before reading it", async () => {
+      const before = deliveries();
+      const refused = await post(t.baseUrl, { claimed: 150 * MB, send: 150 * MB });
+      expect(refused.status).toBe(413);
+      expect(JSON.parse(refused.body).error).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
+      // Answered long before the body could have been read.
+      expect(refused.sentBeforeAnswer).toBeLessThan(150 * MB);
+      expect((await fetch(`${t.baseUrl}/healthz`)).status).toBe(200);
+      expect(deliveries()).toBe(before);
+    });
+
+    it("cuts a chunked body off at 25 MB, and drops a smaller one whose signature does not verify", async () => {
+      const before = deliveries();
+      const cut = await post(t.baseUrl, { send: 40 * MB });
+      expect(cut.status).toBe(413);
+      expect(cut.sentBeforeAnswer).toBeLessThan(40 * MB);
+      const unsigned = await post(t.baseUrl, { send: MB });
+      expect(unsigned.status).toBe(400);
+      expect(JSON.parse(unsigned.body).error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ path: "headers.x-hub-signature-256" }] });
+      expect((await fetch(`${t.baseUrl}/healthz`)).status).toBe(200);
+      expect(deliveries()).toBe(before);
+    });
+  });
+
+  describe("finding 12: deliveries deduplicated on an unsigned header only", () => {
+    it("processes the same signed push once under two delivery ids, and refuses an empty delivery id", async () => {
+      const sha = "d".repeat(40);
+      github.commit(REPOSITORY.full_name, sha, { "README.md": "no assure here" }, { branch: "main" });
+      const payload = pushEvent(REPOSITORY, { after: sha, branch: "main" });
+      const before = deliveries();
+      expect((await github.deliver(t.baseUrl, "push", payload, { delivery: "00000000-0000-4000-8000-000000000001" })).status).toBe(200);
+      expect((await github.deliver(t.baseUrl, "push", payload, { delivery: "00000000-0000-4000-8000-000000000002" })).status).toBe(200);
+      await waitFor(() => t.service.store.countRows().jobs === 0, "the delivery to be processed");
+      expect(deliveries()).toBe(before + 1);
+      expect(t.service.store.getDelivery("00000000-0000-4000-8000-000000000002")).toBeUndefined();
+
+      const body = JSON.stringify(pushEvent(REPOSITORY, { after: "e".repeat(40), branch: "main" }));
+      const empty = await fetch(`${t.baseUrl}/api/github/webhooks`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-github-event": "push", "x-github-delivery": " ", "x-hub-signature-256": `sha256=${createHmac("sha256", github.webhookSecret).update(body).digest("hex")}` },
+        body,
+      });
+      expect(empty.status).toBe(400);
+      expect((await empty.json()).error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ path: "headers.x-github-delivery" }] });
+      expect(deliveries()).toBe(before + 1);
+    });
+  });
+});
