@@ -9,7 +9,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { LIMITS_OFF, makeApiClient, runToEnd } from "./lib/fixture.js";
+import { LOCAL_SETTINGS, makeApiClient, runToEnd } from "./lib/fixture.js";
 import { runCli, startExampleAgent, startLineWorker, startServer } from "./lib/processes.js";
 import { readProc } from "./lib/proc.js";
 import { markdownTable } from "./lib/report.js";
@@ -61,7 +61,7 @@ export function benchSpec(cases, concurrency) {
 
 async function measureLevel(level, { root, agents, workdir }) {
   const dbPath = join(workdir, `${level.name}-c${level.concurrency}.db`);
-  const env = { ...LIMITS_OFF, ASSURE_DB: dbPath, ASSURE_WORKERS: "1", ASSURE_MAX_CONVERSATIONS: "64", LOG_LEVEL: "warn" };
+  const env = { ...LOCAL_SETTINGS, ASSURE_DB: dbPath, ASSURE_WORKERS: "1", ASSURE_MAX_CONVERSATIONS: "64", LOG_LEVEL: "warn" };
   const service = await startServer("service", join(root, "build/app/main.js"), env, { nodeArgs: SERVICE_NODE_ARGS });
   let baseline;
   try {

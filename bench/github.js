@@ -9,7 +9,7 @@ import { join } from "node:path";
 import autocannon from "autocannon";
 import Database from "better-sqlite3";
 import { stringify } from "yaml";
-import { LIMITS_OFF, makeApiClient } from "./lib/fixture.js";
+import { LOCAL_SETTINGS, makeApiClient } from "./lib/fixture.js";
 import { runCli, startExampleAgent, startServer } from "./lib/processes.js";
 import { markdownTable } from "./lib/report.js";
 
@@ -88,7 +88,7 @@ export async function runGitHubBench({ root }) {
     const dbPath = join(workdir, "assure.db");
     log("Starting the service with the GitHub App…");
     const service = await startServer("service", join(root, "build/app/main.js"), {
-      ...LIMITS_OFF,
+      ...LOCAL_SETTINGS,
       ASSURE_DB: dbPath,
       LOG_LEVEL: "warn",
       ASSURE_BASE_URL: "http://assure.bench",

@@ -12,7 +12,7 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { LIMITS_OFF, REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, startAgentStub } from "./lib/fixture.js";
+import { LOCAL_SETTINGS, REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, startAgentStub } from "./lib/fixture.js";
 import { measurePair, mergeSlices } from "./lib/load.js";
 import { pinToCpus, runCli, startServer } from "./lib/processes.js";
 import { readProc } from "./lib/proc.js";
@@ -26,6 +26,7 @@ const TIMING = { warmupSeconds: 2, sliceSeconds: LOAD_SECONDS / (PAIRS * ROUNDS)
 const TARGET = 0.9; // limiter on: at least this share of the throughput with it off
 /** Limits that never trigger: every request is counted, none refused. */
 const LIMITS_NEVER_REACHED = {
+  ASSURE_EGRESS_ALLOWLIST: LOCAL_SETTINGS.ASSURE_EGRESS_ALLOWLIST,
   ASSURE_RATE_LIMIT_PER_MINUTE: "1000000000",
   ASSURE_UNAUTHENTICATED_PER_MINUTE: "1000000000",
   ASSURE_PUBLIC_PER_MINUTE: "1000000000",
@@ -74,7 +75,7 @@ function caseOf(key, { token, fixture }) {
 
 /** One pair of fresh services, started in `order`: each case measured on both; their peak RSS. */
 async function measureOnePair(root, workdir, agentBaseUrl, { pair, order }, cores) {
-  const limitsOf = { on: process.env.BENCH_LOAD_AA ? LIMITS_OFF : LIMITS_NEVER_REACHED, off: LIMITS_OFF };
+  const limitsOf = { on: process.env.BENCH_LOAD_AA ? LOCAL_SETTINGS : LIMITS_NEVER_REACHED, off: LOCAL_SETTINGS };
   const started = {};
   try {
     for (const side of order) started[side] = await startWithFixture(root, workdir, `pair-${pair}-limiter-${side}`, limitsOf[side], agentBaseUrl, cores);

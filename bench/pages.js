@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { benchSpec } from "./engine.js";
-import { LIMITS_OFF, createBenchProject, makeApiClient, runToEnd } from "./lib/fixture.js";
+import { LOCAL_SETTINGS, createBenchProject, makeApiClient, runToEnd } from "./lib/fixture.js";
 import { runCli, startExampleAgent, startServer } from "./lib/processes.js";
 import { markdownTable } from "./lib/report.js";
 
@@ -59,7 +59,7 @@ export async function runPagesBench({ root }) {
   let service;
   try {
     agent = await startExampleAgent(join(root, "build/examples/agent/main.js"), { latencyMs: 0 });
-    service = await startServer("service", join(root, "build/app/main.js"), { ...LIMITS_OFF, ASSURE_DB: dbPath, ASSURE_WORKERS: "1", ASSURE_MAX_CONVERSATIONS: "64", LOG_LEVEL: "warn" });
+    service = await startServer("service", join(root, "build/app/main.js"), { ...LOCAL_SETTINGS, ASSURE_DB: dbPath, ASSURE_WORKERS: "1", ASSURE_MAX_CONVERSATIONS: "64", LOG_LEVEL: "warn" });
     const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", "bench-pages"], { ASSURE_DB: dbPath });
     const call = makeApiClient(service.url, token);
     const { project, environments } = await createBenchProject(call, "bench-pages", { staging: agent.baseUrl });

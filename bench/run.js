@@ -7,12 +7,12 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { LIMITS_OFF, REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, startAgentStub } from "./lib/fixture.js";
+import { LOCAL_SETTINGS, REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, startAgentStub } from "./lib/fixture.js";
 import { describeEngineBench, runEngineBench } from "./engine.js";
 import { describeGitHubBench, runGitHubBench } from "./github.js";
 import { describePagesBench, runPagesBench } from "./pages.js";
 import { describeWebhookBench, runWebhookBench } from "./webhooks.js";
-import { describeLimitsBench, runLimitsBench } from "./limits.js";
+import { describeLimitsBench, runLimitsBench } from "./local-settings.js";
 import { CONNECTIONS, measurePair } from "./lib/load.js";
 import { NODE_ARGS, runCli, startServer } from "./lib/processes.js";
 import { problemLines, resultsTable, targetLines } from "./lib/report.js";
@@ -177,7 +177,7 @@ async function runApiBench() {
     const agent = await startAgentStub();
     cleanups.push(agent.stop);
     log("Starting the service…");
-    const service = await startServer("service", SERVICE_MAIN, { ...LIMITS_OFF, ASSURE_DB: dbPath, LOG_LEVEL: "warn" });
+    const service = await startServer("service", SERVICE_MAIN, { ...LOCAL_SETTINGS, ASSURE_DB: dbPath, LOG_LEVEL: "warn" });
     cleanups.push(service.stop);
     servers.push(service);
 

@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { benchSpec } from "./engine.js";
-import { LIMITS_OFF, createBenchProject, makeApiClient, runToEnd } from "./lib/fixture.js";
+import { LOCAL_SETTINGS, createBenchProject, makeApiClient, runToEnd } from "./lib/fixture.js";
 import { runLoad } from "./lib/load.js";
 import { runCli, startExampleAgent, startServer } from "./lib/processes.js";
 import { markdownTable } from "./lib/report.js";
@@ -91,7 +91,7 @@ export async function runWebhookBench({ root }) {
   try {
     agent = await startExampleAgent(join(root, "build/examples/agent/main.js"), { latencyMs: 0 });
     slowAgent = await startExampleAgent(join(root, "build/examples/agent/main.js"), { latencyMs: LIVE_LATENCY_MS });
-    service = await startServer("service", join(root, "build/app/main.js"), { ...LIMITS_OFF, ASSURE_DB: dbPath, ASSURE_WORKERS: "1", ASSURE_MAX_CONVERSATIONS: "64", LOG_LEVEL: "warn" });
+    service = await startServer("service", join(root, "build/app/main.js"), { ...LOCAL_SETTINGS, ASSURE_DB: dbPath, ASSURE_WORKERS: "1", ASSURE_MAX_CONVERSATIONS: "64", LOG_LEVEL: "warn" });
     const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", "bench-webhooks"], { ASSURE_DB: dbPath });
     const call = makeApiClient(service.url, token);
     const { project, environments } = await createBenchProject(call, "bench-webhooks", { staging: agent.baseUrl, live: slowAgent.baseUrl });

@@ -28,7 +28,18 @@ const REPOSITORY = { id: 1_000_001, full_name: "acme/refund-agent", default_bran
 async function startService(github: GitHubStandIn): Promise<{ child: ChildProcess; api: string }> {
   // The App's settings point at the local stand-in: the demo never talks to GitHub.
   const child = spawn(process.execPath, [...readServiceNodeArgs(ROOT), join(ROOT, "build/app/main.js")], {
-    env: { ...process.env, ...github.env, ASSURE_BASE_URL: PUBLIC_BASE_URL, ASSURE_GITHUB_RECONCILE_MS: "200", ASSURE_DB: DB, PORT: process.env.PORT ?? "0", HOST: "127.0.0.1", LOG_LEVEL: "info" },
+    env: {
+      ...process.env,
+      ...github.env,
+      ASSURE_BASE_URL: PUBLIC_BASE_URL,
+      ASSURE_GITHUB_RECONCILE_MS: "200",
+      ASSURE_DB: DB,
+      PORT: process.env.PORT ?? "0",
+      HOST: "127.0.0.1",
+      LOG_LEVEL: "info",
+      // The example agent listens on this machine, which egress leaves closed unless told.
+      ASSURE_EGRESS_ALLOWLIST: process.env.ASSURE_EGRESS_ALLOWLIST ?? "127.0.0.1,::1,localhost",
+    },
     stdio: ["ignore", "pipe", "inherit"],
   });
   const port = await new Promise<number>((resolve, reject) => {

@@ -6,11 +6,12 @@ import { HOST } from "./processes.js";
 
 /**
  * Every bench sets the limits it needs: these turn the rate limits off as the tests do, so a bench
- * measures the part it is about (the load bench measures the limiter on against these), and lift
- * the queued-runs quota above the runs a bench queues at once.
+ * measures the part it is about (the load bench measures the limiter on against these), open
+ * loopback to egress (the benches' agents listen there), and lift the queued-runs quota above the
+ * runs a bench queues at once.
  */
-export const LIMITS_OFF = {
-  ...JSON.parse(readFileSync(new URL("../../test/helpers/limits-off.json", import.meta.url), "utf8")),
+export const LOCAL_SETTINGS = {
+  ...JSON.parse(readFileSync(new URL("../../test/helpers/local-settings.json", import.meta.url), "utf8")),
   ASSURE_MAX_QUEUED_RUNS: "1000000",
 };
 

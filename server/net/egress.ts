@@ -1,11 +1,14 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns";
 import { BlockList, isIP } from "node:net";
+import { networkInterfaces } from "node:os";
 
 /**
- * Where outbound calls (agents, webhooks) may go. Teams test agents on private networks, so
- * private addresses are allowed; cloud metadata and link-local addresses never are. An operator
- * can narrow egress to an allowlist of hosts and CIDRs. Addresses are checked after DNS
- * resolution, at connect time, so a name that re-resolves elsewhere cannot slip through.
+ * Where outbound calls (agents, webhooks, judges) may go. Teams test agents on private networks, so
+ * private addresses are allowed; cloud metadata and link-local addresses never are; this machine
+ * itself (loopback in every form, its own addresses) and tunnelled forms (Teredo) are refused unless
+ * the operator's allowlist names them. An operator can narrow egress to an allowlist of hosts and
+ * CIDRs. Addresses are checked after DNS resolution, at connect time, so a name that re-resolves
+ * elsewhere cannot slip through.
  */
 const FORBIDDEN = new BlockList();
 FORBIDDEN.addSubnet("169.254.0.0", 16, "ipv4"); // link-local, incl. 169.254.169.254 metadata
@@ -16,7 +19,24 @@ FORBIDDEN.addAddress("fd00:ec2::254", "ipv6"); // AWS metadata over IPv6
 FORBIDDEN.addAddress("fd20:ce::254", "ipv6"); // Google Cloud metadata over IPv6
 FORBIDDEN.addAddress("::", "ipv6");
 
-const FORBIDDEN_HOSTS = new Set(["metadata.google.internal", "metadata", "instance-data"]);
+/** This machine and what tunnels through to elsewhere: closed unless the allowlist opens it. */
+const CLOSED = new BlockList();
+CLOSED.addSubnet("127.0.0.0", 8, "ipv4");
+CLOSED.addAddress("::1", "ipv6");
+CLOSED.addSubnet("2001::", 32, "ipv6"); // Teredo: an IPv4 host behind a tunnel
+
+const FORBIDDEN_HOSTS = new Set(["metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"]);
+/** Names that are this machine, whatever they resolve to. */
+const isLocalName = (host: string) => host === "localhost" || host.endsWith(".localhost");
+
+/** This machine's own addresses, as its interfaces have them now. */
+function ownAddresses(): BlockList {
+  const own = new BlockList();
+  for (const entries of Object.values(networkInterfaces())) {
+    for (const entry of entries ?? []) own.addAddress(entry.address.replace(/%.*$/, ""), entry.family === "IPv6" ? "ipv6" : "ipv4");
+  }
+  return own;
+}
 
 /** The eight 16-bit groups of an IPv6 address (with `::` and a trailing dotted quad expanded). */
 function ipv6Groups(address: string): number[] {
@@ -34,14 +54,17 @@ function ipv6Groups(address: string): number[] {
 }
 
 /**
- * IPv4 addresses carried inside IPv6 ones (mapped `::ffff:a.b.c.d`, compatible `::a.b.c.d`, NAT64
- * `64:ff9b::/96`, 6to4 `2002::/16`) lead to the same IPv4 host: they are checked as that host.
+ * IPv4 addresses carried inside IPv6 ones (mapped `::ffff:a.b.c.d`, translated `::ffff:0:a.b.c.d`,
+ * compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4 `2002::/16`) lead to the same IPv4 host: they
+ * are checked as that host.
  */
 function embeddedIPv4(address: string): string | undefined {
   const g = ipv6Groups(address);
   const v4 = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
   const zeros = (from: number, to: number) => g.slice(from, to).every((x) => x === 0);
   if (zeros(0, 5) && (g[5] === 0xffff || (g[5] === 0 && (g[6]! > 0 || g[7]! > 1)))) return v4(g[6]!, g[7]!);
+  // IPv4-translated (SIIT): ::ffff:0:a.b.c.d
+  if (zeros(0, 4) && g[4] === 0xffff && g[5] === 0) return v4(g[6]!, g[7]!);
   if (g[0] === 0x64 && g[1] === 0xff9b && zeros(2, 6)) return v4(g[6]!, g[7]!);
   if (g[0] === 0x2002) return v4(g[1]!, g[2]!);
   return undefined;
@@ -52,6 +75,9 @@ function normalise(address: string): { address: string; family: "ipv4" | "ipv6" 
   const inner = embeddedIPv4(address);
   return inner ? { address: inner, family: "ipv4" } : { address, family: "ipv6" };
 }
+
+/** A host as compared: lower case, without brackets or the root's trailing dot (`metadata.google.internal.` is the same host). */
+const hostOf = (hostname: string) => hostname.replace(/^\[|\]$/g, "").replace(/\.+$/, "").toLowerCase();
 
 export class EgressDeniedError extends Error {
   override name = "EgressDeniedError";
@@ -64,13 +90,13 @@ export interface EgressPolicy {
   lookup: typeof dnsLookup;
 }
 
-export function makeEgressPolicy({ allowlist = [] as readonly string[] } = {}): EgressPolicy {
+export function makeEgressPolicy({ allowlist = [] as readonly string[], own = ownAddresses() }: { allowlist?: readonly string[]; own?: BlockList } = {}): EgressPolicy {
   const allowedNets = new BlockList();
   const allowedHosts = new Set<string>();
   for (const entry of allowlist) {
     const [base, bits] = entry.split("/");
     const family = isIP(base ?? "");
-    if (family === 0) allowedHosts.add(entry.toLowerCase());
+    if (family === 0) allowedHosts.add(hostOf(entry));
     else if (bits === undefined) allowedNets.addAddress(base!, family === 6 ? "ipv6" : "ipv4");
     else allowedNets.addSubnet(base!, Number(bits), family === 6 ? "ipv6" : "ipv4");
   }
@@ -78,17 +104,20 @@ export function makeEgressPolicy({ allowlist = [] as readonly string[] } = {}): 
 
   function checkAddress(raw: string, hostname: string): string | undefined {
     const { address, family } = normalise(raw);
-    if (FORBIDDEN.check(address, family)) return `${address} is a link-local or cloud metadata address`;
-    if (restricted && !allowedHosts.has(hostname.toLowerCase()) && !allowedNets.check(address, family)) {
-      return `${hostname} (${address}) is not on the egress allowlist`;
+    if (FORBIDDEN.check(address, family)) return `not allowed: ${address} is a link-local or cloud metadata address`;
+    if (allowedHosts.has(hostOf(hostname)) || allowedNets.check(address, family)) return undefined;
+    if (restricted) return `not allowed: ${hostname} (${address}) is not on the egress allowlist`;
+    if (CLOSED.check(address, family) || own.check(address, family)) {
+      return `not allowed: ${address} is this machine (loopback, its own address) or a tunnel; ASSURE_EGRESS_ALLOWLIST can open it`;
     }
     return undefined;
   }
 
   function decideHost(hostname: string): string | undefined {
-    const host = hostname.replace(/^\[|\]$/g, "").toLowerCase();
-    if (FORBIDDEN_HOSTS.has(host)) return `${host} is a cloud metadata host`;
+    const host = hostOf(hostname);
+    if (FORBIDDEN_HOSTS.has(host)) return `not allowed: ${host} is a cloud metadata host`;
     if (isIP(host)) return checkAddress(host, host);
+    if (isLocalName(host) && !allowedHosts.has(host)) return `not allowed: ${host} is this machine; ASSURE_EGRESS_ALLOWLIST can open it`;
     return undefined;
   }
 
@@ -108,7 +137,7 @@ export function makeEgressPolicy({ allowlist = [] as readonly string[] } = {}): 
       if (error) return callback(error);
       for (const { address } of addresses) {
         const reason = checkAddress(address, hostname);
-        if (reason) return callback(new EgressDeniedError(`Egress refused: ${reason}`));
+        if (reason) return callback(new EgressDeniedError(`Egress refused (${reason})`));
       }
       if (options.all) return callback(null, addresses);
       const first = addresses[0];

@@ -1,7 +1,7 @@
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { readServiceNodeArgs } from "../../app/service-node-args.js";
-import { LIMITS_OFF } from "./limits.js";
+import { LOCAL_SETTINGS } from "./local-settings.js";
 
 const ROOT = fileURLToPath(new URL("../..", import.meta.url));
 
@@ -25,7 +25,7 @@ export async function spawnService(env: Record<string, string>, { fileSizeLimitK
   const [file, ...args] = fileSizeLimitKiB === undefined ? command : ["/bin/bash", "-c", `ulimit -S -f ${fileSizeLimitKiB} && exec "$0" "$@"`, ...command];
   const child = spawn(file!, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...LIMITS_OFF, ...env },
+    env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...LOCAL_SETTINGS, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   const logs: string[] = [];

@@ -14,7 +14,7 @@ import { createLogger } from "../../server/log.js";
 import { openStore } from "../../server/store/index.js";
 import { makeApiClient, type ApiClient } from "./api-client.js";
 import { makeResponseValidator } from "./openapi.js";
-import { LIMITS_OFF } from "./limits.js";
+import { LOCAL_SETTINGS } from "./local-settings.js";
 
 export interface TestService {
   baseUrl: string;
@@ -50,7 +50,7 @@ export interface StartOptions {
 export async function startTestService({ clock = systemClock, env = {}, dbPath, deprecations, evaluators, port = 0 }: StartOptions = {}): Promise<TestService> {
   const dir = dbPath ? undefined : mkdtempSync(join(tmpdir(), "assure-test-"));
   const path = dbPath ?? join(dir!, "assure.db");
-  const config = readConfig({ ASSURE_DB: path, LOG_LEVEL: "silent", ASSURE_READINESS_TIMEOUT_MS: "1000", ASSURE_WORKERS: "0", ...LIMITS_OFF, ...env });
+  const config = readConfig({ ASSURE_DB: path, LOG_LEVEL: "silent", ASSURE_READINESS_TIMEOUT_MS: "1000", ASSURE_WORKERS: "0", ...LOCAL_SETTINGS, ...env });
   const host = await createHost(config, {
     clock,
     log: createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),

@@ -1,3 +1,4 @@
+import { networkInterfaces } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { startAgentEndpoint, type AgentEndpoint } from "../../helpers/agent-endpoint.js";
@@ -51,6 +52,40 @@ describe("attacks on what the service sends out", () => {
       // Other changes need nothing more: the headers stay where they are.
       expect((await p.client.patch(`/v1/environments/${p.environmentId}`, { endpoint: { base_url: agent.baseUrl, headers: { authorization: "Bearer again" } } })).status).toBe(200);
       expect((await p.client.patch(`/v1/environments/${p.environmentId}`, { endpoint: { model: "refund-agent", max_concurrency: 4 } })).status).toBe(200);
+    });
+  });
+
+  describe("finding 9: egress closed by default", () => {
+    it("refuses this machine, its own addresses, metadata names and tunnelled forms as agents and webhook receivers unless the allowlist opens them", async () => {
+      const closed = await startTestService({ env: { ASSURE_EGRESS_ALLOWLIST: "" } });
+      try {
+        const q = await seedProject(closed, "http://agent.internal/v1");
+        const { port } = new URL(closed.baseUrl);
+        const ownAddress = Object.values(networkInterfaces()).flat().find((entry) => entry && !entry.internal && entry.family === "IPv4")?.address;
+        const targets = [
+          `http://127.0.0.1:${port}/v1`, // the service itself
+          `http://localhost:${port}/v1`,
+          `http://127.1.2.3/v1`,
+          `http://[::1]:${port}/v1`,
+          `http://[::ffff:127.0.0.1]:${port}/v1`,
+          "http://[::ffff:0:a9fe:a9fe]/v1",
+          "http://[2001:0:4136:e378:8000:63bf:3fff:fdd2]/v1",
+          "http://metadata.google.internal./computeMetadata/v1",
+          "http://instance-data./latest",
+          ...(ownAddress ? [`http://${ownAddress}:${port}/v1`] : []),
+        ];
+        const environments = (await q.client.get("/v1/environments")).body.data.length;
+        for (const base_url of targets) {
+          const refused = await q.client.post("/v1/environments", { name: `probe-${environments}`, agent_id: q.agentId, endpoint: { protocol: "openai-chat", base_url } });
+          expect([base_url, refused.status]).toEqual([base_url, 400]);
+          expect(refused.body.error.details[0]).toMatchObject({ path: "body.endpoint.base_url", message: expect.stringMatching(/^not allowed: /) });
+          const hook = await closed.admin.post("/v1/webhooks", { project_id: q.projectId, url: base_url.replace(/^http:/, "https:"), event_types: ["run.status_changed"] });
+          expect([base_url, hook.status]).toEqual([base_url, 400]);
+        }
+        expect((await q.client.get("/v1/environments")).body.data).toHaveLength(environments);
+      } finally {
+        await closed.close();
+      }
     });
   });
 });
