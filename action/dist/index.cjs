@@ -26632,7 +26632,7 @@ var require_lexer = __commonJS({
     var flowIndicatorChars = new Set(",[]{}");
     var invalidAnchorChars = new Set(" ,[]{}\n\r	");
     var isNotAnchorChar = (ch) => !ch || invalidAnchorChars.has(ch);
-    var Lexer = class {
+    var Lexer2 = class {
       constructor() {
         this.atEnd = false;
         this.blockScalarIndent = -1;
@@ -27195,7 +27195,7 @@ var require_lexer = __commonJS({
         return yield* this.pushToIndex(i, false);
       }
     };
-    exports2.Lexer = Lexer;
+    exports2.Lexer = Lexer2;
   }
 });
 
@@ -51857,6 +51857,37 @@ function planConfigRuns(config2, paths) {
 
 // server/specs/read-yaml.ts
 var import_yaml = __toESM(require_dist(), 1);
+
+// server/specs/nesting.ts
+var MAX_NESTING = 64;
+function tooDeep(value, max = MAX_NESTING) {
+  const stack = [{ value, path: [] }];
+  while (stack.length > 0) {
+    const { value: node2, path } = stack.pop();
+    if (node2 === null || typeof node2 !== "object") continue;
+    if (path.length >= max) return path;
+    if (Array.isArray(node2)) node2.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
+    else for (const [key, item] of Object.entries(node2)) stack.push({ value: item, path: [...path, key] });
+  }
+  return void 0;
+}
+function jsonNestingBeyond(text, max = MAX_NESTING) {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++;
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > max) return i;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return void 0;
+}
+
+// server/specs/read-yaml.ts
 function formatSpecPath(path, prefix = "") {
   let out = prefix;
   for (const part of path) {
@@ -51867,6 +51898,8 @@ function formatSpecPath(path, prefix = "") {
 }
 function readSpecYaml(bytes) {
   const text = bytes.toString("utf8");
+  const deep = nestingBeyond(text, 4 * MAX_NESTING);
+  if (deep !== void 0) return { ok: false, problems: [{ path: "spec", message: `nested deeper than ${MAX_NESTING} levels`, line: deep }] };
   const lineCounter = new import_yaml.LineCounter();
   const yamlDocument = (0, import_yaml.parseDocument)(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
   if (yamlDocument.errors.length > 0) {
@@ -51892,7 +51925,45 @@ function readSpecYaml(bytes) {
     }
     return void 0;
   };
+  const deeper = tooDeep(value);
+  if (deeper) return { ok: false, problems: [{ path: formatSpecPath(deeper), message: `nested deeper than ${MAX_NESTING} levels`, line: lineOf2(deeper) }] };
   return { ok: true, source: { bytes, text, value, lineOf: lineOf2 } };
+}
+function nestingBeyond(text, max) {
+  let flow = 0;
+  let indent = 0;
+  let indicators = 0;
+  let line = 1;
+  let lineStart = true;
+  for (const token of new import_yaml.Lexer().lex(text)) {
+    switch (import_yaml.CST.tokenType(token)) {
+      case "flow-map-start":
+      case "flow-seq-start":
+        flow++;
+        break;
+      case "flow-map-end":
+      case "flow-seq-end":
+        flow = Math.max(0, flow - 1);
+        break;
+      case "newline":
+        line++;
+        indent = 0;
+        indicators = 0;
+        lineStart = true;
+        continue;
+      case "space":
+        if (lineStart) indent = token.length;
+        break;
+      case "seq-item-ind":
+      case "explicit-key-ind":
+      case "map-value-ind":
+        indicators++;
+        break;
+    }
+    lineStart = false;
+    if (flow + indent + indicators > max) return line;
+  }
+  return void 0;
 }
 function validateYaml(bytes, schema, prefix = "") {
   const read = readSpecYaml(bytes);
@@ -53424,6 +53495,8 @@ var parse3 = function(data, opts = {}) {
 };
 
 // server/specs/tables.ts
+var MAX_TABLE_COLUMNS = 200;
+var MAX_ROW_CHARACTERS = 64 * 1024;
 var MAX_PROBLEMS = 20;
 function readTable(path, bytes) {
   if (path.endsWith(".jsonl")) return readJsonLines(bytes.toString("utf8"));
@@ -53437,7 +53510,13 @@ function readCsv(text) {
       bom: true,
       info: true,
       skip_empty_lines: true,
+      to: MAX_CONVERSATIONS_PER_SPEC + 1,
+      max_record_size: MAX_ROW_CHARACTERS,
       columns: (header) => {
+        if (header.length > MAX_TABLE_COLUMNS) {
+          problems.push({ line: 1, message: `the header row names ${header.length} columns; at most ${MAX_TABLE_COLUMNS}` });
+          return header.slice(0, MAX_TABLE_COLUMNS);
+        }
         const seen = /* @__PURE__ */ new Set();
         header.forEach((name, i) => {
           if (name.trim() === "") problems.push({ line: 1, message: `column ${i + 1} has no name in the header row` });
@@ -53448,8 +53527,9 @@ function readCsv(text) {
       }
     });
   } catch (error63) {
-    const { message, lines } = error63;
-    return { ok: false, problems: [...problems, { line: lines ?? 1, message: message.replace(/^Invalid Record Length: /, "") }] };
+    const { message, lines, code } = error63;
+    const said = code === "CSV_MAX_RECORD_SIZE" ? `a row is longer than ${MAX_ROW_CHARACTERS} characters` : message.replace(/^Invalid Record Length: /, "");
+    return { ok: false, problems: [...problems, { line: lines ?? 1, message: said }] };
   }
   if (problems.length > 0) return { ok: false, problems };
   return tableOf(records.map(({ record: record2 }) => record2), records.map((_, i) => i === 0 ? 2 : records[i - 1].info.lines + 1));
@@ -53458,25 +53538,39 @@ function readJsonLines(text) {
   const rows = [];
   const lines = [];
   const problems = [];
-  text.replace(/^\uFEFF/, "").split(/\r?\n/).forEach((content, i) => {
-    if (content.trim() === "" || problems.length >= MAX_PROBLEMS) return;
+  const problem = (line, message) => problems.push({ line, message });
+  const body = text.replace(/^\uFEFF/, "");
+  for (let start = 0, i = 0; start < body.length && problems.length < MAX_PROBLEMS && rows.length <= MAX_CONVERSATIONS_PER_SPEC; i++) {
+    const end = body.indexOf("\n", start);
+    const content = body.slice(start, end === -1 ? body.length : end).replace(/\r$/, "");
+    start = end === -1 ? body.length : end + 1;
+    if (content.trim() === "") continue;
+    if (content.length > MAX_ROW_CHARACTERS) {
+      problem(i + 1, `the line is longer than ${MAX_ROW_CHARACTERS} characters`);
+      continue;
+    }
+    if (jsonNestingBeyond(content, MAX_NESTING) !== void 0) {
+      problem(i + 1, `the row nests deeper than ${MAX_NESTING} levels`);
+      continue;
+    }
     try {
       const value = JSON.parse(content);
-      if (value === null || typeof value !== "object" || Array.isArray(value)) problems.push({ line: i + 1, message: "each line is a JSON object: one row, its keys the columns" });
+      if (value === null || typeof value !== "object" || Array.isArray(value)) problem(i + 1, "each line is a JSON object: one row, its keys the columns");
+      else if (Object.keys(value).length > MAX_TABLE_COLUMNS) problem(i + 1, `the row has ${Object.keys(value).length} columns; at most ${MAX_TABLE_COLUMNS}`);
       else {
         rows.push(value);
         lines.push(i + 1);
       }
     } catch (error63) {
-      problems.push({ line: i + 1, message: `not JSON: ${error63.message}` });
+      problem(i + 1, `not JSON: ${error63.message}`);
     }
-  });
+  }
   return problems.length > 0 ? { ok: false, problems } : tableOf(rows, lines);
 }
 function tableOf(rows, lines) {
   if (rows.length === 0) return { ok: false, problems: [{ line: 1, message: "the table has no rows" }] };
   if (rows.length > MAX_CONVERSATIONS_PER_SPEC) {
-    return { ok: false, problems: [{ line: lines[MAX_CONVERSATIONS_PER_SPEC], message: `the table has ${rows.length} rows; at most ${MAX_CONVERSATIONS_PER_SPEC}` }] };
+    return { ok: false, problems: [{ line: lines[MAX_CONVERSATIONS_PER_SPEC], message: `the table has more than ${MAX_CONVERSATIONS_PER_SPEC} rows; at most ${MAX_CONVERSATIONS_PER_SPEC}` }] };
   }
   return { ok: true, rows, lines };
 }

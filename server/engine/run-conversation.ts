@@ -1,3 +1,4 @@
+import { MAX_NESTING, jsonNestingBeyond } from "../specs/nesting.js";
 import type { Agent, AgentReply, ChatMessage, ToolDefinition } from "./agents/types.js";
 import type { ConversationPlan } from "./plan.js";
 import type { Recorder } from "./recorder.js";
@@ -18,7 +19,10 @@ export interface RunConversationOptions {
 
 function parseArguments(raw: string): { value: Record<string, unknown> | undefined; error: string | undefined } {
   try {
-    const value: unknown = JSON.parse(raw === "" ? "{}" : raw);
+    const text = raw === "" ? "{}" : raw;
+    // Matching, storing and showing arguments walk them: an agent's arguments nested thousands deep are invalid, not a crash.
+    if (jsonNestingBeyond(text, MAX_NESTING) !== undefined) return { value: undefined, error: `arguments nest deeper than ${MAX_NESTING} levels` };
+    const value: unknown = JSON.parse(text);
     if (value === null || typeof value !== "object" || Array.isArray(value)) return { value: undefined, error: "arguments are not a JSON object" };
     return { value: value as Record<string, unknown>, error: undefined };
   } catch (error) {

@@ -11,6 +11,7 @@ import { makeKeyUsageRecorder } from "../auth/key-usage.js";
 import { DEPRECATIONS, type Deprecation } from "../contract/index.js";
 import { ApiError, coerceError } from "../errors.js";
 import { readSpecYaml } from "../specs/read-yaml.js";
+import { MAX_NESTING, jsonNestingBeyond } from "../specs/nesting.js";
 import type { Api, ApiDeps, RouteEntry } from "./context.js";
 import { makeErrorHandler } from "./error-response.js";
 import { publishedJsonSchema } from "./json-schema.js";
@@ -82,6 +83,17 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   api.setErrorHandler(handleError);
 
   api.removeContentTypeParser("text/plain");
+  // JSON nested deeper than anything the API takes is refused before it is parsed: parsing, then
+  // validating, millions of levels would hold the event loop for seconds (or the stack).
+  const parseJson = api.getDefaultJsonParser("error", "error");
+  api.removeContentTypeParser("application/json");
+  api.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
+    const at = jsonNestingBeyond(body as string, MAX_NESTING);
+    if (at !== undefined) {
+      return done(new ApiError("VALIDATION_FAILED", { message: `The body nests deeper than ${MAX_NESTING} levels.`, details: [{ path: "body", message: `nested deeper than ${MAX_NESTING} levels (at character ${at})` }] }), undefined);
+    }
+    parseJson(request, body as string, done);
+  });
   api.addContentTypeParser(YAML_TYPES, { parseAs: "buffer", bodyLimit: deps.bodyLimits.spec }, (_request, body, done) => done(null, body));
 
   await api.register(fastifySwagger, {

@@ -1,4 +1,5 @@
-import { LineCounter, parseDocument } from "yaml";
+import { CST, Lexer, LineCounter, parseDocument } from "yaml";
+import { MAX_NESTING, tooDeep } from "./nesting.js";
 
 export interface SpecProblem {
   /** Where, from the document's root: `scenarios[0].turns`; `spec` for the text as a whole. */
@@ -34,6 +35,8 @@ export function formatSpecPath(path: readonly PropertyKey[], prefix = ""): strin
  */
 export function readSpecYaml(bytes: Buffer): { ok: true; source: SpecSource } | { ok: false; problems: SpecProblem[] } {
   const text = bytes.toString("utf8");
+  const deep = nestingBeyond(text, 4 * MAX_NESTING);
+  if (deep !== undefined) return { ok: false, problems: [{ path: "spec", message: `nested deeper than ${MAX_NESTING} levels`, line: deep }] };
   const lineCounter = new LineCounter();
   const yamlDocument = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
   if (yamlDocument.errors.length > 0) {
@@ -59,7 +62,52 @@ export function readSpecYaml(bytes: Buffer): { ok: true; source: SpecSource } | 
     }
     return undefined;
   };
+  const deeper = tooDeep(value);
+  if (deeper) return { ok: false, problems: [{ path: formatSpecPath(deeper), message: `nested deeper than ${MAX_NESTING} levels`, line: lineOf(deeper) }] };
   return { ok: true, source: { bytes, text, value, lineOf } };
+}
+
+/**
+ * The line at which YAML text might nest deeper than `max`, found by its tokens alone (flow
+ * brackets, indentation, and the indicators that open a block on one line: `- - - x`), before
+ * anything is built from it: YAML's composer recurses, and text nested thousands deep would
+ * exhaust the stack or the heap. The estimate errs high; the value's real depth is checked after.
+ */
+function nestingBeyond(text: string, max: number): number | undefined {
+  let flow = 0;
+  let indent = 0;
+  let indicators = 0;
+  let line = 1;
+  let lineStart = true;
+  for (const token of new Lexer().lex(text)) {
+    switch (CST.tokenType(token)) {
+      case "flow-map-start":
+      case "flow-seq-start":
+        flow++;
+        break;
+      case "flow-map-end":
+      case "flow-seq-end":
+        flow = Math.max(0, flow - 1);
+        break;
+      case "newline":
+        line++;
+        indent = 0;
+        indicators = 0;
+        lineStart = true;
+        continue;
+      case "space":
+        if (lineStart) indent = token.length;
+        break;
+      case "seq-item-ind":
+      case "explicit-key-ind":
+      case "map-value-ind":
+        indicators++;
+        break;
+    }
+    lineStart = false;
+    if (flow + indent + indicators > max) return line;
+  }
+  return undefined;
 }
 
 /**

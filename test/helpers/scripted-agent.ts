@@ -10,7 +10,8 @@ export interface ScriptedMessage {
 
 export interface ScriptedReply {
   content: string | null;
-  tool_calls?: { name: string; arguments: unknown }[];
+  /** `raw_arguments`: the arguments string as sent, instead of `arguments` as JSON. */
+  tool_calls?: { name: string; arguments?: unknown; raw_arguments?: string }[];
 }
 
 /**
@@ -34,7 +35,7 @@ export async function startScriptedAgent(script: (messages: ScriptedMessage[]) =
     const toolCalls = (reply.tool_calls ?? []).map((call, i) => ({
       id: `call_${calls}_${i}`,
       type: "function",
-      function: { name: call.name, arguments: JSON.stringify(call.arguments) },
+      function: { name: call.name, arguments: call.raw_arguments ?? JSON.stringify(call.arguments) },
     }));
     res.writeHead(200, { "content-type": "application/json" });
     res.end(
