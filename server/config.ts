@@ -42,6 +42,10 @@ const EnvSchema = z.object({
   ASSURE_WORKER_LEASE_MS: Duration.default(30_000),
   /** Conversations held at once by this process, across all its runs. */
   ASSURE_MAX_CONVERSATIONS: z.coerce.number().int().min(1).max(4096).default(64),
+  /** Runs of one project executing at once, across every node; default: all workers but one, so another project always finds one. */
+  ASSURE_MAX_RUNS_PER_PROJECT: z.coerce.number().int().min(1).max(256).optional(),
+  /** Conversations of one project held at once by this process; default: all of ASSURE_MAX_CONVERSATIONS (shared fairly). */
+  ASSURE_MAX_CONVERSATIONS_PER_PROJECT: z.coerce.number().int().min(1).max(4096).optional(),
   ASSURE_JUDGE_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
   ASSURE_JUDGE_MODEL: z.string().min(1).optional(),
   ASSURE_JUDGE_API_KEY: z.string().min(1).optional(),
@@ -96,6 +100,9 @@ export interface Config {
   workers: number;
   workerLeaseMs: number;
   maxConversations: number;
+  /** Fair share among projects: runs of one project at once, conversations of one project at once. */
+  maxRunsPerProject: number;
+  maxConversationsPerProject: number;
   logLevel: z.infer<typeof EnvSchema>["LOG_LEVEL"];
   /** The LLM judge for spec metrics; undefined when none is configured. */
   judge: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined;
@@ -170,6 +177,8 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     workers: e.ASSURE_WORKERS,
     workerLeaseMs: e.ASSURE_WORKER_LEASE_MS,
     maxConversations: e.ASSURE_MAX_CONVERSATIONS,
+    maxRunsPerProject: e.ASSURE_MAX_RUNS_PER_PROJECT ?? Math.max(1, e.ASSURE_WORKERS - 1),
+    maxConversationsPerProject: Math.min(e.ASSURE_MAX_CONVERSATIONS_PER_PROJECT ?? e.ASSURE_MAX_CONVERSATIONS, e.ASSURE_MAX_CONVERSATIONS),
     logLevel: e.LOG_LEVEL,
     judge: readJudgeConfig(e),
     oidc: {

@@ -124,6 +124,7 @@ export async function createService(
     clock,
     log: logger,
     concurrency: config.workers,
+    perKeyCap: config.maxRunsPerProject,
     leaseMs: config.workerLeaseMs,
     tasks: {
       // A waiver's expiry: its decision is decided again when it comes.
@@ -140,6 +141,7 @@ export async function createService(
         ...(agentBackoffMs ? { agentBackoffMs } : {}),
         evaluators,
         maxConversations: config.maxConversations,
+        maxConversationsPerProject: config.maxConversationsPerProject,
       }),
       ...moreTasks,
     },

@@ -50491,6 +50491,16 @@ function argumentsOf(expectation) {
 var PLACEHOLDER2 = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
 var ONLY_PLACEHOLDER = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}$/;
 var MAX_CONVERSATIONS_PER_SPEC = 1e4;
+var MAX_AGENT_CALLS_PER_SPEC = 2e5;
+function countAgentCalls(spec) {
+  const repeat = spec.defaults?.repeat ?? 1;
+  const steps = spec.defaults?.max_steps ?? 8;
+  const tries = 1 + (spec.defaults?.retry_failed ?? 0);
+  let calls = 0;
+  for (const scenario of spec.scenarios ?? []) calls += (scenario.vars?.length ?? 1) * (scenario.repeat ?? repeat) * scenario.turns.length * (scenario.max_steps ?? steps) * tries;
+  for (const probe of spec.security ?? []) calls += (probe.repeat ?? 1) * steps;
+  return calls;
+}
 var TEMPLATED_SCENARIO_FIELDS = ["system", "turns", "expect", "metrics"];
 function placeholdersIn(value, into = /* @__PURE__ */ new Set()) {
   if (typeof value === "string") {
@@ -50748,6 +50758,11 @@ function checkReferences(doc, ctx) {
   const conversations = countConversations(doc);
   if (conversations > MAX_CONVERSATIONS_PER_SPEC) {
     problem(["scenarios"], `the spec asks for ${conversations} conversations (each scenario's rows times its repeats, and the probes' repeats); at most ${MAX_CONVERSATIONS_PER_SPEC}`);
+  } else {
+    const calls = countAgentCalls(doc);
+    if (calls > MAX_AGENT_CALLS_PER_SPEC) {
+      problem(["scenarios"], `the spec may call its agent ${calls} times (each conversation's turns times max_steps, every try of retry_failed); at most ${MAX_AGENT_CALLS_PER_SPEC}`);
+    }
   }
   probes.forEach((probe, p) => {
     claimId(probe.id, ["security", p, "id"]);

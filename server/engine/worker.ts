@@ -20,6 +20,8 @@ export interface WorkerOptions {
   log: Logger;
   tasks: TaskList;
   concurrency?: number;
+  /** Jobs of one key (a project's runs) running at once, across every worker: the rest wait, and other keys get the slots. */
+  perKeyCap?: number;
   leaseMs?: number;
   pollIntervalMs?: number;
 }
@@ -48,6 +50,7 @@ export function makeWorker({
   log,
   tasks,
   concurrency = 4,
+  perKeyCap = Number.POSITIVE_INFINITY,
   leaseMs = 30_000,
   pollIntervalMs = 500,
 }: WorkerOptions): Worker {
@@ -138,7 +141,7 @@ export function makeWorker({
     const free = concurrency - inFlight.size;
     if (free <= 0) return;
     claiming = store
-      .write(["claimJobs", workerId, at(), at(leaseMs), free])
+      .write(["claimJobs", workerId, at(), at(leaseMs), free, perKeyCap])
       .then(
         async ([claimed]) => {
           // Stopped while the claim was committing: the jobs go back at once, without using an attempt.

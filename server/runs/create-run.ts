@@ -143,7 +143,7 @@ export async function createRun(
       started_at: null,
       ended_at: null,
     },
-    executeRunJob(runId, now),
+    executeRunJob(runId, spec.project_id, now),
     limits.maxQueuedRuns,
   ]);
   if (outcome.kind === "created") {

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { Expectation, argumentsOf } from "./expectations/index.js";
 import { Fraction, JsonObject, JsonValue, LocalId, Text, ToolName } from "./primitives.js";
 import { fillScenario } from "./scenario-cases.js";
-import { MAX_CONVERSATIONS_PER_SPEC, TEMPLATED_SCENARIO_FIELDS, countConversations, placeholdersIn, rowKey } from "./vars.js";
+import { MAX_AGENT_CALLS_PER_SPEC, MAX_CONVERSATIONS_PER_SPEC, TEMPLATED_SCENARIO_FIELDS, countAgentCalls, countConversations, placeholdersIn, rowKey } from "./vars.js";
 
 /** The test specification format, version 1. `examples/refund-agent.yaml` is a complete example. */
 
@@ -304,6 +304,11 @@ function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
   const conversations = countConversations(doc);
   if (conversations > MAX_CONVERSATIONS_PER_SPEC) {
     problem(["scenarios"], `the spec asks for ${conversations} conversations (each scenario's rows times its repeats, and the probes' repeats); at most ${MAX_CONVERSATIONS_PER_SPEC}`);
+  } else {
+    const calls = countAgentCalls(doc);
+    if (calls > MAX_AGENT_CALLS_PER_SPEC) {
+      problem(["scenarios"], `the spec may call its agent ${calls} times (each conversation's turns times max_steps, every try of retry_failed); at most ${MAX_AGENT_CALLS_PER_SPEC}`);
+    }
   }
   probes.forEach((probe, p) => {
     claimId(probe.id, ["security", p, "id"]);

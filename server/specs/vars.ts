@@ -16,6 +16,28 @@ const ONLY_PLACEHOLDER = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}$/;
 /** At most this many conversations a spec may ask for, tables and repeats expanded. */
 export const MAX_CONVERSATIONS_PER_SPEC = 10_000;
 
+/**
+ * The most agent calls a spec may ask for: every conversation (rows × repeats, probes' repeats),
+ * every user turn of it, every step a turn may take, every try. A run that could call its agent
+ * more is refused at upload, whatever its deadline.
+ */
+export const MAX_AGENT_CALLS_PER_SPEC = 200_000;
+
+/** The most agent calls a spec could make, by the count above. */
+export function countAgentCalls(spec: {
+  defaults?: { repeat?: number | undefined; max_steps?: number | undefined; retry_failed?: number | undefined } | undefined;
+  scenarios?: readonly { vars?: readonly unknown[] | undefined; repeat?: number | undefined; turns: readonly unknown[]; max_steps?: number | undefined }[] | undefined;
+  security?: readonly { repeat?: number | undefined }[] | undefined;
+}): number {
+  const repeat = spec.defaults?.repeat ?? 1;
+  const steps = spec.defaults?.max_steps ?? 8;
+  const tries = 1 + (spec.defaults?.retry_failed ?? 0);
+  let calls = 0;
+  for (const scenario of spec.scenarios ?? []) calls += (scenario.vars?.length ?? 1) * (scenario.repeat ?? repeat) * scenario.turns.length * (scenario.max_steps ?? steps) * tries;
+  for (const probe of spec.security ?? []) calls += (probe.repeat ?? 1) * steps;
+  return calls;
+}
+
 /** The parts of a scenario its table fills in; ids, limits and the table itself are not templates. */
 export const TEMPLATED_SCENARIO_FIELDS = ["system", "turns", "expect", "metrics"] as const;
 

@@ -11,7 +11,7 @@ import type { Judge } from "../../evaluate/judges/llm-judge.js";
 import { SEVERITY_RANK } from "../../specs/severity-rank.js";
 import type { NewId } from "../../ids.js";
 import type { Logger } from "../../log.js";
-import PQueue from "p-queue";
+import { makeFairSlots } from "../fair-slots.js";
 import { makeAgentPacers, type AgentPacer } from "../../net/agent-pacer.js";
 import type { EgressPolicy } from "../../net/egress.js";
 import { toLoggedEvent, type ConversationRow, type EnvironmentTarget } from "../../store/index.js";
@@ -41,19 +41,20 @@ export interface ExecuteRunDeps {
   evaluators?: readonly Evaluator[] | undefined;
   /** Tests shorten the agent's retry backoff; production keeps the default. */
   agentBackoffMs?: (attempt: number) => number;
-  /** Conversations held at once across every run of this process (ASSURE_MAX_CONVERSATIONS). */
+  /** Conversations held at once across every run of this process (ASSURE_MAX_CONVERSATIONS), and by one project's runs. */
   maxConversations?: number | undefined;
+  maxConversationsPerProject?: number | undefined;
 }
 
-/** The job that executes a run end to end. Safe to run again: it picks up where a crash left it. */
-export function executeRunJob(runId: string, now: string) {
-  return { task: EXECUTE_RUN, job_key: `${EXECUTE_RUN}:${runId}`, payload: { run_id: runId }, run_at: now, max_attempts: EXECUTE_RUN_MAX_ATTEMPTS };
+/** The job that executes a run end to end, as its project's work. Safe to run again: it picks up where a crash left it. */
+export function executeRunJob(runId: string, projectId: string, now: string) {
+  return { task: EXECUTE_RUN, job_key: `${EXECUTE_RUN}:${runId}`, payload: { run_id: runId }, run_at: now, max_attempts: EXECUTE_RUN_MAX_ATTEMPTS, fair_key: projectId };
 }
 
 export function makeExecuteRun(deps: ExecuteRunDeps): Task {
   const { store, clock, newId, log } = deps;
   const now = () => clock.now().toISOString();
-  const conversationSlots = new PQueue({ concurrency: deps.maxConversations ?? 64 });
+  const conversationSlots = makeFairSlots({ total: deps.maxConversations ?? 64, perKey: deps.maxConversationsPerProject });
   const pacers = makeAgentPacers(() => clock.now().getTime());
 
   /**
@@ -157,7 +158,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       const attempt = before.filter((c) => c.retry === retry).length + 1;
       // Not p-queue's signal: it would settle while the conversation still runs. The limits are
       // checked again once a slot is free, since the lane may have waited long for it.
-      const held = await conversationSlots.add(async () => {
+      const held = await conversationSlots.run(run.project_id, async () => {
         if (signal.aborted || overBudget()) return undefined;
         if (clock.now().getTime() > deadline) {
           throw new RunFailedError("timeout", `The run's deadline passed (${limits.run_timeout_ms} ms after it started) before every conversation was held`);

@@ -27,6 +27,7 @@ import auditTrail from "./0024-audit-trail.js";
 import plannedBy from "./0025-planned-by.js";
 import oidcSignIn from "./0026-oidc-sign-in.js";
 import deliveryBodies from "./0027-delivery-bodies.js";
+import fairClaims from "./0028-fair-claims.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -72,6 +73,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 25, name: "planned-by", sql: plannedBy },
   { version: 26, name: "oidc-sign-in", sql: oidcSignIn },
   { version: 27, name: "delivery-bodies", sql: deliveryBodies },
+  { version: 28, name: "fair-claims", sql: fairClaims },
 ];
 
 /** The schema version this build migrates to. */
