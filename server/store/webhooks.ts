@@ -63,6 +63,17 @@ export interface AttemptOutcome {
   delivered: boolean;
   /** Disable the endpoint, for this reason (a 410, or failing for days). */
   disable: string | null;
+  /** On a failure: how long the endpoint pauses after its 1st, 2nd… failure in a row (the last one on and on). */
+  pause_ms?: readonly number[] | undefined;
+}
+
+/** An endpoint with deliveries due, as a claim sees it. */
+export interface DueEndpoint {
+  webhook_id: string;
+  /** Its attempts have been failing (since failing_since). */
+  failing: boolean;
+  /** When its deliveries were last claimed; null: never. */
+  last_claimed_at: string | null;
 }
 
 const DELIVERY_ID = "'dlv_' || lower(hex(randomblob(13)))";
@@ -99,7 +110,12 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
 
   // Claimed endpoint by endpoint, each no more than its room (`per_endpoint` less what it has in
   // flight): a hanging receiver cannot take every slot.
-  const liveEndpoints = db.prepare("SELECT webhook_id FROM webhooks WHERE enabled = 1 AND deleted_at IS NULL ORDER BY webhook_id").pluck();
+  // Live endpoints with a delivery due now, unless paused after failing.
+  const dueEndpoints = db.prepare(`SELECT w.webhook_id, w.failing_since IS NOT NULL AS failing, w.last_claimed_at FROM webhooks w
+    WHERE w.enabled = 1 AND w.deleted_at IS NULL AND (w.paused_until IS NULL OR w.paused_until <= @now)
+      AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= @now
+        AND (d.lease_until IS NULL OR d.lease_until <= @now))`);
+  const noteClaimed = db.prepare("UPDATE webhooks SET last_claimed_at = ? WHERE webhook_id = ?");
   const claimOf = db.prepare(`UPDATE webhook_deliveries SET lease_until = @lease_until
     WHERE delivery_id IN (
       SELECT delivery_id FROM webhook_deliveries
@@ -111,8 +127,11 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
   const settle = db.prepare(`UPDATE webhook_deliveries SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = @next_attempt_at,
       status = CASE WHEN @delivered = 1 THEN 'delivered' WHEN @next_attempt_at IS NULL THEN 'failed' ELSE 'pending' END
     WHERE delivery_id = @delivery_id RETURNING webhook_id`).pluck();
-  const markHealthy = db.prepare("UPDATE webhooks SET failing_since = NULL WHERE webhook_id = ? AND failing_since IS NOT NULL");
-  const markFailing = db.prepare("UPDATE webhooks SET failing_since = coalesce(failing_since, ?) WHERE webhook_id = ?");
+  const markHealthy = db.prepare(`UPDATE webhooks SET failing_since = NULL, consecutive_failures = 0, paused_until = NULL
+    WHERE webhook_id = ? AND (failing_since IS NOT NULL OR consecutive_failures > 0)`);
+  const markFailing = db.prepare(`UPDATE webhooks SET failing_since = coalesce(failing_since, ?), consecutive_failures = consecutive_failures + 1
+    WHERE webhook_id = ? RETURNING consecutive_failures`).pluck();
+  const pause = db.prepare("UPDATE webhooks SET paused_until = ? WHERE webhook_id = ?");
   const disable = db.prepare("UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE webhook_id = ? AND enabled = 1");
   const failingSince = db.prepare("SELECT failing_since FROM webhooks WHERE webhook_id = ?").pluck();
   const nextDue = db.prepare("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'").pluck();
@@ -141,6 +160,10 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
       /** When the earliest pending delivery is due (a leased one too); null when none is pending. */
       nextWebhookDeliveryDue(): string | null {
         return nextDue.get() as string | null;
+      },
+      /** The endpoints with a delivery to claim now (not paused), whether they are failing, and when they were last claimed. */
+      listDueWebhookEndpoints(now: string): DueEndpoint[] {
+        return (dueEndpoints.all({ now }) as (Omit<DueEndpoint, "failing"> & { failing: 0 | 1 })[]).map((row) => ({ ...row, failing: row.failing === 1 }));
       },
       listWebhooks(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<WebhookRow> {
         return webhooks.list(filter, page);
@@ -219,12 +242,13 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
         enqueueDecision.run({ decision_id: decisionId, sequence, now });
       },
       /** Takes due deliveries under a lease until `leaseUntil`: at most `limit`, and per endpoint `perEndpoint` less its `inFlight`. */
-      claimWebhookDeliveries(now: string, leaseUntil: string, limit: number, perEndpoint: number, inFlight: Record<string, number>): DeliveryRow[] {
+      /** Claims, of each endpoint, as many due deliveries as `allocation` gives it (oldest due first), and notes when. */
+      claimWebhookDeliveries(now: string, leaseUntil: string, allocation: Record<string, number>): DeliveryRow[] {
         const claimed: DeliveryRow[] = [];
-        for (const webhookId of liveEndpoints.all() as string[]) {
-          const room = Math.min(perEndpoint - (inFlight[webhookId] ?? 0), limit - claimed.length);
-          if (room <= 0) continue;
-          claimed.push(...(claimOf.all({ webhook_id: webhookId, now, lease_until: leaseUntil, room }) as DeliveryRow[]));
+        for (const [webhookId, room] of Object.entries(allocation)) {
+          const taken = claimOf.all({ webhook_id: webhookId, now, lease_until: leaseUntil, room }) as DeliveryRow[];
+          if (taken.length > 0) noteClaimed.run(now, webhookId);
+          claimed.push(...taken);
         }
         return claimed;
       },
@@ -236,7 +260,11 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
         insertAttempt.run(outcome);
         const webhookId = settle.get({ ...outcome, delivered: outcome.delivered ? 1 : 0 }) as string;
         if (outcome.delivered) markHealthy.run(webhookId);
-        else markFailing.run(outcome.attempted_at, webhookId);
+        else {
+          const failures = markFailing.get(outcome.attempted_at, webhookId) as number;
+          const pauseMs = outcome.pause_ms?.[Math.min(failures, outcome.pause_ms.length) - 1];
+          if (pauseMs) pause.run(new Date(Date.parse(outcome.attempted_at) + pauseMs).toISOString(), webhookId);
+        }
         if (outcome.disable) disable.run(outcome.disable, outcome.attempted_at, webhookId);
         return { failing_since: failingSince.get(webhookId) as string | null };
       },

@@ -5,7 +5,8 @@ import { toRunEvent } from "../runs/read-models.js";
 import { toDecisionEvent, type DecisionEventRow, type DeliveryRow, type EventRow } from "../store/index.js";
 import type { AttemptOutcome } from "../store/webhooks.js";
 import type { ServiceStore } from "../store/service-store.js";
-import { DISABLE_AFTER_FAILING_MS, nextAttemptAt } from "./retry-schedule.js";
+import { DISABLE_AFTER_FAILING_MS, endpointPauses, nextAttemptAt } from "./retry-schedule.js";
+import { allocateSlots } from "./fair-claims.js";
 import { startSender } from "./sender.js";
 import { makeTokenBucket } from "./token-bucket.js";
 
@@ -21,9 +22,10 @@ export interface WebhookDelivererOptions {
   leaseMs?: number;
   /** An attempt's deadline (connecting, waiting and reading alike). */
   timeoutMs?: number;
-  /** Attempts in flight at once, all endpoints together, and per endpoint. */
+  /** Attempts in flight at once, all endpoints together, per endpoint, and to failing endpoints together. */
   maxInFlight?: number;
   perEndpoint?: number;
+  failingInFlight?: number;
   /** How often it looks for due deliveries when nothing woke it. */
   pollMs?: number;
   /**
@@ -35,10 +37,11 @@ export interface WebhookDelivererOptions {
 }
 
 /**
- * Sends the outbox's due deliveries. A slow or dead receiver holds at most `perEndpoint` attempts
- * in flight, and its other deliveries are not claimed meanwhile, so other endpoints' go on; the API
- * and the run engine only ever write the outbox, in their own transactions, and never wait for a
- * receiver. Every attempt is recorded with what follows: delivered (2xx), given up and the
+ * Sends the outbox's due deliveries, shared fairly among endpoints (fair-claims.ts): a slow
+ * receiver holds at most `perEndpoint` attempts in flight, a failing one a single attempt and then
+ * a pause, and failing ones together at most `failingInFlight`, so no number of dead receivers holds
+ * up a healthy one; the API and the run engine only ever write the outbox, in their own
+ * transactions, and never wait for a receiver. Every attempt is recorded with what follows: delivered (2xx), given up and the
  * endpoint disabled (410), or tried again on the schedule.
  */
 export function makeWebhookDeliverer({
@@ -51,10 +54,12 @@ export function makeWebhookDeliverer({
   timeoutMs = 15_000,
   maxInFlight = 64,
   perEndpoint = 16,
+  failingInFlight = Math.max(1, Math.floor(maxInFlight / 4)),
   pollMs = 100,
   pace,
 }: WebhookDelivererOptions) {
   const pacer = pace && pace.perSecond > 0 ? makeTokenBucket(pace.perSecond, pace.now) : undefined;
+  const pauses = endpointPauses(retryScale);
   const inFlight = new Map<string, number>();
   // Signing and the HTTP exchanges happen on a thread of their own: the API's event loop only claims and records.
   const sender = startSender({ allowlist: egressAllowlist, maxSockets: perEndpoint * 4 });
@@ -122,6 +127,7 @@ export function makeWebhookDeliverer({
       next_attempt_at: next,
       delivered,
       disable: gone ? "the receiver answered 410 Gone: it wants no more deliveries" : null,
+      pause_ms: pauses,
     };
     const { failing_since } = await record(outcome);
     if (failing_since && clock.now().getTime() - Date.parse(failing_since) > DISABLE_AFTER_FAILING_MS * retryScale) {
@@ -153,7 +159,9 @@ export function makeWebhookDeliverer({
         const now = clock.now();
         try {
           const lease = new Date(now.getTime() + leaseMs).toISOString();
-          const [claimed] = (await store.write(["claimWebhookDeliveries", now.toISOString(), lease, room, perEndpoint, Object.fromEntries(inFlight)])) as [DeliveryRow[]];
+          const due = store.listDueWebhookEndpoints(now.toISOString());
+          const allocation = allocateSlots(due, Object.fromEntries(inFlight), room, { total: maxInFlight, perEndpoint, failingTotal: failingInFlight });
+          const [claimed] = (await store.write(["claimWebhookDeliveries", now.toISOString(), lease, Object.fromEntries(allocation)])) as [DeliveryRow[]];
           for (const delivery of claimed) launch(delivery);
           if (paced) pacer!.take(claimed.length);
           if (claimed.length === room && room < allowed) continue;

@@ -15,3 +15,10 @@ export function nextAttemptAt(attempts: number, now: Date, scale = 1, random: ()
   const jittered = wait * scale * (0.9 + 0.2 * random());
   return new Date(now.getTime() + Math.round(jittered)).toISOString();
 }
+
+/**
+ * How long an endpoint whose attempts keep failing is left alone after its 1st, 2nd… failure in a
+ * row (1 s, doubling, 5 min at most): its other deliveries wait, their own schedules aside, so a dead
+ * receiver takes an attempt now and then, not slots from the others. A success ends it.
+ */
+export const endpointPauses = (scale = 1): number[] => Array.from({ length: 10 }, (_, i) => Math.round(Math.min(300_000, 1000 * 2 ** i) * scale));

@@ -28,6 +28,7 @@ import plannedBy from "./0025-planned-by.js";
 import oidcSignIn from "./0026-oidc-sign-in.js";
 import deliveryBodies from "./0027-delivery-bodies.js";
 import fairClaims from "./0028-fair-claims.js";
+import webhookFairness from "./0029-webhook-fairness.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -74,6 +75,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 26, name: "oidc-sign-in", sql: oidcSignIn },
   { version: 27, name: "delivery-bodies", sql: deliveryBodies },
   { version: 28, name: "fair-claims", sql: fairClaims },
+  { version: 29, name: "webhook-fairness", sql: webhookFairness },
 ];
 
 /** The schema version this build migrates to. */
