@@ -12,7 +12,8 @@ import { describeEngineBench, runEngineBench } from "./engine.js";
 import { describeGitHubBench, runGitHubBench } from "./github.js";
 import { describePagesBench, runPagesBench } from "./pages.js";
 import { describeWebhookBench, runWebhookBench } from "./webhooks.js";
-import { describeLimitsBench, runLimitsBench } from "./local-settings.js";
+import { describeHostileBench, runHostileBench } from "./hostile.js";
+import { describeLimitsBench, runLimitsBench } from "./limits.js";
 import { CONNECTIONS, measurePair } from "./lib/load.js";
 import { NODE_ARGS, runCli, startServer } from "./lib/processes.js";
 import { problemLines, resultsTable, targetLines } from "./lib/report.js";
@@ -35,7 +36,7 @@ const TIMING = {
 };
 /** A hard stop, in case something hangs: the bench normally takes about 3 minutes. */
 const OVERALL_TIMEOUT_MS = 30 * 60_000;
-const PARTS = ["api", "engine", "github", "pages", "webhooks", "load"];
+const PARTS = ["api", "engine", "github", "pages", "webhooks", "load", "hostile"];
 
 const FIRST_PAGE = "GET /v1/runs?limit=50 (first page)";
 const DEEP_PAGE = `GET /v1/runs?limit=50 (after ${DEEP_POSITION.toLocaleString("en")} runs)`;
@@ -53,6 +54,7 @@ function describeMachine(parts) {
     ...(parts.includes("pages") ? [describePagesBench()] : []),
     ...(parts.includes("webhooks") ? [describeWebhookBench()] : []),
     ...(parts.includes("load") ? [describeLimitsBench()] : []),
+    ...(parts.includes("hostile") ? [describeHostileBench()] : []),
   ].join("\n");
 }
 
@@ -165,6 +167,10 @@ async function main() {
   if (parts.includes("load")) {
     console.log("");
     await runLimitsBench({ root: ROOT });
+  }
+  if (parts.includes("hostile")) {
+    console.log("");
+    await runHostileBench({ root: ROOT });
   }
 }
 
