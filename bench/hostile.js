@@ -146,13 +146,14 @@ function sendHugeBody(url, { total, withLength }) {
       method: "POST",
       headers: { "content-type": "application/json", "x-github-event": "push", "x-github-delivery": "bench-huge", "x-hub-signature-256": `sha256=${"0".repeat(64)}`, ...(withLength ? { "content-length": String(total) } : {}) },
     });
+    const finish = () => resolve({ status, sent });
     req.on("response", (res) => {
       status = res.statusCode;
       res.resume();
+      res.on("end", finish);
     });
-    const finish = () => resolve({ status, sent });
-    req.on("error", finish);
-    req.on("close", finish);
+    // The service closes the connection once it has answered: a write after that fails, and the answer may still be read.
+    req.on("error", () => setTimeout(finish, 200));
     const chunk = Buffer.alloc(256 * 1024, 120);
     const pump = () => {
       while (sent < total && !req.destroyed) {
