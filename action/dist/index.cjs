@@ -53511,7 +53511,7 @@ var parse3 = function(data, opts = {}) {
 
 // server/specs/tables.ts
 var MAX_TABLE_COLUMNS = 200;
-var MAX_ROW_CHARACTERS = 64 * 1024;
+var MAX_ROW_CHARACTERS = 1024 * 1024;
 var MAX_PROBLEMS = 20;
 function readTable(path, bytes) {
   if (path.endsWith(".jsonl")) return readJsonLines(bytes.toString("utf8"));

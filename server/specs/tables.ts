@@ -5,7 +5,7 @@ import { MAX_NESTING, jsonNestingBeyond } from "./nesting.js";
 
 /** Columns a table may have, and characters a row may take: reading stops at either. */
 export const MAX_TABLE_COLUMNS = 200;
-export const MAX_ROW_CHARACTERS = 64 * 1024;
+export const MAX_ROW_CHARACTERS = 1024 * 1024;
 
 /** A scenario's table read from its file: its rows, and the line each row starts on. */
 export type TableRead = { ok: true; rows: VarsRow[]; lines: number[] } | { ok: false; problems: { line: number; message: string }[] };
