@@ -9,6 +9,7 @@ export const ENTRY_POINTS = {
   "app/main": "app/main.ts",
   "store/writer-thread": "server/store/writer/writer-thread.ts",
   "webhooks/sender-thread": "server/webhooks/sender-thread.ts",
+  "specs/reader-thread": "server/specs/reader/reader-thread.ts",
   "app/cli": "app/cli.ts",
   "examples/agent/main": "examples/agent/main.ts",
   "examples/demo": "examples/demo.ts",

@@ -22,6 +22,7 @@ import { PAGE_LINK_SECRET, makePageLinks } from "./pages/page-links.js";
 import { makeWebhookDeliverer } from "./webhooks/deliverer.js";
 import { LATEST_MIGRATION } from "./store/migrations/index.js";
 import type { CommitGate } from "./releases/commit-gate.js";
+import { startSpecReader } from "./specs/reader/spec-reader.js";
 
 export interface Service {
   api: Api;
@@ -84,7 +85,9 @@ export async function createService(
   const newId = makeIdGenerator(clock);
   let worker: Worker | undefined;
   const apiActivity = makeApiActivity();
+  const specReader = startSpecReader();
   const deps: ApiDeps = {
+    specReader,
     activity: apiActivity,
     limits: makeLimits(config.limits),
     bodyLimits: { body: config.maxBodyBytes, spec: config.maxSpecBytes },
@@ -176,6 +179,7 @@ export async function createService(
         await worker.stop(stopGraceMs);
         await deliverer.stop();
         await api.close();
+        await specReader.close();
         await store.close();
       },
     };

@@ -58047,15 +58047,19 @@ function compareGates(where, base, head, add) {
 }
 
 // server/releases/read-policy.ts
-async function readPolicy(config2, paths, readFile) {
+var loadSpecDocumentHere = async (path, bytes, readFile) => {
+  const loaded = await loadRepositorySpec(path, bytes, readFile);
+  return loaded.ok ? loaded.spec.document : void 0;
+};
+async function readPolicy(config2, paths, readFile, loadDocument = loadSpecDocumentHere) {
   const specs = /* @__PURE__ */ new Map();
   if (!config2) return { config: config2, specs };
   const specPaths = new Set(planConfigRuns(config2, paths).pairs.map((pair) => pair.specPath));
   for (const path of [...specPaths].sort()) {
     const bytes = await readFile(path);
     if (!bytes) continue;
-    const loaded = await loadRepositorySpec(path, bytes, readFile);
-    if (loaded.ok && !specs.has(loaded.spec.document.name)) specs.set(loaded.spec.document.name, loaded.spec.document);
+    const document = await loadDocument(path, bytes, readFile);
+    if (document && !specs.has(document.name)) specs.set(document.name, document);
   }
   return { config: config2, specs };
 }
@@ -58093,14 +58097,14 @@ async function baseBranchChain(octokit, repository, baseSha, headSha, depth) {
 }
 
 // app/repository/pull-request-base.ts
-async function pullRequestBase(octokit, repository, sides) {
+async function pullRequestBase(octokit, repository, sides, loadDocument = loadSpecDocumentHere) {
   const { baseConfig } = sides;
   const settings = baseConfig ? { baseline: baseConfig.baseline, flaky: baseConfig.flaky, policy_changes: baseConfig.policy_changes } : DEFAULT_CHANGE_SETTINGS;
   const commits = await baseBranchChain(octokit, repository, sides.baseSha, sides.headSha, settings.baseline.depth);
   if (!commits || commits.length === 0) return void 0;
   const baseFiles = await openCommit(octokit, repository, sides.baseSha);
-  const basePolicy = baseFiles ? await readPolicy(baseConfig, baseFiles.paths, baseFiles.read) : await readPolicy(null, [], () => void 0);
-  const headPolicy = await readPolicy(sides.headConfig, sides.headFiles.paths, sides.headFiles.read);
+  const basePolicy = baseFiles ? await readPolicy(baseConfig, baseFiles.paths, baseFiles.read, loadDocument) : await readPolicy(null, [], () => void 0);
+  const headPolicy = await readPolicy(sides.headConfig, sides.headFiles.paths, sides.headFiles.read, loadDocument);
   return { commits, settings, policy_changes: policyChanges(basePolicy, headPolicy).slice(0, 1e3) };
 }
 

@@ -10,15 +10,19 @@ import { planAppDecision } from "../../server/releases/create-decision.js";
 import type { CreateRunDeps } from "../../server/runs/create-run.js";
 import { validateYaml } from "../../server/specs/read-yaml.js";
 import type { Logger } from "../../server/log.js";
+import type { SpecReader } from "../../server/specs/reader/spec-reader.js";
 import { syncCheckRunJob } from "../checks/sync-check-run.js";
 import { gateProblem, type GateProblem } from "../checks/gate-problem.js";
 import { pullRequestBase } from "../repository/pull-request-base.js";
+import type { LoadSpecDocument } from "../../server/releases/read-policy.js";
 import { openCommit, readFileAt, repositoryRef, type CommitFiles } from "../repository/files.js";
 import { planRuns } from "./plan-runs.js";
 import { startPlannedRuns } from "./start-runs.js";
 
 export interface GateDeps extends CreateRunDeps {
   log: Logger;
+  /** Reads the specs the App registers, and those its policy compares, off the event loop. */
+  specReader: SpecReader;
   octokitFor(installationId: number): Promise<ProbotOctokit>;
   /** How soon a commit whose agent was not ready is gated again. */
   waitRetryMs: number;
@@ -199,7 +203,13 @@ async function baseOfHead(
   baseConfig: AssureConfig | null,
 ): Promise<DecisionBase | undefined> {
   const octokit = await deps.octokitFor(commit.installationId);
-  const base = await pullRequestBase(octokit, repositoryRef(commit.repository.full_name), { baseSha: commit.baseSha!, headSha: commit.headSha, baseConfig, headConfig, headFiles });
+  // The policy's specs, base and head, are read off the event loop, as the specs the App registers are.
+  const where = (path: string) => ({ repository: commit.repository.full_name, commit_sha: commit.headSha, path });
+  const loadDocument: LoadSpecDocument = async (path, bytes, readFile) => {
+    const read = await deps.specReader.readRepositoryFile(where(path), bytes, readFile);
+    return read.ok ? read.document : undefined;
+  };
+  const base = await pullRequestBase(octokit, repositoryRef(commit.repository.full_name), { baseSha: commit.baseSha!, headSha: commit.headSha, baseConfig, headConfig, headFiles }, loadDocument);
   if (!base) deps.log.warn(`${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: GitHub knows no merge base with ${commit.baseSha!.slice(0, 7)}; not compared`);
   return base;
 }

@@ -1,6 +1,6 @@
 import { DEFAULT_CHANGE_SETTINGS, type AssureConfig, type ChangeSettings, type DecisionBase } from "../../server/contract/index.js";
 import { policyChanges } from "../../server/changes/policy-changes.js";
-import { readPolicy } from "../../server/releases/read-policy.js";
+import { readPolicy, loadSpecDocumentHere, type LoadSpecDocument } from "../../server/releases/read-policy.js";
 import type { ReadFile } from "../../server/specs/repository-spec.js";
 import { baseBranchChain } from "./base-branch.js";
 import { openCommit, type RepositoryApi, type RepositoryRef } from "./files.js";
@@ -22,13 +22,18 @@ export interface PullRequestSides {
  * relaxes in the base's `.assure/` (its policy). Undefined when GitHub knows no merge base. The
  * App and the Action both ask this of GitHub, so they judge a pull request alike.
  */
-export async function pullRequestBase(octokit: RepositoryApi, repository: RepositoryRef, sides: PullRequestSides): Promise<DecisionBase | undefined> {
+export async function pullRequestBase(
+  octokit: RepositoryApi,
+  repository: RepositoryRef,
+  sides: PullRequestSides,
+  loadDocument: LoadSpecDocument = loadSpecDocumentHere,
+): Promise<DecisionBase | undefined> {
   const { baseConfig } = sides;
   const settings: ChangeSettings = baseConfig ? { baseline: baseConfig.baseline, flaky: baseConfig.flaky, policy_changes: baseConfig.policy_changes } : DEFAULT_CHANGE_SETTINGS;
   const commits = await baseBranchChain(octokit, repository, sides.baseSha, sides.headSha, settings.baseline.depth);
   if (!commits || commits.length === 0) return undefined;
   const baseFiles = await openCommit(octokit, repository, sides.baseSha);
-  const basePolicy = baseFiles ? await readPolicy(baseConfig, baseFiles.paths, baseFiles.read) : await readPolicy(null, [], () => undefined);
-  const headPolicy = await readPolicy(sides.headConfig, sides.headFiles.paths, sides.headFiles.read);
+  const basePolicy = baseFiles ? await readPolicy(baseConfig, baseFiles.paths, baseFiles.read, loadDocument) : await readPolicy(null, [], () => undefined);
+  const headPolicy = await readPolicy(sides.headConfig, sides.headFiles.paths, sides.headFiles.read, loadDocument);
   return { commits, settings, policy_changes: policyChanges(basePolicy, headPolicy).slice(0, 1000) };
 }

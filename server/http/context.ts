@@ -15,8 +15,8 @@ import type { ServiceStore } from "../store/service-store.js";
 import type { CursorCodec } from "./cursor.js";
 import type { PageLinks } from "../pages/page-links.js";
 import type { Logger } from "../log.js";
-import type { SpecSource } from "../specs/read-yaml.js";
 import type { CommitGate } from "../releases/commit-gate.js";
+import type { SpecReader } from "../specs/reader/spec-reader.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -35,8 +35,6 @@ declare module "fastify" {
   }
   interface FastifyRequest {
     principal: Principal | undefined;
-    /** Set when a spec came as YAML: the text as sent, and the line of each part. */
-    specSource: SpecSource | undefined;
   }
 }
 
@@ -70,6 +68,8 @@ export interface ApiDeps {
   pages: PageLinks;
   /** The GitHub App, when it is configured: it plans the decisions of the repositories it gates. */
   commitGate?: CommitGate | undefined;
+  /** Reads specs on a thread of its own: a large one never holds the event loop. */
+  specReader: SpecReader;
   /** GitHub's web address (github.com or an Enterprise Server's): pages link commits and pull requests there. */
   githubWebUrl?: string | undefined;
 }

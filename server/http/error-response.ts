@@ -3,7 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { ApiError, coerceError, type ErrorCode, type ErrorDetail } from "../errors.js";
 import type { ErrorEnvelope } from "../contract/index.js";
 import type { Logger } from "../log.js";
-import type { SpecSource } from "../specs/read-yaml.js";
+import { issueDetail } from "./issue-details.js";
 
 /** Fastify's own error codes, as the API's. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -26,33 +26,11 @@ const MESSAGES: Partial<Record<ErrorCode, string>> = {
   NOT_FOUND: "No such resource.",
 };
 
-/** `/spec/scenarios/0/turns` under `body` → `body.spec.scenarios[0].turns`. */
-function toFieldPath(context: string | undefined, instancePath: string): string {
-  const where = context === "querystring" ? "query" : (context ?? "body");
-  return instancePath
-    .split("/")
-    .filter(Boolean)
-    .reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : `${path}.${part}`), where);
-}
-
-function validationDetails(error: FastifyError & { validationContext?: string }, specSource: SpecSource | undefined): ErrorDetail[] {
-  return (error.validation ?? []).map((entry) => {
-    const params = entry.params as { keys?: string[] };
-    let path = toFieldPath(error.validationContext, entry.instancePath);
-    let message = entry.message ?? "invalid";
-    if (entry.keyword === "unrecognized_keys" && params.keys) {
-      path = `${path}.${params.keys.join(",")}`;
-      message = `unknown field: ${params.keys.join(", ")}`;
-    }
-    // A spec sent as YAML is the body's `spec`: name its paths as in the file, with the line.
-    if (specSource && path.startsWith("body.spec")) {
-      const segments = entry.instancePath.split("/").filter(Boolean).slice(1);
-      const line = specSource.lineOf(segments.map((part) => (/^\d+$/.test(part) ? Number(part) : part)));
-      path = path.slice("body.".length);
-      if (line !== undefined) message = `${message} (line ${line})`;
-    }
-    return { path, message };
-  });
+function validationDetails(error: FastifyError & { validationContext?: string }): ErrorDetail[] {
+  const where = error.validationContext === "querystring" ? "query" : (error.validationContext ?? "body");
+  return (error.validation ?? []).map((entry) =>
+    issueDetail({ path: entry.instancePath.split("/").filter(Boolean), code: entry.keyword, message: entry.message ?? "invalid", keys: (entry.params as { keys?: string[] }).keys }, where),
+  );
 }
 
 /** SQLite's answers that mean "not now" rather than "wrong": the disk full, the file too large, I/O, a lock held too long. */
@@ -63,13 +41,13 @@ function isStorageUnavailable(error: { code?: string; name?: string }): boolean 
 }
 
 /** Whatever went wrong, as an ApiError: the one shape a client ever sees. */
-export function toApiError(raw: unknown, specSource?: SpecSource): ApiError {
+export function toApiError(raw: unknown): ApiError {
   if (raw instanceof ApiError) return raw;
   const error = coerceError(raw) as FastifyError & { validationContext?: string };
   if (hasZodFastifySchemaValidationErrors(error)) {
     return new ApiError("VALIDATION_FAILED", {
       message: "The request does not match the schema; see details.",
-      details: validationDetails(error, specSource),
+      details: validationDetails(error),
     });
   }
   if (isStorageUnavailable(error)) {
@@ -107,7 +85,7 @@ export function toEnvelope(error: ApiError, requestId: string): ErrorEnvelope {
 /** The only place that writes an error response. Unknown failures are logged with their stack, never sent. */
 export function makeErrorHandler(log: Logger) {
   return function handleError(raw: unknown, request: FastifyRequest, reply: FastifyReply) {
-    let error = toApiError(raw, request.specSource);
+    let error = toApiError(raw);
     const bodyLimit = request.routeOptions?.bodyLimit;
     if (error.code === "PAYLOAD_TOO_LARGE" && bodyLimit) {
       error = new ApiError("PAYLOAD_TOO_LARGE", { message: `The request body is larger than this endpoint takes (${bodyLimit} bytes).`, cause: error.cause });

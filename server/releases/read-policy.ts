@@ -3,20 +3,29 @@ import { planConfigRuns } from "./config-plan.js";
 import { loadRepositorySpec, type ReadFile } from "../specs/repository-spec.js";
 import type { Policy } from "../changes/policy-changes.js";
 
+/** Reads a spec file at a commit for its document (undefined when it is not a valid spec). */
+export type LoadSpecDocument = (path: string, bytes: Buffer, readFile: ReadFile) => Promise<TestSpecDocument | undefined>;
+
+/** Reads it here, on this thread: the Action's way (the service reads through its spec reader). */
+export const loadSpecDocumentHere: LoadSpecDocument = async (path, bytes, readFile) => {
+  const loaded = await loadRepositorySpec(path, bytes, readFile);
+  return loaded.ok ? loaded.spec.document : undefined;
+};
+
 /**
  * A branch's `.assure/` as policy: its config and every spec file the config runs, by spec name.
  * A spec file that is not valid is left out: it cannot hold anyone to anything (the head's own
  * check reports it).
  */
-export async function readPolicy(config: AssureConfig | null, paths: readonly string[], readFile: ReadFile): Promise<Policy> {
+export async function readPolicy(config: AssureConfig | null, paths: readonly string[], readFile: ReadFile, loadDocument: LoadSpecDocument = loadSpecDocumentHere): Promise<Policy> {
   const specs = new Map<string, TestSpecDocument>();
   if (!config) return { config, specs };
   const specPaths = new Set(planConfigRuns(config, paths).pairs.map((pair) => pair.specPath));
   for (const path of [...specPaths].sort()) {
     const bytes = await readFile(path);
     if (!bytes) continue;
-    const loaded = await loadRepositorySpec(path, bytes, readFile);
-    if (loaded.ok && !specs.has(loaded.spec.document.name)) specs.set(loaded.spec.document.name, loaded.spec.document);
+    const document = await loadDocument(path, bytes, readFile);
+    if (document && !specs.has(document.name)) specs.set(document.name, document);
   }
   return { config, specs };
 }

@@ -1,8 +1,8 @@
 import { z } from "zod";
-import { CreateTestSpecBody, CreateTestSpecQuery, ResourceId, TestSpec, TestSpecList, type RepositorySpecFile, type SpecSource } from "../../contract/index.js";
+import { CreateTestSpecBody, CreateTestSpecQuery, ResourceId, TestSpec, TestSpecList, type SpecSource } from "../../contract/index.js";
 import { assertActsFor, resolveProjectId } from "../../auth/authenticate.js";
 import { ApiError } from "../../errors.js";
-import { addRepositorySpec, addSpecVersion } from "../../releases/add-spec-version.js";
+import { storeSpecVersion } from "../../releases/add-spec-version.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { responses } from "../schemas.js";
 import { registerProjectResource } from "./project-resource.js";
@@ -41,40 +41,26 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
     },
     handler: async (request, reply) => {
       const principal = principalOf(request);
-      const projectId = resolveProjectId(principal, request.body.project_id ?? request.query.project_id);
+      // The body is read and validated off the event loop (the spec reader); who may write where is settled first.
+      const yaml = Buffer.isBuffer(request.body) ? request.body : undefined;
+      const body = (yaml ? {} : (request.body ?? {})) as { project_id?: unknown; file?: { repository?: unknown } };
+      const projectId = resolveProjectId(principal, typeof body.project_id === "string" ? body.project_id : request.query.project_id);
       visibleOr404(principal, store.getProject(projectId), "Project", projectId);
-      const { specSource } = request;
       const source = sourceOf(request.query);
-      if (source && !specSource) {
+      if (source && !yaml) {
         throw new ApiError("VALIDATION_FAILED", {
           message: "A spec from a repository is sent as its file's text: Content-Type application/yaml, with repository, commit_sha and path in the query, or as {file} in JSON.",
           details: [{ path: "query.repository", message: "needs an application/yaml body" }],
         });
       }
-      const { file } = request.body;
-      const named = file?.repository ?? source?.repository;
-      if (named) assertActsFor(principal, named, store.getProject(projectId)!.repositories, file ? "body.file.repository" : "query.repository");
-      const { spec, created } = file ? await addFile(projectId, file) : await addSpecVersion(deps, projectId, request.body.spec!, { text: specSource, source });
+      const named = typeof body.file?.repository === "string" ? body.file.repository : source?.repository;
+      if (named) assertActsFor(principal, named, store.getProject(projectId)!.repositories, body.file ? "body.file.repository" : "query.repository");
+      const read = yaml ? await deps.specReader.readYamlBody(yaml, source) : await deps.specReader.readJsonBody(request.body);
+      if (!read.ok) throw new ApiError("VALIDATION_FAILED", { message: read.message, details: read.details });
+      const { spec, created } = await storeSpecVersion(deps, projectId, read.version);
       return reply.code(created ? 201 : 200).header("location", `/v1/test-specs/${spec.test_spec_id}`).send(spec);
     },
   });
-
-  /** A repository's spec file with its tables, as a workflow uploads it: read as the App reads it. */
-  async function addFile(projectId: string, { content, encoding, tables = [], ...where }: RepositorySpecFile) {
-    const bytesOf = (text: string, how: "utf-8" | "base64") => Buffer.from(text, how === "base64" ? "base64" : "utf8");
-    const added = await addRepositorySpec(deps, projectId, where, bytesOf(content, encoding), (path) => {
-      const table = tables.find((candidate) => candidate.path === path);
-      return table && bytesOf(table.content, table.encoding);
-    });
-    if (added.ok) return added;
-    throw new ApiError("VALIDATION_FAILED", {
-      message: `The spec file ${where.path} is not valid.`,
-      details: added.problems.map((problem) => {
-        const table = tables.findIndex((candidate) => candidate.path === problem.file);
-        return { path: table >= 0 ? `body.file.tables[${table}]` : "body.file.content", message: `${problem.file}:${problem.line}: ${problem.path}: ${problem.message}` };
-      }),
-    });
-  }
 
   registerProjectResource(api, deps, { name: "test-spec", scope: "specs:read", list: { response: TestSpecList, items: store.listTestSpecs } });
 

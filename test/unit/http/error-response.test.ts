@@ -5,17 +5,11 @@ import { z } from "zod";
 import { ApiError } from "../../../server/errors.js";
 import { makeErrorHandler, toApiError, toEnvelope } from "../../../server/http/error-response.js";
 import { createLogger } from "../../../server/log.js";
-import { readSpecYaml, type SpecSource } from "../../../server/specs/read-yaml.js";
-
 /** The error body a route with this body schema answers `body` with, through Fastify's own validation. */
-async function answerTo(schema: z.ZodType, body: unknown, specSource?: SpecSource) {
+async function answerTo(schema: z.ZodType, body: unknown) {
   const app = Fastify();
   app.setValidatorCompiler(validatorCompiler);
   app.setErrorHandler(makeErrorHandler(createLogger({ level: "silent" })));
-  app.decorateRequest("specSource", undefined);
-  app.addHook("preValidation", async (request) => {
-    request.specSource = specSource;
-  });
   app.post("/", { schema: { body: schema } }, async () => ({ ok: true }));
   const response = await app.inject({ method: "POST", url: "/", payload: body as object });
   await app.close();
@@ -38,14 +32,6 @@ describe("toApiError: everything that goes wrong, as one of the API's codes", ()
       { path: "body.name", message: expect.any(String) },
       { path: "body.limits.extra", message: "unknown field: extra" },
     ]);
-  });
-
-  it("names the path and line in the YAML text when the failing body is a spec sent as YAML", async () => {
-    const read = readSpecYaml(Buffer.from("name: x\nscenarios:\n  - id: s\n    turns: 3\n"));
-    if (!read.ok) throw new Error("expected YAML");
-    const schema = z.object({ spec: z.object({ scenarios: z.array(z.object({ turns: z.array(z.unknown()) })) }) });
-    const answer = await answerTo(schema, { spec: read.source.value }, read.source);
-    expect(answer.body.error.details).toEqual([{ path: "spec.scenarios[0].turns", message: expect.stringMatching(/ \(line 4\)$/) }]);
   });
 
   it.each([

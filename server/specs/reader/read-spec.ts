@@ -1,0 +1,93 @@
+import { CreateTestSpecBody, type SpecSource as SpecOrigin } from "../../contract/index.js";
+import type { ErrorDetail } from "../../errors.js";
+import { issueDetail } from "../../http/issue-details.js";
+import type { NewTestSpecVersion } from "../../store/test-specs.js";
+import { TestSpecDocument, VarsFilePath } from "../document.js";
+import { readSpecYaml } from "../read-yaml.js";
+import { loadRepositorySpec, type SpecFileProblem } from "../repository-spec.js";
+import { toSpecVersion } from "../spec-version.js";
+
+/**
+ * Reading a spec — its YAML, its tables, validating the whole, its canonical form and version —
+ * takes time in proportion to its size (a second for a 3.5 MB YAML file), so the service does it
+ * on a thread of its own (spec-reader.ts). These functions are what that thread runs: plain data in,
+ * plain data out.
+ */
+
+/** A spec version ready to be stored, but for its project. */
+export type ReadVersion = Omit<NewTestSpecVersion, "project_id">;
+
+/** A spec sent to the API: the version to store, or the refusal's message and details. */
+export type ApiSpecRead = { ok: true; version: ReadVersion } | { ok: false; message: string; details: ErrorDetail[] };
+
+/** A repository's spec file: the version to store (and its document), or its problems by file and line. */
+export type FileSpecRead = { ok: true; version: ReadVersion; document: TestSpecDocument } | { ok: false; problems: SpecFileProblem[] };
+
+const versionRow = (document: TestSpecDocument, parts: { canonical: string; spec_version: string; lines: Record<string, number> | null }, text: { format: "json" | "yaml"; text: string }, source: SpecOrigin | null): ReadVersion => ({
+  name: document.name,
+  spec_version: parts.spec_version,
+  document: parts.canonical,
+  source_format: text.format,
+  source_text: text.text,
+  source_lines: parts.lines && JSON.stringify(parts.lines),
+  source,
+});
+
+const bytesOf = (text: string, encoding: "utf-8" | "base64") => Buffer.from(text, encoding === "base64" ? "base64" : "utf8");
+
+/** `POST /v1/test-specs` as JSON: the whole body checked (`spec`, or a repository `file` with its tables), then versioned. */
+export async function readJsonBody(body: unknown): Promise<ApiSpecRead> {
+  const parsed = CreateTestSpecBody.safeParse(body);
+  if (!parsed.success) {
+    return { ok: false, message: "The request does not match the schema; see details.", details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "body")) };
+  }
+  const { spec, file } = parsed.data;
+  if (spec) return { ok: true, version: versionRow(spec, toSpecVersion(spec), { format: "json", text: JSON.stringify(spec, null, 2) }, null) };
+  const { content, encoding, tables = [], ...where } = file!;
+  const read = await readRepositoryFile(where, bytesOf(content, encoding), Object.fromEntries(tables.map((table) => [table.path, bytesOf(table.content, table.encoding)])));
+  if (read.ok) return { ok: true, version: read.version };
+  return {
+    ok: false,
+    message: `The spec file ${where.path} is not valid.`,
+    details: read.problems.map((problem) => {
+      const table = tables.findIndex((candidate) => candidate.path === problem.file);
+      return { path: table >= 0 ? `body.file.tables[${table}]` : "body.file.content", message: `${problem.file}:${problem.line}: ${problem.path}: ${problem.message}` };
+    }),
+  };
+}
+
+/** `POST /v1/test-specs` as `application/yaml`: the text read with its lines, checked, versioned (as the repository's file when `source` says where it came from). */
+export function readYamlBody(bytes: Uint8Array, source: SpecOrigin | null): ApiSpecRead {
+  const read = readSpecYaml(Buffer.from(bytes));
+  if (!read.ok) {
+    return { ok: false, message: "The spec is not valid YAML.", details: read.problems.map(({ path, message, line }) => ({ path, message: line === undefined ? message : `${message} (line ${line})` })) };
+  }
+  const parsed = TestSpecDocument.safeParse(read.source.value);
+  if (!parsed.success) {
+    return { ok: false, message: "The request does not match the schema; see details.", details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "spec", read.source.lineOf)) };
+  }
+  return { ok: true, version: versionRow(parsed.data, toSpecVersion(parsed.data, read.source, { fromRepository: source !== null }), { format: "yaml", text: read.source.text }, source) };
+}
+
+/** A repository's spec file at a commit, with the tables it names (`tablesOf`) as read there: as the App and the Action read it. */
+export async function readRepositoryFile(where: { repository: string; commit_sha: string; path: string }, bytes: Uint8Array, tables: Readonly<Record<string, Uint8Array | undefined>>): Promise<FileSpecRead> {
+  const loaded = await loadRepositorySpec(where.path, Buffer.from(bytes), (path) => (tables[path] ? Buffer.from(tables[path]!) : undefined));
+  if (!loaded.ok) return loaded;
+  const { document, text, files, expanded } = loaded.spec;
+  const source: SpecOrigin = { ...where, ...(expanded ? { files } : {}) };
+  return { ok: true, document, version: versionRow(document, toSpecVersion(document, text, { fromRepository: true, expanded }), { format: "yaml", text: text.text }, source) };
+}
+
+/** The tables a spec file's scenarios name (`vars_file`), to be read before the file is. */
+export function tablesOf(bytes: Uint8Array): string[] {
+  const read = readSpecYaml(Buffer.from(bytes));
+  if (!read.ok) return [];
+  const scenarios = (read.source.value as { scenarios?: unknown } | null)?.scenarios;
+  if (!Array.isArray(scenarios)) return [];
+  const named = scenarios.map((scenario) => (scenario as { vars_file?: unknown } | null)?.vars_file);
+  return [...new Set(named.filter((file): file is string => typeof file === "string" && VarsFilePath.safeParse(file).success))];
+}
+
+function issueOf(issue: { path: PropertyKey[]; code: string; message: string; keys?: string[] }) {
+  return { path: issue.path, code: issue.code, message: issue.message, keys: issue.keys };
+}
