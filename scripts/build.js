@@ -9,7 +9,6 @@ export const ENTRY_POINTS = {
   "app/main": "app/main.ts",
   "store/writer-thread": "server/store/writer/writer-thread.ts",
   "webhooks/sender-thread": "server/webhooks/sender-thread.ts",
-  "specs/reader-thread": "server/specs/reader/reader-thread.ts",
   "app/cli": "app/cli.ts",
   "examples/agent/main": "examples/agent/main.ts",
   "examples/demo": "examples/demo.ts",
@@ -37,6 +36,19 @@ export async function buildService({ root = fileURLToPath(new URL("..", import.m
   // Every entry is a program (the CLI is the package's bin): npx links the bin once, so a rebuild
   // must leave it executable, or `npx assure` fails with "Permission denied" after `npm start`.
   for (const entry of Object.keys(ENTRY_POINTS)) chmodSync(join(root, "build", `${entry}.js`), 0o755);
+  // The spec reader's thread, run by piscina, which loads its script with require(): CommonJS, with
+  // what it uses inside (Node 20's require() of an ES module can crash when two calls load it at once).
+  await build({
+    absWorkingDir: root,
+    entryPoints: ["server/specs/reader/reader-thread.ts"],
+    outfile: "build/specs/reader-thread.cjs",
+    bundle: true,
+    platform: "node",
+    target: "node20",
+    format: "cjs",
+    sourcemap: true,
+    logLevel: "warning",
+  });
 }
 
 /**

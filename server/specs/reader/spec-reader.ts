@@ -1,3 +1,4 @@
+import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import type { SpecSource as SpecOrigin } from "../../contract/index.js";
 import { ApiError } from "../../errors.js";
@@ -5,11 +6,11 @@ import type { ReadFile } from "../repository-spec.js";
 import type { ApiSpecRead, FileSpecRead } from "./read-spec.js";
 
 /**
- * The thread's script. The service runs from its bundle (build/app/main.js next to
- * build/specs/reader-thread.js); tests run the TypeScript sources, and a worker cannot load
- * TypeScript, so they use the bundle that their global setup builds.
+ * The thread's script, a CommonJS bundle (scripts/build.js says why). The service runs from its
+ * bundle (build/app/main.js next to build/specs/reader-thread.cjs); tests run the TypeScript
+ * sources, and a worker cannot load TypeScript, so they use the bundle their global setup builds.
  */
-const READER_THREAD_SCRIPT = new URL(import.meta.url.endsWith(".ts") ? "../../../build/specs/reader-thread.js" : "../specs/reader-thread.js", import.meta.url);
+const READER_THREAD_SCRIPT = new URL(import.meta.url.endsWith(".ts") ? "../../../build/specs/reader-thread.cjs" : "../specs/reader-thread.cjs", import.meta.url);
 
 /** Reads specs off the event loop: see read-spec.ts. */
 export interface SpecReader {
@@ -30,7 +31,7 @@ const READ_HEAP_MB = 512;
  */
 export function startSpecReader({ threads = 1 }: { threads?: number } = {}): SpecReader {
   const pool = new Piscina({
-    filename: READER_THREAD_SCRIPT.href,
+    filename: fileURLToPath(READER_THREAD_SCRIPT),
     minThreads: 1,
     maxThreads: threads,
     idleTimeout: 60_000,
