@@ -5,7 +5,7 @@ import { toEnvelope } from "../server/http/error-response.js";
 import { rateLimitHeaders, type Limits } from "../server/limits/limits.js";
 import type { NodeMiddleware } from "./github.js";
 import type { AppSetup } from "./setup/setup-page.js";
-import { MAX_DELIVERY_BYTES, readDeliveryBody } from "./webhooks/read-delivery-body.js";
+import { MAX_DELIVERY_BYTES, makeBytesBudget, readDeliveryBody } from "./webhooks/read-delivery-body.js";
 
 export interface HttpServerOptions {
   api: Api;
@@ -28,6 +28,8 @@ export function createHttpServer({ api, github, setup, limits, newRequestId = ()
     // How often Node looks for connections past those deadlines (its default, 30 s, would let a slow client stay that long).
     connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
   };
+  // Bodies of deliveries not yet verified, all together: at most two of GitHub's largest.
+  const unverified = makeBytesBudget(2 * MAX_DELIVERY_BYTES);
   const server = createServer(options, (req, res) => {
     const path = req.url?.split("?")[0] ?? "/";
     if (setup?.handles(path)) {
@@ -59,8 +61,11 @@ export function createHttpServer({ api, github, setup, limits, newRequestId = ()
     if (missing.length > 0) {
       return refuse(res, new ApiError("VALIDATION_FAILED", { message: `A GitHub delivery carries ${missing.join(", ")}.`, details: missing.map((name) => ({ path: `headers.${name}`, message: "required, not empty" })) }));
     }
-    const read = await readDeliveryBody(req, github!.secret);
+    const read = await readDeliveryBody(req, github!.secret, unverified);
     if (read.kind === "aborted") return void req.destroy();
+    if (read.kind === "busy") {
+      return refuse(res, new ApiError("RATE_LIMITED", { message: "Too many deliveries are being read at once: try again shortly.", headers: { "retry-after": "5" } }), { connection: "close" }, req);
+    }
     if (read.kind === "too_large") return refuse(res, tooLarge(), { connection: "close" }, req);
     if (read.kind === "bad_signature") {
       return refuse(res, new ApiError("VALIDATION_FAILED", { message: "The delivery's X-Hub-Signature-256 does not match its body and the webhook secret.", details: [{ path: "headers.x-hub-signature-256", message: "does not verify" }] }));
@@ -72,7 +77,7 @@ export function createHttpServer({ api, github, setup, limits, newRequestId = ()
 
   function refuse(res: ServerResponse, error: ApiError, headers: Record<string, string | number> = {}, req?: IncomingMessage): void {
     const requestId = newRequestId();
-    res.writeHead(error.status, { ...headers, "content-type": "application/json", "x-request-id": requestId });
+    res.writeHead(error.status, { ...error.headers, ...headers, "content-type": "application/json", "x-request-id": requestId });
     // A body left unread is not waited for: the connection closes once the answer is out.
     res.end(JSON.stringify(toEnvelope(error, requestId)), () => req?.destroy());
   }

@@ -19,13 +19,17 @@ function post(baseUrl: string, { claimed, send, headers = {} }: { claimed?: numb
     const url = new URL("/api/github/webhooks", baseUrl);
     let sent = 0;
     const req = request(url, { method: "POST", headers: { "content-type": "application/json", "x-github-event": "push", "x-github-delivery": randomUUID(), "x-hub-signature-256": `sha256=${"0".repeat(64)}`, ...(claimed !== undefined ? { "content-length": String(claimed) } : {}), ...headers } });
+    let answered = false;
     req.on("response", (res) => {
+      answered = true;
       const answeredAt = sent;
       let body = "";
       res.on("data", (chunk) => (body += chunk));
       res.on("end", () => resolve({ status: res.statusCode ?? 0, body, sentBeforeAnswer: answeredAt }));
+      res.on("error", () => resolve({ status: res.statusCode ?? 0, body, sentBeforeAnswer: answeredAt }));
     });
-    req.on("error", (error) => (sent > 0 ? undefined : reject(error)));
+    // The service closes the connection once it has refused a body: status 0 when the answer was lost to that.
+    req.on("error", (error) => (answered ? undefined : sent > 0 ? resolve({ status: 0, body: "", sentBeforeAnswer: sent }) : reject(error)));
     const chunk = Buffer.alloc(64 * 1024, 120);
     const pump = () => {
       while (sent < send) {
@@ -75,6 +79,17 @@ describe("attacks on the GitHub webhook route", () => {
       expect(JSON.parse(unsigned.body).error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ path: "headers.x-hub-signature-256" }] });
       expect((await fetch(`${t.baseUrl}/healthz`)).status).toBe(200);
       expect(deliveries()).toBe(before);
+    });
+  });
+
+  describe("a second review: many unsigned bodies at once", () => {
+    it("holds no more than two of GitHub's largest bodies unverified at once: the rest are refused while they stream", async () => {
+      const answers = await Promise.all([1, 2, 3, 4].map(() => post(t.baseUrl, { send: 24 * MB })));
+      const statuses = answers.map((a) => a.status);
+      // Refused while streaming (429, or the connection closed on it), or read whole and dropped (400): never kept beyond the budget.
+      expect(statuses.filter((status) => status === 429 || status === 0).length).toBeGreaterThanOrEqual(1);
+      expect(statuses.every((status) => status === 400 || status === 429 || status === 0)).toBe(true);
+      expect((await fetch(`${t.baseUrl}/healthz`)).status).toBe(200);
     });
   });
 
