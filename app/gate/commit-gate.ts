@@ -68,8 +68,14 @@ export function makeCommitGate(deps: GateDeps & { appOctokit: () => Promise<Pick
       try {
         const octokit = await deps.octokitFor(installationId);
         const commit = await resolveCommit(octokit, { installationId, repository: { id: repository.github_id, full_name, default_branch }, headSha: commitSha, branch: undefined, rerun }, known);
+        // A commit of the default branch is the baseline (and the flakiness history) of pull requests:
+        // a key may not roll its dice again; a writer's Re-run on GitHub may.
+        if (rerun && commit.baseSha === null && commit.pullRequest === null) {
+          throw notGated(`${full_name}@${commitSha.slice(0, 7)} is a commit of ${default_branch}, which pull requests are judged against: its runs are started again only by someone with write access (the check run's Re-run).`);
+        }
         outcome = await gateCommit(deps, commit);
       } catch (error) {
+        if (error instanceof ApiError) throw error;
         if (statusOf(error) === 404 || statusOf(error) === 422) throw notGated(`GitHub does not know the commit ${commitSha} in ${full_name}.`);
         throw githubUnavailable(error, `gating ${full_name}@${commitSha.slice(0, 7)}`);
       }

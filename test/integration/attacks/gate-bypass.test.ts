@@ -162,6 +162,15 @@ describe("attacks on the release gate", () => {
       expect(asked.body).toMatchObject({ decision_id: decision.decision_id, planned_by: "app", status: "BLOCKED" });
     });
 
+    it("does not let a workflow's key start the default branch's runs again: they are the baseline pull requests are judged against", async () => {
+      const ci = await workflowKey();
+      const baseline = await decisionOf(main);
+      const rerun = await ci.post(`/v1/release-decisions/${baseline.decision_id}/attempts`, {});
+      expect(rerun.status).toBe(422);
+      expect(rerun.body.error).toMatchObject({ code: "COMMIT_NOT_GATED", message: expect.stringContaining("judged against") });
+      expect((await decisionOf(main)).attempt).toBe(baseline.attempt);
+    });
+
     it("keeps a workflow's key to its own repository", async () => {
       const ci = await workflowKey(OTHER);
       const head = headCommit(files());
