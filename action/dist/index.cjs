@@ -57905,6 +57905,11 @@ function policyChanges(base, head) {
   const changes = [];
   const add = (kind, where, message) => changes.push({ kind, where, message });
   if (base.config) compareConfigs(base.config, head.config, add);
+  for (const [run2, deployment] of base.runs ?? []) {
+    if (!head.runs) break;
+    if (!head.runs.has(run2)) add("removed", CONFIG, `${run2} no longer runs`);
+    else if (head.runs.get(run2) !== deployment) add("changed", CONFIG, `${run2} tests ${head.runs.get(run2) ? `the deployment of '${head.runs.get(run2)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`);
+  }
   for (const [name, baseSpec] of base.specs) {
     const headSpec = head.specs.get(name);
     if (!headSpec) add("removed", name, `the spec '${name}' is removed`);
@@ -57994,6 +57999,7 @@ function compareSpecs(name, base, head, add) {
       add("changed", at(c.spec_path), `the check '${c.case_id}' is changed: approve it if it is not weaker`);
     }
   }
+  compareMetricSamples(at, base, head, add);
   const baseBudget = base.defaults?.budget;
   const headBudget = head.defaults?.budget;
   if (baseBudget?.max_tokens !== void 0 && (headBudget?.max_tokens === void 0 || headBudget.max_tokens > baseBudget.max_tokens)) {
@@ -58009,6 +58015,24 @@ function compareSpecs(name, base, head, add) {
     const other = headGates.get(gate.id);
     if (!other) add("removed", at(`gates[${g}]`), `the gate '${gate.id}' is removed`);
     else compareGates(at(`gates[${g}].require`), gate, other, add);
+  });
+}
+function compareMetricSamples(at, base, head, add) {
+  const samplesOf = (spec, metric) => {
+    const samples = /* @__PURE__ */ new Map();
+    for (const c of scenarioCases(spec)) {
+      if (c.scenario.metrics?.some((m) => m.id === metric)) samples.set(c.id, c.scenario.repeat ?? spec.defaults?.repeat ?? 1);
+    }
+    return samples;
+  };
+  base.gates.forEach((gate, g) => {
+    const metric = gate.require.metric;
+    if (metric === void 0 || gate.require.min_pass_rate === void 0) return;
+    const was = samplesOf(base, metric);
+    const added = [...samplesOf(head, metric)].filter(([id, repeat]) => repeat > (was.get(id) ?? 0)).map(([id]) => id);
+    if (added.length > 0) {
+      add("changed", at(`gates[${g}].require.metric`), `the gate '${gate.id}' would count more samples of '${metric}' (${added.slice(0, 5).join(", ")}${added.length > 5 ? ` and ${added.length - 5} more` : ""}): approve it if they do not carry failing ones over the bar`);
+    }
   });
 }
 function compareRepeat(where, base, head, add) {
@@ -58053,15 +58077,23 @@ var loadSpecDocumentHere = async (path, bytes, readFile) => {
 };
 async function readPolicy(config2, paths, readFile, loadDocument = loadSpecDocumentHere) {
   const specs = /* @__PURE__ */ new Map();
-  if (!config2) return { config: config2, specs };
-  const specPaths = new Set(planConfigRuns(config2, paths).pairs.map((pair) => pair.specPath));
-  for (const path of [...specPaths].sort()) {
+  const runs = /* @__PURE__ */ new Map();
+  if (!config2) return { config: config2, specs, runs };
+  const { pairs } = planConfigRuns(config2, paths);
+  const nameOf = /* @__PURE__ */ new Map();
+  for (const path of [...new Set(pairs.map((pair) => pair.specPath))].sort()) {
     const bytes = await readFile(path);
     if (!bytes) continue;
     const document = await loadDocument(path, bytes, readFile);
-    if (document && !specs.has(document.name)) specs.set(document.name, document);
+    if (!document) continue;
+    nameOf.set(path, document.name);
+    if (!specs.has(document.name)) specs.set(document.name, document);
   }
-  return { config: config2, specs };
+  for (const pair of pairs) {
+    const name = nameOf.get(pair.specPath);
+    if (name) runs.set(`'${name}' in ${pair.environmentName}`, pair.onDeployment ?? null);
+  }
+  return { config: config2, specs, runs };
 }
 
 // app/repository/base-branch.ts

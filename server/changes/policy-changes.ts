@@ -47,16 +47,24 @@ export interface PolicyChange {
   message: string;
 }
 
-/** A branch's `.assure/`: its config, and its specs by name. */
+/** A branch's `.assure/`: its config, its specs by name, and which spec runs in which environment (against which deployment). */
 export interface Policy {
   config: AssureConfig | null;
   specs: ReadonlyMap<string, TestSpecDocument>;
+  /** `'<spec name>' in <environment>` → the GitHub environment whose deployment it tests, or null. */
+  runs?: ReadonlyMap<string, string | null> | undefined;
 }
 
 export function policyChanges(base: Policy, head: Policy): PolicyChange[] {
   const changes: PolicyChange[] = [];
   const add = (kind: PolicyChange["kind"], where: string, message: string) => changes.push({ kind, where, message });
   if (base.config) compareConfigs(base.config, head.config, add);
+  // A spec moved to a file another entry runs elsewhere runs elsewhere, whatever the globs say.
+  for (const [run, deployment] of base.runs ?? []) {
+    if (!head.runs) break;
+    if (!head.runs.has(run)) add("removed", CONFIG, `${run} no longer runs`);
+    else if (head.runs.get(run) !== deployment) add("changed", CONFIG, `${run} tests ${head.runs.get(run) ? `the deployment of '${head.runs.get(run)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`);
+  }
   for (const [name, baseSpec] of base.specs) {
     const headSpec = head.specs.get(name);
     if (!headSpec) add("removed", name, `the spec '${name}' is removed`);
@@ -165,6 +173,8 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
     }
   }
 
+  compareMetricSamples(at, base, head, add);
+
   const baseBudget = base.defaults?.budget;
   const headBudget = head.defaults?.budget;
   if (baseBudget?.max_tokens !== undefined && (headBudget?.max_tokens === undefined || headBudget.max_tokens > baseBudget.max_tokens)) {
@@ -183,6 +193,30 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
     const other = headGates.get(gate.id);
     if (!other) add("removed", at(`gates[${g}]`), `the gate '${gate.id}' is removed`);
     else compareGates(at(`gates[${g}].require`), gate, other, add);
+  });
+}
+
+/**
+ * A metric gate judges the pass rate of every sample of its metric, in every scenario (and row)
+ * that has it: samples the head adds — a new scenario or row with that metric, more repeats of one —
+ * can carry a failing one over the bar without the agent changing.
+ */
+function compareMetricSamples(at: (path: string) => string, base: TestSpecDocument, head: TestSpecDocument, add: Add): void {
+  const samplesOf = (spec: TestSpecDocument, metric: string) => {
+    const samples = new Map<string, number>();
+    for (const c of scenarioCases(spec)) {
+      if (c.scenario.metrics?.some((m) => m.id === metric)) samples.set(c.id, c.scenario.repeat ?? spec.defaults?.repeat ?? 1);
+    }
+    return samples;
+  };
+  base.gates.forEach((gate, g) => {
+    const metric = gate.require.metric;
+    if (metric === undefined || gate.require.min_pass_rate === undefined) return;
+    const was = samplesOf(base, metric);
+    const added = [...samplesOf(head, metric)].filter(([id, repeat]) => repeat > (was.get(id) ?? 0)).map(([id]) => id);
+    if (added.length > 0) {
+      add("changed", at(`gates[${g}].require.metric`), `the gate '${gate.id}' would count more samples of '${metric}' (${added.slice(0, 5).join(", ")}${added.length > 5 ? ` and ${added.length - 5} more` : ""}): approve it if they do not carry failing ones over the bar`);
+    }
   });
 }
 

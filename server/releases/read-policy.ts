@@ -19,13 +19,22 @@ export const loadSpecDocumentHere: LoadSpecDocument = async (path, bytes, readFi
  */
 export async function readPolicy(config: AssureConfig | null, paths: readonly string[], readFile: ReadFile, loadDocument: LoadSpecDocument = loadSpecDocumentHere): Promise<Policy> {
   const specs = new Map<string, TestSpecDocument>();
-  if (!config) return { config, specs };
-  const specPaths = new Set(planConfigRuns(config, paths).pairs.map((pair) => pair.specPath));
-  for (const path of [...specPaths].sort()) {
+  const runs = new Map<string, string | null>();
+  if (!config) return { config, specs, runs };
+  const { pairs } = planConfigRuns(config, paths);
+  const nameOf = new Map<string, string>();
+  for (const path of [...new Set(pairs.map((pair) => pair.specPath))].sort()) {
     const bytes = await readFile(path);
     if (!bytes) continue;
     const document = await loadDocument(path, bytes, readFile);
-    if (document && !specs.has(document.name)) specs.set(document.name, document);
+    if (!document) continue;
+    nameOf.set(path, document.name);
+    if (!specs.has(document.name)) specs.set(document.name, document);
   }
-  return { config, specs };
+  // Which spec (by name, wherever its file is) runs in which environment, and against which deployment.
+  for (const pair of pairs) {
+    const name = nameOf.get(pair.specPath);
+    if (name) runs.set(`'${name}' in ${pair.environmentName}`, pair.onDeployment ?? null);
+  }
+  return { config, specs, runs };
 }

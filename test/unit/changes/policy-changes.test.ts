@@ -119,7 +119,6 @@ describe("policy changes of a pull request against its base branch", () => {
         spec.scenarios[0].metrics[0].threshold = Math.min(1, spec.scenarios[0].metrics[0].threshold + 0.05);
         spec.gates[metricGate].require.min_pass_rate = Math.min(1, spec.gates[metricGate].require.min_pass_rate + 0.05);
         spec.gates.push({ id: "MORE", require: { expectations: "all" } });
-        spec.defaults.repeat = 5;
         config.runs[0].environments.push("production");
         config.forks = "approve";
       }),
@@ -164,6 +163,27 @@ describe("everything that defines a case is policy", () => {
       "changed .assure/config.yml: runs: '.assure/specs/*.yaml in staging' tests the deployment of 'preview' instead of the environment's own agent",
       "changed .assure/config.yml: runs: '.assure/specs/*.yaml in preview' tests the deployment of 'preview' instead of the environment's own agent",
     ]);
+  });
+});
+
+describe("policy changes that dilute a metric gate, or move a spec to another environment", () => {
+  const metricGate = EXAMPLE.gates.find((g: { require: { metric?: string } }) => g.require.metric !== undefined);
+  const metric = metricGate.require.metric as string;
+
+  it("lists samples of a gated metric added by more repeats or a new scenario with that metric", () => {
+    expect(messages((spec) => (spec.defaults.repeat = 50))).toEqual([expect.stringMatching(new RegExp(`^changed refund-agent: gates\\[\\d\\]\\.require\\.metric: the gate '${metricGate.id}' would count more samples of '${metric}'`))]);
+    const filler = messages((spec) => spec.scenarios.push({ id: "filler", repeat: 300, turns: [{ user: "Hello" }], metrics: [{ id: metric, threshold: 0, criteria: "Anything." }] }));
+    expect(filler).toEqual([expect.stringContaining("would count more samples") ]);
+    // A scenario without the metric adds nothing to it.
+    expect(messages((spec) => spec.scenarios.push({ id: "other", turns: [{ user: "Hello", expect: [{ response: { matches: "." } }] }] }))).toEqual([]);
+  });
+
+  it("lists a spec that runs in another environment after its file moved, though the globs are the same", () => {
+    const config = AssureConfig.parse({ version: 1, project: "p", runs: [{ specs: [".assure/prod/*.yaml"], environments: ["production"] }, { specs: [".assure/stub/*.yaml"], environments: ["stub"] }] });
+    const spec = TestSpecDocument.parse(EXAMPLE);
+    const base: Policy = { config, specs: new Map([[spec.name, spec]]), runs: new Map([["'refund-agent' in production", null]]) };
+    const head: Policy = { config, specs: new Map([[spec.name, spec]]), runs: new Map([["'refund-agent' in stub", null]]) };
+    expect(policyChanges(base, head).map((c) => `${c.kind} ${c.message}`)).toEqual(["removed 'refund-agent' in production no longer runs"]);
   });
 });
 
