@@ -64,12 +64,15 @@ async function pressApprovePolicy(deps: GateDeps, commit: CommitToGate, sender: 
     return;
   }
   const author = await pullRequestAuthor(deps, commit);
+  const committers = await pullRequestCommitters(deps, commit);
   const refusal =
     permission !== "admin" && permission !== "write"
       ? `has ${permission} access (approving needs write)`
       : sender === author
         ? "is the pull request's author (someone else must approve its policy changes)"
-        : null;
+        : committers.has(sender)
+          ? "wrote or committed commits of the pull request (someone else must approve its policy changes)"
+          : null;
   const press = { repository_id: commit.repository.id, head_sha: commit.headSha, login: sender, permission, granted: (refusal ? 0 : 1) as 0 | 1, pressed_at: deps.clock.now().toISOString(), delivery_id: deliveryId };
   await deps.store.write(["recordApprovalPress", { ...press, action: APPROVE_POLICY, refusal }]);
   if (refusal) {
@@ -84,6 +87,13 @@ async function pullRequestAuthor(deps: GateDeps, commit: CommitToGate): Promise<
   const octokit = await deps.octokitFor(commit.installationId);
   const { data } = await octokit.rest.pulls.get({ ...repositoryRef(commit.repository.full_name), pull_number: commit.pullRequest! });
   return data.user?.login;
+}
+
+/** Who wrote or committed the pull request's commits (GitHub users): none of them may approve its policy changes. */
+async function pullRequestCommitters(deps: GateDeps, commit: CommitToGate): Promise<Set<string>> {
+  const octokit = await deps.octokitFor(commit.installationId);
+  const commits = await octokit.paginate(octokit.rest.pulls.listCommits, { ...repositoryRef(commit.repository.full_name), pull_number: commit.pullRequest!, per_page: 100 });
+  return new Set(commits.flatMap((c) => [c.author?.login, c.committer?.login]).filter((login): login is string => Boolean(login)));
 }
 
 /** A user's permission on the repository, as GitHub says it (maintain counts as write); none if GitHub does not know them. */

@@ -53,8 +53,8 @@ interface Repository {
   default_branch: string;
   /** Files at each commit. */
   commits: Map<string, Map<string, Buffer>>;
-  /** Each commit's parents and when it was committed (for compare and the commit list). */
-  history: Map<string, { parents: string[]; committed_at: string }>;
+  /** Each commit's parents, when it was committed (for compare and the commit list), and by whom (a GitHub login). */
+  history: Map<string, { parents: string[]; committed_at: string; author?: string | undefined }>;
   checkRuns: StandInCheckRun[];
   permissions: Map<string, "admin" | "write" | "read" | "none">;
   /** Pull requests by number: who opened them, and (when the test says) their head and base. */
@@ -307,6 +307,13 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
           commits: ahead.map((sha) => commitItem(repository, sha)),
         });
       }
+      case "get /repos/{owner}/{repo}/pulls/{pull_number}/commits": {
+        const pull = repository.pullRequests.get(Number(params.pull_number));
+        if (!pull?.head) return json(res, 404, { message: "Not Found" });
+        const ofBase = new Set(pull.base?.sha ? ancestors(repository, pull.base.sha) : []);
+        const commits = ancestors(repository, pull.head.sha).filter((sha) => !ofBase.has(sha) && repository.history.has(sha)).reverse();
+        return json(res, 200, commits.map((sha) => commitItem(repository, sha)));
+      }
       case "get /repos/{owner}/{repo}/pulls/{pull_number}": {
         const pull = repository.pullRequests.get(Number(params.pull_number));
         if (!pull) return json(res, 404, { message: "Not Found" });
@@ -459,11 +466,11 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
       fullName: string,
       sha: string,
       files: Record<string, string | Buffer>,
-      { parents = [], committed_at = new Date().toISOString(), branch }: { parents?: string[]; committed_at?: string; branch?: string } = {},
+      { parents = [], committed_at = new Date().toISOString(), branch, author }: { parents?: string[]; committed_at?: string; branch?: string; author?: string } = {},
     ) {
       const repository = repositories.get(fullName)!;
       repository.commits.set(sha, new Map(Object.entries(files).map(([path, content]) => [path, Buffer.from(content)])));
-      repository.history.set(sha, { parents, committed_at });
+      repository.history.set(sha, { parents, committed_at, author });
       if (branch) repository.branches.set(branch, sha);
     },
     /** A file of a commit, as text. */
@@ -548,10 +555,13 @@ function ancestors(repository: Repository, sha: string): string[] {
 }
 
 function commitItem(repository: Repository, sha: string) {
-  const { parents, committed_at } = repository.history.get(sha) ?? { parents: [], committed_at: new Date(0).toISOString() };
+  const { parents, committed_at, author } = repository.history.get(sha) ?? { parents: [], committed_at: new Date(0).toISOString() };
   const person = { name: "Dev", email: "dev@example.com", date: committed_at };
+  const user = author ? { login: author, id: 1, type: "User" } : null;
   return {
     sha,
+    author: user,
+    committer: user,
     node_id: `C_${sha}`,
     url: `https://api.github.com/repos/${repository.full_name}/commits/${sha}`,
     html_url: `https://github.com/${repository.full_name}/commit/${sha}`,

@@ -142,6 +142,9 @@ const changesOf = (changes: DecisionChanges): DecisionChanges => ({
   usage: changes.usage ?? [],
 });
 
+/** What an approval of a decision's policy changes approves: their content address. */
+const policyHashOf = (base: DecisionBase | null) => contentAddress(base?.policy_changes ?? []);
+
 const waitOf = (slot: Pick<SlotRow, "waiting_for" | "wait_until">) =>
   slot.waiting_for !== null && slot.wait_until !== null ? { for: slot.waiting_for, until: slot.wait_until } : null;
 
@@ -224,12 +227,12 @@ export function makeReleaseDecisionsStore(
   const waiverById = db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
     WHERE w.decision_id = ? AND w.waiver_id = ? AND w.run_id IS NOT NULL`);
   const approvalsOf = db.prepare("SELECT * FROM waivers WHERE decision_id = ? AND run_id IS NULL ORDER BY waiver_id");
-  const inForce = db.prepare(`SELECT w.waiver_id, w.run_id, w.gate_id FROM waivers w
+  const inForce = db.prepare(`SELECT w.waiver_id, w.run_id, w.gate_id, w.policy_hash FROM waivers w
     WHERE w.decision_id = ? AND w.revokes IS NULL AND (w.expires_at IS NULL OR w.expires_at > ?)
       AND NOT EXISTS (SELECT 1 FROM waivers r WHERE r.revokes = w.waiver_id)`);
   const insertWaiver = db.prepare(`INSERT INTO waivers
-      (waiver_id, decision_id, run_id, gate_id, reason, expires_at, revokes, created_by_key, created_by_login, created_at)
-    VALUES (@waiver_id, @decision_id, @run_id, @gate_id, @reason, @expires_at, @revokes, @created_by_key, @created_by_login, @created_at)`);
+      (waiver_id, decision_id, run_id, gate_id, reason, expires_at, revokes, created_by_key, created_by_login, created_at, policy_hash)
+    VALUES (@waiver_id, @decision_id, @run_id, @gate_id, @reason, @expires_at, @revokes, @created_by_key, @created_by_login, @created_at, @policy_hash)`);
 
   const lastEvent = db.prepare("SELECT COALESCE(MAX(sequence), 0) FROM release_decision_events WHERE decision_id = ?").pluck();
   const insertEvent = db.prepare(`INSERT INTO release_decision_events (decision_id, sequence, event_id, type, occurred_at, run_id, data)
@@ -435,11 +438,15 @@ export function makeReleaseDecisionsStore(
           : null,
       };
     });
-    const waivers = (inForce.all(decisionId, now) as Pick<WaiverRow, "waiver_id" | "run_id" | "gate_id">[]).map((w) => ({
-      run_id: w.run_id,
-      gate_id: w.gate_id,
-      ref: w.run_id === null ? policyApprovalPath(decisionId, w.waiver_id) : waiverPath(decisionId, w.waiver_id),
-    }));
+    // An approval of policy changes lifts the gate `policy` only while the changes are those it approved.
+    const approvedNow = policyHashOf(base);
+    const waivers = (inForce.all(decisionId, now) as (Pick<WaiverRow, "waiver_id" | "run_id" | "gate_id"> & { policy_hash: string | null })[])
+      .filter((w) => w.run_id !== null || w.policy_hash === null || w.policy_hash === approvedNow)
+      .map((w) => ({
+        run_id: w.run_id,
+        gate_id: w.gate_id,
+        ref: w.run_id === null ? policyApprovalPath(decisionId, w.waiver_id) : waiverPath(decisionId, w.waiver_id),
+      }));
     const decided = decideRelease(slots, waivers, now, { changes: base?.policy_changes ?? [], mode: base?.settings.policy_changes ?? "require_approval" });
     const reasons = JSON.stringify(decided.reasons);
     const changes = baseline?.found ? JSON.stringify(summarizeChanges(compared)) : null;
@@ -592,7 +599,7 @@ export function makeReleaseDecisionsStore(
       },
       /** Records a waiver, refreshes the decision, and schedules its refresh when the waiver expires. */
       addWaiver(waiver: NewWaiver, now: string): Waiver {
-        insertWaiver.run({ ...waiver, revokes: null, created_by_key: waiver.created_by.key_id, created_by_login: waiver.created_by.github_login, created_at: now });
+        insertWaiver.run({ ...waiver, revokes: null, created_by_key: waiver.created_by.key_id, created_by_login: waiver.created_by.github_login, created_at: now, policy_hash: null });
         if (waiver.expires_at !== null) {
           jobs.enqueueJob({
             task: REFRESH_RELEASE_DECISION,
@@ -607,7 +614,9 @@ export function makeReleaseDecisionsStore(
       },
       /** Records an approval of the head's policy changes, and refreshes the decision. */
       approvePolicy(approval: Pick<NewWaiver, "decision_id" | "reason" | "created_by"> & { approval_id: string }, now: string): PolicyApproval {
+        const row = byId.get(approval.decision_id) as DecisionRow;
         insertWaiver.run({
+          policy_hash: policyHashOf(row.base ? (JSON.parse(row.base) as DecisionBase) : null),
           waiver_id: approval.approval_id,
           decision_id: approval.decision_id,
           run_id: null,
@@ -628,6 +637,7 @@ export function makeReleaseDecisionsStore(
         if (target.revoked_by !== null) return undefined;
         insertWaiver.run({
           ...revocation,
+          policy_hash: null,
           run_id: target.run_id,
           gate_id: target.gate_id,
           expires_at: null,

@@ -29,6 +29,7 @@ import oidcSignIn from "./0026-oidc-sign-in.js";
 import deliveryBodies from "./0027-delivery-bodies.js";
 import fairClaims from "./0028-fair-claims.js";
 import webhookFairness from "./0029-webhook-fairness.js";
+import approvedPolicy from "./0030-approved-policy.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -76,6 +77,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 27, name: "delivery-bodies", sql: deliveryBodies },
   { version: 28, name: "fair-claims", sql: fairClaims },
   { version: 29, name: "webhook-fairness", sql: webhookFairness },
+  { version: 30, name: "approved-policy", sql: approvedPolicy },
 ];
 
 /** The schema version this build migrates to. */

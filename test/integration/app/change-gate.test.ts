@@ -150,6 +150,23 @@ describe("the release gate on what a pull request changes", () => {
     expect(approvals).toEqual([expect.objectContaining({ created_by: { key_id: null, github_login: "maintainer" } })]);
   });
 
+  it("refuses the approval of a writer who pushed commits to another's pull request: a change must not approve itself", async () => {
+    const head = nextSha();
+    const number = ++pullNumbers;
+    github.commit(REPOSITORY.full_name, head, files(spec((s) => s.scenarios.splice(1, 1))), { parents: [main], committed_at: "2026-11-22T10:00:00Z", author: "pusher" });
+    github.pullRequest(REPOSITORY.full_name, number, { author: "teammate" });
+    github.setPermission(REPOSITORY.full_name, "pusher", "write");
+    await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head, base: main, number }));
+    expect((await completed(head)).conclusion).toBe("action_required");
+    await github.deliver(t.baseUrl, "check_run", checkRunEvent(REPOSITORY, { action: "requested_action", name: "assure/release-gate", head, identifier: "approve-policy", sender: "pusher" }));
+    const refused = await waitFor(() => {
+      const run = github.currentCheckRun(REPOSITORY.full_name, head);
+      return run?.output.summary?.includes("@pusher pressed") ? run : undefined;
+    }, "the refused press on the check run");
+    expect(refused.output.summary).toContain("wrote or committed commits of the pull request");
+    expect((await decisionOf(head)).status).toBe("BLOCKED");
+  });
+
   it("needs no approval for a head that only adds cases", async () => {
     const { head } = await openPullRequest(main, files(spec((s) => s.scenarios.push({ ...s.scenarios[0]!, id: "full-refund-again" }))));
     const run = await completed(head);
