@@ -57856,26 +57856,38 @@ async function readFileAt(octokit, repository, sha, path) {
 }
 async function listFilesAt(octokit, repository, sha) {
   const { data } = await octokit.rest.git.getTree({ ...repository, tree_sha: sha, recursive: "1" });
-  return data.tree.filter((entry) => entry.type === "blob" && entry.path).map((entry) => entry.path);
+  return new Map(data.tree.filter((entry) => entry.type === "blob" && entry.path).map((entry) => [entry.path, entry.size ?? 0]));
 }
+var MAX_FILE_BYTES = 10 * 1024 * 1024;
+var MAX_COMMIT_BYTES = 64 * 1024 * 1024;
 async function openCommit(octokit, repository, sha, fallbackRef) {
   for (const ref of fallbackRef ? [sha, fallbackRef] : [sha]) {
-    let paths;
+    let sizes;
     try {
-      paths = await listFilesAt(octokit, repository, ref);
+      sizes = await listFilesAt(octokit, repository, ref);
     } catch (error63) {
       if (status(error63) === 404) continue;
       throw error63;
     }
-    const present = new Set(paths);
     const reads = /* @__PURE__ */ new Map();
+    let budget = MAX_COMMIT_BYTES;
+    const tooLarge = (path) => {
+      const size = sizes.get(path);
+      if (size === void 0 || reads.has(path)) return void 0;
+      if (size > MAX_FILE_BYTES) return `${path} is ${size} bytes; the App reads files of at most ${MAX_FILE_BYTES}`;
+      if (size > budget) return `${path} would take the App past the ${MAX_COMMIT_BYTES} bytes it reads of a commit`;
+      return void 0;
+    };
     const read = (path) => {
-      if (!present.has(path)) return Promise.resolve(void 0);
+      if (!sizes.has(path) || tooLarge(path)) return Promise.resolve(void 0);
       let bytes = reads.get(path);
-      if (!bytes) reads.set(path, bytes = readFileAt(octokit, repository, ref, path));
+      if (!bytes) {
+        budget -= sizes.get(path);
+        reads.set(path, bytes = readFileAt(octokit, repository, ref, path));
+      }
       return bytes;
     };
-    return { ref, paths, read };
+    return { ref, paths: [...sizes.keys()], read, tooLarge };
   }
   return void 0;
 }
@@ -58134,7 +58146,7 @@ async function pullRequestBase(octokit, repository, sides, loadDocument = loadSp
   const settings = baseConfig ? { baseline: baseConfig.baseline, flaky: baseConfig.flaky, policy_changes: baseConfig.policy_changes } : DEFAULT_CHANGE_SETTINGS;
   const commits = await baseBranchChain(octokit, repository, sides.baseSha, sides.headSha, settings.baseline.depth);
   if (!commits || commits.length === 0) return void 0;
-  const baseFiles = await openCommit(octokit, repository, sides.baseSha);
+  const baseFiles = await openCommit(octokit, repository, sides.policySha ?? sides.baseSha);
   const basePolicy = baseFiles ? await readPolicy(baseConfig, baseFiles.paths, baseFiles.read, loadDocument) : await readPolicy(null, [], () => void 0);
   const headPolicy = await readPolicy(sides.headConfig, sides.headFiles.paths, sides.headFiles.read, loadDocument);
   return { commits, settings, policy_changes: policyChanges(basePolicy, headPolicy).slice(0, 1e3) };

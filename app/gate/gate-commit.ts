@@ -39,6 +39,12 @@ export interface CommitToGate {
    * commit of the default branch (a baseline).
    */
   baseSha: string | null;
+  /**
+   * The commit whose `.assure/` is the policy, when it is not `baseSha`: the default branch's tip
+   * for a pull request into another branch — a pull request does not choose its own policy by
+   * choosing its base.
+   */
+  policySha?: string | null | undefined;
   /** `refs/heads/<branch>` of the head, when known. */
   ref: string | null;
   pullRequest: number | null;
@@ -64,7 +70,8 @@ export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<
   // A fork's commits live in the base repository; if it does not serve one by SHA, its pull ref does.
   const files = await openCommit(octokit, repository, commit.headSha, commit.fork && commit.pullRequest ? `refs/pull/${commit.pullRequest}/head` : undefined);
   const headConfig = await files?.read(ASSURE_CONFIG_PATH);
-  const baseConfig = commit.baseSha ? await readFileAt(octokit, repository, commit.baseSha, ASSURE_CONFIG_PATH) : undefined;
+  const policySha = commit.policySha ?? commit.baseSha;
+  const baseConfig = policySha ? await readFileAt(octokit, repository, policySha, ASSURE_CONFIG_PATH) : undefined;
   if (!headConfig && !baseConfig) {
     deps.log.info(`${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: no ${ASSURE_CONFIG_PATH}; not gated`);
     return undefined;
@@ -209,7 +216,12 @@ async function baseOfHead(
     const read = await deps.specReader.readRepositoryFile(where(path), bytes, readFile);
     return read.ok ? read.document : undefined;
   };
-  const base = await pullRequestBase(octokit, repositoryRef(commit.repository.full_name), { baseSha: commit.baseSha!, headSha: commit.headSha, baseConfig, headConfig, headFiles }, loadDocument);
+  const base = await pullRequestBase(
+    octokit,
+    repositoryRef(commit.repository.full_name),
+    { baseSha: commit.baseSha!, policySha: commit.policySha ?? commit.baseSha!, headSha: commit.headSha, baseConfig, headConfig, headFiles },
+    loadDocument,
+  );
   if (!base) deps.log.warn(`${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: GitHub knows no merge base with ${commit.baseSha!.slice(0, 7)}; not compared`);
   return base;
 }

@@ -114,12 +114,17 @@ async function registerSpec(
 ): Promise<{ test_spec_id: string; spec_version: string; name: string } | null> {
   const bytes = await files.read(path);
   if (!bytes) {
-    annotations.push({ path, line: 1, message: "the file could not be read at this commit" });
+    annotations.push({ path, line: 1, message: files.tooLarge(path) ?? "the file could not be read at this commit" });
     return null;
   }
   const added = await addRepositorySpec(deps, projectId, { repository: commit.repository.full_name, commit_sha: commit.headSha, path }, bytes, (table) => files.read(table));
   if (!added.ok) {
     for (const problem of added.problems) annotations.push({ path: problem.file, line: problem.line, message: `${problem.path}: ${problem.message}` });
+    // A table too large to read is "not in the repository" to the reader: say why.
+    for (const table of new Set(added.problems.map((problem) => /'(\.assure\/[^']+)' is not in the repository/.exec(problem.message)?.[1]).filter((file): file is string => Boolean(file)))) {
+      const why = files.tooLarge(table);
+      if (why) annotations.push({ path, line: 1, message: why });
+    }
     return null;
   }
   const { spec } = added;

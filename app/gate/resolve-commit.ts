@@ -11,7 +11,7 @@ export interface CommitHint {
   /** The branch the event names (`refs/heads/…` stripped); null when it names none (a fork's check suite); undefined when it cannot say (an API request). */
   branch: string | null | undefined;
   /** The pull request a `pull_request` event is about: then GitHub need not be asked. */
-  pullRequest?: { number: number; baseSha: string; fork: boolean } | undefined;
+  pullRequest?: { number: number; baseSha: string; baseRef: string; fork: boolean } | undefined;
   rerun: boolean;
 }
 
@@ -32,9 +32,15 @@ export async function resolveCommit(octokit: Octokit, hint: CommitHint, known: G
   const { installationId, headSha, rerun } = hint;
   const commit = { installationId, repository: { id: hint.repository.id, full_name: hint.repository.full_name }, headSha, rerun };
   const stickyFork = known?.fork === 1;
+  const defaultBranchOf = async () => hint.repository.default_branch ?? (await octokit.rest.repos.get({ ...repository })).data.default_branch;
+  // Into another branch than the default one, the default branch's policy holds: a pull request does not choose its own.
+  const policyOf = async (baseRef: string) => {
+    const defaultBranch = await defaultBranchOf();
+    return baseRef === defaultBranch ? null : await tipOf(octokit, repository, defaultBranch);
+  };
   if (hint.pullRequest) {
-    const { number, baseSha, fork } = hint.pullRequest;
-    return { ...commit, baseSha, ref: hint.branch ? `refs/heads/${hint.branch}` : null, pullRequest: number, fork: stickyFork || fork };
+    const { number, baseSha, baseRef, fork } = hint.pullRequest;
+    return { ...commit, baseSha, policySha: await policyOf(baseRef), ref: hint.branch ? `refs/heads/${hint.branch}` : null, pullRequest: number, fork: stickyFork || fork };
   }
   if (hint.branch !== undefined && hint.branch !== null && hint.branch === hint.repository.default_branch && !stickyFork) {
     return { ...commit, baseSha: null, ref: `refs/heads/${hint.branch}`, pullRequest: null, fork: false };
@@ -44,10 +50,10 @@ export async function resolveCommit(octokit: Octokit, hint: CommitHint, known: G
   const heads = pulls.filter((pull) => pull.state === "open" && pull.head.sha === headSha).sort((a, b) => a.number - b.number);
   const pull = heads.find((p) => p.number === known?.pull_request) ?? heads[0];
   if (pull) {
-    return { ...commit, baseSha: pull.base.sha, ref: `refs/heads/${pull.head.ref}`, pullRequest: pull.number, fork: stickyFork || isFork(pull, hint.repository.id) };
+    return { ...commit, baseSha: pull.base.sha, policySha: await policyOf(pull.base.ref), ref: `refs/heads/${pull.head.ref}`, pullRequest: pull.number, fork: stickyFork || isFork(pull, hint.repository.id) };
   }
 
-  const defaultBranch = hint.repository.default_branch ?? (await octokit.rest.repos.get({ ...repository })).data.default_branch;
+  const defaultBranch = await defaultBranchOf();
   const branch = hint.branch ?? (hint.branch === null ? null : await branchOf(octokit, repository, headSha, defaultBranch));
   if (branch === defaultBranch && !stickyFork) return { ...commit, baseSha: null, ref: `refs/heads/${branch}`, pullRequest: null, fork: false };
   // Judged against the default branch's tip: its config is the policy of a commit no pull request names.

@@ -8,6 +8,8 @@ import { openCommit, type RepositoryApi, type RepositoryRef } from "./files.js";
 /** A pull request as its comparison with the base branch needs it. */
 export interface PullRequestSides {
   baseSha: string;
+  /** The commit whose `.assure/` is the policy, when not the base: the default branch's tip for a pull request into another branch. */
+  policySha?: string | undefined;
   headSha: string;
   /** The base branch's `.assure/config.yml`, when it has a valid one: its settings judge the head. */
   baseConfig: AssureConfig | null;
@@ -32,7 +34,7 @@ export async function pullRequestBase(
   const settings: ChangeSettings = baseConfig ? { baseline: baseConfig.baseline, flaky: baseConfig.flaky, policy_changes: baseConfig.policy_changes } : DEFAULT_CHANGE_SETTINGS;
   const commits = await baseBranchChain(octokit, repository, sides.baseSha, sides.headSha, settings.baseline.depth);
   if (!commits || commits.length === 0) return undefined;
-  const baseFiles = await openCommit(octokit, repository, sides.baseSha);
+  const baseFiles = await openCommit(octokit, repository, sides.policySha ?? sides.baseSha);
   const basePolicy = baseFiles ? await readPolicy(baseConfig, baseFiles.paths, baseFiles.read, loadDocument) : await readPolicy(null, [], () => undefined);
   const headPolicy = await readPolicy(sides.headConfig, sides.headFiles.paths, sides.headFiles.read, loadDocument);
   return { commits, settings, policy_changes: policyChanges(basePolicy, headPolicy).slice(0, 1000) };

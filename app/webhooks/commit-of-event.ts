@@ -6,7 +6,8 @@ interface Payload {
   action?: string;
   installation?: { id: number };
   repository?: { id: number; full_name: string; default_branch?: string };
-  pull_request?: { number: number; head: { sha: string; ref: string; repo?: { id: number } | null }; base: { sha: string } };
+  pull_request?: { number: number; head: { sha: string; ref: string; repo?: { id: number } | null }; base: { sha: string; ref: string } };
+  changes?: { base?: unknown };
   ref?: string;
   after?: string;
   deleted?: boolean;
@@ -29,11 +30,13 @@ export function commitOfEvent(event: string, payload: Payload, isOurCheck: (name
   if (!installation || !repository) return undefined;
   const base = { installationId: installation.id, repository: { id: repository.id, full_name: repository.full_name, default_branch: repository.default_branch } };
 
-  if (event === "pull_request" && ["opened", "synchronize", "reopened"].includes(action ?? "") && payload.pull_request) {
+  // A pull request's base changed (edited) is a new base to judge its head against.
+  const baseChanged = action === "edited" && payload.changes?.base !== undefined;
+  if (event === "pull_request" && (["opened", "synchronize", "reopened"].includes(action ?? "") || baseChanged) && payload.pull_request) {
     const pr = payload.pull_request;
     // A fork's head lives in another repository (null once the fork is deleted).
     const fork = pr.head.repo?.id !== repository.id;
-    return { ...base, headSha: pr.head.sha, branch: pr.head.ref, pullRequest: { number: pr.number, baseSha: pr.base.sha, fork }, rerun: false };
+    return { ...base, headSha: pr.head.sha, branch: pr.head.ref, pullRequest: { number: pr.number, baseSha: pr.base.sha, baseRef: pr.base.ref, fork }, rerun: false };
   }
   if (event === "push" && payload.after && !payload.deleted && payload.ref === `refs/heads/${repository.default_branch}`) {
     return { ...base, headSha: payload.after, branch: repository.default_branch, rerun: false };

@@ -136,15 +136,8 @@ async function recordDeployment(deps: GateDeps, payload: DeploymentStatusPayload
   deps.log.info(`Received a deployment of ${repository.full_name}@${deployment.sha.slice(0, 7)} to '${environment}' at ${status.environment_url} (delivery ${deliveryId})`);
   const [gated] = deps.store.listGitHubCommitsOfSha(repository.id, deployment.sha);
   if (gated) {
-    await gateCommit(deps, {
-      installationId: installation.id,
-      repository: { id: repository.id, full_name: repository.full_name },
-      headSha: deployment.sha,
-      baseSha: gated.base_sha,
-      ref: gated.ref,
-      pullRequest: gated.pull_request,
-      fork: gated.fork === 1,
-      rerun: false,
-    });
+    // Gated again as GitHub knows it now: the same pull request, base and policy as any event would bring.
+    const hint = { installationId: installation.id, repository: { id: repository.id, full_name: repository.full_name }, headSha: deployment.sha, branch: gated.ref?.replace(/^refs\/heads\//, "") ?? null, rerun: false };
+    await gateCommit(deps, await resolveCommit(await deps.octokitFor(installation.id), hint, gated));
   }
 }

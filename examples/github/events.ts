@@ -24,10 +24,18 @@ function adaptRepository(payload: Record<string, any>, repository: TestRepositor
   return payload;
 }
 
-/** `pull_request` (opened, synchronize or reopened) for a head and base commit; from a fork if one is named. */
+/** `pull_request` (opened, synchronize or reopened) for a head and base commit, into the default branch unless `baseBranch` says; from a fork if one is named. */
 export function pullRequestEvent(
   repository: TestRepository,
-  { action = "opened", number = 7, head, base, branch = "feature", fork }: { action?: string; number?: number; head: string; base: string; branch?: string; fork?: { id: number; full_name: string } },
+  {
+    action = "opened",
+    number = 7,
+    head,
+    base,
+    branch = "feature",
+    baseBranch = repository.default_branch,
+    fork,
+  }: { action?: string; number?: number; head: string; base: string; branch?: string; baseBranch?: string; fork?: { id: number; full_name: string } },
 ) {
   const payload = adaptRepository(examplePayload("pull_request", action), repository);
   payload.number = number;
@@ -36,7 +44,7 @@ export function pullRequestEvent(
     ...payload.pull_request,
     number,
     head: { ...payload.pull_request.head, sha: head, ref: branch, repo: headRepo },
-    base: { ...payload.pull_request.base, sha: base, ref: repository.default_branch, repo: payload.repository },
+    base: { ...payload.pull_request.base, sha: base, ref: baseBranch, repo: payload.repository },
   };
   return payload;
 }

@@ -241,6 +241,41 @@ describe("attacks on the release gate", () => {
     });
   });
 
+  describe("a second review: a pull request does not choose its own policy", () => {
+    it("judges a head against the default branch's policy when its pull request goes into a branch that weakened it, and again when the base changes", async () => {
+      const weak = files(guardedSpec((spec) => spec.scenarios.pop()), { policy_changes: "report" });
+      const lax = nextSha();
+      github.commit(REPOSITORY.full_name, lax, weak, { parents: [main], committed_at: "2026-11-24T09:00:00Z", branch: "lax" });
+      const head = nextSha();
+      github.commit(REPOSITORY.full_name, head, weak, { parents: [lax], committed_at: "2026-11-24T10:00:00Z" });
+      const number = ++numbers;
+      await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head, base: lax, baseBranch: "lax", number, branch: `feature-${number}` }));
+      const held = await checkRun(head);
+      expect(held.conclusion).toBe("action_required");
+      const decision = await decisionOf(head);
+      expect(decision.policy_changes.map((c: { message: string }) => c.message)).toContain("the scenario 'account-deletion' is removed");
+      expect(decision.change_settings.policy_changes).toBe("require_approval");
+
+      // Moving the pull request's base is a new base: the head is judged again.
+      const edited = pullRequestEvent(REPOSITORY, { head, base: main, number, branch: `feature-${number}` });
+      Object.assign(edited, { action: "edited", changes: { base: { ref: { from: "lax" }, sha: { from: lax } } } });
+      await github.deliver(t.baseUrl, "pull_request", edited);
+      await waitFor(() => t.service.store.listGitHubCommitsOfSha(REPOSITORY.id, head)[0]?.revision === 2, "the edited pull request gated again");
+      expect((await decisionOf(head)).baseline).toMatchObject({ found: true, commit_sha: main });
+      expect(github.currentCheckRun(REPOSITORY.full_name, head)!.conclusion).toBe("action_required");
+    });
+  });
+
+  describe("a second review: files too large to read", () => {
+    it("leaves a spec file over 10 MB unread, failing the check run at that file", async () => {
+      const head = headCommit({ ...files(), ".assure/specs/huge.yaml": `# ${"x".repeat(11 * 1024 * 1024)}\n` });
+      await openPullRequest(head);
+      const run = await checkRun(head);
+      expect(run.conclusion).toBe("failure");
+      expect(run.annotations).toContainEqual(expect.objectContaining({ path: ".assure/specs/huge.yaml", message: expect.stringMatching(/bytes; the App reads files of at most 10485760$/) }));
+    });
+  });
+
   describe("finding 3: a case's conversation is part of its policy", () => {
     it("holds a head that only rewrites the failing scenario's user turn until a writer approves it", async () => {
       const head = headCommit(files(guardedSpec((spec) => (spec.scenarios.at(-1)!.turns[0]!.user = "Hello there."))));
