@@ -40,7 +40,7 @@ export async function buildService({ root = fileURLToPath(new URL("..", import.m
   // what it uses inside (Node 20's require() of an ES module can crash when two calls load it at once).
   await build({
     absWorkingDir: root,
-    entryPoints: ["server/specs/reader/reader-thread.ts"],
+    entryPoints: ["server/spec-reader/reader-thread.ts"],
     outfile: "build/specs/reader-thread.cjs",
     bundle: true,
     platform: "node",

@@ -22,7 +22,7 @@ import { PAGE_LINK_SECRET, makePageLinks } from "./pages/page-links.js";
 import { makeWebhookDeliverer } from "./webhooks/deliverer.js";
 import { LATEST_MIGRATION } from "./store/migrations/index.js";
 import type { CommitGate } from "./releases/commit-gate.js";
-import { startSpecReader } from "./specs/reader/spec-reader.js";
+import { startSpecReader } from "./spec-reader/spec-reader.js";
 
 export interface Service {
   api: Api;

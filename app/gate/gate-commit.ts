@@ -10,7 +10,7 @@ import { planAppDecision } from "../../server/releases/create-decision.js";
 import type { CreateRunDeps } from "../../server/runs/create-run.js";
 import { validateYaml } from "../../server/specs/read-yaml.js";
 import type { Logger } from "../../server/log.js";
-import type { SpecReader } from "../../server/specs/reader/spec-reader.js";
+import type { SpecReader } from "../../server/spec-reader/spec-reader.js";
 import { syncCheckRunJob } from "../checks/sync-check-run.js";
 import { gateProblem, type GateProblem } from "../checks/gate-problem.js";
 import { pullRequestBase } from "../repository/pull-request-base.js";

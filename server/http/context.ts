@@ -16,7 +16,7 @@ import type { CursorCodec } from "./cursor.js";
 import type { PageLinks } from "../pages/page-links.js";
 import type { Logger } from "../log.js";
 import type { CommitGate } from "../releases/commit-gate.js";
-import type { SpecReader } from "../specs/reader/spec-reader.js";
+import type { SpecReader } from "../spec-reader/spec-reader.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {

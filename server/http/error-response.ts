@@ -3,7 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { ApiError, coerceError, type ErrorCode, type ErrorDetail } from "../errors.js";
 import type { ErrorEnvelope } from "../contract/index.js";
 import type { Logger } from "../log.js";
-import { issueDetail } from "./issue-details.js";
+import { issueDetail } from "../contract/issue-details.js";
 
 /** Fastify's own error codes, as the API's. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {

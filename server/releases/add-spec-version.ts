@@ -1,6 +1,6 @@
 import type { TestSpec } from "../contract/index.js";
-import type { ReadVersion } from "../specs/reader/read-spec.js";
-import type { SpecReader } from "../specs/reader/spec-reader.js";
+import type { ReadVersion } from "../spec-reader/read-spec.js";
+import type { SpecReader } from "../spec-reader/spec-reader.js";
 import type { ReadFile, SpecFileProblem } from "../specs/repository-spec.js";
 import type { DecisionDeps } from "./create-decision.js";
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { readJsonBody, readYamlBody, tablesOf } from "../../../server/specs/reader/read-spec.js";
+import { readJsonBody, readYamlBody, tablesOf } from "../../../server/spec-reader/read-spec.js";
 
 describe("reading a spec sent to the API", () => {
   it("names the path and line in the YAML text of what the schema refuses", () => {

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from "@jest/globals";
-import { startSpecReader } from "../../../server/specs/reader/spec-reader.js";
+import { startSpecReader } from "../../../server/spec-reader/spec-reader.js";
 import { deterministicSpecYaml } from "../../helpers/seed.js";
 
 describe("the spec reader's threads", () => {

@@ -1,8 +1,8 @@
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
-import type { SpecSource as SpecOrigin } from "../../contract/index.js";
-import { ApiError } from "../../errors.js";
-import type { ReadFile } from "../repository-spec.js";
+import type { SpecSource as SpecOrigin } from "../contract/index.js";
+import { ApiError } from "../errors.js";
+import type { ReadFile } from "../specs/repository-spec.js";
 import type { ApiSpecRead, FileSpecRead } from "./read-spec.js";
 
 /**
@@ -10,7 +10,7 @@ import type { ApiSpecRead, FileSpecRead } from "./read-spec.js";
  * bundle (build/app/main.js next to build/specs/reader-thread.cjs); tests run the TypeScript
  * sources, and a worker cannot load TypeScript, so they use the bundle their global setup builds.
  */
-const READER_THREAD_SCRIPT = new URL(import.meta.url.endsWith(".ts") ? "../../../build/specs/reader-thread.cjs" : "../specs/reader-thread.cjs", import.meta.url);
+const READER_THREAD_SCRIPT = new URL(import.meta.url.endsWith(".ts") ? "../../build/specs/reader-thread.cjs" : "../specs/reader-thread.cjs", import.meta.url);
 
 /** Reads specs off the event loop: see read-spec.ts. */
 export interface SpecReader {

@@ -1,5 +1,5 @@
 // The spec reader's thread: piscina calls its exports by name (spec-reader.ts passes the arguments
-// as one array). Bundled to build/specs/reader-thread.js.
+// as one array). Bundled, with what it uses, to build/specs/reader-thread.cjs.
 import { readJsonBody, readRepositoryFile, readYamlBody, tablesOf } from "./read-spec.js";
 
 export const call_readJsonBody = ([body]: [unknown]) => readJsonBody(body);

@@ -1,11 +1,11 @@
-import { CreateTestSpecBody, type SpecSource as SpecOrigin } from "../../contract/index.js";
-import type { ErrorDetail } from "../../errors.js";
-import { issueDetail } from "../../http/issue-details.js";
-import type { NewTestSpecVersion } from "../../store/test-specs.js";
-import { TestSpecDocument, VarsFilePath } from "../document.js";
-import { readSpecYaml } from "../read-yaml.js";
-import { loadRepositorySpec, type SpecFileProblem } from "../repository-spec.js";
-import { toSpecVersion } from "../spec-version.js";
+import { CreateTestSpecBody, type SpecSource as SpecOrigin } from "../contract/index.js";
+import type { ErrorDetail } from "../errors.js";
+import { issueDetail } from "../contract/issue-details.js";
+import type { NewTestSpecVersion } from "../store/test-specs.js";
+import { TestSpecDocument, VarsFilePath } from "../specs/document.js";
+import { readSpecYaml } from "../specs/read-yaml.js";
+import { loadRepositorySpec, type SpecFileProblem } from "../specs/repository-spec.js";
+import { toSpecVersion } from "../specs/spec-version.js";
 
 /**
  * Reading a spec — its YAML, its tables, validating the whole, its canonical form and version —

@@ -1,4 +1,3 @@
-import type { ErrorDetail } from "../errors.js";
 
 /** A schema's objection to a value (a zod issue), as it is reported. */
 export interface SchemaIssue {
@@ -18,7 +17,7 @@ export function fieldPath(where: string, path: readonly PropertyKey[]): string {
  * An issue as the error envelope's detail: where (under `where`: body, query…) and what; an unknown
  * field named in the path; with `lineOf`, the line of the text it came from (a spec sent as YAML).
  */
-export function issueDetail(issue: SchemaIssue, where: string, lineOf?: (path: readonly PropertyKey[]) => number | undefined): ErrorDetail {
+export function issueDetail(issue: SchemaIssue, where: string, lineOf?: (path: readonly PropertyKey[]) => number | undefined): { path: string; message: string } {
   let path = fieldPath(where, issue.path);
   let message = issue.message;
   if (issue.code === "unrecognized_keys" && issue.keys) {
