@@ -11,6 +11,7 @@ import { makeKeyUsageRecorder } from "../auth/key-usage.js";
 import { CreateTestSpecBody, DEPRECATIONS, type Deprecation } from "../contract/index.js";
 import { ApiError, coerceError } from "../errors.js";
 import { MAX_NESTING, jsonNestingBeyond } from "../specs/nesting.js";
+import { JsonText } from "./json-text.js";
 import type { Api, ApiDeps, RouteEntry } from "./context.js";
 import { makeErrorHandler } from "./error-response.js";
 import { publishedJsonSchema } from "./json-schema.js";
@@ -96,6 +97,8 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     if (at !== undefined) {
       return done(new ApiError("VALIDATION_FAILED", { message: `The body nests deeper than ${MAX_NESTING} levels.`, details: [{ path: "body", message: `nested deeper than ${MAX_NESTING} levels (at character ${at})` }] }), undefined);
     }
+    // A spec's body is parsed where it is read, off the event loop: the route gets its text.
+    if (VALIDATED_WHERE_READ.has(request.routeOptions.schema?.body)) return done(null, new JsonText(body as string));
     parseJson(request, body as string, done);
   });
   api.addContentTypeParser(YAML_TYPES, { parseAs: "buffer", bodyLimit: deps.bodyLimits.spec }, (_request, body, done) => done(null, body));

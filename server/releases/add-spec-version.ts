@@ -1,4 +1,4 @@
-import type { TestSpec } from "../contract/index.js";
+import type { TestSpecSummary } from "../contract/index.js";
 import type { ReadVersion } from "../spec-reader/read-spec.js";
 import type { SpecReader } from "../spec-reader/spec-reader.js";
 import type { ReadFile, SpecFileProblem } from "../specs/repository-spec.js";
@@ -9,7 +9,7 @@ export interface SpecDeps extends Pick<DecisionDeps, "store" | "clock" | "newId"
 }
 
 /** Stores a version of a spec (read by the spec reader) in the project, or finds the one it equals. */
-export async function storeSpecVersion({ store, clock, newId }: Pick<SpecDeps, "store" | "clock" | "newId">, projectId: string, version: ReadVersion): Promise<{ spec: TestSpec; created: boolean }> {
+export async function storeSpecVersion({ store, clock, newId }: Pick<SpecDeps, "store" | "clock" | "newId">, projectId: string, version: ReadVersion): Promise<{ spec: TestSpecSummary; created: boolean }> {
   const [outcome] = await store.write(["addTestSpecVersion", { ...version, project_id: projectId }, newId("testSpec"), clock.now().toISOString()]);
   return outcome;
 }
@@ -26,7 +26,7 @@ export async function addRepositorySpec(
   where: { repository: string; commit_sha: string; path: string },
   bytes: Buffer,
   readFile: ReadFile,
-): Promise<{ ok: true; spec: TestSpec; created: boolean } | { ok: false; problems: SpecFileProblem[] }> {
+): Promise<{ ok: true; spec: TestSpecSummary; created: boolean } | { ok: false; problems: SpecFileProblem[] }> {
   const read = await deps.specReader.readRepositoryFile(where, bytes, readFile);
   if (!read.ok) return read;
   return { ok: true, ...(await storeSpecVersion(deps, projectId, read.version)) };

@@ -17,8 +17,10 @@ import { toSpecVersion } from "../specs/spec-version.js";
 /** A spec version ready to be stored, but for its project. */
 export type ReadVersion = Omit<NewTestSpecVersion, "project_id">;
 
-/** A spec sent to the API: the version to store, or the refusal's message and details. */
-export type ApiSpecRead = { ok: true; version: ReadVersion } | { ok: false; message: string; details: ErrorDetail[] };
+/** A spec sent to the API: the version to store (and what the body says of its project and repository), or the refusal. */
+export type ApiSpecRead =
+  | { ok: true; version: ReadVersion; project_id?: string | undefined; repository?: string | undefined }
+  | { ok: false; code: "VALIDATION_FAILED" | "MALFORMED_BODY"; message: string; details?: ErrorDetail[] | undefined };
 
 /** A repository's spec file: the version to store (and its document), or its problems by file and line. */
 export type FileSpecRead = { ok: true; version: ReadVersion; document: TestSpecDocument } | { ok: false; problems: SpecFileProblem[] };
@@ -35,19 +37,26 @@ const versionRow = (document: TestSpecDocument, parts: { canonical: string; spec
 
 const bytesOf = (text: string, encoding: "utf-8" | "base64") => Buffer.from(text, encoding === "base64" ? "base64" : "utf8");
 
-/** `POST /v1/test-specs` as JSON: the whole body checked (`spec`, or a repository `file` with its tables), then versioned. */
-export async function readJsonBody(body: unknown): Promise<ApiSpecRead> {
+/** `POST /v1/test-specs` as JSON (its text): parsed, the whole body checked (`spec`, or a repository `file` with its tables), then versioned. */
+export async function readJsonBody(text: string): Promise<ApiSpecRead> {
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    return { ok: false, code: "MALFORMED_BODY", message: "The request body is not well-formed JSON." };
+  }
   const parsed = CreateTestSpecBody.safeParse(body);
   if (!parsed.success) {
-    return { ok: false, message: "The request does not match the schema; see details.", details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "body")) };
+    return { ok: false, code: "VALIDATION_FAILED", message: "The request does not match the schema; see details.", details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "body")) };
   }
-  const { spec, file } = parsed.data;
-  if (spec) return { ok: true, version: versionRow(spec, toSpecVersion(spec), { format: "json", text: JSON.stringify(spec, null, 2) }, null) };
+  const { spec, file, project_id } = parsed.data;
+  if (spec) return { ok: true, project_id, version: versionRow(spec, toSpecVersion(spec), { format: "json", text: JSON.stringify(spec, null, 2) }, null) };
   const { content, encoding, tables = [], ...where } = file!;
   const read = await readRepositoryFile(where, bytesOf(content, encoding), Object.fromEntries(tables.map((table) => [table.path, bytesOf(table.content, table.encoding)])));
-  if (read.ok) return { ok: true, version: read.version };
+  if (read.ok) return { ok: true, project_id, repository: where.repository, version: read.version };
   return {
     ok: false,
+    code: "VALIDATION_FAILED",
     message: `The spec file ${where.path} is not valid.`,
     details: read.problems.map((problem) => {
       const table = tables.findIndex((candidate) => candidate.path === problem.file);
@@ -60,11 +69,11 @@ export async function readJsonBody(body: unknown): Promise<ApiSpecRead> {
 export function readYamlBody(bytes: Uint8Array, source: SpecOrigin | null): ApiSpecRead {
   const read = readSpecYaml(Buffer.from(bytes));
   if (!read.ok) {
-    return { ok: false, message: "The spec is not valid YAML.", details: read.problems.map(({ path, message, line }) => ({ path, message: line === undefined ? message : `${message} (line ${line})` })) };
+    return { ok: false, code: "VALIDATION_FAILED", message: "The spec is not valid YAML.", details: read.problems.map(({ path, message, line }) => ({ path, message: line === undefined ? message : `${message} (line ${line})` })) };
   }
   const parsed = TestSpecDocument.safeParse(read.source.value);
   if (!parsed.success) {
-    return { ok: false, message: "The request does not match the schema; see details.", details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "spec", read.source.lineOf)) };
+    return { ok: false, code: "VALIDATION_FAILED", message: "The request does not match the schema; see details.", details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "spec", read.source.lineOf)) };
   }
   return { ok: true, version: versionRow(parsed.data, toSpecVersion(parsed.data, read.source, { fromRepository: source !== null }), { format: "yaml", text: read.source.text }, source) };
 }

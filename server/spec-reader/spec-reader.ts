@@ -14,7 +14,7 @@ const READER_THREAD_SCRIPT = new URL(import.meta.url.endsWith(".ts") ? "../../bu
 
 /** Reads specs off the event loop: see read-spec.ts. */
 export interface SpecReader {
-  readJsonBody(body: unknown): Promise<ApiSpecRead>;
+  readJsonBody(text: string): Promise<ApiSpecRead>;
   readYamlBody(bytes: Uint8Array, source: SpecOrigin | null): Promise<ApiSpecRead>;
   /** A repository's spec file at a commit, its tables read with `readFile` first. */
   readRepositoryFile(where: { repository: string; commit_sha: string; path: string }, bytes: Uint8Array, readFile: ReadFile): Promise<FileSpecRead>;

@@ -118,14 +118,15 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
    * content as the latest version changes nothing. Runs in one transaction.
    */
   const addVersion = db.transaction(
-    (input: NewTestSpecVersion, newSpecId: string, now: string): { spec: TestSpec; created: boolean } => {
+    (input: NewTestSpecVersion, newSpecId: string, now: string): { spec: TestSpecSummary; created: boolean } => {
       let spec = specByName.get(input.project_id, input.name) as TestSpecRow | undefined;
       if (!spec) {
         spec = { test_spec_id: newSpecId, project_id: input.project_id, name: input.name, created_at: now };
         insertSpec.run(spec);
       }
       const latest = latestById.get(spec.test_spec_id) as TestSpecJoinedRow | undefined;
-      if (latest?.spec_version === input.spec_version) return { spec: toTestSpec(latest), created: false };
+      // The version's document is the caller's (its canonical text): the summary goes back without it.
+      if (latest?.spec_version === input.spec_version) return { spec: toSummary(latest, JSON.parse(input.document) as Record<string, unknown>), created: false };
       const version_number = ((latestNumber.get(spec.test_spec_id) as number | null) ?? 0) + 1;
       // Going back to an earlier content makes it the latest again, under a new number.
       insertVersion.run({
@@ -142,7 +143,7 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
         source_files: input.source?.files ? JSON.stringify(input.source.files) : null,
         created_at: now,
       });
-      return { spec: toTestSpec(latestById.get(spec.test_spec_id) as TestSpecJoinedRow), created: true };
+      return { spec: toSummary(latestById.get(spec.test_spec_id) as TestSpecJoinedRow, JSON.parse(input.document) as Record<string, unknown>), created: true };
     },
   );
 

@@ -5,6 +5,7 @@ import { ApiError } from "../../errors.js";
 import { storeSpecVersion } from "../../releases/add-spec-version.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { responses } from "../schemas.js";
+import type { JsonText } from "../json-text.js";
 import { registerProjectResource } from "./project-resource.js";
 import { visibleOr404 } from "../../auth/visibility.js";
 
@@ -41,11 +42,8 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
     },
     handler: async (request, reply) => {
       const principal = principalOf(request);
-      // The body is read and validated off the event loop (the spec reader); who may write where is settled first.
+      // The body is read, parsed and validated off the event loop (the spec reader): a YAML text, or a JSON one.
       const yaml = Buffer.isBuffer(request.body) ? request.body : undefined;
-      const body = (yaml ? {} : (request.body ?? {})) as { project_id?: unknown; file?: { repository?: unknown } };
-      const projectId = resolveProjectId(principal, typeof body.project_id === "string" ? body.project_id : request.query.project_id);
-      visibleOr404(principal, store.getProject(projectId), "Project", projectId);
       const source = sourceOf(request.query);
       if (source && !yaml) {
         throw new ApiError("VALIDATION_FAILED", {
@@ -53,12 +51,16 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
           details: [{ path: "query.repository", message: "needs an application/yaml body" }],
         });
       }
-      const named = typeof body.file?.repository === "string" ? body.file.repository : source?.repository;
-      if (named) assertActsFor(principal, named, store.getProject(projectId)!.repositories, body.file ? "body.file.repository" : "query.repository");
-      const read = yaml ? await deps.specReader.readYamlBody(yaml, source) : await deps.specReader.readJsonBody(request.body);
-      if (!read.ok) throw new ApiError("VALIDATION_FAILED", { message: read.message, details: read.details });
+      const read = yaml ? await deps.specReader.readYamlBody(yaml, source) : await deps.specReader.readJsonBody((request.body as unknown as JsonText).text);
+      if (!read.ok) throw new ApiError(read.code, { message: read.message, ...(read.details ? { details: read.details } : {}) });
+      const projectId = resolveProjectId(principal, read.project_id ?? request.query.project_id);
+      visibleOr404(principal, store.getProject(projectId), "Project", projectId);
+      const named = read.repository ?? source?.repository;
+      if (named) assertActsFor(principal, named, store.getProject(projectId)!.repositories, read.repository ? "body.file.repository" : "query.repository");
       const { spec, created } = await storeSpecVersion(deps, projectId, read.version);
-      return reply.code(created ? 201 : 200).header("location", `/v1/test-specs/${spec.test_spec_id}`).send(spec);
+      // The document goes back as the canonical text it was stored as: a large one is neither parsed nor serialised again here.
+      const body = `${JSON.stringify(spec).slice(0, -1)},"spec":${read.version.document}}`;
+      return reply.code(created ? 201 : 200).header("location", `/v1/test-specs/${spec.test_spec_id}`).type("application/json").send(body as never);
     },
   });
 

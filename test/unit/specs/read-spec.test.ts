@@ -10,7 +10,7 @@ describe("reading a spec sent to the API", () => {
   });
 
   it("names every failing field of a JSON body, unknown fields included, as the routes do", async () => {
-    const read = await readJsonBody({ spec: { schema_version: "1", name: "x", scenarios: [{ id: "s", turns: [{ user: "hi" }] }], gates: [{ id: "DET", require: { expectations: "all" } }], extra: 1 }, more: true });
+    const read = await readJsonBody(JSON.stringify({ spec: { schema_version: "1", name: "x", scenarios: [{ id: "s", turns: [{ user: "hi" }] }], gates: [{ id: "DET", require: { expectations: "all" } }], extra: 1 }, more: true }));
     expect(read.ok).toBe(false);
     if (read.ok) return;
     expect(read.details).toEqual(expect.arrayContaining([{ path: "body.more", message: "unknown field: more" }, { path: "body.spec.extra", message: "unknown field: extra" }]));

@@ -12,7 +12,7 @@ describe("the spec reader's threads", () => {
     const reads = await Promise.all(
       Array.from({ length: 8 }, (_, i) => [
         reader.readYamlBody(yaml, null),
-        reader.readJsonBody({ spec: { bad: i } }),
+        reader.readJsonBody(JSON.stringify({ spec: { bad: i } })),
         reader.readRepositoryFile(where, yaml, () => undefined),
       ]).flat(),
     );
