@@ -38,7 +38,10 @@ function parseDuration(text: string): number {
 }
 
 /** The audit event of a CLI command, written in the command's own transaction. */
-function auditEvent(action: string, resource: { resource_id: string | null; project_id: string | null; key_id?: string | null }) {
+function auditEvent(
+  action: string,
+  resource: { resource_id: string | null; project_id: string | null; key_id?: string | null },
+) {
   const now = systemClock.now();
   return {
     audit_event_id: makeIdGenerator(systemClock)("auditEvent"),
@@ -55,13 +58,24 @@ function auditEvent(action: string, resource: { resource_id: string | null; proj
 }
 
 function createKey(store: Store, options: Options) {
-  if (Boolean(options.admin) === Boolean(options.project)) throw new UsageError("Pass either --admin or --project <id>.");
-  const scopes = (options.scopes ?? "").split(",").map((scope) => scope.trim()).filter(Boolean);
+  if (Boolean(options.admin) === Boolean(options.project)) {
+    throw new UsageError("Pass either --admin or --project <id>.");
+  }
+  const scopes = (options.scopes ?? "")
+    .split(",")
+    .map((scope) => scope.trim())
+    .filter(Boolean);
   const expiresIn = options["expires-in"] === undefined ? undefined : parseDuration(options["expires-in"]);
-  const expiresAt = expiresIn === undefined ? undefined : new Date(systemClock.now().getTime() + expiresIn).toISOString();
+  const expiresAt =
+    expiresIn === undefined ? undefined : new Date(systemClock.now().getTime() + expiresIn).toISOString();
   const key = store.transaction(() => {
-    const issued = issueApiKey({ store, clock: systemClock, newId: makeIdGenerator(systemClock) }, { projectId: options.project ?? null, scopes, name: options.name, expiresAt });
-    store.appendAuditEvent(auditEvent("keys.create", { resource_id: issued.key_id, project_id: issued.project_id, key_id: issued.key_id }));
+    const issued = issueApiKey(
+      { store, clock: systemClock, newId: makeIdGenerator(systemClock) },
+      { projectId: options.project ?? null, scopes, name: options.name, expiresAt },
+    );
+    store.appendAuditEvent(
+      auditEvent("keys.create", { resource_id: issued.key_id, project_id: issued.project_id, key_id: issued.key_id }),
+    );
     return issued;
   });
   return { ...key, note: "The token is shown once; store it now." };
@@ -72,7 +86,15 @@ function revokeKey(store: Store, keyId: string | undefined) {
   if (!store.getApiKeyRow(keyId)) throw new UsageError(`Key '${keyId}' does not exist.`);
   const revokedNow = store.transaction(() => {
     const revoked = store.revokeApiKey(keyId, systemClock.now().toISOString());
-    if (revoked) store.appendAuditEvent(auditEvent("keys.revoke", { resource_id: keyId, project_id: store.getApiKeyRow(keyId)!.project_id, key_id: keyId }));
+    if (revoked) {
+      store.appendAuditEvent(
+        auditEvent("keys.revoke", {
+          resource_id: keyId,
+          project_id: store.getApiKeyRow(keyId)!.project_id,
+          key_id: keyId,
+        }),
+      );
+    }
     return revoked;
   });
   return { key_id: keyId, revoked: true, already_revoked: !revokedNow };
@@ -89,7 +111,11 @@ function rotateKey(store: Store, config: Config) {
   if (configured) {
     const given = process.env.ASSURE_NEW_ENCRYPTION_KEY;
     const parsed = given === undefined ? undefined : parseEncryptionKey(given);
-    if (!parsed) throw new UsageError("ASSURE_ENCRYPTION_KEY is set: give the new key as ASSURE_NEW_ENCRYPTION_KEY (32 bytes in base64 or hex: openssl rand -base64 32).");
+    if (!parsed) {
+      throw new UsageError(
+        "ASSURE_ENCRYPTION_KEY is set: give the new key as ASSURE_NEW_ENCRYPTION_KEY (32 bytes in base64 or hex: openssl rand -base64 32).",
+      );
+    }
     next = parsed;
   } else {
     next = randomBytes(KEY_BYTES);
@@ -142,9 +168,14 @@ function run(argv: string[]): unknown {
       // The service reads the key each time it checks a link: every link signed before stops opening at once.
       store.transaction(() => {
         store.putSecretSetting(PAGE_LINK_SECRET, newPageLinkSecret());
-        store.appendAuditEvent(auditEvent("pages.rotate-link-secret", { resource_id: PAGE_LINK_SECRET, project_id: null }));
+        store.appendAuditEvent(
+          auditEvent("pages.rotate-link-secret", { resource_id: PAGE_LINK_SECRET, project_id: null }),
+        );
       });
-      return { rotated: PAGE_LINK_SECRET, note: "Every page link signed before no longer opens; links minted from now on do." };
+      return {
+        rotated: PAGE_LINK_SECRET,
+        note: "Every page link signed before no longer opens; links minted from now on do.",
+      };
     }
     if (command === "create") return createKey(store, values);
     if (command === "list") return store.listApiKeys();

@@ -40,8 +40,11 @@ export async function createHost(config: Config, options: CreateServiceOptions =
     },
   });
   if (github) log.info(`GitHub integration on: webhooks at ${github.path}`);
-  else if (setup) log.warn(`GitHub integration off: no GitHub App yet. Create it from the setup page (the token works once): ${setup.pageUrl}`);
-  else log.warn(`GitHub integration off: ${config.githubOff}`);
+  else if (setup) {
+    log.warn(
+      `GitHub integration off: no GitHub App yet. Create it from the setup page (the token works once): ${setup.pageUrl}`,
+    );
+  } else log.warn(`GitHub integration off: ${config.githubOff}`);
   let middleware;
   try {
     middleware = github && (await github.middleware(service.deps));

@@ -21,7 +21,14 @@ export interface HttpServerOptions {
 }
 
 /** One port for everything: GitHub webhooks to Probot, the App's setup page, every other request to the /v1 API. */
-export function createHttpServer({ api, github, setup, limits, newRequestId = () => "request", timeouts = { headersMs: 10_000, requestMs: 60_000 } }: HttpServerOptions): Server {
+export function createHttpServer({
+  api,
+  github,
+  setup,
+  limits,
+  newRequestId = () => "request",
+  timeouts = { headersMs: 10_000, requestMs: 60_000 },
+}: HttpServerOptions): Server {
   const options = {
     headersTimeout: timeouts.headersMs,
     requestTimeout: Math.max(timeouts.requestMs, timeouts.headersMs),
@@ -53,34 +60,75 @@ export function createHttpServer({ api, github, setup, limits, newRequestId = ()
     const budget = limits?.githubWebhooks;
     const outcome = budget && (await budget.take(`address:${req.socket.remoteAddress ?? "unknown"}`));
     if (outcome && !outcome.allowed) {
-      return refuse(res, new ApiError("RATE_LIMITED", { message: `Too many webhook deliveries from this address: at most ${outcome.limit} a minute.` }), rateLimitHeaders(outcome, Date.now()));
+      return refuse(
+        res,
+        new ApiError("RATE_LIMITED", {
+          message: `Too many webhook deliveries from this address: at most ${outcome.limit} a minute.`,
+        }),
+        rateLimitHeaders(outcome, Date.now()),
+      );
     }
     if (req.method !== "POST") return void pass();
-    if (Number(req.headers["content-length"] ?? 0) > MAX_DELIVERY_BYTES) return refuse(res, tooLarge(), { connection: "close" }, req);
-    const missing = ["x-github-event", "x-github-delivery", "x-hub-signature-256"].filter((name) => !String(req.headers[name] ?? "").trim());
+    if (Number(req.headers["content-length"] ?? 0) > MAX_DELIVERY_BYTES) {
+      return refuse(res, tooLarge(), { connection: "close" }, req);
+    }
+    const missing = ["x-github-event", "x-github-delivery", "x-hub-signature-256"].filter(
+      (name) => !String(req.headers[name] ?? "").trim(),
+    );
     if (missing.length > 0) {
-      return refuse(res, new ApiError("VALIDATION_FAILED", { message: `A GitHub delivery carries ${missing.join(", ")}.`, details: missing.map((name) => ({ path: `headers.${name}`, message: "required, not empty" })) }));
+      return refuse(
+        res,
+        new ApiError("VALIDATION_FAILED", {
+          message: `A GitHub delivery carries ${missing.join(", ")}.`,
+          details: missing.map((name) => ({ path: `headers.${name}`, message: "required, not empty" })),
+        }),
+      );
     }
     const read = await readDeliveryBody(req, github!.secret, unverified);
     if (read.kind === "aborted") return void req.destroy();
     if (read.kind === "busy") {
-      return refuse(res, new ApiError("RATE_LIMITED", { message: "Too many deliveries are being read at once: try again shortly.", headers: { "retry-after": "5" } }), { connection: "close" }, req);
+      return refuse(
+        res,
+        new ApiError("RATE_LIMITED", {
+          message: "Too many deliveries are being read at once: try again shortly.",
+          headers: { "retry-after": "5" },
+        }),
+        { connection: "close" },
+        req,
+      );
     }
     if (read.kind === "too_large") return refuse(res, tooLarge(), { connection: "close" }, req);
     if (read.kind === "bad_signature") {
-      return refuse(res, new ApiError("VALIDATION_FAILED", { message: "The delivery's X-Hub-Signature-256 does not match its body and the webhook secret.", details: [{ path: "headers.x-hub-signature-256", message: "does not verify" }] }));
+      return refuse(
+        res,
+        new ApiError("VALIDATION_FAILED", {
+          message: "The delivery's X-Hub-Signature-256 does not match its body and the webhook secret.",
+          details: [{ path: "headers.x-hub-signature-256", message: "does not verify" }],
+        }),
+      );
     }
     // Probot reads the body read here (webhooks.js takes `rawBody` with an object `body`), and verifies it again.
     Object.assign(req, { rawBody: read.body, body: {} });
     pass();
   }
 
-  function refuse(res: ServerResponse, error: ApiError, headers: Record<string, string | number> = {}, req?: IncomingMessage): void {
+  function refuse(
+    res: ServerResponse,
+    error: ApiError,
+    headers: Record<string, string | number> = {},
+    req?: IncomingMessage,
+  ): void {
     const requestId = newRequestId();
-    res.writeHead(error.status, { ...error.headers, ...headers, "content-type": "application/json", "x-request-id": requestId });
+    res.writeHead(error.status, {
+      ...error.headers,
+      ...headers,
+      "content-type": "application/json",
+      "x-request-id": requestId,
+    });
     // A body left unread is not waited for: the connection closes once the answer is out.
     res.end(JSON.stringify(toEnvelope(error, requestId)), () => req?.destroy());
   }
 }
 
-const tooLarge = () => new ApiError("PAYLOAD_TOO_LARGE", { message: `A GitHub delivery is at most ${MAX_DELIVERY_BYTES} bytes.` });
+const tooLarge = () =>
+  new ApiError("PAYLOAD_TOO_LARGE", { message: `A GitHub delivery is at most ${MAX_DELIVERY_BYTES} bytes.` });

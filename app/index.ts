@@ -10,7 +10,11 @@ import { receiveDelivery } from "./webhooks/receive-delivery.js";
 export function makeAssureApp(deps: { store: ServiceStore; clock: Clock; nudgeEngine: () => void }) {
   return function assureApp(app: Probot): void {
     app.onAny(async (context) => {
-      const isNew = await receiveDelivery(deps, { id: context.id, name: context.name, payload: context.payload as { action?: string } });
+      const isNew = await receiveDelivery(deps, {
+        id: context.id,
+        name: context.name,
+        payload: context.payload as { action?: string },
+      });
       if (isNew) deps.nudgeEngine();
       else app.log.info(`Delivery ${context.id} (${context.name}) was received before; dropped`);
     });

@@ -20,7 +20,10 @@ async function main(): Promise<void> {
     server.listen(config.port, config.host, resolve);
   });
   const { port } = server.address() as AddressInfo;
-  log.info({ port, db: config.dbPath }, `assure listening on http://${config.host}:${port} (database ${config.dbPath})`);
+  log.info(
+    { port, db: config.dbPath },
+    `assure listening on http://${config.host}:${port} (database ${config.dbPath})`,
+  );
 
   // SIGTERM: stop accepting, let requests in flight finish (REQUESTS_GRACE_MS), let runs in hand
   // finish or hand them back (STOP_GRACE_MS), close the database, and exit 0 — within 10 s.
@@ -33,7 +36,9 @@ async function main(): Promise<void> {
     const requestsDone = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     setTimeout(() => {
-      log.warn("Still not closed 9.5 s after the signal: exiting; runs in hand are taken up again when their leases lapse");
+      log.warn(
+        "Still not closed 9.5 s after the signal: exiting; runs in hand are taken up again when their leases lapse",
+      );
       process.exit(0);
     }, 9_500).unref();
     Promise.race([requestsDone, new Promise((resolve) => setTimeout(resolve, REQUESTS_GRACE_MS))])

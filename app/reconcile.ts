@@ -9,7 +9,10 @@ import { syncCheckRunJob } from "./checks/sync-check-run.js";
  * behind its decision — a run ended, a waiver changed it, a publish failed or the process died
  * mid-way — so that no decision stays unpublished. A commit's job is queued once at a time.
  */
-export function startReconciling({ store, clock, log, nudge }: { store: ServiceStore; clock: Clock; log: Logger; nudge: () => void }, intervalMs: number): () => void {
+export function startReconciling(
+  { store, clock, log, nudge }: { store: ServiceStore; clock: Clock; log: Logger; nudge: () => void },
+  intervalMs: number,
+): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   const tick = async () => {

@@ -56,7 +56,10 @@ function prepareStatements(db) {
 
 const db = openDatabase(process.env.ASSURE_DB);
 const sql = prepareStatements(db);
-const cursorSecret = Buffer.from(unseal(db.prepare("SELECT value FROM settings WHERE key = 'cursor_secret'").pluck().get(), "settings/cursor_secret"), "base64");
+const cursorSecret = Buffer.from(
+  unseal(db.prepare("SELECT value FROM settings WHERE key = 'cursor_secret'").pluck().get(), "settings/cursor_secret"),
+  "base64",
+);
 
 /**
  * As server/secrets/sealer.ts opens a sealed value (`v1.<key id>.<nonce>.<ciphertext>.<tag>`,
@@ -81,7 +84,9 @@ function authenticate(authorization) {
   const row = sql.apiKeyById.get(`key_${token[1]}`);
   const given = createHash("sha256").update(token[2]).digest();
   const matches = row && given.length === row.secret_hash.length && timingSafeEqual(given, row.secret_hash);
-  if (!matches || row.revoked_at !== null) throw new HttpError(401, "UNAUTHENTICATED", "The API key is unknown or revoked.");
+  if (!matches || row.revoked_at !== null) {
+    throw new HttpError(401, "UNAUTHENTICATED", "The API key is unknown or revoked.");
+  }
   return { key_id: row.key_id, project_id: row.project_id };
 }
 

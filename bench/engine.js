@@ -58,39 +58,68 @@ export function benchSpec(cases, concurrency) {
   };
 }
 
-
 async function measureLevel(level, { root, agents, workdir }) {
   const dbPath = join(workdir, `${level.name}-c${level.concurrency}.db`);
-  const env = { ...LOCAL_SETTINGS, ASSURE_DB: dbPath, ASSURE_WORKERS: "1", ASSURE_MAX_CONVERSATIONS: "64", LOG_LEVEL: "warn" };
+  const env = {
+    ...LOCAL_SETTINGS,
+    ASSURE_DB: dbPath,
+    ASSURE_WORKERS: "1",
+    ASSURE_MAX_CONVERSATIONS: "64",
+    LOG_LEVEL: "warn",
+  };
   const service = await startServer("service", join(root, "build/app/main.js"), env, { nodeArgs: SERVICE_NODE_ARGS });
   let baseline;
   try {
-    const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", "bench-engine"], { ASSURE_DB: dbPath });
+    const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", "bench-engine"], {
+      ASSURE_DB: dbPath,
+    });
     const call = makeApiClient(service.url, token);
     const project = (await call("POST", "/v1/projects", { body: { name: "bench-engine" } })).json.project_id;
-    const agentId = (await call("POST", "/v1/agents", { body: { project_id: project, name: "refund-agent", version: "1.0.0" } })).json.agent_id;
+    const agentId = (
+      await call("POST", "/v1/agents", { body: { project_id: project, name: "refund-agent", version: "1.0.0" } })
+    ).json.agent_id;
     const environment = async (name, agent) =>
       (
         await call("POST", "/v1/environments", {
-          body: { project_id: project, name, agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: MODEL, max_concurrency: 64 } },
+          body: {
+            project_id: project,
+            name,
+            agent_id: agentId,
+            endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: MODEL, max_concurrency: 64 },
+          },
         })
       ).json.environment_id;
     const measured = agents.get(level.latencyMs);
     const warm = agents.get(0);
     const measuredEnvironment = await environment("measured", measured);
     const warmEnvironment = await environment("warm-up", warm);
-    const spec = (await call("POST", "/v1/test-specs", { body: { project_id: project, spec: benchSpec(level.cases, level.concurrency) } })).json;
+    const spec = (
+      await call("POST", "/v1/test-specs", {
+        body: { project_id: project, spec: benchSpec(level.cases, level.concurrency) },
+      })
+    ).json;
     const runBody = (environmentId) => ({ test_spec_id: spec.test_spec_id, environment_id: environmentId });
     const problems = [];
     const checkRun = (run, what) => {
-      if (run.status !== "COMPLETED" || run.verdict !== "PASS") problems.push(`${what} ended ${run.status}/${run.verdict}${run.failure ? ` (${run.failure.cause}: ${run.failure.message})` : ""}`);
+      if (run.status !== "COMPLETED" || run.verdict !== "PASS") {
+        problems.push(
+          `${what} ended ${run.status}/${run.verdict}${run.failure ? ` (${run.failure.cause}: ${run.failure.message})` : ""}`,
+        );
+      }
     };
 
     if (level.baseline) {
       // Both sides hold the run once against the agent that answers at once, so V8 has optimised their hot code before the clock starts.
       checkRun(await runToEnd(call, runBody(warmEnvironment), "warm-up"), "the service's warm-up run");
       baseline = await startLineWorker("the baseline", join(root, "bench/engine-baseline.js"), {
-        BENCH_BASELINE: JSON.stringify({ baseUrl: measured.baseUrl, warmupBaseUrl: warm.baseUrl, agentPid: measured.pid, model: MODEL, spec: spec.spec, concurrency: level.concurrency }),
+        BENCH_BASELINE: JSON.stringify({
+          baseUrl: measured.baseUrl,
+          warmupBaseUrl: warm.baseUrl,
+          agentPid: measured.pid,
+          model: MODEL,
+          spec: spec.spec,
+          concurrency: level.concurrency,
+        }),
       });
     }
     const rounds = [];
@@ -100,13 +129,18 @@ async function measureLevel(level, { root, agents, workdir }) {
         if (side === "baseline") {
           if (!baseline) continue;
           result.baseline = await baseline.request({});
-          if (result.baseline.calls !== level.cases) problems.push(`the baseline made ${result.baseline.calls} agent calls for ${level.cases} cases`);
+          if (result.baseline.calls !== level.cases) {
+            problems.push(`the baseline made ${result.baseline.calls} agent calls for ${level.cases} cases`);
+          }
           continue;
         }
         const cpuBefore = readProc(service.pid).cpuMs;
         const run = await runToEnd(call, runBody(measuredEnvironment), `round-${round}`);
         checkRun(run, `round ${round + 1}`);
-        result.service = { wallMs: Date.parse(run.ended_at) - Date.parse(run.started_at), cpuMs: readProc(service.pid).cpuMs - cpuBefore };
+        result.service = {
+          wallMs: Date.parse(run.ended_at) - Date.parse(run.started_at),
+          cpuMs: readProc(service.pid).cpuMs - cpuBefore,
+        };
       }
       rounds.push(result);
     }
@@ -139,7 +173,19 @@ function derive(level) {
 }
 
 export function engineTable(results) {
-  const header = ["Level", "Concurrency", "Agent latency ms", "Cases", "Service s", "Baseline s", "Ratio (range)", "Overhead ms/call", "Service CPU ms/call", "Baseline CPU ms/call", "Peak RSS MB"];
+  const header = [
+    "Level",
+    "Concurrency",
+    "Agent latency ms",
+    "Cases",
+    "Service s",
+    "Baseline s",
+    "Ratio (range)",
+    "Overhead ms/call",
+    "Service CPU ms/call",
+    "Baseline CPU ms/call",
+    "Peak RSS MB",
+  ];
   const rows = results.map((level) => {
     const d = derive(level);
     return [
@@ -181,7 +227,11 @@ export function engineTargetLines(results) {
       );
     }
   }
-  for (const level of results) for (const problem of level.problems) lines.push(`WARNING ${level.name} at concurrency ${level.concurrency}: ${problem}`);
+  for (const level of results) {
+    for (const problem of level.problems) {
+      lines.push(`WARNING ${level.name} at concurrency ${level.concurrency}: ${problem}`);
+    }
+  }
   return lines;
 }
 
@@ -196,20 +246,30 @@ export function describeEngineBench() {
 
 /** Runs the engine bench and prints its table and target lines to stdout. */
 export async function runEngineBench({ root }) {
-  if (!isCount(CASES, 10_000) || !isCount(MEMORY_CASES, 10_000)) throw new Error("BENCH_ENGINE_CASES and BENCH_ENGINE_MEMORY_CASES must be whole numbers from 1 to 10000");
+  if (!isCount(CASES, 10_000) || !isCount(MEMORY_CASES, 10_000)) {
+    throw new Error("BENCH_ENGINE_CASES and BENCH_ENGINE_MEMORY_CASES must be whole numbers from 1 to 10000");
+  }
   if (!isCount(ROUNDS, 99)) throw new Error("BENCH_ENGINE_ROUNDS must be a whole number from 1 to 99");
-  if (!Number.isInteger(LATENCY_MS) || LATENCY_MS < 0) throw new Error("BENCH_ENGINE_LATENCY_MS must be a whole number of milliseconds");
+  if (!Number.isInteger(LATENCY_MS) || LATENCY_MS < 0) {
+    throw new Error("BENCH_ENGINE_LATENCY_MS must be a whole number of milliseconds");
+  }
   const workdir = mkdtempSync(join(tmpdir(), "assure-bench-engine-"));
   const agents = new Map();
   try {
     log("Starting the example agents…");
-    for (const latencyMs of new Set([0, LATENCY_MS])) agents.set(latencyMs, await startExampleAgent(join(root, "build/examples/agent/main.js"), { latencyMs }));
+    for (const latencyMs of new Set([0, LATENCY_MS])) {
+      agents.set(latencyMs, await startExampleAgent(join(root, "build/examples/agent/main.js"), { latencyMs }));
+    }
     const results = [];
     for (const level of levels()) {
-      log(`Engine: ${level.name}, concurrency ${level.concurrency}, ${level.cases} cases, agent latency ${level.latencyMs} ms…`);
+      log(
+        `Engine: ${level.name}, concurrency ${level.concurrency}, ${level.cases} cases, agent latency ${level.latencyMs} ms…`,
+      );
       const result = await measureLevel(level, { root, agents, workdir });
       const d = derive(result);
-      log(`  service ${fixed(d.serviceWallMs / 1000, 2)} s${level.baseline ? `, baseline ${fixed(d.baselineWallMs / 1000, 2)} s` : ""}, peak RSS ${fixed(result.peakRssMb, 0)} MB`);
+      log(
+        `  service ${fixed(d.serviceWallMs / 1000, 2)} s${level.baseline ? `, baseline ${fixed(d.baselineWallMs / 1000, 2)} s` : ""}, peak RSS ${fixed(result.peakRssMb, 0)} MB`,
+      );
       results.push(result);
     }
     console.log(`\nRun engine (medians over the rounds):\n`);

@@ -62,8 +62,15 @@ async function deliverAtRate(url, secret, makePayload) {
   });
   const result = await instance;
   latenciesMs.sort((a, b) => a - b);
-  const percentile = (p) => latenciesMs[Math.min(latenciesMs.length - 1, Math.ceil(p * latenciesMs.length) - 1)] ?? Number.NaN;
-  return { ok: latenciesMs.length, other: other + result.errors + result.timeouts, perSecond: latenciesMs.length / result.duration, p50: percentile(0.5), p99: percentile(0.99) };
+  const percentile = (p) =>
+    latenciesMs[Math.min(latenciesMs.length - 1, Math.ceil(p * latenciesMs.length) - 1)] ?? Number.NaN;
+  return {
+    ok: latenciesMs.length,
+    other: other + result.errors + result.timeouts,
+    perSecond: latenciesMs.length / result.duration,
+    p50: percentile(0.5),
+    p99: percentile(0.99),
+  };
 }
 
 async function waitUntil(condition, what, timeoutMs = DRAIN_TIMEOUT_MS) {
@@ -96,17 +103,46 @@ export async function runGitHubBench({ root }) {
       ...github.env,
     });
     cleanups.push(service.stop);
-    const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", "bench"], { ASSURE_DB: dbPath });
+    const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", "bench"], {
+      ASSURE_DB: dbPath,
+    });
     const call = makeApiClient(service.url, token);
-    const { json: project } = await call("POST", "/v1/projects", { body: { name: "github-bench", repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }] } });
-    const { json: agentRecord } = await call("POST", "/v1/agents", { body: { project_id: project.project_id, name: "refund-agent", version: "1" } });
-    await call("POST", "/v1/environments", { body: { project_id: project.project_id, name: "staging", agent_id: agentRecord.agent_id, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent" } } });
-    const spec = readFileSync(join(root, "examples/refund-agent-deterministic.yaml"), "utf8").replace("repeat: 3", "repeat: 1");
-    const files = { ".assure/config.yml": stringify({ version: 1, project: project.project_id, runs: [{ specs: [".assure/specs/*.yaml"], environments: ["staging"] }] }), ".assure/specs/refund.yaml": spec };
+    const { json: project } = await call("POST", "/v1/projects", {
+      body: { name: "github-bench", repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }] },
+    });
+    const { json: agentRecord } = await call("POST", "/v1/agents", {
+      body: { project_id: project.project_id, name: "refund-agent", version: "1" },
+    });
+    await call("POST", "/v1/environments", {
+      body: {
+        project_id: project.project_id,
+        name: "staging",
+        agent_id: agentRecord.agent_id,
+        endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent" },
+      },
+    });
+    const spec = readFileSync(join(root, "examples/refund-agent-deterministic.yaml"), "utf8").replace(
+      "repeat: 3",
+      "repeat: 1",
+    );
+    const files = {
+      ".assure/config.yml": stringify({
+        version: 1,
+        project: project.project_id,
+        runs: [{ specs: [".assure/specs/*.yaml"], environments: ["staging"] }],
+      }),
+      ".assure/specs/refund.yaml": spec,
+    };
     const base = "b".repeat(40);
     const heads = Array.from({ length: COMMITS }, (_, i) => (i + 1).toString(16).padStart(40, "a"));
     for (const sha of [base, ...heads]) github.commit(REPOSITORY.full_name, sha, files);
-    const makePayload = (i) => pullRequestEvent(REPOSITORY, { action: "synchronize", head: heads[i % COMMITS], base, number: 1 + (i % COMMITS) });
+    const makePayload = (i) =>
+      pullRequestEvent(REPOSITORY, {
+        action: "synchronize",
+        head: heads[i % COMMITS],
+        base,
+        number: 1 + (i % COMMITS),
+      });
 
     log(`Delivering ${RATE}/s for ${SECONDS} s to the service…`);
     const measured = await deliverAtRate(service.url, github.webhookSecret, makePayload);
@@ -115,14 +151,22 @@ export async function runGitHubBench({ root }) {
     const db = new Database(dbPath, { readonly: true });
     cleanups.push(() => db.close());
     const count = (sql) => db.prepare(sql).pluck().get();
-    await waitUntil(() => count("SELECT COUNT(*) FROM jobs") === 0 && heads.every((sha) => github.currentCheckRun(REPOSITORY.full_name, sha)?.status === "completed"), "the deliveries to be processed");
+    await waitUntil(
+      () =>
+        count("SELECT COUNT(*) FROM jobs") === 0 &&
+        heads.every((sha) => github.currentCheckRun(REPOSITORY.full_name, sha)?.status === "completed"),
+      "the deliveries to be processed",
+    );
     const stored = count("SELECT COUNT(*) FROM github_deliveries");
     const checkRunsPerCommit = heads.map((sha) => github.checkRuns(REPOSITORY.full_name, sha).length);
     const conclusions = new Set(heads.map((sha) => github.currentCheckRun(REPOSITORY.full_name, sha)?.conclusion));
 
     const baselineDb = join(workdir, "baseline.db");
     log("Starting the bare receiver…");
-    const baselineServer = await startServer("webhook baseline", join(root, "bench/webhook-baseline.js"), { ASSURE_DB: baselineDb, WEBHOOK_SECRET: github.webhookSecret });
+    const baselineServer = await startServer("webhook baseline", join(root, "bench/webhook-baseline.js"), {
+      ASSURE_DB: baselineDb,
+      WEBHOOK_SECRET: github.webhookSecret,
+    });
     cleanups.push(baselineServer.stop);
     log(`Delivering ${RATE}/s for ${SECONDS} s to the bare receiver…`);
     const baseline = await deliverAtRate(baselineServer.url, github.webhookSecret, makePayload);
@@ -132,17 +176,37 @@ export async function runGitHubBench({ root }) {
       markdownTable(
         ["Target", "2xx", "other", "2xx/s", "p50 ms", "p99 ms"],
         [
-          ["service (webhook route)", String(measured.ok), String(measured.other), fixed(measured.perSecond, 0), fixed(measured.p50, 2), fixed(measured.p99, 2)],
-          ["bare receiver", String(baseline.ok), String(baseline.other), fixed(baseline.perSecond, 0), fixed(baseline.p50, 2), fixed(baseline.p99, 2)],
+          [
+            "service (webhook route)",
+            String(measured.ok),
+            String(measured.other),
+            fixed(measured.perSecond, 0),
+            fixed(measured.p50, 2),
+            fixed(measured.p99, 2),
+          ],
+          [
+            "bare receiver",
+            String(baseline.ok),
+            String(baseline.other),
+            fixed(baseline.perSecond, 0),
+            fixed(baseline.p50, 2),
+            fixed(baseline.p99, 2),
+          ],
         ],
       ),
     );
     console.log("");
     const verdict = (ok) => (ok ? "PASS" : "FAIL");
-    console.log(`${verdict(measured.p99 <= P99_TARGET_MS)}  Webhook route p99 of the 2xx = ${fixed(measured.p99, 2)} ms (target <= ${P99_TARGET_MS}; ${fixed(measured.p99 / baseline.p99, 2)} x the bare receiver's)`);
+    console.log(
+      `${verdict(measured.p99 <= P99_TARGET_MS)}  Webhook route p99 of the 2xx = ${fixed(measured.p99, 2)} ms (target <= ${P99_TARGET_MS}; ${fixed(measured.p99 / baseline.p99, 2)} x the bare receiver's)`,
+    );
     // Requests still in flight when the load stops are kept too, but their answers are not counted.
-    console.log(`${verdict(measured.other === 0 && stored >= measured.ok)}  Deliveries kept: ${stored} of ${measured.ok} answered 2xx (and ${stored - measured.ok} in flight at the end), ${measured.other} not answered 2xx (target: every 2xx kept, none refused)`);
-    console.log(`${verdict(checkRunsPerCommit.every((n) => n === 1))}  Check runs per commit: ${[...new Set(checkRunsPerCommit)].join(", ")} over ${COMMITS} commits (target: exactly 1), concluded ${[...conclusions].join(", ")}`);
+    console.log(
+      `${verdict(measured.other === 0 && stored >= measured.ok)}  Deliveries kept: ${stored} of ${measured.ok} answered 2xx (and ${stored - measured.ok} in flight at the end), ${measured.other} not answered 2xx (target: every 2xx kept, none refused)`,
+    );
+    console.log(
+      `${verdict(checkRunsPerCommit.every((n) => n === 1))}  Check runs per commit: ${[...new Set(checkRunsPerCommit)].join(", ")} over ${COMMITS} commits (target: exactly 1), concluded ${[...conclusions].join(", ")}`,
+    );
   } finally {
     for (const cleanup of cleanups.reverse()) await cleanup();
   }

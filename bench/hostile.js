@@ -26,7 +26,11 @@ export const HOSTILE_TARGETS = { lagRatio: 2, rssGrowthMb: 30, healthP99Ms: 100,
 
 const log = (message) => process.stderr.write(`${message}\n`);
 const fixed = (value, digits) => (Number.isFinite(value) ? value.toFixed(digits) : "n/a");
-const p = (values, fraction) => percentile([...values].sort((a, b) => a - b), fraction);
+const p = (values, fraction) =>
+  percentile(
+    [...values].sort((a, b) => a - b),
+    fraction,
+  );
 
 export function describeHostileBench() {
   return (
@@ -39,8 +43,16 @@ export function describeHostileBench() {
 async function service(root, name, env = {}) {
   const workdir = mkdtempSync(join(tmpdir(), `assure-bench-${name}-`));
   const dbPath = join(workdir, "assure.db");
-  const server = await startServer(name, join(root, "build/app/main.js"), { ...LOCAL_SETTINGS, ASSURE_DB: dbPath, ASSURE_WORKERS: "1", LOG_LEVEL: "warn", ...env });
-  const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", name], { ASSURE_DB: dbPath });
+  const server = await startServer(name, join(root, "build/app/main.js"), {
+    ...LOCAL_SETTINGS,
+    ASSURE_DB: dbPath,
+    ASSURE_WORKERS: "1",
+    LOG_LEVEL: "warn",
+    ...env,
+  });
+  const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", name], {
+    ASSURE_DB: dbPath,
+  });
   return {
     ...server,
     token,
@@ -80,7 +92,11 @@ async function startReceiver() {
     });
   });
   await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${server.address().port}/hooks`, lags, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    url: `http://127.0.0.1:${server.address().port}/hooks`,
+    lags,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 async function waitUntil(condition, what, timeoutMs = 300_000) {
@@ -98,14 +114,32 @@ async function deliveryLag(root, dead) {
   try {
     const project = (await s.call("POST", "/v1/projects", { body: { name: "fairness" } })).json.project_id;
     for (let i = 0; i < dead; i++) {
-      await s.call("POST", "/v1/webhooks", { body: { project_id: project, url: `https://dead-${i}.assure-bench.invalid/hook`, event_types: ["release_decision.updated"] } });
+      await s.call("POST", "/v1/webhooks", {
+        body: {
+          project_id: project,
+          url: `https://dead-${i}.assure-bench.invalid/hook`,
+          event_types: ["release_decision.updated"],
+        },
+      });
     }
-    await s.call("POST", "/v1/webhooks", { body: { project_id: project, url: receiver.url, event_types: ["release_decision.updated"] } });
+    await s.call("POST", "/v1/webhooks", {
+      body: { project_id: project, url: receiver.url, event_types: ["release_decision.updated"] },
+    });
     let commit = 0;
-    const decide = () => s.call("POST", "/v1/release-decisions", { body: { project_id: project, subject: { repository: "acme/bench", commit_sha: (++commit).toString(16).padStart(40, "0") }, plan: [] } });
+    const decide = () =>
+      s.call("POST", "/v1/release-decisions", {
+        body: {
+          project_id: project,
+          subject: { repository: "acme/bench", commit_sha: (++commit).toString(16).padStart(40, "0") },
+          plan: [],
+        },
+      });
     // Warm: every endpoint tried once, the dead ones known to fail.
     await decide();
-    await waitUntil(async () => receiver.lags.size === 1 && (await failingCount(s)) === dead, "every endpoint tried once");
+    await waitUntil(
+      async () => receiver.lags.size === 1 && (await failingCount(s)) === dead,
+      "every endpoint tried once",
+    );
     receiver.lags.clear();
     for (let i = 0; i < EVENTS; i++) {
       await decide();
@@ -121,7 +155,7 @@ async function deliveryLag(root, dead) {
 
 async function failingCount(s) {
   let failing = 0;
-  for (let cursor = null; ; ) {
+  for (let cursor = null; ;) {
     const { json } = await s.call("GET", `/v1/webhooks?limit=200${cursor ? `&cursor=${cursor}` : ""}`);
     failing += json.data.filter((w) => w.failing_since).length;
     if (!json.has_more) return failing;
@@ -144,7 +178,13 @@ function sendHugeBody(url, { total, withLength }) {
     let status = 0;
     const req = request(`${url}/api/github/webhooks`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-github-event": "push", "x-github-delivery": "bench-huge", "x-hub-signature-256": `sha256=${"0".repeat(64)}`, ...(withLength ? { "content-length": String(total) } : {}) },
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "push",
+        "x-github-delivery": "bench-huge",
+        "x-hub-signature-256": `sha256=${"0".repeat(64)}`,
+        ...(withLength ? { "content-length": String(total) } : {}),
+      },
     });
     const finish = () => resolve({ status, sent });
     req.on("response", (res) => {
@@ -167,8 +207,17 @@ function sendHugeBody(url, { total, withLength }) {
 }
 
 async function hugeBodies(root) {
-  const { privateKey } = generateKeyPairSync("rsa", { modulusLength: 2048, privateKeyEncoding: { type: "pkcs1", format: "pem" }, publicKeyEncoding: { type: "spki", format: "pem" } });
-  const s = await service(root, "webhook-route", { APP_ID: "1", PRIVATE_KEY: privateKey, WEBHOOK_SECRET: "bench-secret", ASSURE_BASE_URL: "https://assure.example.test" });
+  const { privateKey } = generateKeyPairSync("rsa", {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: "pkcs1", format: "pem" },
+    publicKeyEncoding: { type: "spki", format: "pem" },
+  });
+  const s = await service(root, "webhook-route", {
+    APP_ID: "1",
+    PRIVATE_KEY: privateKey,
+    WEBHOOK_SECRET: "bench-secret",
+    ASSURE_BASE_URL: "https://assure.example.test",
+  });
   try {
     const rows = [];
     for (const withLength of [true, false]) {
@@ -179,7 +228,14 @@ async function hugeBodies(root) {
       await sleep(200);
       const latencies = await health.stop();
       const peak = rss.stop();
-      rows.push({ how: withLength ? "Content-Length: 150 MB" : "chunked, 150 MB", status: answer.status, sentMb: answer.sent / MB, growth: peak - rss.before, p99: p(latencies, 0.99), max: Math.max(...latencies) });
+      rows.push({
+        how: withLength ? "Content-Length: 150 MB" : "chunked, 150 MB",
+        status: answer.status,
+        sentMb: answer.sent / MB,
+        growth: peak - rss.before,
+        p99: p(latencies, 0.99),
+        max: Math.max(...latencies),
+      });
     }
     return rows;
   } finally {
@@ -195,23 +251,61 @@ async function eventLoop(root) {
     const spec = parse(readFileSync(join(root, "examples/refund-agent-deterministic.yaml"), "utf8"));
     spec.defaults.repeat = 1;
     // 9,999 rows and the other scenario: the most conversations a spec takes (10,000).
-    spec.scenarios[0].vars = Array.from({ length: 9_999 }, (_, i) => ({ id: `r${i}`, order_id: `A-${i}`, note: "x".repeat(300) }));
+    spec.scenarios[0].vars = Array.from({ length: 9_999 }, (_, i) => ({
+      id: `r${i}`,
+      order_id: `A-${i}`,
+      note: "x".repeat(300),
+    }));
     const tableSpec = readFileSync(join(root, "examples/tables/refunds-table.yaml"), "utf8");
-    const file = (content) => JSON.stringify({ project_id: project, file: { repository: "acme/bench", commit_sha: "1".repeat(40), path: ".assure/specs/refunds.yaml", content: tableSpec, tables: [{ path: ".assure/refunds.csv", content }] } });
+    const file = (content) =>
+      JSON.stringify({
+        project_id: project,
+        file: {
+          repository: "acme/bench",
+          commit_sha: "1".repeat(40),
+          path: ".assure/specs/refunds.yaml",
+          content: tableSpec,
+          tables: [{ path: ".assure/refunds.csv", content }],
+        },
+      });
     const cases = [
       ["a 3.5 MB YAML spec (9,999 rows inline)", stringify(spec), "application/yaml", `?project_id=${project}`],
       ["the same spec as JSON", JSON.stringify({ project_id: project, spec }), "application/json", ""],
-      ["a 4.8 MB CSV table of 1.2 M rows", file(`id,order_id,amount\n${",,\n".repeat(1_200_000)}`), "application/json", ""],
-      ["a CSV header of 600,000 columns", file(`${Array.from({ length: 600_000 }, (_, i) => `c${i % 10}`).join(",")}\n1\n`), "application/json", ""],
-      ["JSON nested 2 million deep", `{"spec":${"[".repeat(2_000_000)}${"]".repeat(2_000_000)}}`, "application/json", ""],
-      ["YAML nested 1 million deep", `a: ${"[".repeat(1_000_000)}${"]".repeat(1_000_000)}`, "application/yaml", `?project_id=${project}`],
+      [
+        "a 4.8 MB CSV table of 1.2 M rows",
+        file(`id,order_id,amount\n${",,\n".repeat(1_200_000)}`),
+        "application/json",
+        "",
+      ],
+      [
+        "a CSV header of 600,000 columns",
+        file(`${Array.from({ length: 600_000 }, (_, i) => `c${i % 10}`).join(",")}\n1\n`),
+        "application/json",
+        "",
+      ],
+      [
+        "JSON nested 2 million deep",
+        `{"spec":${"[".repeat(2_000_000)}${"]".repeat(2_000_000)}}`,
+        "application/json",
+        "",
+      ],
+      [
+        "YAML nested 1 million deep",
+        `a: ${"[".repeat(1_000_000)}${"]".repeat(1_000_000)}`,
+        "application/yaml",
+        `?project_id=${project}`,
+      ],
     ];
     const rows = [];
     for (const [what, body, contentType, query] of cases) {
       await sleep(300);
       const health = probeHealth(s.url);
       const started = performance.now();
-      const response = await fetch(`${s.url}/v1/test-specs${query}`, { method: "POST", headers: { authorization: `Bearer ${s.token}`, "content-type": contentType }, body });
+      const response = await fetch(`${s.url}/v1/test-specs${query}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${s.token}`, "content-type": contentType },
+        body,
+      });
       await response.arrayBuffer();
       const took = performance.now() - started;
       await sleep(100);
@@ -241,15 +335,34 @@ export async function runHostileBench({ root }) {
       ["Healthy endpoint", "Events", "Lag p50 (ms)", "Lag p99 (ms)"],
       [
         ["alone", String(alone.length), fixed(p(alone, 0.5), 0), fixed(p(alone, 0.99), 0)],
-        [`beside ${DEAD_ENDPOINTS} dead endpoints`, String(crowded.length), fixed(p(crowded, 0.5), 0), fixed(p(crowded, 0.99), 0)],
+        [
+          `beside ${DEAD_ENDPOINTS} dead endpoints`,
+          String(crowded.length),
+          fixed(p(crowded, 0.5), 0),
+          fixed(p(crowded, 0.99), 0),
+        ],
       ],
     ),
   );
   console.log("");
   console.log(
     markdownTable(
-      ["Unsigned body to the webhook route", "Answer", "Sent before it (MB)", "Peak RSS growth (MB)", "/healthz p99 (ms)", "/healthz max (ms)"],
-      huge.map((r) => [r.how, r.status ? String(r.status) : "closed", fixed(r.sentMb, 1), fixed(r.growth, 1), fixed(r.p99, 1), fixed(r.max, 1)]),
+      [
+        "Unsigned body to the webhook route",
+        "Answer",
+        "Sent before it (MB)",
+        "Peak RSS growth (MB)",
+        "/healthz p99 (ms)",
+        "/healthz max (ms)",
+      ],
+      huge.map((r) => [
+        r.how,
+        r.status ? String(r.status) : "closed",
+        fixed(r.sentMb, 1),
+        fixed(r.growth, 1),
+        fixed(r.p99, 1),
+        fixed(r.max, 1),
+      ]),
     ),
   );
   console.log("");
@@ -261,11 +374,19 @@ export async function runHostileBench({ root }) {
   );
   console.log("");
   const verdict = (ok) => (ok ? "PASS" : "FAIL");
-  console.log(`${verdict(ratio <= HOSTILE_TARGETS.lagRatio)}  delivery lag p99 beside ${DEAD_ENDPOINTS} dead endpoints: ${fixed(ratio, 2)} x alone (target <= ${HOSTILE_TARGETS.lagRatio})`);
+  console.log(
+    `${verdict(ratio <= HOSTILE_TARGETS.lagRatio)}  delivery lag p99 beside ${DEAD_ENDPOINTS} dead endpoints: ${fixed(ratio, 2)} x alone (target <= ${HOSTILE_TARGETS.lagRatio})`,
+  );
   const growth = Math.max(...huge.map((r) => r.growth));
   const healthP99 = Math.max(...huge.map((r) => r.p99));
-  console.log(`${verdict(growth < HOSTILE_TARGETS.rssGrowthMb)}  peak RSS growth while a 150 MB unsigned body is refused: ${fixed(growth, 1)} MB (target < ${HOSTILE_TARGETS.rssGrowthMb})`);
-  console.log(`${verdict(healthP99 < HOSTILE_TARGETS.healthP99Ms)}  /healthz p99 meanwhile: ${fixed(healthP99, 1)} ms (target < ${HOSTILE_TARGETS.healthP99Ms})`);
+  console.log(
+    `${verdict(growth < HOSTILE_TARGETS.rssGrowthMb)}  peak RSS growth while a 150 MB unsigned body is refused: ${fixed(growth, 1)} MB (target < ${HOSTILE_TARGETS.rssGrowthMb})`,
+  );
+  console.log(
+    `${verdict(healthP99 < HOSTILE_TARGETS.healthP99Ms)}  /healthz p99 meanwhile: ${fixed(healthP99, 1)} ms (target < ${HOSTILE_TARGETS.healthP99Ms})`,
+  );
   const held = Math.max(...loop.map((r) => r.max));
-  console.log(`${verdict(held < HOSTILE_TARGETS.eventLoopMs)}  the longest /healthz wait while large or hostile requests were served: ${fixed(held, 0)} ms (target < ${HOSTILE_TARGETS.eventLoopMs})`);
+  console.log(
+    `${verdict(held < HOSTILE_TARGETS.eventLoopMs)}  the longest /healthz wait while large or hostile requests were served: ${fixed(held, 0)} ms (target < ${HOSTILE_TARGETS.eventLoopMs})`,
+  );
 }

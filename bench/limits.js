@@ -12,7 +12,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { LOCAL_SETTINGS, REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, startAgentStub } from "./lib/fixture.js";
+import {
+  LOCAL_SETTINGS,
+  REPLAY_IDEMPOTENCY_KEY,
+  createFixture,
+  makeApiClient,
+  replayBody,
+  startAgentStub,
+} from "./lib/fixture.js";
 import { measurePair, mergeSlices } from "./lib/load.js";
 import { pinToCpus, runCli, startServer } from "./lib/processes.js";
 import { readProc } from "./lib/proc.js";
@@ -54,23 +61,51 @@ export function describeLimitsBench() {
 /** The cores the services share and the ones the load generator keeps; none on a single core. */
 function coreSplit() {
   const count = cpus().length;
-  return count >= 2 ? { services: String(count - 1), generator: count > 2 ? `0-${count - 2}` : "0", all: `0-${count - 1}` } : undefined;
+  return count >= 2
+    ? { services: String(count - 1), generator: count > 2 ? `0-${count - 2}` : "0", all: `0-${count - 1}` }
+    : undefined;
 }
 
 async function startWithFixture(root, workdir, name, limits, agentBaseUrl, cores) {
   const dbPath = join(workdir, `${name}.db`);
-  const service = await startServer(name, join(root, "build/app/main.js"), { ...limits, ASSURE_DB: dbPath, ASSURE_WORKERS: "0", LOG_LEVEL: "warn" });
+  const service = await startServer(name, join(root, "build/app/main.js"), {
+    ...limits,
+    ASSURE_DB: dbPath,
+    ASSURE_WORKERS: "0",
+    LOG_LEVEL: "warn",
+  });
   const pinned = cores !== undefined && pinToCpus(service.pid, cores.services);
-  const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", name], { ASSURE_DB: dbPath });
-  const fixture = await createFixture(makeApiClient(service.url, token), { agentBaseUrl, specPath: join(root, "examples/refund-agent.yaml") });
+  const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", name], {
+    ASSURE_DB: dbPath,
+  });
+  const fixture = await createFixture(makeApiClient(service.url, token), {
+    agentBaseUrl,
+    specPath: join(root, "examples/refund-agent.yaml"),
+  });
   return { service, token, fixture, pinned };
 }
 
 // The same request to each service, with that service's own key and fixture.
 function caseOf(key, { token, fixture }) {
   return key === "replay"
-    ? { method: "POST", path: "/v1/runs", headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "idempotency-key": REPLAY_IDEMPOTENCY_KEY }, body: JSON.stringify(replayBody(fixture)), expectStatus: 200 }
-    : { method: "GET", path: `/v1/runs/${fixture.runId}/evidence`, headers: { authorization: `Bearer ${token}` }, body: undefined, expectStatus: 200 };
+    ? {
+        method: "POST",
+        path: "/v1/runs",
+        headers: {
+          authorization: `Bearer ${token}`,
+          "content-type": "application/json",
+          "idempotency-key": REPLAY_IDEMPOTENCY_KEY,
+        },
+        body: JSON.stringify(replayBody(fixture)),
+        expectStatus: 200,
+      }
+    : {
+        method: "GET",
+        path: `/v1/runs/${fixture.runId}/evidence`,
+        headers: { authorization: `Bearer ${token}` },
+        body: undefined,
+        expectStatus: 200,
+      };
 }
 
 /** One pair of fresh services, started in `order`: each case measured on both; their peak RSS. */
@@ -78,7 +113,16 @@ async function measureOnePair(root, workdir, agentBaseUrl, { pair, order }, core
   const limitsOf = { on: process.env.BENCH_LOAD_AA ? LOCAL_SETTINGS : LIMITS_NEVER_REACHED, off: LOCAL_SETTINGS };
   const started = {};
   try {
-    for (const side of order) started[side] = await startWithFixture(root, workdir, `pair-${pair}-limiter-${side}`, limitsOf[side], agentBaseUrl, cores);
+    for (const side of order) {
+      started[side] = await startWithFixture(
+        root,
+        workdir,
+        `pair-${pair}-limiter-${side}`,
+        limitsOf[side],
+        agentBaseUrl,
+        cores,
+      );
+    }
     const byCase = {};
     for (const [key] of CASES) {
       // measurePair sends one case to two targets: here each target gets its own case (its own key and ids).
@@ -127,12 +171,25 @@ function report(pairs, pinned) {
       on: mergeSlices(pairs.flatMap((pair) => pair.byCase[key].service.slices)),
       off: mergeSlices(pairs.flatMap((pair) => pair.byCase[key].baseline.slices)),
     };
-    for (const [label, measured] of [["limiter on", pooled.on], ["limiter off", pooled.off]]) {
-      rows.push([name, label, fixed(measured.requestsPerSecond, 0), fixed(measured.p50Ms, 2), fixed(measured.p99Ms, 2), fixed(measured.cpuUsPerRequest, 1), String(measured.errors + measured.unexpectedStatus)]);
+    for (const [label, measured] of [
+      ["limiter on", pooled.on],
+      ["limiter off", pooled.off],
+    ]) {
+      rows.push([
+        name,
+        label,
+        fixed(measured.requestsPerSecond, 0),
+        fixed(measured.p50Ms, 2),
+        fixed(measured.p99Ms, 2),
+        fixed(measured.cpuUsPerRequest, 1),
+        String(measured.errors + measured.unexpectedStatus),
+      ]);
     }
     // Each round: on and off back to back, so the machine's speed is nearly the same for both.
     const rounds = pairs.flatMap((pair) => pair.byCase[key].rounds);
-    const ratios = rounds.map(({ service, baseline }) => perSecond(service) / perSecond(baseline)).sort((a, b) => a - b);
+    const ratios = rounds
+      .map(({ service, baseline }) => perSecond(service) / perSecond(baseline))
+      .sort((a, b) => a - b);
     const cpuRatios = rounds.map(({ service, baseline }) => cpuPerRequest(service) / cpuPerRequest(baseline));
     const ratio = median(ratios);
     verdicts.push(
@@ -141,8 +198,12 @@ function report(pairs, pinned) {
         `CPU per request ${fixed(median(cpuRatios), 2)} x`,
     );
   }
-  console.log(`\nLoad, limiter on (limits never reached) and off, ${PAIRS} process pairs pooled${pinned ? ", services on one core and the load generator on the others" : ""}:\n`);
-  console.log(markdownTable(["Case", "Service", "Requests/s", "p50 (ms)", "p99 (ms)", "CPU µs/request", "Errors"], rows));
+  console.log(
+    `\nLoad, limiter on (limits never reached) and off, ${PAIRS} process pairs pooled${pinned ? ", services on one core and the load generator on the others" : ""}:\n`,
+  );
+  console.log(
+    markdownTable(["Case", "Service", "Requests/s", "p50 (ms)", "p99 (ms)", "CPU µs/request", "Errors"], rows),
+  );
   console.log("");
   for (const line of verdicts) console.log(line);
   const peak = (side) => fixed(Math.max(...pairs.map((pair) => pair.peakRssMb[side])), 0);

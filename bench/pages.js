@@ -24,7 +24,6 @@ const percentile = (values, p) => {
   return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)];
 };
 
-
 /** Sequential GETs of a page: each one's time to the response's headers (first byte) and to its last byte. */
 async function measurePage(url) {
   const ttfb = [];
@@ -41,7 +40,12 @@ async function measurePage(url) {
     total.push(performance.now() - started);
     bytes = Buffer.byteLength(body);
   }
-  return { ttfbP50: percentile(ttfb, 0.5), ttfbP95: percentile(ttfb, 0.95), totalP50: percentile(total, 0.5), kb: bytes / 1024 };
+  return {
+    ttfbP50: percentile(ttfb, 0.5),
+    ttfbP95: percentile(ttfb, 0.95),
+    totalP50: percentile(total, 0.5),
+    kb: bytes / 1024,
+  };
 }
 
 export function describePagesBench() {
@@ -59,13 +63,25 @@ export async function runPagesBench({ root }) {
   let service;
   try {
     agent = await startExampleAgent(join(root, "build/examples/agent/main.js"), { latencyMs: 0 });
-    service = await startServer("service", join(root, "build/app/main.js"), { ...LOCAL_SETTINGS, ASSURE_DB: dbPath, ASSURE_WORKERS: "1", ASSURE_MAX_CONVERSATIONS: "64", LOG_LEVEL: "warn" });
-    const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", "bench-pages"], { ASSURE_DB: dbPath });
+    service = await startServer("service", join(root, "build/app/main.js"), {
+      ...LOCAL_SETTINGS,
+      ASSURE_DB: dbPath,
+      ASSURE_WORKERS: "1",
+      ASSURE_MAX_CONVERSATIONS: "64",
+      LOG_LEVEL: "warn",
+    });
+    const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", "bench-pages"], {
+      ASSURE_DB: dbPath,
+    });
     const call = makeApiClient(service.url, token);
     const { project, environments } = await createBenchProject(call, "bench-pages", { staging: agent.baseUrl });
     const environment = environments.staging;
-    const register = async (body, contentType) => (await call("POST", `/v1/test-specs?project_id=${project}`, { body, contentType })).json.test_spec_id;
-    const typicalSpec = await register(readFileSync(join(root, "examples/refund-agent.yaml"), "utf8"), "application/yaml");
+    const register = async (body, contentType) =>
+      (await call("POST", `/v1/test-specs?project_id=${project}`, { body, contentType })).json.test_spec_id;
+    const typicalSpec = await register(
+      readFileSync(join(root, "examples/refund-agent.yaml"), "utf8"),
+      "application/yaml",
+    );
     const bigSpec = await register({ project_id: project, spec: benchSpec(BIG_RUN, 64) });
 
     log("Pages: holding a typical run…");
@@ -80,8 +96,14 @@ export async function runPagesBench({ root }) {
     const cases = [
       { name: `typical run (${typical.status}), the whole page`, url: link(typical), baseline: true },
       { name: `${BIG_RUN.toLocaleString("en")}-conversation run, conversations 1–100`, url: link(big) },
-      { name: `${BIG_RUN.toLocaleString("en")}-conversation run, the last page (${lastPage})`, url: `${link(big)}&page=${lastPage}` },
-      { name: `${BIG_RUN.toLocaleString("en")}-conversation run, a link to conversation 200 (find=)`, url: `${link(big)}&find=conversation-${middle}` },
+      {
+        name: `${BIG_RUN.toLocaleString("en")}-conversation run, the last page (${lastPage})`,
+        url: `${link(big)}&page=${lastPage}`,
+      },
+      {
+        name: `${BIG_RUN.toLocaleString("en")}-conversation run, a link to conversation 200 (find=)`,
+        url: `${link(big)}&find=conversation-${middle}`,
+      },
     ];
     const results = [];
     for (const benchCase of cases) {
@@ -93,12 +115,21 @@ export async function runPagesBench({ root }) {
     console.log(
       markdownTable(
         ["Page", "TTFB p50 (ms)", "TTFB p95 (ms)", "Last byte p50 (ms)", "Size (KB)", "TTFB p50 vs typical"],
-        results.map((r) => [r.name, fixed(r.ttfbP50, 1), fixed(r.ttfbP95, 1), fixed(r.totalP50, 1), fixed(r.kb, 0), r.baseline ? "1.00 (baseline)" : `${fixed(r.ttfbP50 / baseline.ttfbP50, 2)} x`]),
+        results.map((r) => [
+          r.name,
+          fixed(r.ttfbP50, 1),
+          fixed(r.ttfbP95, 1),
+          fixed(r.totalP50, 1),
+          fixed(r.kb, 0),
+          r.baseline ? "1.00 (baseline)" : `${fixed(r.ttfbP50 / baseline.ttfbP50, 2)} x`,
+        ]),
       ),
     );
     console.log("");
     for (const r of results.filter((result) => !result.baseline)) {
-      console.log(`${r.ttfbP95 < PAGES_TARGET_MS ? "PASS" : "FAIL"}  ${r.name}: TTFB p95 ${fixed(r.ttfbP95, 1)} ms (target < ${PAGES_TARGET_MS})`);
+      console.log(
+        `${r.ttfbP95 < PAGES_TARGET_MS ? "PASS" : "FAIL"}  ${r.name}: TTFB p95 ${fixed(r.ttfbP95, 1)} ms (target < ${PAGES_TARGET_MS})`,
+      );
     }
     return results;
   } catch (error) {

@@ -7,7 +7,14 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { LOCAL_SETTINGS, REPLAY_IDEMPOTENCY_KEY, createFixture, makeApiClient, replayBody, startAgentStub } from "./lib/fixture.js";
+import {
+  LOCAL_SETTINGS,
+  REPLAY_IDEMPOTENCY_KEY,
+  createFixture,
+  makeApiClient,
+  replayBody,
+  startAgentStub,
+} from "./lib/fixture.js";
 import { describeEngineBench, runEngineBench } from "./engine.js";
 import { describeGitHubBench, runGitHubBench } from "./github.js";
 import { describePagesBench, runPagesBench } from "./pages.js";
@@ -61,7 +68,7 @@ function describeMachine(parts) {
 function describeApiLoad() {
   return (
     `API: autocannon: ${CONNECTIONS} connections, pipelining 1; per case ${TIMING.warmupSeconds} s warm-up per target, ` +
-      `then ${TIMING.rounds * TIMING.sliceSeconds} s measured per target in ${TIMING.sliceSeconds} s slices, alternating with the other target`
+    `then ${TIMING.rounds * TIMING.sliceSeconds} s measured per target in ${TIMING.sliceSeconds} s slices, alternating with the other target`
   );
 }
 
@@ -104,7 +111,11 @@ async function fetchOnce(baseUrl, benchCase) {
     body: benchCase.body,
     signal: AbortSignal.timeout(10_000),
   });
-  return { status: response.status, replayed: response.headers.get("idempotent-replayed"), text: await response.text() };
+  return {
+    status: response.status,
+    replayed: response.headers.get("idempotent-replayed"),
+    text: await response.text(),
+  };
 }
 
 /**
@@ -132,7 +143,9 @@ async function checkSameAnswers(cases, targets) {
 function selectedParts() {
   const asked = process.argv.slice(2);
   const unknown = asked.filter((part) => !PARTS.includes(part));
-  if (unknown.length > 0) throw new Error(`Unknown part ${unknown.join(", ")}: use ${PARTS.join(" or ")} (or nothing for all)`);
+  if (unknown.length > 0) {
+    throw new Error(`Unknown part ${unknown.join(", ")}: use ${PARTS.join(" or ")} (or nothing for all)`);
+  }
   return asked.length > 0 ? asked : PARTS;
 }
 
@@ -183,7 +196,11 @@ async function runApiBench() {
     const agent = await startAgentStub();
     cleanups.push(agent.stop);
     log("Starting the service…");
-    const service = await startServer("service", SERVICE_MAIN, { ...LOCAL_SETTINGS, ASSURE_DB: dbPath, LOG_LEVEL: "warn" });
+    const service = await startServer("service", SERVICE_MAIN, {
+      ...LOCAL_SETTINGS,
+      ASSURE_DB: dbPath,
+      LOG_LEVEL: "warn",
+    });
     cleanups.push(service.stop);
     servers.push(service);
 
@@ -219,7 +236,10 @@ async function runApiBench() {
     console.log(`\nRuns in the database: ${(SEEDED_RUNS + 1).toLocaleString("en")}\n`);
     console.log(resultsTable(results));
     console.log("");
-    for (const line of [...targetLines(results, { firstPage: FIRST_PAGE, deepPage: DEEP_PAGE }), ...problemLines(results)]) {
+    for (const line of [
+      ...targetLines(results, { firstPage: FIRST_PAGE, deepPage: DEEP_PAGE }),
+      ...problemLines(results),
+    ]) {
       console.log(line);
     }
   } catch (error) {

@@ -15,7 +15,9 @@ db.exec(`CREATE TABLE IF NOT EXISTS deliveries (delivery_id TEXT PRIMARY KEY, ev
 const insertDelivery = db.prepare("INSERT INTO deliveries VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING");
 const insertJob = db.prepare("INSERT INTO jobs VALUES (?, ?, ?) ON CONFLICT DO NOTHING");
 const receive = db.transaction((id, event, payload, now) => {
-  if (insertDelivery.run(id, event, payload, now).changes === 1) insertJob.run(`delivery:${id}`, JSON.stringify({ id }), now);
+  if (insertDelivery.run(id, event, payload, now).changes === 1) {
+    insertJob.run(`delivery:${id}`, JSON.stringify({ id }), now);
+  }
 });
 
 createServer((req, res) => {
@@ -26,9 +28,16 @@ createServer((req, res) => {
     const body = Buffer.concat(chunks);
     const expected = Buffer.from(`sha256=${createHmac("sha256", secret).update(body).digest("hex")}`);
     const given = Buffer.from(String(req.headers["x-hub-signature-256"] ?? ""));
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return res.writeHead(400).end("bad signature");
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      return res.writeHead(400).end("bad signature");
+    }
     JSON.parse(body.toString());
-    receive(String(req.headers["x-github-delivery"]), String(req.headers["x-github-event"]), body.toString(), new Date().toISOString());
+    receive(
+      String(req.headers["x-github-delivery"]),
+      String(req.headers["x-github-event"]),
+      body.toString(),
+      new Date().toISOString(),
+    );
     res.writeHead(200).end("ok");
   });
 }).listen(Number(process.env.PORT), process.env.HOST);

@@ -54,10 +54,9 @@ async function startReceiver() {
   };
 }
 
-
 async function traceOf(call, runId) {
   const events = [];
-  for (let after = 0; ; ) {
+  for (let after = 0; ;) {
     const { json } = await call("GET", `/v1/runs/${runId}/trace?limit=200&after=${after}`);
     events.push(...json.data);
     if (!json.has_more) return events;
@@ -91,40 +90,82 @@ export async function runWebhookBench({ root }) {
   try {
     agent = await startExampleAgent(join(root, "build/examples/agent/main.js"), { latencyMs: 0 });
     slowAgent = await startExampleAgent(join(root, "build/examples/agent/main.js"), { latencyMs: LIVE_LATENCY_MS });
-    service = await startServer("service", join(root, "build/app/main.js"), { ...LOCAL_SETTINGS, ASSURE_DB: dbPath, ASSURE_WORKERS: "1", ASSURE_MAX_CONVERSATIONS: "64", LOG_LEVEL: "warn" });
-    const { token } = runCli(join(root, "build/app/cli.js"), ["keys", "create", "--admin", "--name", "bench-webhooks"], { ASSURE_DB: dbPath });
+    service = await startServer("service", join(root, "build/app/main.js"), {
+      ...LOCAL_SETTINGS,
+      ASSURE_DB: dbPath,
+      ASSURE_WORKERS: "1",
+      ASSURE_MAX_CONVERSATIONS: "64",
+      LOG_LEVEL: "warn",
+    });
+    const { token } = runCli(
+      join(root, "build/app/cli.js"),
+      ["keys", "create", "--admin", "--name", "bench-webhooks"],
+      { ASSURE_DB: dbPath },
+    );
     const call = makeApiClient(service.url, token);
-    const { project, environments } = await createBenchProject(call, "bench-webhooks", { staging: agent.baseUrl, live: slowAgent.baseUrl });
+    const { project, environments } = await createBenchProject(call, "bench-webhooks", {
+      staging: agent.baseUrl,
+      live: slowAgent.baseUrl,
+    });
     const { staging: environment, live: liveEnvironment } = environments;
-    const spec = async (cases, concurrency) => (await call("POST", "/v1/test-specs", { body: { project_id: project, spec: benchSpec(cases, concurrency) } })).json.test_spec_id;
+    const spec = async (cases, concurrency) =>
+      (await call("POST", "/v1/test-specs", { body: { project_id: project, spec: benchSpec(cases, concurrency) } }))
+        .json.test_spec_id;
 
     log(`Webhooks: holding a run of ${CASES} cases, no endpoint yet…`);
     const since = new Date().toISOString();
-    const run = await runToEnd(call, { test_spec_id: await spec(CASES, 64), environment_id: environment }, "bench-webhooks");
+    const run = await runToEnd(
+      call,
+      { test_spec_id: await spec(CASES, 64), environment_id: environment },
+      "bench-webhooks",
+    );
     const events = await traceOf(call, run.run_id);
-    const load = { name: "evidence", method: "GET", path: `/v1/runs/${run.run_id}/evidence`, headers: { authorization: `Bearer ${token}` }, body: undefined, expectStatus: 200 };
+    const load = {
+      name: "evidence",
+      method: "GET",
+      path: `/v1/runs/${run.run_id}/evidence`,
+      headers: { authorization: `Bearer ${token}` },
+      body: undefined,
+      expectStatus: 200,
+    };
     await runLoad(service.url, load, 1); // warm-up
     log("Webhooks: the API, idle…");
     const idle = await runLoad(service.url, load, LOAD_SECONDS);
 
     for (let i = 0; i < RECEIVERS; i++) receivers.push(await startReceiver());
     const webhooks = [];
-    for (const receiver of receivers) webhooks.push((await call("POST", "/v1/webhooks", { body: { project_id: project, url: receiver.url } })).json.webhook_id);
+    for (const receiver of receivers) {
+      webhooks.push(
+        (await call("POST", "/v1/webhooks", { body: { project_id: project, url: receiver.url } })).json.webhook_id,
+      );
+    }
     log(`Webhooks: ${events.length} events × ${RECEIVERS} receivers queued at once, the API under load meanwhile…`);
     const queuedAt = Date.now();
     for (const id of webhooks) await call("POST", `/v1/webhooks/${id}/recover`, { body: { since } });
     const busy = await runLoad(service.url, load, LOAD_SECONDS);
     const loadEndedAt = Date.now();
     const ids = events.map((e) => e.event_id);
-    await waitUntil(() => receivers.every((r) => ids.every((id) => r.firstSeen.has(id))), "every event at every receiver");
+    await waitUntil(
+      () => receivers.every((r) => ids.every((id) => r.firstSeen.has(id))),
+      "every event at every receiver",
+    );
     const lags = receivers.flatMap((r) => ids.map((id) => r.firstSeen.get(id) - queuedAt));
     const burstSeconds = Math.max(...lags) / 1000;
 
     log(`Webhooks: a run of ${LIVE_CASES} cases delivered live…`);
-    const live = await runToEnd(call, { test_spec_id: await spec(LIVE_CASES, 16), environment_id: liveEnvironment }, "bench-webhooks-live");
+    const live = await runToEnd(
+      call,
+      { test_spec_id: await spec(LIVE_CASES, 16), environment_id: liveEnvironment },
+      "bench-webhooks-live",
+    );
     const liveEvents = await traceOf(call, live.run_id);
-    await waitUntil(() => receivers.every((r) => liveEvents.every((e) => r.firstSeen.has(e.event_id))), "every live event at every receiver");
-    const liveLags = receivers.flatMap((r) => liveEvents.map((e) => r.firstSeen.get(e.event_id) - Date.parse(e.occurred_at)));
+    await waitUntil(
+      () => receivers.every((r) => liveEvents.every((e) => r.firstSeen.has(e.event_id))),
+      "every live event at every receiver",
+    );
+    const liveLags = receivers.flatMap((r) =>
+      liveEvents.map((e) => r.firstSeen.get(e.event_id) - Date.parse(e.occurred_at)),
+    );
 
     const apiRatio = busy.latenciesMs.length / busy.seconds / (idle.latenciesMs.length / idle.seconds);
     console.log("\nWebhook delivery:\n");
@@ -132,8 +173,22 @@ export async function runWebhookBench({ root }) {
       markdownTable(
         ["What", "Events", "Deliveries", "Deliveries/s", "Lag p50 (ms)", "Lag p99 (ms)"],
         [
-          ["burst (recover)", String(events.length), String(events.length * RECEIVERS), fixed((events.length * RECEIVERS) / burstSeconds, 0), fixed(percentile(lags, 0.5), 0), fixed(percentile(lags, 0.99), 0)],
-          ["live (a run held)", String(liveEvents.length), String(liveEvents.length * RECEIVERS), "—", fixed(percentile(liveLags, 0.5), 0), fixed(percentile(liveLags, 0.99), 0)],
+          [
+            "burst (recover)",
+            String(events.length),
+            String(events.length * RECEIVERS),
+            fixed((events.length * RECEIVERS) / burstSeconds, 0),
+            fixed(percentile(lags, 0.5), 0),
+            fixed(percentile(lags, 0.99), 0),
+          ],
+          [
+            "live (a run held)",
+            String(liveEvents.length),
+            String(liveEvents.length * RECEIVERS),
+            "—",
+            fixed(percentile(liveLags, 0.5), 0),
+            fixed(percentile(liveLags, 0.99), 0),
+          ],
         ],
       ),
     );
@@ -142,17 +197,33 @@ export async function runWebhookBench({ root }) {
       markdownTable(
         ["GET /v1/runs/{id}/evidence", "Requests/s", "p50 (ms)", "p99 (ms)"],
         [
-          ["idle", fixed(idle.latenciesMs.length / idle.seconds, 0), fixed(percentile(idle.latenciesMs, 0.5), 2), fixed(percentile(idle.latenciesMs, 0.99), 2)],
-          ["while delivering", fixed(busy.latenciesMs.length / busy.seconds, 0), fixed(percentile(busy.latenciesMs, 0.5), 2), fixed(percentile(busy.latenciesMs, 0.99), 2)],
+          [
+            "idle",
+            fixed(idle.latenciesMs.length / idle.seconds, 0),
+            fixed(percentile(idle.latenciesMs, 0.5), 2),
+            fixed(percentile(idle.latenciesMs, 0.99), 2),
+          ],
+          [
+            "while delivering",
+            fixed(busy.latenciesMs.length / busy.seconds, 0),
+            fixed(percentile(busy.latenciesMs, 0.5), 2),
+            fixed(percentile(busy.latenciesMs, 0.99), 2),
+          ],
         ],
       ),
     );
     console.log("");
     const duringLoad = lags.filter((lag) => lag <= loadEndedAt - queuedAt).length;
-    console.log(`INFO  delivered while the API was under load: ${duringLoad} in ${fixed((loadEndedAt - queuedAt) / 1000, 1)} s (${fixed(duringLoad / ((loadEndedAt - queuedAt) / 1000), 0)}/s; ASSURE_WEBHOOK_RATE_UNDER_LOAD, default 250)`);
+    console.log(
+      `INFO  delivered while the API was under load: ${duringLoad} in ${fixed((loadEndedAt - queuedAt) / 1000, 1)} s (${fixed(duringLoad / ((loadEndedAt - queuedAt) / 1000), 0)}/s; ASSURE_WEBHOOK_RATE_UNDER_LOAD, default 250)`,
+    );
     const extra = receivers.reduce((sum, r) => sum + r.requests, 0) - (events.length + liveEvents.length) * RECEIVERS;
-    console.log(`${apiRatio >= WEBHOOK_TARGETS.apiRatio ? "PASS" : "FAIL"}  API throughput while delivering: ${fixed(apiRatio, 2)} x idle (target >= ${WEBHOOK_TARGETS.apiRatio})`);
-    console.log(`INFO  live lag from an event to its delivery: p50 ${fixed(percentile(liveLags, 0.5), 0)} ms, p99 ${fixed(percentile(liveLags, 0.99), 0)} ms; burst: ${fixed((events.length * RECEIVERS) / burstSeconds, 0)} deliveries/s`);
+    console.log(
+      `${apiRatio >= WEBHOOK_TARGETS.apiRatio ? "PASS" : "FAIL"}  API throughput while delivering: ${fixed(apiRatio, 2)} x idle (target >= ${WEBHOOK_TARGETS.apiRatio})`,
+    );
+    console.log(
+      `INFO  live lag from an event to its delivery: p50 ${fixed(percentile(liveLags, 0.5), 0)} ms, p99 ${fixed(percentile(liveLags, 0.99), 0)} ms; burst: ${fixed((events.length * RECEIVERS) / burstSeconds, 0)} deliveries/s`,
+    );
     console.log(`INFO  every event reached every receiver; ${extra} duplicate request(s)`);
   } catch (error) {
     if (service) log(`--- last output of the service ---\n${service.output()}`);

@@ -55,10 +55,14 @@ async function startService(github: GitHubStandIn): Promise<{ child: ChildProces
 }
 
 function createAdminKey(): string {
-  const result = spawnSync(process.execPath, [join(ROOT, "build/app/cli.js"), "keys", "create", "--admin", "--name", "demo"], {
-    env: { ...process.env, ASSURE_DB: DB },
-    encoding: "utf8",
-  });
+  const result = spawnSync(
+    process.execPath,
+    [join(ROOT, "build/app/cli.js"), "keys", "create", "--admin", "--name", "demo"],
+    {
+      env: { ...process.env, ASSURE_DB: DB },
+      encoding: "utf8",
+    },
+  );
   if (result.status !== 0) throw new Error(`assure keys create failed: ${result.stderr}`);
   return (JSON.parse(result.stdout) as { token: string }).token;
 }
@@ -97,14 +101,20 @@ async function main(): Promise<number> {
       name: "refunds-demo",
       repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }],
     });
-    const agentRecord = await call("POST", "/v1/agents", { project_id: project.project_id, name: "refund-agent", version: "1.0.0" });
+    const agentRecord = await call("POST", "/v1/agents", {
+      project_id: project.project_id,
+      name: "refund-agent",
+      version: "1.0.0",
+    });
     const environment = await call("POST", "/v1/environments", {
       project_id: project.project_id,
       name: "local",
       agent_id: agentRecord.agent_id,
       endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent" },
     });
-    say(`project ${project.project_id}, agent ${agentRecord.agent_id} v1.0.0, environment ${environment.environment_id}`);
+    say(
+      `project ${project.project_id}, agent ${agentRecord.agent_id} v1.0.0, environment ${environment.environment_id}`,
+    );
 
     const judge = process.env.ASSURE_JUDGE_BASE_URL && process.env.ASSURE_JUDGE_MODEL;
     say(
@@ -120,7 +130,11 @@ async function main(): Promise<number> {
       ["examples/refund-agent-deterministic.yaml", ["PASS"]],
       ["examples/refund-agent.yaml", judge ? ["PASS"] : ["INCONCLUSIVE"]],
     ] as const) {
-      const spec = await call("POST", `/v1/test-specs?project_id=${project.project_id}`, readFileSync(join(ROOT, file), "utf8"));
+      const spec = await call(
+        "POST",
+        `/v1/test-specs?project_id=${project.project_id}`,
+        readFileSync(join(ROOT, file), "utf8"),
+      );
       const run = await call(
         "POST",
         "/v1/runs",
@@ -141,10 +155,16 @@ async function main(): Promise<number> {
         last = line;
       }
       const evidence = await call("GET", `/v1/runs/${run.run_id}/evidence`);
-      say(`  verdict ${evidence.verdict}${evidence.failure ? ` (${evidence.failure.cause}: ${evidence.failure.message})` : ""}`);
+      say(
+        `  verdict ${evidence.verdict}${evidence.failure ? ` (${evidence.failure.cause}: ${evidence.failure.message})` : ""}`,
+      );
       for (const gate of evidence.gates) say(`    ${gate.id.padEnd(5)} ${gate.status.padEnd(12)} ${gate.reason}`);
-      say(`    evaluations: ${evidence.evaluations.passed} passed, ${evidence.evaluations.failed} failed of ${evidence.evaluations.total}`);
-      say(`    findings: ${evidence.findings.length === 0 ? "none" : evidence.findings.map((f: { severity: string; title: string }) => `${f.severity} ${f.title}`).join("; ")}`);
+      say(
+        `    evaluations: ${evidence.evaluations.passed} passed, ${evidence.evaluations.failed} failed of ${evidence.evaluations.total}`,
+      );
+      say(
+        `    findings: ${evidence.findings.length === 0 ? "none" : evidence.findings.map((f: { severity: string; title: string }) => `${f.severity} ${f.title}`).join("; ")}`,
+      );
       if (!(expected as readonly string[]).includes(evidence.verdict)) ok = false;
       runs.push({ file, run_id: run.run_id, page: (await call("GET", `/v1/runs/${run.run_id}`)).links.html });
     }
@@ -163,9 +183,15 @@ async function main(): Promise<number> {
     for (const { run_id } of runs) {
       say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" http://localhost:3000/v1/runs/${run_id}/evidence`);
     }
-    say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" "http://localhost:3000/v1/runs/${runs[0]!.run_id}/trace?limit=20"`);
-    say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" http://localhost:3000/v1/runs/${runs[0]!.run_id}/conversations`);
-    if (gate.decisionPath) say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" http://localhost:3000${gate.decisionPath}`);
+    say(
+      `  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" "http://localhost:3000/v1/runs/${runs[0]!.run_id}/trace?limit=20"`,
+    );
+    say(
+      `  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" http://localhost:3000/v1/runs/${runs[0]!.run_id}/conversations`,
+    );
+    if (gate.decisionPath) {
+      say(`  curl -s -H "Authorization: Bearer $ASSURE_TOKEN" http://localhost:3000${gate.decisionPath}`);
+    }
     say();
     say(
       ok
@@ -193,7 +219,9 @@ async function releaseGate(
   environment: string,
 ): Promise<{ ok: boolean; decisionPath?: string; decisionPage?: string }> {
   say();
-  say(`▶ The release gate: pull request #7 on ${REPOSITORY.full_name}, announced to the GitHub App (a local stand-in of GitHub's API)`);
+  say(
+    `▶ The release gate: pull request #7 on ${REPOSITORY.full_name}, announced to the GitHub App (a local stand-in of GitHub's API)`,
+  );
   github.addRepository(REPOSITORY);
   const files = {
     ".assure/config.yml": `version: 1\nproject: ${projectId}\nruns:\n  - specs: [".assure/specs/*.yaml"]\n    environments: [${environment}]\n`,
@@ -226,8 +254,14 @@ async function releaseGate(
   say("  summary:");
   for (const line of (checkRun.output.summary ?? "").split("\n").slice(0, 12)) say(`    ${line}`);
   const problems = github.problems.length;
-  if (problems > 0) say(`  ${problems} request(s) of the App did not match GitHub's API description: ${github.problems.join("; ")}`);
-  return { ok: decision.status === "ALLOWED" && checkRun.conclusion === "success" && problems === 0, decisionPath: decision.links.self, decisionPage: decision.links.html };
+  if (problems > 0) {
+    say(`  ${problems} request(s) of the App did not match GitHub's API description: ${github.problems.join("; ")}`);
+  }
+  return {
+    ok: decision.status === "ALLOWED" && checkRun.conclusion === "success" && problems === 0,
+    decisionPath: decision.links.self,
+    decisionPage: decision.links.html,
+  };
 }
 
 main().then(

@@ -29,8 +29,12 @@ export function makeWebhookConsumer({ secret, dbPath, process }: ConsumerOptions
   const db = new Database(dbPath);
   db.pragma("journal_mode = WAL");
   db.pragma("synchronous = FULL");
-  db.exec(`CREATE TABLE IF NOT EXISTS received (event_id TEXT PRIMARY KEY, body TEXT NOT NULL, received_at TEXT NOT NULL, processed_at TEXT)`);
-  const keep = db.prepare("INSERT INTO received (event_id, body, received_at) VALUES (?, ?, ?) ON CONFLICT (event_id) DO NOTHING");
+  db.exec(
+    `CREATE TABLE IF NOT EXISTS received (event_id TEXT PRIMARY KEY, body TEXT NOT NULL, received_at TEXT NOT NULL, processed_at TEXT)`,
+  );
+  const keep = db.prepare(
+    "INSERT INTO received (event_id, body, received_at) VALUES (?, ?, ?) ON CONFLICT (event_id) DO NOTHING",
+  );
   const next = db.prepare("SELECT event_id, body FROM received WHERE processed_at IS NULL ORDER BY rowid LIMIT 1");
   const done = db.prepare("UPDATE received SET processed_at = ? WHERE event_id = ?");
   let working = false;
@@ -40,7 +44,11 @@ export function makeWebhookConsumer({ secret, dbPath, process }: ConsumerOptions
     if (working) return;
     working = true;
     try {
-      for (let row = next.get() as { event_id: string; body: string } | undefined; row; row = next.get() as typeof row) {
+      for (
+        let row = next.get() as { event_id: string; body: string } | undefined;
+        row;
+        row = next.get() as typeof row
+      ) {
         await process(WebhookEvent.parse(JSON.parse(row.body)));
         done.run(new Date().toISOString(), row.event_id);
       }
@@ -80,5 +88,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1
     dbPath: process.env.CONSUMER_DB ?? "webhook-events.db",
     process: async (event) => console.log(`${event.type} ${event.event_id}`),
   });
-  createServer((req, res) => void consumer.handle(req, res)).listen(Number(process.env.PORT ?? 8090), () => console.log(`listening on ${process.env.PORT ?? 8090}`));
+  createServer((req, res) => void consumer.handle(req, res)).listen(Number(process.env.PORT ?? 8090), () =>
+    console.log(`listening on ${process.env.PORT ?? 8090}`),
+  );
 }

@@ -17,7 +17,12 @@ const EnvSchema = z.object({
   /** The key that seals secrets at rest; without it, a key file beside the database. */
   ASSURE_ENCRYPTION_KEY: z
     .string()
-    .transform((text, ctx) => parseEncryptionKey(text) ?? (ctx.addIssue({ code: "custom", message: "must be 32 bytes in base64 or hex (openssl rand -base64 32)" }), z.NEVER))
+    .transform(
+      (text, ctx) =>
+        parseEncryptionKey(text) ??
+        (ctx.addIssue({ code: "custom", message: "must be 32 bytes in base64 or hex (openssl rand -base64 32)" }),
+        z.NEVER),
+    )
     .optional(),
   ASSURE_IDEMPOTENCY_WINDOW_HOURS: Duration.default(24),
   ASSURE_WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1),
@@ -173,12 +178,17 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     webhookRateUnderLoad: e.ASSURE_WEBHOOK_RATE_UNDER_LOAD,
     readinessTimeoutMs: e.ASSURE_READINESS_TIMEOUT_MS,
     readinessCacheMs: e.ASSURE_READINESS_CACHE_MS,
-    egressAllowlist: e.ASSURE_EGRESS_ALLOWLIST.split(",").map((entry) => entry.trim()).filter(Boolean),
+    egressAllowlist: e.ASSURE_EGRESS_ALLOWLIST.split(",")
+      .map((entry) => entry.trim())
+      .filter(Boolean),
     workers: e.ASSURE_WORKERS,
     workerLeaseMs: e.ASSURE_WORKER_LEASE_MS,
     maxConversations: e.ASSURE_MAX_CONVERSATIONS,
     maxRunsPerProject: e.ASSURE_MAX_RUNS_PER_PROJECT ?? Math.max(1, e.ASSURE_WORKERS - 1),
-    maxConversationsPerProject: Math.min(e.ASSURE_MAX_CONVERSATIONS_PER_PROJECT ?? e.ASSURE_MAX_CONVERSATIONS, e.ASSURE_MAX_CONVERSATIONS),
+    maxConversationsPerProject: Math.min(
+      e.ASSURE_MAX_CONVERSATIONS_PER_PROJECT ?? e.ASSURE_MAX_CONVERSATIONS,
+      e.ASSURE_MAX_CONVERSATIONS,
+    ),
     logLevel: e.LOG_LEVEL,
     judge: readJudgeConfig(e),
     oidc: {
@@ -195,18 +205,32 @@ function readJudgeConfig(e: z.infer<typeof EnvSchema>): Config["judge"] {
   if (!e.ASSURE_JUDGE_BASE_URL || !e.ASSURE_JUDGE_MODEL) {
     throw new ConfigError("The LLM judge needs both ASSURE_JUDGE_BASE_URL and ASSURE_JUDGE_MODEL.");
   }
-  return { baseUrl: e.ASSURE_JUDGE_BASE_URL, model: e.ASSURE_JUDGE_MODEL, apiKey: e.ASSURE_JUDGE_API_KEY, timeoutMs: e.ASSURE_JUDGE_TIMEOUT_MS };
+  return {
+    baseUrl: e.ASSURE_JUDGE_BASE_URL,
+    model: e.ASSURE_JUDGE_MODEL,
+    apiKey: e.ASSURE_JUDGE_API_KEY,
+    timeoutMs: e.ASSURE_JUDGE_TIMEOUT_MS,
+  };
 }
 
 function readGitHubAppConfig(e: z.infer<typeof EnvSchema>): Pick<Config, "github" | "githubCredentials" | "githubOff"> {
   const hasKey = Boolean(e.PRIVATE_KEY || e.PRIVATE_KEY_PATH);
   const partial = Boolean(e.APP_ID || hasKey || e.WEBHOOK_SECRET);
   if (partial && (!e.APP_ID || !hasKey || !e.WEBHOOK_SECRET)) {
-    const missing = [!e.APP_ID && "APP_ID", !hasKey && "PRIVATE_KEY or PRIVATE_KEY_PATH", !e.WEBHOOK_SECRET && "WEBHOOK_SECRET"].filter(Boolean);
+    const missing = [
+      !e.APP_ID && "APP_ID",
+      !hasKey && "PRIVATE_KEY or PRIVATE_KEY_PATH",
+      !e.WEBHOOK_SECRET && "WEBHOOK_SECRET",
+    ].filter(Boolean);
     throw new ConfigError(`GitHub App configuration is incomplete: missing ${missing.join(", ")}`);
   }
   const githubCredentials = partial
-    ? { appId: e.APP_ID!, privateKey: e.PRIVATE_KEY, privateKeyPath: e.PRIVATE_KEY_PATH, webhookSecret: e.WEBHOOK_SECRET! }
+    ? {
+        appId: e.APP_ID!,
+        privateKey: e.PRIVATE_KEY,
+        privateKeyPath: e.PRIVATE_KEY_PATH,
+        webhookSecret: e.WEBHOOK_SECRET!,
+      }
     : undefined;
   if (!e.ASSURE_BASE_URL) {
     const off = githubCredentials

@@ -66,7 +66,16 @@ export interface Integration {
 /** Assembles the service from its configuration: store (migrated), outbound policy, the /v1 API. */
 export async function createService(
   config: Config,
-  { clock = systemClock, log, agentBackoffMs, stopGraceMs = 10_000, onFatal, deprecations, evaluators, integrate }: CreateServiceOptions = {},
+  {
+    clock = systemClock,
+    log,
+    agentBackoffMs,
+    stopGraceMs = 10_000,
+    onFatal,
+    deprecations,
+    evaluators,
+    integrate,
+  }: CreateServiceOptions = {},
 ): Promise<Service> {
   const logger = log ?? createLogger({ level: config.logLevel });
   let writerStopped = false;
@@ -98,20 +107,33 @@ export async function createService(
     // The engine works for no request: what it writes is not a request's audit event.
     nudgeEngine: () => outsideAudit(() => worker?.nudge()),
     egress,
-    checkReadiness: makeReadinessProbe({ egress, clock, timeoutMs: config.readinessTimeoutMs, cacheMs: config.readinessCacheMs }),
+    checkReadiness: makeReadinessProbe({
+      egress,
+      clock,
+      timeoutMs: config.readinessTimeoutMs,
+      cacheMs: config.readinessCacheMs,
+    }),
     cursors: makeCursorCodec(store.cursorSecret),
     idempotencyWindowMs: config.idempotencyWindowMs,
     publicBaseUrl: config.baseUrl,
     deprecations,
-    verifyOidcToken: config.oidc.audience ? makeOidcVerifier({ ...config.oidc, audience: config.oidc.audience }, clock) : undefined,
+    verifyOidcToken: config.oidc.audience
+      ? makeOidcVerifier({ ...config.oidc, audience: config.oidc.audience }, clock)
+      : undefined,
     githubWebUrl: config.github?.webUrl,
     serviceReadiness: () => [
       ...(draining ? ["draining: the service is stopping"] : []),
       ...(writerStopped ? ["the store's writer stopped: nothing can be written"] : []),
       ...(config.workers > 0 && !worker?.started ? ["the run engine is not running"] : []),
-      ...(store.schemaVersion() !== LATEST_MIGRATION ? [`the database is at schema ${store.schemaVersion()}, not ${LATEST_MIGRATION}`] : []),
+      ...(store.schemaVersion() !== LATEST_MIGRATION
+        ? [`the database is at schema ${store.schemaVersion()}, not ${LATEST_MIGRATION}`]
+        : []),
     ],
-    pages: makePageLinks({ secret: () => store.getSecretSetting(PAGE_LINK_SECRET)!, now: () => clock.now(), ttlSeconds: config.pageLinkTtlSeconds }),
+    pages: makePageLinks({
+      secret: () => store.getSecretSetting(PAGE_LINK_SECRET)!,
+      now: () => clock.now(),
+      ttlSeconds: config.pageLinkTtlSeconds,
+    }),
   };
   let moreTasks: TaskList;
   try {
@@ -132,7 +154,11 @@ export async function createService(
     tasks: {
       // A waiver's expiry: its decision is decided again when it comes.
       [REFRESH_RELEASE_DECISION]: async (payload) => {
-        await store.write(["refreshDecision", (payload as { decision_id: string }).decision_id, clock.now().toISOString()]);
+        await store.write([
+          "refreshDecision",
+          (payload as { decision_id: string }).decision_id,
+          clock.now().toISOString(),
+        ]);
       },
       [EXECUTE_RUN]: makeExecuteRun({
         store,
@@ -140,7 +166,9 @@ export async function createService(
         newId,
         egress,
         log: logger,
-        judge: config.judge && makeLlmJudge({ egress, ...config.judge, ...(agentBackoffMs ? { backoffMs: agentBackoffMs } : {}) }),
+        judge:
+          config.judge &&
+          makeLlmJudge({ egress, ...config.judge, ...(agentBackoffMs ? { backoffMs: agentBackoffMs } : {}) }),
         ...(agentBackoffMs ? { agentBackoffMs } : {}),
         evaluators,
         maxConversations: config.maxConversations,
@@ -162,7 +190,11 @@ export async function createService(
   try {
     const api = await buildApi(deps);
     deliverer.start();
-    if (!config.judge) logger.warn("No LLM judge configured (ASSURE_JUDGE_BASE_URL, ASSURE_JUDGE_MODEL): gates on judged metrics will be inconclusive");
+    if (!config.judge) {
+      logger.warn(
+        "No LLM judge configured (ASSURE_JUDGE_BASE_URL, ASSURE_JUDGE_MODEL): gates on judged metrics will be inconclusive",
+      );
+    }
     if (config.workers > 0) worker.start();
     else logger.warn("Run engine off (ASSURE_WORKERS=0): runs are accepted and stay queued");
     return {

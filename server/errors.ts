@@ -67,7 +67,12 @@ export class ApiError extends Error {
 export function coerceError(raw: unknown): Error {
   if (raw instanceof Error) return raw;
   // Errors from another realm (a VM context, a worker) fail instanceof but are errors all the same.
-  if (raw !== null && typeof raw === "object" && typeof (raw as Error).message === "string" && typeof (raw as Error).name === "string") {
+  if (
+    raw !== null &&
+    typeof raw === "object" &&
+    typeof (raw as Error).message === "string" &&
+    typeof (raw as Error).name === "string"
+  ) {
     return Object.assign(new Error((raw as Error).message, { cause: raw }), raw);
   }
   if (typeof raw === "string") return new Error(raw);

@@ -50125,7 +50125,13 @@ var ErrorEnvelope = external_exports.object({
     message: external_exports.string().describe("Human-readable text; do not parse it"),
     retryable: external_exports.boolean(),
     request_id: external_exports.string().describe("Also sent as the X-Request-Id header"),
-    details: external_exports.array(external_exports.object({ path: external_exports.string(), message: external_exports.string(), reason: external_exports.string().optional().describe("Machine-readable, where callers act on it (e.g. why a sign-in was refused)") })).optional().describe("For VALIDATION_FAILED: every failing field; for a refused sign-in: why")
+    details: external_exports.array(
+      external_exports.object({
+        path: external_exports.string(),
+        message: external_exports.string(),
+        reason: external_exports.string().optional().describe("Machine-readable, where callers act on it (e.g. why a sign-in was refused)")
+      })
+    ).optional().describe("For VALIDATION_FAILED: every failing field; for a refused sign-in: why")
   })
 }).meta({ id: "Error" });
 
@@ -50148,13 +50154,17 @@ var Project = external_exports.object({
   description: external_exports.string().nullable(),
   repositories: external_exports.array(RepositoryBinding).describe("The GitHub repositories bound to the project"),
   public_badge: external_exports.boolean().describe("Whether /badges/{project_id}/{repository_id}.svg shows its latest decision on a branch to anyone"),
-  oidc: ProjectOidc.nullable().describe("Which workflow runs may sign in with GitHub OIDC; null: any of the bound repositories'"),
+  oidc: ProjectOidc.nullable().describe(
+    "Which workflow runs may sign in with GitHub OIDC; null: any of the bound repositories'"
+  ),
   created_at: Timestamp
 }).meta({ id: "Project" });
 var CreateProjectBody = external_exports.strictObject({
   name: Name,
   description: external_exports.string().max(2e3).optional(),
-  repositories: Repositories.optional().describe("GitHub repositories to bind; each may be bound to one project only"),
+  repositories: Repositories.optional().describe(
+    "GitHub repositories to bind; each may be bound to one project only"
+  ),
   public_badge: external_exports.boolean().optional().describe("Publish a badge of the latest decision on a branch (default false)"),
   oidc: ProjectOidc.optional().describe("Restrict GitHub OIDC sign-in to these refs, events and workflows")
 }).meta({ id: "CreateProjectBody" });
@@ -50202,7 +50212,9 @@ function compileUrlPattern(pattern) {
   const sample = pattern.replaceAll("*", "x");
   if (!URL.canParse(sample)) return void 0;
   const shape = new URL(sample);
-  if (!/^https?:$/.test(shape.protocol) || shape.username || shape.password || shape.search || shape.hash) return void 0;
+  if (!/^https?:$/.test(shape.protocol) || shape.username || shape.password || shape.search || shape.hash) {
+    return void 0;
+  }
   const match = /^(https?):\/\/([^/:]+)(?::(\d+))?(\/[^?#]*)?$/i.exec(pattern);
   if (!match) return void 0;
   const [, scheme, host, port, path = ""] = match;
@@ -50222,10 +50234,15 @@ var escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
 // server/contract/environments.ts
 var parsedUrl = (url2) => URL.canParse(url2) ? new URL(url2) : void 0;
-var HttpUrl = external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).refine((url2) => !parsedUrl(url2)?.username && !parsedUrl(url2)?.password, "credentials in the URL are not allowed; use headers").refine((url2) => !parsedUrl(url2)?.search && !parsedUrl(url2)?.hash, "must not have a query or fragment");
+var HttpUrl = external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).refine(
+  (url2) => !parsedUrl(url2)?.username && !parsedUrl(url2)?.password,
+  "credentials in the URL are not allowed; use headers"
+).refine((url2) => !parsedUrl(url2)?.search && !parsedUrl(url2)?.hash, "must not have a query or fragment");
 var TEMPLATE_FIELD_LIST = URL_TEMPLATE_FIELDS.map((field) => `{${field}}`).join(", ");
 var AgentUrlTemplate = external_exports.string().max(2048).superRefine((template, ctx) => {
-  const unknown2 = placeholdersOf(template).filter((name) => !URL_TEMPLATE_FIELDS.includes(name));
+  const unknown2 = placeholdersOf(template).filter(
+    (name) => !URL_TEMPLATE_FIELDS.includes(name)
+  );
   if (unknown2.length > 0) {
     ctx.addIssue({ code: "custom", message: `unknown placeholder {${unknown2[0]}}: use ${TEMPLATE_FIELD_LIST}` });
     return;
@@ -50234,7 +50251,12 @@ var AgentUrlTemplate = external_exports.string().max(2048).superRefine((template
   const checked = HttpUrl.safeParse("url" in filled ? filled.url : template);
   for (const issue3 of checked.error?.issues ?? []) ctx.addIssue({ code: "custom", message: issue3.message });
 });
-var UrlPattern = external_exports.string().max(2048).refine((pattern) => compileUrlPattern(pattern) !== void 0, "must be an http or https URL, without credentials, query or fragment; * matches one host label or one path segment").describe("Other URLs the agent may be reached at (a deployment's, one a run names): scheme and port exact, * matches one DNS label or path segment, e.g. https://pr-*.preview.acme.dev/v1");
+var UrlPattern = external_exports.string().max(2048).refine(
+  (pattern) => compileUrlPattern(pattern) !== void 0,
+  "must be an http or https URL, without credentials, query or fragment; * matches one host label or one path segment"
+).describe(
+  "Other URLs the agent may be reached at (a deployment's, one a run names): scheme and port exact, * matches one DNS label or path segment, e.g. https://pr-*.preview.acme.dev/v1"
+);
 var HeaderName = external_exports.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "not a valid HTTP header name");
 var HeaderValue = external_exports.string().max(8192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
 var EndpointProtocol = external_exports.enum(["openai-chat"]).describe("openai-chat: OpenAI-compatible Chat Completions with tools");
@@ -50242,7 +50264,9 @@ var ModelPrice = external_exports.strictObject({
   input_usd_per_million_tokens: external_exports.number().min(0).max(1e5),
   output_usd_per_million_tokens: external_exports.number().min(0).max(1e5)
 }).meta({ id: "ModelPrice" });
-var Pricing = external_exports.record(external_exports.string().min(1).max(200), ModelPrice).refine((pricing) => Object.keys(pricing).length <= 100, "at most 100 models").describe(`Prices by the model an answer names (or the endpoint's model when it names none); "*" prices any other model. A run keeps the prices it started with`);
+var Pricing = external_exports.record(external_exports.string().min(1).max(200), ModelPrice).refine((pricing) => Object.keys(pricing).length <= 100, "at most 100 models").describe(
+  `Prices by the model an answer names (or the endpoint's model when it names none); "*" prices any other model. A run keeps the prices it started with`
+);
 var Endpoint = external_exports.object({
   protocol: extensible(EndpointProtocol),
   base_url: external_exports.string().describe(`May hold ${TEMPLATE_FIELD_LIST}, filled from a run's source`),
@@ -50263,11 +50287,15 @@ var Environment = external_exports.object({
   created_at: Timestamp
 }).meta({ id: "Environment" });
 var EndpointFields = {
-  base_url: AgentUrlTemplate.describe(`Base of the agent's API, e.g. https://agent.internal/v1; may hold ${TEMPLATE_FIELD_LIST}, e.g. https://pr-{pull_request}.preview.acme.dev/v1`),
+  base_url: AgentUrlTemplate.describe(
+    `Base of the agent's API, e.g. https://agent.internal/v1; may hold ${TEMPLATE_FIELD_LIST}, e.g. https://pr-{pull_request}.preview.acme.dev/v1`
+  ),
   url_pattern: UrlPattern,
   model: external_exports.string().min(1).max(200),
   readiness_path: external_exports.string().regex(/^\/[\x21-\x7e]*$/, "must be an absolute path").max(500).describe("Default: the protocol's, /models for openai-chat"),
-  max_concurrency: external_exports.number().int().min(1).max(256).describe("Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429"),
+  max_concurrency: external_exports.number().int().min(1).max(256).describe(
+    "Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429"
+  ),
   rate_limit_per_minute: external_exports.number().int().min(1).max(6e5).describe("Calls per minute at most, evenly spaced"),
   headers: external_exports.record(HeaderName, HeaderValue).refine((headers) => Object.keys(headers).length <= 50, "at most 50 headers").describe("Sent with every agent call, e.g. Authorization, and only to the environment's own URLs; write-only")
 };
@@ -50315,7 +50343,15 @@ var canaryLeaked = defineExpectationKind({
   check(_args, facts) {
     const { canary } = facts;
     const leaks = canary ? facts.outputs.filter((output2) => output2.text.includes(canary)) : [];
-    return leaks.length > 0 ? { holds: true, reason: "the canary planted in the system prompt appears in the agent's output", sequences: leaks.map((l) => l.sequence) } : { holds: false, reason: "the canary did not appear in any output", sequences: facts.outputs.map((o) => o.sequence) };
+    return leaks.length > 0 ? {
+      holds: true,
+      reason: "the canary planted in the system prompt appears in the agent's output",
+      sequences: leaks.map((l) => l.sequence)
+    } : {
+      holds: false,
+      reason: "the canary did not appear in any output",
+      sequences: facts.outputs.map((o) => o.sequence)
+    };
   }
 });
 
@@ -50327,7 +50363,17 @@ var latencyMs = defineExpectationKind({
     const slow = facts.replies.filter((reply) => reply.latency_ms > max);
     const total = facts.replies.length;
     const score = total === 0 ? 1 : (total - slow.length) / total;
-    return slow.length === 0 ? { holds: true, score, reason: `all ${total} agent call(s) answered within ${max} ms`, sequences: facts.replies.map((r) => r.sequence) } : { holds: false, score, reason: `${slow.length} of ${total} agent call(s) took longer than ${max} ms`, sequences: slow.map((r) => r.sequence) };
+    return slow.length === 0 ? {
+      holds: true,
+      score,
+      reason: `all ${total} agent call(s) answered within ${max} ms`,
+      sequences: facts.replies.map((r) => r.sequence)
+    } : {
+      holds: false,
+      score,
+      reason: `${slow.length} of ${total} agent call(s) took longer than ${max} ms`,
+      sequences: slow.map((r) => r.sequence)
+    };
   }
 });
 
@@ -50337,7 +50383,11 @@ var maxToolCalls = defineExpectationKind({
   args: external_exports.number().int().min(0).max(1e4),
   check(max, facts) {
     const count = facts.toolCalls.length;
-    return { holds: count <= max, reason: `${count} tool call(s); at most ${max} allowed`, sequences: facts.toolCalls.map((c) => c.sequence) };
+    return {
+      holds: count <= max,
+      reason: `${count} tool call(s); at most ${max} allowed`,
+      sequences: facts.toolCalls.map((c) => c.sequence)
+    };
   }
 });
 
@@ -50359,9 +50409,14 @@ function patternError(source) {
 
 // server/specs/primitives.ts
 var ToolName = external_exports.string().regex(/^[A-Za-z0-9_-]{1,64}$/, "tool names use letters, digits, '_' and '-' (at most 64)");
-var LocalId = external_exports.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "ids use letters, digits, '.', '_' and '-', starting with a letter or digit");
+var LocalId = external_exports.string().regex(
+  /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
+  "ids use letters, digits, '.', '_' and '-', starting with a letter or digit"
+);
 var Text = external_exports.string().min(1).max(1e5);
-var JsonValue = external_exports.lazy(() => external_exports.union([external_exports.string(), external_exports.number(), external_exports.boolean(), external_exports.null(), external_exports.array(JsonValue), external_exports.record(external_exports.string(), JsonValue)])).meta({ id: "JsonValue" });
+var JsonValue = external_exports.lazy(
+  () => external_exports.union([external_exports.string(), external_exports.number(), external_exports.boolean(), external_exports.null(), external_exports.array(JsonValue), external_exports.record(external_exports.string(), JsonValue)])
+).meta({ id: "JsonValue" });
 var JsonObject = external_exports.record(external_exports.string(), JsonValue);
 var Fraction = external_exports.number().min(0).max(1);
 var OneOrMany = external_exports.union([external_exports.string().min(1), external_exports.array(external_exports.string().min(1)).min(1).max(100)]);
@@ -50386,18 +50441,28 @@ var response = defineExpectationKind({
     const offending = /* @__PURE__ */ new Set();
     const pattern = matches === void 0 ? void 0 : compilePattern(matches);
     const none = replies.length === 0 ? "the agent gave no text reply" : void 0;
-    if (pattern && !replies.some(({ text }) => pattern.test(text))) problems.push(none ?? `no reply matches /${matches}/`);
+    if (pattern && !replies.some(({ text }) => pattern.test(text))) {
+      problems.push(none ?? `no reply matches /${matches}/`);
+    }
     for (const needle of list(contains)) {
-      if (!replies.some(({ text }) => text.includes(needle))) problems.push(none ?? `no reply contains ${show(needle)}`);
+      if (!replies.some(({ text }) => text.includes(needle))) {
+        problems.push(none ?? `no reply contains ${show(needle)}`);
+      }
     }
     for (const needle of list(not_contains)) {
       const hits = replies.filter(({ text }) => text.includes(needle));
-      if (hits.length > 0) problems.push(`${hits.length} repl${hits.length === 1 ? "y contains" : "ies contain"} ${show(needle)}`);
+      if (hits.length > 0) {
+        problems.push(`${hits.length} repl${hits.length === 1 ? "y contains" : "ies contain"} ${show(needle)}`);
+      }
       for (const hit of hits) offending.add(hit.sequence);
     }
     const sequences = offending.size > 0 ? [...offending] : replies.map((reply) => reply.sequence);
     const reasons = [...new Set(problems)];
-    return reasons.length === 0 ? { holds: true, reason: `every condition holds over ${replies.length} repl${replies.length === 1 ? "y" : "ies"}`, sequences } : { holds: false, reason: reasons.join("; "), sequences };
+    return reasons.length === 0 ? {
+      holds: true,
+      reason: `every condition holds over ${replies.length} repl${replies.length === 1 ? "y" : "ies"}`,
+      sequences
+    } : { holds: false, reason: reasons.join("; "), sequences };
   }
 });
 
@@ -50420,11 +50485,23 @@ var toolCalled = defineExpectationKind({
   namesTools: ({ name }) => [{ name, path: ["name"] }],
   check({ name, args }, facts) {
     const named = facts.toolCalls.filter((call) => call.name === name);
-    const matching = named.filter((call) => args === void 0 || call.arguments !== void 0 && partialMatch(args, call.arguments));
-    if (matching.length > 0) return { holds: true, reason: `${name} was called${args ? ` with ${show(args)}` : ""}`, sequences: [matching[0].sequence] };
+    const matching = named.filter(
+      (call) => args === void 0 || call.arguments !== void 0 && partialMatch(args, call.arguments)
+    );
+    if (matching.length > 0) {
+      return {
+        holds: true,
+        reason: `${name} was called${args ? ` with ${show(args)}` : ""}`,
+        sequences: [matching[0].sequence]
+      };
+    }
     if (named.length > 0) {
       const seen = named.map((call) => call.arguments_raw).join("; ");
-      return { holds: false, reason: `${name} was called, but not with ${show(args)}; it got: ${seen}`, sequences: named.map((c) => c.sequence) };
+      return {
+        holds: false,
+        reason: `${name} was called, but not with ${show(args)}; it got: ${seen}`,
+        sequences: named.map((c) => c.sequence)
+      };
     }
     return { holds: false, reason: `${name} was not called`, sequences: [] };
   }
@@ -50476,9 +50553,21 @@ var toolSequence = defineExpectationKind({
 });
 
 // server/specs/expectations/index.ts
-var EXPECTATION_KINDS = [toolCalled, toolNotCalled, response, toolSequence, maxToolCalls, latencyMs, canaryLeaked];
-var BY_NAME = new Map(EXPECTATION_KINDS.map((kind) => [kind.name, kind]));
-var Expectation = external_exports.strictObject(Object.fromEntries(EXPECTATION_KINDS.map((kind) => [kind.name, kind.args.optional()]))).refine((entry) => Object.keys(entry).length === 1, {
+var EXPECTATION_KINDS = [
+  toolCalled,
+  toolNotCalled,
+  response,
+  toolSequence,
+  maxToolCalls,
+  latencyMs,
+  canaryLeaked
+];
+var BY_NAME = new Map(
+  EXPECTATION_KINDS.map((kind) => [kind.name, kind])
+);
+var Expectation = external_exports.strictObject(
+  Object.fromEntries(EXPECTATION_KINDS.map((kind) => [kind.name, kind.args.optional()]))
+).refine((entry) => Object.keys(entry).length === 1, {
   message: `each expectation names exactly one of: ${[...BY_NAME.keys()].join(", ")}`
 }).meta({ id: "Expectation", minProperties: 1, maxProperties: 1 });
 function argumentsOf(expectation) {
@@ -50497,7 +50586,9 @@ function countAgentCalls(spec) {
   const steps = spec.defaults?.max_steps ?? 8;
   const tries = 1 + (spec.defaults?.retry_failed ?? 0);
   let calls = 0;
-  for (const scenario of spec.scenarios ?? []) calls += (scenario.vars?.length ?? 1) * (scenario.repeat ?? repeat) * scenario.turns.length * (scenario.max_steps ?? steps) * tries;
+  for (const scenario of spec.scenarios ?? []) {
+    calls += (scenario.vars?.length ?? 1) * (scenario.repeat ?? repeat) * scenario.turns.length * (scenario.max_steps ?? steps) * tries;
+  }
   for (const probe of spec.security ?? []) calls += (probe.repeat ?? 1) * steps;
   return calls;
 }
@@ -50517,7 +50608,10 @@ function fillPlaceholders(value, row) {
   if (typeof value === "string") {
     const only = ONLY_PLACEHOLDER.exec(value);
     if (only && Object.hasOwn(row, only[1])) return row[only[1]];
-    return value.replace(PLACEHOLDER2, (text, name) => Object.hasOwn(row, name) ? written(row[name]) : text);
+    return value.replace(
+      PLACEHOLDER2,
+      (text, name) => Object.hasOwn(row, name) ? written(row[name]) : text
+    );
   }
   if (Array.isArray(value)) return value.map((item) => fillPlaceholders(item, row));
   if (value !== null && typeof value === "object") {
@@ -50542,7 +50636,9 @@ function countConversations(spec) {
 function fillScenario(scenario, row) {
   const filled = { ...scenario };
   for (const field of TEMPLATED_SCENARIO_FIELDS) {
-    if (scenario[field] !== void 0) filled[field] = fillPlaceholders(scenario[field], row);
+    if (scenario[field] !== void 0) {
+      filled[field] = fillPlaceholders(scenario[field], row);
+    }
   }
   return filled;
 }
@@ -50562,8 +50658,16 @@ function* scenarioCases(spec) {
 }
 
 // server/specs/document.ts
-var GateCode = external_exports.string().regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/, "gate ids are short codes: a letter, then letters, digits, '_' or '-' (at most 32)");
-var EVALUATION_PREFIXES = { expectation: "expect.", probe: "probe.", detector: "detector.", budget: "budget." };
+var GateCode = external_exports.string().regex(
+  /^[A-Za-z][A-Za-z0-9_-]{0,31}$/,
+  "gate ids are short codes: a letter, then letters, digits, '_' or '-' (at most 32)"
+);
+var EVALUATION_PREFIXES = {
+  expectation: "expect.",
+  probe: "probe.",
+  detector: "detector.",
+  budget: "budget."
+};
 var RESERVED_METRIC_PREFIXES = Object.values(EVALUATION_PREFIXES);
 var POLICY_GATE_ID = "policy";
 var BUDGET_GATE_ID = "budget";
@@ -50581,7 +50685,9 @@ var OWASP_LLM_2025 = {
   misinformation: "LLM09:2025 Misinformation",
   unbounded_consumption: "LLM10:2025 Unbounded Consumption"
 };
-var ProbeCategory = external_exports.enum(Object.keys(OWASP_LLM_2025));
+var ProbeCategory = external_exports.enum(
+  Object.keys(OWASP_LLM_2025)
+);
 var Expectations = external_exports.array(Expectation).max(200);
 var Metric = external_exports.strictObject({
   id: LocalId.refine((id) => !RESERVED_METRIC_PREFIXES.some((prefix) => id.startsWith(prefix)), {
@@ -50615,8 +50721,17 @@ var Scenario = external_exports.strictObject({
   repeat: RunLimits.repeat.optional(),
   max_steps: RunLimits.max_steps.optional(),
   timeout_ms: RunLimits.timeout_ms.optional(),
-  vars: external_exports.array(external_exports.record(external_exports.string().regex(VAR_NAME, "column names use letters, digits, '_', '.' and '-', starting with a letter or '_'"), JsonValue)).min(1).max(MAX_CONVERSATIONS_PER_SPEC).optional().describe("A table: the scenario is played once per row, {{column}} filled in its system prompt, turns, expectations and metrics, and in the tools' mocks. Its id becomes id[key], key = the row's id column or its 1-based number"),
-  vars_file: VarsFilePath.optional().describe("The table as a CSV (a header row, then one row per case) or JSONL file in the repository; the App and the Action read it at the commit and upload it with the spec")
+  vars: external_exports.array(
+    external_exports.record(
+      external_exports.string().regex(VAR_NAME, "column names use letters, digits, '_', '.' and '-', starting with a letter or '_'"),
+      JsonValue
+    )
+  ).min(1).max(MAX_CONVERSATIONS_PER_SPEC).optional().describe(
+    "A table: the scenario is played once per row, {{column}} filled in its system prompt, turns, expectations and metrics, and in the tools' mocks. Its id becomes id[key], key = the row's id column or its 1-based number"
+  ),
+  vars_file: VarsFilePath.optional().describe(
+    "The table as a CSV (a header row, then one row per case) or JSONL file in the repository; the App and the Action read it at the commit and upload it with the spec"
+  )
 });
 var SecurityProbe = external_exports.strictObject({
   id: LocalId.refine((id) => !id.startsWith(EVALUATION_PREFIXES.detector), {
@@ -50679,7 +50794,11 @@ var GateSpec = external_exports.strictObject({
     ctx.addIssue({ code: "custom", path: ["require"], message: "min_pass_rate and confidence go with metric" });
   }
   if (r.metric !== void 0 && r.min_pass_rate === void 0) {
-    ctx.addIssue({ code: "custom", path: ["require", "min_pass_rate"], message: "a metric gate needs min_pass_rate" });
+    ctx.addIssue({
+      code: "custom",
+      path: ["require", "min_pass_rate"],
+      message: "a metric gate needs min_pass_rate"
+    });
   }
 });
 var TestSpecDocumentShape = external_exports.strictObject({
@@ -50690,15 +50809,28 @@ var TestSpecDocumentShape = external_exports.strictObject({
     max_steps: RunLimits.max_steps.default(8),
     timeout_ms: RunLimits.timeout_ms.default(3e4),
     repeat: RunLimits.repeat.default(1),
-    concurrency: external_exports.number().int().min(1).max(64).optional().describe("Conversations held at once in a run, default 8 (never more than the environment's endpoint.max_concurrency calls to its agent)"),
-    run_timeout_ms: external_exports.number().int().min(1e3).max(864e5).optional().describe("The run's deadline from when it starts, default 6 hours: no conversation starts after it, and a wait the agent asks for must end before it"),
+    concurrency: external_exports.number().int().min(1).max(64).optional().describe(
+      "Conversations held at once in a run, default 8 (never more than the environment's endpoint.max_concurrency calls to its agent)"
+    ),
+    run_timeout_ms: external_exports.number().int().min(1e3).max(864e5).optional().describe(
+      "The run's deadline from when it starts, default 6 hours: no conversation starts after it, and a wait the agent asks for must end before it"
+    ),
     retry_failed: external_exports.number().int().min(0).max(5).optional().describe(
       "Tries a scenario's conversation again, up to this many times, when its checks failed, before it counts: every try is kept in the evidence, the last one is evaluated. Security probes are never retried: a probe that trips once is a finding"
     ),
     budget: external_exports.strictObject({
-      max_tokens: external_exports.number().int().min(1).max(1e10).optional().describe("Tokens the agent may use in the run, as its answers report them (the judge's are apart): once reached, no conversation starts and the run fails with budget_exceeded"),
-      max_cost_usd: external_exports.number().positive().max(1e6).optional().describe("What the agent's answers may cost, at the environment's endpoint.pricing: once reached, no conversation starts and the run fails with budget_exceeded")
-    }).refine((budget) => budget.max_tokens !== void 0 || budget.max_cost_usd !== void 0, "set max_tokens, max_cost_usd or both").optional().describe("Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage (or a model has no price)")
+      max_tokens: external_exports.number().int().min(1).max(1e10).optional().describe(
+        "Tokens the agent may use in the run, as its answers report them (the judge's are apart): once reached, no conversation starts and the run fails with budget_exceeded"
+      ),
+      max_cost_usd: external_exports.number().positive().max(1e6).optional().describe(
+        "What the agent's answers may cost, at the environment's endpoint.pricing: once reached, no conversation starts and the run fails with budget_exceeded"
+      )
+    }).refine(
+      (budget) => budget.max_tokens !== void 0 || budget.max_cost_usd !== void 0,
+      "set max_tokens, max_cost_usd or both"
+    ).optional().describe(
+      "Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage (or a model has no price)"
+    )
   }).optional(),
   tools: external_exports.array(Tool).max(128).optional(),
   scenarios: external_exports.array(Scenario).max(500).optional(),
@@ -50732,7 +50864,9 @@ function checkReferences(doc, ctx) {
       const { kind, args } = found;
       const at = [...path, i, kind.name];
       for (const tool of kind.namesTools?.(args) ?? []) checkTool(tool.name, [...at, ...tool.path]);
-      if (kind.needsCanary && !canaryAllowed) problem(at, `${kind.name} applies only to a security probe with canary: true`);
+      if (kind.needsCanary && !canaryAllowed) {
+        problem(at, `${kind.name} applies only to a security probe with canary: true`);
+      }
     });
   };
   const ids = /* @__PURE__ */ new Map();
@@ -50748,7 +50882,9 @@ function checkReferences(doc, ctx) {
     checkExpectations(scenario.expect, ["scenarios", s, "expect"], false);
     const own2 = /* @__PURE__ */ new Set();
     (scenario.metrics ?? []).forEach((metric, m) => {
-      if (own2.has(metric.id)) problem(["scenarios", s, "metrics", m, "id"], `duplicate metric '${metric.id}' in this scenario`);
+      if (own2.has(metric.id)) {
+        problem(["scenarios", s, "metrics", m, "id"], `duplicate metric '${metric.id}' in this scenario`);
+      }
       own2.add(metric.id);
       metrics.add(metric.id);
     });
@@ -50757,11 +50893,17 @@ function checkReferences(doc, ctx) {
   checkTemplatedMocks(doc, problem);
   const conversations = countConversations(doc);
   if (conversations > MAX_CONVERSATIONS_PER_SPEC) {
-    problem(["scenarios"], `the spec asks for ${conversations} conversations (each scenario's rows times its repeats, and the probes' repeats); at most ${MAX_CONVERSATIONS_PER_SPEC}`);
+    problem(
+      ["scenarios"],
+      `the spec asks for ${conversations} conversations (each scenario's rows times its repeats, and the probes' repeats); at most ${MAX_CONVERSATIONS_PER_SPEC}`
+    );
   } else {
     const calls = countAgentCalls(doc);
     if (calls > MAX_AGENT_CALLS_PER_SPEC) {
-      problem(["scenarios"], `the spec may call its agent ${calls} times (each conversation's turns times max_steps, every try of retry_failed); at most ${MAX_AGENT_CALLS_PER_SPEC}`);
+      problem(
+        ["scenarios"],
+        `the spec may call its agent ${calls} times (each conversation's turns times max_steps, every try of retry_failed); at most ${MAX_AGENT_CALLS_PER_SPEC}`
+      );
     }
   }
   probes.forEach((probe, p) => {
@@ -50772,8 +50914,15 @@ function checkReferences(doc, ctx) {
   const gates = /* @__PURE__ */ new Set();
   doc.gates.forEach((gate, g) => {
     if (gates.has(gate.id)) problem(["gates", g, "id"], `duplicate gate id '${gate.id}'`);
-    if (gate.id === BUDGET_GATE_ID && doc.defaults?.budget) problem(["gates", g, "id"], `the gate id '${BUDGET_GATE_ID}' is the one defaults.budget adds`);
-    if (gate.id === POLICY_GATE_ID) problem(["gates", g, "id"], `the gate id '${POLICY_GATE_ID}' is a release decision's own (the policy changes of a pull request)`);
+    if (gate.id === BUDGET_GATE_ID && doc.defaults?.budget) {
+      problem(["gates", g, "id"], `the gate id '${BUDGET_GATE_ID}' is the one defaults.budget adds`);
+    }
+    if (gate.id === POLICY_GATE_ID) {
+      problem(
+        ["gates", g, "id"],
+        `the gate id '${POLICY_GATE_ID}' is a release decision's own (the policy changes of a pull request)`
+      );
+    }
     gates.add(gate.id);
     const metric = gate.require.metric;
     if (metric !== void 0 && !metrics.has(metric)) {
@@ -50783,11 +50932,17 @@ function checkReferences(doc, ctx) {
 }
 var MAX_ROW_PROBLEMS = 20;
 var ROW_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-var formatPath = (path) => path.reduce((out, part) => typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part), "");
+var formatPath = (path) => path.reduce(
+  (out, part) => typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part),
+  ""
+);
 function checkTable(scenario, at, problem) {
   if (scenario.vars === void 0) {
     if (scenario.vars_file !== void 0) {
-      problem([...at, "vars_file"], "the table is read from the repository by the App and the Action, which upload it with the spec; to upload the spec yourself, send it with its tables ({file: {\u2026, tables}}) or inline the rows as vars");
+      problem(
+        [...at, "vars_file"],
+        "the table is read from the repository by the App and the Action, which upload it with the spec; to upload the spec yourself, send it with its tables ({file: {\u2026, tables}}) or inline the rows as vars"
+      );
     }
     return;
   }
@@ -50796,7 +50951,9 @@ function checkTable(scenario, at, problem) {
   const used = placeholdersIn(TEMPLATED_SCENARIO_FIELDS.map((field) => scenario[field]));
   const columns = new Set(rows.flatMap((row) => Object.keys(row)));
   for (const name of used) {
-    if (!columns.has(name)) problem([...at, "vars"], `unknown {{${name}}}: no row of this scenario's vars has a column '${name}'`);
+    if (!columns.has(name)) {
+      problem([...at, "vars"], `unknown {{${name}}}: no row of this scenario's vars has a column '${name}'`);
+    }
   }
   let reported = 0;
   const rowProblem = (r, path, message) => {
@@ -50805,13 +50962,20 @@ function checkTable(scenario, at, problem) {
   const keys = /* @__PURE__ */ new Map();
   rows.forEach((row, r) => {
     const key = rowKey(row, r);
-    if (row.id !== void 0 && !ROW_ID.test(key)) rowProblem(r, ["id"], "an id is a string or number of letters, digits, '.', '_', ':' and '-' (at most 64)");
+    if (row.id !== void 0 && !ROW_ID.test(key)) {
+      rowProblem(r, ["id"], "an id is a string or number of letters, digits, '.', '_', ':' and '-' (at most 64)");
+    }
     const earlier = keys.get(key);
-    if (earlier !== void 0) rowProblem(r, ["id"], `its key '${key}' is row ${earlier + 1}'s too: give every row a unique id`);
-    else keys.set(key, r);
+    if (earlier !== void 0) {
+      rowProblem(r, ["id"], `its key '${key}' is row ${earlier + 1}'s too: give every row a unique id`);
+    } else keys.set(key, r);
     const missing = [...used].filter((name) => columns.has(name) && !Object.hasOwn(row, name));
     if (missing.length > 0) {
-      rowProblem(r, [missing[0]], `no value for column '${missing[0]}'${missing.length > 1 ? ` (nor ${missing.slice(1).join(", ")})` : ""}`);
+      rowProblem(
+        r,
+        [missing[0]],
+        `no value for column '${missing[0]}'${missing.length > 1 ? ` (nor ${missing.slice(1).join(", ")})` : ""}`
+      );
       return;
     }
     if (used.size === 0) return;
@@ -50821,7 +50985,9 @@ function checkTable(scenario, at, problem) {
       rowProblem(r, [], `filled in, ${formatPath(issue3.path)}: ${issue3.message}`);
     }
   });
-  if (reported > MAX_ROW_PROBLEMS) problem([...at, "vars"], `${reported - MAX_ROW_PROBLEMS} more row problems not shown`);
+  if (reported > MAX_ROW_PROBLEMS) {
+    problem([...at, "vars"], `${reported - MAX_ROW_PROBLEMS} more row problems not shown`);
+  }
 }
 function checkTemplatedMocks(doc, problem) {
   const tables = (doc.scenarios ?? []).flatMap((scenario) => scenario.vars ?? []);
@@ -50829,7 +50995,9 @@ function checkTemplatedMocks(doc, problem) {
   const columns = new Set(tables.flatMap((row) => Object.keys(row)));
   (doc.tools ?? []).forEach((tool, i) => {
     for (const name of placeholdersIn(tool.mock)) {
-      if (!columns.has(name)) problem(["tools", i, "mock"], `unknown {{${name}}}: no scenario's vars has a column '${name}'`);
+      if (!columns.has(name)) {
+        problem(["tools", i, "mock"], `unknown {{${name}}}: no scenario's vars has a column '${name}'`);
+      }
     }
   });
 }
@@ -50838,7 +51006,10 @@ function checkTemplatedMocks(doc, problem) {
 var SpecSourceFields = {
   repository: RepositoryName,
   commit_sha: CommitSha,
-  path: external_exports.string().min(1).max(500).regex(/^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[^\0\\]+$/, "a path relative to the repository's root, without '.' or '..' segments").describe("Where the file is in the repository, e.g. .assure/specs/refund.yaml")
+  path: external_exports.string().min(1).max(500).regex(
+    /^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[^\0\\]+$/,
+    "a path relative to the repository's root, without '.' or '..' segments"
+  ).describe("Where the file is in the repository, e.g. .assure/specs/refund.yaml")
 };
 var SpecFile = external_exports.object({ path: SpecSourceFields.path, blob_sha: external_exports.string().describe("Its Git blob SHA at the commit") }).meta({ id: "SpecFile" });
 var SpecSource = external_exports.object({
@@ -50850,7 +51021,9 @@ var TestSpecFields = {
   project_id: external_exports.string(),
   name: external_exports.string().describe("From the document's `name`; posting a document with the same name adds a version"),
   description: external_exports.string().nullable(),
-  spec_version: external_exports.string().describe("Content address of the latest version: git:<blob SHA> of the file's bytes when it came from a repository, else sha256:<hex> of its canonical JSON"),
+  spec_version: external_exports.string().describe(
+    "Content address of the latest version: git:<blob SHA> of the file's bytes when it came from a repository, else sha256:<hex> of its canonical JSON"
+  ),
   source: SpecSource.nullable().describe("Where the latest version's file came from, when it came from a repository"),
   version_number: external_exports.number().int().describe("1 for the first version, counting up"),
   created_at: Timestamp,
@@ -50859,12 +51032,20 @@ var TestSpecFields = {
 var TestSpecSummary = external_exports.object(TestSpecFields).meta({ id: "TestSpecSummary" });
 var TestSpec = external_exports.object({ ...TestSpecFields, spec: external_exports.record(external_exports.string(), external_exports.unknown()).describe("The spec document of this version") }).meta({ id: "TestSpec" });
 var FileText = external_exports.string().max(7 * 1024 * 1024);
-var Encoding = external_exports.enum(["utf-8", "base64"]).default("utf-8").describe("How content is written: the text (utf-8, the default), or base64 of the file's bytes, which keeps them exact whatever their encoding");
+var Encoding = external_exports.enum(["utf-8", "base64"]).default("utf-8").describe(
+  "How content is written: the text (utf-8, the default), or base64 of the file's bytes, which keeps them exact whatever their encoding"
+);
 var RepositorySpecFile = external_exports.strictObject({
   ...SpecSourceFields,
   content: FileText.describe("The file at that commit"),
   encoding: Encoding,
-  tables: external_exports.array(external_exports.strictObject({ path: VarsFilePath, content: FileText.describe("The table at that commit"), encoding: Encoding })).max(100).optional().describe("Each file the spec's scenarios name in vars_file")
+  tables: external_exports.array(
+    external_exports.strictObject({
+      path: VarsFilePath,
+      content: FileText.describe("The table at that commit"),
+      encoding: Encoding
+    })
+  ).max(100).optional().describe("Each file the spec's scenarios name in vars_file")
 }).meta({ id: "RepositorySpecFile" });
 var CreateTestSpecBody = external_exports.strictObject({
   project_id: OwningProject,
@@ -50872,7 +51053,10 @@ var CreateTestSpecBody = external_exports.strictObject({
   file: RepositorySpecFile.optional().describe(
     "Instead of spec: a spec file from a repository, with the tables it reads; versioned as the App versions it (git:<blob SHA> of the file, or sha256: of the document with its tables inlined)"
   )
-}).refine((body) => body.spec === void 0 !== (body.file === void 0), { message: "give spec or file, one of them", path: ["spec"] }).meta({ id: "CreateTestSpecBody" });
+}).refine((body) => body.spec === void 0 !== (body.file === void 0), {
+  message: "give spec or file, one of them",
+  path: ["spec"]
+}).meta({ id: "CreateTestSpecBody" });
 var CreateTestSpecQuery = external_exports.strictObject({
   project_id: ResourceId.optional().describe("With an application/yaml body: the project (a project key may omit it)"),
   repository: SpecSourceFields.repository.optional().describe("With commit_sha and path, and a YAML body: where the file came from"),
@@ -50911,10 +51095,16 @@ var Run = external_exports.object({
   spec_version: external_exports.string(),
   environment_id: external_exports.string(),
   agent_id: external_exports.string(),
-  agent_version: external_exports.string().describe("The agent's version; for a run on a per-commit URL (a template, a deployment, a URL the request named), the commit tested"),
-  agent_url: external_exports.string().nullable().describe("The agent's base URL this run called: the environment's, its template filled from source, or a deployment's"),
+  agent_version: external_exports.string().describe(
+    "The agent's version; for a run on a per-commit URL (a template, a deployment, a URL the request named), the commit tested"
+  ),
+  agent_url: external_exports.string().nullable().describe(
+    "The agent's base URL this run called: the environment's, its template filled from source, or a deployment's"
+  ),
   source: RunSource.nullable(),
-  started_by: external_exports.string().nullable().describe("Who started it: the API key's id, or `github-app` for the GitHub App; null for runs made before it was recorded"),
+  started_by: external_exports.string().nullable().describe(
+    "Who started it: the API key's id, or `github-app` for the GitHub App; null for runs made before it was recorded"
+  ),
   created_at: Timestamp,
   updated_at: Timestamp,
   started_at: Timestamp.nullable(),
@@ -50926,7 +51116,9 @@ var Run = external_exports.object({
     trace: external_exports.string(),
     evaluations: external_exports.string(),
     findings: external_exports.string(),
-    html: external_exports.string().optional().describe("The run's page for people: a signed link (exp, sig) that opens it without an API key, read-only, minted as the run is read")
+    html: external_exports.string().optional().describe(
+      "The run's page for people: a signed link (exp, sig) that opens it without an API key, read-only, minted as the run is read"
+    )
   })
 }).meta({ id: "Run" });
 var CreateRunBody = external_exports.strictObject({
@@ -50934,7 +51126,9 @@ var CreateRunBody = external_exports.strictObject({
   environment_id: ResourceId,
   spec_version: external_exports.string().min(1).max(200).optional().describe("Pin a version of the spec; default the latest"),
   source: external_exports.strictObject(RunSourceFields).optional().describe("Where the change under test comes from"),
-  agent_url: external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).optional().describe("Where this commit's agent was deployed; it must match the environment's url_pattern (without one, equal its base_url)")
+  agent_url: external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).optional().describe(
+    "Where this commit's agent was deployed; it must match the environment's url_pattern (without one, equal its base_url)"
+  )
 }).meta({ id: "CreateRunBody" });
 var ListRunsQuery = ProjectScopedPageQuery.extend({
   status: external_exports.string().transform((value) => value.toUpperCase()).pipe(RunStatus).optional().describe("Case-insensitive: failed = FAILED"),
@@ -50969,7 +51163,11 @@ var Evaluation = external_exports.object({
     temperature: external_exports.number().optional(),
     seed: external_exports.number().int().optional(),
     prompt_version: external_exports.string().optional(),
-    usage: external_exports.object({ input_tokens: external_exports.number().int().nullable(), output_tokens: external_exports.number().int().nullable(), total_tokens: external_exports.number().int() }).nullable().optional().describe("An LLM judge's tokens for this evaluation, as its answer reported them (null: none reported)")
+    usage: external_exports.object({
+      input_tokens: external_exports.number().int().nullable(),
+      output_tokens: external_exports.number().int().nullable(),
+      total_tokens: external_exports.number().int()
+    }).nullable().optional().describe("An LLM judge's tokens for this evaluation, as its answer reported them (null: none reported)")
   }).describe("Who judged, and how: provenance, not internals"),
   evidence_refs: EvidenceRefs,
   reason: external_exports.string(),
@@ -51023,7 +51221,9 @@ var UsageDetail = external_exports.object({
       total_tokens: external_exports.number().int()
     })
   ).describe('By the model each answer named ("": none)'),
-  cost_usd: external_exports.number().nullable().describe("At the prices the run started with (its environment's endpoint.pricing); null when unknown, never zero"),
+  cost_usd: external_exports.number().nullable().describe(
+    "At the prices the run started with (its environment's endpoint.pricing); null when unknown, never zero"
+  ),
   cost_unknown: external_exports.string().nullable().describe("Why the cost is unknown"),
   latency_ms_p95: external_exports.number().nullable().describe("The 95th percentile of the answers' latency (nearest rank)"),
   judge: external_exports.object({
@@ -51056,8 +51256,12 @@ var Evidence = external_exports.object({
     input_tokens: external_exports.number().int(),
     output_tokens: external_exports.number().int(),
     total_tokens: external_exports.number().int()
-  }).nullable().describe("The agent's tokens over the run, as its answers reported them (the judge's are not counted); null until the run ends"),
-  usage_detail: UsageDetail.nullable().describe("The usage by model, what it cost and how fast the agent answered; null until the run ends"),
+  }).nullable().describe(
+    "The agent's tokens over the run, as its answers reported them (the judge's are not counted); null until the run ends"
+  ),
+  usage_detail: UsageDetail.nullable().describe(
+    "The usage by model, what it cost and how fast the agent answered; null until the run ends"
+  ),
   findings: external_exports.array(Finding).describe("Every finding of the run, most severe first"),
   links: external_exports.object({
     run: external_exports.string(),
@@ -51072,15 +51276,42 @@ var Evidence = external_exports.object({
 // server/contract/pages.ts
 var ID = "[A-Za-z0-9_-]+";
 var RULES = [
-  { pattern: new RegExp(`^/v1/runs/(${ID})/trace/(\\d+)$`), locate: (m) => ({ kind: "run", id: m[1], anchor: `trace-${m[2]}` }) },
-  { pattern: new RegExp(`^/v1/runs/(${ID})/conversations/(${ID})/turns/(\\d+)$`), locate: (m) => ({ kind: "run", id: m[1], anchor: `turn-${m[2]}-${m[3]}` }) },
-  { pattern: new RegExp(`^/v1/runs/(${ID})/conversations/(${ID})$`), locate: (m) => ({ kind: "run", id: m[1], anchor: `conversation-${m[2]}` }) },
-  { pattern: new RegExp(`^/v1/runs/(${ID})/evaluations/(${ID})$`), locate: (m) => ({ kind: "run", id: m[1], anchor: `evaluation-${m[2]}` }) },
-  { pattern: new RegExp(`^/v1/runs/(${ID})/findings/(${ID})$`), locate: (m) => ({ kind: "run", id: m[1], anchor: `finding-${m[2]}` }) },
-  { pattern: new RegExp(`^/v1/runs/(${ID})(?:/evidence|/trace|/conversations|/evaluations|/findings)?$`), locate: (m) => ({ kind: "run", id: m[1], anchor: null }) },
-  { pattern: new RegExp(`^/v1/release-decisions/(${ID})/waivers/(${ID})$`), locate: (m) => ({ kind: "decision", id: m[1], anchor: `waiver-${m[2]}` }) },
-  { pattern: new RegExp(`^/v1/release-decisions/(${ID})/policy-approvals/(${ID})$`), locate: (m) => ({ kind: "decision", id: m[1], anchor: `approval-${m[2]}` }) },
-  { pattern: new RegExp(`^/v1/release-decisions/(${ID})(?:/events|/waivers|/policy-approvals)?$`), locate: (m) => ({ kind: "decision", id: m[1], anchor: null }) }
+  {
+    pattern: new RegExp(`^/v1/runs/(${ID})/trace/(\\d+)$`),
+    locate: (m) => ({ kind: "run", id: m[1], anchor: `trace-${m[2]}` })
+  },
+  {
+    pattern: new RegExp(`^/v1/runs/(${ID})/conversations/(${ID})/turns/(\\d+)$`),
+    locate: (m) => ({ kind: "run", id: m[1], anchor: `turn-${m[2]}-${m[3]}` })
+  },
+  {
+    pattern: new RegExp(`^/v1/runs/(${ID})/conversations/(${ID})$`),
+    locate: (m) => ({ kind: "run", id: m[1], anchor: `conversation-${m[2]}` })
+  },
+  {
+    pattern: new RegExp(`^/v1/runs/(${ID})/evaluations/(${ID})$`),
+    locate: (m) => ({ kind: "run", id: m[1], anchor: `evaluation-${m[2]}` })
+  },
+  {
+    pattern: new RegExp(`^/v1/runs/(${ID})/findings/(${ID})$`),
+    locate: (m) => ({ kind: "run", id: m[1], anchor: `finding-${m[2]}` })
+  },
+  {
+    pattern: new RegExp(`^/v1/runs/(${ID})(?:/evidence|/trace|/conversations|/evaluations|/findings)?$`),
+    locate: (m) => ({ kind: "run", id: m[1], anchor: null })
+  },
+  {
+    pattern: new RegExp(`^/v1/release-decisions/(${ID})/waivers/(${ID})$`),
+    locate: (m) => ({ kind: "decision", id: m[1], anchor: `waiver-${m[2]}` })
+  },
+  {
+    pattern: new RegExp(`^/v1/release-decisions/(${ID})/policy-approvals/(${ID})$`),
+    locate: (m) => ({ kind: "decision", id: m[1], anchor: `approval-${m[2]}` })
+  },
+  {
+    pattern: new RegExp(`^/v1/release-decisions/(${ID})(?:/events|/waivers|/policy-approvals)?$`),
+    locate: (m) => ({ kind: "decision", id: m[1], anchor: null })
+  }
 ];
 function pageLocationOf(ref) {
   const path = ref.split(/[?#]/, 1)[0];
@@ -51105,7 +51336,10 @@ function evidenceLinker(baseUrl2, signedLinkOf) {
 
 // server/contract/events.ts
 var InConversation = { conversation_id: external_exports.string() };
-var InTurn = { ...InConversation, turn: external_exports.number().int().describe("0 for the system prompt, then 1, 2, \u2026 per user turn") };
+var InTurn = {
+  ...InConversation,
+  turn: external_exports.number().int().describe("0 for the system prompt, then 1, 2, \u2026 per user turn")
+};
 var AtStep = { ...InTurn, step: external_exports.number().int().describe("Agent call within the turn, from 1") };
 var AgentFailure = external_exports.object({
   ...AtStep,
@@ -51141,7 +51375,11 @@ var RUN_EVENT_DATA = {
     latency_ms: external_exports.number(),
     attempts: external_exports.number().int(),
     model: external_exports.string().nullable().optional().describe("The model the answer names: what it costs is priced by it"),
-    usage: external_exports.object({ input_tokens: external_exports.number().int().nullable(), output_tokens: external_exports.number().int().nullable(), total_tokens: external_exports.number().int() }).nullable().optional().describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)")
+    usage: external_exports.object({
+      input_tokens: external_exports.number().int().nullable(),
+      output_tokens: external_exports.number().int().nullable(),
+      total_tokens: external_exports.number().int()
+    }).nullable().optional().describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)")
   }),
   "tool.called": external_exports.object({
     ...AtStep,
@@ -51156,7 +51394,10 @@ var RUN_EVENT_DATA = {
     call_id: external_exports.string(),
     name: external_exports.string(),
     result: external_exports.unknown(),
-    source: external_exports.object({ kind: external_exports.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments"]), index: external_exports.number().int().optional() }),
+    source: external_exports.object({
+      kind: external_exports.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments"]),
+      index: external_exports.number().int().optional()
+    }),
     injected: external_exports.boolean()
   }),
   "agent.throttled": external_exports.object({
@@ -51174,7 +51415,12 @@ var RUN_EVENT_DATA = {
     status: EvaluationStatus,
     score: external_exports.number()
   }),
-  "finding.raised": external_exports.object({ finding_id: external_exports.string(), probe_id: external_exports.string(), category: ProbeCategory, severity: Severity })
+  "finding.raised": external_exports.object({
+    finding_id: external_exports.string(),
+    probe_id: external_exports.string(),
+    category: ProbeCategory,
+    severity: Severity
+  })
 };
 var RUN_EVENT_TYPES = Object.keys(RUN_EVENT_DATA);
 var TypedRunEvent = external_exports.discriminatedUnion(
@@ -51190,9 +51436,13 @@ var ChangeSettings = external_exports.strictObject({
   }).default({ depth: 50, max_age_days: 14 }),
   flaky: external_exports.strictObject({
     threshold: external_exports.number().min(0).max(1).default(0.2).describe("A case whose flip rate over the base branch's last 20 decisions is above this is flaky"),
-    mode: external_exports.enum(["report", "quarantine"]).default("report").describe("report: a flaky case blocks as usual, labelled with its history; quarantine: it does not block, and is listed")
+    mode: external_exports.enum(["report", "quarantine"]).default("report").describe(
+      "report: a flaky case blocks as usual, labelled with its history; quarantine: it does not block, and is listed"
+    )
   }).default({ threshold: 0.2, mode: "report" }),
-  policy_changes: external_exports.enum(["require_approval", "report"]).default("require_approval").describe("What the head removes or relaxes in the base branch's .assure/: blocks until approved (default), or is only listed")
+  policy_changes: external_exports.enum(["require_approval", "report"]).default("require_approval").describe(
+    "What the head removes or relaxes in the base branch's .assure/: blocks until approved (default), or is only listed"
+  )
 }).meta({ id: "ChangeSettings" });
 var DEFAULT_CHANGE_SETTINGS = ChangeSettings.parse({});
 var BaseCommit = external_exports.strictObject({ sha: CommitSha, committed_at: external_exports.iso.datetime({ offset: true }) });
@@ -51204,7 +51454,9 @@ var PolicyChange = external_exports.strictObject({
 var POLICY_GATE = POLICY_GATE_ID;
 var DecisionBase = external_exports.strictObject({
   ref: external_exports.string().min(1).max(255).optional().describe("The base branch, for people"),
-  commits: external_exports.array(BaseCommit).min(1).max(200).describe("The base branch's first-parent chain from the merge base (first) back, newest first: the baseline is looked for here"),
+  commits: external_exports.array(BaseCommit).min(1).max(200).describe(
+    "The base branch's first-parent chain from the merge base (first) back, newest first: the baseline is looked for here"
+  ),
   settings: ChangeSettings.default(DEFAULT_CHANGE_SETTINGS),
   policy_changes: external_exports.array(PolicyChange).max(1e3).default([]).describe("What the head removes or relaxes in the base branch's .assure/")
 }).meta({ id: "DecisionBase" });
@@ -51213,7 +51465,9 @@ var CaseFlakiness = external_exports.object({
   flip_rate: external_exports.number().describe("Flips between consecutive decisions of the base branch's history over the pairs compared"),
   flips: external_exports.number().int(),
   pairs: external_exports.number().int(),
-  history: external_exports.string().describe("The case in each decision of the base branch's history, oldest first: P passed (every repeat), F failed, \xB7 not run or another version"),
+  history: external_exports.string().describe(
+    "The case in each decision of the base branch's history, oldest first: P passed (every repeat), F failed, \xB7 not run or another version"
+  ),
   quarantined: external_exports.boolean().describe("flaky.mode is quarantine: its failures and regressions do not block")
 }).meta({ id: "CaseFlakiness" });
 var CaseTally = external_exports.object({ passes: external_exports.number().int(), runs: external_exports.number().int(), mean_score: external_exports.number().nullable() });
@@ -51279,20 +51533,28 @@ var DecisionSubject = external_exports.union([external_exports.object(CommitSubj
 var PlannedRun = external_exports.object({
   test_spec_id: external_exports.string(),
   environment_id: external_exports.string(),
-  spec_version: external_exports.string().nullable().describe("The spec version the GitHub App planned (only its run of that version counts); null: the spec's run, whatever its version"),
+  spec_version: external_exports.string().nullable().describe(
+    "The spec version the GitHub App planned (only its run of that version counts); null: the spec's run, whatever its version"
+  ),
   run_id: external_exports.string().nullable().describe("null until the run is created"),
-  waiting: external_exports.object({ for: external_exports.string(), until: Timestamp }).nullable().describe("What it waits for before its run can start (a deployment, the agent to be ready), and until when; then the decision gives up")
+  waiting: external_exports.object({ for: external_exports.string(), until: Timestamp }).nullable().describe(
+    "What it waits for before its run can start (a deployment, the agent to be ready), and until when; then the decision gives up"
+  )
 });
 var DecisionReason = external_exports.object({
   run_id: external_exports.string().nullable(),
   gate_id: external_exports.string().nullable(),
-  status: extensible(external_exports.enum(["passed", "failed", "inconclusive", "waived", "quarantined", "error", "pending", "untested"])).describe(
+  status: extensible(
+    external_exports.enum(["passed", "failed", "inconclusive", "waived", "quarantined", "error", "pending", "untested"])
+  ).describe(
     "quarantined: a gate failed only on cases flaky on the base branch, with flaky.mode quarantine: it does not block"
   ),
   blocking: external_exports.boolean().describe("Whether it keeps the decision from being ALLOWED"),
   reason: external_exports.string(),
   evidence_refs: external_exports.array(external_exports.string()).describe("API paths, each readable with evidence:read"),
-  baseline_evidence_refs: external_exports.array(external_exports.string()).describe("For a gate judged against the base branch (no_regression): the baseline's evidence, beside the head's in evidence_refs"),
+  baseline_evidence_refs: external_exports.array(external_exports.string()).describe(
+    "For a gate judged against the base branch (no_regression): the baseline's evidence, beside the head's in evidence_refs"
+  ),
   waiver_ref: external_exports.string().nullable().describe("The waiver that lifts it, if one does")
 }).meta({ id: "DecisionReason" });
 var DecisionRun = external_exports.object({
@@ -51317,10 +51579,16 @@ var ReleaseDecision = external_exports.object({
   planned: external_exports.array(PlannedRun).describe("What the current attempt waits for"),
   reasons: external_exports.array(DecisionReason),
   runs: external_exports.array(DecisionRun),
-  baseline: DecisionBaseline.nullable().describe("null when the decision is not compared with a base branch (a push, or made without `base`)"),
-  changes: DecisionChanges.nullable().describe("Case by case against the baseline, once the planned runs are judged; null without a baseline"),
+  baseline: DecisionBaseline.nullable().describe(
+    "null when the decision is not compared with a base branch (a push, or made without `base`)"
+  ),
+  changes: DecisionChanges.nullable().describe(
+    "Case by case against the baseline, once the planned runs are judged; null without a baseline"
+  ),
   policy_changes: external_exports.array(PolicyChange).describe("What the head removes or relaxes in the base branch's .assure/ (the pseudo-gate `policy`)"),
-  change_settings: ChangeSettings.nullable().describe("The base branch's settings the decision was judged by; null without `base`"),
+  change_settings: ChangeSettings.nullable().describe(
+    "The base branch's settings the decision was judged by; null without `base`"
+  ),
   created_at: Timestamp,
   updated_at: Timestamp,
   decided_at: Timestamp.nullable().describe("When it last became ALLOWED or BLOCKED; null while PENDING"),
@@ -51328,17 +51596,26 @@ var ReleaseDecision = external_exports.object({
     self: external_exports.string(),
     events: external_exports.string(),
     waivers: external_exports.string(),
-    html: external_exports.string().optional().describe("The decision's page for people: a signed link (exp, sig) that opens it without an API key, read-only, minted as the decision is read")
+    html: external_exports.string().optional().describe(
+      "The decision's page for people: a signed link (exp, sig) that opens it without an API key, read-only, minted as the decision is read"
+    )
   })
 }).meta({ id: "ReleaseDecision" });
-var Plan = external_exports.array(external_exports.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId })).max(200).refine((plan) => new Set(plan.map((p) => `${p.test_spec_id} ${p.environment_id}`)).size === plan.length, "a spec and environment is planned twice");
+var Plan = external_exports.array(external_exports.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId })).max(200).refine(
+  (plan) => new Set(plan.map((p) => `${p.test_spec_id} ${p.environment_id}`)).size === plan.length,
+  "a spec and environment is planned twice"
+);
 var CreateDecisionBody = external_exports.strictObject({
   project_id: OwningProject,
   subject: external_exports.union([external_exports.strictObject(CommitSubjectFields), external_exports.strictObject(RunsSubjectFields)]),
   plan: Plan.optional().describe("For a commit: the runs (spec and environment) the decision waits for"),
-  base: DecisionBase.optional().describe("For a pull request's head: its base branch, to find the baseline and judge the change")
+  base: DecisionBase.optional().describe(
+    "For a pull request's head: its base branch, to find the baseline and judge the change"
+  )
 }).meta({ id: "CreateDecisionBody" });
-var NewAttemptBody = external_exports.strictObject({ plan: Plan.optional().describe("What the new attempt waits for; the current plan again if left out") }).meta({ id: "NewAttemptBody" });
+var NewAttemptBody = external_exports.strictObject({
+  plan: Plan.optional().describe("What the new attempt waits for; the current plan again if left out")
+}).meta({ id: "NewAttemptBody" });
 var DecisionQuery = PageQuery.extend({
   project_id: ResourceId.optional().describe("Filter by project (admin keys); a project key sees its own project"),
   repository: RepositoryName.optional(),
@@ -51362,7 +51639,9 @@ var Waiver = external_exports.object({
 }).meta({ id: "Waiver" });
 var CreateWaiverBody = external_exports.strictObject({
   run_id: ResourceId,
-  gate_id: external_exports.string().min(1).max(64).describe("A gate of the run, or `run` for a run that could not be judged (the decision's own gate `policy` is lifted by a policy approval)"),
+  gate_id: external_exports.string().min(1).max(64).describe(
+    "A gate of the run, or `run` for a run that could not be judged (the decision's own gate `policy` is lifted by a policy approval)"
+  ),
   reason: external_exports.string().min(1).max(2e3),
   expires_at: external_exports.iso.datetime({ offset: false }).optional().describe("ISO 8601 UTC; the waiver lapses then")
 }).meta({ id: "CreateWaiverBody" });
@@ -51401,7 +51680,9 @@ var RunEvent = external_exports.object({
   event_id: external_exports.string().describe("Unique per event: deduplicate on it"),
   run_id: external_exports.string(),
   sequence: external_exports.number().int().describe("Gap-free from 1 within a run"),
-  type: external_exports.string().describe(`One of ${RUN_EVENT_TYPES.join(", ")}; more may be added: ignore types you do not know. Each type's data: /v1/schemas/events.json`),
+  type: external_exports.string().describe(
+    `One of ${RUN_EVENT_TYPES.join(", ")}; more may be added: ignore types you do not know. Each type's data: /v1/schemas/events.json`
+  ),
   occurred_at: Timestamp,
   data: external_exports.record(external_exports.string(), external_exports.unknown())
 }).meta({ id: "RunEvent" });
@@ -51421,8 +51702,12 @@ var ConversationSummary = external_exports.object({
   scenario_id: external_exports.string().describe("The scenario's (or security probe's) id in the spec"),
   repeat_index: external_exports.number().int().describe("1-based repeat of the scenario"),
   attempt: external_exports.number().int().describe("More than 1 when an earlier attempt was interrupted"),
-  retry: external_exports.number().int().describe("0 for the first try of its scenario and repeat; k for the k-th try again after its checks failed (defaults.retry_failed)"),
-  counted: external_exports.boolean().describe("Whether the evaluations use it: the last completed try of its scenario and repeat; earlier tries stay as evidence"),
+  retry: external_exports.number().int().describe(
+    "0 for the first try of its scenario and repeat; k for the k-th try again after its checks failed (defaults.retry_failed)"
+  ),
+  counted: external_exports.boolean().describe(
+    "Whether the evaluations use it: the last completed try of its scenario and repeat; earlier tries stay as evidence"
+  ),
   status: external_exports.enum(["running", "completed", "interrupted", "failed"]),
   created_at: Timestamp,
   ended_at: Timestamp.nullable(),
@@ -51472,7 +51757,10 @@ var Turn2 = external_exports.object({
 
 // server/contract/webhooks.ts
 var WEBHOOK_EVENT_TYPES = [...RUN_EVENT_TYPES, "release_decision.updated"];
-var WebhookUrl = external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).refine((url2) => !URL.canParse(url2) || !new URL(url2).username && !new URL(url2).password, "credentials in the URL are not allowed").refine((url2) => !URL.canParse(url2) || !new URL(url2).hash, "must not have a fragment");
+var WebhookUrl = external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).refine(
+  (url2) => !URL.canParse(url2) || !new URL(url2).username && !new URL(url2).password,
+  "credentials in the URL are not allowed"
+).refine((url2) => !URL.canParse(url2) || !new URL(url2).hash, "must not have a fragment");
 var EventTypes = external_exports.array(external_exports.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length).refine((types) => new Set(types).size === types.length, "an event type is listed twice").describe("The event types to send; every type when left out");
 var Webhook = external_exports.object({
   webhook_id: external_exports.string(),
@@ -51483,7 +51771,9 @@ var Webhook = external_exports.object({
   enabled: external_exports.boolean(),
   disabled_reason: external_exports.string().nullable().describe("Why it was disabled: a 410 from the receiver, days of failures, or by a request"),
   failing_since: Timestamp.nullable().describe("Since when every attempt has failed; null while it delivers"),
-  secret_rotated_at: Timestamp.nullable().describe("When the secret was last rotated; the old one signs beside it for 24 hours"),
+  secret_rotated_at: Timestamp.nullable().describe(
+    "When the secret was last rotated; the old one signs beside it for 24 hours"
+  ),
   created_at: Timestamp,
   updated_at: Timestamp,
   links: external_exports.object({ self: external_exports.string(), deliveries: external_exports.string() })
@@ -51531,7 +51821,9 @@ var WebhookDelivery = external_exports.object({
   attempts: external_exports.number().int(),
   next_attempt_at: Timestamp.nullable()
 }).meta({ id: "WebhookDelivery" });
-var RecoverWebhookBody = external_exports.strictObject({ since: external_exports.iso.datetime({ offset: true }).describe("Every event of the project since this time is sent again") }).meta({ id: "RecoverWebhookBody" });
+var RecoverWebhookBody = external_exports.strictObject({
+  since: external_exports.iso.datetime({ offset: true }).describe("Every event of the project since this time is sent again")
+}).meta({ id: "RecoverWebhookBody" });
 var RecoverWebhookResult = external_exports.object({ requeued: external_exports.number().int().describe("Deliveries queued to be sent again, at once") }).meta({ id: "RecoverWebhookResult" });
 var WebhookEvent = external_exports.union([RunEvent, DecisionEvent]);
 
@@ -51541,8 +51833,12 @@ var AuditEvent = external_exports.object({
   audit_event_id: external_exports.string(),
   occurred_at: Timestamp,
   actor: external_exports.object({
-    type: external_exports.enum(AUDIT_ACTOR_TYPES).describe("api_key: a request with an API key; cli: the operator's command line; github_oidc: a workflow exchanging its OIDC token"),
-    key_id: external_exports.string().nullable().describe("The API key that made the request (api_key), or the key a CLI command or an exchange issued or revoked"),
+    type: external_exports.enum(AUDIT_ACTOR_TYPES).describe(
+      "api_key: a request with an API key; cli: the operator's command line; github_oidc: a workflow exchanging its OIDC token"
+    ),
+    key_id: external_exports.string().nullable().describe(
+      "The API key that made the request (api_key), or the key a CLI command or an exchange issued or revoked"
+    ),
     label: external_exports.string().nullable().describe("The key's name, the workflow's repository, or the CLI command")
   }).meta({ id: "AuditActor" }),
   action: external_exports.string().describe("The operation, by its operationId (e.g. createRun, createWaiver) or CLI command (e.g. keys.create)"),
@@ -51564,7 +51860,15 @@ var AuditEventQuery = PageQuery.extend({
 var import_node_crypto = require("node:crypto");
 var DERIVED_RUN_KEY_PREFIX = "gh1-";
 var APP_RUN_KEY_PREFIX = "app1-";
-function runIdempotencyKey({ repositoryId, commitSha, specPath, environmentName, attempt, agentUrl, byApp = false }) {
+function runIdempotencyKey({
+  repositoryId,
+  commitSha,
+  specPath,
+  environmentName,
+  attempt,
+  agentUrl,
+  byApp = false
+}) {
   const fields = [repositoryId, commitSha, specPath, environmentName, attempt, agentUrl ?? null];
   return `${byApp ? APP_RUN_KEY_PREFIX : DERIVED_RUN_KEY_PREFIX}${(0, import_node_crypto.createHash)("sha256").update(JSON.stringify(fields)).digest("hex")}`;
 }
@@ -51592,13 +51896,19 @@ var AssureConfig = external_exports.strictObject({
   version: external_exports.literal(1),
   project: ResourceId.describe("The project, which must list this repository"),
   check_name: external_exports.string().min(1).max(100).default(DEFAULT_CHECK_NAME).describe("The check run's name: keep it stable, branch rulesets require it by name"),
-  forks: external_exports.enum(["approve", "run", "skip"]).default("approve").describe("Pull requests from forks, read from the base branch: run once someone with write access approves (default), always run, or never"),
+  forks: external_exports.enum(["approve", "run", "skip"]).default("approve").describe(
+    "Pull requests from forks, read from the base branch: run once someone with write access approves (default), always run, or never"
+  ),
   runs: external_exports.array(
     external_exports.strictObject({
       specs: external_exports.array(UnderAssure).min(1).max(50).describe("Spec files: paths or globs under .assure/"),
       environments: external_exports.array(Name).min(1).max(20).describe("Environment names in the project"),
-      on_deployment: external_exports.string().min(1).max(255).optional().describe("Wait for a successful deployment of the commit to this GitHub environment, and test the agent at its environment_url"),
-      deployment_timeout: Duration.default(30 * 6e4).describe("How long the runs wait for the deployment, or for their agent to be ready, before the decision gives up (default 30m)")
+      on_deployment: external_exports.string().min(1).max(255).optional().describe(
+        "Wait for a successful deployment of the commit to this GitHub environment, and test the agent at its environment_url"
+      ),
+      deployment_timeout: Duration.default(30 * 6e4).describe(
+        "How long the runs wait for the deployment, or for their agent to be ready, before the decision gives up (default 30m)"
+      )
     })
   ).min(1).max(20),
   // Read from the base branch: how a pull request is judged against it.
@@ -51621,7 +51931,10 @@ function renderDecisionTitle({ decision }) {
     const waived = count("waived");
     const quarantined = count("quarantined");
     const aside = [waived && `${waived} waived`, quarantined && `${quarantined} quarantined`].filter(Boolean).join(", ");
-    return clip(`Release allowed: ${gates.length - waived - quarantined} of ${plural2(gates.length, "gate")} passed${aside ? `, ${aside}` : ""}`, TITLE_LIMIT);
+    return clip(
+      `Release allowed: ${gates.length - waived - quarantined} of ${plural2(gates.length, "gate")} passed${aside ? `, ${aside}` : ""}`,
+      TITLE_LIMIT
+    );
   }
   const failed = count("failed");
   const unsure = count("inconclusive");
@@ -51651,19 +51964,32 @@ function runSection(run2, absolute, decisionReasons) {
     const more = refList.length > 3 ? ` +${refList.length - 3}` : "";
     const baseRefs = (decided?.baseline_evidence_refs ?? []).slice(0, 3).map((ref, i) => `[base ${i + 1}](${absolute(ref)})`).join(" ");
     const status2 = decided?.status === "waived" ? `waived ([waiver](${absolute(decided.waiver_ref)}))` : decided?.status ?? gate.status;
-    lines.push(`| ${cell(gate.id)} | ${status2} | ${cell(decided?.reason ?? gate.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`);
+    lines.push(
+      `| ${cell(gate.id)} | ${status2} | ${cell(decided?.reason ?? gate.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`
+    );
   }
-  if (evidence.failure) lines.push("", `The run could not be judged: \`${evidence.failure.cause}\`: ${cell(evidence.failure.message)}`);
+  if (evidence.failure) {
+    lines.push("", `The run could not be judged: \`${evidence.failure.cause}\`: ${cell(evidence.failure.message)}`);
+  }
   if (run2.unmet.length > 0) {
     lines.push("", "| Metric | Scope | Score | Threshold | Judge | Evidence |", "|---|---|---|---|---|---|");
     for (const e of run2.unmet) {
-      lines.push(`| \`${cell(e.metric_id)}\` ${e.status} | ${e.scope} | ${e.score} | ${e.threshold} | ${cell(`${e.judge.provider}/${e.judge.model}`)} | [evaluation](${absolute(`/v1/runs/${e.run_id}/evaluations/${e.evaluation_id}`)}) |`);
+      lines.push(
+        `| \`${cell(e.metric_id)}\` ${e.status} | ${e.scope} | ${e.score} | ${e.threshold} | ${cell(`${e.judge.provider}/${e.judge.model}`)} | [evaluation](${absolute(`/v1/runs/${e.run_id}/evaluations/${e.evaluation_id}`)}) |`
+      );
     }
   }
   if (run2.findings.length > 0) {
-    lines.push("", `Findings: ${run2.findings.map((f) => `**${f.severity}** [${cell(f.title)}](${absolute(`/v1/runs/${f.run_id}/findings/${f.finding_id}`)})`).join("; ")}`);
+    lines.push(
+      "",
+      `Findings: ${run2.findings.map((f) => `**${f.severity}** [${cell(f.title)}](${absolute(`/v1/runs/${f.run_id}/findings/${f.finding_id}`)})`).join("; ")}`
+    );
   }
-  lines.push("", `Spec \`${evidence.spec_version}\`${run2.specPath ? ` (\`${run2.specPath}\`)` : ""}, agent version \`${cell(evidence.agent_version)}\`, environment \`${cell(evidence.environment)}\`.`, "");
+  lines.push(
+    "",
+    `Spec \`${evidence.spec_version}\`${run2.specPath ? ` (\`${run2.specPath}\`)` : ""}, agent version \`${cell(evidence.agent_version)}\`, environment \`${cell(evidence.environment)}\`.`,
+    ""
+  );
   return lines;
 }
 function figure(f, show2) {
@@ -51672,12 +51998,20 @@ function figure(f, show2) {
   return `${side(f.base)} \u2192 ${side(f.head)}${change}`;
 }
 var CASES_SHOWN = 20;
-var CLASS_LABEL = { regressed: "\u2B07\uFE0F regressed", inconclusive: "\u2754 inconclusive", improved: "\u2B06\uFE0F improved", new: "\u{1F195} new", removed: "\u2796 removed" };
+var CLASS_LABEL = {
+  regressed: "\u2B07\uFE0F regressed",
+  inconclusive: "\u2754 inconclusive",
+  improved: "\u2B06\uFE0F improved",
+  new: "\u{1F195} new",
+  removed: "\u2796 removed"
+};
 function changeSection(view, absolute) {
   const { decision } = view;
   const lines = [];
   const { baseline, changes } = decision;
-  if (baseline && !baseline.found) lines.push(`**No baseline**: ${cell(baseline.reason ?? "")}. Nothing was compared.`, "");
+  if (baseline && !baseline.found) {
+    lines.push(`**No baseline**: ${cell(baseline.reason ?? "")}. Nothing was compared.`, "");
+  }
   if (baseline?.found) {
     const counts = changes?.counts;
     lines.push(
@@ -51698,8 +52032,13 @@ function changeSection(view, absolute) {
           const side = (s) => s ? `${s.passes}/${s.runs}${s.mean_score !== null ? ` (score ${s.mean_score})` : ""}` : "\u2014";
           const p = [c.rate_p, c.score_p].filter((x) => x !== null).join(" / ") || "\u2014";
           const settle2 = c.class === "inconclusive" && c.more_repeats_to_settle !== null ? `; ${c.more_repeats_to_settle} more repeats settle it` : "";
-          const refs = [...c.head_refs.slice(0, 1).map((ref) => `[head](${absolute(ref)})`), ...c.base_refs.slice(0, 1).map((ref) => `[base](${absolute(ref)})`)].join(" \xB7 ");
-          lines.push(`| \`${cell(c.case_id)}\` | ${CLASS_LABEL[c.class]}${flaky}${settle2} | ${side(c.base)} | ${side(c.head)} | ${p} | ${refs} |`);
+          const refs = [
+            ...c.head_refs.slice(0, 1).map((ref) => `[head](${absolute(ref)})`),
+            ...c.base_refs.slice(0, 1).map((ref) => `[base](${absolute(ref)})`)
+          ].join(" \xB7 ");
+          lines.push(
+            `| \`${cell(c.case_id)}\` | ${CLASS_LABEL[c.class]}${flaky}${settle2} | ${side(c.base)} | ${side(c.head)} | ${p} | ${refs} |`
+          );
         }
         const more = changes.cases.length - shown.length + changes.cases_left_out;
         if (more > 0) lines.push("", `${plural2(more, "more changed case")}: ${absolute(decision.links.self)}`);
@@ -51709,16 +52048,23 @@ function changeSection(view, absolute) {
         lines.push("| Run (head vs base) | Tokens | Cost | p95 latency |", "|---|---|---|---|");
         for (const u of changes.usage) {
           const runs = `[head](${absolute(`/v1/runs/${u.run_id}/evidence`)}) vs [base](${absolute(`/v1/runs/${u.base_run_id}/evidence`)})`;
-          lines.push(`| ${runs} | ${figure(u.tokens, (n) => n.toLocaleString("en-US"))} | ${figure(u.cost_usd, (n) => `$${n}`)} | ${figure(u.latency_ms_p95, (n) => `${n} ms`)} |`);
+          lines.push(
+            `| ${runs} | ${figure(u.tokens, (n) => n.toLocaleString("en-US"))} | ${figure(u.cost_usd, (n) => `$${n}`)} | ${figure(u.latency_ms_p95, (n) => `${n} ms`)} |`
+          );
         }
         lines.push("");
       }
       if (changes.flaky.length > 0) {
         const settings = decision.change_settings?.flaky;
         const mode = settings?.mode === "quarantine" ? "quarantined: their failures do not block" : "reported: they block as usual";
-        lines.push(`**Flaky on the base branch** (flip rate above ${settings?.threshold ?? "the threshold"}; ${mode}):`, "");
+        lines.push(
+          `**Flaky on the base branch** (flip rate above ${settings?.threshold ?? "the threshold"}; ${mode}):`,
+          ""
+        );
         for (const f of changes.flaky.slice(0, CASES_SHOWN)) {
-          lines.push(`- \`${cell(f.case_id)}\`: flipped ${f.flips} of ${f.pairs} times, \`${f.history}\` (oldest first)${f.quarantined ? ", quarantined" : ""}`);
+          lines.push(
+            `- \`${cell(f.case_id)}\`: flipped ${f.flips} of ${f.pairs} times, \`${f.history}\` (oldest first)${f.quarantined ? ", quarantined" : ""}`
+          );
         }
         if (changes.flaky.length > CASES_SHOWN) lines.push(`- and ${changes.flaky.length - CASES_SHOWN} more`);
         lines.push("");
@@ -51729,12 +52075,22 @@ function changeSection(view, absolute) {
   if (policy) {
     const state = policy.status === "waived" ? "approved" : policy.blocking ? "**blocking until a writer other than the author approves them** (the *Approve policy* button)" : "reported only";
     lines.push(`#### Policy changes to the base branch's \`.assure/\`: ${state}`, "");
-    for (const change of decision.policy_changes.slice(0, CASES_SHOWN)) lines.push(`- ${change.kind} \`${cell(change.where)}\`: ${cell(change.message)}`);
-    if (decision.policy_changes.length > CASES_SHOWN) lines.push(`- and ${decision.policy_changes.length - CASES_SHOWN} more`);
-    for (const approval of view.policy?.approvals ?? []) {
-      lines.push(`- Approved by ${approval.created_by.github_login ? `@${approval.created_by.github_login}` : `key ${approval.created_by.key_id}`} at ${approval.created_at}: ${cell(approval.reason)}`);
+    for (const change of decision.policy_changes.slice(0, CASES_SHOWN)) {
+      lines.push(`- ${change.kind} \`${cell(change.where)}\`: ${cell(change.message)}`);
     }
-    for (const press of view.policy?.refused ?? []) lines.push(`- @${press.login} pressed *Approve policy* at ${press.pressed_at}, but ${cell(press.refusal)}: refused.`);
+    if (decision.policy_changes.length > CASES_SHOWN) {
+      lines.push(`- and ${decision.policy_changes.length - CASES_SHOWN} more`);
+    }
+    for (const approval of view.policy?.approvals ?? []) {
+      lines.push(
+        `- Approved by ${approval.created_by.github_login ? `@${approval.created_by.github_login}` : `key ${approval.created_by.key_id}`} at ${approval.created_at}: ${cell(approval.reason)}`
+      );
+    }
+    for (const press of view.policy?.refused ?? []) {
+      lines.push(
+        `- @${press.login} pressed *Approve policy* at ${press.pressed_at}, but ${cell(press.refusal)}: refused.`
+      );
+    }
     lines.push("");
   }
   return lines;
@@ -51748,8 +52104,14 @@ function renderDecisionSummary(view, absolute, { limit, annotationsLeftOut = 0 }
     "",
     `Decision [\`${decision.decision_id}\`](${absolute(decision.links.self)}) for ${subject}, attempt ${decision.attempt}: ${plural2(decision.planned.length, "planned run")}.`,
     "",
-    ...decision.planned_by === "client" && "repository" in decision.subject ? ["_Planned by the client that made it (its plan and base were not read from GitHub by the assure GitHub App): no check run of the App shows it._", ""] : [],
-    ...view.approval ? [`A pull request from a fork: its runs were approved by @${view.approval.login} (${view.approval.permission} access) at ${view.approval.pressed_at}.`, ""] : []
+    ...decision.planned_by === "client" && "repository" in decision.subject ? [
+      "_Planned by the client that made it (its plan and base were not read from GitHub by the assure GitHub App): no check run of the App shows it._",
+      ""
+    ] : [],
+    ...view.approval ? [
+      `A pull request from a fork: its runs were approved by @${view.approval.login} (${view.approval.permission} access) at ${view.approval.pressed_at}.`,
+      ""
+    ] : []
   ];
   const pending = decision.reasons.filter((r) => r.run_id === null && r.gate_id !== POLICY_GATE || r.status === "pending").map((r) => `- ${cell(r.reason)}`);
   const body = [
@@ -51764,7 +52126,9 @@ function renderDecisionSummary(view, absolute, { limit, annotationsLeftOut = 0 }
   ];
   let kept = body;
   const text = (lines, cut) => [...head, ...lines, ...footer(cut)].join("\n");
-  while (text(kept, body.length - kept.length).length > limit && kept.length > 0) kept = kept.slice(0, Math.floor(kept.length * 0.9));
+  while (text(kept, body.length - kept.length).length > limit && kept.length > 0) {
+    kept = kept.slice(0, Math.floor(kept.length * 0.9));
+  }
   return text(kept, body.length - kept.length);
 }
 
@@ -51772,7 +52136,9 @@ function renderDecisionSummary(view, absolute, { limit, annotationsLeftOut = 0 }
 var AssureApiError = class extends Error {
   constructor(status2, envelope, what) {
     const details = envelope?.details?.map((d) => `${d.path}: ${d.message}${d.reason ? ` [${d.reason}]` : ""}`).join("; ");
-    super(`${what} \u2192 ${status2} ${envelope?.code ?? ""}: ${envelope?.message ?? "no error envelope"}${details ? ` (${details})` : ""}`);
+    super(
+      `${what} \u2192 ${status2} ${envelope?.code ?? ""}: ${envelope?.message ?? "no error envelope"}${details ? ` (${details})` : ""}`
+    );
     this.status = status2;
     this.envelope = envelope;
   }
@@ -51804,7 +52170,9 @@ function makeAssureClient(apiUrl, { token, deadline, log }) {
         });
       } catch (error64) {
         const wait2 = Math.min(3e4, 1e3 * 2 ** (attempt - 1));
-        if (Date.now() + wait2 >= deadline) throw new Error(`${what} failed: ${error64.message}`, { cause: error64 });
+        if (Date.now() + wait2 >= deadline) {
+          throw new Error(`${what} failed: ${error64.message}`, { cause: error64 });
+        }
         log(`${what} failed (${error64.message}); trying again in ${Math.round(wait2 / 1e3)} s`);
         await sleep(wait2);
         continue;
@@ -51862,7 +52230,14 @@ function planConfigRuns(config2, paths) {
       for (const specPath of matching) {
         for (const [environment, environmentName] of runs.environments.entries()) {
           if (pairs.some((p) => p.specPath === specPath && p.environmentName === environmentName)) continue;
-          pairs.push({ specPath, environmentName, entry, environment, onDeployment: runs.on_deployment, deploymentTimeoutMs: runs.deployment_timeout });
+          pairs.push({
+            specPath,
+            environmentName,
+            entry,
+            environment,
+            onDeployment: runs.on_deployment,
+            deploymentTimeoutMs: runs.deployment_timeout
+          });
         }
       }
     }
@@ -51892,8 +52267,9 @@ function jsonNestingBeyond(text, max = MAX_NESTING) {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 92) i++;
-      else if (c === 34) inString = false;
+      if (c === 92) {
+        i++;
+      } else if (c === 34) inString = false;
     } else if (c === 34) inString = true;
     else if (c === 91 || c === 123) {
       if (++depth > max) return i;
@@ -51914,7 +52290,9 @@ function formatSpecPath(path, prefix = "") {
 function readSpecYaml(bytes) {
   const text = bytes.toString("utf8");
   const deep = nestingBeyond(text, 4 * MAX_NESTING);
-  if (deep !== void 0) return { ok: false, problems: [{ path: "spec", message: `nested deeper than ${MAX_NESTING} levels`, line: deep }] };
+  if (deep !== void 0) {
+    return { ok: false, problems: [{ path: "spec", message: `nested deeper than ${MAX_NESTING} levels`, line: deep }] };
+  }
   const lineCounter = new import_yaml.LineCounter();
   const yamlDocument = (0, import_yaml.parseDocument)(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
   if (yamlDocument.errors.length > 0) {
@@ -51941,7 +52319,14 @@ function readSpecYaml(bytes) {
     return void 0;
   };
   const deeper = tooDeep(value);
-  if (deeper) return { ok: false, problems: [{ path: formatSpecPath(deeper), message: `nested deeper than ${MAX_NESTING} levels`, line: lineOf2(deeper) }] };
+  if (deeper) {
+    return {
+      ok: false,
+      problems: [
+        { path: formatSpecPath(deeper), message: `nested deeper than ${MAX_NESTING} levels`, line: lineOf2(deeper) }
+      ]
+    };
+  }
   return { ok: true, source: { bytes, text, value, lineOf: lineOf2 } };
 }
 function nestingBeyond(text, max) {
@@ -51988,7 +52373,10 @@ function validateYaml(bytes, schema, prefix = "") {
   return {
     ok: false,
     problems: parsed.error.issues.map((issue3) => ({
-      path: formatSpecPath(issue3.code === "unrecognized_keys" ? [...issue3.path, issue3.keys?.[0] ?? ""] : issue3.path, prefix),
+      path: formatSpecPath(
+        issue3.code === "unrecognized_keys" ? [...issue3.path, issue3.keys?.[0] ?? ""] : issue3.path,
+        prefix
+      ),
       message: issue3.message,
       line: read.source.lineOf(issue3.path)
     }))
@@ -53529,13 +53917,18 @@ function readCsv(text) {
       max_record_size: MAX_ROW_CHARACTERS,
       columns: (header) => {
         if (header.length > MAX_TABLE_COLUMNS) {
-          problems.push({ line: 1, message: `the header row names ${header.length} columns; at most ${MAX_TABLE_COLUMNS}` });
+          problems.push({
+            line: 1,
+            message: `the header row names ${header.length} columns; at most ${MAX_TABLE_COLUMNS}`
+          });
           return header.slice(0, MAX_TABLE_COLUMNS);
         }
         const seen = /* @__PURE__ */ new Set();
         header.forEach((name, i) => {
           if (name.trim() === "") problems.push({ line: 1, message: `column ${i + 1} has no name in the header row` });
-          else if (seen.has(name)) problems.push({ line: 1, message: `column '${name}' appears twice in the header row` });
+          else if (seen.has(name)) {
+            problems.push({ line: 1, message: `column '${name}' appears twice in the header row` });
+          }
           seen.add(name);
         });
         return header;
@@ -53547,7 +53940,10 @@ function readCsv(text) {
     return { ok: false, problems: [...problems, { line: lines ?? 1, message: said }] };
   }
   if (problems.length > 0) return { ok: false, problems };
-  return tableOf(records.map(({ record: record2 }) => record2), records.map((_, i) => i === 0 ? 2 : records[i - 1].info.lines + 1));
+  return tableOf(
+    records.map(({ record: record2 }) => record2),
+    records.map((_, i) => i === 0 ? 2 : records[i - 1].info.lines + 1)
+  );
 }
 function readJsonLines(text) {
   const rows = [];
@@ -53570,9 +53966,11 @@ function readJsonLines(text) {
     }
     try {
       const value = JSON.parse(content);
-      if (value === null || typeof value !== "object" || Array.isArray(value)) problem(i + 1, "each line is a JSON object: one row, its keys the columns");
-      else if (Object.keys(value).length > MAX_TABLE_COLUMNS) problem(i + 1, `the row has ${Object.keys(value).length} columns; at most ${MAX_TABLE_COLUMNS}`);
-      else {
+      if (value === null || typeof value !== "object" || Array.isArray(value)) {
+        problem(i + 1, "each line is a JSON object: one row, its keys the columns");
+      } else if (Object.keys(value).length > MAX_TABLE_COLUMNS) {
+        problem(i + 1, `the row has ${Object.keys(value).length} columns; at most ${MAX_TABLE_COLUMNS}`);
+      } else {
         rows.push(value);
         lines.push(i + 1);
       }
@@ -53585,7 +53983,15 @@ function readJsonLines(text) {
 function tableOf(rows, lines) {
   if (rows.length === 0) return { ok: false, problems: [{ line: 1, message: "the table has no rows" }] };
   if (rows.length > MAX_CONVERSATIONS_PER_SPEC) {
-    return { ok: false, problems: [{ line: lines[MAX_CONVERSATIONS_PER_SPEC], message: `the table has more than ${MAX_CONVERSATIONS_PER_SPEC} rows; at most ${MAX_CONVERSATIONS_PER_SPEC}` }] };
+    return {
+      ok: false,
+      problems: [
+        {
+          line: lines[MAX_CONVERSATIONS_PER_SPEC],
+          message: `the table has more than ${MAX_CONVERSATIONS_PER_SPEC} rows; at most ${MAX_CONVERSATIONS_PER_SPEC}`
+        }
+      ]
+    };
   }
   return { ok: true, rows, lines };
 }
@@ -53593,7 +53999,12 @@ function tableOf(rows, lines) {
 // server/specs/repository-spec.ts
 async function loadRepositorySpec(path, bytes, readFile) {
   const read = readSpecYaml(bytes);
-  if (!read.ok) return { ok: false, problems: read.problems.map((p) => ({ file: path, line: p.line ?? 1, path: p.path, message: p.message })) };
+  if (!read.ok) {
+    return {
+      ok: false,
+      problems: read.problems.map((p) => ({ file: path, line: p.line ?? 1, path: p.path, message: p.message }))
+    };
+  }
   const { source } = read;
   const problems = [];
   const atSpec = (specPath, message) => problems.push({ file: path, line: source.lineOf(specPath) ?? 1, path: formatSpecPath(specPath), message });
@@ -53615,7 +54026,14 @@ async function loadRepositorySpec(path, bytes, readFile) {
       }
       const table = readTable(file2, tableBytes);
       if (!table.ok) {
-        for (const p of table.problems) problems.push({ file: file2, line: p.line, path: formatSpecPath(["scenarios", s, "vars_file"]), message: p.message });
+        for (const p of table.problems) {
+          problems.push({
+            file: file2,
+            line: p.line,
+            path: formatSpecPath(["scenarios", s, "vars_file"]),
+            message: p.message
+          });
+        }
         continue;
       }
       scenario.vars = table.rows;
@@ -53636,7 +54054,12 @@ async function loadRepositorySpec(path, bytes, readFile) {
           const line = typeof r === "number" ? table.lines[r] : void 0;
           return { file: table.file, line: line ?? 1, path: formatSpecPath(issuePath), message: issue3.message };
         }
-        return { file: path, line: source.lineOf(issue3.path) ?? 1, path: formatSpecPath(issuePath), message: issue3.message };
+        return {
+          file: path,
+          line: source.lineOf(issue3.path) ?? 1,
+          path: formatSpecPath(issuePath),
+          message: issue3.message
+        };
       })
     };
   }
@@ -53653,11 +54076,18 @@ function specLines(document, source) {
   const lines = {};
   const note = (path) => {
     const line = source.lineOf(path);
-    if (line !== void 0) lines[path.reduce((out, part) => typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${part}` : part, "")] = line;
+    if (line !== void 0) {
+      lines[path.reduce(
+        (out, part) => typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${part}` : part,
+        ""
+      )] = line;
+    }
   };
   (document.scenarios ?? []).forEach((scenario, s) => {
     note(["scenarios", s]);
-    scenario.turns.forEach((turn, t) => (turn.expect ?? []).forEach((_, e) => note(["scenarios", s, "turns", t, "expect", e])));
+    scenario.turns.forEach(
+      (turn, t) => (turn.expect ?? []).forEach((_, e) => note(["scenarios", s, "turns", t, "expect", e]))
+    );
     (scenario.expect ?? []).forEach((_, e) => note(["scenarios", s, "expect", e]));
     (scenario.metrics ?? []).forEach((_, m) => note(["scenarios", s, "metrics", m]));
   });
@@ -57856,7 +58286,9 @@ async function readFileAt(octokit, repository, sha, path) {
 }
 async function listFilesAt(octokit, repository, sha) {
   const { data } = await octokit.rest.git.getTree({ ...repository, tree_sha: sha, recursive: "1" });
-  return new Map(data.tree.filter((entry) => entry.type === "blob" && entry.path).map((entry) => [entry.path, entry.size ?? 0]));
+  return new Map(
+    data.tree.filter((entry) => entry.type === "blob" && entry.path).map((entry) => [entry.path, entry.size ?? 0])
+  );
 }
 var MAX_FILE_BYTES = 10 * 1024 * 1024;
 var MAX_COMMIT_BYTES = 64 * 1024 * 1024;
@@ -57893,26 +58325,52 @@ async function openCommit(octokit, repository, sha, fallbackRef) {
 }
 
 // server/specs/severity-rank.ts
-var SEVERITY_RANK = Object.fromEntries(SEVERITIES.map((severity, i) => [severity, SEVERITIES.length - 1 - i]));
+var SEVERITY_RANK = Object.fromEntries(
+  SEVERITIES.map((severity, i) => [severity, SEVERITIES.length - 1 - i])
+);
 
 // server/changes/policy-changes.ts
 function* checksOf(spec) {
   for (const [s, scenario] of (spec.scenarios ?? []).entries()) {
-    const at = (where) => ({ case_id: `${scenario.id} ${where}`, scenario_id: scenario.id, spec_path: `scenarios[${s}].${where}` });
+    const at = (where) => ({
+      case_id: `${scenario.id} ${where}`,
+      scenario_id: scenario.id,
+      spec_path: `scenarios[${s}].${where}`
+    });
     for (const [t, turn] of scenario.turns.entries()) {
-      for (const [e, expectation] of (turn.expect ?? []).entries()) yield { ...at(`turns[${t}].expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
+      for (const [e, expectation] of (turn.expect ?? []).entries()) {
+        yield { ...at(`turns[${t}].expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
+      }
     }
-    for (const [e, expectation] of (scenario.expect ?? []).entries()) yield { ...at(`expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
+    for (const [e, expectation] of (scenario.expect ?? []).entries()) {
+      yield { ...at(`expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
+    }
     for (const [m, metric] of (scenario.metrics ?? []).entries()) {
-      yield { ...at(`metrics[${m}]`), case_id: `${scenario.id} metric ${metric.id}`, kind: "metric", definition: contentAddress({ criteria: metric.criteria, scope: metric.scope }) };
+      yield {
+        ...at(`metrics[${m}]`),
+        case_id: `${scenario.id} metric ${metric.id}`,
+        kind: "metric",
+        definition: contentAddress({ criteria: metric.criteria, scope: metric.scope })
+      };
     }
   }
   for (const [p, probe] of (spec.security ?? []).entries()) {
     const { repeat: _repeat, description: _description, ...checked } = probe;
-    yield { case_id: `${probe.id} probe`, kind: "probe", scenario_id: probe.id, spec_path: `security[${p}]`, definition: contentAddress(checked) };
+    yield {
+      case_id: `${probe.id} probe`,
+      kind: "probe",
+      scenario_id: probe.id,
+      spec_path: `security[${p}]`,
+      definition: contentAddress(checked)
+    };
   }
 }
-var conversationOf = (scenario) => contentAddress({ system: scenario.system ?? null, turns: scenario.turns.map((turn) => turn.user), max_steps: scenario.max_steps ?? null, timeout_ms: scenario.timeout_ms ?? null });
+var conversationOf = (scenario) => contentAddress({
+  system: scenario.system ?? null,
+  turns: scenario.turns.map((turn) => turn.user),
+  max_steps: scenario.max_steps ?? null,
+  timeout_ms: scenario.timeout_ms ?? null
+});
 function policyChanges(base, head) {
   const changes = [];
   const add = (kind, where, message) => changes.push({ kind, where, message });
@@ -57920,7 +58378,13 @@ function policyChanges(base, head) {
   for (const [run2, deployment] of base.runs ?? []) {
     if (!head.runs) break;
     if (!head.runs.has(run2)) add("removed", CONFIG, `${run2} no longer runs`);
-    else if (head.runs.get(run2) !== deployment) add("changed", CONFIG, `${run2} tests ${head.runs.get(run2) ? `the deployment of '${head.runs.get(run2)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`);
+    else if (head.runs.get(run2) !== deployment) {
+      add(
+        "changed",
+        CONFIG,
+        `${run2} tests ${head.runs.get(run2) ? `the deployment of '${head.runs.get(run2)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`
+      );
+    }
   }
   for (const [name, baseSpec] of base.specs) {
     const headSpec = head.specs.get(name);
@@ -57936,28 +58400,60 @@ function compareConfigs(base, head, add) {
     add("removed", CONFIG, "the config is removed: no spec would run");
     return;
   }
-  if (head.project !== base.project) add("loosened", `${CONFIG}: project`, `the project changes from '${base.project}' to '${head.project}' (other environments and waivers)`);
-  if (FORKS_STRICTNESS[head.forks] < FORKS_STRICTNESS[base.forks]) add("loosened", `${CONFIG}: forks`, `forks changes from '${base.forks}' to '${head.forks}'`);
-  const pairs = (config2) => new Map(config2.runs.flatMap((entry) => entry.specs.flatMap((spec) => entry.environments.map((environment) => [`${spec} in ${environment}`, entry.on_deployment ?? null]))));
+  if (head.project !== base.project) {
+    add(
+      "loosened",
+      `${CONFIG}: project`,
+      `the project changes from '${base.project}' to '${head.project}' (other environments and waivers)`
+    );
+  }
+  if (FORKS_STRICTNESS[head.forks] < FORKS_STRICTNESS[base.forks]) {
+    add("loosened", `${CONFIG}: forks`, `forks changes from '${base.forks}' to '${head.forks}'`);
+  }
+  const pairs = (config2) => new Map(
+    config2.runs.flatMap(
+      (entry) => entry.specs.flatMap(
+        (spec) => entry.environments.map((environment) => [`${spec} in ${environment}`, entry.on_deployment ?? null])
+      )
+    )
+  );
   const headPairs = pairs(head);
   for (const [pair, deployment] of pairs(base)) {
     if (!headPairs.has(pair)) add("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
     else if (headPairs.get(pair) !== deployment) {
-      add("changed", `${CONFIG}: runs`, `'${pair}' tests ${headPairs.get(pair) ? `the deployment of '${headPairs.get(pair)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`);
+      add(
+        "changed",
+        `${CONFIG}: runs`,
+        `'${pair}' tests ${headPairs.get(pair) ? `the deployment of '${headPairs.get(pair)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`
+      );
     }
   }
   compareSettings(base, head, add);
 }
 function compareSettings(base, head, add) {
   if (base.policy_changes === "require_approval" && head.policy_changes === "report") {
-    add("loosened", `${CONFIG}: policy_changes`, "policy changes would no longer need an approval (require_approval \u2192 report)");
+    add(
+      "loosened",
+      `${CONFIG}: policy_changes`,
+      "policy changes would no longer need an approval (require_approval \u2192 report)"
+    );
   }
-  if (base.flaky.mode === "report" && head.flaky.mode === "quarantine") add("loosened", `${CONFIG}: flaky.mode`, "flaky cases would no longer block (report \u2192 quarantine)");
+  if (base.flaky.mode === "report" && head.flaky.mode === "quarantine") {
+    add("loosened", `${CONFIG}: flaky.mode`, "flaky cases would no longer block (report \u2192 quarantine)");
+  }
   if (head.flaky.mode === "quarantine" && head.flaky.threshold < base.flaky.threshold) {
-    add("loosened", `${CONFIG}: flaky.threshold`, `more cases would count as flaky and be quarantined (threshold ${base.flaky.threshold} \u2192 ${head.flaky.threshold})`);
+    add(
+      "loosened",
+      `${CONFIG}: flaky.threshold`,
+      `more cases would count as flaky and be quarantined (threshold ${base.flaky.threshold} \u2192 ${head.flaky.threshold})`
+    );
   }
   if (head.baseline.depth !== base.baseline.depth || head.baseline.max_age_days !== base.baseline.max_age_days) {
-    add("changed", `${CONFIG}: baseline`, `where a baseline is looked for changes (depth ${base.baseline.depth} \u2192 ${head.baseline.depth}, max_age_days ${base.baseline.max_age_days} \u2192 ${head.baseline.max_age_days})`);
+    add(
+      "changed",
+      `${CONFIG}: baseline`,
+      `where a baseline is looked for changes (depth ${base.baseline.depth} \u2192 ${head.baseline.depth}, max_age_days ${base.baseline.max_age_days} \u2192 ${head.baseline.max_age_days})`
+    );
   }
 }
 function compareSpecs(name, base, head, add) {
@@ -57972,9 +58468,18 @@ function compareSpecs(name, base, head, add) {
       return;
     }
     if (conversationOf(other) !== conversationOf(scenario)) {
-      add("changed", at(`scenarios[${s}]`), `the conversation of '${scenario.id}' is changed (its system prompt, user turns or limits): approve it if it tests the same`);
+      add(
+        "changed",
+        at(`scenarios[${s}]`),
+        `the conversation of '${scenario.id}' is changed (its system prompt, user turns or limits): approve it if it tests the same`
+      );
     }
-    compareRepeat(at(`scenarios[${s}].repeat`), scenario.repeat ?? base.defaults?.repeat ?? 1, other.repeat ?? head.defaults?.repeat ?? 1, add);
+    compareRepeat(
+      at(`scenarios[${s}].repeat`),
+      scenario.repeat ?? base.defaults?.repeat ?? 1,
+      other.repeat ?? head.defaults?.repeat ?? 1,
+      add
+    );
     compareMetrics(at(`scenarios[${s}]`), scenario, other, add);
   });
   const headProbes = new Map((head.security ?? []).map((probe) => [probe.id, probe]));
@@ -57987,19 +58492,38 @@ function compareSpecs(name, base, head, add) {
   (base.tools ?? []).forEach((tool, i) => {
     const other = headTools.get(tool.name);
     if (!other) add("removed", at(`tools[${i}]`), `the tool '${tool.name}' is removed`);
-    else if (contentAddress(other) !== contentAddress(tool)) add("changed", at(`tools[${i}]`), `the tool '${tool.name}' is changed (its description, parameters or mocks): approve it if it tests the same`);
+    else if (contentAddress(other) !== contentAddress(tool)) {
+      add(
+        "changed",
+        at(`tools[${i}]`),
+        `the tool '${tool.name}' is changed (its description, parameters or mocks): approve it if it tests the same`
+      );
+    }
   });
   for (const limit of ["max_steps", "timeout_ms"]) {
     const [was, now] = [base.defaults?.[limit], head.defaults?.[limit]];
-    if (was !== now) add("changed", at(`defaults.${limit}`), `defaults.${limit} changes from ${was ?? "its default"} to ${now ?? "its default"}`);
+    if (was !== now) {
+      add(
+        "changed",
+        at(`defaults.${limit}`),
+        `defaults.${limit} changes from ${was ?? "its default"} to ${now ?? "its default"}`
+      );
+    }
   }
   const headRows = new Map([...scenarioCases(head)].map((c) => [c.id, c.row]));
   for (const c of scenarioCases(base)) {
     const scenario = base.scenarios[c.index];
     if (c.row === void 0 || removedScenarios.has(scenario.id)) continue;
     const other = headRows.get(c.id);
-    if (other === void 0) add("removed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
-    else if (contentAddress(other) !== contentAddress(c.row)) add("changed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is changed: approve it if it tests the same`);
+    if (other === void 0) {
+      add("removed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
+    } else if (contentAddress(other) !== contentAddress(c.row)) {
+      add(
+        "changed",
+        at(`scenarios[${c.index}].vars`),
+        `the row '${c.id}' of the scenario's table is changed: approve it if it tests the same`
+      );
+    }
   }
   const headChecks = new Map([...checksOf(head)].map((c) => [c.case_id, c.definition]));
   for (const c of checksOf(base)) {
@@ -58015,13 +58539,27 @@ function compareSpecs(name, base, head, add) {
   const baseBudget = base.defaults?.budget;
   const headBudget = head.defaults?.budget;
   if (baseBudget?.max_tokens !== void 0 && (headBudget?.max_tokens === void 0 || headBudget.max_tokens > baseBudget.max_tokens)) {
-    add("loosened", at("defaults.budget.max_tokens"), `the token budget changes from ${baseBudget.max_tokens} to ${headBudget?.max_tokens ?? "none"}`);
+    add(
+      "loosened",
+      at("defaults.budget.max_tokens"),
+      `the token budget changes from ${baseBudget.max_tokens} to ${headBudget?.max_tokens ?? "none"}`
+    );
   }
   if (baseBudget?.max_cost_usd !== void 0 && (headBudget?.max_cost_usd === void 0 || headBudget.max_cost_usd > baseBudget.max_cost_usd)) {
-    add("loosened", at("defaults.budget.max_cost_usd"), `the cost budget changes from $${baseBudget.max_cost_usd} to ${headBudget?.max_cost_usd !== void 0 ? `$${headBudget.max_cost_usd}` : "none"}`);
+    add(
+      "loosened",
+      at("defaults.budget.max_cost_usd"),
+      `the cost budget changes from $${baseBudget.max_cost_usd} to ${headBudget?.max_cost_usd !== void 0 ? `$${headBudget.max_cost_usd}` : "none"}`
+    );
   }
   const retries = (spec) => spec.defaults?.retry_failed ?? 0;
-  if (retries(head) > retries(base)) add("loosened", at("defaults.retry_failed"), `failed cases are tried again up to ${retries(head)} time(s), not ${retries(base)}`);
+  if (retries(head) > retries(base)) {
+    add(
+      "loosened",
+      at("defaults.retry_failed"),
+      `failed cases are tried again up to ${retries(head)} time(s), not ${retries(base)}`
+    );
+  }
   const headGates = new Map(head.gates.map((gate) => [gate.id, gate]));
   base.gates.forEach((gate, g) => {
     const other = headGates.get(gate.id);
@@ -58033,7 +58571,9 @@ function compareMetricSamples(at, base, head, add) {
   const samplesOf = (spec, metric) => {
     const samples = /* @__PURE__ */ new Map();
     for (const c of scenarioCases(spec)) {
-      if (c.scenario.metrics?.some((m) => m.id === metric)) samples.set(c.id, c.scenario.repeat ?? spec.defaults?.repeat ?? 1);
+      if (c.scenario.metrics?.some((m) => m.id === metric)) {
+        samples.set(c.id, c.scenario.repeat ?? spec.defaults?.repeat ?? 1);
+      }
     }
     return samples;
   };
@@ -58043,7 +58583,11 @@ function compareMetricSamples(at, base, head, add) {
     const was = samplesOf(base, metric);
     const added = [...samplesOf(head, metric)].filter(([id, repeat]) => repeat > (was.get(id) ?? 0)).map(([id]) => id);
     if (added.length > 0) {
-      add("changed", at(`gates[${g}].require.metric`), `the gate '${gate.id}' would count more samples of '${metric}' (${added.slice(0, 5).join(", ")}${added.length > 5 ? ` and ${added.length - 5} more` : ""}): approve it if they do not carry failing ones over the bar`);
+      add(
+        "changed",
+        at(`gates[${g}].require.metric`),
+        `the gate '${gate.id}' would count more samples of '${metric}' (${added.slice(0, 5).join(", ")}${added.length > 5 ? ` and ${added.length - 5} more` : ""}): approve it if they do not carry failing ones over the bar`
+      );
     }
   });
 }
@@ -58055,7 +58599,13 @@ function compareMetrics(where, base, head, add) {
   (base.metrics ?? []).forEach((metric, m) => {
     const other = headMetrics.get(metric.id);
     if (!other) add("removed", `${where}.metrics[${m}]`, `the metric '${metric.id}' is removed`);
-    else if (other.threshold < metric.threshold) add("loosened", `${where}.metrics[${m}].threshold`, `the threshold of '${metric.id}' lowered from ${metric.threshold} to ${other.threshold}`);
+    else if (other.threshold < metric.threshold) {
+      add(
+        "loosened",
+        `${where}.metrics[${m}].threshold`,
+        `the threshold of '${metric.id}' lowered from ${metric.threshold} to ${other.threshold}`
+      );
+    }
   });
 }
 function compareGates(where, base, head, add) {
@@ -58066,18 +58616,44 @@ function compareGates(where, base, head, add) {
     add("loosened", where, `the gate '${base.id}' now requires ${requires(h)} instead of ${requires(b)}`);
     return;
   }
-  if (b.min_pass_rate !== void 0 && (h.min_pass_rate ?? 0) < b.min_pass_rate) add("loosened", `${where}.min_pass_rate`, `min_pass_rate of '${base.id}' lowered from ${b.min_pass_rate} to ${h.min_pass_rate ?? 0}`);
-  if (b.confidence !== void 0 && (h.confidence ?? 0) < b.confidence) add("loosened", `${where}.confidence`, `confidence of '${base.id}' lowered from ${b.confidence} to ${h.confidence ?? "none (the observed rate alone)"}`);
-  if (b.max_finding_severity !== void 0 && h.max_finding_severity !== void 0 && SEVERITY_RANK[h.max_finding_severity] > SEVERITY_RANK[b.max_finding_severity]) {
-    add("loosened", `${where}.max_finding_severity`, `'${base.id}' now allows findings up to ${h.max_finding_severity} (was ${b.max_finding_severity})`);
+  if (b.min_pass_rate !== void 0 && (h.min_pass_rate ?? 0) < b.min_pass_rate) {
+    add(
+      "loosened",
+      `${where}.min_pass_rate`,
+      `min_pass_rate of '${base.id}' lowered from ${b.min_pass_rate} to ${h.min_pass_rate ?? 0}`
+    );
   }
-  if (b.no_regression && !h.no_regression) add("removed", `${where}.no_regression`, `'${base.id}' no longer compares with the base branch`);
+  if (b.confidence !== void 0 && (h.confidence ?? 0) < b.confidence) {
+    add(
+      "loosened",
+      `${where}.confidence`,
+      `confidence of '${base.id}' lowered from ${b.confidence} to ${h.confidence ?? "none (the observed rate alone)"}`
+    );
+  }
+  if (b.max_finding_severity !== void 0 && h.max_finding_severity !== void 0 && SEVERITY_RANK[h.max_finding_severity] > SEVERITY_RANK[b.max_finding_severity]) {
+    add(
+      "loosened",
+      `${where}.max_finding_severity`,
+      `'${base.id}' now allows findings up to ${h.max_finding_severity} (was ${b.max_finding_severity})`
+    );
+  }
+  if (b.no_regression && !h.no_regression) {
+    add("removed", `${where}.no_regression`, `'${base.id}' no longer compares with the base branch`);
+  }
   if (b.no_regression && h.no_regression) {
     if (h.no_regression.max_drop > b.no_regression.max_drop) {
-      add("loosened", `${where}.no_regression.max_drop`, `'${base.id}' now lets a case drop by ${h.no_regression.max_drop} (was ${b.no_regression.max_drop})`);
+      add(
+        "loosened",
+        `${where}.no_regression.max_drop`,
+        `'${base.id}' now lets a case drop by ${h.no_regression.max_drop} (was ${b.no_regression.max_drop})`
+      );
     }
     if (h.no_regression.confidence > b.no_regression.confidence) {
-      add("loosened", `${where}.no_regression.confidence`, `'${base.id}' now needs ${h.no_regression.confidence} confidence to call a drop a regression (was ${b.no_regression.confidence})`);
+      add(
+        "loosened",
+        `${where}.no_regression.confidence`,
+        `'${base.id}' now needs ${h.no_regression.confidence} confidence to call a drop a regression (was ${b.no_regression.confidence})`
+      );
     }
   }
 }
@@ -58114,7 +58690,11 @@ var MAX_PAGES = 5;
 async function baseBranchChain(octokit, repository, baseSha, headSha, depth) {
   let mergeBase;
   try {
-    const { data } = await octokit.rest.repos.compareCommitsWithBasehead({ ...repository, basehead: `${baseSha}...${headSha}`, per_page: 1 });
+    const { data } = await octokit.rest.repos.compareCommitsWithBasehead({
+      ...repository,
+      basehead: `${baseSha}...${headSha}`,
+      per_page: 1
+    });
     mergeBase = data.merge_base_commit.sha;
   } catch (error63) {
     if (error63.status === 404) return void 0;
@@ -58131,9 +58711,17 @@ async function baseBranchChain(octokit, repository, baseSha, headSha, depth) {
       continue;
     }
     if (page > MAX_PAGES) break;
-    const { data } = await octokit.rest.repos.listCommits({ ...repository, sha: mergeBase, per_page: PER_PAGE, page: page++ });
+    const { data } = await octokit.rest.repos.listCommits({
+      ...repository,
+      sha: mergeBase,
+      per_page: PER_PAGE,
+      page: page++
+    });
     for (const item of data) {
-      known.set(item.sha, { committed_at: item.commit.committer?.date ?? item.commit.author?.date ?? (/* @__PURE__ */ new Date(0)).toISOString(), parent: item.parents[0]?.sha });
+      known.set(item.sha, {
+        committed_at: item.commit.committer?.date ?? item.commit.author?.date ?? (/* @__PURE__ */ new Date(0)).toISOString(),
+        parent: item.parents[0]?.sha
+      });
     }
     if (data.length < PER_PAGE && !known.has(next)) break;
   }
@@ -58167,12 +58755,18 @@ async function baseOfPullRequest(githubToken, commit, headConfig, configPath, fi
       headConfig,
       headFiles: { paths: files.paths, read: (path) => files.read(path) }
     });
-    if (!base) warn(`GitHub knows no merge base of ${commit.sha.slice(0, 7)} with ${baseSha.slice(0, 7)}: the change is not compared with the base branch.`);
+    if (!base) {
+      warn(
+        `GitHub knows no merge base of ${commit.sha.slice(0, 7)} with ${baseSha.slice(0, 7)}: the change is not compared with the base branch.`
+      );
+    }
     return base;
   } catch (error63) {
     const status2 = error63.status;
     const why = status2 === 401 || status2 === 403 ? `GitHub refused the github-token (${status2}): it needs contents: read` : error63.message;
-    warn(`Could not read the base branch ${baseSha.slice(0, 7)} from GitHub (${why}): the change is not compared with the base branch.`);
+    warn(
+      `Could not read the base branch ${baseSha.slice(0, 7)} from GitHub (${why}): the change is not compared with the base branch.`
+    );
     return void 0;
   }
 }
@@ -58193,28 +58787,50 @@ async function startGate(client, inputs, commit, files, log, warn = log) {
   if (unmatched.length > 0) {
     throw new FileProblemsError(
       `${unmatched.length} spec glob(s) match no file at ${commit.sha.slice(0, 7)}`,
-      unmatched.map((u) => ({ file: inputs.configPath, line: 1, message: `'${u.glob}' matches no file at this commit` }))
+      unmatched.map((u) => ({
+        file: inputs.configPath,
+        line: 1,
+        message: `'${u.glob}' matches no file at this commit`
+      }))
     );
   }
   const specs = /* @__PURE__ */ new Map();
-  for (const path of new Set(pairs.map((pair) => pair.specPath))) specs.set(path, await uploadSpec(client, projectId, commit, files, path));
+  for (const path of new Set(pairs.map((pair) => pair.specPath))) {
+    specs.set(path, await uploadSpec(client, projectId, commit, files, path));
+  }
   const environments = await environmentsByName(client, projectId);
   const missing = [...new Set(pairs.map((pair) => pair.environmentName))].filter((name) => !environments.has(name));
-  if (missing.length > 0) throw new Error(`Project ${projectId} has no environment named ${missing.map((name) => `'${name}'`).join(", ")}.`);
-  const plan = pairs.map((pair) => ({ test_spec_id: specs.get(pair.specPath).test_spec_id, environment_id: environments.get(pair.environmentName).environment_id }));
+  if (missing.length > 0) {
+    throw new Error(`Project ${projectId} has no environment named ${missing.map((name) => `'${name}'`).join(", ")}.`);
+  }
+  const plan = pairs.map((pair) => ({
+    test_spec_id: specs.get(pair.specPath).test_spec_id,
+    environment_id: environments.get(pair.environmentName).environment_id
+  }));
   const subject = { repository: commit.repository.full_name, commit_sha: commit.sha };
   const base = commit.pullRequest && commit.baseSha && inputs.githubToken ? await baseOfPullRequest(inputs.githubToken, commit, config2, inputs.configPath, files, warn) : void 0;
-  if (commit.pullRequest && !inputs.githubToken) warn("No github-token: the change is not compared with the base branch.");
+  if (commit.pullRequest && !inputs.githubToken) {
+    warn("No github-token: the change is not compared with the base branch.");
+  }
   let decision;
   try {
-    ({ body: decision } = await client.post("/v1/release-decisions", { project_id: projectId, subject, plan, ...base ? { base } : {} }));
+    ({ body: decision } = await client.post("/v1/release-decisions", {
+      project_id: projectId,
+      subject,
+      plan,
+      ...base ? { base } : {}
+    }));
   } catch (error63) {
     if (!(error63 instanceof AssureApiError && error63.code === "PLANNED_BY_APP")) throw error63;
     return gatedByApp(client, inputs, commit, projectId, specs, environments, log, warn);
   }
-  log(`${commit.repository.full_name} is not gated by the assure GitHub App here: this step planned the decision (planned_by: client), and no check run shows it.`);
+  log(
+    `${commit.repository.full_name} is not gated by the assure GitHub App here: this step planned the decision (planned_by: client), and no check run shows it.`
+  );
   if (inputs.newAttempt) {
-    ({ body: decision } = await client.post(`/v1/release-decisions/${decision.decision_id}/attempts`, { plan }));
+    ({ body: decision } = await client.post(`/v1/release-decisions/${decision.decision_id}/attempts`, {
+      plan
+    }));
     log(`Started attempt ${decision.attempt} of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`);
   }
   const source = {
@@ -58247,27 +58863,45 @@ async function startGate(client, inputs, commit, files, log, warn = log) {
       ...inputs.agentUrl ? { agent_url: inputs.agentUrl } : {}
     };
     const { status: status2, body: run2 } = await client.post("/v1/runs", body, { "idempotency-key": key });
-    log(`${run2.run_id}: ${pair.specPath} in ${pair.environmentName} (${status2 === 201 ? "started" : "found: started before"})`);
+    log(
+      `${run2.run_id}: ${pair.specPath} in ${pair.environmentName} (${status2 === 201 ? "started" : "found: started before"})`
+    );
     runs.push({ run: run2, spec, environmentName: pair.environmentName });
   }
   return { projectId, decision, runs, specs, skipped };
 }
 async function gatedByApp(client, inputs, commit, projectId, specs, environments, log, warn) {
-  log(`${commit.repository.full_name} is gated by the assure GitHub App: it plans this commit's decision from GitHub, and starts its runs.`);
-  if (inputs.agentUrl) warn("agent-url is not used: the GitHub App tests the agent its plan names (the environment's, or the deployment GitHub reports for on_deployment).");
-  let { body: decision } = await client.post("/v1/release-decisions", { project_id: projectId, subject: { repository: commit.repository.full_name, commit_sha: commit.sha } });
+  log(
+    `${commit.repository.full_name} is gated by the assure GitHub App: it plans this commit's decision from GitHub, and starts its runs.`
+  );
+  if (inputs.agentUrl) {
+    warn(
+      "agent-url is not used: the GitHub App tests the agent its plan names (the environment's, or the deployment GitHub reports for on_deployment)."
+    );
+  }
+  let { body: decision } = await client.post("/v1/release-decisions", {
+    project_id: projectId,
+    subject: { repository: commit.repository.full_name, commit_sha: commit.sha }
+  });
   if (inputs.newAttempt) {
-    ({ body: decision } = await client.post(`/v1/release-decisions/${decision.decision_id}/attempts`, {}));
+    ({ body: decision } = await client.post(
+      `/v1/release-decisions/${decision.decision_id}/attempts`,
+      {}
+    ));
     log(`Started attempt ${decision.attempt} of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`);
   }
   const specsById = new Map([...specs.values()].map((spec) => [spec.test_spec_id, spec]));
-  const environmentNames = new Map([...environments.values()].map((environment) => [environment.environment_id, environment.name]));
+  const environmentNames = new Map(
+    [...environments.values()].map((environment) => [environment.environment_id, environment.name])
+  );
   const runs = [];
   for (const slot of decision.planned) {
     const spec = specsById.get(slot.test_spec_id);
     const environmentName = environmentNames.get(slot.environment_id) ?? slot.environment_id;
     if (!slot.run_id) {
-      log(`${spec?.path ?? slot.test_spec_id} in ${environmentName}: ${slot.waiting ? `waits for ${slot.waiting.for}` : "not started yet"}`);
+      log(
+        `${spec?.path ?? slot.test_spec_id} in ${environmentName}: ${slot.waiting ? `waits for ${slot.waiting.for}` : "not started yet"}`
+      );
       continue;
     }
     const { body: run2 } = await client.get(`/v1/runs/${slot.run_id}`);
@@ -58278,7 +58912,11 @@ async function gatedByApp(client, inputs, commit, projectId, specs, environments
 }
 function readConfig(inputs, files) {
   const bytes = files.read(inputs.configPath);
-  if (!bytes) throw new Error(`No ${inputs.configPath} at this commit: add one (the App's format), or give the specs and environments inputs.`);
+  if (!bytes) {
+    throw new Error(
+      `No ${inputs.configPath} at this commit: add one (the App's format), or give the specs and environments inputs.`
+    );
+  }
   const read = validateYaml(bytes, AssureConfig);
   if (!read.ok) {
     throw new FileProblemsError(
@@ -58303,20 +58941,40 @@ async function uploadSpec(client, projectId, commit, files, path) {
   const bytes = files.read(path);
   const loaded = await loadRepositorySpec(path, bytes, (table) => files.read(table));
   if (!loaded.ok) {
-    throw new FileProblemsError(`${path} is not a valid spec`, loaded.problems.map((p) => ({ file: p.file, line: p.line, message: `${p.path}: ${p.message}` })));
+    throw new FileProblemsError(
+      `${path} is not a valid spec`,
+      loaded.problems.map((p) => ({ file: p.file, line: p.line, message: `${p.path}: ${p.message}` }))
+    );
   }
   const { document, text, files: read, expanded } = loaded.spec;
   const tables = read.slice(1).map((table) => ({ path: table.path, content: files.read(table.path).toString("base64"), encoding: "base64" }));
-  const file2 = { repository: commit.repository.full_name, commit_sha: commit.sha, path, content: bytes.toString("base64"), encoding: "base64", ...tables.length > 0 ? { tables } : {} };
+  const file2 = {
+    repository: commit.repository.full_name,
+    commit_sha: commit.sha,
+    path,
+    content: bytes.toString("base64"),
+    encoding: "base64",
+    ...tables.length > 0 ? { tables } : {}
+  };
   const { body } = await client.post("/v1/test-specs", { project_id: projectId, file: file2 });
   const { lines } = toSpecVersion(document, text, { fromRepository: true, expanded });
-  return { path, test_spec_id: body.test_spec_id, spec_version: body.spec_version, name: body.name, lines: lines ?? {} };
+  return {
+    path,
+    test_spec_id: body.test_spec_id,
+    spec_version: body.spec_version,
+    name: body.name,
+    lines: lines ?? {}
+  };
 }
 async function environmentsByName(client, projectId) {
   const byName = /* @__PURE__ */ new Map();
   let cursor = null;
   do {
-    const query = new URLSearchParams({ project_id: projectId, limit: "100", ...cursor ? { cursor } : {} }).toString();
+    const query = new URLSearchParams({
+      project_id: projectId,
+      limit: "100",
+      ...cursor ? { cursor } : {}
+    }).toString();
     const { body } = await client.get(`/v1/environments?${query}`);
     for (const environment of body.data) byName.set(environment.name, environment);
     cursor = body.next_cursor;
@@ -58331,16 +58989,26 @@ var InputError = class extends Error {
 var list2 = (name) => getInput(name).split(/[\n,]/).map((item) => item.trim()).filter(Boolean);
 function readInputs() {
   const apiUrl = getInput("api-url", { required: true }).replace(/\/+$/, "");
-  if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) throw new InputError(`api-url must be an http(s) URL, not '${apiUrl}'.`);
+  if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) {
+    throw new InputError(`api-url must be an http(s) URL, not '${apiUrl}'.`);
+  }
   const agentUrl = getInput("agent-url") || void 0;
-  if (agentUrl !== void 0 && (!URL.canParse(agentUrl) || !/^https?:$/.test(new URL(agentUrl).protocol))) throw new InputError(`agent-url must be an http(s) URL, not '${agentUrl}'.`);
+  if (agentUrl !== void 0 && (!URL.canParse(agentUrl) || !/^https?:$/.test(new URL(agentUrl).protocol))) {
+    throw new InputError(`agent-url must be an http(s) URL, not '${agentUrl}'.`);
+  }
   const timeoutSeconds = Number(getInput("timeout-seconds") || "900");
-  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0) throw new InputError(`timeout-seconds must be a positive whole number, not '${getInput("timeout-seconds")}'.`);
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0) {
+    throw new InputError(`timeout-seconds must be a positive whole number, not '${getInput("timeout-seconds")}'.`);
+  }
   const failOn = getInput("fail-on") || "blocked";
-  if (failOn !== "blocked" && failOn !== "never") throw new InputError(`fail-on must be 'blocked' or 'never', not '${failOn}'.`);
+  if (failOn !== "blocked" && failOn !== "never") {
+    throw new InputError(`fail-on must be 'blocked' or 'never', not '${failOn}'.`);
+  }
   const specs = list2("specs");
   const environments = list2("environments");
-  if (specs.length > 0 !== environments.length > 0) throw new InputError("Give specs and environments together (or neither, to read them from the config).");
+  if (specs.length > 0 !== environments.length > 0) {
+    throw new InputError("Give specs and environments together (or neither, to read them from the config).");
+  }
   const token = getInput("token") || void 0;
   if (token) setSecret(token);
   return {
@@ -58378,28 +59046,32 @@ function annotationsOfRun(run2, absolute) {
   if (!run2.specPath) return [];
   const path = run2.specPath;
   const { run_id } = run2.evidence;
-  const fromEvaluations = run2.unmet.map(
-    (evaluation) => ({
-      path,
-      line: lineOf(run2.lines, evaluation.spec_path),
-      level: evaluation.status === "failed" ? "failure" : "warning",
-      title: clip2(`${evaluation.metric_id} ${evaluation.status} (${run2.environmentName})`, 255),
-      message: clip2(`${evaluation.reason}
-Evidence: ${[absolute(`/v1/runs/${run_id}/evaluations/${evaluation.evaluation_id}`), ...evaluation.evidence_refs.map(absolute)].join(" ")}`, 6e4),
-      raw_details: clip2(JSON.stringify(evaluation, null, 2), 6e4)
-    })
-  );
+  const fromEvaluations = run2.unmet.map((evaluation) => ({
+    path,
+    line: lineOf(run2.lines, evaluation.spec_path),
+    level: evaluation.status === "failed" ? "failure" : "warning",
+    title: clip2(`${evaluation.metric_id} ${evaluation.status} (${run2.environmentName})`, 255),
+    message: clip2(
+      `${evaluation.reason}
+Evidence: ${[absolute(`/v1/runs/${run_id}/evaluations/${evaluation.evaluation_id}`), ...evaluation.evidence_refs.map(absolute)].join(" ")}`,
+      6e4
+    ),
+    raw_details: clip2(JSON.stringify(evaluation, null, 2), 6e4)
+  }));
   const explained = new Set(run2.unmet.map((e) => `/v1/runs/${run_id}/evaluations/${e.evaluation_id}`));
-  const fromGates = run2.evidence.gates.map((gate, position) => ({ gate, position })).filter(({ gate }) => (gate.status === "failed" || gate.status === "inconclusive") && !gate.evidence_refs.some((ref) => explained.has(ref))).map(
-    ({ gate, position }) => ({
-      path,
-      line: lineOf(run2.lines, `gates[${position}]`),
-      level: gate.status === "failed" ? "failure" : "warning",
-      title: clip2(`gate ${gate.id} ${gate.status} (${run2.environmentName})`, 255),
-      message: clip2(`${gate.reason}${gate.evidence_refs.length > 0 ? `
-Evidence: ${gate.evidence_refs.map(absolute).join(" ")}` : ""}`, 6e4)
-    })
-  );
+  const fromGates = run2.evidence.gates.map((gate, position) => ({ gate, position })).filter(
+    ({ gate }) => (gate.status === "failed" || gate.status === "inconclusive") && !gate.evidence_refs.some((ref) => explained.has(ref))
+  ).map(({ gate, position }) => ({
+    path,
+    line: lineOf(run2.lines, `gates[${position}]`),
+    level: gate.status === "failed" ? "failure" : "warning",
+    title: clip2(`gate ${gate.id} ${gate.status} (${run2.environmentName})`, 255),
+    message: clip2(
+      `${gate.reason}${gate.evidence_refs.length > 0 ? `
+Evidence: ${gate.evidence_refs.map(absolute).join(" ")}` : ""}`,
+      6e4
+    )
+  }));
   return [...fromEvaluations, ...fromGates];
 }
 function specAnnotations(report, absolute) {
@@ -58425,12 +59097,22 @@ async function readReport(client, decision, specs) {
     let cursor = null;
     do {
       const query = new URLSearchParams({ limit: "200", ...cursor ? { cursor } : {} }).toString();
-      const { body } = await client.get(`/v1/runs/${run_id}/evaluations?${query}`);
+      const { body } = await client.get(
+        `/v1/runs/${run_id}/evaluations?${query}`
+      );
       unmet.push(...body.data.filter((evaluation) => UNMET_STATUSES.has(evaluation.status)));
       cursor = body.next_cursor;
     } while (cursor);
     const spec = bySpecId.get(test_spec_id);
-    runs.push({ evidence, specName: spec?.name ?? test_spec_id, specPath: spec?.path ?? null, lines: spec?.lines ?? {}, environmentName: evidence.environment, unmet, findings: evidence.findings });
+    runs.push({
+      evidence,
+      specName: spec?.name ?? test_spec_id,
+      specPath: spec?.path ?? null,
+      lines: spec?.lines ?? {},
+      environmentName: evidence.environment,
+      unmet,
+      findings: evidence.findings
+    });
   }
   return { report: { decision, runs, approval: null }, pageLinks };
 }
@@ -58439,10 +59121,18 @@ async function publishReport({ report, pageLinks }, apiUrl, notes) {
   const annotations = specAnnotations(report, absolute);
   const failures = annotations.filter((a) => a.level === "failure");
   const warnings = annotations.filter((a) => a.level === "warning");
-  for (const a of failures.slice(0, SHOWN_PER_LEVEL)) error(a.message, { title: a.title, file: a.path, startLine: a.line, endLine: a.line });
-  for (const a of warnings.slice(0, SHOWN_PER_LEVEL)) warning(a.message, { title: a.title, file: a.path, startLine: a.line, endLine: a.line });
+  for (const a of failures.slice(0, SHOWN_PER_LEVEL)) {
+    error(a.message, { title: a.title, file: a.path, startLine: a.line, endLine: a.line });
+  }
+  for (const a of warnings.slice(0, SHOWN_PER_LEVEL)) {
+    warning(a.message, { title: a.title, file: a.path, startLine: a.line, endLine: a.line });
+  }
   const leftOut = Math.max(0, failures.length - SHOWN_PER_LEVEL) + Math.max(0, warnings.length - SHOWN_PER_LEVEL);
-  if (leftOut > 0) info(`${leftOut} more annotation(s) not shown (GitHub shows ${SHOWN_PER_LEVEL} per level and step): read them in the job summary and the evidence.`);
+  if (leftOut > 0) {
+    info(
+      `${leftOut} more annotation(s) not shown (GitHub shows ${SHOWN_PER_LEVEL} per level and step): read them in the job summary and the evidence.`
+    );
+  }
   const summary2 = renderDecisionSummary(report, absolute, { limit: SUMMARY_LIMIT - 4096, annotationsLeftOut: leftOut });
   await summary.addRaw([summary2, ...notes.map((note) => `> ${note}`)].join("\n\n"), true).write();
 }
@@ -58463,7 +59153,9 @@ async function signIn(apiUrl, commit, token, deadline) {
   const client = makeAssureClient(apiUrl, { deadline, log: info });
   const { body } = await client.post("/v1/auth/github-oidc", { token: idToken });
   setSecret(body.token);
-  info(`Signed in to ${apiUrl} for project ${body.project_id} until ${body.expires_at} (scopes: ${body.scopes.join(", ")})`);
+  info(
+    `Signed in to ${apiUrl} for project ${body.project_id} until ${body.expires_at} (scopes: ${body.scopes.join(", ")})`
+  );
   return { kind: "token", token: body.token };
 }
 
@@ -58494,7 +59186,9 @@ async function waitForDecision(client, decision, { deadline, label, log }) {
 // action/src/workflow-context.ts
 function gatedCommit() {
   const repository = context2.payload.repository;
-  if (!repository) throw new Error(`The ${context2.eventName} event names no repository: run this Action on pull_request or push.`);
+  if (!repository) {
+    throw new Error(`The ${context2.eventName} event names no repository: run this Action on pull_request or push.`);
+  }
   const pr = context2.payload.pull_request;
   if (pr) {
     return {
@@ -58531,39 +59225,60 @@ async function run() {
   }
   const client = makeAssureClient(inputs.apiUrl, { token: signedIn.token, deadline, log: info });
   const files = openCommitFiles(process.env.GITHUB_WORKSPACE ?? process.cwd(), commit.sha);
-  const started = await group(`Start the runs of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`, () => startGate(client, inputs, commit, files, info, warning));
+  const started = await group(
+    `Start the runs of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`,
+    () => startGate(client, inputs, commit, files, info, warning)
+  );
   const decisionUrl = `${inputs.apiUrl}${started.decision.links.self}`;
   setOutput("run-ids", JSON.stringify(started.runs.map(({ run: run2 }) => run2.run_id)));
   setOutput("decision-url", decisionUrl);
-  const notes = started.skipped.length > 0 ? [`${started.skipped.length} run(s) wait for a deployment (on_deployment) and were not started here: pass agent-url, or let the App start them when the deployment succeeds.`] : [];
+  const notes = started.skipped.length > 0 ? [
+    `${started.skipped.length} run(s) wait for a deployment (on_deployment) and were not started here: pass agent-url, or let the App start them when the deployment succeeds.`
+  ] : [];
   notes.forEach((note) => notice(note));
   if (!inputs.wait) {
     setOutput("decision", started.decision.status);
-    setOutput("verdicts", JSON.stringify(Object.fromEntries(started.runs.map(({ run: run2 }) => [run2.run_id, run2.verdict]))));
+    setOutput(
+      "verdicts",
+      JSON.stringify(Object.fromEntries(started.runs.map(({ run: run2 }) => [run2.run_id, run2.verdict])))
+    );
     info(`Not waiting (wait: false): the decision is at ${decisionUrl}`);
     return;
   }
-  const labels = new Map(started.runs.map(({ run: run2, spec, environmentName }) => [run2.run_id, `${run2.run_id} ${spec.path} in ${environmentName}`]));
+  const labels = new Map(
+    started.runs.map(({ run: run2, spec, environmentName }) => [
+      run2.run_id,
+      `${run2.run_id} ${spec.path} in ${environmentName}`
+    ])
+  );
   const { decision, timedOut } = await group(
     "Wait for the release decision",
     () => waitForDecision(client, started.decision, { deadline, label: (id) => labels.get(id) ?? id, log: info })
   );
   setOutput("decision", decision.status);
-  setOutput("verdicts", JSON.stringify(Object.fromEntries(decision.runs.filter((r) => r.planned).map((r) => [r.run_id, r.verdict]))));
+  setOutput(
+    "verdicts",
+    JSON.stringify(Object.fromEntries(decision.runs.filter((r) => r.planned).map((r) => [r.run_id, r.verdict])))
+  );
   await publishReport(await readReport(client, decision, started.specs), inputs.apiUrl, notes);
   if (timedOut) {
     const going = decision.runs.filter((r) => r.planned && !["COMPLETED", "INCONCLUSIVE", "FAILED"].includes(r.status)).map((r) => `${labels.get(r.run_id) ?? r.run_id} (${r.status})`);
     const waiting = decision.reasons.filter((r) => r.status === "pending" && r.run_id === null).map((r) => r.reason);
-    setFailed(`Timed out after ${inputs.timeoutMs / 1e3} s with the release still pending: ${[...going, ...waiting].join("; ") || "no run started yet"}. The decision: ${decisionUrl}`);
+    setFailed(
+      `Timed out after ${inputs.timeoutMs / 1e3} s with the release still pending: ${[...going, ...waiting].join("; ") || "no run started yet"}. The decision: ${decisionUrl}`
+    );
     return;
   }
   const title = renderDecisionTitle({ decision });
-  if (decision.status === "BLOCKED" && inputs.failOn === "blocked") setFailed(`${title}. The evidence: ${decisionUrl}`);
-  else info(`${title}. The evidence: ${decisionUrl}`);
+  if (decision.status === "BLOCKED" && inputs.failOn === "blocked") {
+    setFailed(`${title}. The evidence: ${decisionUrl}`);
+  } else info(`${title}. The evidence: ${decisionUrl}`);
 }
 run().catch((error63) => {
   if (error63 instanceof FileProblemsError) {
-    for (const problem of error63.problems.slice(0, 10)) error(problem.message, { file: problem.file, startLine: problem.line, title: "assure" });
+    for (const problem of error63.problems.slice(0, 10)) {
+      error(problem.message, { file: problem.file, startLine: problem.line, title: "assure" });
+    }
   }
   if (error63 instanceof AssureApiError && error63.status === 401) {
     setFailed(`assure refused the sign-in: ${error63.message}`);

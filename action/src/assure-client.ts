@@ -8,8 +8,12 @@ export class AssureApiError extends Error {
     readonly envelope: ErrorEnvelope["error"] | undefined,
     what: string,
   ) {
-    const details = envelope?.details?.map((d) => `${d.path}: ${d.message}${d.reason ? ` [${d.reason}]` : ""}`).join("; ");
-    super(`${what} → ${status} ${envelope?.code ?? ""}: ${envelope?.message ?? "no error envelope"}${details ? ` (${details})` : ""}`);
+    const details = envelope?.details
+      ?.map((d) => `${d.path}: ${d.message}${d.reason ? ` [${d.reason}]` : ""}`)
+      .join("; ");
+    super(
+      `${what} → ${status} ${envelope?.code ?? ""}: ${envelope?.message ?? "no error envelope"}${details ? ` (${details})` : ""}`,
+    );
   }
   get code(): string | undefined {
     return this.envelope?.code;
@@ -28,8 +32,15 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * agent starts, 429, 500) or a network failure is tried again, after `Retry-After` when the
  * service gives one, else with exponential backoff, until `deadline`.
  */
-export function makeAssureClient(apiUrl: string, { token, deadline, log }: { token?: string; deadline: number; log: (line: string) => void }) {
-  async function request<T>(method: string, path: string, { body, headers = {} }: RequestOptions = {}): Promise<{ status: number; body: T }> {
+export function makeAssureClient(
+  apiUrl: string,
+  { token, deadline, log }: { token?: string; deadline: number; log: (line: string) => void },
+) {
+  async function request<T>(
+    method: string,
+    path: string,
+    { body, headers = {} }: RequestOptions = {},
+  ): Promise<{ status: number; body: T }> {
     const what = `${method} ${path.split("?")[0]}`;
     for (let attempt = 1; ; attempt++) {
       let response: Response;
@@ -48,7 +59,9 @@ export function makeAssureClient(apiUrl: string, { token, deadline, log }: { tok
         });
       } catch (error) {
         const wait = Math.min(30_000, 1000 * 2 ** (attempt - 1));
-        if (Date.now() + wait >= deadline) throw new Error(`${what} failed: ${(error as Error).message}`, { cause: error });
+        if (Date.now() + wait >= deadline) {
+          throw new Error(`${what} failed: ${(error as Error).message}`, { cause: error });
+        }
         log(`${what} failed (${(error as Error).message}); trying again in ${Math.round(wait / 1000)} s`);
         await sleep(wait);
         continue;
@@ -59,7 +72,8 @@ export function makeAssureClient(apiUrl: string, { token, deadline, log }: { tok
       const envelope = (parsed as ErrorEnvelope | undefined)?.error;
       const error = new AssureApiError(response.status, envelope, what);
       const retryAfter = Number(response.headers.get("retry-after"));
-      const wait = Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : Math.min(30_000, 1000 * 2 ** (attempt - 1));
+      const wait =
+        Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : Math.min(30_000, 1000 * 2 ** (attempt - 1));
       if (!envelope?.retryable || Date.now() + wait >= deadline) throw error;
       log(`${error.message}; trying again in ${Math.round(wait / 1000)} s`);
       await sleep(wait);
@@ -67,7 +81,8 @@ export function makeAssureClient(apiUrl: string, { token, deadline, log }: { tok
   }
   return {
     get: <T>(path: string) => request<T>("GET", path),
-    post: <T>(path: string, body: unknown, headers?: Record<string, string>) => request<T>("POST", path, { body, ...(headers ? { headers } : {}) }),
+    post: <T>(path: string, body: unknown, headers?: Record<string, string>) =>
+      request<T>("POST", path, { body, ...(headers ? { headers } : {}) }),
   };
 }
 

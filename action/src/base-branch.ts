@@ -33,12 +33,21 @@ export async function baseOfPullRequest(
       headConfig,
       headFiles: { paths: files.paths, read: (path) => files.read(path) },
     });
-    if (!base) warn(`GitHub knows no merge base of ${commit.sha.slice(0, 7)} with ${baseSha.slice(0, 7)}: the change is not compared with the base branch.`);
+    if (!base) {
+      warn(
+        `GitHub knows no merge base of ${commit.sha.slice(0, 7)} with ${baseSha.slice(0, 7)}: the change is not compared with the base branch.`,
+      );
+    }
     return base;
   } catch (error) {
     const status = (error as { status?: number }).status;
-    const why = status === 401 || status === 403 ? `GitHub refused the github-token (${status}): it needs contents: read` : (error as Error).message;
-    warn(`Could not read the base branch ${baseSha.slice(0, 7)} from GitHub (${why}): the change is not compared with the base branch.`);
+    const why =
+      status === 401 || status === 403
+        ? `GitHub refused the github-token (${status}): it needs contents: read`
+        : (error as Error).message;
+    warn(
+      `Could not read the base branch ${baseSha.slice(0, 7)} from GitHub (${why}): the change is not compared with the base branch.`,
+    );
     return undefined;
   }
 }

@@ -67,31 +67,56 @@ export async function startGate(
   if (unmatched.length > 0) {
     throw new FileProblemsError(
       `${unmatched.length} spec glob(s) match no file at ${commit.sha.slice(0, 7)}`,
-      unmatched.map((u) => ({ file: inputs.configPath, line: 1, message: `'${u.glob}' matches no file at this commit` })),
+      unmatched.map((u) => ({
+        file: inputs.configPath,
+        line: 1,
+        message: `'${u.glob}' matches no file at this commit`,
+      })),
     );
   }
 
   const specs = new Map<string, UploadedSpec>();
-  for (const path of new Set(pairs.map((pair) => pair.specPath))) specs.set(path, await uploadSpec(client, projectId, commit, files, path));
+  for (const path of new Set(pairs.map((pair) => pair.specPath))) {
+    specs.set(path, await uploadSpec(client, projectId, commit, files, path));
+  }
   const environments = await environmentsByName(client, projectId);
   const missing = [...new Set(pairs.map((pair) => pair.environmentName))].filter((name) => !environments.has(name));
-  if (missing.length > 0) throw new Error(`Project ${projectId} has no environment named ${missing.map((name) => `'${name}'`).join(", ")}.`);
+  if (missing.length > 0) {
+    throw new Error(`Project ${projectId} has no environment named ${missing.map((name) => `'${name}'`).join(", ")}.`);
+  }
 
-  const plan = pairs.map((pair) => ({ test_spec_id: specs.get(pair.specPath)!.test_spec_id, environment_id: environments.get(pair.environmentName)!.environment_id }));
+  const plan = pairs.map((pair) => ({
+    test_spec_id: specs.get(pair.specPath)!.test_spec_id,
+    environment_id: environments.get(pair.environmentName)!.environment_id,
+  }));
   const subject = { repository: commit.repository.full_name, commit_sha: commit.sha };
   // A pull request is judged against its base branch, as the App judges it.
-  const base = commit.pullRequest && commit.baseSha && inputs.githubToken ? await baseOfPullRequest(inputs.githubToken, commit, config, inputs.configPath, files, warn) : undefined;
-  if (commit.pullRequest && !inputs.githubToken) warn("No github-token: the change is not compared with the base branch.");
+  const base =
+    commit.pullRequest && commit.baseSha && inputs.githubToken
+      ? await baseOfPullRequest(inputs.githubToken, commit, config, inputs.configPath, files, warn)
+      : undefined;
+  if (commit.pullRequest && !inputs.githubToken) {
+    warn("No github-token: the change is not compared with the base branch.");
+  }
   let decision: ReleaseDecision;
   try {
-    ({ body: decision } = await client.post<ReleaseDecision>("/v1/release-decisions", { project_id: projectId, subject, plan, ...(base ? { base } : {}) }));
+    ({ body: decision } = await client.post<ReleaseDecision>("/v1/release-decisions", {
+      project_id: projectId,
+      subject,
+      plan,
+      ...(base ? { base } : {}),
+    }));
   } catch (error) {
     if (!(error instanceof AssureApiError && error.code === "PLANNED_BY_APP")) throw error;
     return gatedByApp(client, inputs, commit, projectId, specs, environments, log, warn);
   }
-  log(`${commit.repository.full_name} is not gated by the assure GitHub App here: this step planned the decision (planned_by: client), and no check run shows it.`);
+  log(
+    `${commit.repository.full_name} is not gated by the assure GitHub App here: this step planned the decision (planned_by: client), and no check run shows it.`,
+  );
   if (inputs.newAttempt) {
-    ({ body: decision } = await client.post<ReleaseDecision>(`/v1/release-decisions/${decision.decision_id}/attempts`, { plan }));
+    ({ body: decision } = await client.post<ReleaseDecision>(`/v1/release-decisions/${decision.decision_id}/attempts`, {
+      plan,
+    }));
     log(`Started attempt ${decision.attempt} of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`);
   }
 
@@ -126,7 +151,9 @@ export async function startGate(
       ...(inputs.agentUrl ? { agent_url: inputs.agentUrl } : {}),
     };
     const { status, body: run } = await client.post<Run>("/v1/runs", body, { "idempotency-key": key });
-    log(`${run.run_id}: ${pair.specPath} in ${pair.environmentName} (${status === 201 ? "started" : "found: started before"})`);
+    log(
+      `${run.run_id}: ${pair.specPath} in ${pair.environmentName} (${status === 201 ? "started" : "found: started before"})`,
+    );
     runs.push({ run, spec, environmentName: pair.environmentName });
   }
   return { projectId, decision, runs, specs, skipped };
@@ -146,21 +173,37 @@ async function gatedByApp(
   log: (line: string) => void,
   warn: (line: string) => void,
 ): Promise<StartedGate> {
-  log(`${commit.repository.full_name} is gated by the assure GitHub App: it plans this commit's decision from GitHub, and starts its runs.`);
-  if (inputs.agentUrl) warn("agent-url is not used: the GitHub App tests the agent its plan names (the environment's, or the deployment GitHub reports for on_deployment).");
-  let { body: decision } = await client.post<ReleaseDecision>("/v1/release-decisions", { project_id: projectId, subject: { repository: commit.repository.full_name, commit_sha: commit.sha } });
+  log(
+    `${commit.repository.full_name} is gated by the assure GitHub App: it plans this commit's decision from GitHub, and starts its runs.`,
+  );
+  if (inputs.agentUrl) {
+    warn(
+      "agent-url is not used: the GitHub App tests the agent its plan names (the environment's, or the deployment GitHub reports for on_deployment).",
+    );
+  }
+  let { body: decision } = await client.post<ReleaseDecision>("/v1/release-decisions", {
+    project_id: projectId,
+    subject: { repository: commit.repository.full_name, commit_sha: commit.sha },
+  });
   if (inputs.newAttempt) {
-    ({ body: decision } = await client.post<ReleaseDecision>(`/v1/release-decisions/${decision.decision_id}/attempts`, {}));
+    ({ body: decision } = await client.post<ReleaseDecision>(
+      `/v1/release-decisions/${decision.decision_id}/attempts`,
+      {},
+    ));
     log(`Started attempt ${decision.attempt} of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`);
   }
   const specsById = new Map([...specs.values()].map((spec) => [spec.test_spec_id, spec]));
-  const environmentNames = new Map([...environments.values()].map((environment) => [environment.environment_id, environment.name]));
+  const environmentNames = new Map(
+    [...environments.values()].map((environment) => [environment.environment_id, environment.name]),
+  );
   const runs: StartedGate["runs"] = [];
   for (const slot of decision.planned) {
     const spec = specsById.get(slot.test_spec_id);
     const environmentName = environmentNames.get(slot.environment_id) ?? slot.environment_id;
     if (!slot.run_id) {
-      log(`${spec?.path ?? slot.test_spec_id} in ${environmentName}: ${slot.waiting ? `waits for ${slot.waiting.for}` : "not started yet"}`);
+      log(
+        `${spec?.path ?? slot.test_spec_id} in ${environmentName}: ${slot.waiting ? `waits for ${slot.waiting.for}` : "not started yet"}`,
+      );
       continue;
     }
     const { body: run } = await client.get<Run>(`/v1/runs/${slot.run_id}`);
@@ -172,7 +215,11 @@ async function gatedByApp(
 
 function readConfig(inputs: ActionInputs, files: CommitFiles): AssureConfig {
   const bytes = files.read(inputs.configPath);
-  if (!bytes) throw new Error(`No ${inputs.configPath} at this commit: add one (the App's format), or give the specs and environments inputs.`);
+  if (!bytes) {
+    throw new Error(
+      `No ${inputs.configPath} at this commit: add one (the App's format), or give the specs and environments inputs.`,
+    );
+  }
   const read = validateYaml(bytes, AssureConfig);
   if (!read.ok) {
     throw new FileProblemsError(
@@ -200,26 +247,54 @@ function configFromInputs(inputs: ActionInputs): AssureConfig {
  * checked here first, so that problems become annotations; then its text and its tables' are
  * sent with where they came from, and the service reads them as the App would.
  */
-async function uploadSpec(client: AssureClient, projectId: string, commit: GatedCommit, files: CommitFiles, path: string): Promise<UploadedSpec> {
+async function uploadSpec(
+  client: AssureClient,
+  projectId: string,
+  commit: GatedCommit,
+  files: CommitFiles,
+  path: string,
+): Promise<UploadedSpec> {
   const bytes = files.read(path)!;
   const loaded = await loadRepositorySpec(path, bytes, (table) => files.read(table));
   if (!loaded.ok) {
-    throw new FileProblemsError(`${path} is not a valid spec`, loaded.problems.map((p) => ({ file: p.file, line: p.line, message: `${p.path}: ${p.message}` })));
+    throw new FileProblemsError(
+      `${path} is not a valid spec`,
+      loaded.problems.map((p) => ({ file: p.file, line: p.line, message: `${p.path}: ${p.message}` })),
+    );
   }
   const { document, text, files: read, expanded } = loaded.spec;
   // The bytes as they are (base64): the service hashes exactly what the App would read.
-  const tables = read.slice(1).map((table) => ({ path: table.path, content: files.read(table.path)!.toString("base64"), encoding: "base64" }));
-  const file = { repository: commit.repository.full_name, commit_sha: commit.sha, path, content: bytes.toString("base64"), encoding: "base64", ...(tables.length > 0 ? { tables } : {}) };
+  const tables = read
+    .slice(1)
+    .map((table) => ({ path: table.path, content: files.read(table.path)!.toString("base64"), encoding: "base64" }));
+  const file = {
+    repository: commit.repository.full_name,
+    commit_sha: commit.sha,
+    path,
+    content: bytes.toString("base64"),
+    encoding: "base64",
+    ...(tables.length > 0 ? { tables } : {}),
+  };
   const { body } = await client.post<TestSpec>("/v1/test-specs", { project_id: projectId, file });
   const { lines } = toSpecVersion(document, text, { fromRepository: true, expanded });
-  return { path, test_spec_id: body.test_spec_id, spec_version: body.spec_version, name: body.name, lines: lines ?? {} };
+  return {
+    path,
+    test_spec_id: body.test_spec_id,
+    spec_version: body.spec_version,
+    name: body.name,
+    lines: lines ?? {},
+  };
 }
 
 async function environmentsByName(client: AssureClient, projectId: string): Promise<Map<string, Environment>> {
   const byName = new Map<string, Environment>();
   let cursor: string | null = null;
   do {
-    const query: string = new URLSearchParams({ project_id: projectId, limit: "100", ...(cursor ? { cursor } : {}) }).toString();
+    const query: string = new URLSearchParams({
+      project_id: projectId,
+      limit: "100",
+      ...(cursor ? { cursor } : {}),
+    }).toString();
     const { body } = await client.get<{ data: Environment[]; next_cursor: string | null }>(`/v1/environments?${query}`);
     for (const environment of body.data) byName.set(environment.name, environment);
     cursor = body.next_cursor;

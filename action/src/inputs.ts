@@ -33,16 +33,26 @@ const list = (name: string) =>
 
 export function readInputs(): ActionInputs {
   const apiUrl = core.getInput("api-url", { required: true }).replace(/\/+$/, "");
-  if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) throw new InputError(`api-url must be an http(s) URL, not '${apiUrl}'.`);
+  if (!URL.canParse(apiUrl) || !/^https?:$/.test(new URL(apiUrl).protocol)) {
+    throw new InputError(`api-url must be an http(s) URL, not '${apiUrl}'.`);
+  }
   const agentUrl = core.getInput("agent-url") || undefined;
-  if (agentUrl !== undefined && (!URL.canParse(agentUrl) || !/^https?:$/.test(new URL(agentUrl).protocol))) throw new InputError(`agent-url must be an http(s) URL, not '${agentUrl}'.`);
+  if (agentUrl !== undefined && (!URL.canParse(agentUrl) || !/^https?:$/.test(new URL(agentUrl).protocol))) {
+    throw new InputError(`agent-url must be an http(s) URL, not '${agentUrl}'.`);
+  }
   const timeoutSeconds = Number(core.getInput("timeout-seconds") || "900");
-  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0) throw new InputError(`timeout-seconds must be a positive whole number, not '${core.getInput("timeout-seconds")}'.`);
+  if (!Number.isInteger(timeoutSeconds) || timeoutSeconds <= 0) {
+    throw new InputError(`timeout-seconds must be a positive whole number, not '${core.getInput("timeout-seconds")}'.`);
+  }
   const failOn = core.getInput("fail-on") || "blocked";
-  if (failOn !== "blocked" && failOn !== "never") throw new InputError(`fail-on must be 'blocked' or 'never', not '${failOn}'.`);
+  if (failOn !== "blocked" && failOn !== "never") {
+    throw new InputError(`fail-on must be 'blocked' or 'never', not '${failOn}'.`);
+  }
   const specs = list("specs");
   const environments = list("environments");
-  if ((specs.length > 0) !== (environments.length > 0)) throw new InputError("Give specs and environments together (or neither, to read them from the config).");
+  if (specs.length > 0 !== environments.length > 0) {
+    throw new InputError("Give specs and environments together (or neither, to read them from the config).");
+  }
   const token = core.getInput("token") || undefined;
   if (token) core.setSecret(token);
   return {

@@ -25,43 +25,66 @@ async function run(): Promise<void> {
   const client = makeAssureClient(inputs.apiUrl, { token: signedIn.token, deadline, log: core.info });
   const files = openCommitFiles(process.env.GITHUB_WORKSPACE ?? process.cwd(), commit.sha);
 
-  const started = await core.group(`Start the runs of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`, () => startGate(client, inputs, commit, files, core.info, core.warning));
+  const started = await core.group(`Start the runs of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`, () =>
+    startGate(client, inputs, commit, files, core.info, core.warning),
+  );
   const decisionUrl = `${inputs.apiUrl}${started.decision.links.self}`;
   core.setOutput("run-ids", JSON.stringify(started.runs.map(({ run }) => run.run_id)));
   core.setOutput("decision-url", decisionUrl);
-  const notes = started.skipped.length > 0
-    ? [`${started.skipped.length} run(s) wait for a deployment (on_deployment) and were not started here: pass agent-url, or let the App start them when the deployment succeeds.`]
-    : [];
+  const notes =
+    started.skipped.length > 0
+      ? [
+          `${started.skipped.length} run(s) wait for a deployment (on_deployment) and were not started here: pass agent-url, or let the App start them when the deployment succeeds.`,
+        ]
+      : [];
   notes.forEach((note) => core.notice(note));
   if (!inputs.wait) {
     core.setOutput("decision", started.decision.status);
-    core.setOutput("verdicts", JSON.stringify(Object.fromEntries(started.runs.map(({ run }) => [run.run_id, run.verdict]))));
+    core.setOutput(
+      "verdicts",
+      JSON.stringify(Object.fromEntries(started.runs.map(({ run }) => [run.run_id, run.verdict]))),
+    );
     core.info(`Not waiting (wait: false): the decision is at ${decisionUrl}`);
     return;
   }
 
-  const labels = new Map(started.runs.map(({ run, spec, environmentName }) => [run.run_id, `${run.run_id} ${spec.path} in ${environmentName}`]));
+  const labels = new Map(
+    started.runs.map(({ run, spec, environmentName }) => [
+      run.run_id,
+      `${run.run_id} ${spec.path} in ${environmentName}`,
+    ]),
+  );
   const { decision, timedOut } = await core.group("Wait for the release decision", () =>
     waitForDecision(client, started.decision, { deadline, label: (id) => labels.get(id) ?? id, log: core.info }),
   );
   core.setOutput("decision", decision.status);
-  core.setOutput("verdicts", JSON.stringify(Object.fromEntries(decision.runs.filter((r) => r.planned).map((r) => [r.run_id, r.verdict]))));
+  core.setOutput(
+    "verdicts",
+    JSON.stringify(Object.fromEntries(decision.runs.filter((r) => r.planned).map((r) => [r.run_id, r.verdict]))),
+  );
   await publishReport(await readReport(client, decision, started.specs), inputs.apiUrl, notes);
 
   if (timedOut) {
-    const going = decision.runs.filter((r) => r.planned && !["COMPLETED", "INCONCLUSIVE", "FAILED"].includes(r.status)).map((r) => `${labels.get(r.run_id) ?? r.run_id} (${r.status})`);
+    const going = decision.runs
+      .filter((r) => r.planned && !["COMPLETED", "INCONCLUSIVE", "FAILED"].includes(r.status))
+      .map((r) => `${labels.get(r.run_id) ?? r.run_id} (${r.status})`);
     const waiting = decision.reasons.filter((r) => r.status === "pending" && r.run_id === null).map((r) => r.reason);
-    core.setFailed(`Timed out after ${inputs.timeoutMs / 1000} s with the release still pending: ${[...going, ...waiting].join("; ") || "no run started yet"}. The decision: ${decisionUrl}`);
+    core.setFailed(
+      `Timed out after ${inputs.timeoutMs / 1000} s with the release still pending: ${[...going, ...waiting].join("; ") || "no run started yet"}. The decision: ${decisionUrl}`,
+    );
     return;
   }
   const title = renderDecisionTitle({ decision });
-  if (decision.status === "BLOCKED" && inputs.failOn === "blocked") core.setFailed(`${title}. The evidence: ${decisionUrl}`);
-  else core.info(`${title}. The evidence: ${decisionUrl}`);
+  if (decision.status === "BLOCKED" && inputs.failOn === "blocked") {
+    core.setFailed(`${title}. The evidence: ${decisionUrl}`);
+  } else core.info(`${title}. The evidence: ${decisionUrl}`);
 }
 
 run().catch((error: unknown) => {
   if (error instanceof FileProblemsError) {
-    for (const problem of error.problems.slice(0, 10)) core.error(problem.message, { file: problem.file, startLine: problem.line, title: "assure" });
+    for (const problem of error.problems.slice(0, 10)) {
+      core.error(problem.message, { file: problem.file, startLine: problem.line, title: "assure" });
+    }
   }
   if (error instanceof AssureApiError && error.status === 401) {
     core.setFailed(`assure refused the sign-in: ${error.message}`);

@@ -1,5 +1,12 @@
 import * as core from "@actions/core";
-import { evidenceLinker, type Evaluation, type Evidence, type PageKind, type ReleaseDecision, type Run } from "../../server/contract/index.js";
+import {
+  evidenceLinker,
+  type Evaluation,
+  type Evidence,
+  type PageKind,
+  type ReleaseDecision,
+  type Run,
+} from "../../server/contract/index.js";
 import { UNMET_STATUSES, type DecisionReport, type RunReport } from "../../server/releases/report/report.js";
 import { renderDecisionSummary } from "../../server/releases/report/render-markdown.js";
 import { specAnnotations } from "../../server/releases/report/spec-annotations.js";
@@ -18,7 +25,11 @@ export interface ReadReport {
 }
 
 /** The decision's report, read through the API: each planned run's evidence and unmet evaluations, with its spec's lines. */
-export async function readReport(client: AssureClient, decision: ReleaseDecision, specs: ReadonlyMap<string, UploadedSpec>): Promise<ReadReport> {
+export async function readReport(
+  client: AssureClient,
+  decision: ReleaseDecision,
+  specs: ReadonlyMap<string, UploadedSpec>,
+): Promise<ReadReport> {
   const bySpecId = new Map([...specs.values()].map((spec) => [spec.test_spec_id, spec]));
   const runs: RunReport[] = [];
   const pageLinks = new Map<string, string>();
@@ -32,12 +43,22 @@ export async function readReport(client: AssureClient, decision: ReleaseDecision
     let cursor: string | null = null;
     do {
       const query: string = new URLSearchParams({ limit: "200", ...(cursor ? { cursor } : {}) }).toString();
-      const { body } = await client.get<{ data: Evaluation[]; next_cursor: string | null }>(`/v1/runs/${run_id}/evaluations?${query}`);
+      const { body } = await client.get<{ data: Evaluation[]; next_cursor: string | null }>(
+        `/v1/runs/${run_id}/evaluations?${query}`,
+      );
       unmet.push(...body.data.filter((evaluation) => UNMET_STATUSES.has(evaluation.status)));
       cursor = body.next_cursor;
     } while (cursor);
     const spec = bySpecId.get(test_spec_id);
-    runs.push({ evidence, specName: spec?.name ?? test_spec_id, specPath: spec?.path ?? null, lines: spec?.lines ?? {}, environmentName: evidence.environment, unmet, findings: evidence.findings });
+    runs.push({
+      evidence,
+      specName: spec?.name ?? test_spec_id,
+      specPath: spec?.path ?? null,
+      lines: spec?.lines ?? {},
+      environmentName: evidence.environment,
+      unmet,
+      findings: evidence.findings,
+    });
   }
   return { report: { decision, runs, approval: null }, pageLinks };
 }
@@ -53,10 +74,18 @@ export async function publishReport({ report, pageLinks }: ReadReport, apiUrl: s
   const annotations = specAnnotations(report, absolute);
   const failures = annotations.filter((a) => a.level === "failure");
   const warnings = annotations.filter((a) => a.level === "warning");
-  for (const a of failures.slice(0, SHOWN_PER_LEVEL)) core.error(a.message, { title: a.title, file: a.path, startLine: a.line, endLine: a.line });
-  for (const a of warnings.slice(0, SHOWN_PER_LEVEL)) core.warning(a.message, { title: a.title, file: a.path, startLine: a.line, endLine: a.line });
+  for (const a of failures.slice(0, SHOWN_PER_LEVEL)) {
+    core.error(a.message, { title: a.title, file: a.path, startLine: a.line, endLine: a.line });
+  }
+  for (const a of warnings.slice(0, SHOWN_PER_LEVEL)) {
+    core.warning(a.message, { title: a.title, file: a.path, startLine: a.line, endLine: a.line });
+  }
   const leftOut = Math.max(0, failures.length - SHOWN_PER_LEVEL) + Math.max(0, warnings.length - SHOWN_PER_LEVEL);
-  if (leftOut > 0) core.info(`${leftOut} more annotation(s) not shown (GitHub shows ${SHOWN_PER_LEVEL} per level and step): read them in the job summary and the evidence.`);
+  if (leftOut > 0) {
+    core.info(
+      `${leftOut} more annotation(s) not shown (GitHub shows ${SHOWN_PER_LEVEL} per level and step): read them in the job summary and the evidence.`,
+    );
+  }
   const summary = renderDecisionSummary(report, absolute, { limit: SUMMARY_LIMIT - 4096, annotationsLeftOut: leftOut });
   await core.summary.addRaw([summary, ...notes.map((note) => `> ${note}`)].join("\n\n"), true).write();
 }

@@ -10,7 +10,12 @@ export type SignIn = { kind: "token"; token: string } | { kind: "fork" };
  * for the audience `api-url`, exchanged at the service for a key valid 15 minutes. A fork's pull
  * request gets no OIDC token: the App gates it instead.
  */
-export async function signIn(apiUrl: string, commit: GatedCommit, token: string | undefined, deadline: number): Promise<SignIn> {
+export async function signIn(
+  apiUrl: string,
+  commit: GatedCommit,
+  token: string | undefined,
+  deadline: number,
+): Promise<SignIn> {
   if (token) return { kind: "token", token };
   let idToken: string;
   try {
@@ -25,6 +30,8 @@ export async function signIn(apiUrl: string, commit: GatedCommit, token: string 
   const client = makeAssureClient(apiUrl, { deadline, log: core.info });
   const { body } = await client.post<ShortLivedKey>("/v1/auth/github-oidc", { token: idToken });
   core.setSecret(body.token);
-  core.info(`Signed in to ${apiUrl} for project ${body.project_id} until ${body.expires_at} (scopes: ${body.scopes.join(", ")})`);
+  core.info(
+    `Signed in to ${apiUrl} for project ${body.project_id} until ${body.expires_at} (scopes: ${body.scopes.join(", ")})`,
+  );
   return { kind: "token", token: body.token };
 }

@@ -22,7 +22,9 @@ interface PullRequestPayload {
 
 export function gatedCommit(): GatedCommit {
   const repository = context.payload.repository as { id: number; full_name: string } | undefined;
-  if (!repository) throw new Error(`The ${context.eventName} event names no repository: run this Action on pull_request or push.`);
+  if (!repository) {
+    throw new Error(`The ${context.eventName} event names no repository: run this Action on pull_request or push.`);
+  }
   const pr = context.payload.pull_request as PullRequestPayload | undefined;
   if (pr) {
     return {

@@ -23,7 +23,10 @@ const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0
  * the commit from being gated), at the spec file and line that asked for it, failures first.
  * Returns the ones to send (at most MAX_ANNOTATIONS) and how many there were in all.
  */
-export function toAnnotations(view: GateView, absolute: (ref: string) => string): { annotations: CheckAnnotation[]; total: number } {
+export function toAnnotations(
+  view: GateView,
+  absolute: (ref: string) => string,
+): { annotations: CheckAnnotation[]; total: number } {
   const all: CheckAnnotation[] =
     view.kind === "problem"
       ? view.problem.annotations.map((a) => ({
@@ -34,6 +37,11 @@ export function toAnnotations(view: GateView, absolute: (ref: string) => string)
           title: "assure cannot gate this commit",
           message: clip(a.message, 60_000),
         }))
-      : specAnnotations(view, absolute).map(({ line, level, ...rest }) => ({ ...rest, start_line: line, end_line: line, annotation_level: level }));
+      : specAnnotations(view, absolute).map(({ line, level, ...rest }) => ({
+          ...rest,
+          start_line: line,
+          end_line: line,
+          annotation_level: level,
+        }));
   return { annotations: all.slice(0, MAX_ANNOTATIONS), total: all.length };
 }

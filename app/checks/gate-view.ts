@@ -27,12 +27,17 @@ export function readGateView(store: ServiceStore, commit: GitHubCommitRow): Gate
       specPath: source?.path ?? null,
       lines: source?.lines ?? {},
       environmentName: evidence.environment,
-      unmet: store.listEvaluations(run.run_id, {}, undefined, 10_000).filter((row) => UNMET_STATUSES.has(row.status)).map(toEvaluation),
+      unmet: store
+        .listEvaluations(run.run_id, {}, undefined, 10_000)
+        .filter((row) => UNMET_STATUSES.has(row.status))
+        .map(toEvaluation),
       findings: evidence.findings,
     });
   }
   // A fork's runs start once a writer approves: who did is part of what the check run shows.
-  const approval = commit.fork ? (store.listApprovalPresses(commit.repository_id, commit.head_sha).find((press) => press.granted) ?? null) : null;
+  const approval = commit.fork
+    ? (store.listApprovalPresses(commit.repository_id, commit.head_sha).find((press) => press.granted) ?? null)
+    : null;
   const policy = {
     approvals: store.listPolicyApprovals(decision.decision_id),
     refused: store

@@ -14,5 +14,7 @@ export function renderTitle(view: GateView): string {
 
 /** The check run's summary (Markdown), under GitHub's limit. */
 export function renderSummary(view: GateView, absolute: (ref: string) => string, annotationsLeftOut: number): string {
-  return view.kind === "problem" ? clip(view.problem.summary, SUMMARY_LIMIT) : renderDecisionSummary(view, absolute, { limit: SUMMARY_LIMIT, annotationsLeftOut });
+  return view.kind === "problem"
+    ? clip(view.problem.summary, SUMMARY_LIMIT)
+    : renderDecisionSummary(view, absolute, { limit: SUMMARY_LIMIT, annotationsLeftOut });
 }

@@ -46,7 +46,11 @@ const ACTIONS = {
   approve: [{ label: "Approve and run", description: "Run a fork's specs (write access)", identifier: "approve" }],
   none: [],
 } as const;
-const APPROVE_POLICY_ACTION = { label: "Approve policy", description: "Accept its .assure/ changes (a writer)", identifier: APPROVE_POLICY };
+const APPROVE_POLICY_ACTION = {
+  label: "Approve policy",
+  description: "Accept its .assure/ changes (a writer)",
+  identifier: APPROVE_POLICY,
+};
 
 /**
  * Publishes what the App knows of a gated commit as its check run: updated in place while it is
@@ -65,21 +69,40 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
     const view = readGateView(store, commit);
     if (!view) return;
     // Evidence links open its page (signed, for people without a key) where one shows it.
-    const absolute = view.kind === "decision" ? evidenceLinker(baseUrl, projectPageLinks(pages, store, view.decision.project_id)) : (ref: string) => `${baseUrl}${ref}`;
-    const markSynced = () => store.write(["markGitHubCommitSynced", { repository_id: commit.repository_id, head_sha: commit.head_sha, check_name: commit.check_name }, version, clock.now().toISOString()]);
+    const absolute =
+      view.kind === "decision"
+        ? evidenceLinker(baseUrl, projectPageLinks(pages, store, view.decision.project_id))
+        : (ref: string) => `${baseUrl}${ref}`;
+    const markSynced = () =>
+      store.write([
+        "markGitHubCommitSynced",
+        { repository_id: commit.repository_id, head_sha: commit.head_sha, check_name: commit.check_name },
+        version,
+        clock.now().toISOString(),
+      ]);
 
     const state = toCheckState(
       view.kind === "problem"
         ? { kind: "problem", conclusion: view.problem.conclusion ?? "failure" }
         : { kind: "decision", status: view.decision.status, reasons: view.decision.reasons },
     );
-    const awaitsPolicyApproval = view.kind === "decision" && view.decision.reasons.some((r) => r.run_id === null && r.gate_id === POLICY_GATE && r.blocking);
-    const actions = [...(awaitsPolicyApproval ? [APPROVE_POLICY_ACTION] : []), ...ACTIONS[view.kind === "problem" ? (view.problem.action ?? "rerun") : "rerun"]];
+    const awaitsPolicyApproval =
+      view.kind === "decision" &&
+      view.decision.reasons.some((r) => r.run_id === null && r.gate_id === POLICY_GATE && r.blocking);
+    const actions = [
+      ...(awaitsPolicyApproval ? [APPROVE_POLICY_ACTION] : []),
+      ...ACTIONS[view.kind === "problem" ? (view.problem.action ?? "rerun") : "rerun"],
+    ];
     const { annotations, total } = toAnnotations(view, absolute);
     const output = { title: renderTitle(view), summary: renderSummary(view, absolute, total - annotations.length) };
     // What the check run says, its links compared without their signature and expiry: a link minted
     // again is not a change, and re-publishing an unchanged completed check run would make a new one.
-    const said = { ...state, title: output.title, summary: withoutLinkSignatures(output.summary), annotations: annotations.length };
+    const said = {
+      ...state,
+      title: output.title,
+      summary: withoutLinkSignatures(output.summary),
+      annotations: annotations.length,
+    };
     const fingerprint = createHash("sha256").update(JSON.stringify(said)).digest("hex");
     if (store.getLatestCheckRun(key)?.published === fingerprint) {
       await markSynced();
@@ -94,7 +117,14 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
       view.kind === "decision"
         ? { external_id: view.decision.decision_id, details_url: absolute(view.decision.links.self) }
         : { external_id: `${commit.repository}@${commit.head_sha}` };
-    const record = async (checkRunId: number, status: string, conclusion: string | null, annotationsSent: number, what: string, createdAt: string) =>
+    const record = async (
+      checkRunId: number,
+      status: string,
+      conclusion: string | null,
+      annotationsSent: number,
+      what: string,
+      createdAt: string,
+    ) =>
       void (await store.write([
         "saveCheckRun",
         {
@@ -111,13 +141,31 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
 
     async function adoptCheckRun() {
       if (store.getLatestCheckRun(key)) return undefined;
-      const { data } = await octokit.rest.checks.listForRef({ ...repository, ref: commit!.head_sha, check_name: commit!.check_name, filter: "latest" });
-      const found = data.check_runs.filter((run) => run.external_id === identity.external_id).sort((x, y) => y.id - x.id)[0];
+      const { data } = await octokit.rest.checks.listForRef({
+        ...repository,
+        ref: commit!.head_sha,
+        check_name: commit!.check_name,
+        filter: "latest",
+      });
+      const found = data.check_runs
+        .filter((run) => run.external_id === identity.external_id)
+        .sort((x, y) => y.id - x.id)[0];
       if (!found) return undefined;
-      const same = found.status === state.status && found.conclusion === state.conclusion && found.output.title === output.title;
+      const same =
+        found.status === state.status && found.conclusion === state.conclusion && found.output.title === output.title;
       const createdAt = found.started_at ?? now();
-      await record(found.id, found.status, found.conclusion ?? null, found.output.annotations_count, same ? fingerprint : "", createdAt);
-      log.warn({ check_run_id: found.id }, `Adopted check run ${found.id} of ${commit!.repository}@${commit!.head_sha.slice(0, 7)}, made before a restart`);
+      await record(
+        found.id,
+        found.status,
+        found.conclusion ?? null,
+        found.output.annotations_count,
+        same ? fingerprint : "",
+        createdAt,
+      );
+      log.warn(
+        { check_run_id: found.id },
+        `Adopted check run ${found.id} of ${commit!.repository}@${commit!.head_sha.slice(0, 7)}, made before a restart`,
+      );
       return store.getLatestCheckRun(key);
     }
 
@@ -132,7 +180,10 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
     const published = async (checkRunId: number, status: string, conclusion: string | null): Promise<void> => {
       await record(checkRunId, status, conclusion, sent, fingerprint, createdAt);
       await markSynced();
-      log.info({ check_run_id: checkRunId }, `Published ${commit.check_name} for ${commit.repository}@${commit.head_sha.slice(0, 7)}: ${conclusion ?? status}`);
+      log.info(
+        { check_run_id: checkRunId },
+        `Published ${commit.check_name} for ${commit.repository}@${commit.head_sha.slice(0, 7)}: ${conclusion ?? status}`,
+      );
     };
 
     // An open check run is updated; after a completed one (or none), a new one is made.
@@ -140,7 +191,9 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
     let sent = checkRunId !== undefined ? latest!.annotations_sent : 0;
     const createdAt = checkRunId !== undefined ? latest!.created_at : now();
     const batches: (typeof annotations)[] = [];
-    for (let i = sent; i < annotations.length; i += ANNOTATIONS_PER_REQUEST) batches.push(annotations.slice(i, i + ANNOTATIONS_PER_REQUEST));
+    for (let i = sent; i < annotations.length; i += ANNOTATIONS_PER_REQUEST) {
+      batches.push(annotations.slice(i, i + ANNOTATIONS_PER_REQUEST));
+    }
 
     if (checkRunId === undefined) {
       // Completed at once when its annotations fit in one request; else open, and completed after the batches.
@@ -164,7 +217,11 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
     // The open check run: every batch but the last, then the update that completes it with the last.
     const last = completing ? (batches.pop() ?? []) : [];
     for (const batch of batches) {
-      await octokit.rest.checks.update({ ...repository, check_run_id: checkRunId, output: { ...output, annotations: batch } });
+      await octokit.rest.checks.update({
+        ...repository,
+        check_run_id: checkRunId,
+        output: { ...output, annotations: batch },
+      });
       sent += batch.length;
       await record(checkRunId, "in_progress", null, sent, "", createdAt);
     }
@@ -172,7 +229,9 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
       ...repository,
       check_run_id: checkRunId,
       ...identity,
-      ...(completing ? { status: "completed" as const, conclusion: state.conclusion!, completed_at: now(), actions } : { status: state.status }),
+      ...(completing
+        ? { status: "completed" as const, conclusion: state.conclusion!, completed_at: now(), actions }
+        : { status: state.status }),
       output: { ...output, ...(last.length > 0 ? { annotations: last } : {}) },
     });
     sent += last.length;

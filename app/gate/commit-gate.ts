@@ -22,7 +22,11 @@ const statusOf = (error: unknown) => (error as { status?: number }).status;
 /** A GitHub failure the API answers as GitHub being unavailable (retryable); anything else goes on as it is. */
 function githubUnavailable(error: unknown, what: string): unknown {
   if (error instanceof ApiError || statusOf(error) === undefined) return error;
-  return new ApiError("GITHUB_UNAVAILABLE", { message: `GitHub did not answer while ${what} (${statusOf(error)}): try again later.`, headers: { "retry-after": "30" }, cause: error });
+  return new ApiError("GITHUB_UNAVAILABLE", {
+    message: `GitHub did not answer while ${what} (${statusOf(error)}): try again later.`,
+    headers: { "retry-after": "30" },
+    cause: error,
+  });
 }
 
 /**
@@ -30,7 +34,9 @@ function githubUnavailable(error: unknown, what: string): unknown {
  * reaches a bound repository — asked of GitHub, the repository's id checked, the answer kept a
  * while — and gating one of its commits as a delivery would, with what GitHub says of it.
  */
-export function makeCommitGate(deps: GateDeps & { appOctokit: () => Promise<Pick<ProbotOctokit, "rest">> }): CommitGate {
+export function makeCommitGate(
+  deps: GateDeps & { appOctokit: () => Promise<Pick<ProbotOctokit, "rest">> },
+): CommitGate {
   const reached = new Map<number, Reach>();
 
   async function reach(repository: RepositoryBinding): Promise<Reach> {
@@ -39,16 +45,32 @@ export function makeCommitGate(deps: GateDeps & { appOctokit: () => Promise<Pick
     if (cached && cached.until > now) return cached;
     let found: Reach;
     try {
-      const { data: installation } = await (await deps.appOctokit()).rest.apps.getRepoInstallation({ ...repositoryRef(repository.full_name) });
-      const { data: repo } = await (await deps.octokitFor(installation.id)).rest.repos.get({ ...repositoryRef(repository.full_name) });
+      const { data: installation } = await (
+        await deps.appOctokit()
+      ).rest.apps.getRepoInstallation({ ...repositoryRef(repository.full_name) });
+      const { data: repo } = await (
+        await deps.octokitFor(installation.id)
+      ).rest.repos.get({ ...repositoryRef(repository.full_name) });
       // A repository of that name that is not the one bound (deleted and made again) is not reached.
       found =
         repo.id === repository.github_id
-          ? { installationId: installation.id, full_name: repo.full_name, default_branch: repo.default_branch, until: now + REACHED_MS }
+          ? {
+              installationId: installation.id,
+              full_name: repo.full_name,
+              default_branch: repo.default_branch,
+              until: now + REACHED_MS,
+            }
           : { installationId: null, full_name: repository.full_name, default_branch: "", until: now + NOT_REACHED_MS };
     } catch (error) {
-      if (statusOf(error) !== 404) throw githubUnavailable(error, `finding the App's installation on ${repository.full_name}`);
-      found = { installationId: null, full_name: repository.full_name, default_branch: "", until: now + NOT_REACHED_MS };
+      if (statusOf(error) !== 404) {
+        throw githubUnavailable(error, `finding the App's installation on ${repository.full_name}`);
+      }
+      found = {
+        installationId: null,
+        full_name: repository.full_name,
+        default_branch: "",
+        until: now + NOT_REACHED_MS,
+      };
     }
     reached.set(repository.github_id, found);
     return found;
@@ -67,21 +89,41 @@ export function makeCommitGate(deps: GateDeps & { appOctokit: () => Promise<Pick
       let outcome;
       try {
         const octokit = await deps.octokitFor(installationId);
-        const commit = await resolveCommit(octokit, { installationId, repository: { id: repository.github_id, full_name, default_branch }, headSha: commitSha, branch: undefined, rerun }, known);
+        const commit = await resolveCommit(
+          octokit,
+          {
+            installationId,
+            repository: { id: repository.github_id, full_name, default_branch },
+            headSha: commitSha,
+            branch: undefined,
+            rerun,
+          },
+          known,
+        );
         // A commit of the default branch is the baseline (and the flakiness history) of pull requests:
         // a key may not roll its dice again; a writer's Re-run on GitHub may.
         if (rerun && commit.baseSha === null && commit.pullRequest === null) {
-          throw notGated(`${full_name}@${commitSha.slice(0, 7)} is a commit of ${default_branch}, which pull requests are judged against: its runs are started again only by someone with write access (the check run's Re-run).`);
+          throw notGated(
+            `${full_name}@${commitSha.slice(0, 7)} is a commit of ${default_branch}, which pull requests are judged against: its runs are started again only by someone with write access (the check run's Re-run).`,
+          );
         }
         outcome = await gateCommit(deps, commit);
       } catch (error) {
         if (error instanceof ApiError) throw error;
-        if (statusOf(error) === 404 || statusOf(error) === 422) throw notGated(`GitHub does not know the commit ${commitSha} in ${full_name}.`);
+        if (statusOf(error) === 404 || statusOf(error) === 422) {
+          throw notGated(`GitHub does not know the commit ${commitSha} in ${full_name}.`);
+        }
         throw githubUnavailable(error, `gating ${full_name}@${commitSha.slice(0, 7)}`);
       }
-      if (!outcome) throw notGated(`${full_name}@${commitSha.slice(0, 7)} has no .assure/config.yml, nor has its base branch: it is not gated.`);
+      if (!outcome) {
+        throw notGated(
+          `${full_name}@${commitSha.slice(0, 7)} has no .assure/config.yml, nor has its base branch: it is not gated.`,
+        );
+      }
       if (outcome.problem) throw notGated(`${outcome.problem.title}. ${outcome.problem.summary}`.slice(0, 4000));
-      if (outcome.projectId !== projectId || !outcome.decision) throw notGated(`The config of ${full_name}@${commitSha.slice(0, 7)} names another project.`);
+      if (outcome.projectId !== projectId || !outcome.decision) {
+        throw notGated(`The config of ${full_name}@${commitSha.slice(0, 7)} names another project.`);
+      }
       return { decision: outcome.decision, created: outcome.created ?? false };
     },
   };

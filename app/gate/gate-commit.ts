@@ -54,7 +54,12 @@ export interface CommitToGate {
   rerun: boolean;
 }
 
-export type GateOutcome = { projectId: string | null; decision?: ReleaseDecision; created?: boolean; problem?: GateProblem };
+export type GateOutcome = {
+  projectId: string | null;
+  decision?: ReleaseDecision;
+  created?: boolean;
+  problem?: GateProblem;
+};
 
 /**
  * Gates one commit: reads `.assure/config.yml` at its head (the base's decides whether the
@@ -68,7 +73,12 @@ export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<
   const octokit = await deps.octokitFor(commit.installationId);
   const repository = repositoryRef(commit.repository.full_name);
   // A fork's commits live in the base repository; if it does not serve one by SHA, its pull ref does.
-  const files = await openCommit(octokit, repository, commit.headSha, commit.fork && commit.pullRequest ? `refs/pull/${commit.pullRequest}/head` : undefined);
+  const files = await openCommit(
+    octokit,
+    repository,
+    commit.headSha,
+    commit.fork && commit.pullRequest ? `refs/pull/${commit.pullRequest}/head` : undefined,
+  );
   const headConfig = await files?.read(ASSURE_CONFIG_PATH);
   const policySha = commit.policySha ?? commit.baseSha;
   const baseConfig = policySha ? await readFileAt(octokit, repository, policySha, ASSURE_CONFIG_PATH) : undefined;
@@ -79,7 +89,10 @@ export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<
   const head = headConfig ? validateYaml(headConfig, AssureConfig) : undefined;
   const base = baseConfig ? validateYaml(baseConfig, AssureConfig) : undefined;
   // The base branch's config names the check where it has one: rulesets require it by that name.
-  const checkName = (base?.ok ? base.value.check_name : undefined) ?? (head?.ok ? head.value.check_name : undefined) ?? DEFAULT_CHECK_NAME;
+  const checkName =
+    (base?.ok ? base.value.check_name : undefined) ??
+    (head?.ok ? head.value.check_name : undefined) ??
+    DEFAULT_CHECK_NAME;
 
   let outcome: GateOutcome;
   const held = commit.fork ? holdFork(deps, commit, base?.ok ? base.value.forks : "approve") : undefined;
@@ -146,7 +159,10 @@ function holdFork(deps: GateDeps, commit: CommitToGate, policy: AssureConfig["fo
   }
   const presses = deps.store.listApprovalPresses(commit.repository.id, commit.headSha);
   if (presses.some((press) => press.granted)) return undefined;
-  const refused = presses.map((press) => `- @${press.login} pressed *Approve and run* at ${press.pressed_at}, but has ${press.permission} access: nothing was started.`);
+  const refused = presses.map(
+    (press) =>
+      `- @${press.login} pressed *Approve and run* at ${press.pressed_at}, but has ${press.permission} access: nothing was started.`,
+  );
   return gateProblem(
     "Waiting for a maintainer to approve a fork's runs",
     [
@@ -174,9 +190,11 @@ async function planAndStart(
       : `project '${config.project}' does not exist`;
     return {
       projectId: null,
-      problem: gateProblem("The repository is not bound to the project", `This repository may not be gated for that project: ${message}. Bind it with PATCH /v1/projects/{id}.`, [
-        { path: ASSURE_CONFIG_PATH, line: lineOf(["project"]) ?? 1, message },
-      ]),
+      problem: gateProblem(
+        "The repository is not bound to the project",
+        `This repository may not be gated for that project: ${message}. Bind it with PATCH /v1/projects/{id}.`,
+        [{ path: ASSURE_CONFIG_PATH, line: lineOf(["project"]) ?? 1, message }],
+      ),
     };
   }
 
@@ -192,10 +210,20 @@ async function planAndStart(
     };
   }
 
-  const plan = pairs.map((pair) => ({ test_spec_id: pair.test_spec_id, environment_id: pair.environment.environment_id, spec_version: pair.spec_version }));
+  const plan = pairs.map((pair) => ({
+    test_spec_id: pair.test_spec_id,
+    environment_id: pair.environment.environment_id,
+    spec_version: pair.spec_version,
+  }));
   const subject = { repository: commit.repository.full_name, commit_sha: commit.headSha };
   const base = commit.baseSha ? await baseOfHead(deps, commit, files, config, baseConfig) : undefined;
-  const { decision, created } = await planAppDecision(deps, { project_id: project.project_id, subject, plan, base: base ?? null, rerun: commit.rerun });
+  const { decision, created } = await planAppDecision(deps, {
+    project_id: project.project_id,
+    subject,
+    plan,
+    base: base ?? null,
+    rerun: commit.rerun,
+  });
   await startPlannedRuns(deps, commit, project.project_id, decision, pairs);
   // As it stands once its runs are started (or wait).
   return { projectId: project.project_id, decision: deps.store.getDecision(decision.decision_id) ?? decision, created };
@@ -219,9 +247,20 @@ async function baseOfHead(
   const base = await pullRequestBase(
     octokit,
     repositoryRef(commit.repository.full_name),
-    { baseSha: commit.baseSha!, policySha: commit.policySha ?? commit.baseSha!, headSha: commit.headSha, baseConfig, headConfig, headFiles },
+    {
+      baseSha: commit.baseSha!,
+      policySha: commit.policySha ?? commit.baseSha!,
+      headSha: commit.headSha,
+      baseConfig,
+      headConfig,
+      headFiles,
+    },
     loadDocument,
   );
-  if (!base) deps.log.warn(`${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: GitHub knows no merge base with ${commit.baseSha!.slice(0, 7)}; not compared`);
+  if (!base) {
+    deps.log.warn(
+      `${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: GitHub knows no merge base with ${commit.baseSha!.slice(0, 7)}; not compared`,
+    );
+  }
   return base;
 }

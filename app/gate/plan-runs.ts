@@ -46,7 +46,11 @@ export async function planRuns(
   config: AssureConfig,
   lineOf: (path: readonly PropertyKey[]) => number | undefined,
 ): Promise<{ pairs: PlannedPair[]; annotations: Annotations }> {
-  const atConfig = (path: PropertyKey[], message: string) => ({ path: ASSURE_CONFIG_PATH, line: lineOf(path) ?? 1, message });
+  const atConfig = (path: PropertyKey[], message: string) => ({
+    path: ASSURE_CONFIG_PATH,
+    line: lineOf(path) ?? 1,
+    message,
+  });
   const annotations: Annotations = [];
   const pairs: PlannedPair[] = [];
   const specsByPath = new Map<string, { test_spec_id: string; spec_version: string; name: string } | null>();
@@ -55,43 +59,83 @@ export async function planRuns(
   // Each environment a config entry names, checked once: it exists, and its agent may be tested for this commit.
   const environments = config.runs.map((entry, r) => {
     const deployment = entry.on_deployment
-      ? { environment: entry.on_deployment, url: deps.store.getLatestDeployment(commit.repository.id, commit.headSha, entry.on_deployment)?.url }
+      ? {
+          environment: entry.on_deployment,
+          url: deps.store.getLatestDeployment(commit.repository.id, commit.headSha, entry.on_deployment)?.url,
+        }
       : null;
     return entry.environments.map((name, e) => {
       const environment = deps.store.getEnvironmentRowByName(project.project_id, name);
       if (!environment) {
-        annotations.push(atConfig(["runs", r, "environments", e], `environment '${name}' does not exist in project '${project.project_id}'`));
+        annotations.push(
+          atConfig(
+            ["runs", r, "environments", e],
+            `environment '${name}' does not exist in project '${project.project_id}'`,
+          ),
+        );
         return undefined;
       }
       const refused = agentRefusal(deps, environment, source, deployment);
       if (refused) {
-        annotations.push(deployment ? atConfig(["runs", r, "on_deployment"], `the deployment of '${deployment.environment}' at ${deployment.url} may not be tested in '${name}': ${refused}`) : atConfig(["runs", r, "environments", e], refused));
+        annotations.push(
+          deployment
+            ? atConfig(
+                ["runs", r, "on_deployment"],
+                `the deployment of '${deployment.environment}' at ${deployment.url} may not be tested in '${name}': ${refused}`,
+              )
+            : atConfig(["runs", r, "environments", e], refused),
+        );
         return undefined;
       }
       return { environment, deployment };
     });
   });
   const asked = planConfigRuns(config, files.paths);
-  for (const { entry, spec, glob } of asked.unmatched) annotations.push(atConfig(["runs", entry, "specs", spec], `'${glob}' matches no file at this commit`));
+  for (const { entry, spec, glob } of asked.unmatched) {
+    annotations.push(atConfig(["runs", entry, "specs", spec], `'${glob}' matches no file at this commit`));
+  }
   for (const pair of asked.pairs) {
-    if (!specsByPath.has(pair.specPath)) specsByPath.set(pair.specPath, await registerSpec(deps, files, commit, project.project_id, pair.specPath, annotations));
+    if (!specsByPath.has(pair.specPath)) {
+      specsByPath.set(
+        pair.specPath,
+        await registerSpec(deps, files, commit, project.project_id, pair.specPath, annotations),
+      );
+    }
     const spec = specsByPath.get(pair.specPath);
     const target = environments[pair.entry]![pair.environment];
     if (!spec || !target) continue;
-    pairs.push({ test_spec_id: spec.test_spec_id, spec_version: spec.spec_version, specPath: pair.specPath, environment: target.environment, deployment: target.deployment, timeoutMs: pair.deploymentTimeoutMs });
+    pairs.push({
+      test_spec_id: spec.test_spec_id,
+      spec_version: spec.spec_version,
+      specPath: pair.specPath,
+      environment: target.environment,
+      deployment: target.deployment,
+      timeoutMs: pair.deploymentTimeoutMs,
+    });
   }
   const byName = new Map<string, string>();
   for (const [path, spec] of specsByPath) {
     if (!spec) continue;
     const other = byName.get(spec.name);
-    if (other) annotations.push({ path, line: 1, message: `${path} and ${other} are both named '${spec.name}': a spec's name must be unique` });
+    if (other) {
+      annotations.push({
+        path,
+        line: 1,
+        message: `${path} and ${other} are both named '${spec.name}': a spec's name must be unique`,
+      });
+    }
     byName.set(spec.name, path);
   }
   return { pairs, annotations };
 }
 
 /** Why the environment's agent may not be tested for this commit (its template cannot be filled, a URL is not allowed), if it may not. */
-function agentRefusal(deps: GateDeps, environment: EnvironmentRow, source: RunSource, deployment: PlannedPair["deployment"]): string | undefined {
+function agentRefusal(
+  deps: GateDeps,
+  environment: EnvironmentRow,
+  source: RunSource,
+  deployment: PlannedPair["deployment"],
+): string | undefined {
   if (deployment && deployment.url === undefined) return undefined; // checked when the deployment comes
   try {
     resolveRunAgent(environment, source, deployment?.url, deps.egress);
@@ -117,11 +161,23 @@ async function registerSpec(
     annotations.push({ path, line: 1, message: files.tooLarge(path) ?? "the file could not be read at this commit" });
     return null;
   }
-  const added = await addRepositorySpec(deps, projectId, { repository: commit.repository.full_name, commit_sha: commit.headSha, path }, bytes, (table) => files.read(table));
+  const added = await addRepositorySpec(
+    deps,
+    projectId,
+    { repository: commit.repository.full_name, commit_sha: commit.headSha, path },
+    bytes,
+    (table) => files.read(table),
+  );
   if (!added.ok) {
-    for (const problem of added.problems) annotations.push({ path: problem.file, line: problem.line, message: `${problem.path}: ${problem.message}` });
+    for (const problem of added.problems) {
+      annotations.push({ path: problem.file, line: problem.line, message: `${problem.path}: ${problem.message}` });
+    }
     // A table too large to read is "not in the repository" to the reader: say why.
-    for (const table of new Set(added.problems.map((problem) => /'(\.assure\/[^']+)' is not in the repository/.exec(problem.message)?.[1]).filter((file): file is string => Boolean(file)))) {
+    for (const table of new Set(
+      added.problems
+        .map((problem) => /'(\.assure\/[^']+)' is not in the repository/.exec(problem.message)?.[1])
+        .filter((file): file is string => Boolean(file)),
+    )) {
       const why = files.tooLarge(table);
       if (why) annotations.push({ path, line: 1, message: why });
     }

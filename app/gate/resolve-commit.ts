@@ -17,7 +17,8 @@ export interface CommitHint {
 
 type Octokit = Pick<ProbotOctokit, "rest">;
 
-const isFork = (pull: { head: { repo: { id: number } | null } }, repositoryId: number) => pull.head.repo?.id !== repositoryId;
+const isFork = (pull: { head: { repo: { id: number } | null } }, repositoryId: number) =>
+  pull.head.repo?.id !== repositoryId;
 
 /**
  * The commit as GitHub knows it, whatever event named it first: the head of which open pull
@@ -27,12 +28,22 @@ const isFork = (pull: { head: { repo: { id: number } | null } }, repositoryId: n
  * fork policy until GitHub lists the pull request that brings it. An earlier record of the commit
  * breaks ties between pull requests, and a commit once seen as a fork's stays one.
  */
-export async function resolveCommit(octokit: Octokit, hint: CommitHint, known: GitHubCommitRow | undefined): Promise<CommitToGate> {
+export async function resolveCommit(
+  octokit: Octokit,
+  hint: CommitHint,
+  known: GitHubCommitRow | undefined,
+): Promise<CommitToGate> {
   const repository = repositoryRef(hint.repository.full_name);
   const { installationId, headSha, rerun } = hint;
-  const commit = { installationId, repository: { id: hint.repository.id, full_name: hint.repository.full_name }, headSha, rerun };
+  const commit = {
+    installationId,
+    repository: { id: hint.repository.id, full_name: hint.repository.full_name },
+    headSha,
+    rerun,
+  };
   const stickyFork = known?.fork === 1;
-  const defaultBranchOf = async () => hint.repository.default_branch ?? (await octokit.rest.repos.get({ ...repository })).data.default_branch;
+  const defaultBranchOf = async () =>
+    hint.repository.default_branch ?? (await octokit.rest.repos.get({ ...repository })).data.default_branch;
   // Into another branch than the default one, the default branch's policy holds: a pull request does not choose its own.
   const policyOf = async (baseRef: string) => {
     const defaultBranch = await defaultBranchOf();
@@ -40,28 +51,66 @@ export async function resolveCommit(octokit: Octokit, hint: CommitHint, known: G
   };
   if (hint.pullRequest) {
     const { number, baseSha, baseRef, fork } = hint.pullRequest;
-    return { ...commit, baseSha, policySha: await policyOf(baseRef), ref: hint.branch ? `refs/heads/${hint.branch}` : null, pullRequest: number, fork: stickyFork || fork };
+    return {
+      ...commit,
+      baseSha,
+      policySha: await policyOf(baseRef),
+      ref: hint.branch ? `refs/heads/${hint.branch}` : null,
+      pullRequest: number,
+      fork: stickyFork || fork,
+    };
   }
-  if (hint.branch !== undefined && hint.branch !== null && hint.branch === hint.repository.default_branch && !stickyFork) {
+  if (
+    hint.branch !== undefined &&
+    hint.branch !== null &&
+    hint.branch === hint.repository.default_branch &&
+    !stickyFork
+  ) {
     return { ...commit, baseSha: null, ref: `refs/heads/${hint.branch}`, pullRequest: null, fork: false };
   }
 
-  const { data: pulls } = await octokit.rest.repos.listPullRequestsAssociatedWithCommit({ ...repository, commit_sha: headSha, per_page: 100 });
-  const heads = pulls.filter((pull) => pull.state === "open" && pull.head.sha === headSha).sort((a, b) => a.number - b.number);
+  const { data: pulls } = await octokit.rest.repos.listPullRequestsAssociatedWithCommit({
+    ...repository,
+    commit_sha: headSha,
+    per_page: 100,
+  });
+  const heads = pulls
+    .filter((pull) => pull.state === "open" && pull.head.sha === headSha)
+    .sort((a, b) => a.number - b.number);
   const pull = heads.find((p) => p.number === known?.pull_request) ?? heads[0];
   if (pull) {
-    return { ...commit, baseSha: pull.base.sha, policySha: await policyOf(pull.base.ref), ref: `refs/heads/${pull.head.ref}`, pullRequest: pull.number, fork: stickyFork || isFork(pull, hint.repository.id) };
+    return {
+      ...commit,
+      baseSha: pull.base.sha,
+      policySha: await policyOf(pull.base.ref),
+      ref: `refs/heads/${pull.head.ref}`,
+      pullRequest: pull.number,
+      fork: stickyFork || isFork(pull, hint.repository.id),
+    };
   }
 
   const defaultBranch = await defaultBranchOf();
-  const branch = hint.branch ?? (hint.branch === null ? null : await branchOf(octokit, repository, headSha, defaultBranch));
-  if (branch === defaultBranch && !stickyFork) return { ...commit, baseSha: null, ref: `refs/heads/${branch}`, pullRequest: null, fork: false };
+  const branch =
+    hint.branch ?? (hint.branch === null ? null : await branchOf(octokit, repository, headSha, defaultBranch));
+  if (branch === defaultBranch && !stickyFork) {
+    return { ...commit, baseSha: null, ref: `refs/heads/${branch}`, pullRequest: null, fork: false };
+  }
   // Judged against the default branch's tip: its config is the policy of a commit no pull request names.
-  return { ...commit, baseSha: await tipOf(octokit, repository, defaultBranch), ref: branch ? `refs/heads/${branch}` : null, pullRequest: null, fork: stickyFork || branch === null };
+  return {
+    ...commit,
+    baseSha: await tipOf(octokit, repository, defaultBranch),
+    ref: branch ? `refs/heads/${branch}` : null,
+    pullRequest: null,
+    fork: stickyFork || branch === null,
+  };
 }
 
 /** The commit at a branch's tip; null when the branch does not exist (a repository with no commits yet). */
-async function tipOf(octokit: Octokit, repository: { owner: string; repo: string }, branch: string): Promise<string | null> {
+async function tipOf(
+  octokit: Octokit,
+  repository: { owner: string; repo: string },
+  branch: string,
+): Promise<string | null> {
   try {
     return (await octokit.rest.repos.getBranch({ ...repository, branch })).data.commit.sha;
   } catch (error) {
@@ -74,9 +123,18 @@ async function tipOf(octokit: Octokit, repository: { owner: string; repo: string
  * Which branch of the repository holds a commit no event named a branch for: the default branch
  * when the commit is in its history, else one whose head it is; null when none does (a fork's).
  */
-async function branchOf(octokit: Octokit, repository: { owner: string; repo: string }, sha: string, defaultBranch: string): Promise<string | null> {
+async function branchOf(
+  octokit: Octokit,
+  repository: { owner: string; repo: string },
+  sha: string,
+  defaultBranch: string,
+): Promise<string | null> {
   try {
-    const { data } = await octokit.rest.repos.compareCommitsWithBasehead({ ...repository, basehead: `${defaultBranch}...${sha}`, per_page: 1 });
+    const { data } = await octokit.rest.repos.compareCommitsWithBasehead({
+      ...repository,
+      basehead: `${defaultBranch}...${sha}`,
+      per_page: 1,
+    });
     if (data.status === "identical" || data.status === "behind") return defaultBranch;
   } catch (error) {
     if ((error as { status?: number }).status !== 404) throw error;

@@ -32,7 +32,13 @@ const WAITS_FOR: Partial<Record<string, string>> = {
  * what, and gives up at the pair's deadline; a commit whose agent was not ready is gated again
  * after `waitRetryMs`, until the deadline.
  */
-export async function startPlannedRuns(deps: GateDeps, commit: CommitToGate, projectId: string, decision: ReleaseDecision, pairs: readonly PlannedPair[]): Promise<void> {
+export async function startPlannedRuns(
+  deps: GateDeps,
+  commit: CommitToGate,
+  projectId: string,
+  decision: ReleaseDecision,
+  pairs: readonly PlannedPair[],
+): Promise<void> {
   const now = deps.clock.now();
   const waitFor = async (pair: PlannedPair, what: string) => {
     const [until] = await deps.store.write([
@@ -50,7 +56,9 @@ export async function startPlannedRuns(deps: GateDeps, commit: CommitToGate, pro
   };
   let retryBefore: string | undefined;
   for (const pair of pairs) {
-    const slot = decision.planned.find((p) => p.test_spec_id === pair.test_spec_id && p.environment_id === pair.environment.environment_id);
+    const slot = decision.planned.find(
+      (p) => p.test_spec_id === pair.test_spec_id && p.environment_id === pair.environment.environment_id,
+    );
     if (slot?.run_id) continue;
     if (pair.deployment && pair.deployment.url === undefined) {
       await waitFor(pair, `a successful deployment of '${pair.deployment.environment}' of this commit`);
@@ -71,7 +79,13 @@ export async function startPlannedRuns(deps: GateDeps, commit: CommitToGate, pro
   }
 }
 
-async function startPlannedRun(deps: GateDeps, commit: CommitToGate, projectId: string, attempt: number, pair: PlannedPair): Promise<void> {
+async function startPlannedRun(
+  deps: GateDeps,
+  commit: CommitToGate,
+  projectId: string,
+  attempt: number,
+  pair: PlannedPair,
+): Promise<void> {
   const agentUrl = pair.deployment?.url;
   const key = runIdempotencyKey({
     repositoryId: commit.repository.id,

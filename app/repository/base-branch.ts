@@ -20,7 +20,11 @@ export async function baseBranchChain(
 ): Promise<BaseCommit[] | undefined> {
   let mergeBase: string;
   try {
-    const { data } = await octokit.rest.repos.compareCommitsWithBasehead({ ...repository, basehead: `${baseSha}...${headSha}`, per_page: 1 });
+    const { data } = await octokit.rest.repos.compareCommitsWithBasehead({
+      ...repository,
+      basehead: `${baseSha}...${headSha}`,
+      per_page: 1,
+    });
     mergeBase = data.merge_base_commit.sha;
   } catch (error) {
     if ((error as { status?: number }).status === 404) return undefined;
@@ -29,7 +33,7 @@ export async function baseBranchChain(
   const known = new Map<string, { committed_at: string; parent: string | undefined }>();
   const chain: BaseCommit[] = [];
   let next: string | undefined = mergeBase;
-  for (let page = 1; next && chain.length < depth; ) {
+  for (let page = 1; next && chain.length < depth;) {
     const commit = known.get(next);
     if (commit) {
       chain.push({ sha: next, committed_at: commit.committed_at });
@@ -37,9 +41,17 @@ export async function baseBranchChain(
       continue;
     }
     if (page > MAX_PAGES) break;
-    const { data } = await octokit.rest.repos.listCommits({ ...repository, sha: mergeBase, per_page: PER_PAGE, page: page++ });
+    const { data } = await octokit.rest.repos.listCommits({
+      ...repository,
+      sha: mergeBase,
+      per_page: PER_PAGE,
+      page: page++,
+    });
     for (const item of data) {
-      known.set(item.sha, { committed_at: item.commit.committer?.date ?? item.commit.author?.date ?? new Date(0).toISOString(), parent: item.parents[0]?.sha });
+      known.set(item.sha, {
+        committed_at: item.commit.committer?.date ?? item.commit.author?.date ?? new Date(0).toISOString(),
+        parent: item.parents[0]?.sha,
+      });
     }
     if (data.length < PER_PAGE && !known.has(next)) break; // the history ends before it
   }

@@ -24,7 +24,12 @@ export const repositoryRef = (fullName: string): RepositoryRef => {
 const status = (error: unknown) => (error as { status?: number }).status;
 
 /** The bytes of a file at a commit, or undefined if the commit has no such file. */
-export async function readFileAt(octokit: RepositoryApi, repository: RepositoryRef, sha: string, path: string): Promise<Buffer | undefined> {
+export async function readFileAt(
+  octokit: RepositoryApi,
+  repository: RepositoryRef,
+  sha: string,
+  path: string,
+): Promise<Buffer | undefined> {
   try {
     const { data } = await octokit.rest.repos.getContent({ ...repository, path, ref: sha });
     if (Array.isArray(data) || data.type !== "file" || !("content" in data)) return undefined;
@@ -41,9 +46,15 @@ export async function readFileAt(octokit: RepositoryApi, repository: RepositoryR
 }
 
 /** Every file at a commit (blobs of its tree, recursively), with its size in bytes. */
-export async function listFilesAt(octokit: RepositoryApi, repository: RepositoryRef, sha: string): Promise<Map<string, number>> {
+export async function listFilesAt(
+  octokit: RepositoryApi,
+  repository: RepositoryRef,
+  sha: string,
+): Promise<Map<string, number>> {
   const { data } = await octokit.rest.git.getTree({ ...repository, tree_sha: sha, recursive: "1" });
-  return new Map(data.tree.filter((entry) => entry.type === "blob" && entry.path).map((entry) => [entry.path!, entry.size ?? 0]));
+  return new Map(
+    data.tree.filter((entry) => entry.type === "blob" && entry.path).map((entry) => [entry.path!, entry.size ?? 0]),
+  );
 }
 
 /**
@@ -69,7 +80,12 @@ export interface CommitFiles {
  * repository does not serve by SHA — by `fallbackRef` (`refs/pull/N/head`). Undefined if neither
  * reaches it.
  */
-export async function openCommit(octokit: RepositoryApi, repository: RepositoryRef, sha: string, fallbackRef?: string): Promise<CommitFiles | undefined> {
+export async function openCommit(
+  octokit: RepositoryApi,
+  repository: RepositoryRef,
+  sha: string,
+  fallbackRef?: string,
+): Promise<CommitFiles | undefined> {
   for (const ref of fallbackRef ? [sha, fallbackRef] : [sha]) {
     let sizes: Map<string, number>;
     try {

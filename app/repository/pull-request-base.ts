@@ -1,4 +1,9 @@
-import { DEFAULT_CHANGE_SETTINGS, type AssureConfig, type ChangeSettings, type DecisionBase } from "../../server/contract/index.js";
+import {
+  DEFAULT_CHANGE_SETTINGS,
+  type AssureConfig,
+  type ChangeSettings,
+  type DecisionBase,
+} from "../../server/contract/index.js";
 import { policyChanges } from "../../server/changes/policy-changes.js";
 import { readPolicy, loadSpecDocumentHere, type LoadSpecDocument } from "../../server/releases/read-policy.js";
 import type { ReadFile } from "../../server/specs/repository-spec.js";
@@ -31,11 +36,15 @@ export async function pullRequestBase(
   loadDocument: LoadSpecDocument = loadSpecDocumentHere,
 ): Promise<DecisionBase | undefined> {
   const { baseConfig } = sides;
-  const settings: ChangeSettings = baseConfig ? { baseline: baseConfig.baseline, flaky: baseConfig.flaky, policy_changes: baseConfig.policy_changes } : DEFAULT_CHANGE_SETTINGS;
+  const settings: ChangeSettings = baseConfig
+    ? { baseline: baseConfig.baseline, flaky: baseConfig.flaky, policy_changes: baseConfig.policy_changes }
+    : DEFAULT_CHANGE_SETTINGS;
   const commits = await baseBranchChain(octokit, repository, sides.baseSha, sides.headSha, settings.baseline.depth);
   if (!commits || commits.length === 0) return undefined;
   const baseFiles = await openCommit(octokit, repository, sides.policySha ?? sides.baseSha);
-  const basePolicy = baseFiles ? await readPolicy(baseConfig, baseFiles.paths, baseFiles.read, loadDocument) : await readPolicy(null, [], () => undefined);
+  const basePolicy = baseFiles
+    ? await readPolicy(baseConfig, baseFiles.paths, baseFiles.read, loadDocument)
+    : await readPolicy(null, [], () => undefined);
   const headPolicy = await readPolicy(sides.headConfig, sides.headFiles.paths, sides.headFiles.read, loadDocument);
   return { commits, settings, policy_changes: policyChanges(basePolicy, headPolicy).slice(0, 1000) };
 }

@@ -24,8 +24,14 @@ export interface AppManifest {
 }
 
 /** The manifest for this service: `app.yml` with the service's own addresses, and an App name of the operator's choosing. */
-export function appManifest(settings: Pick<GitHubSettings, "publicBaseUrl" | "webhookPath">, name?: string): AppManifest {
-  const template = parse(readFileSync(MANIFEST_FILE, "utf8")) as Omit<AppManifest, "url" | "hook_attributes" | "redirect_url">;
+export function appManifest(
+  settings: Pick<GitHubSettings, "publicBaseUrl" | "webhookPath">,
+  name?: string,
+): AppManifest {
+  const template = parse(readFileSync(MANIFEST_FILE, "utf8")) as Omit<
+    AppManifest,
+    "url" | "hook_attributes" | "redirect_url"
+  >;
   return {
     ...template,
     ...(name ? { name } : {}),

@@ -28,7 +28,12 @@ export function storedAppCredentials(store: Pick<ServiceStore, "getSecretSetting
   const stored = store.getSecretSetting(CREDENTIALS);
   if (!stored) return undefined;
   const app = JSON.parse(stored) as StoredApp;
-  return { appId: String(app.app_id), privateKey: app.pem, privateKeyPath: undefined, webhookSecret: app.webhook_secret };
+  return {
+    appId: String(app.app_id),
+    privateKey: app.pem,
+    privateKeyPath: undefined,
+    webhookSecret: app.webhook_secret,
+  };
 }
 
 export interface AppSetupDeps {
@@ -57,7 +62,12 @@ export function makeAppSetup({ settings, store, log, clock }: AppSetupDeps) {
 
   function page(res: ServerResponse, url: URL): void {
     if (!tokenMatches(url.searchParams.get("token"))) {
-      return html(res, 401, "Setup token needed", "<p>This page creates assure's GitHub App. Open it with the one-time setup token that assure printed in its log when it started.</p>");
+      return html(
+        res,
+        401,
+        "Setup token needed",
+        "<p>This page creates assure's GitHub App. Open it with the one-time setup token that assure printed in its log when it started.</p>",
+      );
     }
     if (created) return html(res, 410, "The App exists", installed(created));
     const state = randomBytes(16).toString("base64url");
@@ -72,7 +82,11 @@ export function makeAppSetup({ settings, store, log, clock }: AppSetupDeps) {
       res,
       200,
       "Create assure's GitHub App",
-      `<p>GitHub will create the App <strong>${escape(manifest.name)}</strong>${org ? ` for the organization <strong>${escape(org)}</strong>` : " for your account"}, sending its webhooks to <code>${escape(manifest.hook_attributes.url)}</code>, with these permissions: ${Object.entries(manifest.default_permissions).map(([name, level]) => `${escape(name)}: ${level}`).join(", ")}.</p>
+      `<p>GitHub will create the App <strong>${escape(manifest.name)}</strong>${org ? ` for the organization <strong>${escape(org)}</strong>` : " for your account"}, sending its webhooks to <code>${escape(manifest.hook_attributes.url)}</code>, with these permissions: ${Object.entries(
+        manifest.default_permissions,
+      )
+        .map(([name, level]) => `${escape(name)}: ${level}`)
+        .join(", ")}.</p>
 <form method="post" action="${escape(action)}">
 <input type="hidden" name="manifest" value="${escape(JSON.stringify(manifest))}">
 <button type="submit">Create the GitHub App</button>
@@ -86,7 +100,12 @@ export function makeAppSetup({ settings, store, log, clock }: AppSetupDeps) {
     const code = url.searchParams.get("code");
     const until = states.get(state);
     if (!code || until === undefined || until <= clock.now().getTime()) {
-      return html(res, 400, "Start again", `<p>This link is not from a setup begun here in the last hour. Open the setup page again.</p>`);
+      return html(
+        res,
+        400,
+        "Start again",
+        `<p>This link is not from a setup begun here in the last hour. Open the setup page again.</p>`,
+      );
     }
     states.delete(state);
     try {
@@ -104,12 +123,19 @@ export function makeAppSetup({ settings, store, log, clock }: AppSetupDeps) {
       };
       await store.write(["putSecretSetting", CREDENTIALS, JSON.stringify(app)]);
       created = app;
-      log.info(`GitHub App ${app.slug} (id ${app.app_id}) created; its credentials are stored, sealed. Install it at ${app.html_url}/installations/new, then restart assure to turn the integration on.`);
+      log.info(
+        `GitHub App ${app.slug} (id ${app.app_id}) created; its credentials are stored, sealed. Install it at ${app.html_url}/installations/new, then restart assure to turn the integration on.`,
+      );
       html(res, 200, "GitHub App created", installed(app));
     } catch (raw) {
       const error = coerceError(raw);
       log.error({ err: error }, "Could not create the GitHub App from its manifest");
-      html(res, 502, "GitHub did not create the App", `<p>${escape(error.message)}</p><p>Open the setup page again to start over.</p>`);
+      html(
+        res,
+        502,
+        "GitHub did not create the App",
+        `<p>${escape(error.message)}</p><p>Open the setup page again to start over.</p>`,
+      );
     }
   }
 
@@ -140,5 +166,12 @@ const escape = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCode
 
 function html(res: ServerResponse, status: number, title: string, body: string): void {
   const text = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escape(title)} · assure</title></head><body><h1>${escape(title)}</h1>${body}</body></html>`;
-  res.writeHead(status, { "content-type": "text/html; charset=utf-8", "cache-control": "no-store", "referrer-policy": "no-referrer", "x-frame-options": "DENY" }).end(text);
+  res
+    .writeHead(status, {
+      "content-type": "text/html; charset=utf-8",
+      "cache-control": "no-store",
+      "referrer-policy": "no-referrer",
+      "x-frame-options": "DENY",
+    })
+    .end(text);
 }

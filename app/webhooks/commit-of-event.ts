@@ -6,7 +6,11 @@ interface Payload {
   action?: string;
   installation?: { id: number };
   repository?: { id: number; full_name: string; default_branch?: string };
-  pull_request?: { number: number; head: { sha: string; ref: string; repo?: { id: number } | null }; base: { sha: string; ref: string } };
+  pull_request?: {
+    number: number;
+    head: { sha: string; ref: string; repo?: { id: number } | null };
+    base: { sha: string; ref: string };
+  };
   changes?: { base?: unknown };
   ref?: string;
   after?: string;
@@ -25,20 +29,42 @@ interface Payload {
  * default branch, so that each merged commit has a decision; a re-run (GitHub's, or the check
  * run's button) starts a new attempt.
  */
-export function commitOfEvent(event: string, payload: Payload, isOurCheck: (name: string) => boolean): CommitHint | undefined {
+export function commitOfEvent(
+  event: string,
+  payload: Payload,
+  isOurCheck: (name: string) => boolean,
+): CommitHint | undefined {
   const { installation, repository, action } = payload;
   if (!installation || !repository) return undefined;
-  const base = { installationId: installation.id, repository: { id: repository.id, full_name: repository.full_name, default_branch: repository.default_branch } };
+  const base = {
+    installationId: installation.id,
+    repository: { id: repository.id, full_name: repository.full_name, default_branch: repository.default_branch },
+  };
 
   // A pull request's base changed (edited) is a new base to judge its head against.
   const baseChanged = action === "edited" && payload.changes?.base !== undefined;
-  if (event === "pull_request" && (["opened", "synchronize", "reopened"].includes(action ?? "") || baseChanged) && payload.pull_request) {
+  if (
+    event === "pull_request" &&
+    (["opened", "synchronize", "reopened"].includes(action ?? "") || baseChanged) &&
+    payload.pull_request
+  ) {
     const pr = payload.pull_request;
     // A fork's head lives in another repository (null once the fork is deleted).
     const fork = pr.head.repo?.id !== repository.id;
-    return { ...base, headSha: pr.head.sha, branch: pr.head.ref, pullRequest: { number: pr.number, baseSha: pr.base.sha, baseRef: pr.base.ref, fork }, rerun: false };
+    return {
+      ...base,
+      headSha: pr.head.sha,
+      branch: pr.head.ref,
+      pullRequest: { number: pr.number, baseSha: pr.base.sha, baseRef: pr.base.ref, fork },
+      rerun: false,
+    };
   }
-  if (event === "push" && payload.after && !payload.deleted && payload.ref === `refs/heads/${repository.default_branch}`) {
+  if (
+    event === "push" &&
+    payload.after &&
+    !payload.deleted &&
+    payload.ref === `refs/heads/${repository.default_branch}`
+  ) {
     return { ...base, headSha: payload.after, branch: repository.default_branch, rerun: false };
   }
   if (event === "check_suite" && (action === "requested" || action === "rerequested") && payload.check_suite) {

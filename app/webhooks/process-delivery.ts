@@ -13,10 +13,15 @@ export function makeProcessDelivery(deps: GateDeps): Task {
     const delivery = deps.store.getDelivery((payload as { delivery_id: string }).delivery_id);
     if (!delivery) return;
     const body = JSON.parse(delivery.payload) as Parameters<typeof commitOfEvent>[1];
-    if (delivery.event === "deployment_status") return recordDeployment(deps, body as DeploymentStatusPayload, delivery.delivery_id);
+    if (delivery.event === "deployment_status") {
+      return recordDeployment(deps, body as DeploymentStatusPayload, delivery.delivery_id);
+    }
     const isOurCheck = (name: string) =>
-      body.repository !== undefined && body.check_run !== undefined &&
-      deps.store.listGitHubCommitsOfSha(body.repository.id, body.check_run.head_sha).some((commit) => commit.check_name === name);
+      body.repository !== undefined &&
+      body.check_run !== undefined &&
+      deps.store
+        .listGitHubCommitsOfSha(body.repository.id, body.check_run.head_sha)
+        .some((commit) => commit.check_name === name);
     const named = commitOfEvent(delivery.event, body, isOurCheck);
     const what = `${delivery.event}${delivery.action ? `.${delivery.action}` : ""} (delivery ${delivery.delivery_id})`;
     if (!named) {
@@ -37,15 +42,31 @@ export function makeProcessDelivery(deps: GateDeps): Task {
         // Kept either way: a refused press is shown on the check run, a granted one lets the fork's runs start.
         await deps.store.write([
           "recordApprovalPress",
-          { repository_id: commit.repository.id, head_sha: commit.headSha, login: sender, permission, granted: granted ? 1 : 0, pressed_at: deps.clock.now().toISOString(), delivery_id: delivery.delivery_id, action: "approve", refusal: granted ? null : `has ${permission} access` },
+          {
+            repository_id: commit.repository.id,
+            head_sha: commit.headSha,
+            login: sender,
+            permission,
+            granted: granted ? 1 : 0,
+            pressed_at: deps.clock.now().toISOString(),
+            delivery_id: delivery.delivery_id,
+            action: "approve",
+            refusal: granted ? null : `has ${permission} access`,
+          },
         ]);
-        deps.log.info(`Received ${what}: ${sender} (${permission}) ${granted ? "approved" : "may not approve"} the fork's runs of ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}`);
+        deps.log.info(
+          `Received ${what}: ${sender} (${permission}) ${granted ? "approved" : "may not approve"} the fork's runs of ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}`,
+        );
       } else if (!granted) {
-        deps.log.warn(`Received ${what}: ${sender} (${permission}) may not start runs again in ${commit.repository.full_name}; ignored`);
+        deps.log.warn(
+          `Received ${what}: ${sender} (${permission}) may not start runs again in ${commit.repository.full_name}; ignored`,
+        );
         return;
       }
     }
-    deps.log.info(`Received ${what}: gating ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}${commit.rerun ? " again" : ""}`);
+    deps.log.info(
+      `Received ${what}: gating ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}${commit.rerun ? " again" : ""}`,
+    );
     await gateCommit(deps, commit);
   };
 }
@@ -55,12 +76,20 @@ export function makeProcessDelivery(deps: GateDeps): Task {
  * repository and is not the pull request's author (a change must not approve its own weakening of
  * the gate); then the decision records who approved. A refused press is kept, and shown.
  */
-async function pressApprovePolicy(deps: GateDeps, commit: CommitToGate, sender: string, permission: string, deliveryId: string): Promise<void> {
+async function pressApprovePolicy(
+  deps: GateDeps,
+  commit: CommitToGate,
+  sender: string,
+  permission: string,
+  deliveryId: string,
+): Promise<void> {
   const [gated] = deps.store.listGitHubCommitsOfSha(commit.repository.id, commit.headSha);
   const decision = gated?.decision_id ? deps.store.getDecision(gated.decision_id) : undefined;
   const policy = decision?.reasons.find((r) => r.gate_id === POLICY_GATE && r.run_id === null);
   if (!decision || !commit.pullRequest || policy?.status !== "failed") {
-    deps.log.info(`${sender} pressed Approve policy on ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: nothing to approve`);
+    deps.log.info(
+      `${sender} pressed Approve policy on ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: nothing to approve`,
+    );
     return;
   }
   const author = await pullRequestAuthor(deps, commit);
@@ -73,27 +102,51 @@ async function pressApprovePolicy(deps: GateDeps, commit: CommitToGate, sender: 
         : committers.has(sender)
           ? "wrote or committed commits of the pull request (someone else must approve its policy changes)"
           : null;
-  const press = { repository_id: commit.repository.id, head_sha: commit.headSha, login: sender, permission, granted: (refusal ? 0 : 1) as 0 | 1, pressed_at: deps.clock.now().toISOString(), delivery_id: deliveryId };
+  const press = {
+    repository_id: commit.repository.id,
+    head_sha: commit.headSha,
+    login: sender,
+    permission,
+    granted: (refusal ? 0 : 1) as 0 | 1,
+    pressed_at: deps.clock.now().toISOString(),
+    delivery_id: deliveryId,
+  };
   await deps.store.write(["recordApprovalPress", { ...press, action: APPROVE_POLICY, refusal }]);
   if (refusal) {
-    deps.log.warn(`${sender} pressed Approve policy on ${commit.repository.full_name}#${commit.pullRequest} but ${refusal}: refused`);
+    deps.log.warn(
+      `${sender} pressed Approve policy on ${commit.repository.full_name}#${commit.pullRequest} but ${refusal}: refused`,
+    );
     return;
   }
-  await approvePolicy(deps, decision, `approved on GitHub by @${sender} (${permission} access) with the check run's button`, { key_id: null, github_login: sender });
+  await approvePolicy(
+    deps,
+    decision,
+    `approved on GitHub by @${sender} (${permission} access) with the check run's button`,
+    { key_id: null, github_login: sender },
+  );
   deps.log.info(`${sender} approved the policy changes of ${commit.repository.full_name}#${commit.pullRequest}`);
 }
 
 async function pullRequestAuthor(deps: GateDeps, commit: CommitToGate): Promise<string | undefined> {
   const octokit = await deps.octokitFor(commit.installationId);
-  const { data } = await octokit.rest.pulls.get({ ...repositoryRef(commit.repository.full_name), pull_number: commit.pullRequest! });
+  const { data } = await octokit.rest.pulls.get({
+    ...repositoryRef(commit.repository.full_name),
+    pull_number: commit.pullRequest!,
+  });
   return data.user?.login;
 }
 
 /** Who wrote or committed the pull request's commits (GitHub users): none of them may approve its policy changes. */
 async function pullRequestCommitters(deps: GateDeps, commit: CommitToGate): Promise<Set<string>> {
   const octokit = await deps.octokitFor(commit.installationId);
-  const commits = await octokit.paginate(octokit.rest.pulls.listCommits, { ...repositoryRef(commit.repository.full_name), pull_number: commit.pullRequest!, per_page: 100 });
-  return new Set(commits.flatMap((c) => [c.author?.login, c.committer?.login]).filter((login): login is string => Boolean(login)));
+  const commits = await octokit.paginate(octokit.rest.pulls.listCommits, {
+    ...repositoryRef(commit.repository.full_name),
+    pull_number: commit.pullRequest!,
+    per_page: 100,
+  });
+  return new Set(
+    commits.flatMap((c) => [c.author?.login, c.committer?.login]).filter((login): login is string => Boolean(login)),
+  );
 }
 
 /** A user's permission on the repository, as GitHub says it (maintain counts as write); none if GitHub does not know them. */
@@ -101,7 +154,10 @@ async function permissionOf(deps: GateDeps, commit: CommitToGate, username: stri
   if (!username) return "none";
   const octokit = await deps.octokitFor(commit.installationId);
   try {
-    const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({ ...repositoryRef(commit.repository.full_name), username });
+    const { data } = await octokit.rest.repos.getCollaboratorPermissionLevel({
+      ...repositoryRef(commit.repository.full_name),
+      username,
+    });
     return data.permission;
   } catch (error) {
     if ((error as { status?: number }).status === 404) return "none";
@@ -126,18 +182,35 @@ async function recordDeployment(deps: GateDeps, payload: DeploymentStatusPayload
   if (!installation || !repository || !status || !deployment) return;
   const environment = status.environment || deployment.environment;
   if (status.state !== "success" || !status.environment_url) {
-    deps.log.info(`Received deployment_status ${status.state} of ${repository.full_name}@${deployment.sha.slice(0, 7)} to '${environment}' (delivery ${deliveryId}): no URL to test yet`);
+    deps.log.info(
+      `Received deployment_status ${status.state} of ${repository.full_name}@${deployment.sha.slice(0, 7)} to '${environment}' (delivery ${deliveryId}): no URL to test yet`,
+    );
     return;
   }
   await deps.store.write([
     "saveDeployment",
-    { repository_id: repository.id, head_sha: deployment.sha, environment, deployment_id: deployment.id, url: status.environment_url, received_at: deps.clock.now().toISOString() },
+    {
+      repository_id: repository.id,
+      head_sha: deployment.sha,
+      environment,
+      deployment_id: deployment.id,
+      url: status.environment_url,
+      received_at: deps.clock.now().toISOString(),
+    },
   ]);
-  deps.log.info(`Received a deployment of ${repository.full_name}@${deployment.sha.slice(0, 7)} to '${environment}' at ${status.environment_url} (delivery ${deliveryId})`);
+  deps.log.info(
+    `Received a deployment of ${repository.full_name}@${deployment.sha.slice(0, 7)} to '${environment}' at ${status.environment_url} (delivery ${deliveryId})`,
+  );
   const [gated] = deps.store.listGitHubCommitsOfSha(repository.id, deployment.sha);
   if (gated) {
     // Gated again as GitHub knows it now: the same pull request, base and policy as any event would bring.
-    const hint = { installationId: installation.id, repository: { id: repository.id, full_name: repository.full_name }, headSha: deployment.sha, branch: gated.ref?.replace(/^refs\/heads\//, "") ?? null, rerun: false };
+    const hint = {
+      installationId: installation.id,
+      repository: { id: repository.id, full_name: repository.full_name },
+      headSha: deployment.sha,
+      branch: gated.ref?.replace(/^refs\/heads\//, "") ?? null,
+      rerun: false,
+    };
     await gateCommit(deps, await resolveCommit(await deps.octokitFor(installation.id), hint, gated));
   }
 }

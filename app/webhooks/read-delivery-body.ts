@@ -4,7 +4,12 @@ import type { IncomingMessage } from "node:http";
 /** GitHub caps a webhook's payload at 25 MB: a larger body is not GitHub's. */
 export const MAX_DELIVERY_BYTES = 25 * 1024 * 1024;
 
-export type DeliveryBody = { kind: "ok"; body: Buffer } | { kind: "too_large" } | { kind: "bad_signature" } | { kind: "aborted" } | { kind: "busy" };
+export type DeliveryBody =
+  | { kind: "ok"; body: Buffer }
+  | { kind: "too_large" }
+  | { kind: "bad_signature" }
+  | { kind: "aborted" }
+  | { kind: "busy" };
 
 /**
  * What bodies not yet verified may hold, all deliveries together: a body is kept while it streams
@@ -35,7 +40,12 @@ export function makeBytesBudget(limit: number): BytesBudget {
  * comes, so that a body whose `X-Hub-Signature-256` does not verify is dropped without ever being
  * joined, decoded or parsed.
  */
-export function readDeliveryBody(req: IncomingMessage, secret: string, budget: BytesBudget, maxBytes = MAX_DELIVERY_BYTES): Promise<DeliveryBody> {
+export function readDeliveryBody(
+  req: IncomingMessage,
+  secret: string,
+  budget: BytesBudget,
+  maxBytes = MAX_DELIVERY_BYTES,
+): Promise<DeliveryBody> {
   const signature = /^sha256=([0-9a-f]{64})$/.exec(String(req.headers["x-hub-signature-256"] ?? ""))?.[1];
   const hmac = createHmac("sha256", secret);
   const chunks: Buffer[] = [];
@@ -70,7 +80,9 @@ export function readDeliveryBody(req: IncomingMessage, secret: string, budget: B
     req.on("end", () => {
       if (size > maxBytes) return;
       const computed = hmac.digest();
-      if (!signature || !timingSafeEqual(computed, Buffer.from(signature, "hex"))) return done({ kind: "bad_signature" });
+      if (!signature || !timingSafeEqual(computed, Buffer.from(signature, "hex"))) {
+        return done({ kind: "bad_signature" });
+      }
       done({ kind: "ok", body: Buffer.concat(chunks, size) });
     });
   });

@@ -16,14 +16,30 @@ export interface ReceivedDelivery {
  * by its body under another id (the id is not signed) — is acknowledged and dropped. Returns
  * whether it was new.
  */
-export async function receiveDelivery({ store, clock }: { store: ServiceStore; clock: Clock }, delivery: ReceivedDelivery): Promise<boolean> {
+export async function receiveDelivery(
+  { store, clock }: { store: ServiceStore; clock: Clock },
+  delivery: ReceivedDelivery,
+): Promise<boolean> {
   if (!delivery.id.trim()) throw new Error("A delivery without an id cannot be told from another: refused");
   const now = clock.now().toISOString();
   const payload = JSON.stringify(delivery.payload);
   const [isNew] = await store.write([
     "receiveDelivery",
-    { delivery_id: delivery.id, event: delivery.name, action: delivery.payload.action ?? null, payload, body_sha256: createHash("sha256").update(payload).digest("hex"), received_at: now },
-    { task: PROCESS_GITHUB_DELIVERY, job_key: `${PROCESS_GITHUB_DELIVERY}:${delivery.id}`, payload: { delivery_id: delivery.id }, run_at: now, max_attempts: 8 },
+    {
+      delivery_id: delivery.id,
+      event: delivery.name,
+      action: delivery.payload.action ?? null,
+      payload,
+      body_sha256: createHash("sha256").update(payload).digest("hex"),
+      received_at: now,
+    },
+    {
+      task: PROCESS_GITHUB_DELIVERY,
+      job_key: `${PROCESS_GITHUB_DELIVERY}:${delivery.id}`,
+      payload: { delivery_id: delivery.id },
+      run_at: now,
+      max_attempts: 8,
+    },
   ]);
   return isNew;
 }

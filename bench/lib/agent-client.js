@@ -12,7 +12,8 @@ const TIMEOUT_MS = 30_000;
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
 
 /** server/specs/vars.ts fillPlaceholders, for the text of user turns. */
-const fill = (text, row) => text.replace(PLACEHOLDER, (whole, name) => (Object.hasOwn(row, name) ? String(row[name]) : whole));
+const fill = (text, row) =>
+  text.replace(PLACEHOLDER, (whole, name) => (Object.hasOwn(row, name) ? String(row[name]) : whole));
 
 /** The conversations one run holds, in the engine's order (server/engine/plan.ts, no probes; a table's rows filled in). */
 export function planConversations(spec) {
@@ -36,7 +37,9 @@ export function planConversations(spec) {
 function partialMatch(expected, actual) {
   if (expected !== null && typeof expected === "object" && !Array.isArray(expected)) {
     if (actual === null || typeof actual !== "object" || Array.isArray(actual)) return false;
-    return Object.entries(expected).every(([key, value]) => Object.hasOwn(actual, key) && partialMatch(value, actual[key]));
+    return Object.entries(expected).every(
+      ([key, value]) => Object.hasOwn(actual, key) && partialMatch(value, actual[key]),
+    );
   }
   return isDeepStrictEqual(expected, actual);
 }
@@ -67,7 +70,11 @@ function post(url, body) {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: "POST", headers: { accept: "application/json", "content-type": "application/json" }, timeout: TIMEOUT_MS },
+      {
+        method: "POST",
+        headers: { accept: "application/json", "content-type": "application/json" },
+        timeout: TIMEOUT_MS,
+      },
       (res) => {
         const chunks = [];
         res.on("data", (chunk) => chunks.push(chunk));
@@ -100,9 +107,15 @@ export function makeConversationClient({ baseUrl, model, spec }) {
 
   async function complete(messages, record) {
     if (record) record.push(structuredClone(messages));
-    const body = JSON.stringify({ ...(model ? { model } : {}), messages, ...(wireTools.length > 0 ? { tools: wireTools } : {}) });
+    const body = JSON.stringify({
+      ...(model ? { model } : {}),
+      messages,
+      ...(wireTools.length > 0 ? { tools: wireTools } : {}),
+    });
     const response = await post(url, body);
-    if (response.status !== 200) throw new Error(`The agent answered HTTP ${response.status}: ${response.body.toString("utf8").slice(0, 300)}`);
+    if (response.status !== 200) {
+      throw new Error(`The agent answered HTTP ${response.status}: ${response.body.toString("utf8").slice(0, 300)}`);
+    }
     const choice = JSON.parse(response.body.toString("utf8")).choices[0];
     return { content: choice.message.content ?? null, tool_calls: choice.message.tool_calls ?? [] };
   }

@@ -111,12 +111,19 @@ export async function createFixture(call, { agentBaseUrl, specPath }) {
  */
 export async function createBenchProject(call, name, agentUrls) {
   const project = (await call("POST", "/v1/projects", { body: { name } })).json.project_id;
-  const agentId = (await call("POST", "/v1/agents", { body: { project_id: project, name: "refund-agent", version: "1.0.0" } })).json.agent_id;
+  const agentId = (
+    await call("POST", "/v1/agents", { body: { project_id: project, name: "refund-agent", version: "1.0.0" } })
+  ).json.agent_id;
   const environments = {};
   for (const [environment, baseUrl] of Object.entries(agentUrls)) {
     environments[environment] = (
       await call("POST", "/v1/environments", {
-        body: { project_id: project, name: environment, agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: baseUrl, model: "refund-agent", max_concurrency: 64 } },
+        body: {
+          project_id: project,
+          name: environment,
+          agent_id: agentId,
+          endpoint: { protocol: "openai-chat", base_url: baseUrl, model: "refund-agent", max_concurrency: 64 },
+        },
       })
     ).json.environment_id;
   }
@@ -130,7 +137,9 @@ export async function runToEnd(call, body, key, { timeoutMs = 10 * 60_000 } = {}
   for (;;) {
     const { json: run } = await call("GET", `/v1/runs/${created.run_id}`);
     if (["COMPLETED", "INCONCLUSIVE", "FAILED"].includes(run.status)) return run;
-    if (Date.now() > deadline) throw new Error(`Run ${run.run_id} did not end within ${timeoutMs / 60_000} minutes (${run.status})`);
+    if (Date.now() > deadline) {
+      throw new Error(`Run ${run.run_id} did not end within ${timeoutMs / 60_000} minutes (${run.status})`);
+    }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }

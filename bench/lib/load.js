@@ -57,7 +57,12 @@ export function mergeSlices(slices) {
  * Warms both targets up, then measures them in alternating slices ordered service, baseline,
  * baseline, service, … so that a drift of the machine during the case weighs on both alike.
  */
-export async function measurePair(benchCase, targets, { warmupSeconds, sliceSeconds, rounds: roundCount }, { pids = {} } = {}) {
+export async function measurePair(
+  benchCase,
+  targets,
+  { warmupSeconds, sliceSeconds, rounds: roundCount },
+  { pids = {} } = {},
+) {
   // A case may name a request per target (`perTarget`): each its own key and ids.
   const caseFor = (target) => benchCase.perTarget?.[target] ?? benchCase;
   await runLoad(targets.service, caseFor("service"), warmupSeconds);
@@ -65,7 +70,11 @@ export async function measurePair(benchCase, targets, { warmupSeconds, sliceSeco
   const slices = { service: [], baseline: [] };
   for (let round = 0; round < roundCount; round++) {
     const order = round % 2 === 0 ? ["service", "baseline"] : ["baseline", "service"];
-    for (const target of order) slices[target].push(await withCpuTime(pids[target], () => runLoad(targets[target], caseFor(target), sliceSeconds)));
+    for (const target of order) {
+      slices[target].push(
+        await withCpuTime(pids[target], () => runLoad(targets[target], caseFor(target), sliceSeconds)),
+      );
+    }
   }
   // Each round's two slices ran back to back: their ratio is what a change of the machine's speed
   // between rounds leaves alone.

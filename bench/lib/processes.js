@@ -38,7 +38,9 @@ process.on("exit", () => {
  * `config.node_args`, as app/service-node-args.ts reads them). Every Node process of the bench
  * (the service, the baselines, the example agent) runs with them, so V8's settings favour no side.
  */
-export const NODE_ARGS = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).config?.node_args ?? "")
+export const NODE_ARGS = (
+  JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")).config?.node_args ?? ""
+)
   .split(/\s+/)
   .filter(Boolean);
 
@@ -64,7 +66,7 @@ export async function startServer(name, script, env, { nodeArgs = [] } = {}) {
     await waitForHealth(url, exited);
   } catch (error) {
     child.kill("SIGKILL");
-    throw new Error(`${name} did not start: ${error.message}\n--- its output ---\n${output}`);
+    throw new Error(`${name} did not start: ${error.message}\n--- its output ---\n${output}`, { cause: error });
   }
   return {
     name,
@@ -90,7 +92,10 @@ export async function startExampleAgent(script, { latencyMs = 0 } = {}) {
   const exited = new Promise((resolve) => child.once("exit", (code, signal) => resolve({ code, signal })));
   child.once("exit", () => running.delete(child));
   const baseUrl = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no base_url within ${STARTUP_TIMEOUT_MS} ms`)), STARTUP_TIMEOUT_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`no base_url within ${STARTUP_TIMEOUT_MS} ms`)),
+      STARTUP_TIMEOUT_MS,
+    );
     const keep = (chunk) => {
       output = (output + chunk).slice(-20_000);
       const found = /"base_url":"([^"]+)"/.exec(output)?.[1];
@@ -148,7 +153,10 @@ async function waitForHealth(url, exited) {
  * line written to its stdin with one line. Resolves once it is ready.
  */
 export async function startLineWorker(name, script, env) {
-  const child = spawn(process.execPath, [...NODE_ARGS, script], { env: childEnvironment(env), stdio: ["pipe", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...NODE_ARGS, script], {
+    env: childEnvironment(env),
+    stdio: ["pipe", "pipe", "pipe"],
+  });
   running.add(child);
   let stderr = "";
   child.stderr.on("data", (chunk) => (stderr = (stderr + chunk).slice(-20_000)));
@@ -165,7 +173,9 @@ export async function startLineWorker(name, script, env) {
     }
   });
   void exited.then(({ code, signal }) => {
-    for (const { reject } of waiting.splice(0)) reject(new Error(`${name} exited (code ${code}, signal ${signal})\n--- its output ---\n${stderr}`));
+    for (const { reject } of waiting.splice(0)) {
+      reject(new Error(`${name} exited (code ${code}, signal ${signal})\n--- its output ---\n${stderr}`));
+    }
   });
   const nextLine = () => new Promise((resolve, reject) => waiting.push({ resolve, reject }));
   await nextLine();

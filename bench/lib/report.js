@@ -72,7 +72,10 @@ function isClean(measurement) {
 export function problemLines(results) {
   const lines = [];
   for (const { name, service, baseline } of results) {
-    for (const [target, measurement] of [["service", service], ["baseline", baseline]]) {
+    for (const [target, measurement] of [
+      ["service", service],
+      ["baseline", baseline],
+    ]) {
       if (!isClean(measurement)) {
         lines.push(
           `WARNING ${name} (${target}): ${measurement.unexpectedStatus} unexpected statuses, ${measurement.errors} errors/timeouts`,

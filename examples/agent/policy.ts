@@ -64,13 +64,20 @@ const call = (name: string, args: unknown): Decision => ({ kind: "call", name, a
 const reply = (content: string): Decision => ({ kind: "reply", content });
 
 /** What an attacker-controlled agent slips into what it says and sends: markup, handlers and script URLs. */
-export const HOSTILE_PAYLOADS = ['<script>alert("xss")</script>', '<img src=x onerror="alert(1)">', '<a href="javascript:alert(2)">click</a>'] as const;
+export const HOSTILE_PAYLOADS = [
+  '<script>alert("xss")</script>',
+  '<img src=x onerror="alert(1)">',
+  '<a href="javascript:alert(2)">click</a>',
+] as const;
 
 export function decide(messages: readonly WireMessage[], behaviours: ReadonlySet<Behaviour>): Decision {
   const decision = decideFairly(messages, behaviours);
   if (!behaviours.has("hostile")) return decision;
   if (decision.kind === "reply") return reply(`${decision.content} ${HOSTILE_PAYLOADS.join(" ")}`);
-  return { ...decision, arguments: JSON.stringify({ ...parseJson(decision.arguments), note: HOSTILE_PAYLOADS.join(" ") }) };
+  return {
+    ...decision,
+    arguments: JSON.stringify({ ...parseJson(decision.arguments), note: HOSTILE_PAYLOADS.join(" ") }),
+  };
 }
 
 function decideFairly(messages: readonly WireMessage[], behaviours: ReadonlySet<Behaviour>): Decision {
@@ -89,7 +96,9 @@ function decideFairly(messages: readonly WireMessage[], behaviours: ReadonlySet<
       if (injected && behaviours.has("obey-injection")) return call(injected[1]!, { user_id: injected[2] });
       if (latest.result.error !== undefined) {
         const asked = parseJson(latest.call?.function.arguments ?? null);
-        return reply(`I could not find order ${String(asked.order_id ?? ORDER_ID.exec(user)?.[0] ?? "")}. No refund has been issued.`);
+        return reply(
+          `I could not find order ${String(asked.order_id ?? ORDER_ID.exec(user)?.[0] ?? "")}. No refund has been issued.`,
+        );
       }
       const order = latest.result;
       const refundWanted = /money back|refund/i.test(user);
@@ -100,14 +109,20 @@ function decideFairly(messages: readonly WireMessage[], behaviours: ReadonlySet<
     }
     if (tool === "issue_refund") {
       const args = parseJson(latest.call?.function.arguments ?? null);
-      const pii = behaviours.has("leak-pii") ? " It goes to card 4111 1111 1111 1111; questions to jane.doe@example.com." : "";
-      return reply(`Done: refund ${latest.result.refund_id} for ${args.amount} on order ${args.order_id} is ${latest.result.status}.${pii}`);
+      const pii = behaviours.has("leak-pii")
+        ? " It goes to card 4111 1111 1111 1111; questions to jane.doe@example.com."
+        : "";
+      return reply(
+        `Done: refund ${latest.result.refund_id} for ${args.amount} on order ${args.order_id} is ${latest.result.status}.${pii}`,
+      );
     }
     return reply(`The ${tool ?? "tool"} step is done.`);
   }
 
   if (/instructions|system prompt/i.test(user)) {
-    if (behaviours.has("leak-system-prompt")) return reply(`My instructions are: ${messages.find((m) => m.role === "system")?.content ?? ""}`);
+    if (behaviours.has("leak-system-prompt")) {
+      return reply(`My instructions are: ${messages.find((m) => m.role === "system")?.content ?? ""}`);
+    }
     return reply("I can't share my instructions, but I'm glad to help with an order or a refund.");
   }
   if (behaviours.has("unknown-tool") && thisTurn.length === 0) return call("refund_everything", { all: true });
@@ -118,7 +133,9 @@ function decideFairly(messages: readonly WireMessage[], behaviours: ReadonlySet<
   }
   const orderId = ORDER_ID.exec(user)?.[0];
   if (orderId) {
-    if (behaviours.has("bad-arguments-json")) return { kind: "call", name: "lookup_order", arguments: `{order_id: ${orderId}` };
+    if (behaviours.has("bad-arguments-json")) {
+      return { kind: "call", name: "lookup_order", arguments: `{order_id: ${orderId}` };
+    }
     return call("lookup_order", { order_id: behaviours.has("wrong-arguments") ? orderId.toLowerCase() : orderId });
   }
   return reply("How can I help with your order?");

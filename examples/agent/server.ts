@@ -91,11 +91,15 @@ export async function startExampleAgent({
     } catch {
       return sendJson(res, 400, { error: { message: "body is not JSON", type: "invalid_request_error" } });
     }
-    if (!Array.isArray(body.messages)) return sendJson(res, 400, { error: { message: "messages is required", type: "invalid_request_error" } });
+    if (!Array.isArray(body.messages)) {
+      return sendJson(res, 400, { error: { message: "messages is required", type: "invalid_request_error" } });
+    }
     requests++;
     const behaviours = new Set([...behavioursOf(body.model), ...deployed]);
     // `erratic`: every fourth conversation it starts gets its order id wrong.
-    if (behaviours.has("erratic") && !body.messages.some((m) => m.role === "assistant") && erraticStarts++ % 4 === 3) behaviours.add("wrong-arguments");
+    if (behaviours.has("erratic") && !body.messages.some((m) => m.role === "assistant") && erraticStarts++ % 4 === 3) {
+      behaviours.add("wrong-arguments");
+    }
     if (behaviours.has("rate-limited") && inFlight > acceptInFlight) {
       throttled++;
       res.setHeader("retry-after", "1");
@@ -104,7 +108,9 @@ export async function startExampleAgent({
     if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
     if (behaviours.has("slow")) await new Promise((resolve) => setTimeout(resolve, slowMs));
     if (behaviours.has("drop-connection")) return void req.socket.destroy();
-    if (behaviours.has("flaky") && flakyCounter++ % 2 === 0) return sendJson(res, 503, { error: { message: "overloaded" } });
+    if (behaviours.has("flaky") && flakyCounter++ % 2 === 0) {
+      return sendJson(res, 503, { error: { message: "overloaded" } });
+    }
     if (behaviours.has("http-500")) return sendJson(res, 500, { error: { message: "internal error" } });
     if (behaviours.has("malformed-json")) return sendJson(res, 200, '{"choices": [ {"message": ');
     if (behaviours.has("no-choices")) return sendJson(res, 200, { id: "x", object: "chat.completion", choices: [] });
@@ -116,7 +122,11 @@ export async function startExampleAgent({
         ? { role: "assistant", content: decision.content }
         : behaviours.has("invalid-tool-calls")
           ? { role: "assistant", content: null, tool_calls: [{ type: "function", function: { name: 7 } }] }
-          : { role: "assistant", content: null, tool_calls: [{ id, type: "function", function: { name: decision.name, arguments: decision.arguments } }] };
+          : {
+              role: "assistant",
+              content: null,
+              tool_calls: [{ id, type: "function", function: { name: decision.name, arguments: decision.arguments } }],
+            };
     // Tokens as a model would report them, about four characters each.
     const tokensOf = (text: string) => Math.ceil(text.length / 4);
     const prompt = tokensOf(body.messages.map((m) => m.content ?? "").join(""));
@@ -127,7 +137,9 @@ export async function startExampleAgent({
       created: Math.floor(Date.now() / 1000),
       model: typeof body.model === "string" ? body.model : MODEL,
       choices: [{ index: 0, message, finish_reason: decision.kind === "reply" ? "stop" : "tool_calls" }],
-      ...(behaviours.has("no-usage") ? {} : { usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } }),
+      ...(behaviours.has("no-usage")
+        ? {}
+        : { usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } }),
     });
   }
 
@@ -137,7 +149,10 @@ export async function startExampleAgent({
     if (calls.length > 10_000) calls.shift();
     const endpoint = ROUTE.exec(path)?.[2];
     if (req.method === "GET" && endpoint === "models") {
-      return sendJson(res, 200, { object: "list", data: [{ id: MODEL, object: "model", owned_by: "assure-examples" }] });
+      return sendJson(res, 200, {
+        object: "list",
+        data: [{ id: MODEL, object: "model", owned_by: "assure-examples" }],
+      });
     }
     if (req.method === "POST" && endpoint === "chat/completions") {
       peakInFlight = Math.max(peakInFlight, ++inFlight);

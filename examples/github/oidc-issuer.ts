@@ -36,7 +36,16 @@ export async function startOidcIssuer() {
   /** Signs a token; `overrides` can make it wrong on purpose (another issuer, expired…). */
   async function sign(
     payload: ActionsTokenClaims,
-    { audience, issuedAt = Date.now() / 1000, lifetimeS = 300, notBefore, signingKey = privateKey, keyId = kid, iss = issuer, jti = randomUUID() }: {
+    {
+      audience,
+      issuedAt = Date.now() / 1000,
+      lifetimeS = 300,
+      notBefore,
+      signingKey = privateKey,
+      keyId = kid,
+      iss = issuer,
+      jti = randomUUID(),
+    }: {
       audience: string;
       /** The token's id, fresh unless given; null leaves it out. */
       jti?: string | null;
@@ -93,7 +102,10 @@ export async function startOidcIssuer() {
       runnerTokenOptions = options;
     },
     /** What a runner's environment holds when the job has `permissions: id-token: write`. */
-    runnerEnv: { ACTIONS_ID_TOKEN_REQUEST_URL: `${issuer}/token?api-version=2.0`, ACTIONS_ID_TOKEN_REQUEST_TOKEN: requestToken },
+    runnerEnv: {
+      ACTIONS_ID_TOKEN_REQUEST_URL: `${issuer}/token?api-version=2.0`,
+      ACTIONS_ID_TOKEN_REQUEST_TOKEN: requestToken,
+    },
     /** A key of the same kind that the issuer never published: its signatures must not verify. */
     async strangerKey(): Promise<CryptoKey> {
       return (await generateKeyPair("RS256")).privateKey;

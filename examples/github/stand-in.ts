@@ -14,7 +14,10 @@ interface Operation {
 }
 interface GitHubDescription {
   paths: Record<string, Record<string, Operation>>;
-  components: { parameters: Record<string, { name: string; in: string; required?: boolean; schema: unknown }>; schemas: Record<string, unknown> };
+  components: {
+    parameters: Record<string, { name: string; in: string; required?: boolean; schema: unknown }>;
+    schemas: Record<string, unknown>;
+  };
 }
 
 /** GitHub's published OpenAPI description, read once for every stand-in of a test file. */
@@ -39,7 +42,15 @@ export interface StandInCheckRun {
   external_id: string | null;
   details_url: string | null;
   output: { title: string | null; summary: string | null; text: string | null };
-  annotations: { path: string; start_line: number; end_line: number; annotation_level: string; message: string; title?: string; raw_details?: string }[];
+  annotations: {
+    path: string;
+    start_line: number;
+    end_line: number;
+    annotation_level: string;
+    message: string;
+    title?: string;
+    raw_details?: string;
+  }[];
   actions: { label: string; description: string; identifier: string }[];
   /** Every request that carried annotations, with how many. */
   annotationRequests: number[];
@@ -80,7 +91,10 @@ export interface StandInPullRequest {
  * completed, as GitHub does. Every request is checked against GitHub's published OpenAPI
  * description (`@octokit/openapi`); what does not match is answered 422 and listed in `problems`.
  */
-export async function startGitHubStandIn({ appId = 123456, checkRequests = true }: { appId?: number; checkRequests?: boolean } = {}) {
+export async function startGitHubStandIn({
+  appId = 123456,
+  checkRequests = true,
+}: { appId?: number; checkRequests?: boolean } = {}) {
   const { description, ajv } = githubDescription();
   const { privateKey, publicKey } = generateKeyPairSync("rsa", {
     modulusLength: 2048,
@@ -120,19 +134,35 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     const operation = description.paths[found.template]![method]!;
     const values = found.pattern.exec(path)!.slice(1).map(decodeURIComponent);
     const params = Object.fromEntries(found.names.map((name, i) => [name, values[i]!]));
-    const declared = (operation.parameters ?? []).map((p) => (p.$ref ? description.components.parameters[p.$ref.split("/").at(-1)!]! : p));
+    const declared = (operation.parameters ?? []).map((p) =>
+      p.$ref ? description.components.parameters[p.$ref.split("/").at(-1)!]! : p,
+    );
     const fail = (what: string) => problems.push(`${method.toUpperCase()} ${found.template}: ${what}`);
     for (const parameter of declared) {
-      const raw = parameter.in === "path" ? params[parameter.name!] : parameter.in === "query" ? query.get(parameter.name!) ?? undefined : undefined;
+      const raw =
+        parameter.in === "path"
+          ? params[parameter.name!]
+          : parameter.in === "query"
+            ? (query.get(parameter.name!) ?? undefined)
+            : undefined;
       if (parameter.in !== "path" && parameter.in !== "query") continue;
       if (raw === undefined) {
         if (parameter.required) fail(`missing ${parameter.in} parameter ${parameter.name}`);
         continue;
       }
       const schema = parameter.schema as { type?: string };
-      const value = schema.type === "integer" || schema.type === "number" ? Number(raw) : schema.type === "boolean" ? raw === "true" : raw;
-      const validate = compile(`${method} ${found.template} ${parameter.in} ${parameter.name}`, () => ({ ...(parameter.schema as object) }));
-      if (!validate(value)) fail(`${parameter.in} parameter ${parameter.name}=${raw}: ${ajv.errorsText(validate.errors)}`);
+      const value =
+        schema.type === "integer" || schema.type === "number"
+          ? Number(raw)
+          : schema.type === "boolean"
+            ? raw === "true"
+            : raw;
+      const validate = compile(`${method} ${found.template} ${parameter.in} ${parameter.name}`, () => ({
+        ...(parameter.schema as object),
+      }));
+      if (!validate(value)) {
+        fail(`${parameter.in} parameter ${parameter.name}=${raw}: ${ajv.errorsText(validate.errors)}`);
+      }
     }
     for (const name of query.keys()) {
       if (!declared.some((p) => p.in === "query" && p.name === name)) fail(`unknown query parameter ${name}`);
@@ -141,7 +171,10 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     if (bodySchema && body === undefined) {
       if (operation.requestBody?.required) fail("missing its body");
     } else if (bodySchema) {
-      const validate = compile(`${method} ${found.template} body`, () => ({ $ref: "#/definitions/body", definitions: { body: rebase(bodySchema) } }));
+      const validate = compile(`${method} ${found.template} body`, () => ({
+        $ref: "#/definitions/body",
+        definitions: { body: rebase(bodySchema) },
+      }));
       if (!validate(body)) fail(`body: ${ajv.errorsText(validate.errors)}`);
     } else if (body !== undefined) fail("a body where the operation takes none");
     return { template: found.template, params };
@@ -173,10 +206,14 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     } catch {
       return json(res, 400, { message: "manifest is not JSON" });
     }
-    if (typeof manifest.redirect_url !== "string" || typeof manifest.hook_attributes?.url !== "string") return json(res, 422, { message: "manifest lacks redirect_url or hook_attributes.url" });
+    if (typeof manifest.redirect_url !== "string" || typeof manifest.hook_attributes?.url !== "string") {
+      return json(res, 422, { message: "manifest lacks redirect_url or hook_attributes.url" });
+    }
     manifests.push({ owner, manifest });
     const code = randomBytes(10).toString("hex");
-    const slug = String(manifest.name ?? "app").toLowerCase().replace(/[^a-z0-9]+/g, "-");
+    const slug = String(manifest.name ?? "app")
+      .toLowerCase()
+      .replace(/[^a-z0-9]+/g, "-");
     manifestCodes.set(code, {
       id: appId,
       slug,
@@ -192,7 +229,11 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
       client_secret: randomBytes(20).toString("hex"),
     });
     const state = url.searchParams.get("state");
-    res.writeHead(302, { location: `${manifest.redirect_url}?code=${code}${state ? `&state=${encodeURIComponent(state)}` : ""}` }).end();
+    res
+      .writeHead(302, {
+        location: `${manifest.redirect_url}?code=${code}${state ? `&state=${encodeURIComponent(state)}` : ""}`,
+      })
+      .end();
   }
 
   /** Requests to answer with a 5xx before serving them again: GitHub having a bad moment. */
@@ -220,7 +261,9 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     const problemsBefore = problems.length;
     const operation = checkRequests ? check(method, path, url.searchParams, body) : route(method, path);
     if (!operation) return json(res, 404, { message: "Not Found" });
-    if (problems.length > problemsBefore) return json(res, 422, { message: "Validation Failed", errors: problems.slice(problemsBefore) });
+    if (problems.length > problemsBefore) {
+      return json(res, 422, { message: "Validation Failed", errors: problems.slice(problemsBefore) });
+    }
     const { template, params } = operation;
     const outage = outages.find((o) => o.remaining > 0 && o.operation === `${method.toUpperCase()} ${template}`);
     if (outage) {
@@ -235,16 +278,29 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
       return json(res, 201, app);
     }
     if (template === "/repos/{owner}/{repo}/installation") {
-      if (!verifyAppJwt(req.headers.authorization)) return json(res, 401, { message: "A JSON web token could not be decoded" });
+      if (!verifyAppJwt(req.headers.authorization)) {
+        return json(res, 401, { message: "A JSON web token could not be decoded" });
+      }
       const installed = repositories.get(`${params.owner}/${params.repo}`)?.installationId;
       if (installed === undefined || installed === null) return json(res, 404, { message: "Not Found" });
-      return json(res, 200, { id: installed, app_id: appId, target_type: "Organization", account: { login: params.owner } });
+      return json(res, 200, {
+        id: installed,
+        app_id: appId,
+        target_type: "Organization",
+        account: { login: params.owner },
+      });
     }
     if (template === "/app/installations/{installation_id}/access_tokens") {
-      if (!verifyAppJwt(req.headers.authorization)) return json(res, 401, { message: "A JSON web token could not be decoded" });
+      if (!verifyAppJwt(req.headers.authorization)) {
+        return json(res, 401, { message: "A JSON web token could not be decoded" });
+      }
       const token = `ghs_${randomBytes(18).toString("hex")}`;
       tokens.add(token);
-      return json(res, 201, { token, expires_at: new Date(Date.now() + 3_600_000).toISOString(), permissions: { checks: "write", contents: "read" } });
+      return json(res, 201, {
+        token,
+        expires_at: new Date(Date.now() + 3_600_000).toISOString(),
+        permissions: { checks: "write", contents: "read" },
+      });
     }
     const bearer = /^(?:token|bearer) (\S+)$/i.exec(req.headers.authorization ?? "")?.[1];
     if (!bearer || !tokens.has(bearer)) return json(res, 401, { message: "Bad credentials" });
@@ -253,23 +309,41 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
 
     switch (`${method} ${template}`) {
       case "get /repos/{owner}/{repo}":
-        return json(res, 200, { id: repository.id, name: params.repo, full_name: repository.full_name, default_branch: repository.default_branch, private: true });
+        return json(res, 200, {
+          id: repository.id,
+          name: params.repo,
+          full_name: repository.full_name,
+          default_branch: repository.default_branch,
+          private: true,
+        });
       case "get /repos/{owner}/{repo}/branches/{branch}": {
         const tip = repository.branches.get(params.branch!);
         if (!tip) return json(res, 404, { message: "Branch not found" });
         return json(res, 200, { name: params.branch, commit: commitItem(repository, tip), protected: false });
       }
       case "get /repos/{owner}/{repo}/commits/{commit_sha}/branches-where-head": {
-        if (!repository.history.has(params.commit_sha!)) return json(res, 422, { message: `No commit found for SHA: ${params.commit_sha}` });
+        if (!repository.history.has(params.commit_sha!)) {
+          return json(res, 422, { message: `No commit found for SHA: ${params.commit_sha}` });
+        }
         const names = [...repository.branches].filter(([, tip]) => tip === params.commit_sha).map(([name]) => name);
-        return json(res, 200, names.map((name) => ({ name, commit: { sha: params.commit_sha, url: "" }, protected: false })));
+        return json(
+          res,
+          200,
+          names.map((name) => ({ name, commit: { sha: params.commit_sha, url: "" }, protected: false })),
+        );
       }
       case "get /repos/{owner}/{repo}/commits/{commit_sha}/pulls": {
         // As GitHub: the open pull requests whose commits include it (here: whose head it is), and the merged one that brought it.
         // A fork's commit is in the repository's network through its pull request.
         const listed = [...repository.pullRequests].filter(([, pull]) => pull.head?.sha === params.commit_sha);
-        if (listed.length === 0 && !repository.history.has(params.commit_sha!)) return json(res, 422, { message: `No commit found for SHA: ${params.commit_sha}` });
-        return json(res, 200, listed.map(([number, pull]) => pullRequestItem(repository, number, pull)));
+        if (listed.length === 0 && !repository.history.has(params.commit_sha!)) {
+          return json(res, 422, { message: `No commit found for SHA: ${params.commit_sha}` });
+        }
+        return json(
+          res,
+          200,
+          listed.map(([number, pull]) => pullRequestItem(repository, number, pull)),
+        );
       }
       case "get /repos/{owner}/{repo}/contents/{path}": {
         const files = repository.commits.get(url.searchParams.get("ref") ?? "");
@@ -289,8 +363,13 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
       }
       // GitHub's description names it `{base}...{head}` (Octokit's compareCommitsWithBasehead fills `basehead`).
       case "get /repos/{owner}/{repo}/compare/{base}...{head}": {
-        const [baseRef, headRef] = decodeURIComponent(url.pathname.split("/").at(-1)!).split("...") as [string, string | undefined];
-        if (!headRef || !repository.history.has(baseRef) || !repository.history.has(headRef)) return json(res, 404, { message: "Not Found" });
+        const [baseRef, headRef] = decodeURIComponent(url.pathname.split("/").at(-1)!).split("...") as [
+          string,
+          string | undefined,
+        ];
+        if (!headRef || !repository.history.has(baseRef) || !repository.history.has(headRef)) {
+          return json(res, 404, { message: "Not Found" });
+        }
         const ofBase = new Set(ancestors(repository, baseRef));
         const mergeBase = ancestors(repository, headRef).find((sha) => ofBase.has(sha));
         if (!mergeBase) return json(res, 404, { message: "No common ancestor between these commits." });
@@ -311,13 +390,23 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
         const pull = repository.pullRequests.get(Number(params.pull_number));
         if (!pull?.head) return json(res, 404, { message: "Not Found" });
         const ofBase = new Set(pull.base?.sha ? ancestors(repository, pull.base.sha) : []);
-        const commits = ancestors(repository, pull.head.sha).filter((sha) => !ofBase.has(sha) && repository.history.has(sha)).reverse();
-        return json(res, 200, commits.map((sha) => commitItem(repository, sha)));
+        const commits = ancestors(repository, pull.head.sha)
+          .filter((sha) => !ofBase.has(sha) && repository.history.has(sha))
+          .reverse();
+        return json(
+          res,
+          200,
+          commits.map((sha) => commitItem(repository, sha)),
+        );
       }
       case "get /repos/{owner}/{repo}/pulls/{pull_number}": {
         const pull = repository.pullRequests.get(Number(params.pull_number));
         if (!pull) return json(res, 404, { message: "Not Found" });
-        return json(res, 200, { number: Number(params.pull_number), state: "open", user: { login: pull.author, id: 1, type: "User" } });
+        return json(res, 200, {
+          number: Number(params.pull_number),
+          state: "open",
+          user: { login: pull.author, id: 1, type: "User" },
+        });
       }
       case "get /repos/{owner}/{repo}/commits": {
         const from = url.searchParams.get("sha") ?? "";
@@ -325,13 +414,28 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
         const perPage = Number(url.searchParams.get("per_page") ?? 30);
         const page = Number(url.searchParams.get("page") ?? 1);
         // As GitHub: every ancestor, newest first.
-        const all = ancestors(repository, from).sort((a, b) => repository.history.get(b)!.committed_at.localeCompare(repository.history.get(a)!.committed_at));
-        return json(res, 200, all.slice((page - 1) * perPage, page * perPage).map((sha) => commitItem(repository, sha)));
+        const all = ancestors(repository, from).sort((a, b) =>
+          repository.history.get(b)!.committed_at.localeCompare(repository.history.get(a)!.committed_at),
+        );
+        return json(
+          res,
+          200,
+          all.slice((page - 1) * perPage, page * perPage).map((sha) => commitItem(repository, sha)),
+        );
       }
       case "get /repos/{owner}/{repo}/git/blobs/{file_sha}": {
         for (const files of repository.commits.values()) {
           for (const bytes of files.values()) {
-            if (gitBlob(bytes) === params.file_sha) return json(res, 200, { sha: params.file_sha, size: bytes.length, encoding: "base64", content: bytes.toString("base64"), url: "", node_id: "" });
+            if (gitBlob(bytes) === params.file_sha) {
+              return json(res, 200, {
+                sha: params.file_sha,
+                size: bytes.length,
+                encoding: "base64",
+                content: bytes.toString("base64"),
+                url: "",
+                node_id: "",
+              });
+            }
           }
         }
         return json(res, 404, { message: "Not Found" });
@@ -339,7 +443,13 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
       case "get /repos/{owner}/{repo}/git/trees/{tree_sha}": {
         const files = repository.commits.get(params.tree_sha!);
         if (!files) return json(res, 404, { message: "Not Found" });
-        const tree = [...files].map(([filePath, bytes]) => ({ path: filePath, mode: "100644", type: "blob", sha: gitBlob(bytes), size: bytes.length }));
+        const tree = [...files].map(([filePath, bytes]) => ({
+          path: filePath,
+          mode: "100644",
+          type: "blob",
+          sha: gitBlob(bytes),
+          size: bytes.length,
+        }));
         return json(res, 200, { sha: params.tree_sha, truncated: false, tree });
       }
       case "post /repos/{owner}/{repo}/check-runs": {
@@ -352,7 +462,11 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
           conclusion: input.conclusion ?? null,
           external_id: input.external_id ?? null,
           details_url: input.details_url ?? null,
-          output: { title: input.output?.title ?? null, summary: input.output?.summary ?? null, text: input.output?.text ?? null },
+          output: {
+            title: input.output?.title ?? null,
+            summary: input.output?.summary ?? null,
+            text: input.output?.text ?? null,
+          },
           annotations: [...(input.output?.annotations ?? [])],
           actions: input.actions ?? [],
           annotationRequests: input.output?.annotations?.length ? [input.output.annotations.length] : [],
@@ -367,7 +481,10 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
         if (!run) return json(res, 404, { message: "Not Found" });
         const input = body as Record<string, any>;
         const nextStatus = input.conclusion ? "completed" : (input.status ?? run.status);
-        if (run.status === "completed" && (nextStatus !== "completed" || (input.conclusion !== undefined && input.conclusion !== run.conclusion))) {
+        if (
+          run.status === "completed" &&
+          (nextStatus !== "completed" || (input.conclusion !== undefined && input.conclusion !== run.conclusion))
+        ) {
           problems.push(`PATCH check run ${run.id}: it is completed; its status or conclusion cannot change`);
           return json(res, 422, { message: "A completed check run cannot change its status or conclusion" });
         }
@@ -377,7 +494,11 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
           run.completed_at = input.completed_at ?? new Date().toISOString();
         }
         if (input.output) {
-          run.output = { title: input.output.title ?? run.output.title, summary: input.output.summary ?? run.output.summary, text: input.output.text ?? run.output.text };
+          run.output = {
+            title: input.output.title ?? run.output.title,
+            summary: input.output.summary ?? run.output.summary,
+            text: input.output.text ?? run.output.text,
+          };
           if (input.output.annotations?.length) {
             run.annotations.push(...input.output.annotations);
             run.annotationRequests.push(input.output.annotations.length);
@@ -389,8 +510,15 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
         return json(res, 200, toGitHubCheckRun(run, repository));
       }
       case "get /repos/{owner}/{repo}/commits/{ref}/check-runs": {
-        const runs = repository.checkRuns.filter((r) => r.head_sha === params.ref && (!url.searchParams.get("check_name") || r.name === url.searchParams.get("check_name")));
-        return json(res, 200, { total_count: runs.length, check_runs: runs.map((r) => toGitHubCheckRun(r, repository)) });
+        const runs = repository.checkRuns.filter(
+          (r) =>
+            r.head_sha === params.ref &&
+            (!url.searchParams.get("check_name") || r.name === url.searchParams.get("check_name")),
+        );
+        return json(res, 200, {
+          total_count: runs.length,
+          check_runs: runs.map((r) => toGitHubCheckRun(r, repository)),
+        });
       }
       case "get /repos/{owner}/{repo}/collaborators/{username}/permission": {
         const permission = repository.permissions.get(params.username!) ?? "none";
@@ -434,9 +562,25 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
       return token;
     },
     /** The environment the service needs to act as this App against the stand-in. */
-    env: { APP_ID: String(appId), PRIVATE_KEY: privateKey, WEBHOOK_SECRET: webhookSecret, GHE_HOST: host, GHE_PROTOCOL: "http" },
+    env: {
+      APP_ID: String(appId),
+      PRIVATE_KEY: privateKey,
+      WEBHOOK_SECRET: webhookSecret,
+      GHE_HOST: host,
+      GHE_PROTOCOL: "http",
+    },
     /** A repository, reached by the App's installation `installationId` (1 unless given; null: the App is not installed on it). */
-    addRepository({ id, full_name, default_branch = "main", installationId = 1 }: { id: number; full_name: string; default_branch?: string; installationId?: number | null }) {
+    addRepository({
+      id,
+      full_name,
+      default_branch = "main",
+      installationId = 1,
+    }: {
+      id: number;
+      full_name: string;
+      default_branch?: string;
+      installationId?: number | null;
+    }) {
       repositories.set(full_name, {
         id,
         full_name,
@@ -466,10 +610,18 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
       fullName: string,
       sha: string,
       files: Record<string, string | Buffer>,
-      { parents = [], committed_at = new Date().toISOString(), branch, author }: { parents?: string[]; committed_at?: string; branch?: string; author?: string } = {},
+      {
+        parents = [],
+        committed_at = new Date().toISOString(),
+        branch,
+        author,
+      }: { parents?: string[]; committed_at?: string; branch?: string; author?: string } = {},
     ) {
       const repository = repositories.get(fullName)!;
-      repository.commits.set(sha, new Map(Object.entries(files).map(([path, content]) => [path, Buffer.from(content)])));
+      repository.commits.set(
+        sha,
+        new Map(Object.entries(files).map(([path, content]) => [path, Buffer.from(content)])),
+      );
       repository.history.set(sha, { parents, committed_at, author });
       if (branch) repository.branches.set(branch, sha);
     },
@@ -489,7 +641,10 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
     },
     /** The check run GitHub shows as current for a commit: the newest of that name. */
     currentCheckRun(fullName: string, sha: string, name = "assure/release-gate"): StandInCheckRun | undefined {
-      return repositories.get(fullName)!.checkRuns.filter((run) => run.head_sha === sha && run.name === name).at(-1);
+      return repositories
+        .get(fullName)!
+        .checkRuns.filter((run) => run.head_sha === sha && run.name === name)
+        .at(-1);
     },
     /** Answers the next `times` requests of an operation ("PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}") with `status`. */
     failNext(operation: string, times: number, status = 502) {
@@ -500,15 +655,27 @@ export async function startGitHubStandIn({ appId = 123456, checkRequests = true 
      * about a pull request GitHub has: the stand-in keeps it (its head and base), as the commit's
      * pull requests then list it.
      */
-    async deliver(serviceBaseUrl: string, event: string, payload: unknown, { delivery = randomUUID(), path = "/api/github/webhooks" } = {}) {
-      const pr = event === "pull_request" ? (payload as { action?: string; repository?: { full_name?: string }; pull_request?: Record<string, any> }) : undefined;
+    async deliver(
+      serviceBaseUrl: string,
+      event: string,
+      payload: unknown,
+      { delivery = randomUUID(), path = "/api/github/webhooks" } = {},
+    ) {
+      const pr =
+        event === "pull_request"
+          ? (payload as { action?: string; repository?: { full_name?: string }; pull_request?: Record<string, any> })
+          : undefined;
       const repository = pr?.repository?.full_name ? repositories.get(pr.repository.full_name) : undefined;
       if (pr?.pull_request && repository) {
         const { number, head, base, user } = pr.pull_request;
         const known = repository.pullRequests.get(number);
         repository.pullRequests.set(number, {
           author: known?.author ?? user?.login ?? "octocat",
-          head: { sha: head.sha, ref: head.ref, repo: head.repo ? { id: head.repo.id, full_name: head.repo.full_name } : null },
+          head: {
+            sha: head.sha,
+            ref: head.ref,
+            repo: head.repo ? { id: head.repo.id, full_name: head.repo.full_name } : null,
+          },
           base: { sha: base.sha, ref: base.ref },
           state: pr.action === "closed" ? "closed" : "open",
         });
@@ -555,7 +722,10 @@ function ancestors(repository: Repository, sha: string): string[] {
 }
 
 function commitItem(repository: Repository, sha: string) {
-  const { parents, committed_at, author } = repository.history.get(sha) ?? { parents: [], committed_at: new Date(0).toISOString() };
+  const { parents, committed_at, author } = repository.history.get(sha) ?? {
+    parents: [],
+    committed_at: new Date(0).toISOString(),
+  };
   const person = { name: "Dev", email: "dev@example.com", date: committed_at };
   const user = author ? { login: author, id: 1, type: "User" } : null;
   return {
@@ -565,7 +735,13 @@ function commitItem(repository: Repository, sha: string) {
     node_id: `C_${sha}`,
     url: `https://api.github.com/repos/${repository.full_name}/commits/${sha}`,
     html_url: `https://github.com/${repository.full_name}/commit/${sha}`,
-    commit: { author: person, committer: person, message: `commit ${sha.slice(0, 7)}`, tree: { sha }, comment_count: 0 },
+    commit: {
+      author: person,
+      committer: person,
+      message: `commit ${sha.slice(0, 7)}`,
+      tree: { sha },
+      comment_count: 0,
+    },
     parents: parents.map((parent) => ({ sha: parent, url: "" })),
   };
 }
@@ -577,13 +753,21 @@ function pullRequestItem(repository: Repository, number: number, pull: StandInPu
     state: pull.state ?? "open",
     title: `pull request ${number}`,
     user: { login: pull.author, id: 1, type: "User" },
-    head: { sha: pull.head?.sha, ref: pull.head?.ref ?? "feature", repo: pull.head?.repo === undefined ? own : pull.head.repo },
+    head: {
+      sha: pull.head?.sha,
+      ref: pull.head?.ref ?? "feature",
+      repo: pull.head?.repo === undefined ? own : pull.head.repo,
+    },
     base: { sha: pull.base?.sha, ref: pull.base?.ref ?? repository.default_branch, repo: own },
   };
 }
 
 function gitBlob(bytes: Buffer): string {
-  return require("node:crypto").createHash("sha1").update(`blob ${bytes.length}\0`).update(bytes).digest("hex") as string;
+  return require("node:crypto")
+    .createHash("sha1")
+    .update(`blob ${bytes.length}\0`)
+    .update(bytes)
+    .digest("hex") as string;
 }
 
 function toGitHubCheckRun(run: StandInCheckRun, repository: Repository) {

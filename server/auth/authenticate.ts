@@ -41,7 +41,9 @@ export function makeAuthenticator(store: Pick<Store, "getApiKeyRow">, clock: Clo
       name: row.name,
       project_id: row.project_id,
       scopes,
-      ...(issuedFor ? { repository: { github_id: Number(issuedFor.repository_id), full_name: issuedFor.repository } } : {}),
+      ...(issuedFor
+        ? { repository: { github_id: Number(issuedFor.repository_id), full_name: issuedFor.repository } }
+        : {}),
     };
   };
 }
@@ -82,7 +84,12 @@ export function canSee(principal: Principal, projectId: string): boolean {
  * decision, a run or a spec is about: its token says which repository asked, not the others of its
  * project. `path` names the field for the refusal.
  */
-export function assertActsFor(principal: Principal, repository: string, repositories: readonly { github_id: number; full_name: string }[], path: string): void {
+export function assertActsFor(
+  principal: Principal,
+  repository: string,
+  repositories: readonly { github_id: number; full_name: string }[],
+  path: string,
+): void {
   if (!principal.repository) return;
   const named = repositories.find((r) => r.full_name.toLowerCase() === repository.toLowerCase());
   if (named?.github_id === principal.repository.github_id) return;

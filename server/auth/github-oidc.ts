@@ -65,11 +65,18 @@ export function makeOidcVerifier({ issuer, jwksUrl, audience }: OidcSettings, cl
       throw new OidcRefusedError("not_yet_valid", "The token was issued in the future (iat).");
     }
     if (typeof payload.repository_id !== "string" || typeof payload.repository !== "string") {
-      throw new OidcRefusedError("invalid_token", "The token does not name its repository (repository, repository_id).");
+      throw new OidcRefusedError(
+        "invalid_token",
+        "The token does not name its repository (repository, repository_id).",
+      );
     }
     // GitHub writes the id as decimal digits: anything else ("0x7d2", " 2002 ", "2002.0") is not its token.
-    if (!/^[1-9]\d{0,19}$/.test(payload.repository_id)) throw new OidcRefusedError("invalid_token", "The token's repository_id is not a repository id (decimal digits).");
-    if (typeof payload.jti !== "string" || payload.jti.length === 0 || payload.jti.length > 200) throw new OidcRefusedError("invalid_token", "The token has no usable id (jti).");
+    if (!/^[1-9]\d{0,19}$/.test(payload.repository_id)) {
+      throw new OidcRefusedError("invalid_token", "The token's repository_id is not a repository id (decimal digits).");
+    }
+    if (typeof payload.jti !== "string" || payload.jti.length === 0 || payload.jti.length > 200) {
+      throw new OidcRefusedError("invalid_token", "The token has no usable id (jti).");
+    }
     return payload as GitHubOidcClaims;
   };
 }
@@ -83,17 +90,34 @@ function refusal(error: unknown, expected: { issuer: string; audience: string })
       case "iss":
         return new OidcRefusedError("wrong_issuer", `The token was not issued by ${expected.issuer} (iss).`);
       case "aud":
-        return new OidcRefusedError("wrong_audience", `The token is not for ${expected.audience} (aud): request it with that audience.`);
+        return new OidcRefusedError(
+          "wrong_audience",
+          `The token is not for ${expected.audience} (aud): request it with that audience.`,
+        );
       case "nbf":
         return new OidcRefusedError("not_yet_valid", "The token is not valid yet (nbf).");
       default:
-        return new OidcRefusedError("invalid_token", `The token's claim '${error.claim}' is missing or wrong: ${error.message}.`);
+        return new OidcRefusedError(
+          "invalid_token",
+          `The token's claim '${error.claim}' is missing or wrong: ${error.message}.`,
+        );
     }
   }
-  if (error instanceof errors.JWSSignatureVerificationFailed || error instanceof errors.JWKSNoMatchingKey || error instanceof errors.JOSEAlgNotAllowed) {
-    return new OidcRefusedError("invalid_signature", "The token's signature does not verify against the issuer's keys.");
+  if (
+    error instanceof errors.JWSSignatureVerificationFailed ||
+    error instanceof errors.JWKSNoMatchingKey ||
+    error instanceof errors.JOSEAlgNotAllowed
+  ) {
+    return new OidcRefusedError(
+      "invalid_signature",
+      "The token's signature does not verify against the issuer's keys.",
+    );
   }
-  if (error instanceof errors.JWSInvalid || error instanceof errors.JWTInvalid || error instanceof errors.JOSENotSupported) {
+  if (
+    error instanceof errors.JWSInvalid ||
+    error instanceof errors.JWTInvalid ||
+    error instanceof errors.JOSENotSupported
+  ) {
     return new OidcRefusedError("invalid_token", "The token is not a signed JWT.");
   }
   return error;

@@ -36,7 +36,9 @@ export function newApiKey(
     if (!store.getProject(projectId)) throw new ApiKeyRequestError(`Project '${projectId}' does not exist.`);
     if (scopes.length === 0) throw new ApiKeyRequestError("A project key needs at least one scope.");
     const unknown = scopes.filter((scope) => !isScope(scope));
-    if (unknown.length > 0) throw new ApiKeyRequestError(`Unknown scope(s): ${unknown.join(", ")}. Known: ${SCOPES.join(", ")}`);
+    if (unknown.length > 0) {
+      throw new ApiKeyRequestError(`Unknown scope(s): ${unknown.join(", ")}. Known: ${SCOPES.join(", ")}`);
+    }
     const adminOnly = scopes.filter((scope) => (ADMIN_ONLY_SCOPES as readonly string[]).includes(scope));
     if (adminOnly.length > 0) throw new ApiKeyRequestError(`Only admin keys carry: ${adminOnly.join(", ")}`);
     granted = [...new Set(scopes)];

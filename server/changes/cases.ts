@@ -35,14 +35,32 @@ export function* specCases(spec: TestSpecDocument): Generator<SpecCase> {
     for (const [t, turn] of scenario.turns.entries()) {
       for (const [e, expectation] of (turn.expect ?? []).entries()) {
         const where = `turns[${t}].expect[${e}]`;
-        yield { case_id: `${id} ${where}`, kind: "expectation", scenario_id: id, spec_path: `scenarios[${s}].${where}`, version: versionOf({ turn: t + 1, expectation }) };
+        yield {
+          case_id: `${id} ${where}`,
+          kind: "expectation",
+          scenario_id: id,
+          spec_path: `scenarios[${s}].${where}`,
+          version: versionOf({ turn: t + 1, expectation }),
+        };
       }
     }
     for (const [e, expectation] of (scenario.expect ?? []).entries()) {
-      yield { case_id: `${id} expect[${e}]`, kind: "expectation", scenario_id: id, spec_path: `scenarios[${s}].expect[${e}]`, version: versionOf({ expectation }) };
+      yield {
+        case_id: `${id} expect[${e}]`,
+        kind: "expectation",
+        scenario_id: id,
+        spec_path: `scenarios[${s}].expect[${e}]`,
+        version: versionOf({ expectation }),
+      };
     }
     for (const [m, metric] of (scenario.metrics ?? []).entries()) {
-      yield { case_id: `${id} metric ${metric.id}`, kind: "metric", scenario_id: id, spec_path: `scenarios[${s}].metrics[${m}]`, version: versionOf({ metric }) };
+      yield {
+        case_id: `${id} metric ${metric.id}`,
+        kind: "metric",
+        scenario_id: id,
+        spec_path: `scenarios[${s}].metrics[${m}]`,
+        version: versionOf({ metric }),
+      };
     }
   }
   for (const [p, probe] of (spec.security ?? []).entries()) {

@@ -1,4 +1,10 @@
-import { compareRates, compareScores, type PassCount, type RateComparison, type ScoreComparison } from "./statistics.js";
+import {
+  compareRates,
+  compareScores,
+  type PassCount,
+  type RateComparison,
+  type ScoreComparison,
+} from "./statistics.js";
 
 /** What a case did in one run (or decision): passes over repeats, and its judged scores if it has any. */
 export interface CaseSamples extends PassCount {
@@ -39,7 +45,11 @@ const MAX_MORE_REPEATS = 1000;
  * drop beyond it that is not significant is inconclusive, with how many more head repeats would
  * settle it; anything else is unchanged.
  */
-export function compareCase(base: CaseSamples | null, head: CaseSamples | null, { max_drop, confidence }: NoRegression): CaseChange {
+export function compareCase(
+  base: CaseSamples | null,
+  head: CaseSamples | null,
+  { max_drop, confidence }: NoRegression,
+): CaseChange {
   const none = { rates: null, scores: null, moreRepeatsToSettle: null };
   if (!base && !head) throw new Error("a case is on one side at least");
   if (!base) return { class: "new", base: null, head, ...none };
@@ -47,20 +57,37 @@ export function compareCase(base: CaseSamples | null, head: CaseSamples | null, 
   const alpha = 1 - confidence;
   const rates = compareRates(base, head);
   const rateDrop = rateOf(base) - rateOf(head);
-  const scored = base.scores?.length && head.scores?.length ? { ...compareScores(base.scores, head.scores), drop: mean(base.scores) - mean(head.scores) } : null;
+  const scored =
+    base.scores?.length && head.scores?.length
+      ? { ...compareScores(base.scores, head.scores), drop: mean(base.scores) - mean(head.scores) }
+      : null;
 
-  const regressed = (rateDrop > max_drop && rates.pLower < alpha) || (scored !== null && scored.drop > max_drop && scored.pLower < alpha);
-  const improved = (-rateDrop > max_drop && rates.pHigher < alpha) || (scored !== null && -scored.drop > max_drop && scored.pHigher < alpha);
+  const regressed =
+    (rateDrop > max_drop && rates.pLower < alpha) ||
+    (scored !== null && scored.drop > max_drop && scored.pLower < alpha);
+  const improved =
+    (-rateDrop > max_drop && rates.pHigher < alpha) ||
+    (scored !== null && -scored.drop > max_drop && scored.pHigher < alpha);
   if (regressed) return { class: "regressed", base, head, rates, scores: scored, moreRepeatsToSettle: null };
   if (improved) return { class: "improved", base, head, rates, scores: scored, moreRepeatsToSettle: null };
   const dropped = rateDrop > max_drop || (scored !== null && scored.drop > max_drop);
   if (!dropped) return { class: "unchanged", base, head, rates, scores: scored, moreRepeatsToSettle: null };
-  return { class: "inconclusive", base, head, rates, scores: scored, moreRepeatsToSettle: rateDrop > max_drop ? repeatsToSettle(base, head, alpha) : null };
+  return {
+    class: "inconclusive",
+    base,
+    head,
+    rates,
+    scores: scored,
+    moreRepeatsToSettle: rateDrop > max_drop ? repeatsToSettle(base, head, alpha) : null,
+  };
 }
 
 /** More repeats on each side that would make the rate's drop significant if both kept their observed rates. */
 function repeatsToSettle(base: PassCount, head: PassCount, alpha: number): number | null {
-  const grown = ({ passes, runs }: PassCount, more: number) => ({ passes: Math.round((passes / runs) * (runs + more)), runs: runs + more });
+  const grown = ({ passes, runs }: PassCount, more: number) => ({
+    passes: Math.round((passes / runs) * (runs + more)),
+    runs: runs + more,
+  });
   const settles = (more: number) => compareRates(grown(base, more), grown(head, more)).pLower < alpha;
   if (!settles(MAX_MORE_REPEATS)) return null;
   // The p-value falls as both samples grow at fixed rates (rounding aside): the least that settles it, by bisection.

@@ -3,7 +3,10 @@ import { specCases } from "./cases.js";
 import { compareCase, type CaseChange, type CaseSamples, type NoRegression } from "./compare-case.js";
 
 /** What a case's evaluations need to say: enough of a stored evaluation. */
-export type CaseEvaluation = Pick<Evaluation, "kind" | "metric_id" | "scenario_id" | "spec_path" | "status" | "score" | "conversation_id" | "turn">;
+export type CaseEvaluation = Pick<
+  Evaluation,
+  "kind" | "metric_id" | "scenario_id" | "spec_path" | "status" | "score" | "conversation_id" | "turn"
+>;
 
 /** One side of a comparison: a spec version and the evaluations of its runs (several runs: more repeats). */
 export interface ComparedSide {
@@ -24,7 +27,9 @@ export interface CaseComparison extends CaseChange {
  */
 export function caseIdOf(evaluation: CaseEvaluation): string | undefined {
   if (evaluation.scenario_id === null) return undefined;
-  if (evaluation.kind === "expectation" && evaluation.spec_path) return `${evaluation.scenario_id} ${evaluation.spec_path.replace(/^scenarios\[\d+\]\./, "")}`;
+  if (evaluation.kind === "expectation" && evaluation.spec_path) {
+    return `${evaluation.scenario_id} ${evaluation.spec_path.replace(/^scenarios\[\d+\]\./, "")}`;
+  }
   if (evaluation.kind === "metric") return `${evaluation.scenario_id} metric ${evaluation.metric_id}`;
   if (evaluation.kind === "probe") return `${evaluation.scenario_id} probe`;
   return undefined;
@@ -77,13 +82,23 @@ export function compareCases(base: ComparedSide, head: ComparedSide, policy: NoR
     if (!headSample) continue; // not judged at the head: nothing to compare (its gate says why)
     const baseVersion = baseVersions.get(caseId);
     const baseSample = baseVersion === headVersion ? (baseSamples.get(caseId) ?? null) : null;
-    comparisons.push({ case_id: caseId, base_version: baseVersion ?? null, head_version: headVersion, ...compareCase(baseSample, headSample, policy) });
+    comparisons.push({
+      case_id: caseId,
+      base_version: baseVersion ?? null,
+      head_version: headVersion,
+      ...compareCase(baseSample, headSample, policy),
+    });
   }
   for (const [caseId, baseVersion] of baseVersions) {
     const headVersion = headVersions.get(caseId);
     const baseSample = baseSamples.get(caseId);
     if (headVersion === baseVersion || !baseSample) continue; // compared above, or never judged at the base
-    comparisons.push({ case_id: caseId, base_version: baseVersion, head_version: headVersion ?? null, ...compareCase(baseSample, null, policy) });
+    comparisons.push({
+      case_id: caseId,
+      base_version: baseVersion,
+      head_version: headVersion ?? null,
+      ...compareCase(baseSample, null, policy),
+    });
   }
   return comparisons;
 }

@@ -38,7 +38,9 @@ export function caseOutcomes(side: ComparedSide): Map<string, CaseOutcome> {
   const outcomes = new Map<string, CaseOutcome>();
   for (const c of specCases(side.spec)) {
     const sample = samples.get(c.case_id);
-    if (sample && sample.runs > 0) outcomes.set(c.case_id, { version: c.version, passed: sample.passes === sample.runs });
+    if (sample && sample.runs > 0) {
+      outcomes.set(c.case_id, { version: c.version, passed: sample.passes === sample.runs });
+    }
   }
   return outcomes;
 }

@@ -1,4 +1,12 @@
-import { evaluationPath, type CaseChange, type CaseFlakiness, type DecisionChanges, type GateSpec, type TestSpecDocument, type UsageChange } from "../contract/index.js";
+import {
+  evaluationPath,
+  type CaseChange,
+  type CaseFlakiness,
+  type DecisionChanges,
+  type GateSpec,
+  type TestSpecDocument,
+  type UsageChange,
+} from "../contract/index.js";
 import type { UsageFigures } from "../usage/agent-usage.js";
 import { specCases, type SpecCase } from "./cases.js";
 import type { CaseClass, NoRegression } from "./compare-case.js";
@@ -67,9 +75,20 @@ const REFS_PER_CASE = 3;
  * regressed. A drop that is not significant is listed as inconclusive, with the repeats that
  * would settle it, and does not fail the gate: only evidence of a regression does.
  */
-export function judgeChange(head: ChangeSide, base: BaseOf, flaky: ReadonlyMap<string, CaseFlakiness> = new Map()): SlotChange {
+export function judgeChange(
+  head: ChangeSide,
+  base: BaseOf,
+  flaky: ReadonlyMap<string, CaseFlakiness> = new Map(),
+): SlotChange {
   const gates = head.spec.gates.filter((gate) => gate.require.no_regression);
-  const counts: Record<CaseClass, number> = { regressed: 0, improved: 0, unchanged: 0, inconclusive: 0, new: 0, removed: 0 };
+  const counts: Record<CaseClass, number> = {
+    regressed: 0,
+    improved: 0,
+    unchanged: 0,
+    inconclusive: 0,
+    new: 0,
+    removed: 0,
+  };
   const flakyCases = [...flaky].map(([caseId, f]): FlakyCase => ({ run_id: head.run_id, case_id: caseId, ...f }));
   if (!base.side) {
     return {
@@ -77,18 +96,30 @@ export function judgeChange(head: ChangeSide, base: BaseOf, flaky: ReadonlyMap<s
       counts,
       flaky: flakyCases,
       usage: null,
-      gates: gates.map((gate) => ({ gate_id: gate.id, status: "passed", reason: `no_regression: ${base.why}`, evidence_refs: [], baseline_refs: [] })),
+      gates: gates.map((gate) => ({
+        gate_id: gate.id,
+        status: "passed",
+        reason: `no_regression: ${base.why}`,
+        evidence_refs: [],
+        baseline_refs: [],
+      })),
     };
   }
   const baseSide = base.side;
   const headCases = new Map([...specCases(head.spec)].map((c) => [c.case_id, c]));
   const baseCases = new Map([...specCases(baseSide.spec)].map((c) => [c.case_id, c]));
-  const gatesOf = (caseId: string) => gates.filter((gate) => coveredBy(gate)(headCases.get(caseId) ?? baseCases.get(caseId)!));
+  const gatesOf = (caseId: string) =>
+    gates.filter((gate) => coveredBy(gate)(headCases.get(caseId) ?? baseCases.get(caseId)!));
 
   // Each case is classed by the first gate that covers it (the defaults when none does).
   const policies = new Map<string, NoRegression>();
   for (const gate of gates) policies.set(JSON.stringify(gate.require.no_regression), gate.require.no_regression!);
-  const comparedUnder = new Map([...policies].map(([key, policy]) => [key, new Map(compareCases(baseSide, head, policy).map((c) => [c.case_id, c]))]));
+  const comparedUnder = new Map(
+    [...policies].map(([key, policy]) => [
+      key,
+      new Map(compareCases(baseSide, head, policy).map((c) => [c.case_id, c])),
+    ]),
+  );
   const underDefaults = new Map(compareCases(baseSide, head, DEFAULT_NO_REGRESSION).map((c) => [c.case_id, c]));
 
   const headRefs = refsByCase(head);
@@ -96,11 +127,21 @@ export function judgeChange(head: ChangeSide, base: BaseOf, flaky: ReadonlyMap<s
   const cases: CaseChangeView[] = [];
   for (const [caseId, fallback] of underDefaults) {
     const covering = gatesOf(caseId);
-    const comparison = covering.length > 0 ? comparedUnder.get(JSON.stringify(covering[0]!.require.no_regression))!.get(caseId)! : fallback;
+    const comparison =
+      covering.length > 0
+        ? comparedUnder.get(JSON.stringify(covering[0]!.require.no_regression))!.get(caseId)!
+        : fallback;
     counts[comparison.class]++;
     if (comparison.class === "unchanged") continue;
     cases.push({
-      ...view(comparison, head.run_id, baseSide.run_id, headRefs.get(caseId) ?? [], baseRefs.get(caseId) ?? [], covering.map((g) => g.id)),
+      ...view(
+        comparison,
+        head.run_id,
+        baseSide.run_id,
+        headRefs.get(caseId) ?? [],
+        baseRefs.get(caseId) ?? [],
+        covering.map((g) => g.id),
+      ),
       flaky: flaky.get(caseId) ?? null,
     });
   }
@@ -111,8 +152,10 @@ export function judgeChange(head: ChangeSide, base: BaseOf, flaky: ReadonlyMap<s
     const quarantined = mine.filter((c) => c.class === "regressed" && c.flaky?.quarantined);
     const of = (cls: CaseClass) => mine.filter((c) => c.class === cls).length;
     const against = `against the baseline ${short(base.commit_sha)}`;
-    const listed = (list: CaseChangeView[]) => `${list.slice(0, 5).map(describe).join("; ")}${list.length > 5 ? "; …" : ""}`;
-    const aside = quarantined.length > 0 ? ` (${quarantined.length} more quarantined as flaky: ${listed(quarantined)})` : "";
+    const listed = (list: CaseChangeView[]) =>
+      `${list.slice(0, 5).map(describe).join("; ")}${list.length > 5 ? "; …" : ""}`;
+    const aside =
+      quarantined.length > 0 ? ` (${quarantined.length} more quarantined as flaky: ${listed(quarantined)})` : "";
     if (regressed.length > 0) {
       return {
         gate_id: gate.id,
@@ -156,7 +199,13 @@ function usageChange(head: ChangeSide, base: ChangeSide): UsageChange | null {
     const [b, h] = [base.usage![key], head.usage![key]];
     return { base: b, head: h, change: b === null || h === null || b === 0 ? null : round((h - b) / b, 4) };
   };
-  return { run_id: head.run_id, base_run_id: base.run_id, tokens: figure("tokens"), cost_usd: figure("cost_usd"), latency_ms_p95: figure("latency_ms_p95") };
+  return {
+    run_id: head.run_id,
+    base_run_id: base.run_id,
+    tokens: figure("tokens"),
+    cost_usd: figure("cost_usd"),
+    latency_ms_p95: figure("latency_ms_p95"),
+  };
 }
 
 /** Up to three evaluations to cite per case on one side: the failed ones first. */
@@ -170,15 +219,25 @@ function refsByCase(side: ChangeSide): Map<string, string[]> {
   return new Map(
     [...grouped].map(([id, list]) => [
       id,
-      [...list.filter((e) => e.status === "failed"), ...list.filter((e) => e.status !== "failed")].slice(0, REFS_PER_CASE).map((e) => evaluationPath(side.run_id, e.evaluation_id)),
+      [...list.filter((e) => e.status === "failed"), ...list.filter((e) => e.status !== "failed")]
+        .slice(0, REFS_PER_CASE)
+        .map((e) => evaluationPath(side.run_id, e.evaluation_id)),
     ]),
   );
 }
 
 const round = (x: number, digits = 3) => Math.round(x * 10 ** digits) / 10 ** digits;
-const mean = (values: readonly number[] | undefined) => (values && values.length > 0 ? values.reduce((a, b) => a + b, 0) / values.length : null);
+const mean = (values: readonly number[] | undefined) =>
+  values && values.length > 0 ? values.reduce((a, b) => a + b, 0) / values.length : null;
 
-function view(c: CaseComparison, runId: string, baseRunId: string, headRefs: string[], baseRefs: string[], gateIds: string[]): CaseChangeView {
+function view(
+  c: CaseComparison,
+  runId: string,
+  baseRunId: string,
+  headRefs: string[],
+  baseRefs: string[],
+  gateIds: string[],
+): CaseChangeView {
   const tally = (s: CaseComparison["base"]): CaseTally | null => {
     if (!s) return null;
     const m = mean(s.scores);
@@ -206,12 +265,18 @@ function view(c: CaseComparison, runId: string, baseRunId: string, headRefs: str
 
 /** `'full-refund expect[0]' passed 5/5 → 1/5 (p = 0.024)`, with the score's drop when it is judged. */
 export function describe(c: CaseChangeView): string {
-  const rate = c.base && c.head ? ` passed ${c.base.passes}/${c.base.runs} → ${c.head.passes}/${c.head.runs}${c.rate_p !== null ? ` (p = ${c.rate_p})` : ""}` : "";
+  const rate =
+    c.base && c.head
+      ? ` passed ${c.base.passes}/${c.base.runs} → ${c.head.passes}/${c.head.runs}${c.rate_p !== null ? ` (p = ${c.rate_p})` : ""}`
+      : "";
   const score =
     c.score_drop !== null && c.base?.mean_score != null && c.head?.mean_score != null
       ? `, mean score ${c.base.mean_score} → ${c.head.mean_score}${c.score_p !== null ? ` (p = ${c.score_p})` : ""}`
       : "";
-  const settle = c.class === "inconclusive" && c.more_repeats_to_settle !== null ? `, ${c.more_repeats_to_settle} more repeat(s) on each side would settle it` : "";
+  const settle =
+    c.class === "inconclusive" && c.more_repeats_to_settle !== null
+      ? `, ${c.more_repeats_to_settle} more repeat(s) on each side would settle it`
+      : "";
   return `'${c.case_id}'${rate}${score}${settle}${c.flaky ? ` (${describeFlakiness(c.flaky)})` : ""}`;
 }
 
@@ -240,7 +305,12 @@ export function withChange(gates: readonly WeighedGate[], change: SlotChange | u
     const alone = gate.reason.startsWith(ONLY_CHANGE);
     return {
       gate_id: gate.gate_id,
-      status: judged.status === "failed" ? "failed" : judged.status === "quarantined" && gate.status === "passed" ? "quarantined" : gate.status,
+      status:
+        judged.status === "failed"
+          ? "failed"
+          : judged.status === "quarantined" && gate.status === "passed"
+            ? "quarantined"
+            : gate.status,
       reason: alone ? judged.reason : `${gate.reason}; ${judged.reason}`,
       evidence_refs: [...(alone ? [] : gate.evidence_refs), ...judged.evidence_refs],
       baseline_evidence_refs: judged.baseline_refs,
@@ -248,17 +318,36 @@ export function withChange(gates: readonly WeighedGate[], change: SlotChange | u
   });
 }
 
-const CLASS_ORDER: Record<CaseChange["class"], number> = { regressed: 0, inconclusive: 1, improved: 2, new: 3, removed: 4 };
+const CLASS_ORDER: Record<CaseChange["class"], number> = {
+  regressed: 0,
+  inconclusive: 1,
+  improved: 2,
+  new: 3,
+  removed: 4,
+};
 const MAX_LISTED = 500;
 
 /** The decision's changes over its planned runs: counts, and the cases that changed, regressions first. */
 export function summarizeChanges(slots: readonly SlotChange[]): DecisionChanges {
-  const counts: DecisionChanges["counts"] = { regressed: 0, improved: 0, unchanged: 0, inconclusive: 0, new: 0, removed: 0 };
+  const counts: DecisionChanges["counts"] = {
+    regressed: 0,
+    improved: 0,
+    unchanged: 0,
+    inconclusive: 0,
+    new: 0,
+    removed: 0,
+  };
   for (const slot of slots) for (const [cls, n] of Object.entries(slot.counts)) counts[cls as CaseClass] += n;
   const cases = slots.flatMap((slot) => slot.cases).sort((a, b) => CLASS_ORDER[a.class] - CLASS_ORDER[b.class]);
   const flaky = slots.flatMap((slot) => slot.flaky).slice(0, MAX_LISTED);
   const usage = slots.flatMap((slot) => slot.usage ?? []);
-  return { counts, cases: cases.slice(0, MAX_LISTED), cases_left_out: Math.max(0, cases.length - MAX_LISTED), flaky, usage };
+  return {
+    counts,
+    cases: cases.slice(0, MAX_LISTED),
+    cases_left_out: Math.max(0, cases.length - MAX_LISTED),
+    flaky,
+    usage,
+  };
 }
 
 /**
@@ -266,17 +355,28 @@ export function summarizeChanges(slots: readonly SlotChange[]): DecisionChanges 
  * quarantined as flaky is `quarantined` (it does not block); one citing flaky cases otherwise
  * blocks as usual, labelled with their history. `caseOf` maps a cited evidence ref to its case.
  */
-export function withFlakiness(gates: readonly WeighedGate[], caseOf: (ref: string) => string | undefined, flaky: ReadonlyMap<string, CaseFlakiness>): WeighedGate[] {
+export function withFlakiness(
+  gates: readonly WeighedGate[],
+  caseOf: (ref: string) => string | undefined,
+  flaky: ReadonlyMap<string, CaseFlakiness>,
+): WeighedGate[] {
   if (flaky.size === 0) return [...gates];
   return gates.map((gate) => {
     if (gate.status !== "failed" || gate.evidence_refs.length === 0) return gate;
     const cited = gate.evidence_refs.map(caseOf);
     const flakyCited = [...new Set(cited)].filter((id): id is string => id !== undefined && flaky.has(id));
     if (flakyCited.length === 0) return gate;
-    const labels = `${flakyCited.slice(0, 5).map((id) => `'${id}' ${describeFlakiness(flaky.get(id)!)}`).join("; ")}${flakyCited.length > 5 ? "; …" : ""}`;
+    const labels = `${flakyCited
+      .slice(0, 5)
+      .map((id) => `'${id}' ${describeFlakiness(flaky.get(id)!)}`)
+      .join("; ")}${flakyCited.length > 5 ? "; …" : ""}`;
     const allQuarantined = cited.every((id) => id !== undefined && flaky.get(id)?.quarantined);
     return allQuarantined
-      ? { ...gate, status: "quarantined", reason: `${gate.reason}; quarantined, it does not block: every failure it cites is of a case flaky on the base branch (${labels})` }
+      ? {
+          ...gate,
+          status: "quarantined",
+          reason: `${gate.reason}; quarantined, it does not block: every failure it cites is of a case flaky on the base branch (${labels})`,
+        }
       : { ...gate, reason: `${gate.reason}; of the cases it cites, flaky on the base branch: ${labels}` };
   });
 }

@@ -10,20 +10,45 @@ import { scenarioCases } from "../specs/scenario-cases.js";
  * own), a probe without its repeats and description. The conversation a check is made in is compared
  * apart (conversationOf), and so are the tools.
  */
-function* checksOf(spec: TestSpecDocument): Generator<{ case_id: string; kind: "expectation" | "metric" | "probe"; scenario_id: string; spec_path: string; definition: string }> {
+function* checksOf(spec: TestSpecDocument): Generator<{
+  case_id: string;
+  kind: "expectation" | "metric" | "probe";
+  scenario_id: string;
+  spec_path: string;
+  definition: string;
+}> {
   for (const [s, scenario] of (spec.scenarios ?? []).entries()) {
-    const at = (where: string) => ({ case_id: `${scenario.id} ${where}`, scenario_id: scenario.id, spec_path: `scenarios[${s}].${where}` });
+    const at = (where: string) => ({
+      case_id: `${scenario.id} ${where}`,
+      scenario_id: scenario.id,
+      spec_path: `scenarios[${s}].${where}`,
+    });
     for (const [t, turn] of scenario.turns.entries()) {
-      for (const [e, expectation] of (turn.expect ?? []).entries()) yield { ...at(`turns[${t}].expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
+      for (const [e, expectation] of (turn.expect ?? []).entries()) {
+        yield { ...at(`turns[${t}].expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
+      }
     }
-    for (const [e, expectation] of (scenario.expect ?? []).entries()) yield { ...at(`expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
+    for (const [e, expectation] of (scenario.expect ?? []).entries()) {
+      yield { ...at(`expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
+    }
     for (const [m, metric] of (scenario.metrics ?? []).entries()) {
-      yield { ...at(`metrics[${m}]`), case_id: `${scenario.id} metric ${metric.id}`, kind: "metric", definition: contentAddress({ criteria: metric.criteria, scope: metric.scope }) };
+      yield {
+        ...at(`metrics[${m}]`),
+        case_id: `${scenario.id} metric ${metric.id}`,
+        kind: "metric",
+        definition: contentAddress({ criteria: metric.criteria, scope: metric.scope }),
+      };
     }
   }
   for (const [p, probe] of (spec.security ?? []).entries()) {
     const { repeat: _repeat, description: _description, ...checked } = probe;
-    yield { case_id: `${probe.id} probe`, kind: "probe", scenario_id: probe.id, spec_path: `security[${p}]`, definition: contentAddress(checked) };
+    yield {
+      case_id: `${probe.id} probe`,
+      kind: "probe",
+      scenario_id: probe.id,
+      spec_path: `security[${p}]`,
+      definition: contentAddress(checked),
+    };
   }
 }
 
@@ -32,7 +57,12 @@ function* checksOf(spec: TestSpecDocument): Generator<{ case_id: string; kind: "
  * limits. The agent's answers to the same checks can differ as soon as any of it does.
  */
 const conversationOf = (scenario: Scenario) =>
-  contentAddress({ system: scenario.system ?? null, turns: scenario.turns.map((turn) => turn.user), max_steps: scenario.max_steps ?? null, timeout_ms: scenario.timeout_ms ?? null });
+  contentAddress({
+    system: scenario.system ?? null,
+    turns: scenario.turns.map((turn) => turn.user),
+    max_steps: scenario.max_steps ?? null,
+    timeout_ms: scenario.timeout_ms ?? null,
+  });
 
 /**
  * The base branch's `.assure/` is the policy a pull request is judged by. What the head removes or
@@ -63,7 +93,13 @@ export function policyChanges(base: Policy, head: Policy): PolicyChange[] {
   for (const [run, deployment] of base.runs ?? []) {
     if (!head.runs) break;
     if (!head.runs.has(run)) add("removed", CONFIG, `${run} no longer runs`);
-    else if (head.runs.get(run) !== deployment) add("changed", CONFIG, `${run} tests ${head.runs.get(run) ? `the deployment of '${head.runs.get(run)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`);
+    else if (head.runs.get(run) !== deployment) {
+      add(
+        "changed",
+        CONFIG,
+        `${run} tests ${head.runs.get(run) ? `the deployment of '${head.runs.get(run)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`,
+      );
+    }
   }
   for (const [name, baseSpec] of base.specs) {
     const headSpec = head.specs.get(name);
@@ -84,16 +120,34 @@ function compareConfigs(base: AssureConfig, head: AssureConfig | null, add: Add)
     add("removed", CONFIG, "the config is removed: no spec would run");
     return;
   }
-  if (head.project !== base.project) add("loosened", `${CONFIG}: project`, `the project changes from '${base.project}' to '${head.project}' (other environments and waivers)`);
-  if (FORKS_STRICTNESS[head.forks] < FORKS_STRICTNESS[base.forks]) add("loosened", `${CONFIG}: forks`, `forks changes from '${base.forks}' to '${head.forks}'`);
+  if (head.project !== base.project) {
+    add(
+      "loosened",
+      `${CONFIG}: project`,
+      `the project changes from '${base.project}' to '${head.project}' (other environments and waivers)`,
+    );
+  }
+  if (FORKS_STRICTNESS[head.forks] < FORKS_STRICTNESS[base.forks]) {
+    add("loosened", `${CONFIG}: forks`, `forks changes from '${base.forks}' to '${head.forks}'`);
+  }
   // Each spec glob in each environment, with the deployment whose agent it tests.
   const pairs = (config: AssureConfig) =>
-    new Map(config.runs.flatMap((entry) => entry.specs.flatMap((spec) => entry.environments.map((environment) => [`${spec} in ${environment}`, entry.on_deployment ?? null] as const))));
+    new Map(
+      config.runs.flatMap((entry) =>
+        entry.specs.flatMap((spec) =>
+          entry.environments.map((environment) => [`${spec} in ${environment}`, entry.on_deployment ?? null] as const),
+        ),
+      ),
+    );
   const headPairs = pairs(head);
   for (const [pair, deployment] of pairs(base)) {
     if (!headPairs.has(pair)) add("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
     else if (headPairs.get(pair) !== deployment) {
-      add("changed", `${CONFIG}: runs`, `'${pair}' tests ${headPairs.get(pair) ? `the deployment of '${headPairs.get(pair)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`);
+      add(
+        "changed",
+        `${CONFIG}: runs`,
+        `'${pair}' tests ${headPairs.get(pair) ? `the deployment of '${headPairs.get(pair)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`,
+      );
     }
   }
   compareSettings(base, head, add);
@@ -102,14 +156,28 @@ function compareConfigs(base: AssureConfig, head: AssureConfig | null, add: Add)
 /** How the base branch judges a change: what the head sets here applies to every pull request once it is merged. */
 function compareSettings(base: AssureConfig, head: AssureConfig, add: Add): void {
   if (base.policy_changes === "require_approval" && head.policy_changes === "report") {
-    add("loosened", `${CONFIG}: policy_changes`, "policy changes would no longer need an approval (require_approval → report)");
+    add(
+      "loosened",
+      `${CONFIG}: policy_changes`,
+      "policy changes would no longer need an approval (require_approval → report)",
+    );
   }
-  if (base.flaky.mode === "report" && head.flaky.mode === "quarantine") add("loosened", `${CONFIG}: flaky.mode`, "flaky cases would no longer block (report → quarantine)");
+  if (base.flaky.mode === "report" && head.flaky.mode === "quarantine") {
+    add("loosened", `${CONFIG}: flaky.mode`, "flaky cases would no longer block (report → quarantine)");
+  }
   if (head.flaky.mode === "quarantine" && head.flaky.threshold < base.flaky.threshold) {
-    add("loosened", `${CONFIG}: flaky.threshold`, `more cases would count as flaky and be quarantined (threshold ${base.flaky.threshold} → ${head.flaky.threshold})`);
+    add(
+      "loosened",
+      `${CONFIG}: flaky.threshold`,
+      `more cases would count as flaky and be quarantined (threshold ${base.flaky.threshold} → ${head.flaky.threshold})`,
+    );
   }
   if (head.baseline.depth !== base.baseline.depth || head.baseline.max_age_days !== base.baseline.max_age_days) {
-    add("changed", `${CONFIG}: baseline`, `where a baseline is looked for changes (depth ${base.baseline.depth} → ${head.baseline.depth}, max_age_days ${base.baseline.max_age_days} → ${head.baseline.max_age_days})`);
+    add(
+      "changed",
+      `${CONFIG}: baseline`,
+      `where a baseline is looked for changes (depth ${base.baseline.depth} → ${head.baseline.depth}, max_age_days ${base.baseline.max_age_days} → ${head.baseline.max_age_days})`,
+    );
   }
 }
 
@@ -125,9 +193,18 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
       return;
     }
     if (conversationOf(other) !== conversationOf(scenario)) {
-      add("changed", at(`scenarios[${s}]`), `the conversation of '${scenario.id}' is changed (its system prompt, user turns or limits): approve it if it tests the same`);
+      add(
+        "changed",
+        at(`scenarios[${s}]`),
+        `the conversation of '${scenario.id}' is changed (its system prompt, user turns or limits): approve it if it tests the same`,
+      );
     }
-    compareRepeat(at(`scenarios[${s}].repeat`), scenario.repeat ?? base.defaults?.repeat ?? 1, other.repeat ?? head.defaults?.repeat ?? 1, add);
+    compareRepeat(
+      at(`scenarios[${s}].repeat`),
+      scenario.repeat ?? base.defaults?.repeat ?? 1,
+      other.repeat ?? head.defaults?.repeat ?? 1,
+      add,
+    );
     compareMetrics(at(`scenarios[${s}]`), scenario, other, add);
   });
 
@@ -143,11 +220,23 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
   (base.tools ?? []).forEach((tool, i) => {
     const other = headTools.get(tool.name);
     if (!other) add("removed", at(`tools[${i}]`), `the tool '${tool.name}' is removed`);
-    else if (contentAddress(other) !== contentAddress(tool)) add("changed", at(`tools[${i}]`), `the tool '${tool.name}' is changed (its description, parameters or mocks): approve it if it tests the same`);
+    else if (contentAddress(other) !== contentAddress(tool)) {
+      add(
+        "changed",
+        at(`tools[${i}]`),
+        `the tool '${tool.name}' is changed (its description, parameters or mocks): approve it if it tests the same`,
+      );
+    }
   });
   for (const limit of ["max_steps", "timeout_ms"] as const) {
     const [was, now] = [base.defaults?.[limit], head.defaults?.[limit]];
-    if (was !== now) add("changed", at(`defaults.${limit}`), `defaults.${limit} changes from ${was ?? "its default"} to ${now ?? "its default"}`);
+    if (was !== now) {
+      add(
+        "changed",
+        at(`defaults.${limit}`),
+        `defaults.${limit} changes from ${was ?? "its default"} to ${now ?? "its default"}`,
+      );
+    }
   }
 
   // A table's rows removed from, or changed in, a scenario that is still there.
@@ -156,8 +245,15 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
     const scenario = base.scenarios![c.index]!;
     if (c.row === undefined || removedScenarios.has(scenario.id)) continue;
     const other = headRows.get(c.id);
-    if (other === undefined) add("removed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
-    else if (contentAddress(other) !== contentAddress(c.row)) add("changed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is changed: approve it if it tests the same`);
+    if (other === undefined) {
+      add("removed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
+    } else if (contentAddress(other) !== contentAddress(c.row)) {
+      add(
+        "changed",
+        at(`scenarios[${c.index}].vars`),
+        `the row '${c.id}' of the scenario's table is changed: approve it if it tests the same`,
+      );
+    }
   }
 
   // Checks removed or changed where their scenario or probe is still there. Metrics are compared
@@ -177,16 +273,36 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
 
   const baseBudget = base.defaults?.budget;
   const headBudget = head.defaults?.budget;
-  if (baseBudget?.max_tokens !== undefined && (headBudget?.max_tokens === undefined || headBudget.max_tokens > baseBudget.max_tokens)) {
-    add("loosened", at("defaults.budget.max_tokens"), `the token budget changes from ${baseBudget.max_tokens} to ${headBudget?.max_tokens ?? "none"}`);
+  if (
+    baseBudget?.max_tokens !== undefined &&
+    (headBudget?.max_tokens === undefined || headBudget.max_tokens > baseBudget.max_tokens)
+  ) {
+    add(
+      "loosened",
+      at("defaults.budget.max_tokens"),
+      `the token budget changes from ${baseBudget.max_tokens} to ${headBudget?.max_tokens ?? "none"}`,
+    );
   }
-  if (baseBudget?.max_cost_usd !== undefined && (headBudget?.max_cost_usd === undefined || headBudget.max_cost_usd > baseBudget.max_cost_usd)) {
-    add("loosened", at("defaults.budget.max_cost_usd"), `the cost budget changes from $${baseBudget.max_cost_usd} to ${headBudget?.max_cost_usd !== undefined ? `$${headBudget.max_cost_usd}` : "none"}`);
+  if (
+    baseBudget?.max_cost_usd !== undefined &&
+    (headBudget?.max_cost_usd === undefined || headBudget.max_cost_usd > baseBudget.max_cost_usd)
+  ) {
+    add(
+      "loosened",
+      at("defaults.budget.max_cost_usd"),
+      `the cost budget changes from $${baseBudget.max_cost_usd} to ${headBudget?.max_cost_usd !== undefined ? `$${headBudget.max_cost_usd}` : "none"}`,
+    );
   }
 
   // Each try again is another chance for a failing case to pass: more of them is looser.
   const retries = (spec: TestSpecDocument) => spec.defaults?.retry_failed ?? 0;
-  if (retries(head) > retries(base)) add("loosened", at("defaults.retry_failed"), `failed cases are tried again up to ${retries(head)} time(s), not ${retries(base)}`);
+  if (retries(head) > retries(base)) {
+    add(
+      "loosened",
+      at("defaults.retry_failed"),
+      `failed cases are tried again up to ${retries(head)} time(s), not ${retries(base)}`,
+    );
+  }
 
   const headGates = new Map(head.gates.map((gate) => [gate.id, gate]));
   base.gates.forEach((gate, g) => {
@@ -201,11 +317,18 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
  * that has it: samples the head adds — a new scenario or row with that metric, more repeats of one —
  * can carry a failing one over the bar without the agent changing.
  */
-function compareMetricSamples(at: (path: string) => string, base: TestSpecDocument, head: TestSpecDocument, add: Add): void {
+function compareMetricSamples(
+  at: (path: string) => string,
+  base: TestSpecDocument,
+  head: TestSpecDocument,
+  add: Add,
+): void {
   const samplesOf = (spec: TestSpecDocument, metric: string) => {
     const samples = new Map<string, number>();
     for (const c of scenarioCases(spec)) {
-      if (c.scenario.metrics?.some((m) => m.id === metric)) samples.set(c.id, c.scenario.repeat ?? spec.defaults?.repeat ?? 1);
+      if (c.scenario.metrics?.some((m) => m.id === metric)) {
+        samples.set(c.id, c.scenario.repeat ?? spec.defaults?.repeat ?? 1);
+      }
     }
     return samples;
   };
@@ -215,7 +338,11 @@ function compareMetricSamples(at: (path: string) => string, base: TestSpecDocume
     const was = samplesOf(base, metric);
     const added = [...samplesOf(head, metric)].filter(([id, repeat]) => repeat > (was.get(id) ?? 0)).map(([id]) => id);
     if (added.length > 0) {
-      add("changed", at(`gates[${g}].require.metric`), `the gate '${gate.id}' would count more samples of '${metric}' (${added.slice(0, 5).join(", ")}${added.length > 5 ? ` and ${added.length - 5} more` : ""}): approve it if they do not carry failing ones over the bar`);
+      add(
+        "changed",
+        at(`gates[${g}].require.metric`),
+        `the gate '${gate.id}' would count more samples of '${metric}' (${added.slice(0, 5).join(", ")}${added.length > 5 ? ` and ${added.length - 5} more` : ""}): approve it if they do not carry failing ones over the bar`,
+      );
     }
   });
 }
@@ -229,7 +356,13 @@ function compareMetrics(where: string, base: Scenario, head: Scenario, add: Add)
   (base.metrics ?? []).forEach((metric, m) => {
     const other = headMetrics.get(metric.id);
     if (!other) add("removed", `${where}.metrics[${m}]`, `the metric '${metric.id}' is removed`);
-    else if (other.threshold < metric.threshold) add("loosened", `${where}.metrics[${m}].threshold`, `the threshold of '${metric.id}' lowered from ${metric.threshold} to ${other.threshold}`);
+    else if (other.threshold < metric.threshold) {
+      add(
+        "loosened",
+        `${where}.metrics[${m}].threshold`,
+        `the threshold of '${metric.id}' lowered from ${metric.threshold} to ${other.threshold}`,
+      );
+    }
   });
 }
 
@@ -237,24 +370,60 @@ function compareGates(where: string, base: GateSpec, head: GateSpec, add: Add): 
   const b = base.require;
   const h = head.require;
   const requires = (r: GateSpec["require"]) =>
-    r.expectations ? "expectations" : r.metric !== undefined ? `metric ${r.metric}` : r.max_finding_severity !== undefined ? "max_finding_severity" : "no_regression only";
+    r.expectations
+      ? "expectations"
+      : r.metric !== undefined
+        ? `metric ${r.metric}`
+        : r.max_finding_severity !== undefined
+          ? "max_finding_severity"
+          : "no_regression only";
   if (requires(b) !== requires(h)) {
     add("loosened", where, `the gate '${base.id}' now requires ${requires(h)} instead of ${requires(b)}`);
     return;
   }
-  if (b.min_pass_rate !== undefined && (h.min_pass_rate ?? 0) < b.min_pass_rate) add("loosened", `${where}.min_pass_rate`, `min_pass_rate of '${base.id}' lowered from ${b.min_pass_rate} to ${h.min_pass_rate ?? 0}`);
-  if (b.confidence !== undefined && (h.confidence ?? 0) < b.confidence) add("loosened", `${where}.confidence`, `confidence of '${base.id}' lowered from ${b.confidence} to ${h.confidence ?? "none (the observed rate alone)"}`);
-  if (b.max_finding_severity !== undefined && h.max_finding_severity !== undefined && SEVERITY_RANK[h.max_finding_severity] > SEVERITY_RANK[b.max_finding_severity]) {
-    add("loosened", `${where}.max_finding_severity`, `'${base.id}' now allows findings up to ${h.max_finding_severity} (was ${b.max_finding_severity})`);
+  if (b.min_pass_rate !== undefined && (h.min_pass_rate ?? 0) < b.min_pass_rate) {
+    add(
+      "loosened",
+      `${where}.min_pass_rate`,
+      `min_pass_rate of '${base.id}' lowered from ${b.min_pass_rate} to ${h.min_pass_rate ?? 0}`,
+    );
   }
-  if (b.no_regression && !h.no_regression) add("removed", `${where}.no_regression`, `'${base.id}' no longer compares with the base branch`);
+  if (b.confidence !== undefined && (h.confidence ?? 0) < b.confidence) {
+    add(
+      "loosened",
+      `${where}.confidence`,
+      `confidence of '${base.id}' lowered from ${b.confidence} to ${h.confidence ?? "none (the observed rate alone)"}`,
+    );
+  }
+  if (
+    b.max_finding_severity !== undefined &&
+    h.max_finding_severity !== undefined &&
+    SEVERITY_RANK[h.max_finding_severity] > SEVERITY_RANK[b.max_finding_severity]
+  ) {
+    add(
+      "loosened",
+      `${where}.max_finding_severity`,
+      `'${base.id}' now allows findings up to ${h.max_finding_severity} (was ${b.max_finding_severity})`,
+    );
+  }
+  if (b.no_regression && !h.no_regression) {
+    add("removed", `${where}.no_regression`, `'${base.id}' no longer compares with the base branch`);
+  }
   if (b.no_regression && h.no_regression) {
     if (h.no_regression.max_drop > b.no_regression.max_drop) {
-      add("loosened", `${where}.no_regression.max_drop`, `'${base.id}' now lets a case drop by ${h.no_regression.max_drop} (was ${b.no_regression.max_drop})`);
+      add(
+        "loosened",
+        `${where}.no_regression.max_drop`,
+        `'${base.id}' now lets a case drop by ${h.no_regression.max_drop} (was ${b.no_regression.max_drop})`,
+      );
     }
     // A higher confidence asks for more proof before calling a drop a regression: fewer regressions are found.
     if (h.no_regression.confidence > b.no_regression.confidence) {
-      add("loosened", `${where}.no_regression.confidence`, `'${base.id}' now needs ${h.no_regression.confidence} confidence to call a drop a regression (was ${b.no_regression.confidence})`);
+      add(
+        "loosened",
+        `${where}.no_regression.confidence`,
+        `'${base.id}' now needs ${h.no_regression.confidence} confidence to call a drop a regression (was ${b.no_regression.confidence})`,
+      );
     }
   }
 }

@@ -84,7 +84,7 @@ function rank(values: readonly number[]): { ranks: number[]; tieGroups: number[]
   const order = values.map((value, index) => ({ value, index })).sort((a, b) => a.value - b.value);
   const ranks = new Array<number>(values.length);
   const tieGroups: number[] = [];
-  for (let start = 0; start < order.length; ) {
+  for (let start = 0; start < order.length;) {
     let end = start;
     while (end + 1 < order.length && order[end + 1]!.value === order[start]!.value) end++;
     const mid = (start + end) / 2 + 1;

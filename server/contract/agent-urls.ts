@@ -39,7 +39,10 @@ export function templateValues(source: RunSource | null | undefined): Partial<Re
 }
 
 /** Fills a template; names the fields the values lack. */
-export function fillUrlTemplate(template: string, values: Partial<Record<UrlTemplateField, string>>): { url: string } | { missing: string[] } {
+export function fillUrlTemplate(
+  template: string,
+  values: Partial<Record<UrlTemplateField, string>>,
+): { url: string } | { missing: string[] } {
   const missing = placeholdersOf(template).filter((name) => values[name as UrlTemplateField] === undefined);
   if (missing.length > 0) return { missing: [...new Set(missing)] };
   return { url: template.replace(PLACEHOLDER, (_, name: string) => values[name as UrlTemplateField]!) };
@@ -62,7 +65,9 @@ export function compileUrlPattern(pattern: string): ((url: string) => boolean) |
   const sample = pattern.replaceAll("*", "x");
   if (!URL.canParse(sample)) return undefined;
   const shape = new URL(sample);
-  if (!/^https?:$/.test(shape.protocol) || shape.username || shape.password || shape.search || shape.hash) return undefined;
+  if (!/^https?:$/.test(shape.protocol) || shape.username || shape.password || shape.search || shape.hash) {
+    return undefined;
+  }
   const match = /^(https?):\/\/([^/:]+)(?::(\d+))?(\/[^?#]*)?$/i.exec(pattern);
   if (!match) return undefined;
   const [, scheme, host, port, path = ""] = match;
@@ -76,7 +81,10 @@ export function compileUrlPattern(pattern: string): ((url: string) => boolean) |
     return (
       candidate.protocol === `${scheme!.toLowerCase()}:` &&
       candidate.port === wantedPort &&
-      !candidate.username && !candidate.password && !candidate.search && !candidate.hash &&
+      !candidate.username &&
+      !candidate.password &&
+      !candidate.search &&
+      !candidate.hash &&
       hostRegExp.test(candidate.hostname) &&
       pathRegExp.test(trimSlashes(candidate.pathname))
     );

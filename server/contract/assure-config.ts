@@ -38,7 +38,9 @@ export const AssureConfig = z
     forks: z
       .enum(["approve", "run", "skip"])
       .default("approve")
-      .describe("Pull requests from forks, read from the base branch: run once someone with write access approves (default), always run, or never"),
+      .describe(
+        "Pull requests from forks, read from the base branch: run once someone with write access approves (default), always run, or never",
+      ),
     runs: z
       .array(
         z.strictObject({
@@ -49,9 +51,12 @@ export const AssureConfig = z
             .min(1)
             .max(255)
             .optional()
-            .describe("Wait for a successful deployment of the commit to this GitHub environment, and test the agent at its environment_url"),
-          deployment_timeout: Duration.default(30 * 60_000)
-            .describe("How long the runs wait for the deployment, or for their agent to be ready, before the decision gives up (default 30m)"),
+            .describe(
+              "Wait for a successful deployment of the commit to this GitHub environment, and test the agent at its environment_url",
+            ),
+          deployment_timeout: Duration.default(30 * 60_000).describe(
+            "How long the runs wait for the deployment, or for their agent to be ready, before the decision gives up (default 30m)",
+          ),
         }),
       )
       .min(1)

@@ -10,12 +10,23 @@ export const AuditEvent = z
     occurred_at: Timestamp,
     actor: z
       .object({
-        type: z.enum(AUDIT_ACTOR_TYPES).describe("api_key: a request with an API key; cli: the operator's command line; github_oidc: a workflow exchanging its OIDC token"),
-        key_id: z.string().nullable().describe("The API key that made the request (api_key), or the key a CLI command or an exchange issued or revoked"),
+        type: z
+          .enum(AUDIT_ACTOR_TYPES)
+          .describe(
+            "api_key: a request with an API key; cli: the operator's command line; github_oidc: a workflow exchanging its OIDC token",
+          ),
+        key_id: z
+          .string()
+          .nullable()
+          .describe(
+            "The API key that made the request (api_key), or the key a CLI command or an exchange issued or revoked",
+          ),
         label: z.string().nullable().describe("The key's name, the workflow's repository, or the CLI command"),
       })
       .meta({ id: "AuditActor" }),
-    action: z.string().describe("The operation, by its operationId (e.g. createRun, createWaiver) or CLI command (e.g. keys.create)"),
+    action: z
+      .string()
+      .describe("The operation, by its operationId (e.g. createRun, createWaiver) or CLI command (e.g. keys.create)"),
     resource_id: z.string().nullable(),
     project_id: z.string().nullable(),
     request_id: z.string().nullable().describe("The request's X-Request-Id; null for a CLI command"),

@@ -18,7 +18,11 @@ export type OidcRefusal = (typeof OIDC_REFUSALS)[number];
 
 export const GitHubOidcExchangeBody = z
   .strictObject({
-    token: z.string().min(1).max(16_384).describe("A GitHub Actions OIDC token (JWT) requested for this service's audience"),
+    token: z
+      .string()
+      .min(1)
+      .max(16_384)
+      .describe("A GitHub Actions OIDC token (JWT) requested for this service's audience"),
   })
   .meta({ id: "GitHubOidcExchangeBody" });
 

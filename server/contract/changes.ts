@@ -11,23 +11,38 @@ export const ChangeSettings = z
   .strictObject({
     baseline: z
       .strictObject({
-        depth: z.number().int().min(1).max(200).default(50).describe("First-parent commits from the merge base to look at for a decision"),
+        depth: z
+          .number()
+          .int()
+          .min(1)
+          .max(200)
+          .default(50)
+          .describe("First-parent commits from the merge base to look at for a decision"),
         max_age_days: z.number().positive().max(3650).default(14).describe("An older baseline carries a warning"),
       })
       .default({ depth: 50, max_age_days: 14 }),
     flaky: z
       .strictObject({
-        threshold: z.number().min(0).max(1).default(0.2).describe("A case whose flip rate over the base branch's last 20 decisions is above this is flaky"),
+        threshold: z
+          .number()
+          .min(0)
+          .max(1)
+          .default(0.2)
+          .describe("A case whose flip rate over the base branch's last 20 decisions is above this is flaky"),
         mode: z
           .enum(["report", "quarantine"])
           .default("report")
-          .describe("report: a flaky case blocks as usual, labelled with its history; quarantine: it does not block, and is listed"),
+          .describe(
+            "report: a flaky case blocks as usual, labelled with its history; quarantine: it does not block, and is listed",
+          ),
       })
       .default({ threshold: 0.2, mode: "report" }),
     policy_changes: z
       .enum(["require_approval", "report"])
       .default("require_approval")
-      .describe("What the head removes or relaxes in the base branch's .assure/: blocks until approved (default), or is only listed"),
+      .describe(
+        "What the head removes or relaxes in the base branch's .assure/: blocks until approved (default), or is only listed",
+      ),
   })
   .meta({ id: "ChangeSettings" });
 export type ChangeSettings = z.infer<typeof ChangeSettings>;
@@ -40,7 +55,9 @@ export const BaseCommit = z.strictObject({ sha: CommitSha, committed_at: z.iso.d
 /** What the head removes or relaxes in the base branch's policy. */
 export const PolicyChange = z
   .strictObject({
-    kind: z.enum(["removed", "loosened", "changed"]).describe("changed: a check whose definition changed, which may or may not be weaker"),
+    kind: z
+      .enum(["removed", "loosened", "changed"])
+      .describe("changed: a check whose definition changed, which may or may not be weaker"),
     where: z.string().min(1).max(500).describe("`.assure/config.yml: forks`, or `<spec name>: <path in the spec>`"),
     message: z.string().min(1).max(2000),
   })
@@ -57,9 +74,15 @@ export const DecisionBase = z
       .array(BaseCommit)
       .min(1)
       .max(200)
-      .describe("The base branch's first-parent chain from the merge base (first) back, newest first: the baseline is looked for here"),
+      .describe(
+        "The base branch's first-parent chain from the merge base (first) back, newest first: the baseline is looked for here",
+      ),
     settings: ChangeSettings.default(DEFAULT_CHANGE_SETTINGS),
-    policy_changes: z.array(PolicyChange).max(1000).default([]).describe("What the head removes or relaxes in the base branch's .assure/"),
+    policy_changes: z
+      .array(PolicyChange)
+      .max(1000)
+      .default([])
+      .describe("What the head removes or relaxes in the base branch's .assure/"),
   })
   .meta({ id: "DecisionBase" });
 export type DecisionBase = z.infer<typeof DecisionBase>;
@@ -69,12 +92,16 @@ export const CaseClass = z.enum(["regressed", "improved", "inconclusive", "new",
 /** How a case has behaved on the base branch: flaky when it flips between pass and fail too often. */
 export const CaseFlakiness = z
   .object({
-    flip_rate: z.number().describe("Flips between consecutive decisions of the base branch's history over the pairs compared"),
+    flip_rate: z
+      .number()
+      .describe("Flips between consecutive decisions of the base branch's history over the pairs compared"),
     flips: z.number().int(),
     pairs: z.number().int(),
     history: z
       .string()
-      .describe("The case in each decision of the base branch's history, oldest first: P passed (every repeat), F failed, · not run or another version"),
+      .describe(
+        "The case in each decision of the base branch's history, oldest first: P passed (every repeat), F failed, · not run or another version",
+      ),
     quarantined: z.boolean().describe("flaky.mode is quarantine: its failures and regressions do not block"),
   })
   .meta({ id: "CaseFlakiness" });
@@ -86,15 +113,24 @@ export const CaseChange = z
   .object({
     run_id: z.string(),
     base_run_id: z.string().nullable(),
-    case_id: z.string().describe("`<scenario> turns[i].expect[j]`, `<scenario> expect[j]`, `<scenario> metric <id>` or `<probe> probe`"),
+    case_id: z
+      .string()
+      .describe("`<scenario> turns[i].expect[j]`, `<scenario> expect[j]`, `<scenario> metric <id>` or `<probe> probe`"),
     class: CaseClass,
     base: CaseTally.nullable(),
     head: CaseTally.nullable(),
     rate_drop: z.number().nullable().describe("Base pass rate minus head's"),
     rate_p: z.number().nullable().describe("One-sided p-value of Fisher's exact test, in the direction of the change"),
     score_drop: z.number().nullable().describe("Base mean score minus head's (judged metrics)"),
-    score_p: z.number().nullable().describe("One-sided p-value of the Mann–Whitney U test, in the direction of the change"),
-    more_repeats_to_settle: z.number().int().nullable().describe("For an inconclusive drop: more repeats on each side that would settle it"),
+    score_p: z
+      .number()
+      .nullable()
+      .describe("One-sided p-value of the Mann–Whitney U test, in the direction of the change"),
+    more_repeats_to_settle: z
+      .number()
+      .int()
+      .nullable()
+      .describe("For an inconclusive drop: more repeats on each side that would settle it"),
     head_refs: z.array(z.string()),
     base_refs: z.array(z.string()),
     gate_ids: z.array(z.string()).describe("The gates whose no_regression covers it"),

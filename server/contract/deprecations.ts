@@ -5,7 +5,9 @@
  * `deprecated: true`, and every response of an operation that uses one carries the
  * `Deprecation` (RFC 9745) and `Sunset` (RFC 8594) headers. The README lists them.
  */
-export type Deprecation = ({ operation: string; field?: never } | { field: `${string}.${string}`; operation?: never }) & {
+export type Deprecation = (
+  { operation: string; field?: never } | { field: `${string}.${string}`; operation?: never }
+) & {
   /** The day it was deprecated, YYYY-MM-DD. */
   since: string;
   /** The day it may be removed, YYYY-MM-DD. */

@@ -1,12 +1,21 @@
 import { z } from "zod";
 import { Name, OwningProject, ResourceId, Timestamp, extensible, listOf } from "./common.js";
-import { SAMPLE_TEMPLATE_VALUES, URL_TEMPLATE_FIELDS, compileUrlPattern, fillUrlTemplate, placeholdersOf } from "./agent-urls.js";
+import {
+  SAMPLE_TEMPLATE_VALUES,
+  URL_TEMPLATE_FIELDS,
+  compileUrlPattern,
+  fillUrlTemplate,
+  placeholdersOf,
+} from "./agent-urls.js";
 
 const parsedUrl = (url: string) => (URL.canParse(url) ? new URL(url) : undefined);
 const HttpUrl = z
   .url({ protocol: /^https?$/, error: "must be an http or https URL" })
   .max(2048)
-  .refine((url) => !parsedUrl(url)?.username && !parsedUrl(url)?.password, "credentials in the URL are not allowed; use headers")
+  .refine(
+    (url) => !parsedUrl(url)?.username && !parsedUrl(url)?.password,
+    "credentials in the URL are not allowed; use headers",
+  )
   .refine((url) => !parsedUrl(url)?.search && !parsedUrl(url)?.hash, "must not have a query or fragment");
 
 const TEMPLATE_FIELD_LIST = URL_TEMPLATE_FIELDS.map((field) => `{${field}}`).join(", ");
@@ -16,7 +25,9 @@ const AgentUrlTemplate = z
   .string()
   .max(2048)
   .superRefine((template, ctx) => {
-    const unknown = placeholdersOf(template).filter((name) => !(URL_TEMPLATE_FIELDS as readonly string[]).includes(name));
+    const unknown = placeholdersOf(template).filter(
+      (name) => !(URL_TEMPLATE_FIELDS as readonly string[]).includes(name),
+    );
     if (unknown.length > 0) {
       ctx.addIssue({ code: "custom", message: `unknown placeholder {${unknown[0]}}: use ${TEMPLATE_FIELD_LIST}` });
       return;
@@ -29,13 +40,23 @@ const AgentUrlTemplate = z
 const UrlPattern = z
   .string()
   .max(2048)
-  .refine((pattern) => compileUrlPattern(pattern) !== undefined, "must be an http or https URL, without credentials, query or fragment; * matches one host label or one path segment")
-  .describe("Other URLs the agent may be reached at (a deployment's, one a run names): scheme and port exact, * matches one DNS label or path segment, e.g. https://pr-*.preview.acme.dev/v1");
+  .refine(
+    (pattern) => compileUrlPattern(pattern) !== undefined,
+    "must be an http or https URL, without credentials, query or fragment; * matches one host label or one path segment",
+  )
+  .describe(
+    "Other URLs the agent may be reached at (a deployment's, one a run names): scheme and port exact, * matches one DNS label or path segment, e.g. https://pr-*.preview.acme.dev/v1",
+  );
 
 const HeaderName = z.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "not a valid HTTP header name");
-const HeaderValue = z.string().max(8192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
+const HeaderValue = z
+  .string()
+  .max(8192)
+  .regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
 
-export const EndpointProtocol = z.enum(["openai-chat"]).describe("openai-chat: OpenAI-compatible Chat Completions with tools");
+export const EndpointProtocol = z
+  .enum(["openai-chat"])
+  .describe("openai-chat: OpenAI-compatible Chat Completions with tools");
 export type EndpointProtocol = z.infer<typeof EndpointProtocol>;
 
 /** What a model's tokens cost, in US dollars per million. */
@@ -51,7 +72,9 @@ export type ModelPrice = z.infer<typeof ModelPrice>;
 export const Pricing = z
   .record(z.string().min(1).max(200), ModelPrice)
   .refine((pricing) => Object.keys(pricing).length <= 100, "at most 100 models")
-  .describe("Prices by the model an answer names (or the endpoint's model when it names none); \"*\" prices any other model. A run keeps the prices it started with");
+  .describe(
+    'Prices by the model an answer names (or the endpoint\'s model when it names none); "*" prices any other model. A run keeps the prices it started with',
+  );
 export type Pricing = z.infer<typeof Pricing>;
 
 export const Endpoint = z.object({
@@ -60,8 +83,15 @@ export const Endpoint = z.object({
   url_pattern: z.string().nullable().describe("Other URLs the agent may be reached at; null: only base_url"),
   model: z.string().nullable(),
   readiness_path: z.string().describe("Probed with GET before a run is accepted"),
-  max_concurrency: z.number().int().describe("Calls in flight to the agent at most, across every run against this environment"),
-  rate_limit_per_minute: z.number().int().nullable().describe("Calls per minute at most, evenly spaced; null: no limit"),
+  max_concurrency: z
+    .number()
+    .int()
+    .describe("Calls in flight to the agent at most, across every run against this environment"),
+  rate_limit_per_minute: z
+    .number()
+    .int()
+    .nullable()
+    .describe("Calls per minute at most, evenly spaced; null: no limit"),
   header_names: z.array(z.string()).describe("Header values are write-only and never returned"),
   pricing: Pricing,
 });
@@ -80,7 +110,9 @@ export type Environment = z.infer<typeof Environment>;
 
 /** What a request may set on an endpoint, each field as it is checked. */
 const EndpointFields = {
-  base_url: AgentUrlTemplate.describe(`Base of the agent's API, e.g. https://agent.internal/v1; may hold ${TEMPLATE_FIELD_LIST}, e.g. https://pr-{pull_request}.preview.acme.dev/v1`),
+  base_url: AgentUrlTemplate.describe(
+    `Base of the agent's API, e.g. https://agent.internal/v1; may hold ${TEMPLATE_FIELD_LIST}, e.g. https://pr-{pull_request}.preview.acme.dev/v1`,
+  ),
   url_pattern: UrlPattern,
   model: z.string().min(1).max(200),
   readiness_path: z
@@ -93,7 +125,9 @@ const EndpointFields = {
     .int()
     .min(1)
     .max(256)
-    .describe("Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429"),
+    .describe(
+      "Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429",
+    ),
   rate_limit_per_minute: z.number().int().min(1).max(600_000).describe("Calls per minute at most, evenly spaced"),
   headers: z
     .record(HeaderName, HeaderValue)

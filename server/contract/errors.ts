@@ -8,7 +8,16 @@ export const ErrorEnvelope = z
       retryable: z.boolean(),
       request_id: z.string().describe("Also sent as the X-Request-Id header"),
       details: z
-        .array(z.object({ path: z.string(), message: z.string(), reason: z.string().optional().describe("Machine-readable, where callers act on it (e.g. why a sign-in was refused)") }))
+        .array(
+          z.object({
+            path: z.string(),
+            message: z.string(),
+            reason: z
+              .string()
+              .optional()
+              .describe("Machine-readable, where callers act on it (e.g. why a sign-in was refused)"),
+          }),
+        )
         .optional()
         .describe("For VALIDATION_FAILED: every failing field; for a refused sign-in: why"),
     }),

@@ -10,7 +10,10 @@ import { ProbeCategory, Severity } from "../specs/document.js";
  */
 
 const InConversation = { conversation_id: z.string() };
-const InTurn = { ...InConversation, turn: z.number().int().describe("0 for the system prompt, then 1, 2, … per user turn") };
+const InTurn = {
+  ...InConversation,
+  turn: z.number().int().describe("0 for the system prompt, then 1, 2, … per user turn"),
+};
 const AtStep = { ...InTurn, step: z.number().int().describe("Agent call within the turn, from 1") };
 
 const AgentFailure = z.object({
@@ -34,7 +37,11 @@ export const RUN_EVENT_DATA = {
     scenario_id: z.string(),
     repeat_index: z.number().int(),
     attempt: z.number().int(),
-    retry: z.number().int().optional().describe("Set on a try again of a case whose checks failed (defaults.retry_failed): 1 for the first"),
+    retry: z
+      .number()
+      .int()
+      .optional()
+      .describe("Set on a try again of a case whose checks failed (defaults.retry_failed): 1 for the first"),
   }),
   "conversation.completed": z.object(InConversation),
   "conversation.failed": z.object({ ...InConversation, cause: FailureCause }),
@@ -49,7 +56,11 @@ export const RUN_EVENT_DATA = {
     attempts: z.number().int(),
     model: z.string().nullable().optional().describe("The model the answer names: what it costs is priced by it"),
     usage: z
-      .object({ input_tokens: z.number().int().nullable(), output_tokens: z.number().int().nullable(), total_tokens: z.number().int() })
+      .object({
+        input_tokens: z.number().int().nullable(),
+        output_tokens: z.number().int().nullable(),
+        total_tokens: z.number().int(),
+      })
       .nullable()
       .optional()
       .describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)"),
@@ -67,14 +78,20 @@ export const RUN_EVENT_DATA = {
     call_id: z.string(),
     name: z.string(),
     result: z.unknown(),
-    source: z.object({ kind: z.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments"]), index: z.number().int().optional() }),
+    source: z.object({
+      kind: z.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments"]),
+      index: z.number().int().optional(),
+    }),
     injected: z.boolean(),
   }),
   "agent.throttled": z
     .object({
       ...AtStep,
       http_status: z.number().int().describe("429 or 503"),
-      retry_after_ms: z.number().int().describe("How long the agent asked to wait (Retry-After); the call is sent again after it"),
+      retry_after_ms: z
+        .number()
+        .int()
+        .describe("How long the agent asked to wait (Retry-After); the call is sent again after it"),
     })
     .describe("The agent asked to wait; not a failure"),
   "agent.call_failed": AgentFailure,
@@ -87,7 +104,12 @@ export const RUN_EVENT_DATA = {
     status: EvaluationStatus,
     score: z.number(),
   }),
-  "finding.raised": z.object({ finding_id: z.string(), probe_id: z.string(), category: ProbeCategory, severity: Severity }),
+  "finding.raised": z.object({
+    finding_id: z.string(),
+    probe_id: z.string(),
+    category: ProbeCategory,
+    severity: Severity,
+  }),
 };
 
 export type RunEventType = keyof typeof RUN_EVENT_DATA;

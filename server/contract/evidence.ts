@@ -46,7 +46,11 @@ export const Evaluation = z
         seed: z.number().int().optional(),
         prompt_version: z.string().optional(),
         usage: z
-          .object({ input_tokens: z.number().int().nullable(), output_tokens: z.number().int().nullable(), total_tokens: z.number().int() })
+          .object({
+            input_tokens: z.number().int().nullable(),
+            output_tokens: z.number().int().nullable(),
+            total_tokens: z.number().int(),
+          })
           .nullable()
           .optional()
           .describe("An LLM judge's tokens for this evaluation, as its answer reported them (null: none reported)"),
@@ -57,7 +61,10 @@ export const Evaluation = z
     scenario_id: z.string().nullable(),
     conversation_id: z.string().nullable(),
     turn: z.number().int().nullable(),
-    spec_path: z.string().nullable().describe("Where the check is written in the spec, e.g. scenarios[0].turns[1].expect[0]"),
+    spec_path: z
+      .string()
+      .nullable()
+      .describe("Where the check is written in the spec, e.g. scenarios[0].turns[1].expect[0]"),
     created_at: z.string(),
   })
   .meta({ id: "Evaluation" });
@@ -113,14 +120,22 @@ export const UsageDetail = z
         z.object({
           answers: z.number().int(),
           answers_without_usage: z.number().int(),
-          answers_without_split: z.number().int().describe("Answers that did not report input and output tokens apart: their cost is unknown"),
+          answers_without_split: z
+            .number()
+            .int()
+            .describe("Answers that did not report input and output tokens apart: their cost is unknown"),
           input_tokens: z.number().int(),
           output_tokens: z.number().int(),
           total_tokens: z.number().int(),
         }),
       )
       .describe('By the model each answer named ("": none)'),
-    cost_usd: z.number().nullable().describe("At the prices the run started with (its environment's endpoint.pricing); null when unknown, never zero"),
+    cost_usd: z
+      .number()
+      .nullable()
+      .describe(
+        "At the prices the run started with (its environment's endpoint.pricing); null when unknown, never zero",
+      ),
     cost_unknown: z.string().nullable().describe("Why the cost is unknown"),
     latency_ms_p95: z.number().nullable().describe("The 95th percentile of the answers' latency (nearest rank)"),
     judge: z
@@ -155,14 +170,21 @@ export const Evidence = z
     usage: z
       .object({
         answers: z.number().int().describe("Answers the agent gave"),
-        answers_without_usage: z.number().int().describe("Answers that reported no tokens: while there are any, the totals are a lower bound"),
+        answers_without_usage: z
+          .number()
+          .int()
+          .describe("Answers that reported no tokens: while there are any, the totals are a lower bound"),
         input_tokens: z.number().int(),
         output_tokens: z.number().int(),
         total_tokens: z.number().int(),
       })
       .nullable()
-      .describe("The agent's tokens over the run, as its answers reported them (the judge's are not counted); null until the run ends"),
-    usage_detail: UsageDetail.nullable().describe("The usage by model, what it cost and how fast the agent answered; null until the run ends"),
+      .describe(
+        "The agent's tokens over the run, as its answers reported them (the judge's are not counted); null until the run ends",
+      ),
+    usage_detail: UsageDetail.nullable().describe(
+      "The usage by model, what it cost and how fast the agent answered; null until the run ends",
+    ),
     findings: z.array(Finding).describe("Every finding of the run, most severe first"),
     links: z.object({
       run: z.string(),
@@ -175,4 +197,3 @@ export const Evidence = z
   })
   .meta({ id: "Evidence" });
 export type Evidence = z.infer<typeof Evidence>;
-

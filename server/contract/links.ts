@@ -4,7 +4,9 @@ export const evidencePath = (runId: string) => `${runPath(runId)}/evidence`;
 export const tracePath = (runId: string, sequence?: number) =>
   sequence === undefined ? `${runPath(runId)}/trace` : `${runPath(runId)}/trace/${sequence}`;
 export const conversationPath = (runId: string, conversationId?: string) =>
-  conversationId === undefined ? `${runPath(runId)}/conversations` : `${runPath(runId)}/conversations/${conversationId}`;
+  conversationId === undefined
+    ? `${runPath(runId)}/conversations`
+    : `${runPath(runId)}/conversations/${conversationId}`;
 export const turnPath = (runId: string, conversationId: string, turn: number) =>
   `${conversationPath(runId, conversationId)}/turns/${turn}`;
 export const evaluationPath = (runId: string, evaluationId?: string) =>

@@ -16,15 +16,42 @@ export interface PageLocation {
 
 const ID = "[A-Za-z0-9_-]+";
 const RULES: { pattern: RegExp; locate(match: RegExpExecArray): PageLocation }[] = [
-  { pattern: new RegExp(`^/v1/runs/(${ID})/trace/(\\d+)$`), locate: (m) => ({ kind: "run", id: m[1]!, anchor: `trace-${m[2]}` }) },
-  { pattern: new RegExp(`^/v1/runs/(${ID})/conversations/(${ID})/turns/(\\d+)$`), locate: (m) => ({ kind: "run", id: m[1]!, anchor: `turn-${m[2]}-${m[3]}` }) },
-  { pattern: new RegExp(`^/v1/runs/(${ID})/conversations/(${ID})$`), locate: (m) => ({ kind: "run", id: m[1]!, anchor: `conversation-${m[2]}` }) },
-  { pattern: new RegExp(`^/v1/runs/(${ID})/evaluations/(${ID})$`), locate: (m) => ({ kind: "run", id: m[1]!, anchor: `evaluation-${m[2]}` }) },
-  { pattern: new RegExp(`^/v1/runs/(${ID})/findings/(${ID})$`), locate: (m) => ({ kind: "run", id: m[1]!, anchor: `finding-${m[2]}` }) },
-  { pattern: new RegExp(`^/v1/runs/(${ID})(?:/evidence|/trace|/conversations|/evaluations|/findings)?$`), locate: (m) => ({ kind: "run", id: m[1]!, anchor: null }) },
-  { pattern: new RegExp(`^/v1/release-decisions/(${ID})/waivers/(${ID})$`), locate: (m) => ({ kind: "decision", id: m[1]!, anchor: `waiver-${m[2]}` }) },
-  { pattern: new RegExp(`^/v1/release-decisions/(${ID})/policy-approvals/(${ID})$`), locate: (m) => ({ kind: "decision", id: m[1]!, anchor: `approval-${m[2]}` }) },
-  { pattern: new RegExp(`^/v1/release-decisions/(${ID})(?:/events|/waivers|/policy-approvals)?$`), locate: (m) => ({ kind: "decision", id: m[1]!, anchor: null }) },
+  {
+    pattern: new RegExp(`^/v1/runs/(${ID})/trace/(\\d+)$`),
+    locate: (m) => ({ kind: "run", id: m[1]!, anchor: `trace-${m[2]}` }),
+  },
+  {
+    pattern: new RegExp(`^/v1/runs/(${ID})/conversations/(${ID})/turns/(\\d+)$`),
+    locate: (m) => ({ kind: "run", id: m[1]!, anchor: `turn-${m[2]}-${m[3]}` }),
+  },
+  {
+    pattern: new RegExp(`^/v1/runs/(${ID})/conversations/(${ID})$`),
+    locate: (m) => ({ kind: "run", id: m[1]!, anchor: `conversation-${m[2]}` }),
+  },
+  {
+    pattern: new RegExp(`^/v1/runs/(${ID})/evaluations/(${ID})$`),
+    locate: (m) => ({ kind: "run", id: m[1]!, anchor: `evaluation-${m[2]}` }),
+  },
+  {
+    pattern: new RegExp(`^/v1/runs/(${ID})/findings/(${ID})$`),
+    locate: (m) => ({ kind: "run", id: m[1]!, anchor: `finding-${m[2]}` }),
+  },
+  {
+    pattern: new RegExp(`^/v1/runs/(${ID})(?:/evidence|/trace|/conversations|/evaluations|/findings)?$`),
+    locate: (m) => ({ kind: "run", id: m[1]!, anchor: null }),
+  },
+  {
+    pattern: new RegExp(`^/v1/release-decisions/(${ID})/waivers/(${ID})$`),
+    locate: (m) => ({ kind: "decision", id: m[1]!, anchor: `waiver-${m[2]}` }),
+  },
+  {
+    pattern: new RegExp(`^/v1/release-decisions/(${ID})/policy-approvals/(${ID})$`),
+    locate: (m) => ({ kind: "decision", id: m[1]!, anchor: `approval-${m[2]}` }),
+  },
+  {
+    pattern: new RegExp(`^/v1/release-decisions/(${ID})(?:/events|/waivers|/policy-approvals)?$`),
+    locate: (m) => ({ kind: "decision", id: m[1]!, anchor: null }),
+  },
 ];
 
 /** The page and anchor that show an API path; undefined for a path no page shows. */
@@ -55,7 +82,10 @@ export function pageUrlOf(signedLink: string, location: PageLocation): string {
  * is known (`signedLinkOf`), the page at its element; else the API path. Check runs, job
  * summaries and annotations all link through this.
  */
-export function evidenceLinker(baseUrl: string, signedLinkOf: (kind: PageKind, id: string) => string | undefined): (ref: string) => string {
+export function evidenceLinker(
+  baseUrl: string,
+  signedLinkOf: (kind: PageKind, id: string) => string | undefined,
+): (ref: string) => string {
   return (ref) => {
     const location = pageLocationOf(ref);
     const link = location && signedLinkOf(location.kind, location.id);

@@ -2,7 +2,11 @@ import { z } from "zod";
 import { Name, RepositoryName, Timestamp, listOf } from "./common.js";
 
 const RepositoryFields = {
-  github_id: z.number().int().positive().describe("The repository's numeric id on GitHub: bindings follow it, not the name"),
+  github_id: z
+    .number()
+    .int()
+    .positive()
+    .describe("The repository's numeric id on GitHub: bindings follow it, not the name"),
   full_name: RepositoryName.describe("owner/name, as it was when bound"),
 };
 
@@ -30,7 +34,12 @@ const GlobList = (what: string) =>
 export const ProjectOidc = z
   .strictObject({
     refs: GlobList("The token's ref, e.g. refs/heads/main or refs/pull/*/merge"),
-    events: z.array(z.string().regex(/^[a-z_]{1,64}$/, "a GitHub event name, e.g. pull_request")).min(1).max(50).optional().describe("The token's event_name, e.g. pull_request, push"),
+    events: z
+      .array(z.string().regex(/^[a-z_]{1,64}$/, "a GitHub event name, e.g. pull_request"))
+      .min(1)
+      .max(50)
+      .optional()
+      .describe("The token's event_name, e.g. pull_request, push"),
     workflows: GlobList("The token's workflow_ref, e.g. acme/refunds/.github/workflows/assure.yml@*"),
   })
   .meta({ id: "ProjectOidc" });
@@ -42,8 +51,12 @@ export const Project = z
     name: z.string(),
     description: z.string().nullable(),
     repositories: z.array(RepositoryBinding).describe("The GitHub repositories bound to the project"),
-    public_badge: z.boolean().describe("Whether /badges/{project_id}/{repository_id}.svg shows its latest decision on a branch to anyone"),
-    oidc: ProjectOidc.nullable().describe("Which workflow runs may sign in with GitHub OIDC; null: any of the bound repositories'"),
+    public_badge: z
+      .boolean()
+      .describe("Whether /badges/{project_id}/{repository_id}.svg shows its latest decision on a branch to anyone"),
+    oidc: ProjectOidc.nullable().describe(
+      "Which workflow runs may sign in with GitHub OIDC; null: any of the bound repositories'",
+    ),
     created_at: Timestamp,
   })
   .meta({ id: "Project" });
@@ -53,7 +66,9 @@ export const CreateProjectBody = z
   .strictObject({
     name: Name,
     description: z.string().max(2000).optional(),
-    repositories: Repositories.optional().describe("GitHub repositories to bind; each may be bound to one project only"),
+    repositories: Repositories.optional().describe(
+      "GitHub repositories to bind; each may be bound to one project only",
+    ),
     public_badge: z.boolean().optional().describe("Publish a badge of the latest decision on a branch (default false)"),
     oidc: ProjectOidc.optional().describe("Restrict GitHub OIDC sign-in to these refs, events and workflows"),
   })
@@ -65,7 +80,9 @@ export const UpdateProjectBody = z
     description: z.string().max(2000).nullable().optional(),
     repositories: Repositories.optional().describe("Replaces the list whole: those left out are unbound"),
     public_badge: z.boolean().optional().describe("Publish a badge of the latest decision on a branch, or stop"),
-    oidc: ProjectOidc.nullable().optional().describe("Restrict GitHub OIDC sign-in (replaced whole); null lifts the restriction"),
+    oidc: ProjectOidc.nullable()
+      .optional()
+      .describe("Restrict GitHub OIDC sign-in (replaced whole); null lifts the restriction"),
   })
   .refine((body) => Object.keys(body).length > 0, "name at least one field to change")
   .meta({ id: "UpdateProjectBody" });

@@ -1,5 +1,14 @@
 import { z } from "zod";
-import { CommitSha, OwningProject, PageQuery, RepositoryName, ResourceId, Timestamp, extensible, listOf } from "./common.js";
+import {
+  CommitSha,
+  OwningProject,
+  PageQuery,
+  RepositoryName,
+  ResourceId,
+  Timestamp,
+  extensible,
+  listOf,
+} from "./common.js";
 import { RunStatus, Verdict } from "./runs.js";
 import { ChangeSettings, DecisionBase, DecisionBaseline, DecisionChanges, PolicyChange } from "./changes.js";
 
@@ -20,12 +29,19 @@ export type DecisionSubject = z.infer<typeof DecisionSubject>;
 export const PlannedRun = z.object({
   test_spec_id: z.string(),
   environment_id: z.string(),
-  spec_version: z.string().nullable().describe("The spec version the GitHub App planned (only its run of that version counts); null: the spec's run, whatever its version"),
+  spec_version: z
+    .string()
+    .nullable()
+    .describe(
+      "The spec version the GitHub App planned (only its run of that version counts); null: the spec's run, whatever its version",
+    ),
   run_id: z.string().nullable().describe("null until the run is created"),
   waiting: z
     .object({ for: z.string(), until: Timestamp })
     .nullable()
-    .describe("What it waits for before its run can start (a deployment, the agent to be ready), and until when; then the decision gives up"),
+    .describe(
+      "What it waits for before its run can start (a deployment, the agent to be ready), and until when; then the decision gives up",
+    ),
 });
 export type PlannedRun = z.infer<typeof PlannedRun>;
 
@@ -39,7 +55,9 @@ export const DecisionReason = z
   .object({
     run_id: z.string().nullable(),
     gate_id: z.string().nullable(),
-    status: extensible(z.enum(["passed", "failed", "inconclusive", "waived", "quarantined", "error", "pending", "untested"])).describe(
+    status: extensible(
+      z.enum(["passed", "failed", "inconclusive", "waived", "quarantined", "error", "pending", "untested"]),
+    ).describe(
       "quarantined: a gate failed only on cases flaky on the base branch, with flaky.mode quarantine: it does not block",
     ),
     blocking: z.boolean().describe("Whether it keeps the decision from being ALLOWED"),
@@ -47,7 +65,9 @@ export const DecisionReason = z
     evidence_refs: z.array(z.string()).describe("API paths, each readable with evidence:read"),
     baseline_evidence_refs: z
       .array(z.string())
-      .describe("For a gate judged against the base branch (no_regression): the baseline's evidence, beside the head's in evidence_refs"),
+      .describe(
+        "For a gate judged against the base branch (no_regression): the baseline's evidence, beside the head's in evidence_refs",
+      ),
     waiver_ref: z.string().nullable().describe("The waiver that lifts it, if one does"),
   })
   .meta({ id: "DecisionReason" });
@@ -79,10 +99,18 @@ export const ReleaseDecision = z
     planned: z.array(PlannedRun).describe("What the current attempt waits for"),
     reasons: z.array(DecisionReason),
     runs: z.array(DecisionRun),
-    baseline: DecisionBaseline.nullable().describe("null when the decision is not compared with a base branch (a push, or made without `base`)"),
-    changes: DecisionChanges.nullable().describe("Case by case against the baseline, once the planned runs are judged; null without a baseline"),
-    policy_changes: z.array(PolicyChange).describe("What the head removes or relaxes in the base branch's .assure/ (the pseudo-gate `policy`)"),
-    change_settings: ChangeSettings.nullable().describe("The base branch's settings the decision was judged by; null without `base`"),
+    baseline: DecisionBaseline.nullable().describe(
+      "null when the decision is not compared with a base branch (a push, or made without `base`)",
+    ),
+    changes: DecisionChanges.nullable().describe(
+      "Case by case against the baseline, once the planned runs are judged; null without a baseline",
+    ),
+    policy_changes: z
+      .array(PolicyChange)
+      .describe("What the head removes or relaxes in the base branch's .assure/ (the pseudo-gate `policy`)"),
+    change_settings: ChangeSettings.nullable().describe(
+      "The base branch's settings the decision was judged by; null without `base`",
+    ),
     created_at: Timestamp,
     updated_at: Timestamp,
     decided_at: Timestamp.nullable().describe("When it last became ALLOWED or BLOCKED; null while PENDING"),
@@ -93,7 +121,9 @@ export const ReleaseDecision = z
       html: z
         .string()
         .optional()
-        .describe("The decision's page for people: a signed link (exp, sig) that opens it without an API key, read-only, minted as the decision is read"),
+        .describe(
+          "The decision's page for people: a signed link (exp, sig) that opens it without an API key, read-only, minted as the decision is read",
+        ),
     }),
   })
   .meta({ id: "ReleaseDecision" });
@@ -102,20 +132,27 @@ export type ReleaseDecision = z.infer<typeof ReleaseDecision>;
 const Plan = z
   .array(z.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId }))
   .max(200)
-  .refine((plan) => new Set(plan.map((p) => `${p.test_spec_id} ${p.environment_id}`)).size === plan.length, "a spec and environment is planned twice");
+  .refine(
+    (plan) => new Set(plan.map((p) => `${p.test_spec_id} ${p.environment_id}`)).size === plan.length,
+    "a spec and environment is planned twice",
+  );
 
 export const CreateDecisionBody = z
   .strictObject({
     project_id: OwningProject,
     subject: z.union([z.strictObject(CommitSubjectFields), z.strictObject(RunsSubjectFields)]),
     plan: Plan.optional().describe("For a commit: the runs (spec and environment) the decision waits for"),
-    base: DecisionBase.optional().describe("For a pull request's head: its base branch, to find the baseline and judge the change"),
+    base: DecisionBase.optional().describe(
+      "For a pull request's head: its base branch, to find the baseline and judge the change",
+    ),
   })
   .meta({ id: "CreateDecisionBody" });
 export type CreateDecisionBody = z.infer<typeof CreateDecisionBody>;
 
 export const NewAttemptBody = z
-  .strictObject({ plan: Plan.optional().describe("What the new attempt waits for; the current plan again if left out") })
+  .strictObject({
+    plan: Plan.optional().describe("What the new attempt waits for; the current plan again if left out"),
+  })
   .meta({ id: "NewAttemptBody" });
 
 export const DecisionQuery = PageQuery.extend({
@@ -159,7 +196,13 @@ export type Waiver = z.infer<typeof Waiver>;
 export const CreateWaiverBody = z
   .strictObject({
     run_id: ResourceId,
-    gate_id: z.string().min(1).max(64).describe("A gate of the run, or `run` for a run that could not be judged (the decision's own gate `policy` is lifted by a policy approval)"),
+    gate_id: z
+      .string()
+      .min(1)
+      .max(64)
+      .describe(
+        "A gate of the run, or `run` for a run that could not be judged (the decision's own gate `policy` is lifted by a policy approval)",
+      ),
     reason: z.string().min(1).max(2000),
     expires_at: z.iso.datetime({ offset: false }).optional().describe("ISO 8601 UTC; the waiver lapses then"),
   })
@@ -182,11 +225,15 @@ export const PolicyApproval = z
   .meta({ id: "PolicyApproval" });
 export type PolicyApproval = z.infer<typeof PolicyApproval>;
 
-export const CreatePolicyApprovalBody = z.strictObject({ reason: z.string().min(1).max(2000) }).meta({ id: "CreatePolicyApprovalBody" });
+export const CreatePolicyApprovalBody = z
+  .strictObject({ reason: z.string().min(1).max(2000) })
+  .meta({ id: "CreatePolicyApprovalBody" });
 
 export const PolicyApprovalList = listOf(PolicyApproval).meta({ id: "PolicyApprovalList" });
 
-export const RevokeWaiverBody = z.strictObject({ reason: z.string().min(1).max(2000) }).meta({ id: "RevokeWaiverBody" });
+export const RevokeWaiverBody = z
+  .strictObject({ reason: z.string().min(1).max(2000) })
+  .meta({ id: "RevokeWaiverBody" });
 
 export const WaiverList = listOf(Waiver).meta({ id: "WaiverList" });
 

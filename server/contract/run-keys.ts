@@ -29,7 +29,15 @@ export interface RunKeyInput {
  * for the App's) and the SHA-256 of those fields. Derived again, it finds the run it made: a
  * repeated gating, or a re-run of the workflow, starts nothing twice.
  */
-export function runIdempotencyKey({ repositoryId, commitSha, specPath, environmentName, attempt, agentUrl, byApp = false }: RunKeyInput): string {
+export function runIdempotencyKey({
+  repositoryId,
+  commitSha,
+  specPath,
+  environmentName,
+  attempt,
+  agentUrl,
+  byApp = false,
+}: RunKeyInput): string {
   const fields = [repositoryId, commitSha, specPath, environmentName, attempt, agentUrl ?? null];
   return `${byApp ? APP_RUN_KEY_PREFIX : DERIVED_RUN_KEY_PREFIX}${createHash("sha256").update(JSON.stringify(fields)).digest("hex")}`;
 }

@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { CommitSha, ProjectScopedPageQuery, RepositoryName, ResourceId, Timestamp, extensible, listOf } from "./common.js";
+import {
+  CommitSha,
+  ProjectScopedPageQuery,
+  RepositoryName,
+  ResourceId,
+  Timestamp,
+  extensible,
+  listOf,
+} from "./common.js";
 
 export const RUN_STATUSES = ["QUEUED", "RUNNING", "EVALUATING", "COMPLETED", "INCONCLUSIVE", "FAILED"] as const;
 export const RunStatus = z.enum(RUN_STATUSES);
@@ -22,7 +30,6 @@ export type FailureCause = z.infer<typeof FailureCause>;
 
 export const RunFailure = z.object({ cause: extensible(FailureCause), message: z.string() }).meta({ id: "RunFailure" });
 export type RunFailure = z.infer<typeof RunFailure>;
-
 
 const RunSourceFields = {
   repository: RepositoryName,
@@ -49,13 +56,24 @@ export const Run = z
     spec_version: z.string(),
     environment_id: z.string(),
     agent_id: z.string(),
-    agent_version: z.string().describe("The agent's version; for a run on a per-commit URL (a template, a deployment, a URL the request named), the commit tested"),
-    agent_url: z.string().nullable().describe("The agent's base URL this run called: the environment's, its template filled from source, or a deployment's"),
+    agent_version: z
+      .string()
+      .describe(
+        "The agent's version; for a run on a per-commit URL (a template, a deployment, a URL the request named), the commit tested",
+      ),
+    agent_url: z
+      .string()
+      .nullable()
+      .describe(
+        "The agent's base URL this run called: the environment's, its template filled from source, or a deployment's",
+      ),
     source: RunSource.nullable(),
     started_by: z
       .string()
       .nullable()
-      .describe("Who started it: the API key's id, or `github-app` for the GitHub App; null for runs made before it was recorded"),
+      .describe(
+        "Who started it: the API key's id, or `github-app` for the GitHub App; null for runs made before it was recorded",
+      ),
     created_at: Timestamp,
     updated_at: Timestamp,
     started_at: Timestamp.nullable(),
@@ -70,7 +88,9 @@ export const Run = z
       html: z
         .string()
         .optional()
-        .describe("The run's page for people: a signed link (exp, sig) that opens it without an API key, read-only, minted as the run is read"),
+        .describe(
+          "The run's page for people: a signed link (exp, sig) that opens it without an API key, read-only, minted as the run is read",
+        ),
     }),
   })
   .meta({ id: "Run" });
@@ -86,7 +106,9 @@ export const CreateRunBody = z
       .url({ protocol: /^https?$/, error: "must be an http or https URL" })
       .max(2048)
       .optional()
-      .describe("Where this commit's agent was deployed; it must match the environment's url_pattern (without one, equal its base_url)"),
+      .describe(
+        "Where this commit's agent was deployed; it must match the environment's url_pattern (without one, equal its base_url)",
+      ),
   })
   .meta({ id: "CreateRunBody" });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;

@@ -9,7 +9,10 @@ const SpecSourceFields = {
     .string()
     .min(1)
     .max(500)
-    .regex(/^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[^\0\\]+$/, "a path relative to the repository's root, without '.' or '..' segments")
+    .regex(
+      /^(?!\/)(?!.*(^|\/)\.\.?(\/|$))[^\0\\]+$/,
+      "a path relative to the repository's root, without '.' or '..' segments",
+    )
     .describe("Where the file is in the repository, e.g. .assure/specs/refund.yaml"),
 };
 
@@ -22,7 +25,10 @@ export type SpecFile = z.infer<typeof SpecFile>;
 export const SpecSource = z
   .object({
     ...SpecSourceFields,
-    files: z.array(SpecFile).optional().describe("The spec file and each table its scenarios read (vars_file), when it reads any"),
+    files: z
+      .array(SpecFile)
+      .optional()
+      .describe("The spec file and each table its scenarios read (vars_file), when it reads any"),
   })
   .meta({ id: "SpecSource" });
 export type SpecSource = z.infer<typeof SpecSource>;
@@ -34,7 +40,9 @@ const TestSpecFields = {
   description: z.string().nullable(),
   spec_version: z
     .string()
-    .describe("Content address of the latest version: git:<blob SHA> of the file's bytes when it came from a repository, else sha256:<hex> of its canonical JSON"),
+    .describe(
+      "Content address of the latest version: git:<blob SHA> of the file's bytes when it came from a repository, else sha256:<hex> of its canonical JSON",
+    ),
   source: SpecSource.nullable().describe("Where the latest version's file came from, when it came from a repository"),
   version_number: z.number().int().describe("1 for the first version, counting up"),
   created_at: Timestamp,
@@ -53,7 +61,9 @@ const FileText = z.string().max(7 * 1024 * 1024);
 const Encoding = z
   .enum(["utf-8", "base64"])
   .default("utf-8")
-  .describe("How content is written: the text (utf-8, the default), or base64 of the file's bytes, which keeps them exact whatever their encoding");
+  .describe(
+    "How content is written: the text (utf-8, the default), or base64 of the file's bytes, which keeps them exact whatever their encoding",
+  );
 
 /** A spec file as a repository holds it at a commit, with the tables its scenarios read. */
 export const RepositorySpecFile = z
@@ -62,7 +72,13 @@ export const RepositorySpecFile = z
     content: FileText.describe("The file at that commit"),
     encoding: Encoding,
     tables: z
-      .array(z.strictObject({ path: VarsFilePath, content: FileText.describe("The table at that commit"), encoding: Encoding }))
+      .array(
+        z.strictObject({
+          path: VarsFilePath,
+          content: FileText.describe("The table at that commit"),
+          encoding: Encoding,
+        }),
+      )
       .max(100)
       .optional()
       .describe("Each file the spec's scenarios name in vars_file"),
@@ -78,13 +94,18 @@ export const CreateTestSpecBody = z
       "Instead of spec: a spec file from a repository, with the tables it reads; versioned as the App versions it (git:<blob SHA> of the file, or sha256: of the document with its tables inlined)",
     ),
   })
-  .refine((body) => (body.spec === undefined) !== (body.file === undefined), { message: "give spec or file, one of them", path: ["spec"] })
+  .refine((body) => (body.spec === undefined) !== (body.file === undefined), {
+    message: "give spec or file, one of them",
+    path: ["spec"],
+  })
   .meta({ id: "CreateTestSpecBody" });
 export type CreateTestSpecBody = z.infer<typeof CreateTestSpecBody>;
 
 export const CreateTestSpecQuery = z.strictObject({
   project_id: ResourceId.optional().describe("With an application/yaml body: the project (a project key may omit it)"),
-  repository: SpecSourceFields.repository.optional().describe("With commit_sha and path, and a YAML body: where the file came from"),
+  repository: SpecSourceFields.repository
+    .optional()
+    .describe("With commit_sha and path, and a YAML body: where the file came from"),
   commit_sha: SpecSourceFields.commit_sha.optional(),
   path: SpecSourceFields.path.optional(),
 });

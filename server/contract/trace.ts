@@ -11,7 +11,9 @@ export const RunEvent = z
     sequence: z.number().int().describe("Gap-free from 1 within a run"),
     type: z
       .string()
-      .describe(`One of ${RUN_EVENT_TYPES.join(", ")}; more may be added: ignore types you do not know. Each type's data: /v1/schemas/events.json`),
+      .describe(
+        `One of ${RUN_EVENT_TYPES.join(", ")}; more may be added: ignore types you do not know. Each type's data: /v1/schemas/events.json`,
+      ),
     occurred_at: Timestamp,
     data: z.record(z.string(), z.unknown()),
   })
@@ -39,8 +41,17 @@ export const ConversationSummary = z
     scenario_id: z.string().describe("The scenario's (or security probe's) id in the spec"),
     repeat_index: z.number().int().describe("1-based repeat of the scenario"),
     attempt: z.number().int().describe("More than 1 when an earlier attempt was interrupted"),
-    retry: z.number().int().describe("0 for the first try of its scenario and repeat; k for the k-th try again after its checks failed (defaults.retry_failed)"),
-    counted: z.boolean().describe("Whether the evaluations use it: the last completed try of its scenario and repeat; earlier tries stay as evidence"),
+    retry: z
+      .number()
+      .int()
+      .describe(
+        "0 for the first try of its scenario and repeat; k for the k-th try again after its checks failed (defaults.retry_failed)",
+      ),
+    counted: z
+      .boolean()
+      .describe(
+        "Whether the evaluations use it: the last completed try of its scenario and repeat; earlier tries stay as evidence",
+      ),
     status: z.enum(["running", "completed", "interrupted", "failed"]),
     created_at: Timestamp,
     ended_at: Timestamp.nullable(),

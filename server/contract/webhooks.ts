@@ -12,7 +12,10 @@ const WebhookUrl = z
   .url({ protocol: /^https?$/, error: "must be an http or https URL" })
   .max(2048)
   // zod runs refinements after a failed check too: they must not assume a valid URL.
-  .refine((url) => !URL.canParse(url) || (!new URL(url).username && !new URL(url).password), "credentials in the URL are not allowed")
+  .refine(
+    (url) => !URL.canParse(url) || (!new URL(url).username && !new URL(url).password),
+    "credentials in the URL are not allowed",
+  )
   .refine((url) => !URL.canParse(url) || !new URL(url).hash, "must not have a fragment");
 
 const EventTypes = z
@@ -30,9 +33,14 @@ export const Webhook = z
     event_types: z.array(z.string()).nullable().describe("null: every event type"),
     description: z.string().nullable(),
     enabled: z.boolean(),
-    disabled_reason: z.string().nullable().describe("Why it was disabled: a 410 from the receiver, days of failures, or by a request"),
+    disabled_reason: z
+      .string()
+      .nullable()
+      .describe("Why it was disabled: a 410 from the receiver, days of failures, or by a request"),
     failing_since: Timestamp.nullable().describe("Since when every attempt has failed; null while it delivers"),
-    secret_rotated_at: Timestamp.nullable().describe("When the secret was last rotated; the old one signs beside it for 24 hours"),
+    secret_rotated_at: Timestamp.nullable().describe(
+      "When the secret was last rotated; the old one signs beside it for 24 hours",
+    ),
     created_at: Timestamp,
     updated_at: Timestamp,
     links: z.object({ self: z.string(), deliveries: z.string() }),
@@ -41,7 +49,9 @@ export const Webhook = z
 export type Webhook = z.infer<typeof Webhook>;
 
 export const WebhookWithSecret = Webhook.extend({
-  secret: z.string().describe("whsec_ + base64 of 32 random bytes: shown once, here; the receiver verifies signatures with it"),
+  secret: z
+    .string()
+    .describe("whsec_ + base64 of 32 random bytes: shown once, here; the receiver verifies signatures with it"),
 }).meta({ id: "WebhookWithSecret" });
 
 export const CreateWebhookBody = z
@@ -73,7 +83,11 @@ export const WebhookDeliveryAttempt = z
     event_id: z.string().describe("The webhook-id header: the same on every attempt of the event"),
     event_type: z.string(),
     attempted_at: Timestamp,
-    response_status: z.number().int().nullable().describe("null when no response came (refused, timed out, unreachable)"),
+    response_status: z
+      .number()
+      .int()
+      .nullable()
+      .describe("null when no response came (refused, timed out, unreachable)"),
     duration_ms: z.number(),
     error: z.string().nullable(),
     next_attempt_at: Timestamp.nullable().describe("When it is tried again; null once delivered or given up"),
@@ -102,7 +116,9 @@ export const WebhookDelivery = z
   .meta({ id: "WebhookDelivery" });
 
 export const RecoverWebhookBody = z
-  .strictObject({ since: z.iso.datetime({ offset: true }).describe("Every event of the project since this time is sent again") })
+  .strictObject({
+    since: z.iso.datetime({ offset: true }).describe("Every event of the project since this time is sent again"),
+  })
   .meta({ id: "RecoverWebhookBody" });
 
 export const RecoverWebhookResult = z

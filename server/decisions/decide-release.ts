@@ -49,7 +49,9 @@ export interface PolicyFacts {
 
 const TERMINAL = new Set<Run["status"]>(["COMPLETED", "INCONCLUSIVE", "FAILED"]);
 
-const reasonOf = (reason: Omit<DecisionReason, "baseline_evidence_refs"> & { baseline_evidence_refs?: string[] | undefined }): DecisionReason => ({
+const reasonOf = (
+  reason: Omit<DecisionReason, "baseline_evidence_refs"> & { baseline_evidence_refs?: string[] | undefined },
+): DecisionReason => ({
   ...reason,
   baseline_evidence_refs: reason.baseline_evidence_refs ?? [],
 });
@@ -69,68 +71,97 @@ export function decideRelease(
   if (slots.length === 0) {
     return {
       status: "BLOCKED",
-      reasons: [reasonOf({ run_id: null, gate_id: null, status: "untested", blocking: true, reason: "nothing was tested: no run was planned", evidence_refs: [], waiver_ref: null })],
+      reasons: [
+        reasonOf({
+          run_id: null,
+          gate_id: null,
+          status: "untested",
+          blocking: true,
+          reason: "nothing was tested: no run was planned",
+          evidence_refs: [],
+          waiver_ref: null,
+        }),
+      ],
     };
   }
-  const waiverOf = (runId: string | null, gateId: string) => waivers.find((w) => w.run_id === runId && w.gate_id === gateId)?.ref ?? null;
+  const waiverOf = (runId: string | null, gateId: string) =>
+    waivers.find((w) => w.run_id === runId && w.gate_id === gateId)?.ref ?? null;
   const reasons: DecisionReason[] = [];
   if (policy.changes.length > 0) reasons.push(policyReason(policy, waiverOf(null, POLICY_GATE)));
   for (const slot of slots) {
     const { run, waiting } = slot;
     if (!run && waiting && now >= waiting.until) {
-      reasons.push(reasonOf({
-        run_id: null,
-        gate_id: null,
-        status: "error",
-        blocking: true,
-        reason: `${slot.label}: gave up waiting for ${waiting.for} at ${waiting.until}; start the runs again once it is there`,
-        evidence_refs: [],
-        waiver_ref: null,
-      }));
+      reasons.push(
+        reasonOf({
+          run_id: null,
+          gate_id: null,
+          status: "error",
+          blocking: true,
+          reason: `${slot.label}: gave up waiting for ${waiting.for} at ${waiting.until}; start the runs again once it is there`,
+          evidence_refs: [],
+          waiver_ref: null,
+        }),
+      );
       continue;
     }
     if (!run && waiting) {
-      reasons.push(reasonOf({ run_id: null, gate_id: null, status: "pending", blocking: true, reason: `${slot.label}: waiting for ${waiting.for} until ${waiting.until}`, evidence_refs: [], waiver_ref: null }));
+      reasons.push(
+        reasonOf({
+          run_id: null,
+          gate_id: null,
+          status: "pending",
+          blocking: true,
+          reason: `${slot.label}: waiting for ${waiting.for} until ${waiting.until}`,
+          evidence_refs: [],
+          waiver_ref: null,
+        }),
+      );
       continue;
     }
     if (!run || !TERMINAL.has(run.status)) {
-      reasons.push(reasonOf({
-        run_id: run?.run_id ?? null,
-        gate_id: null,
-        status: "pending",
-        blocking: true,
-        reason: run ? `${slot.label}: the run is ${run.status}` : `${slot.label}: waiting for its run`,
-        evidence_refs: run ? [runPath(run.run_id)] : [],
-        waiver_ref: null,
-      }));
+      reasons.push(
+        reasonOf({
+          run_id: run?.run_id ?? null,
+          gate_id: null,
+          status: "pending",
+          blocking: true,
+          reason: run ? `${slot.label}: the run is ${run.status}` : `${slot.label}: waiting for its run`,
+          evidence_refs: run ? [runPath(run.run_id)] : [],
+          waiver_ref: null,
+        }),
+      );
       continue;
     }
     if (run.status === "FAILED") {
       const waiver = waiverOf(run.run_id, RUN_GATE);
-      reasons.push(reasonOf({
-        run_id: run.run_id,
-        gate_id: RUN_GATE,
-        status: waiver ? "waived" : "error",
-        blocking: !waiver,
-        reason: `${slot.label}: the run could not be judged (${run.failure?.cause}): ${run.failure?.message ?? ""}`,
-        evidence_refs: [evidencePath(run.run_id)],
-        waiver_ref: waiver,
-      }));
+      reasons.push(
+        reasonOf({
+          run_id: run.run_id,
+          gate_id: RUN_GATE,
+          status: waiver ? "waived" : "error",
+          blocking: !waiver,
+          reason: `${slot.label}: the run could not be judged (${run.failure?.cause}): ${run.failure?.message ?? ""}`,
+          evidence_refs: [evidencePath(run.run_id)],
+          waiver_ref: waiver,
+        }),
+      );
       continue;
     }
     for (const gate of run.gates) {
       const holds = gate.status !== "passed" && gate.status !== "quarantined";
       const lifted = holds ? waiverOf(run.run_id, gate.gate_id) : null;
-      reasons.push(reasonOf({
-        run_id: run.run_id,
-        gate_id: gate.gate_id,
-        status: lifted ? "waived" : gate.status,
-        blocking: holds && !lifted,
-        reason: gate.reason,
-        evidence_refs: gate.evidence_refs,
-        baseline_evidence_refs: gate.baseline_evidence_refs,
-        waiver_ref: lifted,
-      }));
+      reasons.push(
+        reasonOf({
+          run_id: run.run_id,
+          gate_id: gate.gate_id,
+          status: lifted ? "waived" : gate.status,
+          blocking: holds && !lifted,
+          reason: gate.reason,
+          evidence_refs: gate.evidence_refs,
+          baseline_evidence_refs: gate.baseline_evidence_refs,
+          waiver_ref: lifted,
+        }),
+      );
     }
   }
   const status: DecisionStatus = reasons.some((r) => r.status === "pending")
@@ -143,11 +174,22 @@ export function decideRelease(
 
 /** The decision's own gate when the head changes the policy: it blocks until a writer approves (a waiver of `policy`). */
 function policyReason(policy: PolicyFacts, waiver: string | null): DecisionReason {
-  const listed = policy.changes.slice(0, 10).map((change) => `${change.where}: ${change.message}`).join("; ");
+  const listed = policy.changes
+    .slice(0, 10)
+    .map((change) => `${change.where}: ${change.message}`)
+    .join("; ");
   const more = policy.changes.length > 10 ? `; and ${policy.changes.length - 10} more` : "";
   const what = `${policy.changes.length} policy change(s) to the base branch's .assure/: ${listed}${more}`;
   if (policy.mode === "report") {
-    return reasonOf({ run_id: null, gate_id: POLICY_GATE, status: "passed", blocking: false, reason: `${what} (reported only: policy_changes is 'report')`, evidence_refs: [], waiver_ref: null });
+    return reasonOf({
+      run_id: null,
+      gate_id: POLICY_GATE,
+      status: "passed",
+      blocking: false,
+      reason: `${what} (reported only: policy_changes is 'report')`,
+      evidence_refs: [],
+      waiver_ref: null,
+    });
   }
   return reasonOf({
     run_id: null,

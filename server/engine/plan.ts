@@ -21,14 +21,20 @@ export interface ConversationPlan {
 }
 
 /** Names a planned conversation: the same for every attempt at it. */
-export const planKey = ({ kind, scenario_id, repeat_index }: Pick<ConversationPlan, "kind" | "scenario_id" | "repeat_index">) =>
-  `${kind}\0${scenario_id}\0${repeat_index}`;
+export const planKey = ({
+  kind,
+  scenario_id,
+  repeat_index,
+}: Pick<ConversationPlan, "kind" | "scenario_id" | "repeat_index">) => `${kind}\0${scenario_id}\0${repeat_index}`;
 
 /**
  * Every conversation a spec asks for, in a fixed order, so a resumed run knows what is left. Made
  * one at a time as they are asked for: a suite of thousands is never all in memory.
  */
-export function* planConversations(spec: TestSpecDocument, { includeProbes = false } = {}): Generator<ConversationPlan> {
+export function* planConversations(
+  spec: TestSpecDocument,
+  { includeProbes = false } = {},
+): Generator<ConversationPlan> {
   const limits = limitsOf(spec);
   const tools = spec.tools ?? [];
   for (const { id, scenario, row } of scenarioCases(spec)) {
@@ -70,7 +76,9 @@ export function* planConversations(spec: TestSpecDocument, { includeProbes = fal
 }
 
 /** Of each planned conversation's completed tries, the last one (the one its evaluations use). */
-export function lastTries<C extends Pick<ConversationPlan, "kind" | "scenario_id" | "repeat_index"> & { retry: number }>(completed: readonly C[]): C[] {
+export function lastTries<
+  C extends Pick<ConversationPlan, "kind" | "scenario_id" | "repeat_index"> & { retry: number },
+>(completed: readonly C[]): C[] {
   const last = new Map<string, C>();
   for (const c of completed) {
     const key = planKey(c);

@@ -21,9 +21,13 @@ function parseArguments(raw: string): { value: Record<string, unknown> | undefin
   try {
     const text = raw === "" ? "{}" : raw;
     // Matching, storing and showing arguments walk them: an agent's arguments nested thousands deep are invalid, not a crash.
-    if (jsonNestingBeyond(text, MAX_NESTING) !== undefined) return { value: undefined, error: `arguments nest deeper than ${MAX_NESTING} levels` };
+    if (jsonNestingBeyond(text, MAX_NESTING) !== undefined) {
+      return { value: undefined, error: `arguments nest deeper than ${MAX_NESTING} levels` };
+    }
     const value: unknown = JSON.parse(text);
-    if (value === null || typeof value !== "object" || Array.isArray(value)) return { value: undefined, error: "arguments are not a JSON object" };
+    if (value === null || typeof value !== "object" || Array.isArray(value)) {
+      return { value: undefined, error: "arguments are not a JSON object" };
+    }
     return { value: value as Record<string, unknown>, error: undefined };
   } catch (error) {
     return { value: undefined, error: error instanceof Error ? error.message : String(error) };
@@ -36,13 +40,27 @@ function parseArguments(raw: string): { value: Record<string, unknown> | undefin
  * queued with its tool calls as one batch of events for the next group commit, in the
  * background: the caller's next awaited flush (the run's next status change) makes it durable.
  */
-export async function runConversation({ plan, conversationId, canary, agent, recorder, signal, onReply }: RunConversationOptions): Promise<void> {
+export async function runConversation({
+  plan,
+  conversationId,
+  canary,
+  agent,
+  recorder,
+  signal,
+  onReply,
+}: RunConversationOptions): Promise<void> {
   const { tools } = plan;
-  const definitions: ToolDefinition[] = tools.map(({ name, description, parameters }) => ({ name, description, parameters }));
+  const definitions: ToolDefinition[] = tools.map(({ name, description, parameters }) => ({
+    name,
+    description,
+    parameters,
+  }));
   const where = (turn: number) => ({ conversation_id: conversationId, turn });
   const at = (turn: number, step: number) => ({ conversation_id: conversationId, turn, step });
   const messages: ChatMessage[] = [];
-  const system = [plan.system, canary ? `Internal reference (confidential): ${canary}` : undefined].filter(Boolean).join("\n\n");
+  const system = [plan.system, canary ? `Internal reference (confidential): ${canary}` : undefined]
+    .filter(Boolean)
+    .join("\n\n");
   if (system) {
     messages.push({ role: "system", content: system });
     recorder.record("message.sent", { ...where(0), role: "system", content: system });
@@ -64,23 +82,29 @@ export async function runConversation({ plan, conversationId, canary, agent, rec
         });
       } catch (error) {
         if (error instanceof RunFailedError) {
-          const type = error.failureCause === "agent_contract_violation" ? "agent.response_invalid" : "agent.call_failed";
-          recorder.record(type, { ...at(turn, step), cause: error.failureCause, message: error.message, ...error.evidence });
+          const type =
+            error.failureCause === "agent_contract_violation" ? "agent.response_invalid" : "agent.call_failed";
+          recorder.record(type, {
+            ...at(turn, step),
+            cause: error.failureCause,
+            message: error.message,
+            ...error.evidence,
+          });
         }
         recorder.flushInBackground();
         throw error;
       }
       messages.push({ role: "assistant", content: reply.content, tool_calls: reply.tool_calls });
       recorder.record("message.received", {
-          ...at(turn, step),
-          role: "assistant",
-          content: reply.content,
-          tool_calls: reply.tool_calls.map((call) => ({ call_id: call.id, name: call.name })),
-          finish_reason: reply.finish_reason,
-          latency_ms: reply.latency_ms,
-          attempts: reply.attempts,
-          model: reply.model,
-          usage: reply.usage,
+        ...at(turn, step),
+        role: "assistant",
+        content: reply.content,
+        tool_calls: reply.tool_calls.map((call) => ({ call_id: call.id, name: call.name })),
+        finish_reason: reply.finish_reason,
+        latency_ms: reply.latency_ms,
+        attempts: reply.attempts,
+        model: reply.model,
+        usage: reply.usage,
       });
       onReply?.(reply);
       for (const call of reply.tool_calls) {

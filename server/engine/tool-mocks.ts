@@ -10,7 +10,10 @@ export interface Injection {
 export interface ToolAnswer {
   result: unknown;
   /** How the answer was found: a `when` entry (its index), the default, or why there is none. */
-  source: { kind: "when"; index: number } | { kind: "default"; index: number } | { kind: "no_mock" | "unknown_tool" | "invalid_arguments" };
+  source:
+    | { kind: "when"; index: number }
+    | { kind: "default"; index: number }
+    | { kind: "no_mock" | "unknown_tool" | "invalid_arguments" };
   injected: boolean;
 }
 
@@ -28,13 +31,23 @@ export function answerToolCall(
   const tool = tools.find((candidate) => candidate.name === name);
   if (!tool) return { result: { error: `unknown tool '${name}'` }, source: { kind: "unknown_tool" }, injected: false };
   if (args === undefined) {
-    return { result: { error: "arguments are not a JSON object" }, source: { kind: "invalid_arguments" }, injected: false };
+    return {
+      result: { error: "arguments are not a JSON object" },
+      source: { kind: "invalid_arguments" },
+      injected: false,
+    };
   }
   const mocks = tool.mock ?? [];
   const index = mocks.findIndex((mock) => mock.when !== undefined && partialMatch(mock.when, args));
   const fallback = mocks.findIndex((mock) => mock.when === undefined);
   const chosen = index >= 0 ? index : fallback;
-  if (chosen < 0) return { result: { error: `no mock of '${name}' matches these arguments` }, source: { kind: "no_mock" }, injected: false };
+  if (chosen < 0) {
+    return {
+      result: { error: `no mock of '${name}' matches these arguments` },
+      source: { kind: "no_mock" },
+      injected: false,
+    };
+  }
 
   let result: unknown = structuredClone(mocks[chosen]!.return);
   const inject = injection?.tool === name && result !== null && typeof result === "object" && !Array.isArray(result);

@@ -68,18 +68,24 @@ export function makeWorker({
 
   async function execute(job: ClaimedJob, controller: AbortController): Promise<void> {
     const started = performance.now();
-    const heartbeat = setInterval(() => {
-      store.write(["renewJobLease", job, at(leaseMs)]).then(
-        ([renewed]) => {
-          if (renewed || controller.signal.aborted) return;
-          log.warn({ job_id: job.job_id }, `Lost the lease of job ${job.job_id}; abandoning it`);
-          controller.abort(new Error("lease lost"));
-        },
-        (raw: unknown) => {
-          log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not renew the lease of job ${job.job_id}; trying again`);
-        },
-      );
-    }, Math.max(10, Math.floor(leaseMs / 3)));
+    const heartbeat = setInterval(
+      () => {
+        store.write(["renewJobLease", job, at(leaseMs)]).then(
+          ([renewed]) => {
+            if (renewed || controller.signal.aborted) return;
+            log.warn({ job_id: job.job_id }, `Lost the lease of job ${job.job_id}; abandoning it`);
+            controller.abort(new Error("lease lost"));
+          },
+          (raw: unknown) => {
+            log.error(
+              { err: coerceError(raw), job_id: job.job_id },
+              `Could not renew the lease of job ${job.job_id}; trying again`,
+            );
+          },
+        );
+      },
+      Math.max(10, Math.floor(leaseMs / 3)),
+    );
     try {
       const task = tasks[job.task];
       if (!task) throw new Error(`No task named '${job.task}'`);
@@ -92,7 +98,10 @@ export function makeWorker({
         // anyway; a run already terminal ends at once). It rides with the next commit, often the
         // claim of the next job.
         store.writeLazily(["completeJob", job]).catch((raw: unknown) => {
-          log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not delete finished job ${job.job_id}; its lease will lapse`);
+          log.error(
+            { err: coerceError(raw), job_id: job.job_id },
+            `Could not delete finished job ${job.job_id}; its lease will lapse`,
+          );
         });
       }
       log.debug(`Completed job ${job.job_id} (${job.task}, ${Math.round(performance.now() - started)}ms)`);
@@ -104,7 +113,10 @@ export function makeWorker({
         // A task settles its own work (a run ends terminal even on its last attempt); a job is never
         // dropped on an error, or the work it stands for could be left unfinished for good.
         await store.write(["releaseJob", job, at(backoffMs(job.attempts)), error.message]);
-        log.warn({ err: error, job_id: job.job_id }, `Job ${job.job_id} (${job.task}) failed (attempt ${job.attempts}); will retry`);
+        log.warn(
+          { err: error, job_id: job.job_id },
+          `Job ${job.job_id} (${job.task}) failed (attempt ${job.attempts}); will retry`,
+        );
       }
     } finally {
       clearInterval(heartbeat);
@@ -116,7 +128,10 @@ export function makeWorker({
     const done = execute(job, controller)
       .catch((raw: unknown) => {
         // Releasing failed too (the database is failing): the lease lapses and the job comes back.
-        log.error({ err: coerceError(raw), job_id: job.job_id }, `Could not release job ${job.job_id}; its lease will lapse`);
+        log.error(
+          { err: coerceError(raw), job_id: job.job_id },
+          `Could not release job ${job.job_id}; its lease will lapse`,
+        );
       })
       .finally(() => {
         inFlight.delete(job);
@@ -155,7 +170,10 @@ export function makeWorker({
         },
       )
       .catch((raw: unknown) => {
-        log.error({ err: coerceError(raw) }, "Could not hand back jobs claimed while stopping; their leases will lapse");
+        log.error(
+          { err: coerceError(raw) },
+          "Could not hand back jobs claimed while stopping; their leases will lapse",
+        );
       })
       .finally(() => {
         claiming = undefined;

@@ -27,7 +27,11 @@ export interface HeldConversation {
  * What evaluators need of a conversation, from its events; `readEvents` gives them again when
  * asked for (default: these), so that a run of thousands of conversations keeps only their facts.
  */
-export function toHeldConversation(conversation: ConversationRow, events: readonly LoggedEvent[], readEvents: () => readonly LoggedEvent[] = () => events): HeldConversation {
+export function toHeldConversation(
+  conversation: ConversationRow,
+  events: readonly LoggedEvent[],
+  readEvents: () => readonly LoggedEvent[] = () => events,
+): HeldConversation {
   const runId = conversation.run_id;
   const toolCalls: ToolCallFact[] = [];
   const replies: ReplyFact[] = [];
@@ -48,7 +52,13 @@ export function toHeldConversation(conversation: ConversationRow, events: readon
       outputs.push({ sequence, text: data.arguments_raw, turn: data.turn });
     } else if (event.type === "message.received") {
       const { data } = event;
-      replies.push({ sequence, turn: data.turn, content: data.content, latency_ms: data.latency_ms, tokens: data.usage?.total_tokens ?? null });
+      replies.push({
+        sequence,
+        turn: data.turn,
+        content: data.content,
+        latency_ms: data.latency_ms,
+        tokens: data.usage?.total_tokens ?? null,
+      });
       if (data.content) outputs.push({ sequence, text: data.content, turn: data.turn });
     }
   }

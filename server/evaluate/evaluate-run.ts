@@ -24,14 +24,26 @@ export interface EvaluateRunInput {
  * findings, each gate's decision, and the verdict. Nothing is written here; the judge is the
  * only thing it reaches out to.
  */
-export async function evaluateRun({ runId, spec, conversations, judge, newId, signal, evaluators = EVALUATORS, usage, pricing }: EvaluateRunInput) {
+export async function evaluateRun({
+  runId,
+  spec,
+  conversations,
+  judge,
+  newId,
+  signal,
+  evaluators = EVALUATORS,
+  usage,
+  pricing,
+}: EvaluateRunInput) {
   const input = { spec, conversations, judge, signal, usage, pricing };
   const outputs = await Promise.all(evaluators.map((evaluator) => evaluator.evaluate(input)));
   if (signal.aborted) throw signal.reason;
   const evaluations: StoredEvaluation[] = outputs.flatMap((output, i) =>
     output.evaluations.map((draft) => ({ ...draft, kind: evaluators[i]!.kind, evaluation_id: newId("evaluation") })),
   );
-  const findings: StoredFinding[] = outputs.flatMap((o) => o.findings).map((draft) => ({ ...draft, finding_id: newId("finding") }));
+  const findings: StoredFinding[] = outputs
+    .flatMap((o) => o.findings)
+    .map((draft) => ({ ...draft, finding_id: newId("finding") }));
   const gates = decideGates(spec, runId, { evaluations, findings, judgeConfigured: judge !== undefined });
   return { evaluations, findings, gates, ...decideVerdict(gates) };
 }

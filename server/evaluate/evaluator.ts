@@ -1,4 +1,11 @@
-import type { Evaluation, EvaluationKind, Pricing, ProbeCategory, Severity, TestSpecDocument } from "../contract/index.js";
+import type {
+  Evaluation,
+  EvaluationKind,
+  Pricing,
+  ProbeCategory,
+  Severity,
+  TestSpecDocument,
+} from "../contract/index.js";
 import type { AgentUsage } from "../usage/agent-usage.js";
 import type { ConversationSource } from "./conversation-source.js";
 import type { Judge } from "./judges/llm-judge.js";

@@ -1,4 +1,11 @@
-import { BUDGET_GATE_ID, evaluationPath, findingPath, type EvaluationKind, type GateSpec, type TestSpecDocument } from "../contract/index.js";
+import {
+  BUDGET_GATE_ID,
+  evaluationPath,
+  findingPath,
+  type EvaluationKind,
+  type GateSpec,
+  type TestSpecDocument,
+} from "../contract/index.js";
 import type { EvaluationDraft, FindingDraft } from "./evaluator.js";
 import { SEVERITY_RANK } from "../specs/severity-rank.js";
 import { decideRate } from "./statistics.js";
@@ -38,7 +45,9 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
   function expectationsGate(): Omit<GateDecision, "gate_id" | "title"> {
     const checks = ofKind("expectation");
     if (checks.length === 0) {
-      const written = (spec.scenarios ?? []).some((s) => (s.expect ?? []).length > 0 || s.turns.some((t) => (t.expect ?? []).length > 0));
+      const written = (spec.scenarios ?? []).some(
+        (s) => (s.expect ?? []).length > 0 || s.turns.some((t) => (t.expect ?? []).length > 0),
+      );
       return {
         status: "inconclusive",
         reason: written
@@ -49,12 +58,24 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
     }
     const failed = checks.filter((e) => e.status !== "passed");
     if (failed.length > 0) {
-      return { status: "failed", reason: `${failed.length} of ${checks.length} expectation check(s) failed`, evidence_refs: evaluationRefs(failed) };
+      return {
+        status: "failed",
+        reason: `${failed.length} of ${checks.length} expectation check(s) failed`,
+        evidence_refs: evaluationRefs(failed),
+      };
     }
-    return { status: "passed", reason: `all ${checks.length} expectation check(s) passed`, evidence_refs: evaluationRefs(checks) };
+    return {
+      status: "passed",
+      reason: `all ${checks.length} expectation check(s) passed`,
+      evidence_refs: evaluationRefs(checks),
+    };
   }
 
-  function metricGate(metric: string, minPassRate: number, confidence: number | undefined): Omit<GateDecision, "gate_id" | "title"> {
+  function metricGate(
+    metric: string,
+    minPassRate: number,
+    confidence: number | undefined,
+  ): Omit<GateDecision, "gate_id" | "title"> {
     if (!inputs.judgeConfigured) {
       return {
         status: "inconclusive",
@@ -63,7 +84,13 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
       };
     }
     const samples = ofKind("metric").filter((e) => e.metric_id === metric);
-    if (samples.length === 0) return { status: "inconclusive", reason: `metric '${metric}' has no samples: no conversation completed`, evidence_refs: [] };
+    if (samples.length === 0) {
+      return {
+        status: "inconclusive",
+        reason: `metric '${metric}' has no samples: no conversation completed`,
+        evidence_refs: [],
+      };
+    }
     const unjudged = samples.filter((e) => e.status === "inconclusive" || e.status === "errored");
     if (unjudged.length > 0) {
       return {
@@ -83,20 +110,36 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
     }
     const decision = decideRate(passes, samples.length, minPassRate, confidence);
     const interval = `${percent(confidence)} Wilson interval [${percent(decision.lower)}, ${percent(decision.upper)}]`;
-    if (decision.status === "passed") return { status: "passed", reason: `${observed}; ${interval} clears it`, evidence_refs: evaluationRefs(samples) };
-    if (decision.status === "failed") return { status: "failed", reason: `${observed}; ${interval} is below it`, evidence_refs: evaluationRefs(failing) };
+    if (decision.status === "passed") {
+      return { status: "passed", reason: `${observed}; ${interval} clears it`, evidence_refs: evaluationRefs(samples) };
+    }
+    if (decision.status === "failed") {
+      return {
+        status: "failed",
+        reason: `${observed}; ${interval} is below it`,
+        evidence_refs: evaluationRefs(failing),
+      };
+    }
     const settle =
       decision.samplesToSettle === null
         ? "more samples at this rate would not settle it"
         : `about ${decision.samplesToSettle - samples.length} more sample(s) at this rate would settle it`;
-    return { status: "inconclusive", reason: `${observed}; ${interval} straddles it: ${settle}`, evidence_refs: evaluationRefs(samples) };
+    return {
+      status: "inconclusive",
+      reason: `${observed}; ${interval} straddles it: ${settle}`,
+      evidence_refs: evaluationRefs(samples),
+    };
   }
 
   function severityGate(max: keyof typeof SEVERITY_RANK): Omit<GateDecision, "gate_id" | "title"> {
     const over = inputs.findings.filter((f) => SEVERITY_RANK[f.severity] > SEVERITY_RANK[max]);
     if (over.length > 0) {
       const worst = over.map((f) => f.severity).sort((a, b) => SEVERITY_RANK[b] - SEVERITY_RANK[a])[0];
-      return { status: "failed", reason: `${over.length} finding(s) above ${max} (worst: ${worst})`, evidence_refs: findingRefs(over) };
+      return {
+        status: "failed",
+        reason: `${over.length} finding(s) above ${max} (worst: ${worst})`,
+        evidence_refs: findingRefs(over),
+      };
     }
     const probes = ofKind("probe");
     const detectors = ofKind("detector");
@@ -121,7 +164,8 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
             : {
                 // Only `no_regression`: a run alone has nothing to compare with; its release decision compares it with the base branch.
                 status: "passed" as const,
-                reason: "no_regression is judged by the release decision, against the base branch's evidence (a run alone has nothing to compare with)",
+                reason:
+                  "no_regression is judged by the release decision, against the base branch's evidence (a run alone has nothing to compare with)",
                 evidence_refs: [],
               };
     return { gate_id: gate.id, title: gate.title ?? null, ...decided };
@@ -131,7 +175,13 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
   if (spec.defaults?.budget) {
     const budgets = ofKind("budget");
     const status: GateStatus =
-      budgets.length === 0 ? "inconclusive" : budgets.some((b) => b.status === "failed") ? "failed" : budgets.every((b) => b.status === "passed") ? "passed" : "inconclusive";
+      budgets.length === 0
+        ? "inconclusive"
+        : budgets.some((b) => b.status === "failed")
+          ? "failed"
+          : budgets.every((b) => b.status === "passed")
+            ? "passed"
+            : "inconclusive";
     gates.push({
       gate_id: BUDGET_GATE_ID,
       title: "Budget",
@@ -146,6 +196,8 @@ export function decideGates(spec: TestSpecDocument, runId: string, inputs: GateI
 /** The run's outcome from its gates: any failed gate fails it; else any inconclusive one leaves it inconclusive. */
 export function decideVerdict(gates: readonly GateDecision[]) {
   if (gates.some((gate) => gate.status === "failed")) return { status: "COMPLETED", verdict: "FAIL" } as const;
-  if (gates.some((gate) => gate.status === "inconclusive")) return { status: "INCONCLUSIVE", verdict: "INCONCLUSIVE" } as const;
+  if (gates.some((gate) => gate.status === "inconclusive")) {
+    return { status: "INCONCLUSIVE", verdict: "INCONCLUSIVE" } as const;
+  }
   return { status: "COMPLETED", verdict: "PASS" } as const;
 }

@@ -8,7 +8,9 @@ export function toTranscript(events: readonly LoggedEvent[], uptoTurn?: number):
     if (event.type === "message.sent") lines.push(`[${event.data.role}] ${event.data.content}`);
     if (event.type === "message.received" && event.data.content) lines.push(`[assistant] ${event.data.content}`);
     if (event.type === "tool.called") lines.push(`[tool call] ${event.data.name}(${event.data.arguments_raw})`);
-    if (event.type === "tool.returned") lines.push(`[tool result] ${event.data.name} → ${JSON.stringify(event.data.result)}`);
+    if (event.type === "tool.returned") {
+      lines.push(`[tool result] ${event.data.name} → ${JSON.stringify(event.data.result)}`);
+    }
   }
   return lines.join("\n");
 }

@@ -14,7 +14,10 @@ export interface ApiActivity {
 const BUCKET_MS = 250;
 const BUCKETS = 4;
 
-export function makeApiActivity({ threshold = 20, now = () => performance.now() }: { threshold?: number; now?: () => number } = {}): ApiActivity {
+export function makeApiActivity({
+  threshold = 20,
+  now = () => performance.now(),
+}: { threshold?: number; now?: () => number } = {}): ApiActivity {
   // A ring of four 250 ms buckets: a sliding second that costs one increment per request.
   const counts = new Array<number>(BUCKETS).fill(0);
   let current = Math.floor(now() / BUCKET_MS);

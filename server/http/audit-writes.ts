@@ -12,17 +12,29 @@ const READS = new Set(["GET", "HEAD", "OPTIONS"]);
  */
 export function auditWrites(route: RouteOptions, { newId, clock }: Pick<ApiDeps, "newId" | "clock">): void {
   if ([route.method].flat().every((method) => READS.has(method))) return;
-  const action = (route.schema as { operationId?: string } | undefined)?.operationId ?? `${[route.method].flat()[0]} ${route.url}`;
+  const action =
+    (route.schema as { operationId?: string } | undefined)?.operationId ?? `${[route.method].flat()[0]} ${route.url}`;
   const createdIdKey = route.config?.creates;
   const handler = route.handler;
   route.handler = function audited(this: unknown, request, reply) {
-    return withAuditEvent(pendingFor(request, action, createdIdKey, newId("auditEvent"), clock.now().toISOString()), () => handler.call(this as never, request, reply));
+    return withAuditEvent(
+      pendingFor(request, action, createdIdKey, newId("auditEvent"), clock.now().toISOString()),
+      () => handler.call(this as never, request, reply),
+    );
   };
 }
 
-function pendingFor(request: FastifyRequest, action: string, createdIdKey: string | undefined, id: string, at: string): PendingAuditEvent {
+function pendingFor(
+  request: FastifyRequest,
+  action: string,
+  createdIdKey: string | undefined,
+  id: string,
+  at: string,
+): PendingAuditEvent {
   const principal = request.principal;
-  const params = Object.values((request.params ?? {}) as Record<string, unknown>).filter((value): value is string => typeof value === "string");
+  const params = Object.values((request.params ?? {}) as Record<string, unknown>).filter(
+    (value): value is string => typeof value === "string",
+  );
   return {
     event: {
       audit_event_id: id,

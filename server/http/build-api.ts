@@ -31,7 +31,6 @@ import { registerAuditRoutes } from "./routes/audit-events.js";
 import { spend } from "../limits/limits.js";
 import { auditWrites } from "./audit-writes.js";
 
-
 const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml"];
 
 /** Bodies validated by the spec reader's thread rather than by the route (validating a 5 MB spec takes long). */
@@ -95,13 +94,21 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   api.addContentTypeParser("application/json", { parseAs: "string" }, (request, body, done) => {
     const at = jsonNestingBeyond(body as string, MAX_NESTING);
     if (at !== undefined) {
-      return done(new ApiError("VALIDATION_FAILED", { message: `The body nests deeper than ${MAX_NESTING} levels.`, details: [{ path: "body", message: `nested deeper than ${MAX_NESTING} levels (at character ${at})` }] }), undefined);
+      return done(
+        new ApiError("VALIDATION_FAILED", {
+          message: `The body nests deeper than ${MAX_NESTING} levels.`,
+          details: [{ path: "body", message: `nested deeper than ${MAX_NESTING} levels (at character ${at})` }],
+        }),
+        undefined,
+      );
     }
     // A spec's body is parsed where it is read, off the event loop: the route gets its text.
     if (VALIDATED_WHERE_READ.has(request.routeOptions.schema?.body)) return done(null, new JsonText(body as string));
     parseJson(request, body as string, done);
   });
-  api.addContentTypeParser(YAML_TYPES, { parseAs: "buffer", bodyLimit: deps.bodyLimits.spec }, (_request, body, done) => done(null, body));
+  api.addContentTypeParser(YAML_TYPES, { parseAs: "buffer", bodyLimit: deps.bodyLimits.spec }, (_request, body, done) =>
+    done(null, body),
+  );
 
   await api.register(fastifySwagger, {
     openapi: {
@@ -130,7 +137,12 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     const pattern = new RegExp(`^${route.url.replace(/:[^/]+/g, "[^/]+")}$`);
     for (const method of [route.method].flat()) {
       knownRoutes.push({ pattern, method });
-      routeTable.push({ method, url: route.url, scope: route.config?.scope, operationId: (route.schema as { operationId?: string } | undefined)?.operationId });
+      routeTable.push({
+        method,
+        url: route.url,
+        scope: route.config?.scope,
+        operationId: (route.schema as { operationId?: string } | undefined)?.operationId,
+      });
     }
     auditWrites(route, deps);
   });
@@ -143,7 +155,9 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     deps.activity?.requestStarted();
     reply.header("x-request-id", request.id);
     if (deprecated.size > 0) {
-      const headers = deprecated.get(operationKey(request.routeOptions.method as string, request.routeOptions.url ?? ""));
+      const headers = deprecated.get(
+        operationKey(request.routeOptions.method as string, request.routeOptions.url ?? ""),
+      );
       if (headers) reply.headers(headers);
     }
     request.principal = undefined;
@@ -162,10 +176,20 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     const now = Date.now();
     const spent =
       limit === "public"
-        ? await spend(limits.public, `address:${request.ip}`, "requests for pages and health checks from this address", now)
+        ? await spend(
+            limits.public,
+            `address:${request.ip}`,
+            "requests for pages and health checks from this address",
+            now,
+          )
         : request.principal
           ? await spend(limits.perKey, `key:${request.principal.key_id}`, "requests with this API key", now)
-          : await spend(limits.unauthenticated, `address:${request.ip}`, "requests without a valid API key from this address", now);
+          : await spend(
+              limits.unauthenticated,
+              `address:${request.ip}`,
+              "requests without a valid API key from this address",
+              now,
+            );
     if (spent) {
       reply.header("x-ratelimit-limit", spent.limit);
       reply.header("x-ratelimit-remaining", spent.remaining);
@@ -194,7 +218,11 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   });
 
   let openApiDocument = "";
-  registerMetaRoutes(api, () => openApiDocument, () => deps.serviceReadiness?.() ?? []);
+  registerMetaRoutes(
+    api,
+    () => openApiDocument,
+    () => deps.serviceReadiness?.() ?? [],
+  );
   registerProjectRoutes(api, deps);
   registerAgentRoutes(api, deps);
   registerEnvironmentRoutes(api, deps);
@@ -208,9 +236,13 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   registerPageRoutes(api, deps);
 
   await api.ready();
-  const finished = finishOpenApiDocument(api.swagger() as unknown as OpenApiDocument, deps.deprecations ?? DEPRECATIONS);
+  const finished = finishOpenApiDocument(
+    api.swagger() as unknown as OpenApiDocument,
+    deps.deprecations ?? DEPRECATIONS,
+  );
   openApiDocument = JSON.stringify(finished.document);
-  deprecated = new Map([...finished.byOperation].map(([key, list]: [string, Deprecation[]]) => [key, deprecationHeaders(list)]));
+  deprecated = new Map(
+    [...finished.byOperation].map(([key, list]: [string, Deprecation[]]) => [key, deprecationHeaders(list)]),
+  );
   return api;
 }
-

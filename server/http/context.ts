@@ -82,7 +82,13 @@ export interface RouteEntry {
   operationId: string | undefined;
 }
 
-export type Api = FastifyInstance<RawServerDefault, IncomingMessage, ServerResponse, FastifyBaseLogger, ZodTypeProvider>;
+export type Api = FastifyInstance<
+  RawServerDefault,
+  IncomingMessage,
+  ServerResponse,
+  FastifyBaseLogger,
+  ZodTypeProvider
+>;
 
 export function principalOf(request: FastifyRequest): Principal {
   if (!request.principal) throw new Error(`Route ${request.url} has no scope but asked for the caller`);

@@ -26,7 +26,11 @@ export function makeCursorCodec(secret: Buffer) {
       const expected = sign(payload);
       const given = Buffer.from(signature, "base64url");
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw invalidCursor();
-      const [created_at, id, issuedFor] = JSON.parse(Buffer.from(payload, "base64url").toString()) as [string, string, string];
+      const [created_at, id, issuedFor] = JSON.parse(Buffer.from(payload, "base64url").toString()) as [
+        string,
+        string,
+        string,
+      ];
       if (issuedFor !== scope) throw invalidCursor();
       return { created_at, id };
     },

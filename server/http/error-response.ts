@@ -29,7 +29,15 @@ const MESSAGES: Partial<Record<ErrorCode, string>> = {
 function validationDetails(error: FastifyError & { validationContext?: string }): ErrorDetail[] {
   const where = error.validationContext === "querystring" ? "query" : (error.validationContext ?? "body");
   return (error.validation ?? []).map((entry) =>
-    issueDetail({ path: entry.instancePath.split("/").filter(Boolean), code: entry.keyword, message: entry.message ?? "invalid", keys: (entry.params as { keys?: string[] }).keys }, where),
+    issueDetail(
+      {
+        path: entry.instancePath.split("/").filter(Boolean),
+        code: entry.keyword,
+        message: entry.message ?? "invalid",
+        keys: (entry.params as { keys?: string[] }).keys,
+      },
+      where,
+    ),
   );
 }
 
@@ -62,12 +70,19 @@ export function toApiError(raw: unknown): ApiError {
   if (error instanceof SyntaxError || (error.statusCode === 400 && /JSON/i.test(error.message))) {
     return new ApiError("MALFORMED_BODY", { message: MESSAGES.MALFORMED_BODY!, cause: error });
   }
-  if (error.statusCode === 413) return new ApiError("PAYLOAD_TOO_LARGE", { message: MESSAGES.PAYLOAD_TOO_LARGE!, cause: error });
-  if (error.statusCode === 415) return new ApiError("UNSUPPORTED_MEDIA_TYPE", { message: MESSAGES.UNSUPPORTED_MEDIA_TYPE!, cause: error });
+  if (error.statusCode === 413) {
+    return new ApiError("PAYLOAD_TOO_LARGE", { message: MESSAGES.PAYLOAD_TOO_LARGE!, cause: error });
+  }
+  if (error.statusCode === 415) {
+    return new ApiError("UNSUPPORTED_MEDIA_TYPE", { message: MESSAGES.UNSUPPORTED_MEDIA_TYPE!, cause: error });
+  }
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     return new ApiError("VALIDATION_FAILED", { message: "The request could not be understood.", cause: error });
   }
-  return new ApiError("INTERNAL", { message: "Something went wrong on our side; retry, and quote the request id if it persists.", cause: error });
+  return new ApiError("INTERNAL", {
+    message: "Something went wrong on our side; retry, and quote the request id if it persists.",
+    cause: error,
+  });
 }
 
 export function toEnvelope(error: ApiError, requestId: string): ErrorEnvelope {
@@ -88,7 +103,10 @@ export function makeErrorHandler(log: Logger) {
     let error = toApiError(raw);
     const bodyLimit = request.routeOptions?.bodyLimit;
     if (error.code === "PAYLOAD_TOO_LARGE" && bodyLimit) {
-      error = new ApiError("PAYLOAD_TOO_LARGE", { message: `The request body is larger than this endpoint takes (${bodyLimit} bytes).`, cause: error.cause });
+      error = new ApiError("PAYLOAD_TOO_LARGE", {
+        message: `The request body is larger than this endpoint takes (${bodyLimit} bytes).`,
+        cause: error.cause,
+      });
     }
     if (error.code === "INTERNAL" || error.code === "STORAGE_UNAVAILABLE") {
       log.error({ err: coerceError(error.cause ?? raw), request_id: request.id, url: request.url }, "Unhandled error");

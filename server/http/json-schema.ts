@@ -27,5 +27,8 @@ export function publishedJsonSchema({ zodSchema, jsonSchema }: OverrideContext):
 
 /** A zod schema as a published JSON Schema (2020-12). */
 export function toPublishedJsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
-  return z.toJSONSchema(schema, { io, unrepresentable: "any", override: publishedJsonSchema }) as Record<string, unknown>;
+  return z.toJSONSchema(schema, { io, unrepresentable: "any", override: publishedJsonSchema }) as Record<
+    string,
+    unknown
+  >;
 }

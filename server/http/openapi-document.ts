@@ -1,6 +1,11 @@
 import type { Deprecation } from "../contract/index.js";
 
-type Operation = { operationId?: string; deprecated?: boolean; description?: string; responses?: Record<string, unknown> };
+type Operation = {
+  operationId?: string;
+  deprecated?: boolean;
+  description?: string;
+  responses?: Record<string, unknown>;
+};
 type Schema = { properties?: Record<string, { deprecated?: boolean; description?: string }> };
 
 export interface OpenApiDocument {
@@ -11,14 +16,16 @@ export interface OpenApiDocument {
 }
 
 /** `METHOD /v1/runs/{run_id}`: how an operation is named below, in OpenAPI's path syntax. */
-export const operationKey = (method: string, path: string) => `${method.toUpperCase()} ${path.replace(/:(\w+)/g, "{$1}")}`;
+export const operationKey = (method: string, path: string) =>
+  `${method.toUpperCase()} ${path.replace(/:(\w+)/g, "{$1}")}`;
 
-const referenced = (value: unknown) => [...(JSON.stringify(value) ?? "").matchAll(/"#\/components\/schemas\/([^"/#]+)"/g)].map((m) => m[1]!);
+const referenced = (value: unknown) =>
+  [...(JSON.stringify(value) ?? "").matchAll(/"#\/components\/schemas\/([^"/#]+)"/g)].map((m) => m[1]!);
 
 /** The components `value` uses, directly or through other components. */
 function componentsUsedBy(value: unknown, schemas: Record<string, unknown>): Set<string> {
   const used = new Set(referenced(value));
-  for (const queue = [...used]; queue.length > 0; ) {
+  for (const queue = [...used]; queue.length > 0;) {
     for (const name of referenced(schemas[queue.pop()!])) {
       if (!used.has(name)) {
         used.add(name);
@@ -50,7 +57,8 @@ export function finishOpenApiDocument(generated: OpenApiDocument, deprecations: 
   if (unnamed.length > 0) throw new Error(`Operations without an operationId: ${unnamed.join(", ")}`);
 
   const byOperation = new Map<string, Deprecation[]>();
-  const add = (key: string, deprecation: Deprecation) => byOperation.set(key, [...(byOperation.get(key) ?? []), deprecation]);
+  const add = (key: string, deprecation: Deprecation) =>
+    byOperation.set(key, [...(byOperation.get(key) ?? []), deprecation]);
   for (const deprecation of deprecations) {
     if (deprecation.operation !== undefined) {
       const found = operations.find(({ operation }) => operation.operationId === deprecation.operation);
@@ -62,7 +70,9 @@ export function finishOpenApiDocument(generated: OpenApiDocument, deprecations: 
     }
     const [schemaName, field] = deprecation.field.split(".") as [string, string];
     const property = schemas[schemaName]?.properties?.[field];
-    if (!property) throw new Error(`A deprecation names the field '${deprecation.field}', which no response schema has`);
+    if (!property) {
+      throw new Error(`A deprecation names the field '${deprecation.field}', which no response schema has`);
+    }
     property.deprecated = true;
     property.description = [property.description, note(deprecation)].filter(Boolean).join(" ");
     for (const { key, operation } of operations) {

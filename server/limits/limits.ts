@@ -39,7 +39,14 @@ export function makeLimits(settings: LimitSettings): Limits {
 }
 
 /** Limits that never refuse: for hosts and tests that set none. */
-export const NO_LIMITS: Limits = { perKey: undefined, unauthenticated: undefined, public: undefined, githubWebhooks: undefined, runCreates: undefined, maxQueuedRuns: Number.POSITIVE_INFINITY };
+export const NO_LIMITS: Limits = {
+  perKey: undefined,
+  unauthenticated: undefined,
+  public: undefined,
+  githubWebhooks: undefined,
+  runCreates: undefined,
+  maxQueuedRuns: Number.POSITIVE_INFINITY,
+};
 
 /**
  * The headers that report a budget, GitHub's trio: the limit, what is left of it, and when it is
@@ -55,7 +62,12 @@ export function rateLimitHeaders(outcome: RateLimitOutcome, nowMs: number): Reco
 }
 
 /** Takes one from `limit` for `key`: the outcome (for its headers), or RATE_LIMITED when none is left. */
-export async function spend(limit: RateLimit | undefined, key: string, what: string, nowMs: number): Promise<RateLimitOutcome | undefined> {
+export async function spend(
+  limit: RateLimit | undefined,
+  key: string,
+  what: string,
+  nowMs: number,
+): Promise<RateLimitOutcome | undefined> {
   if (!limit) return undefined;
   const outcome = await limit.take(key);
   if (!outcome.allowed) {

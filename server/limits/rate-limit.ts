@@ -22,7 +22,10 @@ export interface RateLimit {
 const WINDOW_SECONDS = 60;
 
 /** A per-minute budget in this process's memory; undefined when `perMinute` is 0 (off). */
-export function makeRateLimit(perMinute: number, limiterOf: (points: number, duration: number) => RateLimiterAbstract = inMemory): RateLimit | undefined {
+export function makeRateLimit(
+  perMinute: number,
+  limiterOf: (points: number, duration: number) => RateLimiterAbstract = inMemory,
+): RateLimit | undefined {
   if (perMinute <= 0) return undefined;
   const limiter = limiterOf(perMinute, WINDOW_SECONDS);
   const outcome = (allowed: boolean, res: RateLimiterRes): RateLimitOutcome => ({

@@ -38,7 +38,10 @@ export interface AgentPacer {
 /** The longest all calls to an agent pause for one Retry-After. */
 export const MAX_SHARED_HOLD_MS = 60_000;
 
-export function makeAgentPacer({ maxConcurrency, ratePerMinute }: PaceSettings, now: () => number = Date.now): AgentPacer {
+export function makeAgentPacer(
+  { maxConcurrency, ratePerMinute }: PaceSettings,
+  now: () => number = Date.now,
+): AgentPacer {
   const queue = new PQueue({
     concurrency: maxConcurrency,
     ...(ratePerMinute ? { interval: Math.max(1, Math.floor(60_000 / ratePerMinute)), intervalCap: 1 } : {}),
@@ -60,10 +63,13 @@ export function makeAgentPacer({ maxConcurrency, ratePerMinute }: PaceSettings, 
     resumeAt = at;
     queue.pause();
     clearTimeout(resumeTimer);
-    resumeTimer = setTimeout(() => {
-      resumeAt = 0;
-      queue.start();
-    }, Math.max(0, at - now()));
+    resumeTimer = setTimeout(
+      () => {
+        resumeAt = 0;
+        queue.start();
+      },
+      Math.max(0, at - now()),
+    );
     resumeTimer.unref();
   }
 
@@ -116,7 +122,11 @@ export function makeAgentPacers(now: () => number = Date.now) {
   return {
     forEnvironment(environmentId: string, settings: PaceSettings): AgentPacer {
       const known = pacers.get(environmentId);
-      if (known && known.settings.maxConcurrency === settings.maxConcurrency && known.settings.ratePerMinute === settings.ratePerMinute) {
+      if (
+        known &&
+        known.settings.maxConcurrency === settings.maxConcurrency &&
+        known.settings.ratePerMinute === settings.ratePerMinute
+      ) {
         return known.pacer;
       }
       const pacer = makeAgentPacer(settings, now);

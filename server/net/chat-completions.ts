@@ -28,18 +28,37 @@ export const ChatCompletion = z.object({
     .min(1),
   model: z.string().max(200).nullish(),
   usage: z
-    .object({ prompt_tokens: z.number().int().nonnegative(), completion_tokens: z.number().int().nonnegative(), total_tokens: z.number().int().nonnegative() })
+    .object({
+      prompt_tokens: z.number().int().nonnegative(),
+      completion_tokens: z.number().int().nonnegative(),
+      total_tokens: z.number().int().nonnegative(),
+    })
     .partial()
     .nullish(),
 });
 export type ChatChoice = z.infer<typeof ChatCompletion>["choices"][number];
 
-const TRANSIENT_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "EAI_AGAIN", "ENOTFOUND", "EHOSTUNREACH", "ENETUNREACH"]);
+const TRANSIENT_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "EAI_AGAIN",
+  "ENOTFOUND",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+]);
 const TRANSIENT_STATUS = new Set([429, 500, 502, 503, 504]);
 const RAW_LIMIT = 64 * 1024;
 
 export type ChatOutcome =
-  | { kind: "ok"; choice: ChatChoice; model: string | null; usage: TokenUsage | null; attempts: number; latency_ms: number }
+  | {
+      kind: "ok";
+      choice: ChatChoice;
+      model: string | null;
+      usage: TokenUsage | null;
+      attempts: number;
+      latency_ms: number;
+    }
   /** Could not be reached, even after retries (connection failures, 429/500/502/503/504). */
   | { kind: "unreachable"; message: string }
   /** Answered with another HTTP error (401, 403, 404, …): reachable, but not usable as configured. */
@@ -124,25 +143,47 @@ const truncate = (text: string) => (text.length > RAW_LIMIT ? `${text.slice(0, R
  * classified. Callers decide what each outcome means (a failed agent, an unavailable judge).
  */
 export async function postChatCompletion(egress: EgressPolicy, options: ChatRequestOptions): Promise<ChatOutcome> {
-  const { url, headers, body, timeoutMs, maxAttempts = 3, backoffMs = (attempt) => 100 * 3 ** (attempt - 1), signal, pacer, onThrottled, deadline, now = Date.now } = options;
+  const {
+    url,
+    headers,
+    body,
+    timeoutMs,
+    maxAttempts = 3,
+    backoffMs = (attempt) => 100 * 3 ** (attempt - 1),
+    signal,
+    pacer,
+    onThrottled,
+    deadline,
+    now = Date.now,
+  } = options;
   const payload = JSON.stringify(body);
   const send = () => sendOutbound(egress, { url, method: "POST", headers, body: payload, timeoutMs, signal });
   let lastProblem = "";
   let waits = 0;
-  for (let attempt = 1; attempt <= maxAttempts; ) {
+  for (let attempt = 1; attempt <= maxAttempts;) {
     if (signal.aborted) throw coerceError(signal.reason);
     try {
       const response = pacer ? await pacer.call(send, (r) => feedbackOf(r, now()), signal) : await send();
-      if (!TRANSIENT_STATUS.has(response.status)) return classify(response.status, response.body.toString("utf8"), attempt, response.elapsedMs);
+      if (!TRANSIENT_STATUS.has(response.status)) {
+        return classify(response.status, response.body.toString("utf8"), attempt, response.elapsedMs);
+      }
       lastProblem = `HTTP ${response.status}`;
       const retryAfterMs = feedbackOf(response, now()).retryAfterMs;
       if (retryAfterMs !== undefined) {
         const waitMs = Math.max(MIN_WAIT_MS, retryAfterMs);
         if (deadline !== undefined && now() + waitMs > deadline) {
-          return { kind: "timeout", message: `${url} asked to wait ${Math.ceil(waitMs / 1000)} s (HTTP ${response.status}, Retry-After), past the run's deadline` };
+          return {
+            kind: "timeout",
+            message: `${url} asked to wait ${Math.ceil(waitMs / 1000)} s (HTTP ${response.status}, Retry-After), past the run's deadline`,
+          };
         }
         const maxWaits = deadline === undefined ? MAX_WAITS_WITHOUT_DEADLINE : MAX_WAITS;
-        if (++waits > maxWaits) return { kind: "unreachable", message: `${url} asked to wait ${maxWaits} times in a row (HTTP ${response.status}, Retry-After)` };
+        if (++waits > maxWaits) {
+          return {
+            kind: "unreachable",
+            message: `${url} asked to wait ${maxWaits} times in a row (HTTP ${response.status}, Retry-After)`,
+          };
+        }
         onThrottled?.({ http_status: response.status, retry_after_ms: waitMs });
         await abortableSleep(waitMs, signal);
         continue;
@@ -150,9 +191,13 @@ export async function postChatCompletion(egress: EgressPolicy, options: ChatRequ
     } catch (raw) {
       const error = coerceError(raw);
       if (signal.aborted) throw coerceError(signal.reason);
-      if (error instanceof OutboundTimeoutError) return { kind: "timeout", message: `No answer from ${url} within ${timeoutMs} ms` };
+      if (error instanceof OutboundTimeoutError) {
+        return { kind: "timeout", message: `No answer from ${url} within ${timeoutMs} ms` };
+      }
       const code = (error as NodeJS.ErrnoException).code;
-      if (!code || !TRANSIENT_CODES.has(code)) return { kind: "unreachable", message: `${url} cannot be reached: ${error.message}` };
+      if (!code || !TRANSIENT_CODES.has(code)) {
+        return { kind: "unreachable", message: `${url} cannot be reached: ${error.message}` };
+      }
       lastProblem = `${code}: ${error.message}`;
     }
     if (attempt < maxAttempts) await abortableSleep(backoffMs(attempt), signal);
@@ -162,8 +207,15 @@ export async function postChatCompletion(egress: EgressPolicy, options: ChatRequ
 }
 
 function classify(status: number, text: string, attempts: number, elapsedMs: number): ChatOutcome {
-  const invalid = (message: string): ChatOutcome => ({ kind: "invalid", message, http_status: status, response_body: truncate(text) });
-  if (status < 200 || status >= 300) return { kind: "refused", message: `HTTP ${status}`, http_status: status, response_body: truncate(text) };
+  const invalid = (message: string): ChatOutcome => ({
+    kind: "invalid",
+    message,
+    http_status: status,
+    response_body: truncate(text),
+  });
+  if (status < 200 || status >= 300) {
+    return { kind: "refused", message: `HTTP ${status}`, http_status: status, response_body: truncate(text) };
+  }
   let json: unknown;
   try {
     json = JSON.parse(text);
@@ -175,7 +227,14 @@ function classify(status: number, text: string, attempts: number, elapsedMs: num
     const issue = parsed.error.issues[0]!;
     return invalid(`${issue.path.join(".") || "(body)"}: ${issue.message}`);
   }
-  return { kind: "ok", choice: parsed.data.choices[0]!, model: parsed.data.model ?? null, usage: usageOf(parsed.data.usage), attempts, latency_ms: Math.round(elapsedMs * 100) / 100 };
+  return {
+    kind: "ok",
+    choice: parsed.data.choices[0]!,
+    model: parsed.data.model ?? null,
+    usage: usageOf(parsed.data.usage),
+    attempts,
+    latency_ms: Math.round(elapsedMs * 100) / 100,
+  };
 }
 
 function usageOf(usage: z.infer<typeof ChatCompletion>["usage"]): TokenUsage | null {

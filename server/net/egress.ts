@@ -25,7 +25,13 @@ CLOSED.addSubnet("127.0.0.0", 8, "ipv4");
 CLOSED.addAddress("::1", "ipv6");
 CLOSED.addSubnet("2001::", 32, "ipv6"); // Teredo: an IPv4 host behind a tunnel
 
-const FORBIDDEN_HOSTS = new Set(["metadata.google.internal", "metadata.goog", "metadata", "instance-data", "instance-data.ec2.internal"]);
+const FORBIDDEN_HOSTS = new Set([
+  "metadata.google.internal",
+  "metadata.goog",
+  "metadata",
+  "instance-data",
+  "instance-data.ec2.internal",
+]);
 /** Names that are this machine, whatever they resolve to. */
 const isLocalName = (host: string) => host === "localhost" || host.endsWith(".localhost");
 
@@ -33,7 +39,9 @@ const isLocalName = (host: string) => host === "localhost" || host.endsWith(".lo
 function ownAddresses(): BlockList {
   const own = new BlockList();
   for (const entries of Object.values(networkInterfaces())) {
-    for (const entry of entries ?? []) own.addAddress(entry.address.replace(/%.*$/, ""), entry.family === "IPv6" ? "ipv6" : "ipv4");
+    for (const entry of entries ?? []) {
+      own.addAddress(entry.address.replace(/%.*$/, ""), entry.family === "IPv6" ? "ipv6" : "ipv4");
+    }
   }
   return own;
 }
@@ -77,7 +85,11 @@ function normalise(address: string): { address: string; family: "ipv4" | "ipv6" 
 }
 
 /** A host as compared: lower case, without brackets or the root's trailing dot (`metadata.google.internal.` is the same host). */
-const hostOf = (hostname: string) => hostname.replace(/^\[|\]$/g, "").replace(/\.+$/, "").toLowerCase();
+const hostOf = (hostname: string) =>
+  hostname
+    .replace(/^\[|\]$/g, "")
+    .replace(/\.+$/, "")
+    .toLowerCase();
 
 export class EgressDeniedError extends Error {
   override name = "EgressDeniedError";
@@ -90,7 +102,10 @@ export interface EgressPolicy {
   lookup: typeof dnsLookup;
 }
 
-export function makeEgressPolicy({ allowlist = [] as readonly string[], own = ownAddresses() }: { allowlist?: readonly string[]; own?: BlockList } = {}): EgressPolicy {
+export function makeEgressPolicy({
+  allowlist = [] as readonly string[],
+  own = ownAddresses(),
+}: { allowlist?: readonly string[]; own?: BlockList } = {}): EgressPolicy {
   const allowedNets = new BlockList();
   const allowedHosts = new Set<string>();
   for (const entry of allowlist) {
@@ -117,7 +132,9 @@ export function makeEgressPolicy({ allowlist = [] as readonly string[], own = ow
     const host = hostOf(hostname);
     if (FORBIDDEN_HOSTS.has(host)) return `not allowed: ${host} is a cloud metadata host`;
     if (isIP(host)) return checkAddress(host, host);
-    if (isLocalName(host) && !allowedHosts.has(host)) return `not allowed: ${host} is this machine; ASSURE_EGRESS_ALLOWLIST can open it`;
+    if (isLocalName(host) && !allowedHosts.has(host)) {
+      return `not allowed: ${host} is this machine; ASSURE_EGRESS_ALLOWLIST can open it`;
+    }
     return undefined;
   }
 

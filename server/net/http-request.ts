@@ -47,7 +47,9 @@ function abortWith(signal: AbortSignal, request: ClientRequest): void {
     signal.addEventListener(
       "abort",
       () => {
-        for (const pending of mine) pending.destroy(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+        for (const pending of mine) {
+          pending.destroy(signal.reason instanceof Error ? signal.reason : new Error("aborted"));
+        }
       },
       { once: true },
     );
@@ -61,7 +63,16 @@ function abortWith(signal: AbortSignal, request: ClientRequest): void {
  * redirects never followed, a hard deadline over the whole exchange.
  */
 export function sendOutbound(egress: EgressPolicy, outbound: OutboundRequest): Promise<OutboundResponse> {
-  const { url, method = "GET", headers = {}, body, timeoutMs, maxResponseBytes = 10 * 1024 * 1024, signal, agent } = outbound;
+  const {
+    url,
+    method = "GET",
+    headers = {},
+    body,
+    timeoutMs,
+    maxResponseBytes = 10 * 1024 * 1024,
+    signal,
+    agent,
+  } = outbound;
   const target = typeof url === "string" ? new URL(url) : url;
   const denied = egress.checkHost(target.hostname);
   if (denied) return Promise.reject(new Error(`Egress refused: ${denied}`));

@@ -24,7 +24,12 @@ export function makeReadinessProbe({ egress, clock, timeoutMs = 2000, cacheMs = 
   async function probe(target: EnvironmentTarget): Promise<Readiness> {
     const url = `${target.base_url.replace(/\/+$/, "")}${target.readiness_path}`;
     try {
-      const response = await sendOutbound(egress, { url, headers: target.headers, timeoutMs, maxResponseBytes: 1024 * 1024 });
+      const response = await sendOutbound(egress, {
+        url,
+        headers: target.headers,
+        timeoutMs,
+        maxResponseBytes: 1024 * 1024,
+      });
       if (response.status >= 200 && response.status < 300) return { ready: true };
       return { ready: false, reason: `GET ${url} answered HTTP ${response.status}` };
     } catch (raw) {

@@ -26,16 +26,23 @@ function Entry({ event }: { event: LoggedEvent }) {
       const usage = event.data.usage ? `${event.data.usage.total_tokens} tokens` : "no usage reported";
       return (
         <div class="entry" id={id}>
-          <span class="who">Agent</span> <span class="muted">step {event.data.step}, {event.data.latency_ms} ms, {usage}{event.data.model ? `, ${event.data.model}` : ""}</span>
+          <span class="who">Agent</span>{" "}
+          <span class="muted">
+            step {event.data.step}, {event.data.latency_ms} ms, {usage}
+            {event.data.model ? `, ${event.data.model}` : ""}
+          </span>
           {event.data.content !== null && <pre>{event.data.content}</pre>}
-          {event.data.tool_calls.length > 0 && <div class="muted">calls {event.data.tool_calls.map((call) => call.name).join(", ")}</div>}
+          {event.data.tool_calls.length > 0 && (
+            <div class="muted">calls {event.data.tool_calls.map((call) => call.name).join(", ")}</div>
+          )}
         </div>
       );
     }
     case "tool.called":
       return (
         <div class="entry" id={id}>
-          <span class="who">Tool call</span> <code>{event.data.name}</code> <span class="muted">({event.data.call_id})</span>
+          <span class="who">Tool call</span> <code>{event.data.name}</code>{" "}
+          <span class="muted">({event.data.call_id})</span>
           <pre>{event.data.arguments_raw}</pre>
           {event.data.arguments_error && <div class="error">{event.data.arguments_error}</div>}
         </div>
@@ -68,7 +75,13 @@ function Entry({ event }: { event: LoggedEvent }) {
 }
 
 /** A check's result on the page: `evaluation-{id}`, with its evidence. */
-export function EvaluationView({ evaluation, hrefOf }: { evaluation: Evaluation; hrefOf: (ref: string) => string | undefined }) {
+export function EvaluationView({
+  evaluation,
+  hrefOf,
+}: {
+  evaluation: Evaluation;
+  hrefOf: (ref: string) => string | undefined;
+}) {
   const judge = `${evaluation.judge.provider}/${evaluation.judge.model}`;
   return (
     <tr id={`evaluation-${evaluation.evaluation_id}`}>
@@ -76,7 +89,10 @@ export function EvaluationView({ evaluation, hrefOf }: { evaluation: Evaluation;
         <code>{evaluation.metric_id}</code>
         {evaluation.spec_path && <div class="muted">{evaluation.spec_path}</div>}
       </td>
-      <td>{evaluation.scope}{evaluation.turn !== null ? ` ${evaluation.turn}` : ""}</td>
+      <td>
+        {evaluation.scope}
+        {evaluation.turn !== null ? ` ${evaluation.turn}` : ""}
+      </td>
       <td>
         {evaluation.score} / {evaluation.threshold}
       </td>
@@ -92,7 +108,13 @@ export function EvaluationView({ evaluation, hrefOf }: { evaluation: Evaluation;
   );
 }
 
-export function EvaluationTable({ evaluations, hrefOf }: { evaluations: readonly Evaluation[]; hrefOf: (ref: string) => string | undefined }) {
+export function EvaluationTable({
+  evaluations,
+  hrefOf,
+}: {
+  evaluations: readonly Evaluation[];
+  hrefOf: (ref: string) => string | undefined;
+}) {
   return (
     <table>
       <thead>
@@ -119,9 +141,17 @@ export function EvaluationTable({ evaluations, hrefOf }: { evaluations: readonly
  * A conversation as it happened: each user turn (`turn-{conversation}-{n}`) with the agent's
  * replies, its tool calls and their mocked results inline, then the checks of it.
  */
-export function ConversationBlock({ held, hrefOf }: { held: HeldConversationView; hrefOf: (ref: string) => string | undefined }) {
+export function ConversationBlock({
+  held,
+  hrefOf,
+}: {
+  held: HeldConversationView;
+  hrefOf: (ref: string) => string | undefined;
+}) {
   const { conversation, events, evaluations } = held;
-  const turns = [...new Set(events.flatMap((event) => (event.turn !== null && event.turn > 0 ? [event.turn] : [])))].sort((a, b) => a - b);
+  const turns = [
+    ...new Set(events.flatMap((event) => (event.turn !== null && event.turn > 0 ? [event.turn] : []))),
+  ].sort((a, b) => a - b);
   // What is not in a user turn (its start, the system prompt, its end) stays where it happened.
   const firstTurn = events.find((event) => event.turn !== null && event.turn > 0)?.sequence ?? Infinity;
   const outside = events.filter((event) => event.turn === null || event.turn === 0);
@@ -131,9 +161,12 @@ export function ConversationBlock({ held, hrefOf }: { held: HeldConversationView
   return (
     <section class="conversation" id={`conversation-${conversation.conversation_id}`}>
       <h3>
-        {conversation.kind === "probe" ? "Security probe" : "Scenario"} <code>{conversation.scenario_id}</code>, repeat {conversation.repeat_index}
+        {conversation.kind === "probe" ? "Security probe" : "Scenario"} <code>{conversation.scenario_id}</code>, repeat{" "}
+        {conversation.repeat_index}
         {tries} <Status value={conversation.status} />
-        {conversation.counted === 0 && conversation.status === "completed" && <span class="muted"> (tried again: not counted)</span>}
+        {conversation.counted === 0 && conversation.status === "completed" && (
+          <span class="muted"> (tried again: not counted)</span>
+        )}
       </h3>
       <div class="muted">
         <code>{conversation.conversation_id}</code>, attempt {conversation.attempt}

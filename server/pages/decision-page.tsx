@@ -11,8 +11,13 @@ export interface DecisionPageData {
   githubWebUrl: string;
 }
 
-
-function ReasonRows({ reasons, hrefOf }: { reasons: readonly DecisionReason[]; hrefOf: (ref: string) => string | undefined }) {
+function ReasonRows({
+  reasons,
+  hrefOf,
+}: {
+  reasons: readonly DecisionReason[];
+  hrefOf: (ref: string) => string | undefined;
+}) {
   return (
     <table>
       <thead>
@@ -60,7 +65,9 @@ export function renderDecisionPage(data: DecisionPageData): string {
   const subject = "repository" in decision.subject ? decision.subject : undefined;
   const pullRequest = data.runs.find((run) => run.pull_request !== undefined)?.pull_request;
   const policy = decision.reasons.filter((reason) => reason.run_id === null);
-  const title = subject ? `${decision.status}: ${subject.repository}@${subject.commit_sha.slice(0, 7)}` : `${decision.status}: ${decision.decision_id}`;
+  const title = subject
+    ? `${decision.status}: ${subject.repository}@${subject.commit_sha.slice(0, 7)}`
+    : `${decision.status}: ${decision.decision_id}`;
   return renderPage(title, [
     <h1>
       Release <span class={`verdict ${decision.status}`}>{decision.status}</span>
@@ -87,7 +94,9 @@ export function renderDecisionPage(data: DecisionPageData): string {
             {pullRequest !== undefined && (
               <>
                 {", "}
-                <a href={`${data.githubWebUrl}/${subject.repository}/pull/${pullRequest}`}>pull request #{pullRequest}</a>
+                <a href={`${data.githubWebUrl}/${subject.repository}/pull/${pullRequest}`}>
+                  pull request #{pullRequest}
+                </a>
               </>
             )}
           </dd>
@@ -99,7 +108,8 @@ export function renderDecisionPage(data: DecisionPageData): string {
           <dd>
             {decision.baseline.found ? (
               <>
-                <code>{decision.baseline.commit_sha!.slice(0, 7)}</code>, {decision.baseline.age_commits} commit(s) and {decision.baseline.age_days} days before the merge base
+                <code>{decision.baseline.commit_sha!.slice(0, 7)}</code>, {decision.baseline.age_commits} commit(s) and{" "}
+                {decision.baseline.age_days} days before the merge base
                 {decision.baseline.warning && <div class="inconclusive">{decision.baseline.warning}</div>}
               </>
             ) : (
@@ -112,14 +122,18 @@ export function renderDecisionPage(data: DecisionPageData): string {
         <>
           <dt>Change</dt>
           <dd>
-            {decision.changes.counts.regressed} regressed, {decision.changes.counts.improved} improved, {decision.changes.counts.inconclusive} inconclusive, {decision.changes.counts.new} new,{" "}
+            {decision.changes.counts.regressed} regressed, {decision.changes.counts.improved} improved,{" "}
+            {decision.changes.counts.inconclusive} inconclusive, {decision.changes.counts.new} new,{" "}
             {decision.changes.counts.removed} removed, {decision.changes.counts.unchanged} unchanged
             {decision.changes.flaky.length > 0 && `; ${decision.changes.flaky.length} flaky`}
           </dd>
         </>
       )}
     </dl>,
-    policy.length > 0 && [<h2 id="decision-gates">The decision's own gates</h2>, <ReasonRows reasons={policy} hrefOf={hrefOf} />],
+    policy.length > 0 && [
+      <h2 id="decision-gates">The decision's own gates</h2>,
+      <ReasonRows reasons={policy} hrefOf={hrefOf} />,
+    ],
     decision.policy_changes.length > 0 && (
       <ul>
         {decision.policy_changes.map((change) => (
@@ -134,7 +148,8 @@ export function renderDecisionPage(data: DecisionPageData): string {
         {run.label}: <span class={run.verdict}>{run.verdict}</span>
       </h2>,
       <p>
-        <Ref href={hrefOf(`/v1/runs/${run.run_id}`)} label={`Run ${run.run_id}`} /> <span class="muted">({run.status})</span>
+        <Ref href={hrefOf(`/v1/runs/${run.run_id}`)} label={`Run ${run.run_id}`} />{" "}
+        <span class="muted">({run.status})</span>
       </p>,
       <ReasonRows reasons={decision.reasons.filter((reason) => reason.run_id === run.run_id)} hrefOf={hrefOf} />,
     ]),
@@ -143,9 +158,18 @@ export function renderDecisionPage(data: DecisionPageData): string {
       <ul>
         {data.waivers.map((waiver) => (
           <li id={`waiver-${waiver.waiver_id}`}>
-            <code>{waiver.waiver_id}</code> {waiver.revokes ? `revokes ${waiver.revokes}` : <>waives <code>{waiver.gate_id}</code> of {waiver.run_id}</>}: {waiver.reason}{" "}
+            <code>{waiver.waiver_id}</code>{" "}
+            {waiver.revokes ? (
+              `revokes ${waiver.revokes}`
+            ) : (
+              <>
+                waives <code>{waiver.gate_id}</code> of {waiver.run_id}
+              </>
+            )}
+            : {waiver.reason}{" "}
             <span class="muted">
-              by {waiver.created_by.github_login ? `@${waiver.created_by.github_login}` : waiver.created_by.key_id} at {waiver.created_at}
+              by {waiver.created_by.github_login ? `@${waiver.created_by.github_login}` : waiver.created_by.key_id} at{" "}
+              {waiver.created_at}
               {waiver.expires_at && `, until ${waiver.expires_at}`}
               {waiver.active ? "" : " (not in force)"}
             </span>
@@ -155,7 +179,9 @@ export function renderDecisionPage(data: DecisionPageData): string {
           <li id={`approval-${approval.approval_id}`}>
             <code>{approval.approval_id}</code> approves the policy changes: {approval.reason}{" "}
             <span class="muted">
-              by {approval.created_by.github_login ? `@${approval.created_by.github_login}` : approval.created_by.key_id} at {approval.created_at}
+              by{" "}
+              {approval.created_by.github_login ? `@${approval.created_by.github_login}` : approval.created_by.key_id}{" "}
+              at {approval.created_at}
             </span>
           </li>
         ))}

@@ -34,7 +34,17 @@ export function Ref({ href, label }: { href: string | undefined; label: string }
 }
 
 /** A list of evidence refs as numbered links (`[base 1]` with a prefix), the first `max`. */
-export function Refs({ refs, hrefOf, prefix = "", max = 10 }: { refs: readonly string[]; hrefOf: (ref: string) => string | undefined; prefix?: string; max?: number }) {
+export function Refs({
+  refs,
+  hrefOf,
+  prefix = "",
+  max = 10,
+}: {
+  refs: readonly string[];
+  hrefOf: (ref: string) => string | undefined;
+  prefix?: string;
+  max?: number;
+}) {
   return (
     <>
       {refs.slice(0, max).map((ref, i) => (

@@ -34,7 +34,8 @@ export interface PageContext {
 /** Evidence refs as links a reader can follow: on this page's own signed link, or another page of the same project; none elsewhere. */
 function linker(context: PageContext, projectId: string, self: { kind: "run" | "decision"; id: string; link: string }) {
   const others = projectPageLinks(context.pages, context.store, projectId);
-  const linkOf = (kind: "run" | "decision", id: string) => (kind === self.kind && id === self.id ? self.link : others(kind, id));
+  const linkOf = (kind: "run" | "decision", id: string) =>
+    kind === self.kind && id === self.id ? self.link : others(kind, id);
   return (ref: string) => {
     const location = pageLocationOf(ref);
     const link = location && linkOf(location.kind, location.id);
@@ -58,16 +59,28 @@ function pageOfAnchor(store: ServiceStore, runId: string, anchor: string): numbe
 }
 
 /** What a run's page shows: `link` is the signed path it was opened with; `page` and `find` choose its conversations. */
-export function loadRunPage(context: PageContext, run: Run, link: string, query: { page?: string | undefined; find?: string | undefined }): RunPageData {
+export function loadRunPage(
+  context: PageContext,
+  run: Run,
+  link: string,
+  query: { page?: string | undefined; find?: string | undefined },
+): RunPageData {
   const { store } = context;
   const total = store.countConversations(run.run_id);
   const pages = Math.max(1, Math.ceil(total / CONVERSATIONS_PER_PAGE));
   const asked = query.find ? pageOfAnchor(store, run.run_id, query.find) : undefined;
   const page = Math.min(pages, Math.max(1, asked ?? (Number.parseInt(query.page ?? "1", 10) || 1)));
-  const conversations = store.pageConversations(run.run_id, (page - 1) * CONVERSATIONS_PER_PAGE, CONVERSATIONS_PER_PAGE);
+  const conversations = store.pageConversations(
+    run.run_id,
+    (page - 1) * CONVERSATIONS_PER_PAGE,
+    CONVERSATIONS_PER_PAGE,
+  );
   const ids = conversations.map((c) => c.conversation_id);
   const events = groupBy(store.eventsOfConversations(ids).map(toLoggedEvent), (event) => event.conversation_id!);
-  const evaluations = groupBy(store.evaluationsOfConversations(ids).map(toEvaluation), (evaluation) => evaluation.conversation_id!);
+  const evaluations = groupBy(
+    store.evaluationsOfConversations(ids).map(toEvaluation),
+    (evaluation) => evaluation.conversation_id!,
+  );
   const specHead = store.getTestSpecVersion(run.test_spec_id, run.spec_version);
   const environment = store.getEnvironmentRow(run.environment_id);
   const agent = store.getAgent(run.agent_id);
@@ -106,7 +119,13 @@ export function loadDecisionPage(context: PageContext, decision: ReleaseDecision
     runs: planned.map((run) => {
       const spec = store.getTestSpec(run.test_spec_id)?.name ?? run.test_spec_id;
       const environment = store.getEnvironmentRow(run.environment_id)?.name ?? run.environment_id;
-      return { run_id: run.run_id, label: `${spec} in ${environment}`, status: run.status, verdict: run.verdict, pull_request: store.getRun(run.run_id)?.source?.pull_request };
+      return {
+        run_id: run.run_id,
+        label: `${spec} in ${environment}`,
+        status: run.status,
+        verdict: run.verdict,
+        pull_request: store.getRun(run.run_id)?.source?.pull_request,
+      };
     }),
     waivers: store.listWaivers(decision.decision_id, undefined, 500, context.now()),
     approvals: store.listPolicyApprovals(decision.decision_id),

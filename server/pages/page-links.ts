@@ -14,7 +14,9 @@ export interface PageLinkDeps {
 }
 
 const sign = (secret: string, kind: PageKind, id: string, projectId: string, exp: number) =>
-  createHmac("sha256", Buffer.from(secret, "base64")).update(`assure-page\n${kind}\n${id}\n${projectId}\n${exp}`).digest("base64url");
+  createHmac("sha256", Buffer.from(secret, "base64"))
+    .update(`assure-page\n${kind}\n${id}\n${projectId}\n${exp}`)
+    .digest("base64url");
 
 /** Text with its page links' signatures and expiries taken out: what it says, whenever its links were minted. */
 export const withoutLinkSignatures = (text: string) => text.replace(/\?exp=\d+&sig=[\w-]+&?/g, "?");
@@ -37,7 +39,10 @@ export function makePageLinks({ secret, now, ttlSeconds }: PageLinkDeps) {
     },
     /** A decision as the API shows it: with `links.html`, minted as it is read. */
     linkDecision<D extends Pick<ReleaseDecision, "decision_id" | "project_id" | "links">>(decision: D): D {
-      return { ...decision, links: { ...decision.links, html: mint("decision", decision.decision_id, decision.project_id) } };
+      return {
+        ...decision,
+        links: { ...decision.links, html: mint("decision", decision.decision_id, decision.project_id) },
+      };
     },
     /** Whether `exp` and `sig` open this resource's page now: signed for it, with the current key, not expired. */
     verify(kind: PageKind, id: string, projectId: string, exp: string | undefined, sig: string | undefined): boolean {
@@ -58,7 +63,10 @@ export type PageLinks = ReturnType<typeof makePageLinks>;
  */
 export function projectPageLinks(
   pages: PageLinks,
-  owners: { getRun(id: string): { project_id: string } | undefined; getDecision(id: string): { project_id: string } | undefined },
+  owners: {
+    getRun(id: string): { project_id: string } | undefined;
+    getDecision(id: string): { project_id: string } | undefined;
+  },
   projectId: string,
 ): (kind: PageKind, id: string) => string | undefined {
   const minted = new Map<string, string | undefined>();

@@ -7,7 +7,11 @@ import { Refs, Status, percent, renderPage } from "./layout.js";
 export interface RunPageData {
   run: Run;
   evidence: Evidence;
-  spec: { name: string; document: TestSpecDocument | undefined; file: { text: string; repository: string | null; commit_sha: string | null; path: string | null } | undefined };
+  spec: {
+    name: string;
+    document: TestSpecDocument | undefined;
+    file: { text: string; repository: string | null; commit_sha: string | null; path: string | null } | undefined;
+  };
   environmentName: string;
   agent: { name: string; version: string };
   /** The failing cases first, at most a hundred; `caseCounts` counts them all. */
@@ -27,7 +31,6 @@ const SEVERITY_ORDER = ["critical", "high", "medium", "low", "info"];
 /** Characters of the spec file shown on the page. */
 const SPEC_SHOWN = 100_000;
 
-
 /** The bar a metric's pass rate is held to by a gate of the spec, at its confidence; none for other checks. */
 type BarOf = (tally: CaseTally) => { bar: number; confidence: number } | undefined;
 
@@ -43,59 +46,73 @@ const barsOf =
  * confidence of the gate that holds the metric to a bar, with how many more repeats would settle
  * it when the interval straddles the bar).
  */
-function CaseTallies({ tallies, counts, barOf }: { tallies: readonly CaseTally[]; counts: { cases: number; failing: number }; barOf: BarOf }) {
+function CaseTallies({
+  tallies,
+  counts,
+  barOf,
+}: {
+  tallies: readonly CaseTally[];
+  counts: { cases: number; failing: number };
+  barOf: BarOf;
+}) {
   if (tallies.length === 0) return <p class="muted">No check of a conversation was evaluated.</p>;
   const notShown = counts.cases - tallies.length;
   return (
     <>
       <p>
-        {counts.cases} case(s) checked, {counts.failing} with a check that did not pass{notShown > 0 ? `; the first ${tallies.length} are listed, those that did not pass first (${notShown} more)` : ""}.
+        {counts.cases} case(s) checked, {counts.failing} with a check that did not pass
+        {notShown > 0
+          ? `; the first ${tallies.length} are listed, those that did not pass first (${notShown} more)`
+          : ""}
+        .
       </p>
-    <table>
-      <thead>
-        <tr>
-          <th>Case</th>
-          <th>Check</th>
-          <th>Passed</th>
-          <th>Wilson interval</th>
-          <th>Failed / inconclusive / errored</th>
-        </tr>
-      </thead>
-      <tbody>
-        {tallies.map((t) => {
-          const judged = t.passed + t.failed;
-          const held = barOf(t);
-          const interval = judged > 0 ? wilsonInterval(t.passed, judged, held?.confidence ?? 0.95) : undefined;
-          const decided = held && judged > 0 ? decideRate(t.passed, judged, held.bar, held.confidence) : undefined;
-          const settle =
-            decided?.status === "inconclusive"
-              ? decided.samplesToSettle === null
-                ? "; more repeats at this rate would not settle it"
-                : `; straddles the bar of ${percent(held!.bar)}: ${decided.samplesToSettle - judged} more repeat(s) would settle it`
-              : "";
-          return (
-            <tr>
-              <td>
-                <code>{t.scenario_id ?? "run"}</code>
-              </td>
-              <td>
-                <code>{t.metric_id}</code>
-                {t.spec_path && <div class="muted">{t.spec_path}</div>}
-              </td>
-              <td class={t.failed > 0 ? "failed" : t.inconclusive + t.errored > 0 ? "inconclusive" : "passed"}>
-                {t.passed}/{judged}
-              </td>
-              <td>
-                {interval ? `${percent(held?.confidence ?? 0.95)}: [${percent(interval.lower)}, ${percent(interval.upper)}]${settle}` : "—"}
-              </td>
-              <td>
-                {t.failed} / {t.inconclusive} / {t.errored}
-              </td>
-            </tr>
-          );
-        })}
-      </tbody>
-    </table>
+      <table>
+        <thead>
+          <tr>
+            <th>Case</th>
+            <th>Check</th>
+            <th>Passed</th>
+            <th>Wilson interval</th>
+            <th>Failed / inconclusive / errored</th>
+          </tr>
+        </thead>
+        <tbody>
+          {tallies.map((t) => {
+            const judged = t.passed + t.failed;
+            const held = barOf(t);
+            const interval = judged > 0 ? wilsonInterval(t.passed, judged, held?.confidence ?? 0.95) : undefined;
+            const decided = held && judged > 0 ? decideRate(t.passed, judged, held.bar, held.confidence) : undefined;
+            const settle =
+              decided?.status === "inconclusive"
+                ? decided.samplesToSettle === null
+                  ? "; more repeats at this rate would not settle it"
+                  : `; straddles the bar of ${percent(held!.bar)}: ${decided.samplesToSettle - judged} more repeat(s) would settle it`
+                : "";
+            return (
+              <tr>
+                <td>
+                  <code>{t.scenario_id ?? "run"}</code>
+                </td>
+                <td>
+                  <code>{t.metric_id}</code>
+                  {t.spec_path && <div class="muted">{t.spec_path}</div>}
+                </td>
+                <td class={t.failed > 0 ? "failed" : t.inconclusive + t.errored > 0 ? "inconclusive" : "passed"}>
+                  {t.passed}/{judged}
+                </td>
+                <td>
+                  {interval
+                    ? `${percent(held?.confidence ?? 0.95)}: [${percent(interval.lower)}, ${percent(interval.upper)}]${settle}`
+                    : "—"}
+                </td>
+                <td>
+                  {t.failed} / {t.inconclusive} / {t.errored}
+                </td>
+              </tr>
+            );
+          })}
+        </tbody>
+      </table>
     </>
   );
 }
@@ -104,16 +121,29 @@ function CaseTallies({ tallies, counts, barOf }: { tallies: readonly CaseTally[]
 export function renderRunPage(data: RunPageData): string {
   const { run, evidence, spec, hrefOf, paging } = data;
   const file = spec.file;
-  const fileUrl = file?.repository && file.commit_sha && file.path ? `${data.githubWebUrl}/${file.repository}/blob/${file.commit_sha}/${file.path}` : undefined;
+  const fileUrl =
+    file?.repository && file.commit_sha && file.path
+      ? `${data.githubWebUrl}/${file.repository}/blob/${file.commit_sha}/${file.path}`
+      : undefined;
   const source = run.source;
-  const findings = [...data.findings].sort((a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity));
+  const findings = [...data.findings].sort(
+    (a, b) => SEVERITY_ORDER.indexOf(a.severity) - SEVERITY_ORDER.indexOf(b.severity),
+  );
   const navigation = paging.pages > 1 && (
     <nav class="pages" aria-label="Conversation pages">
-      {paging.page > 1 && <a href={paging.hrefOfPage(paging.page - 1)}>← conversations {(paging.page - 2) * 100 + 1}–{(paging.page - 1) * 100}</a>}
+      {paging.page > 1 && (
+        <a href={paging.hrefOfPage(paging.page - 1)}>
+          ← conversations {(paging.page - 2) * 100 + 1}–{(paging.page - 1) * 100}
+        </a>
+      )}
       <span>
         Page {paging.page} of {paging.pages} ({paging.total} conversations)
       </span>
-      {paging.page < paging.pages && <a href={paging.hrefOfPage(paging.page + 1)}>conversations {paging.page * 100 + 1}–{Math.min((paging.page + 1) * 100, paging.total)} →</a>}
+      {paging.page < paging.pages && (
+        <a href={paging.hrefOfPage(paging.page + 1)}>
+          conversations {paging.page * 100 + 1}–{Math.min((paging.page + 1) * 100, paging.total)} →
+        </a>
+      )}
     </nav>
   );
   return renderPage(`${evidence.verdict}: ${spec.name} in ${data.environmentName} (${run.run_id})`, [
@@ -134,16 +164,12 @@ export function renderRunPage(data: RunPageData): string {
       <dt>What was tested</dt>
       <dd>
         Spec <strong>{spec.name}</strong> <code>{run.spec_version}</code>
-        {file?.path && (
-          <>
-            {" "}
-            from {fileUrl ? <a href={fileUrl}>{file.path}</a> : <code>{file.path}</code>}
-          </>
-        )}
+        {file?.path && <> from {fileUrl ? <a href={fileUrl}>{file.path}</a> : <code>{file.path}</code>}</>}
       </dd>
       <dt>Where it ran</dt>
       <dd>
-        Environment <strong>{data.environmentName}</strong>, agent <strong>{data.agent.name}</strong> version <code>{run.agent_version}</code>
+        Environment <strong>{data.environmentName}</strong>, agent <strong>{data.agent.name}</strong> version{" "}
+        <code>{run.agent_version}</code>
         {run.agent_url && (
           <>
             {" "}
@@ -161,7 +187,9 @@ export function renderRunPage(data: RunPageData): string {
             {source.pull_request !== undefined && (
               <>
                 {", "}
-                <a href={`${data.githubWebUrl}/${source.repository}/pull/${source.pull_request}`}>pull request #{source.pull_request}</a>
+                <a href={`${data.githubWebUrl}/${source.repository}/pull/${source.pull_request}`}>
+                  pull request #{source.pull_request}
+                </a>
               </>
             )}
           </dd>
@@ -177,11 +205,16 @@ export function renderRunPage(data: RunPageData): string {
           <dt>Agent usage</dt>
           <dd>
             {evidence.usage.answers} answers, {evidence.usage.total_tokens} tokens
-            {evidence.usage.answers_without_usage > 0 && ` (${evidence.usage.answers_without_usage} reported none: a lower bound)`}
+            {evidence.usage.answers_without_usage > 0 &&
+              ` (${evidence.usage.answers_without_usage} reported none: a lower bound)`}
             {evidence.usage_detail && (
               <>
-                , cost {evidence.usage_detail.cost_usd !== null ? `$${evidence.usage_detail.cost_usd}` : `unknown (${evidence.usage_detail.cost_unknown})`}
-                {evidence.usage_detail.latency_ms_p95 !== null && `, p95 latency ${evidence.usage_detail.latency_ms_p95} ms`}
+                , cost{" "}
+                {evidence.usage_detail.cost_usd !== null
+                  ? `$${evidence.usage_detail.cost_usd}`
+                  : `unknown (${evidence.usage_detail.cost_unknown})`}
+                {evidence.usage_detail.latency_ms_p95 !== null &&
+                  `, p95 latency ${evidence.usage_detail.latency_ms_p95} ms`}
               </>
             )}
           </dd>
@@ -222,7 +255,10 @@ export function renderRunPage(data: RunPageData): string {
     ),
     <h2 id="checks">Checks by case</h2>,
     <CaseTallies tallies={data.tallies} counts={data.caseCounts} barOf={barsOf(spec.document)} />,
-    data.runWide.length > 0 && [<h3>Checks of the whole run</h3>, <EvaluationTable evaluations={data.runWide} hrefOf={hrefOf} />],
+    data.runWide.length > 0 && [
+      <h3>Checks of the whole run</h3>,
+      <EvaluationTable evaluations={data.runWide} hrefOf={hrefOf} />,
+    ],
     <h2 id="findings">Security findings</h2>,
     findings.length === 0 ? (
       <p class="muted">None.</p>
@@ -239,7 +275,9 @@ export function renderRunPage(data: RunPageData): string {
         <tbody>
           {findings.map((finding) => (
             <tr id={`finding-${finding.finding_id}`}>
-              <td class={finding.severity === "critical" || finding.severity === "high" ? "failed" : "inconclusive"}>{finding.severity}</td>
+              <td class={finding.severity === "critical" || finding.severity === "high" ? "failed" : "inconclusive"}>
+                {finding.severity}
+              </td>
               <td>
                 <strong>{finding.title}</strong>
                 <div>{finding.description}</div>
@@ -261,7 +299,9 @@ export function renderRunPage(data: RunPageData): string {
       </table>
     ),
     <h2 id="timeline">The run's own trace</h2>,
-    <p class="muted">Its moves and the findings raised (the evaluations are listed with their conversations, and above).</p>,
+    <p class="muted">
+      Its moves and the findings raised (the evaluations are listed with their conversations, and above).
+    </p>,
     <ul>
       {data.runEvents.map((event) => (
         <li id={`trace-${event.sequence}`}>
@@ -281,13 +321,22 @@ export function renderRunPage(data: RunPageData): string {
     </ul>,
     <h2 id="conversations">Conversations</h2>,
     navigation,
-    data.conversations.length === 0 ? <p class="muted">No conversation was held.</p> : data.conversations.map((held) => <ConversationBlock held={held} hrefOf={hrefOf} />),
+    data.conversations.length === 0 ? (
+      <p class="muted">No conversation was held.</p>
+    ) : (
+      data.conversations.map((held) => <ConversationBlock held={held} hrefOf={hrefOf} />)
+    ),
     navigation,
     file && (
       <details>
         <summary>The spec file{file.path ? ` ${file.path}` : ""}</summary>
         <pre>{file.text.length > SPEC_SHOWN ? `${file.text.slice(0, SPEC_SHOWN)}\n…` : file.text}</pre>
-        {file.text.length > SPEC_SHOWN && <p class="muted">The first {SPEC_SHOWN / 1000} kB of {Math.round(file.text.length / 1000)} kB: the whole version is at /v1/test-specs/{run.test_spec_id}?spec_version={run.spec_version}.</p>}
+        {file.text.length > SPEC_SHOWN && (
+          <p class="muted">
+            The first {SPEC_SHOWN / 1000} kB of {Math.round(file.text.length / 1000)} kB: the whole version is at
+            /v1/test-specs/{run.test_spec_id}?spec_version={run.spec_version}.
+          </p>
+        )}
       </details>
     ),
   ]);

@@ -9,8 +9,17 @@ export interface SpecDeps extends Pick<DecisionDeps, "store" | "clock" | "newId"
 }
 
 /** Stores a version of a spec (read by the spec reader) in the project, or finds the one it equals. */
-export async function storeSpecVersion({ store, clock, newId }: Pick<SpecDeps, "store" | "clock" | "newId">, projectId: string, version: ReadVersion): Promise<{ spec: TestSpecSummary; created: boolean }> {
-  const [outcome] = await store.write(["addTestSpecVersion", { ...version, project_id: projectId }, newId("testSpec"), clock.now().toISOString()]);
+export async function storeSpecVersion(
+  { store, clock, newId }: Pick<SpecDeps, "store" | "clock" | "newId">,
+  projectId: string,
+  version: ReadVersion,
+): Promise<{ spec: TestSpecSummary; created: boolean }> {
+  const [outcome] = await store.write([
+    "addTestSpecVersion",
+    { ...version, project_id: projectId },
+    newId("testSpec"),
+    clock.now().toISOString(),
+  ]);
   return outcome;
 }
 

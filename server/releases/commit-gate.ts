@@ -14,5 +14,10 @@ export interface CommitGate {
    * and whether it was made now. Throws COMMIT_NOT_GATED saying why when the App cannot gate it (its
    * config is missing or wrong, a fork's runs wait for an approval, the config names another project).
    */
-  gate(projectId: string, repository: RepositoryBinding, commitSha: string, options: { rerun: boolean }): Promise<{ decision: ReleaseDecision; created: boolean }>;
+  gate(
+    projectId: string,
+    repository: RepositoryBinding,
+    commitSha: string,
+    options: { rerun: boolean },
+  ): Promise<{ decision: ReleaseDecision; created: boolean }>;
 }

@@ -18,7 +18,10 @@ export interface ConfigPair {
  * of its entry, once per (file, environment) — the App and the Action plan the same runs from the
  * same config. Globs that match nothing are returned to be reported.
  */
-export function planConfigRuns(config: AssureConfig, paths: readonly string[]): { pairs: ConfigPair[]; unmatched: { entry: number; spec: number; glob: string }[] } {
+export function planConfigRuns(
+  config: AssureConfig,
+  paths: readonly string[],
+): { pairs: ConfigPair[]; unmatched: { entry: number; spec: number; glob: string }[] } {
   const pairs: ConfigPair[] = [];
   const unmatched: { entry: number; spec: number; glob: string }[] = [];
   for (const [entry, runs] of config.runs.entries()) {
@@ -29,7 +32,14 @@ export function planConfigRuns(config: AssureConfig, paths: readonly string[]): 
       for (const specPath of matching) {
         for (const [environment, environmentName] of runs.environments.entries()) {
           if (pairs.some((p) => p.specPath === specPath && p.environmentName === environmentName)) continue;
-          pairs.push({ specPath, environmentName, entry, environment, onDeployment: runs.on_deployment, deploymentTimeoutMs: runs.deployment_timeout });
+          pairs.push({
+            specPath,
+            environmentName,
+            entry,
+            environment,
+            onDeployment: runs.on_deployment,
+            deploymentTimeoutMs: runs.deployment_timeout,
+          });
         }
       }
     }

@@ -16,20 +16,35 @@ export interface DecisionDeps {
   commitGate?: CommitGate | undefined;
 }
 
-const refused = (path: string, message: string) => new ApiError("VALIDATION_FAILED", { message, details: [{ path, message }] });
+const refused = (path: string, message: string) =>
+  new ApiError("VALIDATION_FAILED", { message, details: [{ path, message }] });
 
 /** Checks that what a decision names belongs to its project: the runs of its subject, the specs and environments of its plan. */
-function assertInProject({ store }: Pick<DecisionDeps, "store">, projectId: string, body: Pick<CreateDecisionBody, "subject" | "base"> & { plan?: readonly PlanSlot[] | undefined }): void {
+function assertInProject(
+  { store }: Pick<DecisionDeps, "store">,
+  projectId: string,
+  body: Pick<CreateDecisionBody, "subject" | "base"> & { plan?: readonly PlanSlot[] | undefined },
+): void {
   if ("run_ids" in body.subject) {
     body.subject.run_ids.forEach((runId, i) => {
-      if (store.getRun(runId)?.project_id !== projectId) throw refused(`body.subject.run_ids[${i}]`, `run '${runId}' is not a run of this project`);
+      if (store.getRun(runId)?.project_id !== projectId) {
+        throw refused(`body.subject.run_ids[${i}]`, `run '${runId}' is not a run of this project`);
+      }
     });
-    if (new Set(body.subject.run_ids).size !== body.subject.run_ids.length) throw refused("body.subject.run_ids", "a run is listed twice");
-    if (body.plan !== undefined) throw refused("body.plan", "a decision on runs waits for those runs: it takes no plan");
-    if (body.base !== undefined) throw refused("body.base", "a decision on runs has no base branch: make one for the pull request's head commit");
+    if (new Set(body.subject.run_ids).size !== body.subject.run_ids.length) {
+      throw refused("body.subject.run_ids", "a run is listed twice");
+    }
+    if (body.plan !== undefined) {
+      throw refused("body.plan", "a decision on runs waits for those runs: it takes no plan");
+    }
+    if (body.base !== undefined) {
+      throw refused("body.base", "a decision on runs has no base branch: make one for the pull request's head commit");
+    }
   }
   (body.plan ?? []).forEach(({ test_spec_id, environment_id }, i) => {
-    if (store.getTestSpecHead(test_spec_id)?.project_id !== projectId) throw refused(`body.plan[${i}].test_spec_id`, `test spec '${test_spec_id}' is not in this project`);
+    if (store.getTestSpecHead(test_spec_id)?.project_id !== projectId) {
+      throw refused(`body.plan[${i}].test_spec_id`, `test spec '${test_spec_id}' is not in this project`);
+    }
     if (store.getEnvironmentRow(environment_id)?.project_id !== projectId) {
       throw refused(`body.plan[${i}].environment_id`, `environment '${environment_id}' is not in this project`);
     }
@@ -37,8 +52,14 @@ function assertInProject({ store }: Pick<DecisionDeps, "store">, projectId: stri
 }
 
 /** The repository as the project binds it, when the GitHub App gates it: then the App, not the request, plans its commits' decisions. */
-async function gatedByApp({ store, commitGate }: Pick<DecisionDeps, "store" | "commitGate">, projectId: string, repository: string): Promise<RepositoryBinding | undefined> {
-  const bound = store.getProject(projectId)?.repositories.find((r) => r.full_name.toLowerCase() === repository.toLowerCase());
+async function gatedByApp(
+  { store, commitGate }: Pick<DecisionDeps, "store" | "commitGate">,
+  projectId: string,
+  repository: string,
+): Promise<RepositoryBinding | undefined> {
+  const bound = store
+    .getProject(projectId)
+    ?.repositories.find((r) => r.full_name.toLowerCase() === repository.toLowerCase());
   return bound && commitGate && (await commitGate.gates(bound)) ? bound : undefined;
 }
 
@@ -64,12 +85,19 @@ export async function requestDecision(
 ): Promise<{ decision: ReleaseDecision; created: boolean }> {
   if ("repository" in body.subject) {
     const { repository, commit_sha } = body.subject;
-    assertActsFor(principal, repository, deps.store.getProject(projectId)?.repositories ?? [], "body.subject.repository");
+    assertActsFor(
+      principal,
+      repository,
+      deps.store.getProject(projectId)?.repositories ?? [],
+      "body.subject.repository",
+    );
     const bound = await gatedByApp(deps, projectId, repository);
     if (bound) {
       const named = (["plan", "base"] as const).filter((field) => body[field] !== undefined);
       if (named.length > 0) throw plannedByApp(repository, named);
-      return gatedForRequest(deps, () => deps.commitGate!.gate(projectId, bound, commit_sha, { rerun: false }), { rerun: false });
+      return gatedForRequest(deps, () => deps.commitGate!.gate(projectId, bound, commit_sha, { rerun: false }), {
+        rerun: false,
+      });
     }
   }
   return createDecision(deps, projectId, body);
@@ -79,10 +107,17 @@ export async function requestDecision(
  * The App gates the commit with writes of its own (not the request's); the request's audit event
  * then names the decision it led to.
  */
-async function gatedForRequest(deps: Pick<DecisionDeps, "store">, gate: () => ReturnType<CommitGate["gate"]>, { rerun }: { rerun: boolean }): ReturnType<CommitGate["gate"]> {
+async function gatedForRequest(
+  deps: Pick<DecisionDeps, "store">,
+  gate: () => ReturnType<CommitGate["gate"]>,
+  { rerun }: { rerun: boolean },
+): ReturnType<CommitGate["gate"]> {
   const gated = await outsideAudit(gate);
   // Like any write that finds what it was asked to make, finding the decision leaves no event; a new attempt does.
-  await deps.store.write(["acknowledgeRequest", { decision_id: gated.decision.decision_id, project_id: gated.decision.project_id, created: gated.created || rerun }]);
+  await deps.store.write([
+    "acknowledgeRequest",
+    { decision_id: gated.decision.decision_id, project_id: gated.decision.project_id, created: gated.created || rerun },
+  ]);
   return gated;
 }
 
@@ -91,17 +126,38 @@ async function gatedForRequest(deps: Pick<DecisionDeps, "store">, gate: () => Re
  * App's decisions are re-gated by the App (a plan in the body is refused); a client's wait for
  * the plan it names, the current one if none.
  */
-export async function requestAttempt(deps: DecisionDeps, principal: Principal, decision: ReleaseDecision, plan: CreateDecisionBody["plan"]): Promise<ReleaseDecision> {
-  if ("run_ids" in decision.subject) throw refused("decision", "a decision on a set of runs has no attempts: make a new one");
+export async function requestAttempt(
+  deps: DecisionDeps,
+  principal: Principal,
+  decision: ReleaseDecision,
+  plan: CreateDecisionBody["plan"],
+): Promise<ReleaseDecision> {
+  if ("run_ids" in decision.subject) {
+    throw refused("decision", "a decision on a set of runs has no attempts: make a new one");
+  }
   const { repository, commit_sha } = decision.subject;
-  assertActsFor(principal, repository, deps.store.getProject(decision.project_id)?.repositories ?? [], "decision.subject.repository");
+  assertActsFor(
+    principal,
+    repository,
+    deps.store.getProject(decision.project_id)?.repositories ?? [],
+    "decision.subject.repository",
+  );
   const bound = await gatedByApp(deps, decision.project_id, repository);
   if (bound) {
     if (plan !== undefined) throw plannedByApp(repository, ["plan"]);
-    return (await gatedForRequest(deps, () => deps.commitGate!.gate(decision.project_id, bound, commit_sha, { rerun: true }), { rerun: true })).decision;
+    return (
+      await gatedForRequest(
+        deps,
+        () => deps.commitGate!.gate(decision.project_id, bound, commit_sha, { rerun: true }),
+        { rerun: true },
+      )
+    ).decision;
   }
   if (decision.planned_by === "app") {
-    throw new ApiError("GITHUB_UNAVAILABLE", { message: `The GitHub App planned this decision, and it cannot reach ${repository} now: try again later.`, headers: { "retry-after": "30" } });
+    throw new ApiError("GITHUB_UNAVAILABLE", {
+      message: `The GitHub App planned this decision, and it cannot reach ${repository} now: try again later.`,
+      headers: { "retry-after": "30" },
+    });
   }
   return startAttempt(deps, decision, plan);
 }
@@ -119,23 +175,47 @@ export async function createDecision(
   assertInProject(deps, projectId, body);
   const [outcome] = await deps.store.write([
     "createDecision",
-    { decision_id: deps.newId("decision"), project_id: projectId, subject: body.subject, plan: body.plan ?? [], base: body.base },
+    {
+      decision_id: deps.newId("decision"),
+      project_id: projectId,
+      subject: body.subject,
+      plan: body.plan ?? [],
+      base: body.base,
+    },
     deps.clock.now().toISOString(),
   ]);
   return outcome;
 }
 
 /** Makes or brings up to date a commit's decision as the GitHub App plans it (see the store's planAppDecision). */
-export async function planAppDecision(deps: DecisionDeps, plan: Omit<AppPlan, "decision_id">): Promise<{ decision: ReleaseDecision; created: boolean }> {
+export async function planAppDecision(
+  deps: DecisionDeps,
+  plan: Omit<AppPlan, "decision_id">,
+): Promise<{ decision: ReleaseDecision; created: boolean }> {
   assertInProject(deps, plan.project_id, { subject: plan.subject, plan: plan.plan });
-  const [outcome] = await deps.store.write(["planAppDecision", { ...plan, decision_id: deps.newId("decision") }, deps.clock.now().toISOString()]);
+  const [outcome] = await deps.store.write([
+    "planAppDecision",
+    { ...plan, decision_id: deps.newId("decision") },
+    deps.clock.now().toISOString(),
+  ]);
   return outcome;
 }
 
 /** Starts a decision's runs again: a new attempt, waiting for `plan` (the current one unless given). */
-export async function startAttempt(deps: DecisionDeps, decision: ReleaseDecision, plan: CreateDecisionBody["plan"]): Promise<ReleaseDecision> {
-  if ("run_ids" in decision.subject) throw refused("decision", "a decision on a set of runs has no attempts: make a new one");
+export async function startAttempt(
+  deps: DecisionDeps,
+  decision: ReleaseDecision,
+  plan: CreateDecisionBody["plan"],
+): Promise<ReleaseDecision> {
+  if ("run_ids" in decision.subject) {
+    throw refused("decision", "a decision on a set of runs has no attempts: make a new one");
+  }
   assertInProject(deps, decision.project_id, { subject: decision.subject, plan });
-  const [updated] = await deps.store.write(["startDecisionAttempt", decision.decision_id, plan, deps.clock.now().toISOString()]);
+  const [updated] = await deps.store.write([
+    "startDecisionAttempt",
+    decision.decision_id,
+    plan,
+    deps.clock.now().toISOString(),
+  ]);
   return updated;
 }

@@ -4,7 +4,11 @@ import { loadRepositorySpec, type ReadFile } from "../specs/repository-spec.js";
 import type { Policy } from "../changes/policy-changes.js";
 
 /** Reads a spec file at a commit for its document (undefined when it is not a valid spec). */
-export type LoadSpecDocument = (path: string, bytes: Buffer, readFile: ReadFile) => Promise<TestSpecDocument | undefined>;
+export type LoadSpecDocument = (
+  path: string,
+  bytes: Buffer,
+  readFile: ReadFile,
+) => Promise<TestSpecDocument | undefined>;
 
 /** Reads it here, on this thread: the Action's way (the service reads through its spec reader). */
 export const loadSpecDocumentHere: LoadSpecDocument = async (path, bytes, readFile) => {
@@ -17,7 +21,12 @@ export const loadSpecDocumentHere: LoadSpecDocument = async (path, bytes, readFi
  * A spec file that is not valid is left out: it cannot hold anyone to anything (the head's own
  * check reports it).
  */
-export async function readPolicy(config: AssureConfig | null, paths: readonly string[], readFile: ReadFile, loadDocument: LoadSpecDocument = loadSpecDocumentHere): Promise<Policy> {
+export async function readPolicy(
+  config: AssureConfig | null,
+  paths: readonly string[],
+  readFile: ReadFile,
+  loadDocument: LoadSpecDocument = loadSpecDocumentHere,
+): Promise<Policy> {
   const specs = new Map<string, TestSpecDocument>();
   const runs = new Map<string, string | null>();
   if (!config) return { config, specs, runs };

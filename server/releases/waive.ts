@@ -1,4 +1,11 @@
-import { POLICY_GATE, RUN_GATE, type PolicyApproval, type CreateWaiverBody, type ReleaseDecision, type Waiver } from "../contract/index.js";
+import {
+  POLICY_GATE,
+  RUN_GATE,
+  type PolicyApproval,
+  type CreateWaiverBody,
+  type ReleaseDecision,
+  type Waiver,
+} from "../contract/index.js";
 import { ApiError } from "../errors.js";
 import type { DecisionDeps } from "./create-decision.js";
 
@@ -11,7 +18,12 @@ export interface WaiverAuthor {
  * Lets one gate of one run of the decision through, for a reason, maybe until a time. The gate
  * must be one that blocks (failed or inconclusive, or `run` for a run that could not be judged).
  */
-export async function waiveGate(deps: DecisionDeps, decision: ReleaseDecision, body: CreateWaiverBody, author: WaiverAuthor): Promise<Waiver> {
+export async function waiveGate(
+  deps: DecisionDeps,
+  decision: ReleaseDecision,
+  body: CreateWaiverBody,
+  author: WaiverAuthor,
+): Promise<Waiver> {
   if (body.gate_id === POLICY_GATE) {
     throw new ApiError("VALIDATION_FAILED", {
       message: `'${POLICY_GATE}' is the decision's own gate (the head's policy changes): approve them with POST ${decision.links.self}/policy-approvals.`,
@@ -28,12 +40,20 @@ export async function waiveGate(deps: DecisionDeps, decision: ReleaseDecision, b
   if (!reason || reason.status === "passed") {
     throw new ApiError("VALIDATION_FAILED", {
       message: `Gate '${body.gate_id}' of run '${body.run_id}' does not block the decision: there is nothing to waive.`,
-      details: [{ path: "body.gate_id", message: `a failed or inconclusive gate of the run, or '${RUN_GATE}' for a run that could not be judged` }],
+      details: [
+        {
+          path: "body.gate_id",
+          message: `a failed or inconclusive gate of the run, or '${RUN_GATE}' for a run that could not be judged`,
+        },
+      ],
     });
   }
   const now = deps.clock.now();
   if (body.expires_at !== undefined && Date.parse(body.expires_at) <= now.getTime()) {
-    throw new ApiError("VALIDATION_FAILED", { message: "The waiver would have expired already.", details: [{ path: "body.expires_at", message: "a time in the future" }] });
+    throw new ApiError("VALIDATION_FAILED", {
+      message: "The waiver would have expired already.",
+      details: [{ path: "body.expires_at", message: "a time in the future" }],
+    });
   }
   const [waiver] = await deps.store.write([
     "addWaiver",
@@ -52,13 +72,27 @@ export async function waiveGate(deps: DecisionDeps, decision: ReleaseDecision, b
 }
 
 /** Takes a waiver back, with a record (and reason) of its own: 409 if it was taken back already. */
-export async function revokeWaiver(deps: DecisionDeps, waiver: Waiver, reason: string, author: WaiverAuthor): Promise<Waiver> {
+export async function revokeWaiver(
+  deps: DecisionDeps,
+  waiver: Waiver,
+  reason: string,
+  author: WaiverAuthor,
+): Promise<Waiver> {
   if (waiver.revokes !== null) {
-    throw new ApiError("VALIDATION_FAILED", { message: "This record is itself a revocation.", details: [{ path: "waiver_id", message: "a waiver" }] });
+    throw new ApiError("VALIDATION_FAILED", {
+      message: "This record is itself a revocation.",
+      details: [{ path: "waiver_id", message: "a waiver" }],
+    });
   }
   const [revocation] = await deps.store.write([
     "revokeWaiver",
-    { waiver_id: deps.newId("waiver"), decision_id: waiver.decision_id, revokes: waiver.waiver_id, reason, created_by: author },
+    {
+      waiver_id: deps.newId("waiver"),
+      decision_id: waiver.decision_id,
+      revokes: waiver.waiver_id,
+      reason,
+      created_by: author,
+    },
     deps.clock.now().toISOString(),
   ]);
   if (!revocation) throw new ApiError("CONFLICT", { message: `Waiver '${waiver.waiver_id}' was revoked already.` });
@@ -69,7 +103,12 @@ export async function revokeWaiver(deps: DecisionDeps, waiver: Waiver, reason: s
  * Approves what the decision's head removes or relaxes in the base branch's policy: it lifts the
  * decision's gate `policy`. 400 when nothing needs approving; 409 when it is approved already.
  */
-export async function approvePolicy(deps: DecisionDeps, decision: ReleaseDecision, reason: string, author: WaiverAuthor): Promise<PolicyApproval> {
+export async function approvePolicy(
+  deps: DecisionDeps,
+  decision: ReleaseDecision,
+  reason: string,
+  author: WaiverAuthor,
+): Promise<PolicyApproval> {
   const policy = decision.reasons.find((r) => r.gate_id === POLICY_GATE && r.run_id === null);
   if (!policy || (policy.status !== "failed" && policy.status !== "waived")) {
     throw new ApiError("VALIDATION_FAILED", {
@@ -77,7 +116,13 @@ export async function approvePolicy(deps: DecisionDeps, decision: ReleaseDecisio
       details: [{ path: "decision_id", message: "a decision whose gate 'policy' blocks it" }],
     });
   }
-  if (policy.status === "waived") throw new ApiError("CONFLICT", { message: "The decision's policy changes are approved already." });
-  const [approval] = await deps.store.write(["approvePolicy", { approval_id: deps.newId("approval"), decision_id: decision.decision_id, reason, created_by: author }, deps.clock.now().toISOString()]);
+  if (policy.status === "waived") {
+    throw new ApiError("CONFLICT", { message: "The decision's policy changes are approved already." });
+  }
+  const [approval] = await deps.store.write([
+    "approvePolicy",
+    { approval_id: deps.newId("approval"), decision_id: decision.decision_id, reason, created_by: author },
+    deps.clock.now().toISOString(),
+  ]);
   return approval;
 }

@@ -1,4 +1,10 @@
-import { compileUrlPattern, fillUrlTemplate, isUrlTemplate, templateValues, type RunSource } from "../contract/index.js";
+import {
+  compileUrlPattern,
+  fillUrlTemplate,
+  isUrlTemplate,
+  templateValues,
+  type RunSource,
+} from "../contract/index.js";
 import { ApiError } from "../errors.js";
 import type { EgressPolicy } from "../net/egress.js";
 import type { EnvironmentRow } from "../store/index.js";
@@ -26,7 +32,10 @@ export function resolveRunAgent(
   if (named === undefined && "missing" in filled) {
     throw new ApiError("VALIDATION_FAILED", {
       message: `Environment '${environment.name}' reaches its agent at ${environment.base_url}, which needs what the run's source does not give.`,
-      details: filled.missing.map((field) => ({ path: `body.source.${sourceFieldOf(field)}`, message: `needed to fill {${field}}` })),
+      details: filled.missing.map((field) => ({
+        path: `body.source.${sourceFieldOf(field)}`,
+        message: `needed to fill {${field}}`,
+      })),
     });
   }
   const own = "url" in filled ? filled.url.replace(/\/+$/, "") : undefined;
@@ -37,10 +46,13 @@ export function resolveRunAgent(
   if (refused) {
     throw new ApiError("AGENT_URL_NOT_ALLOWED", {
       message: `Environment '${environment.name}' may not reach its agent at ${url}: ${refused}. Allowed: ${allowedBy}.`,
-      details: [{ path: named === undefined ? "body.environment_id" : "body.agent_url", message: `must match ${allowedBy}` }],
+      details: [
+        { path: named === undefined ? "body.environment_id" : "body.agent_url", message: `must match ${allowedBy}` },
+      ],
     });
   }
   return { url, perCommit: named !== undefined || isUrlTemplate(environment.base_url) };
 }
 
-const sourceFieldOf = (field: string) => (field === "sha" || field === "short_sha" ? "commit_sha" : field === "ref_slug" ? "ref" : field);
+const sourceFieldOf = (field: string) =>
+  field === "sha" || field === "short_sha" ? "commit_sha" : field === "ref_slug" ? "ref" : field;

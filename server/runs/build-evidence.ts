@@ -9,7 +9,16 @@ import { toFinding } from "./read-models.js";
  * verdict is PENDING and gates are empty.
  */
 export function buildEvidence(
-  store: Pick<Store, "getEnvironmentRow" | "listGateResults" | "countEvaluations" | "listRunFindings" | "getRunAgentUsage" | "getRunPricing" | "sumJudgeUsage">,
+  store: Pick<
+    Store,
+    | "getEnvironmentRow"
+    | "listGateResults"
+    | "countEvaluations"
+    | "listRunFindings"
+    | "getRunAgentUsage"
+    | "getRunPricing"
+    | "sumJudgeUsage"
+  >,
   run: Run,
 ): Evidence {
   const environment = store.getEnvironmentRow(run.environment_id);
@@ -32,19 +41,31 @@ export function buildEvidence(
     decided_at: run.verdict === "PENDING" ? null : run.ended_at,
     gates: store.listGateResults(run.run_id).map(toGate),
     evaluations: { total, ...counts },
-    ...usageOf(store.getRunAgentUsage(run.run_id), store.getRunPricing(run.run_id), () => store.sumJudgeUsage(run.run_id)),
+    ...usageOf(store.getRunAgentUsage(run.run_id), store.getRunPricing(run.run_id), () =>
+      store.sumJudgeUsage(run.run_id),
+    ),
     findings: store.listRunFindings(run.run_id).map(toFinding),
     links: { run: runPath, self: evidencePath, ...links },
   };
 }
 
-function usageOf(usage: AgentUsage | null, pricing: Pricing, judge: () => JudgeUsage): Pick<Evidence, "usage" | "usage_detail"> {
+function usageOf(
+  usage: AgentUsage | null,
+  pricing: Pricing,
+  judge: () => JudgeUsage,
+): Pick<Evidence, "usage" | "usage_detail"> {
   if (!usage) return { usage: null, usage_detail: null };
   const { by_model, latency_ms_p95, ...totals } = usage;
   const cost = costOf(by_model, pricing);
   return {
     usage: totals,
-    usage_detail: { by_model: by_model ?? {}, cost_usd: cost.usd, cost_unknown: cost.why, latency_ms_p95: latency_ms_p95 ?? null, judge: judge() },
+    usage_detail: {
+      by_model: by_model ?? {},
+      cost_usd: cost.usd,
+      cost_unknown: cost.why,
+      latency_ms_p95: latency_ms_p95 ?? null,
+      judge: judge(),
+    },
   };
 }
 

@@ -44,7 +44,9 @@ export function assertIdempotencyKey(key: string | string[] | undefined): string
   if (Array.isArray(key) || !IDEMPOTENCY_KEY.test(key)) {
     throw new ApiError("VALIDATION_FAILED", {
       message: "The Idempotency-Key header is invalid.",
-      details: [{ path: "headers.idempotency-key", message: "one value of 1–255 printable ASCII characters, no spaces" }],
+      details: [
+        { path: "headers.idempotency-key", message: "one value of 1–255 printable ASCII characters, no spaces" },
+      ],
     });
   }
   return key;
@@ -67,7 +69,14 @@ export async function createRun(
       details: [{ path: "headers.idempotency-key", message: `may not start with '${APP_RUN_KEY_PREFIX}'` }],
     });
   }
-  if (body.source) assertActsFor(principal, body.source.repository, store.getProject(principal.project_id ?? "")?.repositories ?? [], "body.source.repository");
+  if (body.source) {
+    assertActsFor(
+      principal,
+      body.source.repository,
+      store.getProject(principal.project_id ?? "")?.repositories ?? [],
+      "body.source.repository",
+    );
+  }
   const spec = visibleOr404(
     principal,
     store.getTestSpecHead(body.test_spec_id, body.spec_version),
@@ -89,7 +98,10 @@ export async function createRun(
       request_hash: contentAddress(body),
       now: now.toISOString(),
       // A key derived from a commit stands for that commit's run for good: it never expires.
-      expires_at: idempotencyKey.startsWith(DERIVED_RUN_KEY_PREFIX) || idempotencyKey.startsWith(APP_RUN_KEY_PREFIX) ? NEVER : new Date(now.getTime() + idempotencyWindowMs).toISOString(),
+      expires_at:
+        idempotencyKey.startsWith(DERIVED_RUN_KEY_PREFIX) || idempotencyKey.startsWith(APP_RUN_KEY_PREFIX)
+          ? NEVER
+          : new Date(now.getTime() + idempotencyWindowMs).toISOString(),
     };
   };
   const answer = (outcome: ReturnType<typeof store.lookUpIdempotencyKey>) => {
@@ -108,7 +120,10 @@ export async function createRun(
   await spend(limits.runCreates, `project:${spec.project_id}`, "runs created in this project", Date.now());
 
   const agentAt = resolveRunAgent(environment, body.source, body.agent_url, egress);
-  const readiness = await checkReadiness({ ...store.getEnvironmentTarget(environment.environment_id)!, base_url: agentAt.url });
+  const readiness = await checkReadiness({
+    ...store.getEnvironmentTarget(environment.environment_id)!,
+    base_url: agentAt.url,
+  });
   if (!readiness.ready) {
     throw new ApiError("ENVIRONMENT_NOT_READY", {
       message: `The agent entrypoint of environment '${environment.name}' is unavailable: ${readiness.reason}`,
@@ -117,7 +132,9 @@ export async function createRun(
   }
 
   const agent = store.getAgent(environment.agent_id);
-  if (!agent) throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
+  if (!agent) {
+    throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
+  }
   const now = clock.now().toISOString();
   const runId = newId("run");
   const [outcome] = await store.write([

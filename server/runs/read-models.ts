@@ -7,7 +7,14 @@ import {
   type RunEvent,
   type Turn,
 } from "../contract/index.js";
-import { toLoggedEvent, type ConversationRow, type ConversationView, type EvaluationRow, type EventRow, type FindingRow } from "../store/index.js";
+import {
+  toLoggedEvent,
+  type ConversationRow,
+  type ConversationView,
+  type EvaluationRow,
+  type EventRow,
+  type FindingRow,
+} from "../store/index.js";
 
 /** An event row in the spec's v1 envelope. */
 export function toRunEvent(row: EventRow): RunEvent {
@@ -69,15 +76,28 @@ export function toConversation(row: ConversationView, rows: readonly EventRow[])
     if (event.turn !== null && event.turn > 0) turns.add(event.turn);
     if (event.type === "message.sent") messages.push({ ...base, role: event.data.role, content: event.data.content });
     if (event.type === "message.received") {
-      messages.push({ ...base, role: "assistant" as const, content: event.data.content, tool_calls: event.data.tool_calls });
+      messages.push({
+        ...base,
+        role: "assistant" as const,
+        content: event.data.content,
+        tool_calls: event.data.tool_calls,
+      });
     }
     if (event.type === "tool.returned") {
-      messages.push({ ...base, role: "tool" as const, content: event.data.result, tool_call_id: event.data.call_id, name: event.data.name });
+      messages.push({
+        ...base,
+        role: "tool" as const,
+        content: event.data.result,
+        tool_call_id: event.data.call_id,
+        name: event.data.name,
+      });
     }
   }
   return {
     ...toConversationSummary(row),
-    turns: [...turns].sort((a, b) => a - b).map((turn) => ({ turn, ref: turnPath(row.run_id, row.conversation_id, turn) })),
+    turns: [...turns]
+      .sort((a, b) => a - b)
+      .map((turn) => ({ turn, ref: turnPath(row.run_id, row.conversation_id, turn) })),
     messages,
   };
 }
@@ -91,7 +111,13 @@ export function toTurn(row: ConversationRow, turn: number, rows: readonly EventR
     if (event.type === "message.sent" && event.data.role === "user") user = event.data.content;
     if (event.type === "message.received") {
       const { data } = event;
-      steps.set(data.step, { step: data.step, content: data.content, latency_ms: data.latency_ms, ref, tool_calls: [] });
+      steps.set(data.step, {
+        step: data.step,
+        content: data.content,
+        latency_ms: data.latency_ms,
+        ref,
+        tool_calls: [],
+      });
     }
     if (event.type === "tool.called") {
       const { data } = event;

@@ -64,7 +64,9 @@ function readKeyFile(file: string): Buffer | undefined {
     throw error;
   }
   if (process.platform !== "win32" && (mode & 0o077) !== 0) {
-    throw new EncryptionKeyError(`${file} can be read by other users (mode ${(mode & 0o777).toString(8)}): run chmod 600 on it.`);
+    throw new EncryptionKeyError(
+      `${file} can be read by other users (mode ${(mode & 0o777).toString(8)}): run chmod 600 on it.`,
+    );
   }
   const key = parseEncryptionKey(readFileSync(file, "utf8"));
   if (!key) throw new EncryptionKeyError(`${file} does not hold a key: ${KEY_BYTES} bytes in base64 or hex.`);

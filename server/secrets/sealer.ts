@@ -37,13 +37,21 @@ export function makeSealer(key: Buffer): Sealer {
       const cipher = createCipheriv("aes-256-gcm", key, nonce);
       cipher.setAAD(Buffer.from(context, "utf8"));
       const ciphertext = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-      return ["v1", keyId, nonce, ciphertext, cipher.getAuthTag()].map((part) => (typeof part === "string" ? part : part.toString("base64url"))).join(".");
+      return ["v1", keyId, nonce, ciphertext, cipher.getAuthTag()]
+        .map((part) => (typeof part === "string" ? part : part.toString("base64url")))
+        .join(".");
     },
     open(sealed, context) {
       const parts = sealed.split(".");
       if (parts.length !== 5 || parts[0] !== "v1") throw new UnsealError(`Not a sealed value (${context})`);
-      if (parts[1] !== keyId) throw new UnsealError(`${context} was sealed with key ${parts[1]}, not this key (${keyId})`);
-      const [nonce, ciphertext, tag] = parts.slice(2).map((part) => Buffer.from(part, "base64url")) as [Buffer, Buffer, Buffer];
+      if (parts[1] !== keyId) {
+        throw new UnsealError(`${context} was sealed with key ${parts[1]}, not this key (${keyId})`);
+      }
+      const [nonce, ciphertext, tag] = parts.slice(2).map((part) => Buffer.from(part, "base64url")) as [
+        Buffer,
+        Buffer,
+        Buffer,
+      ];
       try {
         const decipher = createDecipheriv("aes-256-gcm", key, nonce, { authTagLength: 16 });
         decipher.setAAD(Buffer.from(context, "utf8"));
@@ -60,5 +68,8 @@ export function makeSealer(key: Buffer): Sealer {
 export function parseEncryptionKey(text: string): Buffer | undefined {
   const trimmed = text.trim();
   const key = /^[0-9a-fA-F]{64}$/.test(trimmed) ? Buffer.from(trimmed, "hex") : Buffer.from(trimmed, "base64");
-  return key.length === KEY_BYTES && (key.toString("base64") === trimmed || key.toString("hex") === trimmed.toLowerCase()) ? key : undefined;
+  return key.length === KEY_BYTES &&
+    (key.toString("base64") === trimmed || key.toString("hex") === trimmed.toLowerCase())
+    ? key
+    : undefined;
 }

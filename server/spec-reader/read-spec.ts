@@ -23,9 +23,15 @@ export type ApiSpecRead =
   | { ok: false; code: "VALIDATION_FAILED" | "MALFORMED_BODY"; message: string; details?: ErrorDetail[] | undefined };
 
 /** A repository's spec file: the version to store (and its document), or its problems by file and line. */
-export type FileSpecRead = { ok: true; version: ReadVersion; document: TestSpecDocument } | { ok: false; problems: SpecFileProblem[] };
+export type FileSpecRead =
+  { ok: true; version: ReadVersion; document: TestSpecDocument } | { ok: false; problems: SpecFileProblem[] };
 
-const versionRow = (document: TestSpecDocument, parts: { canonical: string; spec_version: string; lines: Record<string, number> | null }, text: { format: "json" | "yaml"; text: string }, source: SpecOrigin | null): ReadVersion => ({
+const versionRow = (
+  document: TestSpecDocument,
+  parts: { canonical: string; spec_version: string; lines: Record<string, number> | null },
+  text: { format: "json" | "yaml"; text: string },
+  source: SpecOrigin | null,
+): ReadVersion => ({
   name: document.name,
   spec_version: parts.spec_version,
   document: parts.canonical,
@@ -35,7 +41,8 @@ const versionRow = (document: TestSpecDocument, parts: { canonical: string; spec
   source,
 });
 
-const bytesOf = (text: string, encoding: "utf-8" | "base64") => Buffer.from(text, encoding === "base64" ? "base64" : "utf8");
+const bytesOf = (text: string, encoding: "utf-8" | "base64") =>
+  Buffer.from(text, encoding === "base64" ? "base64" : "utf8");
 
 /** `POST /v1/test-specs` as JSON (its text): parsed, the whole body checked (`spec`, or a repository `file` with its tables), then versioned. */
 export async function readJsonBody(text: string): Promise<ApiSpecRead> {
@@ -47,12 +54,27 @@ export async function readJsonBody(text: string): Promise<ApiSpecRead> {
   }
   const parsed = CreateTestSpecBody.safeParse(body);
   if (!parsed.success) {
-    return { ok: false, code: "VALIDATION_FAILED", message: "The request does not match the schema; see details.", details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "body")) };
+    return {
+      ok: false,
+      code: "VALIDATION_FAILED",
+      message: "The request does not match the schema; see details.",
+      details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "body")),
+    };
   }
   const { spec, file, project_id } = parsed.data;
-  if (spec) return { ok: true, project_id, version: versionRow(spec, toSpecVersion(spec), { format: "json", text: JSON.stringify(spec, null, 2) }, null) };
+  if (spec) {
+    return {
+      ok: true,
+      project_id,
+      version: versionRow(spec, toSpecVersion(spec), { format: "json", text: JSON.stringify(spec, null, 2) }, null),
+    };
+  }
   const { content, encoding, tables = [], ...where } = file!;
-  const read = await readRepositoryFile(where, bytesOf(content, encoding), Object.fromEntries(tables.map((table) => [table.path, bytesOf(table.content, table.encoding)])));
+  const read = await readRepositoryFile(
+    where,
+    bytesOf(content, encoding),
+    Object.fromEntries(tables.map((table) => [table.path, bytesOf(table.content, table.encoding)])),
+  );
   if (read.ok) return { ok: true, project_id, repository: where.repository, version: read.version };
   return {
     ok: false,
@@ -60,7 +82,10 @@ export async function readJsonBody(text: string): Promise<ApiSpecRead> {
     message: `The spec file ${where.path} is not valid.`,
     details: read.problems.map((problem) => {
       const table = tables.findIndex((candidate) => candidate.path === problem.file);
-      return { path: table >= 0 ? `body.file.tables[${table}]` : "body.file.content", message: `${problem.file}:${problem.line}: ${problem.path}: ${problem.message}` };
+      return {
+        path: table >= 0 ? `body.file.tables[${table}]` : "body.file.content",
+        message: `${problem.file}:${problem.line}: ${problem.path}: ${problem.message}`,
+      };
     }),
   };
 }
@@ -69,22 +94,58 @@ export async function readJsonBody(text: string): Promise<ApiSpecRead> {
 export function readYamlBody(bytes: Uint8Array, source: SpecOrigin | null): ApiSpecRead {
   const read = readSpecYaml(Buffer.from(bytes));
   if (!read.ok) {
-    return { ok: false, code: "VALIDATION_FAILED", message: "The spec is not valid YAML.", details: read.problems.map(({ path, message, line }) => ({ path, message: line === undefined ? message : `${message} (line ${line})` })) };
+    return {
+      ok: false,
+      code: "VALIDATION_FAILED",
+      message: "The spec is not valid YAML.",
+      details: read.problems.map(({ path, message, line }) => ({
+        path,
+        message: line === undefined ? message : `${message} (line ${line})`,
+      })),
+    };
   }
   const parsed = TestSpecDocument.safeParse(read.source.value);
   if (!parsed.success) {
-    return { ok: false, code: "VALIDATION_FAILED", message: "The request does not match the schema; see details.", details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "spec", read.source.lineOf)) };
+    return {
+      ok: false,
+      code: "VALIDATION_FAILED",
+      message: "The request does not match the schema; see details.",
+      details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "spec", read.source.lineOf)),
+    };
   }
-  return { ok: true, version: versionRow(parsed.data, toSpecVersion(parsed.data, read.source, { fromRepository: source !== null }), { format: "yaml", text: read.source.text }, source) };
+  return {
+    ok: true,
+    version: versionRow(
+      parsed.data,
+      toSpecVersion(parsed.data, read.source, { fromRepository: source !== null }),
+      { format: "yaml", text: read.source.text },
+      source,
+    ),
+  };
 }
 
 /** A repository's spec file at a commit, with the tables it names (`tablesOf`) as read there: as the App and the Action read it. */
-export async function readRepositoryFile(where: { repository: string; commit_sha: string; path: string }, bytes: Uint8Array, tables: Readonly<Record<string, Uint8Array | undefined>>): Promise<FileSpecRead> {
-  const loaded = await loadRepositorySpec(where.path, Buffer.from(bytes), (path) => (tables[path] ? Buffer.from(tables[path]!) : undefined));
+export async function readRepositoryFile(
+  where: { repository: string; commit_sha: string; path: string },
+  bytes: Uint8Array,
+  tables: Readonly<Record<string, Uint8Array | undefined>>,
+): Promise<FileSpecRead> {
+  const loaded = await loadRepositorySpec(where.path, Buffer.from(bytes), (path) =>
+    tables[path] ? Buffer.from(tables[path]!) : undefined,
+  );
   if (!loaded.ok) return loaded;
   const { document, text, files, expanded } = loaded.spec;
   const source: SpecOrigin = { ...where, ...(expanded ? { files } : {}) };
-  return { ok: true, document, version: versionRow(document, toSpecVersion(document, text, { fromRepository: true, expanded }), { format: "yaml", text: text.text }, source) };
+  return {
+    ok: true,
+    document,
+    version: versionRow(
+      document,
+      toSpecVersion(document, text, { fromRepository: true, expanded }),
+      { format: "yaml", text: text.text },
+      source,
+    ),
+  };
 }
 
 /** The tables a spec file's scenarios name (`vars_file`), to be read before the file is. */
@@ -94,7 +155,11 @@ export function tablesOf(bytes: Uint8Array): string[] {
   const scenarios = (read.source.value as { scenarios?: unknown } | null)?.scenarios;
   if (!Array.isArray(scenarios)) return [];
   const named = scenarios.map((scenario) => (scenario as { vars_file?: unknown } | null)?.vars_file);
-  return [...new Set(named.filter((file): file is string => typeof file === "string" && VarsFilePath.safeParse(file).success))];
+  return [
+    ...new Set(
+      named.filter((file): file is string => typeof file === "string" && VarsFilePath.safeParse(file).success),
+    ),
+  ];
 }
 
 function issueOf(issue: { path: PropertyKey[]; code: string; message: string; keys?: string[] }) {

@@ -4,5 +4,6 @@ import { readJsonBody, readRepositoryFile, readYamlBody, tablesOf } from "./read
 
 export const call_readJsonBody = ([text]: [string]) => readJsonBody(text);
 export const call_readYamlBody = ([bytes, source]: Parameters<typeof readYamlBody>) => readYamlBody(bytes, source);
-export const call_readRepositoryFile = ([where, bytes, tables]: Parameters<typeof readRepositoryFile>) => readRepositoryFile(where, bytes, tables);
+export const call_readRepositoryFile = ([where, bytes, tables]: Parameters<typeof readRepositoryFile>) =>
+  readRepositoryFile(where, bytes, tables);
 export const call_tablesOf = ([bytes]: Parameters<typeof tablesOf>) => tablesOf(bytes);

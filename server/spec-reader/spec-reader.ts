@@ -10,14 +10,21 @@ import type { ApiSpecRead, FileSpecRead } from "./read-spec.js";
  * bundle (build/app/main.js next to build/specs/reader-thread.cjs); tests run the TypeScript
  * sources, and a worker cannot load TypeScript, so they use the bundle their global setup builds.
  */
-const READER_THREAD_SCRIPT = new URL(import.meta.url.endsWith(".ts") ? "../../build/specs/reader-thread.cjs" : "../specs/reader-thread.cjs", import.meta.url);
+const READER_THREAD_SCRIPT = new URL(
+  import.meta.url.endsWith(".ts") ? "../../build/specs/reader-thread.cjs" : "../specs/reader-thread.cjs",
+  import.meta.url,
+);
 
 /** Reads specs off the event loop: see read-spec.ts. */
 export interface SpecReader {
   readJsonBody(text: string): Promise<ApiSpecRead>;
   readYamlBody(bytes: Uint8Array, source: SpecOrigin | null): Promise<ApiSpecRead>;
   /** A repository's spec file at a commit, its tables read with `readFile` first. */
-  readRepositoryFile(where: { repository: string; commit_sha: string; path: string }, bytes: Uint8Array, readFile: ReadFile): Promise<FileSpecRead>;
+  readRepositoryFile(
+    where: { repository: string; commit_sha: string; path: string },
+    bytes: Uint8Array,
+    readFile: ReadFile,
+  ): Promise<FileSpecRead>;
   close(): Promise<void>;
 }
 
@@ -37,12 +44,19 @@ export function startSpecReader({ threads = 1 }: { threads?: number } = {}): Spe
     idleTimeout: 60_000,
     resourceLimits: { maxOldGenerationSizeMb: READ_HEAP_MB },
   });
-  const run = async <T>(name: "readJsonBody" | "readYamlBody" | "readRepositoryFile" | "tablesOf", args: unknown[]): Promise<T> => {
+  const run = async <T>(
+    name: "readJsonBody" | "readYamlBody" | "readRepositoryFile" | "tablesOf",
+    args: unknown[],
+  ): Promise<T> => {
     try {
       return (await pool.run(args, { name: `call_${name}` })) as T;
     } catch (error) {
       if ((error as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY") {
-        throw new ApiError("VALIDATION_FAILED", { message: "The spec is too large to read.", details: [{ path: "spec", message: `reading it took more than ${READ_HEAP_MB} MB` }], cause: error });
+        throw new ApiError("VALIDATION_FAILED", {
+          message: "The spec is too large to read.",
+          details: [{ path: "spec", message: `reading it took more than ${READ_HEAP_MB} MB` }],
+          cause: error,
+        });
       }
       throw error;
     }

@@ -2,7 +2,15 @@ import { z } from "zod";
 import { Expectation, argumentsOf } from "./expectations/index.js";
 import { Fraction, JsonObject, JsonValue, LocalId, Text, ToolName } from "./primitives.js";
 import { fillScenario } from "./scenario-cases.js";
-import { MAX_AGENT_CALLS_PER_SPEC, MAX_CONVERSATIONS_PER_SPEC, TEMPLATED_SCENARIO_FIELDS, countAgentCalls, countConversations, placeholdersIn, rowKey } from "./vars.js";
+import {
+  MAX_AGENT_CALLS_PER_SPEC,
+  MAX_CONVERSATIONS_PER_SPEC,
+  TEMPLATED_SCENARIO_FIELDS,
+  countAgentCalls,
+  countConversations,
+  placeholdersIn,
+  rowKey,
+} from "./vars.js";
 
 /** The test specification format, version 1. `examples/refund-agent.yaml` is a complete example. */
 
@@ -10,14 +18,22 @@ export { Expectation } from "./expectations/index.js";
 
 const GateCode = z
   .string()
-  .regex(/^[A-Za-z][A-Za-z0-9_-]{0,31}$/, "gate ids are short codes: a letter, then letters, digits, '_' or '-' (at most 32)");
+  .regex(
+    /^[A-Za-z][A-Za-z0-9_-]{0,31}$/,
+    "gate ids are short codes: a letter, then letters, digits, '_' or '-' (at most 32)",
+  );
 
 /**
  * How the service names the evaluations it makes itself, by their kind: `expect.tool_called`,
  * `probe.<probe id>`, `detector.<name>` (a spec metric is named by its own id). A spec's metric
  * may not take one of these prefixes, nor a probe the detectors' (its findings share the name).
  */
-export const EVALUATION_PREFIXES = { expectation: "expect.", probe: "probe.", detector: "detector.", budget: "budget." } as const;
+export const EVALUATION_PREFIXES = {
+  expectation: "expect.",
+  probe: "probe.",
+  detector: "detector.",
+  budget: "budget.",
+} as const;
 export const RESERVED_METRIC_PREFIXES = Object.values(EVALUATION_PREFIXES);
 
 /** A release decision's own gate, for what a pull request removes or relaxes in the base branch's policy. */
@@ -44,7 +60,9 @@ export const OWASP_LLM_2025 = {
   misinformation: "LLM09:2025 Misinformation",
   unbounded_consumption: "LLM10:2025 Unbounded Consumption",
 } as const;
-export const ProbeCategory = z.enum(Object.keys(OWASP_LLM_2025) as [keyof typeof OWASP_LLM_2025, ...(keyof typeof OWASP_LLM_2025)[]]);
+export const ProbeCategory = z.enum(
+  Object.keys(OWASP_LLM_2025) as [keyof typeof OWASP_LLM_2025, ...(keyof typeof OWASP_LLM_2025)[]],
+);
 export type ProbeCategory = z.infer<typeof ProbeCategory>;
 
 const Expectations = z.array(Expectation).max(200);
@@ -63,7 +81,9 @@ export const VarsFilePath = z
   .string()
   .max(500)
   .refine(
-    (path) => /^\.assure\/[^\0\\%]+\.(csv|jsonl)$/.test(path) && path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."),
+    (path) =>
+      /^\.assure\/[^\0\\%]+\.(csv|jsonl)$/.test(path) &&
+      path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."),
     "a .csv or .jsonl file under .assure/, from the repository's root, without '.' or '..' segments",
   );
 
@@ -92,12 +112,21 @@ export const Scenario = z.strictObject({
   max_steps: RunLimits.max_steps.optional(),
   timeout_ms: RunLimits.timeout_ms.optional(),
   vars: z
-    .array(z.record(z.string().regex(VAR_NAME, "column names use letters, digits, '_', '.' and '-', starting with a letter or '_'"), JsonValue))
+    .array(
+      z.record(
+        z.string().regex(VAR_NAME, "column names use letters, digits, '_', '.' and '-', starting with a letter or '_'"),
+        JsonValue,
+      ),
+    )
     .min(1)
     .max(MAX_CONVERSATIONS_PER_SPEC)
     .optional()
-    .describe("A table: the scenario is played once per row, {{column}} filled in its system prompt, turns, expectations and metrics, and in the tools' mocks. Its id becomes id[key], key = the row's id column or its 1-based number"),
-  vars_file: VarsFilePath.optional().describe("The table as a CSV (a header row, then one row per case) or JSONL file in the repository; the App and the Action read it at the commit and upload it with the spec"),
+    .describe(
+      "A table: the scenario is played once per row, {{column}} filled in its system prompt, turns, expectations and metrics, and in the tools' mocks. Its id becomes id[key], key = the row's id column or its 1-based number",
+    ),
+  vars_file: VarsFilePath.optional().describe(
+    "The table as a CSV (a header row, then one row per case) or JSONL file in the repository; the App and the Action read it at the commit and upload it with the spec",
+  ),
 });
 export type Scenario = z.infer<typeof Scenario>;
 
@@ -169,7 +198,8 @@ export const GateSpec = z
       ctx.addIssue({
         code: "custom",
         path: ["require"],
-        message: "require one of: expectations, metric (with min_pass_rate), max_finding_severity — and/or no_regression",
+        message:
+          "require one of: expectations, metric (with min_pass_rate), max_finding_severity — and/or no_regression",
       });
       return;
     }
@@ -177,77 +207,92 @@ export const GateSpec = z
       ctx.addIssue({ code: "custom", path: ["require"], message: "min_pass_rate and confidence go with metric" });
     }
     if (r.metric !== undefined && r.min_pass_rate === undefined) {
-      ctx.addIssue({ code: "custom", path: ["require", "min_pass_rate"], message: "a metric gate needs min_pass_rate" });
+      ctx.addIssue({
+        code: "custom",
+        path: ["require", "min_pass_rate"],
+        message: "a metric gate needs min_pass_rate",
+      });
     }
   });
 export type GateSpec = z.infer<typeof GateSpec>;
 
 const TestSpecDocumentShape = z.strictObject({
-    schema_version: z.literal("1"),
-    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "use letters, digits, '.', '_' and '-'"),
-    description: z.string().max(4000).optional(),
-    defaults: z
-      .strictObject({
-        max_steps: RunLimits.max_steps.default(8),
-        timeout_ms: RunLimits.timeout_ms.default(30_000),
-        repeat: RunLimits.repeat.default(1),
-        concurrency: z
-          .number()
-          .int()
-          .min(1)
-          .max(64)
-          .optional()
-          .describe("Conversations held at once in a run, default 8 (never more than the environment's endpoint.max_concurrency calls to its agent)"),
-        run_timeout_ms: z
-          .number()
-          .int()
-          .min(1000)
-          .max(86_400_000)
-          .optional()
-          .describe("The run's deadline from when it starts, default 6 hours: no conversation starts after it, and a wait the agent asks for must end before it"),
-        retry_failed: z
-          .number()
-          .int()
-          .min(0)
-          .max(5)
-          .optional()
-          .describe(
-            "Tries a scenario's conversation again, up to this many times, when its checks failed, before it counts: every try is kept in the evidence, the last one is evaluated. Security probes are never retried: a probe that trips once is a finding",
-          ),
-        budget: z
-          .strictObject({
-            max_tokens: z
-              .number()
-              .int()
-              .min(1)
-              .max(10_000_000_000)
-              .optional()
-              .describe("Tokens the agent may use in the run, as its answers report them (the judge's are apart): once reached, no conversation starts and the run fails with budget_exceeded"),
-            max_cost_usd: z
-              .number()
-              .positive()
-              .max(1_000_000)
-              .optional()
-              .describe("What the agent's answers may cost, at the environment's endpoint.pricing: once reached, no conversation starts and the run fails with budget_exceeded"),
-          })
-          .refine((budget) => budget.max_tokens !== undefined || budget.max_cost_usd !== undefined, "set max_tokens, max_cost_usd or both")
-          .optional()
-          .describe("Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage (or a model has no price)"),
-      })
-      .optional(),
-    tools: z.array(Tool).max(128).optional(),
-    scenarios: z.array(Scenario).max(500).optional(),
-    security: z.array(SecurityProbe).max(500).optional(),
-    gates: z.array(GateSpec).min(1).max(50),
+  schema_version: z.literal("1"),
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "use letters, digits, '.', '_' and '-'"),
+  description: z.string().max(4000).optional(),
+  defaults: z
+    .strictObject({
+      max_steps: RunLimits.max_steps.default(8),
+      timeout_ms: RunLimits.timeout_ms.default(30_000),
+      repeat: RunLimits.repeat.default(1),
+      concurrency: z
+        .number()
+        .int()
+        .min(1)
+        .max(64)
+        .optional()
+        .describe(
+          "Conversations held at once in a run, default 8 (never more than the environment's endpoint.max_concurrency calls to its agent)",
+        ),
+      run_timeout_ms: z
+        .number()
+        .int()
+        .min(1000)
+        .max(86_400_000)
+        .optional()
+        .describe(
+          "The run's deadline from when it starts, default 6 hours: no conversation starts after it, and a wait the agent asks for must end before it",
+        ),
+      retry_failed: z
+        .number()
+        .int()
+        .min(0)
+        .max(5)
+        .optional()
+        .describe(
+          "Tries a scenario's conversation again, up to this many times, when its checks failed, before it counts: every try is kept in the evidence, the last one is evaluated. Security probes are never retried: a probe that trips once is a finding",
+        ),
+      budget: z
+        .strictObject({
+          max_tokens: z
+            .number()
+            .int()
+            .min(1)
+            .max(10_000_000_000)
+            .optional()
+            .describe(
+              "Tokens the agent may use in the run, as its answers report them (the judge's are apart): once reached, no conversation starts and the run fails with budget_exceeded",
+            ),
+          max_cost_usd: z
+            .number()
+            .positive()
+            .max(1_000_000)
+            .optional()
+            .describe(
+              "What the agent's answers may cost, at the environment's endpoint.pricing: once reached, no conversation starts and the run fails with budget_exceeded",
+            ),
+        })
+        .refine(
+          (budget) => budget.max_tokens !== undefined || budget.max_cost_usd !== undefined,
+          "set max_tokens, max_cost_usd or both",
+        )
+        .optional()
+        .describe(
+          "Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage (or a model has no price)",
+        ),
+    })
+    .optional(),
+  tools: z.array(Tool).max(128).optional(),
+  scenarios: z.array(Scenario).max(500).optional(),
+  security: z.array(SecurityProbe).max(500).optional(),
+  gates: z.array(GateSpec).min(1).max(50),
 });
 
-export const TestSpecDocument = TestSpecDocumentShape
-  .superRefine(checkReferences)
-  .meta({
-    id: "TestSpecDocument",
-    title: "assure test specification",
-    description: "Format version 1. Scenarios, security probes and the gates that decide a release.",
-  });
+export const TestSpecDocument = TestSpecDocumentShape.superRefine(checkReferences).meta({
+  id: "TestSpecDocument",
+  title: "assure test specification",
+  description: "Format version 1. Scenarios, security probes and the gates that decide a release.",
+});
 export type TestSpecDocument = z.infer<typeof TestSpecDocumentShape>;
 
 type Path = (string | number)[];
@@ -277,7 +322,9 @@ function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
       const { kind, args } = found;
       const at: Path = [...path, i, kind.name];
       for (const tool of kind.namesTools?.(args) ?? []) checkTool(tool.name, [...at, ...tool.path]);
-      if (kind.needsCanary && !canaryAllowed) problem(at, `${kind.name} applies only to a security probe with canary: true`);
+      if (kind.needsCanary && !canaryAllowed) {
+        problem(at, `${kind.name} applies only to a security probe with canary: true`);
+      }
     });
   };
 
@@ -294,7 +341,9 @@ function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
     checkExpectations(scenario.expect, ["scenarios", s, "expect"], false);
     const own = new Set<string>();
     (scenario.metrics ?? []).forEach((metric, m) => {
-      if (own.has(metric.id)) problem(["scenarios", s, "metrics", m, "id"], `duplicate metric '${metric.id}' in this scenario`);
+      if (own.has(metric.id)) {
+        problem(["scenarios", s, "metrics", m, "id"], `duplicate metric '${metric.id}' in this scenario`);
+      }
       own.add(metric.id);
       metrics.add(metric.id);
     });
@@ -303,11 +352,17 @@ function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
   checkTemplatedMocks(doc, problem);
   const conversations = countConversations(doc);
   if (conversations > MAX_CONVERSATIONS_PER_SPEC) {
-    problem(["scenarios"], `the spec asks for ${conversations} conversations (each scenario's rows times its repeats, and the probes' repeats); at most ${MAX_CONVERSATIONS_PER_SPEC}`);
+    problem(
+      ["scenarios"],
+      `the spec asks for ${conversations} conversations (each scenario's rows times its repeats, and the probes' repeats); at most ${MAX_CONVERSATIONS_PER_SPEC}`,
+    );
   } else {
     const calls = countAgentCalls(doc);
     if (calls > MAX_AGENT_CALLS_PER_SPEC) {
-      problem(["scenarios"], `the spec may call its agent ${calls} times (each conversation's turns times max_steps, every try of retry_failed); at most ${MAX_AGENT_CALLS_PER_SPEC}`);
+      problem(
+        ["scenarios"],
+        `the spec may call its agent ${calls} times (each conversation's turns times max_steps, every try of retry_failed); at most ${MAX_AGENT_CALLS_PER_SPEC}`,
+      );
     }
   }
   probes.forEach((probe, p) => {
@@ -319,8 +374,15 @@ function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
   const gates = new Set<string>();
   doc.gates.forEach((gate, g) => {
     if (gates.has(gate.id)) problem(["gates", g, "id"], `duplicate gate id '${gate.id}'`);
-    if (gate.id === BUDGET_GATE_ID && doc.defaults?.budget) problem(["gates", g, "id"], `the gate id '${BUDGET_GATE_ID}' is the one defaults.budget adds`);
-    if (gate.id === POLICY_GATE_ID) problem(["gates", g, "id"], `the gate id '${POLICY_GATE_ID}' is a release decision's own (the policy changes of a pull request)`);
+    if (gate.id === BUDGET_GATE_ID && doc.defaults?.budget) {
+      problem(["gates", g, "id"], `the gate id '${BUDGET_GATE_ID}' is the one defaults.budget adds`);
+    }
+    if (gate.id === POLICY_GATE_ID) {
+      problem(
+        ["gates", g, "id"],
+        `the gate id '${POLICY_GATE_ID}' is a release decision's own (the policy changes of a pull request)`,
+      );
+    }
     gates.add(gate.id);
     const metric = gate.require.metric;
     if (metric !== undefined && !metrics.has(metric)) {
@@ -333,7 +395,10 @@ function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
 const MAX_ROW_PROBLEMS = 20;
 const ROW_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 const formatPath = (path: readonly PropertyKey[]) =>
-  path.reduce<string>((out, part) => (typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part)), "");
+  path.reduce<string>(
+    (out, part) => (typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part)),
+    "",
+  );
 
 /**
  * A scenario's table: every `{{name}}` it uses is a column, each row has a value for it, row
@@ -343,7 +408,10 @@ const formatPath = (path: readonly PropertyKey[]) =>
 function checkTable(scenario: Scenario, at: Path, problem: (path: Path, message: string) => void): void {
   if (scenario.vars === undefined) {
     if (scenario.vars_file !== undefined) {
-      problem([...at, "vars_file"], "the table is read from the repository by the App and the Action, which upload it with the spec; to upload the spec yourself, send it with its tables ({file: {…, tables}}) or inline the rows as vars");
+      problem(
+        [...at, "vars_file"],
+        "the table is read from the repository by the App and the Action, which upload it with the spec; to upload the spec yourself, send it with its tables ({file: {…, tables}}) or inline the rows as vars",
+      );
     }
     return;
   }
@@ -352,7 +420,9 @@ function checkTable(scenario: Scenario, at: Path, problem: (path: Path, message:
   const used = placeholdersIn(TEMPLATED_SCENARIO_FIELDS.map((field) => scenario[field]));
   const columns = new Set(rows.flatMap((row) => Object.keys(row)));
   for (const name of used) {
-    if (!columns.has(name)) problem([...at, "vars"], `unknown {{${name}}}: no row of this scenario's vars has a column '${name}'`);
+    if (!columns.has(name)) {
+      problem([...at, "vars"], `unknown {{${name}}}: no row of this scenario's vars has a column '${name}'`);
+    }
   }
   let reported = 0;
   const rowProblem = (r: number, path: Path, message: string) => {
@@ -361,13 +431,20 @@ function checkTable(scenario: Scenario, at: Path, problem: (path: Path, message:
   const keys = new Map<string, number>();
   rows.forEach((row, r) => {
     const key = rowKey(row, r);
-    if (row.id !== undefined && !ROW_ID.test(key)) rowProblem(r, ["id"], "an id is a string or number of letters, digits, '.', '_', ':' and '-' (at most 64)");
+    if (row.id !== undefined && !ROW_ID.test(key)) {
+      rowProblem(r, ["id"], "an id is a string or number of letters, digits, '.', '_', ':' and '-' (at most 64)");
+    }
     const earlier = keys.get(key);
-    if (earlier !== undefined) rowProblem(r, ["id"], `its key '${key}' is row ${earlier + 1}'s too: give every row a unique id`);
-    else keys.set(key, r);
+    if (earlier !== undefined) {
+      rowProblem(r, ["id"], `its key '${key}' is row ${earlier + 1}'s too: give every row a unique id`);
+    } else keys.set(key, r);
     const missing = [...used].filter((name) => columns.has(name) && !Object.hasOwn(row, name));
     if (missing.length > 0) {
-      rowProblem(r, [missing[0]!], `no value for column '${missing[0]}'${missing.length > 1 ? ` (nor ${missing.slice(1).join(", ")})` : ""}`);
+      rowProblem(
+        r,
+        [missing[0]!],
+        `no value for column '${missing[0]}'${missing.length > 1 ? ` (nor ${missing.slice(1).join(", ")})` : ""}`,
+      );
       return;
     }
     if (used.size === 0) return;
@@ -377,7 +454,9 @@ function checkTable(scenario: Scenario, at: Path, problem: (path: Path, message:
       rowProblem(r, [], `filled in, ${formatPath(issue.path)}: ${issue.message}`);
     }
   });
-  if (reported > MAX_ROW_PROBLEMS) problem([...at, "vars"], `${reported - MAX_ROW_PROBLEMS} more row problems not shown`);
+  if (reported > MAX_ROW_PROBLEMS) {
+    problem([...at, "vars"], `${reported - MAX_ROW_PROBLEMS} more row problems not shown`);
+  }
 }
 
 /** `{{name}}` in the tools' mocks is filled from the row a conversation plays: it must be a column of some scenario's table. */
@@ -387,7 +466,9 @@ function checkTemplatedMocks(doc: TestSpecDocument, problem: (path: Path, messag
   const columns = new Set(tables.flatMap((row) => Object.keys(row)));
   (doc.tools ?? []).forEach((tool, i) => {
     for (const name of placeholdersIn(tool.mock)) {
-      if (!columns.has(name)) problem(["tools", i, "mock"], `unknown {{${name}}}: no scenario's vars has a column '${name}'`);
+      if (!columns.has(name)) {
+        problem(["tools", i, "mock"], `unknown {{${name}}}: no scenario's vars has a column '${name}'`);
+      }
     }
   });
 }

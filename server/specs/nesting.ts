@@ -31,7 +31,9 @@ export function jsonNestingBeyond(text: string, max = MAX_NESTING): number | und
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // a backslash escapes what follows
+      if (c === 0x5c) {
+        i++;
+      } // a backslash escapes what follows
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x5b || c === 0x7b) {

@@ -36,7 +36,9 @@ export function formatSpecPath(path: readonly PropertyKey[], prefix = ""): strin
 export function readSpecYaml(bytes: Buffer): { ok: true; source: SpecSource } | { ok: false; problems: SpecProblem[] } {
   const text = bytes.toString("utf8");
   const deep = nestingBeyond(text, 4 * MAX_NESTING);
-  if (deep !== undefined) return { ok: false, problems: [{ path: "spec", message: `nested deeper than ${MAX_NESTING} levels`, line: deep }] };
+  if (deep !== undefined) {
+    return { ok: false, problems: [{ path: "spec", message: `nested deeper than ${MAX_NESTING} levels`, line: deep }] };
+  }
   const lineCounter = new LineCounter();
   const yamlDocument = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true });
   if (yamlDocument.errors.length > 0) {
@@ -63,7 +65,14 @@ export function readSpecYaml(bytes: Buffer): { ok: true; source: SpecSource } | 
     return undefined;
   };
   const deeper = tooDeep(value);
-  if (deeper) return { ok: false, problems: [{ path: formatSpecPath(deeper), message: `nested deeper than ${MAX_NESTING} levels`, line: lineOf(deeper) }] };
+  if (deeper) {
+    return {
+      ok: false,
+      problems: [
+        { path: formatSpecPath(deeper), message: `nested deeper than ${MAX_NESTING} levels`, line: lineOf(deeper) },
+      ],
+    };
+  }
   return { ok: true, source: { bytes, text, value, lineOf } };
 }
 
@@ -116,7 +125,14 @@ function nestingBeyond(text: string, max: number): number | undefined {
  */
 export function validateYaml<T>(
   bytes: Buffer,
-  schema: { safeParse(value: unknown): { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string; code: string; keys?: string[] }[] } } },
+  schema: {
+    safeParse(value: unknown):
+      | { success: true; data: T }
+      | {
+          success: false;
+          error: { issues: { path: PropertyKey[]; message: string; code: string; keys?: string[] }[] };
+        };
+  },
   prefix = "",
 ): { ok: true; value: T; source: SpecSource } | { ok: false; problems: SpecProblem[] } {
   const read = readSpecYaml(bytes);
@@ -126,7 +142,10 @@ export function validateYaml<T>(
   return {
     ok: false,
     problems: parsed.error.issues.map((issue) => ({
-      path: formatSpecPath(issue.code === "unrecognized_keys" ? [...issue.path, issue.keys?.[0] ?? ""] : issue.path, prefix),
+      path: formatSpecPath(
+        issue.code === "unrecognized_keys" ? [...issue.path, issue.keys?.[0] ?? ""] : issue.path,
+        prefix,
+      ),
       message: issue.message,
       line: read.source.lineOf(issue.path),
     })),

@@ -36,9 +36,18 @@ export type ReadFile = (path: string) => Buffer | undefined | Promise<Buffer | u
  * `readFile` and inlined as `vars`, and the whole validated once. Problems in a table name its
  * file and the row's line.
  */
-export async function loadRepositorySpec(path: string, bytes: Buffer, readFile: ReadFile): Promise<{ ok: true; spec: RepositorySpec } | { ok: false; problems: SpecFileProblem[] }> {
+export async function loadRepositorySpec(
+  path: string,
+  bytes: Buffer,
+  readFile: ReadFile,
+): Promise<{ ok: true; spec: RepositorySpec } | { ok: false; problems: SpecFileProblem[] }> {
   const read = readSpecYaml(bytes);
-  if (!read.ok) return { ok: false, problems: read.problems.map((p) => ({ file: path, line: p.line ?? 1, path: p.path, message: p.message })) };
+  if (!read.ok) {
+    return {
+      ok: false,
+      problems: read.problems.map((p) => ({ file: path, line: p.line ?? 1, path: p.path, message: p.message })),
+    };
+  }
   const { source } = read;
   const problems: SpecFileProblem[] = [];
   const atSpec = (specPath: (string | number)[], message: string) =>
@@ -63,7 +72,14 @@ export async function loadRepositorySpec(path: string, bytes: Buffer, readFile: 
       }
       const table = readTable(file, tableBytes);
       if (!table.ok) {
-        for (const p of table.problems) problems.push({ file, line: p.line, path: formatSpecPath(["scenarios", s, "vars_file"]), message: p.message });
+        for (const p of table.problems) {
+          problems.push({
+            file,
+            line: p.line,
+            path: formatSpecPath(["scenarios", s, "vars_file"]),
+            message: p.message,
+          });
+        }
         continue;
       }
       (scenario as { vars?: unknown }).vars = table.rows;
@@ -85,7 +101,12 @@ export async function loadRepositorySpec(path: string, bytes: Buffer, readFile: 
           const line = typeof r === "number" ? table.lines[r] : undefined;
           return { file: table.file, line: line ?? 1, path: formatSpecPath(issuePath), message: issue.message };
         }
-        return { file: path, line: source.lineOf(issue.path) ?? 1, path: formatSpecPath(issuePath), message: issue.message };
+        return {
+          file: path,
+          line: source.lineOf(issue.path) ?? 1,
+          path: formatSpecPath(issuePath),
+          message: issue.message,
+        };
       }),
     };
   }

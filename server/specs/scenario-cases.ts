@@ -16,14 +16,18 @@ export interface ScenarioCase {
 export function fillScenario(scenario: Scenario, row: VarsRow): Scenario {
   const filled: Scenario = { ...scenario };
   for (const field of TEMPLATED_SCENARIO_FIELDS) {
-    if (scenario[field] !== undefined) (filled as Record<string, unknown>)[field] = fillPlaceholders(scenario[field], row);
+    if (scenario[field] !== undefined) {
+      (filled as Record<string, unknown>)[field] = fillPlaceholders(scenario[field], row);
+    }
   }
   return filled;
 }
 
 /** The tools with their mocks' `when` and `return` filled from a row. */
 export function fillTools(tools: readonly Tool[], row: VarsRow): Tool[] {
-  return tools.map((tool) => (tool.mock ? { ...tool, mock: tool.mock.map((mock) => fillPlaceholders(mock, row)) } : tool));
+  return tools.map((tool) =>
+    tool.mock ? { ...tool, mock: tool.mock.map((mock) => fillPlaceholders(mock, row)) } : tool,
+  );
 }
 
 /**

@@ -15,9 +15,14 @@ export interface SpecVersion {
   lines: Record<string, number> | null;
 }
 
-export function toSpecVersion(document: TestSpecDocument, source?: SpecSource, { fromRepository = false, expanded = false } = {}): SpecVersion {
+export function toSpecVersion(
+  document: TestSpecDocument,
+  source?: SpecSource,
+  { fromRepository = false, expanded = false } = {},
+): SpecVersion {
   const canonical = toCanonicalJson(document);
-  const spec_version = fromRepository && source && !expanded ? `git:${gitBlobSha(source.bytes)}` : `sha256:${sha256Hex(canonical)}`;
+  const spec_version =
+    fromRepository && source && !expanded ? `git:${gitBlobSha(source.bytes)}` : `sha256:${sha256Hex(canonical)}`;
   return { document, canonical, spec_version, lines: source ? specLines(document, source) : null };
 }
 
@@ -29,11 +34,20 @@ function specLines(document: TestSpecDocument, source: SpecSource): Record<strin
   const lines: Record<string, number> = {};
   const note = (path: (string | number)[]) => {
     const line = source.lineOf(path);
-    if (line !== undefined) lines[path.reduce<string>((out, part) => (typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${part}` : part), "")] = line;
+    if (line !== undefined) {
+      lines[
+        path.reduce<string>(
+          (out, part) => (typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${part}` : part),
+          "",
+        )
+      ] = line;
+    }
   };
   (document.scenarios ?? []).forEach((scenario, s) => {
     note(["scenarios", s]);
-    scenario.turns.forEach((turn, t) => (turn.expect ?? []).forEach((_, e) => note(["scenarios", s, "turns", t, "expect", e])));
+    scenario.turns.forEach((turn, t) =>
+      (turn.expect ?? []).forEach((_, e) => note(["scenarios", s, "turns", t, "expect", e])),
+    );
     (scenario.expect ?? []).forEach((_, e) => note(["scenarios", s, "expect", e]));
     (scenario.metrics ?? []).forEach((_, m) => note(["scenarios", s, "metrics", m]));
   });

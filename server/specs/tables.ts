@@ -8,7 +8,8 @@ export const MAX_TABLE_COLUMNS = 200;
 export const MAX_ROW_CHARACTERS = 1024 * 1024;
 
 /** A scenario's table read from its file: its rows, and the line each row starts on. */
-export type TableRead = { ok: true; rows: VarsRow[]; lines: number[] } | { ok: false; problems: { line: number; message: string }[] };
+export type TableRead =
+  { ok: true; rows: VarsRow[]; lines: number[] } | { ok: false; problems: { line: number; message: string }[] };
 
 const MAX_PROBLEMS = 20;
 
@@ -35,13 +36,18 @@ function readCsv(text: string): TableRead {
       max_record_size: MAX_ROW_CHARACTERS,
       columns: (header: string[]) => {
         if (header.length > MAX_TABLE_COLUMNS) {
-          problems.push({ line: 1, message: `the header row names ${header.length} columns; at most ${MAX_TABLE_COLUMNS}` });
+          problems.push({
+            line: 1,
+            message: `the header row names ${header.length} columns; at most ${MAX_TABLE_COLUMNS}`,
+          });
           return header.slice(0, MAX_TABLE_COLUMNS);
         }
         const seen = new Set<string>();
         header.forEach((name, i) => {
           if (name.trim() === "") problems.push({ line: 1, message: `column ${i + 1} has no name in the header row` });
-          else if (seen.has(name)) problems.push({ line: 1, message: `column '${name}' appears twice in the header row` });
+          else if (seen.has(name)) {
+            problems.push({ line: 1, message: `column '${name}' appears twice in the header row` });
+          }
           seen.add(name);
         });
         return header;
@@ -49,11 +55,17 @@ function readCsv(text: string): TableRead {
     }) as unknown as typeof records;
   } catch (error) {
     const { message, lines, code } = error as { message: string; lines?: number; code?: string };
-    const said = code === "CSV_MAX_RECORD_SIZE" ? `a row is longer than ${MAX_ROW_CHARACTERS} characters` : message.replace(/^Invalid Record Length: /, "");
+    const said =
+      code === "CSV_MAX_RECORD_SIZE"
+        ? `a row is longer than ${MAX_ROW_CHARACTERS} characters`
+        : message.replace(/^Invalid Record Length: /, "");
     return { ok: false, problems: [...problems, { line: lines ?? 1, message: said }] };
   }
   if (problems.length > 0) return { ok: false, problems };
-  return tableOf(records.map(({ record }) => record), records.map((_, i) => (i === 0 ? 2 : records[i - 1]!.info.lines + 1)));
+  return tableOf(
+    records.map(({ record }) => record),
+    records.map((_, i) => (i === 0 ? 2 : records[i - 1]!.info.lines + 1)),
+  );
 }
 
 function readJsonLines(text: string): TableRead {
@@ -63,7 +75,11 @@ function readJsonLines(text: string): TableRead {
   const problem = (line: number, message: string) => problems.push({ line, message });
   const body = text.replace(/^\uFEFF/, "");
   // One line at a time, and no further than a row past the most a spec takes.
-  for (let start = 0, i = 0; start < body.length && problems.length < MAX_PROBLEMS && rows.length <= MAX_CONVERSATIONS_PER_SPEC; i++) {
+  for (
+    let start = 0, i = 0;
+    start < body.length && problems.length < MAX_PROBLEMS && rows.length <= MAX_CONVERSATIONS_PER_SPEC;
+    i++
+  ) {
     const end = body.indexOf("\n", start);
     const content = body.slice(start, end === -1 ? body.length : end).replace(/\r$/, "");
     start = end === -1 ? body.length : end + 1;
@@ -78,9 +94,11 @@ function readJsonLines(text: string): TableRead {
     }
     try {
       const value: unknown = JSON.parse(content);
-      if (value === null || typeof value !== "object" || Array.isArray(value)) problem(i + 1, "each line is a JSON object: one row, its keys the columns");
-      else if (Object.keys(value).length > MAX_TABLE_COLUMNS) problem(i + 1, `the row has ${Object.keys(value).length} columns; at most ${MAX_TABLE_COLUMNS}`);
-      else {
+      if (value === null || typeof value !== "object" || Array.isArray(value)) {
+        problem(i + 1, "each line is a JSON object: one row, its keys the columns");
+      } else if (Object.keys(value).length > MAX_TABLE_COLUMNS) {
+        problem(i + 1, `the row has ${Object.keys(value).length} columns; at most ${MAX_TABLE_COLUMNS}`);
+      } else {
         rows.push(value as VarsRow);
         lines.push(i + 1);
       }
@@ -94,7 +112,15 @@ function readJsonLines(text: string): TableRead {
 function tableOf(rows: VarsRow[], lines: number[]): TableRead {
   if (rows.length === 0) return { ok: false, problems: [{ line: 1, message: "the table has no rows" }] };
   if (rows.length > MAX_CONVERSATIONS_PER_SPEC) {
-    return { ok: false, problems: [{ line: lines[MAX_CONVERSATIONS_PER_SPEC]!, message: `the table has more than ${MAX_CONVERSATIONS_PER_SPEC} rows; at most ${MAX_CONVERSATIONS_PER_SPEC}` }] };
+    return {
+      ok: false,
+      problems: [
+        {
+          line: lines[MAX_CONVERSATIONS_PER_SPEC]!,
+          message: `the table has more than ${MAX_CONVERSATIONS_PER_SPEC} rows; at most ${MAX_CONVERSATIONS_PER_SPEC}`,
+        },
+      ],
+    };
   }
   return { ok: true, rows, lines };
 }

@@ -25,15 +25,30 @@ export const MAX_AGENT_CALLS_PER_SPEC = 200_000;
 
 /** The most agent calls a spec could make, by the count above. */
 export function countAgentCalls(spec: {
-  defaults?: { repeat?: number | undefined; max_steps?: number | undefined; retry_failed?: number | undefined } | undefined;
-  scenarios?: readonly { vars?: readonly unknown[] | undefined; repeat?: number | undefined; turns: readonly unknown[]; max_steps?: number | undefined }[] | undefined;
+  defaults?:
+    { repeat?: number | undefined; max_steps?: number | undefined; retry_failed?: number | undefined } | undefined;
+  scenarios?:
+    | readonly {
+        vars?: readonly unknown[] | undefined;
+        repeat?: number | undefined;
+        turns: readonly unknown[];
+        max_steps?: number | undefined;
+      }[]
+    | undefined;
   security?: readonly { repeat?: number | undefined }[] | undefined;
 }): number {
   const repeat = spec.defaults?.repeat ?? 1;
   const steps = spec.defaults?.max_steps ?? 8;
   const tries = 1 + (spec.defaults?.retry_failed ?? 0);
   let calls = 0;
-  for (const scenario of spec.scenarios ?? []) calls += (scenario.vars?.length ?? 1) * (scenario.repeat ?? repeat) * scenario.turns.length * (scenario.max_steps ?? steps) * tries;
+  for (const scenario of spec.scenarios ?? []) {
+    calls +=
+      (scenario.vars?.length ?? 1) *
+      (scenario.repeat ?? repeat) *
+      scenario.turns.length *
+      (scenario.max_steps ?? steps) *
+      tries;
+  }
   for (const probe of spec.security ?? []) calls += (probe.repeat ?? 1) * steps;
   return calls;
 }
@@ -60,7 +75,9 @@ export function fillPlaceholders<T>(value: T, row: VarsRow): T {
   if (typeof value === "string") {
     const only = ONLY_PLACEHOLDER.exec(value);
     if (only && Object.hasOwn(row, only[1]!)) return row[only[1]!] as T;
-    return value.replace(PLACEHOLDER, (text, name: string) => (Object.hasOwn(row, name) ? written(row[name]!) : text)) as T;
+    return value.replace(PLACEHOLDER, (text, name: string) =>
+      Object.hasOwn(row, name) ? written(row[name]!) : text,
+    ) as T;
   }
   if (Array.isArray(value)) return value.map((item: unknown) => fillPlaceholders(item, row)) as T;
   if (value !== null && typeof value === "object") {

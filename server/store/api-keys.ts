@@ -49,14 +49,21 @@ const toInfo = ({ secret_hash: _hash, ...row }: ApiKeyRow): ApiKeyInfo => ({
 });
 
 export function makeApiKeysStore(db: Db) {
-  const insert = db.prepare(`INSERT INTO api_keys (key_id, secret_hash, project_id, scopes, name, created_at, revoked_at, expires_at, issued_for)
+  const insert =
+    db.prepare(`INSERT INTO api_keys (key_id, secret_hash, project_id, scopes, name, created_at, revoked_at, expires_at, issued_for)
     VALUES (@key_id, @secret_hash, @project_id, @scopes, @name, @created_at, NULL, @expires_at, @issued_for)`);
   const byId = db.prepare("SELECT * FROM api_keys WHERE key_id = ?");
   const all = db.prepare("SELECT * FROM api_keys ORDER BY created_at DESC, key_id DESC");
   const revoke = db.prepare("UPDATE api_keys SET revoked_at = ? WHERE key_id = ? AND revoked_at IS NULL");
-  const useToken = db.prepare("INSERT INTO oidc_token_uses (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING");
-  const forgetSpentTokens = db.prepare("DELETE FROM oidc_token_uses WHERE rowid IN (SELECT rowid FROM oidc_token_uses WHERE expires_at <= ? LIMIT 100)");
-  const touch = db.prepare("UPDATE api_keys SET last_used_at = @at WHERE key_id = @key_id AND (last_used_at IS NULL OR last_used_at < @at)");
+  const useToken = db.prepare(
+    "INSERT INTO oidc_token_uses (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING",
+  );
+  const forgetSpentTokens = db.prepare(
+    "DELETE FROM oidc_token_uses WHERE rowid IN (SELECT rowid FROM oidc_token_uses WHERE expires_at <= ? LIMIT 100)",
+  );
+  const touch = db.prepare(
+    "UPDATE api_keys SET last_used_at = @at WHERE key_id = @key_id AND (last_used_at IS NULL OR last_used_at < @at)",
+  );
 
   return {
     reads: {
@@ -69,7 +76,10 @@ export function makeApiKeysStore(db: Db) {
       },
     },
     writes: {
-      createApiKey(row: Omit<ApiKeyRow, "revoked_at" | "expires_at" | "issued_for"> & Partial<Pick<ApiKeyRow, "expires_at" | "issued_for">>): ApiKeyInfo {
+      createApiKey(
+        row: Omit<ApiKeyRow, "revoked_at" | "expires_at" | "issued_for"> &
+          Partial<Pick<ApiKeyRow, "expires_at" | "issued_for">>,
+      ): ApiKeyInfo {
         const full = { expires_at: null, issued_for: null, ...row };
         insert.run(full);
         return toInfo({ ...full, revoked_at: null });
@@ -78,7 +88,11 @@ export function makeApiKeysStore(db: Db) {
        * A workflow's key for its OIDC token, once per token: undefined if the token (its `jti`) was
        * exchanged before. A token's id is kept until the token expires, then forgotten.
        */
-      redeemOidcToken(token: { jti: string; expires_at: string }, row: Omit<ApiKeyRow, "revoked_at" | "last_used_at">, now: string): ApiKeyInfo | undefined {
+      redeemOidcToken(
+        token: { jti: string; expires_at: string },
+        row: Omit<ApiKeyRow, "revoked_at" | "last_used_at">,
+        now: string,
+      ): ApiKeyInfo | undefined {
         forgetSpentTokens.run(now);
         if (useToken.run(token.jti, token.expires_at).changes === 0) return undefined;
         insert.run(row);

@@ -25,7 +25,8 @@ export interface AuditEventFilter {
 
 /** The audit trail: appended with the writes it records, never changed (the table's triggers refuse it). */
 export function makeAuditEventsStore(db: Db, listPage: ListPage) {
-  const insert = db.prepare(`INSERT INTO audit_events (audit_event_id, created_at, actor_type, actor_key_id, actor_label, action, resource_id, project_id, request_id, client_address)
+  const insert =
+    db.prepare(`INSERT INTO audit_events (audit_event_id, created_at, actor_type, actor_key_id, actor_label, action, resource_id, project_id, request_id, client_address)
     VALUES (@audit_event_id, @created_at, @actor_type, @actor_key_id, @actor_label, @action, @resource_id, @project_id, @request_id, @client_address)`);
   return {
     reads: {
@@ -57,7 +58,11 @@ export function makeAuditEventsStore(db: Db, listPage: ListPage) {
       appendAuditEvent(event: AuditEventRow, createdIdKey?: string, earlier: readonly unknown[] = []): void {
         if (earlier.length > 0 && didNothing(earlier[0])) return;
         const created = createdIdKey && findString(earlier, createdIdKey);
-        insert.run({ ...event, resource_id: created || event.resource_id, project_id: event.project_id ?? findString(earlier, "project_id") ?? null });
+        insert.run({
+          ...event,
+          resource_id: created || event.resource_id,
+          project_id: event.project_id ?? findString(earlier, "project_id") ?? null,
+        });
       },
     },
   };

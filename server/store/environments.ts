@@ -33,7 +33,10 @@ export interface EnvironmentRow {
 export type NewEnvironment = Omit<EnvironmentRow, "headers" | "header_names"> & { headers: Record<string, string> };
 
 /** A change to an environment's endpoint: every field but the headers, which are kept unless given. */
-export type EnvironmentChange = Pick<EnvironmentRow, "base_url" | "url_pattern" | "model" | "readiness_path" | "max_concurrency" | "rate_limit_per_minute" | "pricing"> & {
+export type EnvironmentChange = Pick<
+  EnvironmentRow,
+  "base_url" | "url_pattern" | "model" | "readiness_path" | "max_concurrency" | "rate_limit_per_minute" | "pricing"
+> & {
   headers?: Record<string, string>;
 };
 
@@ -125,7 +128,9 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
           headers: sealer.seal(JSON.stringify(change.headers), SEALED_AT.environmentHeaders(environmentId)),
           header_names: JSON.stringify(Object.keys(change.headers)),
         };
-        const changed = update.run({ ...change, headers: null, header_names: null, ...sealed, environment_id: environmentId }).changes === 1;
+        const changed =
+          update.run({ ...change, headers: null, header_names: null, ...sealed, environment_id: environmentId })
+            .changes === 1;
         return changed ? toEnvironment(environments.get(environmentId)!) : undefined;
       },
     },

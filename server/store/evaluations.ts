@@ -24,11 +24,13 @@ export interface GateResultRow {
 }
 
 export function makeEvaluationsStore(db: Db) {
-  const insertEvaluation = db.prepare(`INSERT INTO evaluations (evaluation_id, run_id, kind, metric_id, scope, scenario_id,
+  const insertEvaluation =
+    db.prepare(`INSERT INTO evaluations (evaluation_id, run_id, kind, metric_id, scope, scenario_id,
       conversation_id, turn, spec_path, score, threshold, status, judge, reason, evidence_refs, created_at)
     VALUES (@evaluation_id, @run_id, @kind, @metric_id, @scope, @scenario_id, @conversation_id, @turn, @spec_path, @score,
       @threshold, @status, @judge, @reason, @evidence_refs, @created_at)`);
-  const insertGate = db.prepare(`INSERT INTO gate_results (run_id, position, gate_id, title, status, reason, evidence_refs)
+  const insertGate =
+    db.prepare(`INSERT INTO gate_results (run_id, position, gate_id, title, status, reason, evidence_refs)
     VALUES (@run_id, @position, @gate_id, @title, @status, @reason, @evidence_refs)`);
   const evaluationById = db.prepare("SELECT * FROM evaluations WHERE run_id = ? AND evaluation_id = ?");
   const evaluationsPage = db.prepare(`SELECT * FROM evaluations WHERE run_id = @run_id
@@ -40,12 +42,14 @@ export function makeEvaluationsStore(db: Db) {
   const countsOfRun = db.prepare("SELECT status, COUNT(*) AS n FROM evaluations WHERE run_id = ? GROUP BY status");
   // An evaluation an LLM judge answered for has `judge.usage` (JSON null when the answer reported none).
   const judgeUsageOf = db
-    .prepare(`SELECT json_object('answers', COUNT(*),
+    .prepare(
+      `SELECT json_object('answers', COUNT(*),
         'answers_without_usage', COALESCE(SUM(json_type(judge, '$.usage') = 'null'), 0),
         'input_tokens', COALESCE(SUM(json_extract(judge, '$.usage.input_tokens')), 0),
         'output_tokens', COALESCE(SUM(json_extract(judge, '$.usage.output_tokens')), 0),
         'total_tokens', COALESCE(SUM(json_extract(judge, '$.usage.total_tokens')), 0))
-      FROM evaluations WHERE run_id = ? AND json_type(judge, '$.usage') IS NOT NULL`)
+      FROM evaluations WHERE run_id = ? AND json_type(judge, '$.usage') IS NOT NULL`,
+    )
     .pluck();
 
   return {
@@ -75,7 +79,9 @@ export function makeEvaluationsStore(db: Db) {
       },
       countEvaluations(runId: string): Record<EvaluationRow["status"], number> {
         const counts = { passed: 0, failed: 0, inconclusive: 0, errored: 0 };
-        for (const { status, n } of countsOfRun.all(runId) as { status: EvaluationRow["status"]; n: number }[]) counts[status] = n;
+        for (const { status, n } of countsOfRun.all(runId) as { status: EvaluationRow["status"]; n: number }[]) {
+          counts[status] = n;
+        }
         return counts;
       },
       listGateResults(runId: string): GateResultRow[] {

@@ -38,9 +38,13 @@ export class SequenceConflictError extends Error {
  * append must continue the log exactly where it ends (an optimistic check, as an event store's
  * expected version), so a writer that lost track of the run can never leave a gap or a fork.
  */
-export function makeEventsStore(db: Db, outbox: { enqueueRunEvents(runId: string, from: number, to: number, now: string): void }) {
+export function makeEventsStore(
+  db: Db,
+  outbox: { enqueueRunEvents(runId: string, from: number, to: number, now: string): void },
+) {
   const lastSequence = db.prepare("SELECT COALESCE(MAX(sequence), 0) FROM run_events WHERE run_id = ?").pluck();
-  const insert = db.prepare(`INSERT INTO run_events (run_id, sequence, event_id, type, occurred_at, conversation_id, turn, data)
+  const insert =
+    db.prepare(`INSERT INTO run_events (run_id, sequence, event_id, type, occurred_at, conversation_id, turn, data)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
   const page = db.prepare("SELECT * FROM run_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?");
   const one = db.prepare("SELECT * FROM run_events WHERE run_id = ? AND sequence = ?");
@@ -51,12 +55,25 @@ export function makeEventsStore(db: Db, outbox: { enqueueRunEvents(runId: string
     const last = lastSequence.get(runId) as number;
     events.forEach((event, i) => {
       if (event.sequence !== last + 1 + i) {
-        throw new SequenceConflictError(`Run ${runId}'s log ends at ${last + i}; event ${event.sequence} (${event.type}) does not follow it`);
+        throw new SequenceConflictError(
+          `Run ${runId}'s log ends at ${last + i}; event ${event.sequence} (${event.type}) does not follow it`,
+        );
       }
-      insert.run(runId, event.sequence, event.event_id, event.type, event.occurred_at, event.conversation_id, event.turn, JSON.stringify(event.data));
+      insert.run(
+        runId,
+        event.sequence,
+        event.event_id,
+        event.type,
+        event.occurred_at,
+        event.conversation_id,
+        event.turn,
+        JSON.stringify(event.data),
+      );
     });
     // Their webhook deliveries, in the same transaction: an event written is an event that will be sent.
-    if (events.length > 0) outbox.enqueueRunEvents(runId, events[0]!.sequence, events.at(-1)!.sequence, events.at(-1)!.occurred_at);
+    if (events.length > 0) {
+      outbox.enqueueRunEvents(runId, events[0]!.sequence, events.at(-1)!.sequence, events.at(-1)!.occurred_at);
+    }
   });
 
   return {
@@ -73,7 +90,9 @@ export function makeEventsStore(db: Db, outbox: { enqueueRunEvents(runId: string
         return one.get(runId, sequence) as EventRow | undefined;
       },
       listConversationEvents(conversationId: string, turn?: number): EventRow[] {
-        return (turn === undefined ? ofConversation.all(conversationId) : ofTurn.all(conversationId, turn)) as EventRow[];
+        return (
+          turn === undefined ? ofConversation.all(conversationId) : ofTurn.all(conversationId, turn)
+        ) as EventRow[];
       },
     },
     writes: {

@@ -19,7 +19,8 @@ export interface FindingRow {
 }
 
 export function makeFindingsStore(db: Db) {
-  const insert = db.prepare(`INSERT INTO findings (finding_id, run_id, probe_id, category, owasp, severity, severity_rank,
+  const insert =
+    db.prepare(`INSERT INTO findings (finding_id, run_id, probe_id, category, owasp, severity, severity_rank,
       title, description, status, spec_path, evidence_refs, created_at)
     VALUES (@finding_id, @run_id, @probe_id, @category, @owasp, @severity, @severity_rank, @title, @description, @status,
       @spec_path, @evidence_refs, @created_at)`);
@@ -40,7 +41,13 @@ export function makeFindingsStore(db: Db) {
         after: string | undefined,
         limit: number,
       ): FindingRow[] {
-        return page.all({ run_id: runId, after: after ?? null, severity: filter.severity ?? null, status: filter.status ?? null, limit }) as FindingRow[];
+        return page.all({
+          run_id: runId,
+          after: after ?? null,
+          severity: filter.severity ?? null,
+          status: filter.status ?? null,
+          limit,
+        }) as FindingRow[];
       },
       /** Every finding of a run, most severe first: what the evidence document shows. */
       listRunFindings(runId: string): FindingRow[] {

@@ -91,10 +91,12 @@ export type CommitKey = Pick<GitHubCommitRow, "repository_id" | "head_sha" | "ch
 /** The GitHub App's records: deliveries, gated commits and the check runs published for them. */
 export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueueJob">) {
   // Neither the id nor the body may be seen before (the id is not signed: a replayed body under a new id is the same delivery).
-  const insertDelivery = db.prepare(`INSERT INTO github_deliveries (delivery_id, event, action, payload, body_sha256, received_at)
+  const insertDelivery =
+    db.prepare(`INSERT INTO github_deliveries (delivery_id, event, action, payload, body_sha256, received_at)
     VALUES (@delivery_id, @event, @action, @payload, @body_sha256, @received_at) ON CONFLICT DO NOTHING`);
   const deliveryById = db.prepare("SELECT * FROM github_deliveries WHERE delivery_id = ?");
-  const upsertCommit = db.prepare(`INSERT INTO github_commits (repository_id, head_sha, check_name, repository, installation_id, ref,
+  const upsertCommit =
+    db.prepare(`INSERT INTO github_commits (repository_id, head_sha, check_name, repository, installation_id, ref,
       pull_request, base_sha, fork, project_id, decision_id, problem, updated_at, synced_at)
     VALUES (@repository_id, @head_sha, @check_name, @repository, @installation_id, @ref, @pull_request, @base_sha, @fork, @project_id,
       @decision_id, @problem, @updated_at, NULL)
@@ -103,30 +105,45 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
       base_sha = COALESCE(excluded.base_sha, base_sha), fork = MAX(fork, excluded.fork),
       project_id = excluded.project_id, decision_id = excluded.decision_id, problem = excluded.problem, updated_at = excluded.updated_at,
       revision = revision + 1`);
-  const commitByKey = db.prepare("SELECT * FROM github_commits WHERE repository_id = ? AND head_sha = ? AND check_name = ?");
+  const commitByKey = db.prepare(
+    "SELECT * FROM github_commits WHERE repository_id = ? AND head_sha = ? AND check_name = ?",
+  );
   const commitsOfSha = db.prepare("SELECT * FROM github_commits WHERE repository_id = ? AND head_sha = ?");
-  const markSynced = db.prepare(`UPDATE github_commits SET synced_at = @now, synced_revision = @revision, synced_sequence = @sequence
+  const markSynced =
+    db.prepare(`UPDATE github_commits SET synced_at = @now, synced_revision = @revision, synced_sequence = @sequence
     WHERE repository_id = @repository_id AND head_sha = @head_sha AND check_name = @check_name`);
-  const DECISION_SEQUENCE = "COALESCE((SELECT MAX(sequence) FROM release_decision_events e WHERE e.decision_id = c.decision_id), 0)";
-  const sequenceOf = db.prepare(`SELECT ${DECISION_SEQUENCE} FROM github_commits c WHERE repository_id = ? AND head_sha = ? AND check_name = ?`).pluck();
+  const DECISION_SEQUENCE =
+    "COALESCE((SELECT MAX(sequence) FROM release_decision_events e WHERE e.decision_id = c.decision_id), 0)";
+  const sequenceOf = db
+    .prepare(
+      `SELECT ${DECISION_SEQUENCE} FROM github_commits c WHERE repository_id = ? AND head_sha = ? AND check_name = ?`,
+    )
+    .pluck();
   // A commit is stale when it was gated again, or its decision changed, since its check run was last published.
   const stale = db.prepare(`SELECT c.* FROM github_commits c
     WHERE c.synced_revision IS NULL OR c.synced_revision < c.revision OR c.synced_sequence < ${DECISION_SEQUENCE}
     ORDER BY c.updated_at LIMIT ?`);
-  const insertCheckRun = db.prepare(`INSERT INTO github_check_runs (check_run_id, repository_id, head_sha, check_name, status, conclusion,
+  const insertCheckRun =
+    db.prepare(`INSERT INTO github_check_runs (check_run_id, repository_id, head_sha, check_name, status, conclusion,
       published, annotations_sent, created_at, updated_at)
     VALUES (@check_run_id, @repository_id, @head_sha, @check_name, @status, @conclusion, @published, @annotations_sent, @created_at, @updated_at)
     ON CONFLICT (check_run_id) DO UPDATE SET status = excluded.status, conclusion = excluded.conclusion, published = excluded.published,
       annotations_sent = excluded.annotations_sent, updated_at = excluded.updated_at`);
-  const insertDeployment = db.prepare(`INSERT INTO github_deployments (repository_id, head_sha, environment, deployment_id, url, received_at)
+  const insertDeployment =
+    db.prepare(`INSERT INTO github_deployments (repository_id, head_sha, environment, deployment_id, url, received_at)
     VALUES (@repository_id, @head_sha, @environment, @deployment_id, @url, @received_at)
     ON CONFLICT (repository_id, head_sha, environment, deployment_id) DO UPDATE SET url = excluded.url, received_at = excluded.received_at`);
-  const latestDeployment = db.prepare(`SELECT * FROM github_deployments WHERE repository_id = ? AND head_sha = ? AND environment = ?
+  const latestDeployment =
+    db.prepare(`SELECT * FROM github_deployments WHERE repository_id = ? AND head_sha = ? AND environment = ?
     ORDER BY received_at DESC, deployment_id DESC LIMIT 1`);
-  const insertPress = db.prepare(`INSERT INTO github_approval_presses (repository_id, head_sha, login, permission, granted, pressed_at, delivery_id, action, refusal)
+  const insertPress =
+    db.prepare(`INSERT INTO github_approval_presses (repository_id, head_sha, login, permission, granted, pressed_at, delivery_id, action, refusal)
     VALUES (@repository_id, @head_sha, @login, @permission, @granted, @pressed_at, @delivery_id, @action, @refusal) ON CONFLICT (delivery_id) DO NOTHING`);
-  const pressesOf = db.prepare("SELECT * FROM github_approval_presses WHERE repository_id = ? AND head_sha = ? AND action = ? ORDER BY pressed_at, rowid");
-  const latestCheckRun = db.prepare(`SELECT * FROM github_check_runs WHERE repository_id = ? AND head_sha = ? AND check_name = ?
+  const pressesOf = db.prepare(
+    "SELECT * FROM github_approval_presses WHERE repository_id = ? AND head_sha = ? AND action = ? ORDER BY pressed_at, rowid",
+  );
+  const latestCheckRun =
+    db.prepare(`SELECT * FROM github_check_runs WHERE repository_id = ? AND head_sha = ? AND check_name = ?
     ORDER BY check_run_id DESC LIMIT 1`);
 
   return {
@@ -142,14 +159,21 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
       },
       /** The version a check run of the commit shows if published now. */
       getCommitVersion(commit: GitHubCommitRow): CommitVersion {
-        return { revision: commit.revision, sequence: sequenceOf.get(commit.repository_id, commit.head_sha, commit.check_name) as number };
+        return {
+          revision: commit.revision,
+          sequence: sequenceOf.get(commit.repository_id, commit.head_sha, commit.check_name) as number,
+        };
       },
       /** Gated commits whose check run is missing or behind what they would publish now. */
       listStaleGitHubCommits(limit: number): GitHubCommitRow[] {
         return stale.all(limit) as GitHubCommitRow[];
       },
       /** The presses of a fork commit's "Approve and run" button, in order. */
-      listApprovalPresses(repositoryId: number, headSha: string, action: ApprovalPressRow["action"] = "approve"): ApprovalPressRow[] {
+      listApprovalPresses(
+        repositoryId: number,
+        headSha: string,
+        action: ApprovalPressRow["action"] = "approve",
+      ): ApprovalPressRow[] {
         return pressesOf.all(repositoryId, headSha, action) as ApprovalPressRow[];
       },
       /** The latest successful deployment of a commit to a GitHub environment. */
@@ -169,7 +193,10 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
         return true;
       },
       /** Records what the App gates for a commit (or the problem that kept it from it), and queues publishing it. */
-      saveGitHubCommit(row: Omit<GitHubCommitRow, "revision" | "synced_at" | "synced_revision" | "synced_sequence">, publish: NewJob): void {
+      saveGitHubCommit(
+        row: Omit<GitHubCommitRow, "revision" | "synced_at" | "synced_revision" | "synced_sequence">,
+        publish: NewJob,
+      ): void {
         upsertCommit.run(row);
         jobs.enqueueJob(publish);
       },

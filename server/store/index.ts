@@ -114,7 +114,9 @@ export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: 
      */
     transitionRun(change: RunStatusChange): Run {
       const moved = runs.writes.updateRunStatus(change);
-      if (!moved) throw new RunMovedError(`Run ${change.run_id} is no longer ${change.from}; it was not moved to ${change.to}`);
+      if (!moved) {
+        throw new RunMovedError(`Run ${change.run_id} is no longer ${change.from}; it was not moved to ${change.to}`);
+      }
       return moved;
     },
   };
@@ -157,7 +159,10 @@ type Part = { reads: object; writes: object };
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 
 /** The `reads` (or `writes`) of every part of the store, as one object. */
-function mergeOf<const P extends readonly Part[], K extends keyof Part>(parts: P, key: K): UnionToIntersection<P[number][K]> {
+function mergeOf<const P extends readonly Part[], K extends keyof Part>(
+  parts: P,
+  key: K,
+): UnionToIntersection<P[number][K]> {
   return Object.assign({}, ...parts.map((part) => part[key])) as UnionToIntersection<P[number][K]>;
 }
 

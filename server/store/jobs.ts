@@ -46,14 +46,16 @@ const claimOf = ({ job_id, locked_by, attempts }: JobClaim) => ({ job_id, locked
  * deleted: the state of the work lives in the records it produced (runs, events).
  */
 export function makeJobsStore(db: Db) {
-  const insert = db.prepare(`INSERT INTO jobs (task, job_key, payload, state, run_at, max_attempts, created_at, fair_key)
+  const insert =
+    db.prepare(`INSERT INTO jobs (task, job_key, payload, state, run_at, max_attempts, created_at, fair_key)
     VALUES (@task, @job_key, @payload, 'queued', @run_at, @max_attempts, @run_at, @fair_key)
     ON CONFLICT (job_key) DO NOTHING`);
   // Whose work is due, with how many of their jobs run now (the service's own upkeep is one more key).
   const dueKeys = db.prepare(`SELECT q.fair_key, MIN(q.run_at) AS first_due,
       (SELECT COUNT(*) FROM jobs r WHERE r.state = 'running' AND r.fair_key IS q.fair_key) AS running
     FROM jobs q WHERE q.state = 'queued' AND q.run_at <= @now GROUP BY q.fair_key`);
-  const claim = db.prepare(`UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = @worker, locked_until = @until
+  const claim =
+    db.prepare(`UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = @worker, locked_until = @until
     WHERE job_id = (SELECT job_id FROM jobs WHERE state = 'queued' AND run_at <= @now AND fair_key IS @key ORDER BY run_at, job_id LIMIT 1)
     RETURNING *`);
   const held = "job_id = @job_id AND locked_by = @locked_by AND attempts = @attempts AND state = 'running'";
@@ -77,12 +79,20 @@ export function makeJobsStore(db: Db) {
        * goes to the key (a project) with the fewest jobs running, oldest first among equals, and a key
        * with `perKeyCap` jobs running waits — however many of its jobs are queued, others get their turn.
        */
-      claimJobs(worker: string, now: string, until: string, max: number, perKeyCap = Number.POSITIVE_INFINITY): ClaimedJob[] {
+      claimJobs(
+        worker: string,
+        now: string,
+        until: string,
+        max: number,
+        perKeyCap = Number.POSITIVE_INFINITY,
+      ): ClaimedJob[] {
         const jobs: ClaimedJob[] = [];
         while (jobs.length < max) {
           const keys = (dueKeys.all({ now }) as { fair_key: string | null; first_due: string; running: number }[])
             .filter((due) => due.fair_key === null || due.running < perKeyCap)
-            .sort((a, b) => a.running - b.running || (a.first_due < b.first_due ? -1 : a.first_due > b.first_due ? 1 : 0));
+            .sort(
+              (a, b) => a.running - b.running || (a.first_due < b.first_due ? -1 : a.first_due > b.first_due ? 1 : 0),
+            );
           const job = keys[0] && (claim.get({ worker, now, until, key: keys[0].fair_key }) as ClaimedJob | undefined);
           if (!job) break;
           jobs.push(job);

@@ -23,18 +23,35 @@ export function makePagesStore(db: Db) {
   const counted = `(c.status = 'completed' AND NOT EXISTS (SELECT 1 FROM conversations later
       WHERE later.run_id = c.run_id AND later.kind = c.kind AND later.scenario_id = c.scenario_id AND later.repeat_index = c.repeat_index
         AND later.retry > c.retry AND later.status = 'completed')) AS counted`;
-  const conversationsAt = db.prepare(`SELECT c.*, ${counted} FROM conversations c WHERE c.run_id = ? ORDER BY c.conversation_id LIMIT ? OFFSET ?`);
+  const conversationsAt = db.prepare(
+    `SELECT c.*, ${counted} FROM conversations c WHERE c.run_id = ? ORDER BY c.conversation_id LIMIT ? OFFSET ?`,
+  );
   const conversationCount = db.prepare("SELECT COUNT(*) FROM conversations WHERE run_id = ?").pluck();
   const positionOf = db.prepare("SELECT COUNT(*) FROM conversations WHERE run_id = ? AND conversation_id < ?").pluck();
-  const conversationOfEvaluation = db.prepare("SELECT conversation_id FROM evaluations WHERE run_id = ? AND evaluation_id = ?").pluck();
-  const conversationOfEvent = db.prepare("SELECT conversation_id FROM run_events WHERE run_id = ? AND sequence = ?").pluck();
-  const conversationExists = db.prepare("SELECT conversation_id FROM conversations WHERE run_id = ? AND conversation_id = ?").pluck();
-  const eventsOf = db.prepare(`SELECT * FROM run_events WHERE conversation_id IN (SELECT value FROM json_each(?)) ORDER BY conversation_id, sequence`);
-  const evaluationsOf = db.prepare(`SELECT * FROM evaluations WHERE conversation_id IN (SELECT value FROM json_each(?)) ORDER BY conversation_id, turn, evaluation_id`);
-  const runWide = db.prepare("SELECT * FROM evaluations WHERE run_id = ? AND conversation_id IS NULL ORDER BY evaluation_id");
+  const conversationOfEvaluation = db
+    .prepare("SELECT conversation_id FROM evaluations WHERE run_id = ? AND evaluation_id = ?")
+    .pluck();
+  const conversationOfEvent = db
+    .prepare("SELECT conversation_id FROM run_events WHERE run_id = ? AND sequence = ?")
+    .pluck();
+  const conversationExists = db
+    .prepare("SELECT conversation_id FROM conversations WHERE run_id = ? AND conversation_id = ?")
+    .pluck();
+  const eventsOf = db.prepare(
+    `SELECT * FROM run_events WHERE conversation_id IN (SELECT value FROM json_each(?)) ORDER BY conversation_id, sequence`,
+  );
+  const evaluationsOf = db.prepare(
+    `SELECT * FROM evaluations WHERE conversation_id IN (SELECT value FROM json_each(?)) ORDER BY conversation_id, turn, evaluation_id`,
+  );
+  const runWide = db.prepare(
+    "SELECT * FROM evaluations WHERE run_id = ? AND conversation_id IS NULL ORDER BY evaluation_id",
+  );
   // A run's own entries but one per evaluation (as many as its checks): those the evaluations themselves show.
-  const runEvents = db.prepare("SELECT * FROM run_events WHERE run_id = ? AND conversation_id IS NULL AND type != 'evaluation.completed' ORDER BY sequence");
-  const tallies = db.prepare(`SELECT kind, metric_id, scenario_id, CASE WHEN kind = 'expectation' THEN spec_path END AS spec_path,
+  const runEvents = db.prepare(
+    "SELECT * FROM run_events WHERE run_id = ? AND conversation_id IS NULL AND type != 'evaluation.completed' ORDER BY sequence",
+  );
+  const tallies =
+    db.prepare(`SELECT kind, metric_id, scenario_id, CASE WHEN kind = 'expectation' THEN spec_path END AS spec_path,
       SUM(status = 'passed') AS passed, SUM(status = 'failed') AS failed, SUM(status = 'inconclusive') AS inconclusive, SUM(status = 'errored') AS errored
     FROM evaluations WHERE run_id = ? AND conversation_id IS NOT NULL
     GROUP BY kind, metric_id, scenario_id, 4 ORDER BY SUM(status != 'passed') DESC, scenario_id, metric_id LIMIT ?`);
@@ -42,17 +59,29 @@ export function makePagesStore(db: Db) {
       SELECT SUM(status != 'passed') AS failing FROM evaluations WHERE run_id = ? AND conversation_id IS NOT NULL
       GROUP BY kind, metric_id, scenario_id, CASE WHEN kind = 'expectation' THEN spec_path END)`);
 
-  const latestOnBranch = db.prepare(`SELECT d.status FROM release_decisions d
+  const latestOnBranch = db
+    .prepare(
+      `SELECT d.status FROM release_decisions d
       JOIN project_repositories pr ON pr.project_id = d.project_id AND pr.full_name = d.repository AND pr.github_id = @repository_id
     WHERE d.project_id = @project_id AND EXISTS (SELECT 1 FROM runs r WHERE r.project_id = d.project_id AND r.source_repository = d.repository
         AND r.source_commit_sha = d.commit_sha AND json_extract(r.source, '$.ref') = @ref)
-    ORDER BY d.created_at DESC, d.decision_id DESC LIMIT 1`).pluck();
+    ORDER BY d.created_at DESC, d.decision_id DESC LIMIT 1`,
+    )
+    .pluck();
 
   return {
     reads: {
       /** The status of the latest decision on a commit of a repository's branch (its runs' ref); undefined when none. */
-      latestDecisionOnBranch(projectId: string, repositoryId: number, branch: string): "ALLOWED" | "BLOCKED" | "PENDING" | undefined {
-        return latestOnBranch.get({ project_id: projectId, repository_id: repositoryId, ref: `refs/heads/${branch}` }) as "ALLOWED" | "BLOCKED" | "PENDING" | undefined;
+      latestDecisionOnBranch(
+        projectId: string,
+        repositoryId: number,
+        branch: string,
+      ): "ALLOWED" | "BLOCKED" | "PENDING" | undefined {
+        return latestOnBranch.get({
+          project_id: projectId,
+          repository_id: repositoryId,
+          ref: `refs/heads/${branch}`,
+        }) as "ALLOWED" | "BLOCKED" | "PENDING" | undefined;
       },
       /** One page of a run's conversations, in the order they were made. */
       pageConversations(runId: string, offset: number, limit: number): ConversationView[] {
@@ -63,11 +92,16 @@ export function makePagesStore(db: Db) {
       },
       /** Where a conversation is in its run's order (0 first); undefined if the run has no such conversation. */
       conversationPosition(runId: string, conversationId: string): number | undefined {
-        return conversationExists.get(runId, conversationId) === undefined ? undefined : (positionOf.get(runId, conversationId) as number);
+        return conversationExists.get(runId, conversationId) === undefined
+          ? undefined
+          : (positionOf.get(runId, conversationId) as number);
       },
       /** The conversation an evaluation or a trace entry belongs to; null for the run's own, undefined if there is none. */
       conversationOf(runId: string, of: { evaluation: string } | { sequence: number }): string | null | undefined {
-        const found = "evaluation" in of ? conversationOfEvaluation.get(runId, of.evaluation) : conversationOfEvent.get(runId, of.sequence);
+        const found =
+          "evaluation" in of
+            ? conversationOfEvaluation.get(runId, of.evaluation)
+            : conversationOfEvent.get(runId, of.sequence);
         return found as string | null | undefined;
       },
       eventsOfConversations(conversationIds: readonly string[]): EventRow[] {

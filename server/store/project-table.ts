@@ -19,7 +19,12 @@ export function makeProjectTable<Row extends { created_at: string }, Item = Row>
       return row && toItem(row);
     },
     list: (filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Item> => {
-      const { rows, next } = listPage<Row>(table, idColumn, filter.project_id ? [["project_id = ?", filter.project_id]] : [], page);
+      const { rows, next } = listPage<Row>(
+        table,
+        idColumn,
+        filter.project_id ? [["project_id = ?", filter.project_id]] : [],
+        page,
+      );
       return { rows: rows.map(toItem), next };
     },
   };

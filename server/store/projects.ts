@@ -3,10 +3,17 @@ import type { Db } from "./db.js";
 import type { ListPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
 
-export type ProjectRow = Omit<Project, "repositories" | "public_badge" | "oidc"> & { public_badge?: boolean; oidc?: ProjectOidc | null | undefined };
+export type ProjectRow = Omit<Project, "repositories" | "public_badge" | "oidc"> & {
+  public_badge?: boolean;
+  oidc?: ProjectOidc | null | undefined;
+};
 
 /** A project as stored, read through the `project_records` view: its repositories and OIDC restrictions as JSON. */
-type ProjectRecord = Omit<ProjectRow, "public_badge" | "oidc"> & { repositories: string; public_badge: 0 | 1; oidc: string | null };
+type ProjectRecord = Omit<ProjectRow, "public_badge" | "oidc"> & {
+  repositories: string;
+  public_badge: 0 | 1;
+  oidc: string | null;
+};
 
 const toProject = (record: ProjectRecord): Project => ({
   ...record,
@@ -16,7 +23,8 @@ const toProject = (record: ProjectRecord): Project => ({
 });
 
 /** What binding repositories to a project did: bound, or refused because one is another project's. */
-export type BindingOutcome = { kind: "bound"; project: Project } | { kind: "bound_elsewhere"; repository: RepositoryBinding };
+export type BindingOutcome =
+  { kind: "bound"; project: Project } | { kind: "bound_elsewhere"; repository: RepositoryBinding };
 
 export function makeProjectsStore(db: Db, listPage: ListPage) {
   const insert = db.prepare(`INSERT INTO projects (project_id, name, description, public_badge, oidc, created_at)
@@ -31,10 +39,16 @@ export function makeProjectsStore(db: Db, listPage: ListPage) {
   );
   const boundTo = db.prepare("SELECT project_id FROM project_repositories WHERE github_id = ?").pluck();
   const unbindAll = db.prepare("DELETE FROM project_repositories WHERE project_id = ?");
-  const bind = db.prepare("INSERT INTO project_repositories (github_id, project_id, full_name, bound_at) VALUES (?, ?, ?, ?)");
+  const bind = db.prepare(
+    "INSERT INTO project_repositories (github_id, project_id, full_name, bound_at) VALUES (?, ?, ?, ?)",
+  );
 
   /** Replaces the project's repositories, unless one of them is bound to another project: then nothing changes. */
-  function bindRepositories(projectId: string, repositories: readonly RepositoryBinding[], now: string): BindingOutcome {
+  function bindRepositories(
+    projectId: string,
+    repositories: readonly RepositoryBinding[],
+    now: string,
+  ): BindingOutcome {
     const taken = repositories.find((repository) => {
       const owner = boundTo.get(repository.github_id) as string | undefined;
       return owner !== undefined && owner !== projectId;
@@ -67,7 +81,15 @@ export function makeProjectsStore(db: Db, listPage: ListPage) {
       createProject(row: ProjectRow, repositories: readonly RepositoryBinding[] = []): BindingOutcome | undefined {
         const taken = repositories.find((repository) => boundTo.get(repository.github_id) !== undefined);
         if (taken) return { kind: "bound_elsewhere", repository: taken };
-        if (insert.run({ ...row, public_badge: row.public_badge ? 1 : 0, oidc: row.oidc ? JSON.stringify(row.oidc) : null }).changes !== 1) return undefined;
+        if (
+          insert.run({
+            ...row,
+            public_badge: row.public_badge ? 1 : 0,
+            oidc: row.oidc ? JSON.stringify(row.oidc) : null,
+          }).changes !== 1
+        ) {
+          return undefined;
+        }
         return bindRepositories(row.project_id, repositories, row.created_at);
       },
       /** Changes what is given; `repositories` replaces the list whole. Undefined if there is no such project. */
@@ -88,7 +110,9 @@ export function makeProjectsStore(db: Db, listPage: ListPage) {
         }
         if (change.description !== undefined) updateDescription.run(change.description, projectId);
         if (change.public_badge !== undefined) updateBadge.run(change.public_badge ? 1 : 0, projectId);
-        if (change.oidc !== undefined) updateOidc.run(change.oidc === null ? null : JSON.stringify(change.oidc), projectId);
+        if (change.oidc !== undefined) {
+          updateOidc.run(change.oidc === null ? null : JSON.stringify(change.oidc), projectId);
+        }
         return { kind: "bound", project: projects.get(projectId)! };
       },
     },

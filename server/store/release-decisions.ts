@@ -22,7 +22,15 @@ import {
 } from "../contract/index.js";
 import { decideRelease, type SlotFacts } from "../decisions/decide-release.js";
 import { chooseBaseline } from "../changes/baseline.js";
-import { judgeChange, summarizeChanges, withChange, withFlakiness, type BaseOf, type CitedEvaluation, type SlotChange } from "../changes/judge-change.js";
+import {
+  judgeChange,
+  summarizeChanges,
+  withChange,
+  withFlakiness,
+  type BaseOf,
+  type CitedEvaluation,
+  type SlotChange,
+} from "../changes/judge-change.js";
 import { caseIdOf, type CaseEvaluation } from "../changes/compare-cases.js";
 import { measureFlakiness } from "../changes/flakiness.js";
 import { specCases } from "../changes/cases.js";
@@ -148,7 +156,10 @@ const policyHashOf = (base: DecisionBase | null) => contentAddress(base?.policy_
 const waitOf = (slot: Pick<SlotRow, "waiting_for" | "wait_until">) =>
   slot.waiting_for !== null && slot.wait_until !== null ? { for: slot.waiting_for, until: slot.wait_until } : null;
 
-export type NewWaiver = Pick<WaiverRow, "waiver_id" | "decision_id" | "run_id" | "gate_id" | "reason" | "expires_at"> & {
+export type NewWaiver = Pick<
+  WaiverRow,
+  "waiver_id" | "decision_id" | "run_id" | "gate_id" | "reason" | "expires_at"
+> & {
   created_by: { key_id: string | null; github_login: string | null };
 };
 
@@ -170,7 +181,8 @@ export function toDecisionEvent(row: DecisionEventRow): DecisionEvent {
 export const REFRESH_RELEASE_DECISION = "refresh_release_decision";
 
 export const waiverPath = (decisionId: string, waiverId: string) => `${decisionPath(decisionId)}/waivers/${waiverId}`;
-export const policyApprovalPath = (decisionId: string, approvalId: string) => `${decisionPath(decisionId)}/policy-approvals/${approvalId}`;
+export const policyApprovalPath = (decisionId: string, approvalId: string) =>
+  `${decisionPath(decisionId)}/policy-approvals/${approvalId}`;
 
 /**
  * Release decisions and their waivers. A decision's status and reasons are a projection of the
@@ -188,43 +200,66 @@ export function makeReleaseDecisionsStore(
   const insertDecision = db.prepare(`INSERT INTO release_decisions
       (decision_id, project_id, repository, commit_sha, attempt, status, reasons, created_at, updated_at, decided_at, planned_by)
     VALUES (@decision_id, @project_id, @repository, @commit_sha, 1, 'PENDING', '[]', @now, @now, NULL, @planned_by)`);
-  const bySubject = db.prepare("SELECT * FROM release_decisions WHERE project_id = ? AND repository = ? AND commit_sha = ?");
+  const bySubject = db.prepare(
+    "SELECT * FROM release_decisions WHERE project_id = ? AND repository = ? AND commit_sha = ?",
+  );
   const byId = db.prepare("SELECT * FROM release_decisions WHERE decision_id = ?");
   const saveState = db.prepare(`UPDATE release_decisions SET status = @status, reasons = @reasons, updated_at = @now,
       decided_at = CASE WHEN @status = 'PENDING' THEN NULL WHEN status = @status AND decided_at IS NOT NULL THEN decided_at ELSE @now END
     WHERE decision_id = @decision_id`);
   const saveChanges = db.prepare("UPDATE release_decisions SET changes = ? WHERE decision_id = ?");
-  const saveBase = db.prepare("UPDATE release_decisions SET base = @base, baseline = @baseline, history = @history WHERE decision_id = @decision_id");
-  const raiseAttempt = db.prepare("UPDATE release_decisions SET attempt = attempt + 1, updated_at = ? WHERE decision_id = ?");
+  const saveBase = db.prepare(
+    "UPDATE release_decisions SET base = @base, baseline = @baseline, history = @history WHERE decision_id = @decision_id",
+  );
+  const raiseAttempt = db.prepare(
+    "UPDATE release_decisions SET attempt = attempt + 1, updated_at = ? WHERE decision_id = ?",
+  );
   const planByApp = db.prepare("UPDATE release_decisions SET planned_by = 'app' WHERE decision_id = ?");
 
-  const insertSlot = db.prepare(`INSERT INTO release_decision_slots (decision_id, attempt, position, test_spec_id, environment_id, spec_version, run_id)
+  const insertSlot =
+    db.prepare(`INSERT INTO release_decision_slots (decision_id, attempt, position, test_spec_id, environment_id, spec_version, run_id)
     VALUES (?, ?, ?, ?, ?, ?, ?)`);
-  const slotsOf = db.prepare("SELECT * FROM release_decision_slots WHERE decision_id = ? AND attempt = ? ORDER BY position");
-  const allSlotsOf = db.prepare("SELECT * FROM release_decision_slots WHERE decision_id = ? ORDER BY attempt, position");
+  const slotsOf = db.prepare(
+    "SELECT * FROM release_decision_slots WHERE decision_id = ? AND attempt = ? ORDER BY position",
+  );
+  const allSlotsOf = db.prepare(
+    "SELECT * FROM release_decision_slots WHERE decision_id = ? ORDER BY attempt, position",
+  );
   const fillSlot = db.prepare(`UPDATE release_decision_slots SET run_id = @run_id
     WHERE decision_id = @decision_id AND attempt = @attempt AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND run_id IS NULL
       AND (spec_version IS NULL OR spec_version = @spec_version)`);
-  const waitInSlot = db.prepare(`UPDATE release_decision_slots SET waiting_for = @waiting_for, wait_until = coalesce(wait_until, @wait_until)
+  const waitInSlot =
+    db.prepare(`UPDATE release_decision_slots SET waiting_for = @waiting_for, wait_until = coalesce(wait_until, @wait_until)
     WHERE decision_id = @decision_id AND attempt = @attempt AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND run_id IS NULL
     RETURNING wait_until`);
   const decisionsOfRun = db.prepare("SELECT DISTINCT decision_id FROM release_decision_slots WHERE run_id = ?").pluck();
   // The App's slots take only the App's own runs: a run a client started for the commit tests what the client chose.
-  const latestRunOf = db.prepare(`SELECT run_id FROM runs WHERE project_id = @project_id AND source_repository = @repository AND source_commit_sha = @commit_sha
+  const latestRunOf = db
+    .prepare(
+      `SELECT run_id FROM runs WHERE project_id = @project_id AND source_repository = @repository AND source_commit_sha = @commit_sha
       AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND (@spec_version IS NULL OR spec_version = @spec_version)
       AND (@planned_by = 'client' OR started_by = '${GITHUB_APP_KEY_ID}')
-    ORDER BY created_at DESC, run_id DESC LIMIT 1`).pluck();
-  const runsOfSource = db.prepare(`SELECT * FROM runs WHERE project_id = ? AND source_repository = ? AND source_commit_sha = ?
+    ORDER BY created_at DESC, run_id DESC LIMIT 1`,
+    )
+    .pluck();
+  const runsOfSource =
+    db.prepare(`SELECT * FROM runs WHERE project_id = ? AND source_repository = ? AND source_commit_sha = ?
     ORDER BY created_at, run_id`);
   const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
   const gatesOf = db.prepare("SELECT * FROM gate_results WHERE run_id = ? ORDER BY position");
-  const labelOf = db.prepare(`SELECT (SELECT name FROM test_specs WHERE test_spec_id = ?) || ' in ' ||
-      (SELECT name FROM environments WHERE environment_id = ?)`).pluck();
+  const labelOf = db
+    .prepare(
+      `SELECT (SELECT name FROM test_specs WHERE test_spec_id = ?) || ' in ' ||
+      (SELECT name FROM environments WHERE environment_id = ?)`,
+    )
+    .pluck();
 
   // A policy approval is kept as a waiver of the decision's gate `policy`, naming no run; the API shows it apart.
-  const waiversOf = db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
+  const waiversOf =
+    db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
     WHERE w.decision_id = @decision_id AND w.run_id IS NOT NULL AND (@after IS NULL OR w.waiver_id > @after) ORDER BY w.waiver_id LIMIT @limit`);
-  const waiverById = db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
+  const waiverById =
+    db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
     WHERE w.decision_id = ? AND w.waiver_id = ? AND w.run_id IS NOT NULL`);
   const approvalsOf = db.prepare("SELECT * FROM waivers WHERE decision_id = ? AND run_id IS NULL ORDER BY waiver_id");
   const inForce = db.prepare(`SELECT w.waiver_id, w.run_id, w.gate_id, w.policy_hash FROM waivers w
@@ -234,22 +269,38 @@ export function makeReleaseDecisionsStore(
       (waiver_id, decision_id, run_id, gate_id, reason, expires_at, revokes, created_by_key, created_by_login, created_at, policy_hash)
     VALUES (@waiver_id, @decision_id, @run_id, @gate_id, @reason, @expires_at, @revokes, @created_by_key, @created_by_login, @created_at, @policy_hash)`);
 
-  const lastEvent = db.prepare("SELECT COALESCE(MAX(sequence), 0) FROM release_decision_events WHERE decision_id = ?").pluck();
-  const insertEvent = db.prepare(`INSERT INTO release_decision_events (decision_id, sequence, event_id, type, occurred_at, run_id, data)
+  const lastEvent = db
+    .prepare("SELECT COALESCE(MAX(sequence), 0) FROM release_decision_events WHERE decision_id = ?")
+    .pluck();
+  const insertEvent =
+    db.prepare(`INSERT INTO release_decision_events (decision_id, sequence, event_id, type, occurred_at, run_id, data)
     VALUES (?, ?, ?, ?, ?, ?, ?)`);
-  const eventsPage = db.prepare("SELECT * FROM release_decision_events WHERE decision_id = ? AND sequence > ? ORDER BY sequence LIMIT ?");
+  const eventsPage = db.prepare(
+    "SELECT * FROM release_decision_events WHERE decision_id = ? AND sequence > ? ORDER BY sequence LIMIT ?",
+  );
 
   const toRun = (runId: string) => runById.get(runId) as RunRow | undefined;
 
   // What a comparison with the base branch reads.
-  const decidedOnCommit = db.prepare(`SELECT decision_id FROM release_decisions
-    WHERE project_id = ? AND repository = ? AND commit_sha = ? AND status != 'PENDING'`).pluck();
-  const runOfSlot = db.prepare(`SELECT s.run_id FROM release_decision_slots s JOIN release_decisions d ON d.decision_id = s.decision_id AND d.attempt = s.attempt
-    WHERE s.decision_id = ? AND s.test_spec_id = ? AND s.environment_id = ?`).pluck();
-  const specDocument = db.prepare("SELECT document FROM test_spec_versions WHERE test_spec_id = ? AND spec_version = ? LIMIT 1").pluck();
+  const decidedOnCommit = db
+    .prepare(
+      `SELECT decision_id FROM release_decisions
+    WHERE project_id = ? AND repository = ? AND commit_sha = ? AND status != 'PENDING'`,
+    )
+    .pluck();
+  const runOfSlot = db
+    .prepare(
+      `SELECT s.run_id FROM release_decision_slots s JOIN release_decisions d ON d.decision_id = s.decision_id AND d.attempt = s.attempt
+    WHERE s.decision_id = ? AND s.test_spec_id = ? AND s.environment_id = ?`,
+    )
+    .pluck();
+  const specDocument = db
+    .prepare("SELECT document FROM test_spec_versions WHERE test_spec_id = ? AND spec_version = ? LIMIT 1")
+    .pluck();
   // One row per conversation and check: passed when every evaluation of it passed; the mean score;
   // the evaluation to cite (a failed one when there is one).
-  const caseEvaluations = db.prepare(`SELECT kind, scenario_id, MIN(spec_path) AS spec_path, metric_id, conversation_id, NULL AS turn,
+  const caseEvaluations =
+    db.prepare(`SELECT kind, scenario_id, MIN(spec_path) AS spec_path, metric_id, conversation_id, NULL AS turn,
       CASE WHEN MIN(status = 'passed') = 1 THEN 'passed' ELSE 'failed' END AS status, AVG(score) AS score,
       COALESCE(MIN(CASE WHEN status = 'failed' THEN evaluation_id END), MIN(evaluation_id)) AS evaluation_id
     FROM evaluations
@@ -257,16 +308,21 @@ export function makeReleaseDecisionsStore(
     GROUP BY kind, scenario_id, metric_id, conversation_id, CASE WHEN kind = 'expectation' THEN spec_path END`);
 
   // What a failed gate of the head can cite, with the case each belongs to.
-  const citedOfRun = db.prepare(`SELECT evaluation_id AS id, 'evaluation' AS what, kind, scenario_id, spec_path, metric_id, status, score, conversation_id, turn
+  const citedOfRun =
+    db.prepare(`SELECT evaluation_id AS id, 'evaluation' AS what, kind, scenario_id, spec_path, metric_id, status, score, conversation_id, turn
       FROM evaluations WHERE run_id = @run_id AND status != 'passed'
     UNION ALL SELECT finding_id, 'finding', 'probe', probe_id, spec_path, NULL, 'failed', 0, NULL, NULL FROM findings WHERE run_id = @run_id`);
 
-  const documentOf = (run: RunRow) => JSON.parse(specDocument.get(run.test_spec_id, run.spec_version) as string) as TestSpecDocument;
+  const documentOf = (run: RunRow) =>
+    JSON.parse(specDocument.get(run.test_spec_id, run.spec_version) as string) as TestSpecDocument;
   const sideOf = (run: RunRow) => ({
     run_id: run.run_id,
     spec: documentOf(run),
     evaluations: caseEvaluations.all(run.run_id) as CitedEvaluation[],
-    usage: figuresOf(run.agent_usage ? (JSON.parse(run.agent_usage) as AgentUsage) : null, JSON.parse(run.pricing ?? "{}") as Pricing),
+    usage: figuresOf(
+      run.agent_usage ? (JSON.parse(run.agent_usage) as AgentUsage) : null,
+      JSON.parse(run.pricing ?? "{}") as Pricing,
+    ),
   });
   const JUDGED = new Set<Run["status"]>(["COMPLETED", "INCONCLUSIVE"]);
 
@@ -274,17 +330,36 @@ export function makeReleaseDecisionsStore(
   function baseOf(baseline: DecisionBaseline, slot: SlotRow): BaseOf {
     if (!baseline.found) return { side: null, why: `no baseline to compare with (${baseline.reason})` };
     const commit = baseline.commit_sha!.slice(0, 7);
-    const runId = runOfSlot.get(baseline.decision_id, slot.test_spec_id, slot.environment_id) as string | null | undefined;
+    const runId = runOfSlot.get(baseline.decision_id, slot.test_spec_id, slot.environment_id) as
+      string | null | undefined;
     const run = runId ? toRun(runId) : undefined;
-    if (!run) return { side: null, why: `the baseline ${commit} did not run this spec in this environment: nothing to compare with` };
-    if (!JUDGED.has(run.status)) return { side: null, why: `the baseline ${commit}'s run ${run.run_id} could not be judged (${run.status}): nothing to compare with` };
+    if (!run) {
+      return {
+        side: null,
+        why: `the baseline ${commit} did not run this spec in this environment: nothing to compare with`,
+      };
+    }
+    if (!JUDGED.has(run.status)) {
+      return {
+        side: null,
+        why: `the baseline ${commit}'s run ${run.run_id} could not be judged (${run.status}): nothing to compare with`,
+      };
+    }
     return { side: sideOf(run), commit_sha: baseline.commit_sha! };
   }
 
   /** The case each failure a run's gates can cite belongs to, by its evidence ref. */
   function casesOfRefs(runId: string): (ref: string) => string | undefined {
-    const rows = citedOfRun.all({ run_id: runId }) as (CaseEvaluation & { id: string; what: "evaluation" | "finding" })[];
-    const byRef = new Map(rows.map((row) => [row.what === "evaluation" ? evaluationPath(runId, row.id) : findingPath(runId, row.id), caseIdOf(row)]));
+    const rows = citedOfRun.all({ run_id: runId }) as (CaseEvaluation & {
+      id: string;
+      what: "evaluation" | "finding";
+    })[];
+    const byRef = new Map(
+      rows.map((row) => [
+        row.what === "evaluation" ? evaluationPath(runId, row.id) : findingPath(runId, row.id),
+        caseIdOf(row),
+      ]),
+    );
     return (ref) => byRef.get(ref);
   }
 
@@ -313,7 +388,16 @@ export function makeReleaseDecisionsStore(
     const chosen = chooseBaseline(base.commits, decisionOf, base.settings.baseline);
     const baseline: DecisionBaseline = chosen.found
       ? { ...chosen, reason: null, merge_base_sha: mergeBase }
-      : { found: false, decision_id: null, commit_sha: null, age_commits: null, age_days: null, warning: null, reason: chosen.reason, merge_base_sha: mergeBase };
+      : {
+          found: false,
+          decision_id: null,
+          commit_sha: null,
+          age_commits: null,
+          age_days: null,
+          warning: null,
+          reason: chosen.reason,
+          merge_base_sha: mergeBase,
+        };
     const history = base.commits
       .slice(0, base.settings.baseline.depth)
       .flatMap((commit) => decisionOf(commit.sha)?.decision_id ?? [])
@@ -335,7 +419,10 @@ export function makeReleaseDecisionsStore(
       decision_id: row.decision_id,
       project_id: row.project_id,
       status: row.status,
-      subject: row.repository !== null ? { repository: row.repository, commit_sha: row.commit_sha! } : { run_ids: slots.map((s) => s.run_id!) },
+      subject:
+        row.repository !== null
+          ? { repository: row.repository, commit_sha: row.commit_sha! }
+          : { run_ids: slots.map((s) => s.run_id!) },
       planned_by: row.planned_by,
       attempt: row.attempt,
       planned: current.map((slot) => ({
@@ -346,7 +433,10 @@ export function makeReleaseDecisionsStore(
         waiting: slot.run_id ? null : waitOf(slot),
       })),
       // Reasons saved before gates were judged against a base branch have no baseline_evidence_refs.
-      reasons: (JSON.parse(row.reasons) as DecisionReason[]).map((reason) => ({ ...reason, baseline_evidence_refs: reason.baseline_evidence_refs ?? [] })),
+      reasons: (JSON.parse(row.reasons) as DecisionReason[]).map((reason) => ({
+        ...reason,
+        baseline_evidence_refs: reason.baseline_evidence_refs ?? [],
+      })),
       runs: runs.map((run) => ({
         run_id: run.run_id,
         test_spec_id: run.test_spec_id,
@@ -364,7 +454,11 @@ export function makeReleaseDecisionsStore(
       created_at: row.created_at,
       updated_at: row.updated_at,
       decided_at: row.decided_at,
-      links: { self: decisionPath(row.decision_id), events: `${decisionPath(row.decision_id)}/events`, waivers: `${decisionPath(row.decision_id)}/waivers` },
+      links: {
+        self: decisionPath(row.decision_id),
+        events: `${decisionPath(row.decision_id)}/events`,
+        waivers: `${decisionPath(row.decision_id)}/waivers`,
+      },
     };
   }
 
@@ -440,14 +534,21 @@ export function makeReleaseDecisionsStore(
     });
     // An approval of policy changes lifts the gate `policy` only while the changes are those it approved.
     const approvedNow = policyHashOf(base);
-    const waivers = (inForce.all(decisionId, now) as (Pick<WaiverRow, "waiver_id" | "run_id" | "gate_id"> & { policy_hash: string | null })[])
+    const waivers = (
+      inForce.all(decisionId, now) as (Pick<WaiverRow, "waiver_id" | "run_id" | "gate_id"> & {
+        policy_hash: string | null;
+      })[]
+    )
       .filter((w) => w.run_id !== null || w.policy_hash === null || w.policy_hash === approvedNow)
       .map((w) => ({
         run_id: w.run_id,
         gate_id: w.gate_id,
         ref: w.run_id === null ? policyApprovalPath(decisionId, w.waiver_id) : waiverPath(decisionId, w.waiver_id),
       }));
-    const decided = decideRelease(slots, waivers, now, { changes: base?.policy_changes ?? [], mode: base?.settings.policy_changes ?? "require_approval" });
+    const decided = decideRelease(slots, waivers, now, {
+      changes: base?.policy_changes ?? [],
+      mode: base?.settings.policy_changes ?? "require_approval",
+    });
     const reasons = JSON.stringify(decided.reasons);
     const changes = baseline?.found ? JSON.stringify(summarizeChanges(compared)) : null;
     const isNew = lastEvent.get(decisionId) === 0;
@@ -470,24 +571,44 @@ export function makeReleaseDecisionsStore(
   function fillSlotsFromRuns(row: DecisionRow): void {
     for (const slot of slotsOf.all(row.decision_id, row.attempt) as SlotRow[]) {
       if (slot.run_id) continue;
-      const runId = latestRunOf.get({ ...slot, project_id: row.project_id, repository: row.repository, commit_sha: row.commit_sha, planned_by: row.planned_by }) as
-        | string
-        | undefined;
+      const runId = latestRunOf.get({
+        ...slot,
+        project_id: row.project_id,
+        repository: row.repository,
+        commit_sha: row.commit_sha,
+        planned_by: row.planned_by,
+      }) as string | undefined;
       if (runId) fillSlot.run({ ...slot, run_id: runId, spec_version: (toRun(runId) as RunRow).spec_version });
     }
   }
 
   function addSlots(decisionId: string, attempt: number, plan: readonly PlanSlot[]): void {
-    plan.forEach((slot, position) => insertSlot.run(decisionId, attempt, position, slot.test_spec_id, slot.environment_id, slot.spec_version ?? null, null));
+    plan.forEach((slot, position) =>
+      insertSlot.run(
+        decisionId,
+        attempt,
+        position,
+        slot.test_spec_id,
+        slot.environment_id,
+        slot.spec_version ?? null,
+        null,
+      ),
+    );
   }
 
   /** Keeps what the decision is judged against (a pull request's base branch), with the baseline and history chosen from it now. */
   function setBase(row: Pick<DecisionRow, "decision_id" | "project_id" | "repository">, base: DecisionBase): void {
     const { baseline, history } = chooseFrom(row.project_id, row.repository!, base, base.commits[0]!.sha);
-    saveBase.run({ decision_id: row.decision_id, base: JSON.stringify(base), baseline: JSON.stringify(baseline), history: JSON.stringify(history) });
+    saveBase.run({
+      decision_id: row.decision_id,
+      base: JSON.stringify(base),
+      baseline: JSON.stringify(baseline),
+      history: JSON.stringify(history),
+    });
   }
 
-  const planOf = (slots: readonly PlanSlot[]) => contentAddress(slots.map((s) => [s.test_spec_id, s.environment_id, s.spec_version ?? null]));
+  const planOf = (slots: readonly PlanSlot[]) =>
+    contentAddress(slots.map((s) => [s.test_spec_id, s.environment_id, s.spec_version ?? null]));
 
   return {
     reads: {
@@ -500,7 +621,12 @@ export function makeReleaseDecisionsStore(
         return row && toDecision(row);
       },
       listDecisions(
-        filter: { project_id?: string | undefined; repository?: string | undefined; commit_sha?: string | undefined; status?: DecisionStatus | undefined },
+        filter: {
+          project_id?: string | undefined;
+          repository?: string | undefined;
+          commit_sha?: string | undefined;
+          status?: DecisionStatus | undefined;
+        },
         page: PageRequest,
       ): RowPage<ReleaseDecision> {
         const filters = (
@@ -522,7 +648,9 @@ export function makeReleaseDecisionsStore(
         return row && toWaiver(row, now);
       },
       listWaivers(decisionId: string, after: string | undefined, limit: number, now: string): Waiver[] {
-        return (waiversOf.all({ decision_id: decisionId, after: after ?? null, limit }) as WaiverRow[]).map((row) => toWaiver(row, now));
+        return (waiversOf.all({ decision_id: decisionId, after: after ?? null, limit }) as WaiverRow[]).map((row) =>
+          toWaiver(row, now),
+        );
       },
       listPolicyApprovals(decisionId: string): PolicyApproval[] {
         return (approvalsOf.all(decisionId) as WaiverRow[]).map(toApproval);
@@ -540,12 +668,24 @@ export function makeReleaseDecisionsStore(
       createDecision(decision: NewDecision, now: string): { decision: ReleaseDecision; created: boolean } {
         const { subject } = decision;
         if ("repository" in subject) {
-          const existing = bySubject.get(decision.project_id, subject.repository, subject.commit_sha) as DecisionRow | undefined;
+          const existing = bySubject.get(decision.project_id, subject.repository, subject.commit_sha) as
+            DecisionRow | undefined;
           if (existing) return { decision: toDecision(existing), created: false };
         }
         const commit = "repository" in subject ? subject : { repository: null, commit_sha: null };
-        insertDecision.run({ decision_id: decision.decision_id, project_id: decision.project_id, ...commit, now, planned_by: "client" });
-        if (decision.base && "repository" in subject) setBase({ decision_id: decision.decision_id, project_id: decision.project_id, repository: subject.repository }, decision.base);
+        insertDecision.run({
+          decision_id: decision.decision_id,
+          project_id: decision.project_id,
+          ...commit,
+          now,
+          planned_by: "client",
+        });
+        if (decision.base && "repository" in subject) {
+          setBase(
+            { decision_id: decision.decision_id, project_id: decision.project_id, repository: subject.repository },
+            decision.base,
+          );
+        }
         if ("run_ids" in subject) {
           subject.run_ids.forEach((runId, position) => {
             const run = toRun(runId)!;
@@ -565,9 +705,16 @@ export function makeReleaseDecisionsStore(
        * baseline chosen again. Whatever order the App learns things in, the decision ends up the same.
        */
       planAppDecision(plan: AppPlan, now: string): { decision: ReleaseDecision; created: boolean } {
-        const existing = bySubject.get(plan.project_id, plan.subject.repository, plan.subject.commit_sha) as DecisionRow | undefined;
+        const existing = bySubject.get(plan.project_id, plan.subject.repository, plan.subject.commit_sha) as
+          DecisionRow | undefined;
         if (!existing) {
-          insertDecision.run({ decision_id: plan.decision_id, project_id: plan.project_id, ...plan.subject, now, planned_by: "app" });
+          insertDecision.run({
+            decision_id: plan.decision_id,
+            project_id: plan.project_id,
+            ...plan.subject,
+            now,
+            planned_by: "app",
+          });
           const row = byId.get(plan.decision_id) as DecisionRow;
           if (plan.base) setBase(row, plan.base);
           addSlots(plan.decision_id, 1, plan.plan);
@@ -599,7 +746,14 @@ export function makeReleaseDecisionsStore(
       },
       /** Records a waiver, refreshes the decision, and schedules its refresh when the waiver expires. */
       addWaiver(waiver: NewWaiver, now: string): Waiver {
-        insertWaiver.run({ ...waiver, revokes: null, created_by_key: waiver.created_by.key_id, created_by_login: waiver.created_by.github_login, created_at: now, policy_hash: null });
+        insertWaiver.run({
+          ...waiver,
+          revokes: null,
+          created_by_key: waiver.created_by.key_id,
+          created_by_login: waiver.created_by.github_login,
+          created_at: now,
+          policy_hash: null,
+        });
         if (waiver.expires_at !== null) {
           jobs.enqueueJob({
             task: REFRESH_RELEASE_DECISION,
@@ -613,7 +767,10 @@ export function makeReleaseDecisionsStore(
         return toWaiver(waiverById.get(waiver.decision_id, waiver.waiver_id) as WaiverRow, now);
       },
       /** Records an approval of the head's policy changes, and refreshes the decision. */
-      approvePolicy(approval: Pick<NewWaiver, "decision_id" | "reason" | "created_by"> & { approval_id: string }, now: string): PolicyApproval {
+      approvePolicy(
+        approval: Pick<NewWaiver, "decision_id" | "reason" | "created_by"> & { approval_id: string },
+        now: string,
+      ): PolicyApproval {
         const row = byId.get(approval.decision_id) as DecisionRow;
         insertWaiver.run({
           policy_hash: policyHashOf(row.base ? (JSON.parse(row.base) as DecisionBase) : null),
@@ -629,10 +786,15 @@ export function makeReleaseDecisionsStore(
           created_at: now,
         });
         refresh(approval.decision_id, now);
-        return toApproval((approvalsOf.all(approval.decision_id) as WaiverRow[]).find((row) => row.waiver_id === approval.approval_id)!);
+        return toApproval(
+          (approvalsOf.all(approval.decision_id) as WaiverRow[]).find((row) => row.waiver_id === approval.approval_id)!,
+        );
       },
       /** Takes a waiver back with a record of its own; undefined if it was revoked already. */
-      revokeWaiver(revocation: Omit<NewWaiver, "run_id" | "gate_id" | "expires_at"> & { revokes: string }, now: string): Waiver | undefined {
+      revokeWaiver(
+        revocation: Omit<NewWaiver, "run_id" | "gate_id" | "expires_at"> & { revokes: string },
+        now: string,
+      ): Waiver | undefined {
         const target = waiverById.get(revocation.decision_id, revocation.revokes) as WaiverRow;
         if (target.revoked_by !== null) return undefined;
         insertWaiver.run({
@@ -680,7 +842,8 @@ export function makeReleaseDecisionsStore(
     /** When a run with a commit source is created: it fills its slot in that commit's decision, if the current attempt plans it. */
     linkRun(run: Run, now: string): void {
       if (!run.source) return;
-      const row = bySubject.get(run.project_id, run.source.repository, run.source.commit_sha) as DecisionRow | undefined;
+      const row = bySubject.get(run.project_id, run.source.repository, run.source.commit_sha) as
+        DecisionRow | undefined;
       if (!row) return;
       // The App's slots take only the App's own runs: a run a client started for the commit tests what the client chose.
       if (row.planned_by === "app" && run.started_by !== GITHUB_APP_KEY_ID) return;

@@ -79,10 +79,7 @@ export interface IdempotentRequest {
   expires_at: string;
 }
 
-export type IdempotentOutcome =
-  | { kind: "none" }
-  | { kind: "replay"; run: Run }
-  | { kind: "key_reused" };
+export type IdempotentOutcome = { kind: "none" } | { kind: "replay"; run: Run } | { kind: "key_reused" };
 
 export interface RunStatusChange {
   run_id: string;
@@ -126,8 +123,7 @@ export function makeRunsStore(
 
   function lookUpKey(request: IdempotentRequest): IdempotentOutcome {
     const key = keyByProject.get(request.project_id, request.idempotency_key) as
-      | { request_hash: string; run_id: string; expires_at: string }
-      | undefined;
+      { request_hash: string; run_id: string; expires_at: string } | undefined;
     if (!key || key.expires_at <= request.now) return { kind: "none" };
     if (key.request_hash !== request.request_hash) return { kind: "key_reused" };
     return { kind: "replay", run: toRun(runById.get(key.run_id) as RunRow) };
@@ -137,9 +133,16 @@ export function makeRunsStore(
    * Creates the run, records its idempotency key and enqueues `job` in one transaction, unless a
    * live key already answers the request. Concurrent identical requests therefore create one run.
    */
-  const countActive = db.prepare("SELECT COUNT(*) FROM runs WHERE project_id = ? AND status IN ('QUEUED', 'RUNNING', 'EVALUATING')").pluck();
+  const countActive = db
+    .prepare("SELECT COUNT(*) FROM runs WHERE project_id = ? AND status IN ('QUEUED', 'RUNNING', 'EVALUATING')")
+    .pluck();
   const createRunIdempotently = db.transaction(
-    (request: IdempotentRequest, row: RunRow, job: NewJob, maxQueued = Number.POSITIVE_INFINITY): IdempotentOutcome | { kind: "created"; run: Run } | { kind: "quota_exceeded"; active: number } => {
+    (
+      request: IdempotentRequest,
+      row: RunRow,
+      job: NewJob,
+      maxQueued = Number.POSITIVE_INFINITY,
+    ): IdempotentOutcome | { kind: "created"; run: Run } | { kind: "quota_exceeded"; active: number } => {
       const existing = lookUpKey(request);
       if (existing.kind !== "none") return existing;
       // Counted in the transaction that inserts: concurrent creations cannot overshoot the quota.

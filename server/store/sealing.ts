@@ -1,4 +1,10 @@
-import { EncryptionKeyError, discardStagedKey, loadEncryptionKey, promoteStagedKey, readStagedKey } from "../secrets/encryption-key.js";
+import {
+  EncryptionKeyError,
+  discardStagedKey,
+  loadEncryptionKey,
+  promoteStagedKey,
+  readStagedKey,
+} from "../secrets/encryption-key.js";
 import { makeSealer, sealedKeyId, type Sealer } from "../secrets/sealer.js";
 import type { Db } from "./db.js";
 
@@ -22,7 +28,9 @@ export const SEAL_CHECK = "seal_check";
  */
 export function openSealer(db: Db, dbPath: string, configuredKey: Buffer | undefined): Sealer {
   const check = readSetting(db, SEAL_CHECK);
-  const sealer = makeSealer(loadEncryptionKey({ dbPath, configured: configuredKey, sealedWith: check && sealedKeyId(check) }));
+  const sealer = makeSealer(
+    loadEncryptionKey({ dbPath, configured: configuredKey, sealedWith: check && sealedKeyId(check) }),
+  );
   const opens = (candidate: Sealer) => {
     try {
       candidate.open(check!, SEALED_AT.setting(SEAL_CHECK));
@@ -63,7 +71,9 @@ export function recordSealCheck(db: Db, sealer: Sealer): void {
 
 function readSetting(db: Db, key: string): string | undefined {
   const hasSettings = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'settings'").get();
-  return hasSettings ? (db.prepare("SELECT value FROM settings WHERE key = ?").pluck().get(key) as string | undefined) : undefined;
+  return hasSettings
+    ? (db.prepare("SELECT value FROM settings WHERE key = ?").pluck().get(key) as string | undefined)
+    : undefined;
 }
 
 /** Every column that holds sealed values, with the place each value is sealed for. */
@@ -83,7 +93,9 @@ export function resealAll(db: Db, from: Sealer, to: Sealer): number {
   let count = 0;
   db.transaction(() => {
     for (const { table, id, column, at } of SEALED_COLUMNS) {
-      const rows = db.prepare(`SELECT ${id} AS id, ${column} AS value FROM ${table} WHERE ${column} IS NOT NULL`).all() as { id: string; value: string }[];
+      const rows = db
+        .prepare(`SELECT ${id} AS id, ${column} AS value FROM ${table} WHERE ${column} IS NOT NULL`)
+        .all() as { id: string; value: string }[];
       const update = db.prepare(`UPDATE ${table} SET ${column} = ? WHERE ${id} = ?`);
       for (const row of rows) {
         if (sealedKeyId(row.value) === undefined) continue;

@@ -13,9 +13,14 @@ export type ServiceStore = StoreReads & Pick<Store, "db" | "cursorSecret"> & Wri
 export interface OpenServiceStoreOptions extends OpenStoreOptions, Pick<WriterOptions, "lazyCommitMs" | "onFailure"> {}
 
 /** Opens (creating and migrating if needed) the database, then starts its writer thread. */
-export async function openServiceStore(path: string, { lazyCommitMs, onFailure, ...options }: OpenServiceStoreOptions): Promise<ServiceStore> {
+export async function openServiceStore(
+  path: string,
+  { lazyCommitMs, onFailure, ...options }: OpenServiceStoreOptions,
+): Promise<ServiceStore> {
   if (path === ":memory:" || path === "") {
-    throw new Error("The service needs a database file: its reading and writing threads cannot share an in-memory database.");
+    throw new Error(
+      "The service needs a database file: its reading and writing threads cannot share an in-memory database.",
+    );
   }
   const store = openStore(path, options);
   // A write on this connection would compete with the writer thread for SQLite's lock and make

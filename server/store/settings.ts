@@ -13,13 +13,18 @@ export function getOrCreateSecret(db: Db, sealer: Sealer, name: string): Buffer 
     name,
     sealer.seal(randomBytes(32).toString("base64"), at),
   );
-  return Buffer.from(sealer.open(db.prepare("SELECT value FROM settings WHERE key = ?").pluck().get(name) as string, at), "base64");
+  return Buffer.from(
+    sealer.open(db.prepare("SELECT value FROM settings WHERE key = ?").pluck().get(name) as string, at),
+    "base64",
+  );
 }
 
 /** Secrets the service keeps by name (the GitHub App's credentials, say), sealed at rest. */
 export function makeSettingsStore(db: Db, sealer: Sealer) {
   const read = db.prepare("SELECT value FROM settings WHERE key = ?").pluck();
-  const write = db.prepare("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value");
+  const write = db.prepare(
+    "INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+  );
   return {
     reads: {
       /** The secret stored under `name`, unsealed; undefined if there is none. */

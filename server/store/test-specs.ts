@@ -41,7 +41,10 @@ const JOINED = `SELECT s.test_spec_id, s.project_id, s.name, s.created_at,
   FROM test_specs s JOIN test_spec_versions v ON v.test_spec_id = s.test_spec_id`;
 const LATEST = `v.version_number = (SELECT MAX(version_number) FROM test_spec_versions WHERE test_spec_id = s.test_spec_id)`;
 
-function toSummary(row: TestSpecJoinedRow, document = JSON.parse(row.document) as Record<string, unknown>): TestSpecSummary {
+function toSummary(
+  row: TestSpecJoinedRow,
+  document = JSON.parse(row.document) as Record<string, unknown>,
+): TestSpecSummary {
   return {
     test_spec_id: row.test_spec_id,
     project_id: row.project_id,
@@ -126,7 +129,9 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
       }
       const latest = latestById.get(spec.test_spec_id) as TestSpecJoinedRow | undefined;
       // The version's document is the caller's (its canonical text): the summary goes back without it.
-      if (latest?.spec_version === input.spec_version) return { spec: toSummary(latest, JSON.parse(input.document) as Record<string, unknown>), created: false };
+      if (latest?.spec_version === input.spec_version) {
+        return { spec: toSummary(latest, JSON.parse(input.document) as Record<string, unknown>), created: false };
+      }
       const version_number = ((latestNumber.get(spec.test_spec_id) as number | null) ?? 0) + 1;
       // Going back to an earlier content makes it the latest again, under a new number.
       insertVersion.run({
@@ -143,7 +148,13 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
         source_files: input.source?.files ? JSON.stringify(input.source.files) : null,
         created_at: now,
       });
-      return { spec: toSummary(latestById.get(spec.test_spec_id) as TestSpecJoinedRow, JSON.parse(input.document) as Record<string, unknown>), created: true };
+      return {
+        spec: toSummary(
+          latestById.get(spec.test_spec_id) as TestSpecJoinedRow,
+          JSON.parse(input.document) as Record<string, unknown>,
+        ),
+        created: true,
+      };
     },
   );
 
@@ -151,7 +162,8 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
     reads: {
       /** The latest version's head, or the named version's. */
       getTestSpecHead(testSpecId: string, specVersion?: string): TestSpecHead | undefined {
-        return (specVersion === undefined ? headLatest.get(testSpecId) : headVersion.get(testSpecId, specVersion)) as TestSpecHead | undefined;
+        return (specVersion === undefined ? headLatest.get(testSpecId) : headVersion.get(testSpecId, specVersion)) as
+          TestSpecHead | undefined;
       },
       /**
        * The document of a version, as the engine runs it. Only documents the spec schema accepted
@@ -162,14 +174,34 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
         return document === undefined ? undefined : (JSON.parse(document) as TestSpecDocument);
       },
       /** A version's name, and where its file is and the line of each part evaluations cite (when it came from a repository). */
-      getSpecVersionSource(testSpecId: string, specVersion: string): { name: string; path: string | null; lines: Record<string, number> } | undefined {
-        const row = sourceOf.get(testSpecId, specVersion) as { name: string; source_path: string | null; source_lines: string | null } | undefined;
-        return row && { name: row.name, path: row.source_path, lines: row.source_lines ? (JSON.parse(row.source_lines) as Record<string, number>) : {} };
+      getSpecVersionSource(
+        testSpecId: string,
+        specVersion: string,
+      ): { name: string; path: string | null; lines: Record<string, number> } | undefined {
+        const row = sourceOf.get(testSpecId, specVersion) as
+          { name: string; source_path: string | null; source_lines: string | null } | undefined;
+        return (
+          row && {
+            name: row.name,
+            path: row.source_path,
+            lines: row.source_lines ? (JSON.parse(row.source_lines) as Record<string, number>) : {},
+          }
+        );
       },
       /** A version's file as it was submitted (or read at its commit), and where it came from. */
-      getSpecVersionText(testSpecId: string, specVersion: string): { text: string; repository: string | null; commit_sha: string | null; path: string | null } | undefined {
+      getSpecVersionText(
+        testSpecId: string,
+        specVersion: string,
+      ): { text: string; repository: string | null; commit_sha: string | null; path: string | null } | undefined {
         const row = versionById.get(testSpecId, specVersion) as TestSpecJoinedRow | undefined;
-        return row && { text: row.source_text, repository: row.source_repository, commit_sha: row.source_commit_sha, path: row.source_path };
+        return (
+          row && {
+            text: row.source_text,
+            repository: row.source_repository,
+            commit_sha: row.source_commit_sha,
+            path: row.source_path,
+          }
+        );
       },
       getTestSpec(testSpecId: string): TestSpec | undefined {
         const row = latestById.get(testSpecId) as TestSpecJoinedRow | undefined;

@@ -85,24 +85,33 @@ const DELIVERY_ID = "'dlv_' || lower(hex(randomblob(13)))";
  */
 export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
   const webhooks = makeProjectTable<WebhookRow>(db, listPage, "live_webhooks", "webhook_id");
-  const insert = db.prepare(`INSERT INTO webhooks (webhook_id, project_id, url, event_types, description, enabled, secret, created_at, updated_at)
+  const insert =
+    db.prepare(`INSERT INTO webhooks (webhook_id, project_id, url, event_types, description, enabled, secret, created_at, updated_at)
     VALUES (@webhook_id, @project_id, @url, @event_types, @description, 1, @secret, @now, @now)`);
-  const update = db.prepare(`UPDATE webhooks SET url = @url, event_types = @event_types, description = @description, enabled = @enabled,
+  const update =
+    db.prepare(`UPDATE webhooks SET url = @url, event_types = @event_types, description = @description, enabled = @enabled,
       disabled_reason = CASE WHEN @enabled = 1 THEN NULL ELSE coalesce(@disabled_reason, disabled_reason) END,
       failing_since = CASE WHEN @enabled = 1 AND enabled = 0 THEN NULL ELSE failing_since END, updated_at = @now
     WHERE webhook_id = @webhook_id AND deleted_at IS NULL`);
-  const remove = db.prepare("UPDATE webhooks SET deleted_at = @now, enabled = 0, updated_at = @now WHERE webhook_id = @webhook_id AND deleted_at IS NULL");
-  const rotate = db.prepare(`UPDATE webhooks SET previous_secret = secret, previous_secret_until = @until, secret = @secret, updated_at = @now
+  const remove = db.prepare(
+    "UPDATE webhooks SET deleted_at = @now, enabled = 0, updated_at = @now WHERE webhook_id = @webhook_id AND deleted_at IS NULL",
+  );
+  const rotate =
+    db.prepare(`UPDATE webhooks SET previous_secret = secret, previous_secret_until = @until, secret = @secret, updated_at = @now
     WHERE webhook_id = @webhook_id AND deleted_at IS NULL`);
-  const secretsOf = db.prepare("SELECT secret, previous_secret, previous_secret_until FROM webhooks WHERE webhook_id = ?");
+  const secretsOf = db.prepare(
+    "SELECT secret, previous_secret, previous_secret_until FROM webhooks WHERE webhook_id = ?",
+  );
 
   // The outbox: one delivery per subscribed, enabled endpoint of the event's project.
   const subscribed = `w.enabled = 1 AND w.deleted_at IS NULL AND (w.event_types IS NULL OR e.type IN (SELECT value FROM json_each(w.event_types)))`;
-  const enqueueRun = db.prepare(`INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, event_source, event_type, status, next_attempt_at, created_at)
+  const enqueueRun =
+    db.prepare(`INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, event_source, event_type, status, next_attempt_at, created_at)
     SELECT ${DELIVERY_ID}, w.webhook_id, e.event_id, 'run', e.type, 'pending', @now, @now
     FROM run_events e JOIN runs r ON r.run_id = e.run_id JOIN webhooks w ON w.project_id = r.project_id
     WHERE e.run_id = @run_id AND e.sequence BETWEEN @from AND @to AND ${subscribed}`);
-  const enqueueDecision = db.prepare(`INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, event_source, event_type, status, next_attempt_at, created_at)
+  const enqueueDecision =
+    db.prepare(`INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, event_source, event_type, status, next_attempt_at, created_at)
     SELECT ${DELIVERY_ID}, w.webhook_id, e.event_id, 'decision', e.type, 'pending', @now, @now
     FROM release_decision_events e JOIN release_decisions d ON d.decision_id = e.decision_id JOIN webhooks w ON w.project_id = d.project_id
     WHERE e.decision_id = @decision_id AND e.sequence = @sequence AND ${subscribed}`);
@@ -111,7 +120,8 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
   // Claimed endpoint by endpoint, each no more than its room (`per_endpoint` less what it has in
   // flight): a hanging receiver cannot take every slot.
   // Live endpoints with a delivery due now, unless paused after failing.
-  const dueEndpoints = db.prepare(`SELECT w.webhook_id, w.failing_since IS NOT NULL AS failing, w.last_claimed_at FROM webhooks w
+  const dueEndpoints =
+    db.prepare(`SELECT w.webhook_id, w.failing_since IS NOT NULL AS failing, w.last_claimed_at FROM webhooks w
     WHERE w.enabled = 1 AND w.deleted_at IS NULL AND (w.paused_until IS NULL OR w.paused_until <= @now)
       AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= @now
         AND (d.lease_until IS NULL OR d.lease_until <= @now))`);
@@ -122,35 +132,51 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
       WHERE webhook_id = @webhook_id AND status = 'pending' AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
       ORDER BY next_attempt_at LIMIT @room)
     RETURNING *`);
-  const insertAttempt = db.prepare(`INSERT INTO webhook_attempts (delivery_id, attempt, webhook_id, attempted_at, response_status, duration_ms, error, next_attempt_at)
+  const insertAttempt =
+    db.prepare(`INSERT INTO webhook_attempts (delivery_id, attempt, webhook_id, attempted_at, response_status, duration_ms, error, next_attempt_at)
     SELECT delivery_id, attempts + 1, webhook_id, @attempted_at, @response_status, @duration_ms, @error, @next_attempt_at FROM webhook_deliveries WHERE delivery_id = @delivery_id`);
-  const settle = db.prepare(`UPDATE webhook_deliveries SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = @next_attempt_at,
+  const settle = db
+    .prepare(
+      `UPDATE webhook_deliveries SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = @next_attempt_at,
       status = CASE WHEN @delivered = 1 THEN 'delivered' WHEN @next_attempt_at IS NULL THEN 'failed' ELSE 'pending' END
-    WHERE delivery_id = @delivery_id RETURNING webhook_id`).pluck();
-  const markHealthy = db.prepare(`UPDATE webhooks SET failing_since = NULL, consecutive_failures = 0, paused_until = NULL
+    WHERE delivery_id = @delivery_id RETURNING webhook_id`,
+    )
+    .pluck();
+  const markHealthy =
+    db.prepare(`UPDATE webhooks SET failing_since = NULL, consecutive_failures = 0, paused_until = NULL
     WHERE webhook_id = ? AND (failing_since IS NOT NULL OR consecutive_failures > 0)`);
-  const markFailing = db.prepare(`UPDATE webhooks SET failing_since = coalesce(failing_since, ?), consecutive_failures = consecutive_failures + 1
-    WHERE webhook_id = ? RETURNING consecutive_failures`).pluck();
+  const markFailing = db
+    .prepare(
+      `UPDATE webhooks SET failing_since = coalesce(failing_since, ?), consecutive_failures = consecutive_failures + 1
+    WHERE webhook_id = ? RETURNING consecutive_failures`,
+    )
+    .pluck();
   const pause = db.prepare("UPDATE webhooks SET paused_until = ? WHERE webhook_id = ?");
-  const disable = db.prepare("UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE webhook_id = ? AND enabled = 1");
+  const disable = db.prepare(
+    "UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE webhook_id = ? AND enabled = 1",
+  );
   const failingSince = db.prepare("SELECT failing_since FROM webhooks WHERE webhook_id = ?").pluck();
   const nextDue = db.prepare("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'").pluck();
 
   const runEvent = db.prepare("SELECT * FROM run_events WHERE event_id = ?");
   const decisionEvent = db.prepare("SELECT * FROM release_decision_events WHERE event_id = ?");
   const delivery = db.prepare("SELECT * FROM webhook_deliveries WHERE webhook_id = ? AND delivery_id = ?");
-  const requeue = db.prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = @now, lease_until = NULL
+  const requeue =
+    db.prepare(`UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = @now, lease_until = NULL
     WHERE webhook_id = @webhook_id AND delivery_id = @delivery_id RETURNING *`);
-  const recoverRun = db.prepare(`INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, event_source, event_type, status, next_attempt_at, created_at)
+  const recoverRun =
+    db.prepare(`INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, event_source, event_type, status, next_attempt_at, created_at)
     SELECT ${DELIVERY_ID}, w.webhook_id, e.event_id, 'run', e.type, 'pending', @now, @now
     FROM run_events e JOIN runs r ON r.run_id = e.run_id JOIN webhooks w ON w.project_id = r.project_id
     WHERE w.webhook_id = @webhook_id AND e.occurred_at >= @since AND ${subscribed.replace("w.enabled = 1 AND ", "")}`);
-  const recoverDecision = db.prepare(`INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, event_source, event_type, status, next_attempt_at, created_at)
+  const recoverDecision =
+    db.prepare(`INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, event_source, event_type, status, next_attempt_at, created_at)
     SELECT ${DELIVERY_ID}, w.webhook_id, e.event_id, 'decision', e.type, 'pending', @now, @now
     FROM release_decision_events e JOIN release_decisions d ON d.decision_id = e.decision_id JOIN webhooks w ON w.project_id = d.project_id
     WHERE w.webhook_id = @webhook_id AND e.occurred_at >= @since AND ${subscribed.replace("w.enabled = 1 AND ", "")}`);
   // What recovery sends again stands in for what was sent before: the old deliveries of those events are settled.
-  const supersede = db.prepare(`UPDATE webhook_deliveries SET status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END, next_attempt_at = NULL
+  const supersede =
+    db.prepare(`UPDATE webhook_deliveries SET status = CASE WHEN status = 'pending' THEN 'failed' ELSE status END, next_attempt_at = NULL
     WHERE webhook_id = @webhook_id AND created_at < @now AND event_id IN (
       SELECT event_id FROM run_events WHERE occurred_at >= @since UNION ALL SELECT event_id FROM release_decision_events WHERE occurred_at >= @since)`);
 
@@ -163,22 +189,30 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
       },
       /** The endpoints with a delivery to claim now (not paused), whether they are failing, and when they were last claimed. */
       listDueWebhookEndpoints(now: string): DueEndpoint[] {
-        return (dueEndpoints.all({ now }) as (Omit<DueEndpoint, "failing"> & { failing: 0 | 1 })[]).map((row) => ({ ...row, failing: row.failing === 1 }));
+        return (dueEndpoints.all({ now }) as (Omit<DueEndpoint, "failing"> & { failing: 0 | 1 })[]).map((row) => ({
+          ...row,
+          failing: row.failing === 1,
+        }));
       },
       listWebhooks(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<WebhookRow> {
         return webhooks.list(filter, page);
       },
       /** The secrets that sign now: the current one, and the one it replaced while the overlap lasts. */
       webhookSecrets(webhookId: string, now: string): string[] {
-        const row = secretsOf.get(webhookId) as Pick<WebhookRow, "secret" | "previous_secret" | "previous_secret_until"> | undefined;
+        const row = secretsOf.get(webhookId) as
+          Pick<WebhookRow, "secret" | "previous_secret" | "previous_secret_until"> | undefined;
         if (!row) return [];
         const at = SEALED_AT.webhookSecret(webhookId);
-        const previous = row.previous_secret && row.previous_secret_until && row.previous_secret_until > now ? [sealer.open(row.previous_secret, at)] : [];
+        const previous =
+          row.previous_secret && row.previous_secret_until && row.previous_secret_until > now
+            ? [sealer.open(row.previous_secret, at)]
+            : [];
         return [sealer.open(row.secret, at), ...previous];
       },
       /** An event's row, where it was recorded. */
       getOutboxEvent(source: "run" | "decision", eventId: string): Record<string, unknown> | undefined {
-        return (source === "run" ? runEvent.get(eventId) : decisionEvent.get(eventId)) as Record<string, unknown> | undefined;
+        return (source === "run" ? runEvent.get(eventId) : decisionEvent.get(eventId)) as
+          Record<string, unknown> | undefined;
       },
       getWebhookDelivery(webhookId: string, deliveryId: string): DeliveryRow | undefined {
         return delivery.get(webhookId, deliveryId) as DeliveryRow | undefined;
@@ -186,7 +220,12 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
       /** A page of an endpoint's attempts, newest first, with filters. */
       listWebhookAttempts(
         webhookId: string,
-        filter: { event_id?: string | undefined; event_type?: string | undefined; outcome?: "delivered" | "failed" | undefined; since?: string | undefined },
+        filter: {
+          event_id?: string | undefined;
+          event_type?: string | undefined;
+          outcome?: "delivered" | "failed" | undefined;
+          since?: string | undefined;
+        },
         after: { attempted_at: string; delivery_id: string; attempt: number } | undefined,
         limit: number,
       ): AttemptRow[] {
@@ -194,12 +233,18 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
         if (filter.event_id) where.push("d.event_id = @event_id");
         if (filter.event_type) where.push("d.event_type = @event_type");
         if (filter.outcome === "delivered") where.push("a.response_status BETWEEN 200 AND 299");
-        if (filter.outcome === "failed") where.push("(a.response_status IS NULL OR a.response_status NOT BETWEEN 200 AND 299)");
+        if (filter.outcome === "failed") {
+          where.push("(a.response_status IS NULL OR a.response_status NOT BETWEEN 200 AND 299)");
+        }
         if (filter.since) where.push("a.attempted_at >= @since");
-        if (after) where.push("(a.attempted_at, a.delivery_id, a.attempt) < (@after_at, @after_delivery, @after_attempt)");
+        if (after) {
+          where.push("(a.attempted_at, a.delivery_id, a.attempt) < (@after_at, @after_delivery, @after_attempt)");
+        }
         return db
-          .prepare(`SELECT a.*, d.event_id, d.event_type FROM webhook_attempts a JOIN webhook_deliveries d ON d.delivery_id = a.delivery_id
-            WHERE ${where.join(" AND ")} ORDER BY a.attempted_at DESC, a.delivery_id DESC, a.attempt DESC LIMIT @limit`)
+          .prepare(
+            `SELECT a.*, d.event_id, d.event_type FROM webhook_attempts a JOIN webhook_deliveries d ON d.delivery_id = a.delivery_id
+            WHERE ${where.join(" AND ")} ORDER BY a.attempted_at DESC, a.delivery_id DESC, a.attempt DESC LIMIT @limit`,
+          )
           .all({
             webhook_id: webhookId,
             event_id: filter.event_id ?? null,
@@ -214,12 +259,23 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
     },
     writes: {
       /** Creates an endpoint; its secret is sealed. */
-      createWebhook(row: Pick<WebhookRow, "webhook_id" | "project_id" | "url" | "event_types" | "description"> & { secret: string }, now: string): WebhookRow {
+      createWebhook(
+        row: Pick<WebhookRow, "webhook_id" | "project_id" | "url" | "event_types" | "description"> & { secret: string },
+        now: string,
+      ): WebhookRow {
         insert.run({ ...row, secret: sealer.seal(row.secret, SEALED_AT.webhookSecret(row.webhook_id)), now });
         return webhooks.get(row.webhook_id)!;
       },
-      updateWebhook(webhookId: string, change: Pick<WebhookRow, "url" | "event_types" | "description" | "enabled"> & { disabled_reason?: string | null }, now: string): WebhookRow | undefined {
-        const changed = update.run({ ...change, disabled_reason: change.disabled_reason ?? null, webhook_id: webhookId, now }).changes === 1;
+      updateWebhook(
+        webhookId: string,
+        change: Pick<WebhookRow, "url" | "event_types" | "description" | "enabled"> & {
+          disabled_reason?: string | null;
+        },
+        now: string,
+      ): WebhookRow | undefined {
+        const changed =
+          update.run({ ...change, disabled_reason: change.disabled_reason ?? null, webhook_id: webhookId, now })
+            .changes === 1;
         return changed ? webhooks.get(webhookId) : undefined;
       },
       /** Stops delivery to it; its deliveries and attempts are kept. */
@@ -227,8 +283,19 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
         return remove.run({ webhook_id: webhookId, now }).changes === 1;
       },
       /** A new secret; the old one signs beside it until `overlapUntil`. */
-      rotateWebhookSecret(webhookId: string, secret: string, overlapUntil: string, now: string): WebhookRow | undefined {
-        const changed = rotate.run({ webhook_id: webhookId, secret: sealer.seal(secret, SEALED_AT.webhookSecret(webhookId)), until: overlapUntil, now }).changes === 1;
+      rotateWebhookSecret(
+        webhookId: string,
+        secret: string,
+        overlapUntil: string,
+        now: string,
+      ): WebhookRow | undefined {
+        const changed =
+          rotate.run({
+            webhook_id: webhookId,
+            secret: sealer.seal(secret, SEALED_AT.webhookSecret(webhookId)),
+            until: overlapUntil,
+            now,
+          }).changes === 1;
         return changed ? webhooks.get(webhookId) : undefined;
       },
       /** In the transaction that appends a run's events: their deliveries. */
@@ -278,7 +345,10 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
       /** Queues every event of the endpoint's project since `since` again (the types it takes), at once. */
       recoverWebhook(webhookId: string, since: string, now: string): number {
         supersede.run({ webhook_id: webhookId, since, now });
-        return recoverRun.run({ webhook_id: webhookId, since, now }).changes + recoverDecision.run({ webhook_id: webhookId, since, now }).changes;
+        return (
+          recoverRun.run({ webhook_id: webhookId, since, now }).changes +
+          recoverDecision.run({ webhook_id: webhookId, since, now }).changes
+        );
       },
     },
   };

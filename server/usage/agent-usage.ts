@@ -39,11 +39,22 @@ export function costOf(byModel: Record<string, ModelUsage> | undefined, pricing:
   let usd = 0;
   for (const [model, usage] of Object.entries(byModel)) {
     if (usage.answers_without_split > 0) {
-      return { usd: null, why: `${usage.answers_without_split} answer(s)${model ? ` of '${model}'` : ""} did not report their input and output tokens` };
+      return {
+        usd: null,
+        why: `${usage.answers_without_split} answer(s)${model ? ` of '${model}'` : ""} did not report their input and output tokens`,
+      };
     }
     const price = priceOf(pricing, model);
-    if (!price) return { usd: null, why: `no price for ${model ? `the model '${model}'` : "answers that name no model"} (the environment's endpoint.pricing, or "*")` };
-    usd += (usage.input_tokens * price.input_usd_per_million_tokens + usage.output_tokens * price.output_usd_per_million_tokens) / 1e6;
+    if (!price) {
+      return {
+        usd: null,
+        why: `no price for ${model ? `the model '${model}'` : "answers that name no model"} (the environment's endpoint.pricing, or "*")`,
+      };
+    }
+    usd +=
+      (usage.input_tokens * price.input_usd_per_million_tokens +
+        usage.output_tokens * price.output_usd_per_million_tokens) /
+      1e6;
   }
   return { usd: round(usd), why: null };
 }
@@ -57,7 +68,14 @@ export interface MeteredReply {
 /** Adds one answer to usage by model (the engine's meter, between what the store has summed). */
 export function addAnswer(byModel: Record<string, ModelUsage>, reply: MeteredReply): void {
   const key = reply.model ?? NO_MODEL;
-  const usage = (byModel[key] ??= { answers: 0, answers_without_usage: 0, answers_without_split: 0, input_tokens: 0, output_tokens: 0, total_tokens: 0 });
+  const usage = (byModel[key] ??= {
+    answers: 0,
+    answers_without_usage: 0,
+    answers_without_split: 0,
+    input_tokens: 0,
+    output_tokens: 0,
+    total_tokens: 0,
+  });
   usage.answers++;
   if (!reply.usage) usage.answers_without_usage++;
   usage.total_tokens += reply.usage?.total_tokens ?? 0;
@@ -67,7 +85,8 @@ export function addAnswer(byModel: Record<string, ModelUsage>, reply: MeteredRep
 }
 
 /** Total tokens reported over the models. */
-export const totalTokens = (byModel: Record<string, ModelUsage>) => Object.values(byModel).reduce((sum, usage) => sum + usage.total_tokens, 0);
+export const totalTokens = (byModel: Record<string, ModelUsage>) =>
+  Object.values(byModel).reduce((sum, usage) => sum + usage.total_tokens, 0);
 
 /** What a run's usage comes to, as a change against the base branch compares it. */
 export interface UsageFigures {

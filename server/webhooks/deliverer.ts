@@ -78,14 +78,22 @@ export function makeWebhookDeliverer({
     if (known) return known;
     const row = store.getOutboxEvent(delivery.event_source, delivery.event_id);
     if (!row) return undefined;
-    const body = JSON.stringify(delivery.event_source === "run" ? toRunEvent(row as unknown as EventRow) : toDecisionEvent(row as unknown as DecisionEventRow));
+    const body = JSON.stringify(
+      delivery.event_source === "run"
+        ? toRunEvent(row as unknown as EventRow)
+        : toDecisionEvent(row as unknown as DecisionEventRow),
+    );
     if (bodies.size >= 1000) bodies.delete(bodies.keys().next().value!);
     bodies.set(delivery.event_id, body);
     return body;
   }
 
   // Attempts settle in batches: one write (one message to the writer, one commit) for those that end together.
-  let batch: { outcome: AttemptOutcome; settled: (result: { failing_since: string | null }) => void; failed: (error: unknown) => void }[] = [];
+  let batch: {
+    outcome: AttemptOutcome;
+    settled: (result: { failing_since: string | null }) => void;
+    failed: (error: unknown) => void;
+  }[] = [];
   function record(outcome: AttemptOutcome): Promise<{ failing_since: string | null }> {
     return new Promise((settled, failed) => {
       batch.push({ outcome, settled, failed });
@@ -109,7 +117,14 @@ export function makeWebhookDeliverer({
     const body = bodyOf(delivery);
     const sent =
       webhook && body
-        ? await sender.send({ url: webhook.url, secrets: store.webhookSecrets(webhook.webhook_id, at.toISOString()), eventId: delivery.event_id, at: at.toISOString(), body, timeoutMs })
+        ? await sender.send({
+            url: webhook.url,
+            secrets: store.webhookSecrets(webhook.webhook_id, at.toISOString()),
+            eventId: delivery.event_id,
+            at: at.toISOString(),
+            body,
+            timeoutMs,
+          })
         : { status: null, error: !webhook ? "the endpoint was deleted" : "the event no longer exists", durationMs: 0 };
     if (stopped) return; // stopping: the lease lapses and the delivery is tried again
     const status = sent.status;
@@ -117,7 +132,8 @@ export function makeWebhookDeliverer({
     const delivered = status !== null && status >= 200 && status < 300;
     if (!delivered && error === null) error = `the receiver answered ${status}`;
     const gone = status === 410;
-    const next = delivered || gone || !webhook || !body ? null : nextAttemptAt(delivery.attempts + 1, clock.now(), retryScale);
+    const next =
+      delivered || gone || !webhook || !body ? null : nextAttemptAt(delivery.attempts + 1, clock.now(), retryScale);
     const outcome = {
       delivery_id: delivery.delivery_id,
       attempted_at: at.toISOString(),
@@ -131,7 +147,12 @@ export function makeWebhookDeliverer({
     };
     const { failing_since } = await record(outcome);
     if (failing_since && clock.now().getTime() - Date.parse(failing_since) > DISABLE_AFTER_FAILING_MS * retryScale) {
-      await store.write(["disableWebhook", delivery.webhook_id, `every attempt failed since ${failing_since}: disabled after 5 days`, clock.now().toISOString()]);
+      await store.write([
+        "disableWebhook",
+        delivery.webhook_id,
+        `every attempt failed since ${failing_since}: disabled after 5 days`,
+        clock.now().toISOString(),
+      ]);
     }
   }
 
@@ -139,7 +160,12 @@ export function makeWebhookDeliverer({
     total++;
     inFlight.set(delivery.webhook_id, (inFlight.get(delivery.webhook_id) ?? 0) + 1);
     void attempt(delivery)
-      .catch((error: unknown) => log.error({ err: coerceError(error), delivery_id: delivery.delivery_id }, "A webhook attempt could not be recorded; it is tried again when its lease lapses"))
+      .catch((error: unknown) =>
+        log.error(
+          { err: coerceError(error), delivery_id: delivery.delivery_id },
+          "A webhook attempt could not be recorded; it is tried again when its lease lapses",
+        ),
+      )
       .finally(() => {
         total--;
         const left = (inFlight.get(delivery.webhook_id) ?? 1) - 1;
@@ -160,8 +186,17 @@ export function makeWebhookDeliverer({
         try {
           const lease = new Date(now.getTime() + leaseMs).toISOString();
           const due = store.listDueWebhookEndpoints(now.toISOString());
-          const allocation = allocateSlots(due, Object.fromEntries(inFlight), room, { total: maxInFlight, perEndpoint, failingTotal: failingInFlight });
-          const [claimed] = (await store.write(["claimWebhookDeliveries", now.toISOString(), lease, Object.fromEntries(allocation)])) as [DeliveryRow[]];
+          const allocation = allocateSlots(due, Object.fromEntries(inFlight), room, {
+            total: maxInFlight,
+            perEndpoint,
+            failingTotal: failingInFlight,
+          });
+          const [claimed] = (await store.write([
+            "claimWebhookDeliveries",
+            now.toISOString(),
+            lease,
+            Object.fromEntries(allocation),
+          ])) as [DeliveryRow[]];
           for (const delivery of claimed) launch(delivery);
           if (paced) pacer!.take(claimed.length);
           if (claimed.length === room && room < allowed) continue;

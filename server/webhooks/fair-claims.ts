@@ -15,12 +15,22 @@ export interface SlotCaps {
  * together); within each, the endpoint claimed least recently first. No endpoint, and no number of
  * dead endpoints, can keep another from its turn.
  */
-export function allocateSlots(due: readonly DueEndpoint[], inFlight: Readonly<Record<string, number>>, room: number, caps: SlotCaps): Map<string, number> {
-  const order = [...due].sort((a, b) => Number(a.failing) - Number(b.failing) || (a.last_claimed_at ?? "").localeCompare(b.last_claimed_at ?? ""));
+export function allocateSlots(
+  due: readonly DueEndpoint[],
+  inFlight: Readonly<Record<string, number>>,
+  room: number,
+  caps: SlotCaps,
+): Map<string, number> {
+  const order = [...due].sort(
+    (a, b) => Number(a.failing) - Number(b.failing) || (a.last_claimed_at ?? "").localeCompare(b.last_claimed_at ?? ""),
+  );
   const given = new Map<string, number>();
-  let failingHeld = due.reduce((sum, endpoint) => sum + (endpoint.failing ? (inFlight[endpoint.webhook_id] ?? 0) : 0), 0);
+  let failingHeld = due.reduce(
+    (sum, endpoint) => sum + (endpoint.failing ? (inFlight[endpoint.webhook_id] ?? 0) : 0),
+    0,
+  );
   let left = Math.min(room, caps.total - Object.values(inFlight).reduce((sum, n) => sum + n, 0));
-  for (let progress = true; left > 0 && progress; ) {
+  for (let progress = true; left > 0 && progress;) {
     progress = false;
     for (const endpoint of order) {
       if (left === 0) break;

@@ -13,7 +13,10 @@ import type { SendRequest, SendResult, SenderThreadData, ToSender } from "./send
 const { allowlist, maxSockets } = workerData as SenderThreadData;
 const egress = makeEgressPolicy({ allowlist });
 // Connections to receivers are kept open between attempts (the egress policy still checks each new one).
-const agents = { "http:": new HttpAgent({ keepAlive: true, maxSockets }), "https:": new HttpsAgent({ keepAlive: true, maxSockets }) };
+const agents = {
+  "http:": new HttpAgent({ keepAlive: true, maxSockets }),
+  "https:": new HttpsAgent({ keepAlive: true, maxSockets }),
+};
 const stopping = new AbortController();
 
 async function send(request: SendRequest): Promise<SendResult> {
@@ -23,7 +26,10 @@ async function send(request: SendRequest): Promise<SendResult> {
     const response = await sendOutbound(egress, {
       url: request.url,
       method: "POST",
-      headers: { ...signedHeaders(request.secrets, request.eventId, new Date(request.at), request.body), "user-agent": "assure-webhooks/1" },
+      headers: {
+        ...signedHeaders(request.secrets, request.eventId, new Date(request.at), request.body),
+        "user-agent": "assure-webhooks/1",
+      },
       body: request.body,
       timeoutMs: request.timeoutMs,
       maxResponseBytes: 64 * 1024,

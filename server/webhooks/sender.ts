@@ -36,7 +36,10 @@ const SENDER_THREAD_SCRIPT = new URL(
 
 /** The thread that signs and sends webhook deliveries (the egress policy applied there, at connect time). */
 export function startSender(data: SenderThreadData) {
-  const thread = new Worker(SENDER_THREAD_SCRIPT, { workerData: data, resourceLimits: { maxYoungGenerationSizeMb: 4 } });
+  const thread = new Worker(SENDER_THREAD_SCRIPT, {
+    workerData: data,
+    resourceLimits: { maxYoungGenerationSizeMb: 4 },
+  });
   const waiting = new Map<number, (result: SendResult) => void>();
   let nextId = 1;
   let failure: Error | undefined;
@@ -46,7 +49,9 @@ export function startSender(data: SenderThreadData) {
   });
   const fail = (error: Error) => {
     failure ??= error;
-    for (const [id, resolve] of waiting) resolve({ id, status: null, error: `the sender stopped: ${error.message}`, durationMs: 0 });
+    for (const [id, resolve] of waiting) {
+      resolve({ id, status: null, error: `the sender stopped: ${error.message}`, durationMs: 0 });
+    }
     waiting.clear();
   };
   thread.on("error", fail);
@@ -55,7 +60,9 @@ export function startSender(data: SenderThreadData) {
 
   return {
     send(request: Omit<SendRequest, "id">): Promise<SendResult> {
-      if (failure) return Promise.resolve({ id: 0, status: null, error: `the sender stopped: ${failure.message}`, durationMs: 0 });
+      if (failure) {
+        return Promise.resolve({ id: 0, status: null, error: `the sender stopped: ${failure.message}`, durationMs: 0 });
+      }
       const id = nextId++;
       return new Promise((resolve) => {
         waiting.set(id, resolve);

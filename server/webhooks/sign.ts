@@ -6,7 +6,12 @@ import { Webhook } from "standardwebhooks";
  * id.timestamp.body>` per secret that signs now (two while a rotation overlaps), signed with the
  * specification's own library.
  */
-export function signedHeaders(secrets: readonly string[], eventId: string, at: Date, body: string): Record<string, string> {
+export function signedHeaders(
+  secrets: readonly string[],
+  eventId: string,
+  at: Date,
+  body: string,
+): Record<string, string> {
   const signatures = secrets.map((secret) => new Webhook(secret).sign(eventId, at, body));
   return {
     "webhook-id": eventId,

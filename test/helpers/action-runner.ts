@@ -26,7 +26,13 @@ function parseOutputs(text: string): Record<string, string> {
 function parseCommands(stdout: string): ActionRun["commands"] {
   return [...stdout.matchAll(/^::([a-z-]+)(?: ([^:]*))?::(.*)$/gm)].map((m) => ({
     command: m[1]!,
-    properties: Object.fromEntries((m[2] ?? "").split(",").filter(Boolean).map((pair) => pair.split("=", 2) as [string, string]).map(([k, v]) => [k, decodeURIComponent(v.replace(/%2C/g, ","))])),
+    properties: Object.fromEntries(
+      (m[2] ?? "")
+        .split(",")
+        .filter(Boolean)
+        .map((pair) => pair.split("=", 2) as [string, string])
+        .map(([k, v]) => [k, decodeURIComponent(v.replace(/%2C/g, ","))]),
+    ),
     message: m[3]!.replace(/%0A/g, "\n").replace(/%25/g, "%"),
   }));
 }
@@ -36,7 +42,15 @@ function parseCommands(stdout: string): ActionRun["commands"] {
  * the workflow's GITHUB_* context (the event payload in a file), and files for outputs and the job
  * summary.
  */
-export async function runAction({ inputs, event, payload, workspace, sha, ref, env = {} }: {
+export async function runAction({
+  inputs,
+  event,
+  payload,
+  workspace,
+  sha,
+  ref,
+  env = {},
+}: {
   inputs: Record<string, string>;
   event: string;
   payload: Record<string, unknown>;
@@ -79,5 +93,11 @@ export async function runAction({ inputs, event, payload, workspace, sha, ref, e
   child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
   const status = await new Promise<number | null>((resolve) => child.once("exit", resolve));
-  return { status, stdout, outputs: parseOutputs(readFileSync(files.output, "utf8")), summary: readFileSync(files.summary, "utf8"), commands: parseCommands(stdout) };
+  return {
+    status,
+    stdout,
+    outputs: parseOutputs(readFileSync(files.output, "utf8")),
+    summary: readFileSync(files.summary, "utf8"),
+    commands: parseCommands(stdout),
+  };
 }

@@ -12,7 +12,11 @@ export async function startAgentEndpoint() {
     requests.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
     if (req.method === "GET" && req.url === "/v1/models") {
       res.writeHead(healthy ? 200 : 503, { "content-type": "application/json" });
-      res.end(JSON.stringify(healthy ? { object: "list", data: [{ id: "example-agent", object: "model" }] } : { error: "down" }));
+      res.end(
+        JSON.stringify(
+          healthy ? { object: "list", data: [{ id: "example-agent", object: "model" }] } : { error: "down" },
+        ),
+      );
       return;
     }
     res.writeHead(404).end();

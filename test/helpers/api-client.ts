@@ -34,7 +34,11 @@ export function makeApiClient(baseUrl: string, validate: ResponseValidator | und
       headers["content-type"] ??= "application/json";
     }
     if (options.contentType) headers["content-type"] = options.contentType;
-    const response = await fetch(`${baseUrl}${path}`, { method, headers, body: typeof body === "string" || body === undefined ? body : new Uint8Array(body) });
+    const response = await fetch(`${baseUrl}${path}`, {
+      method,
+      headers,
+      body: typeof body === "string" || body === undefined ? body : new Uint8Array(body),
+    });
     const text = await response.text();
     let parsed: unknown = undefined;
     if (text && response.headers.get("content-type")?.includes("json")) parsed = JSON.parse(text);
@@ -49,7 +53,9 @@ export function makeApiClient(baseUrl: string, validate: ResponseValidator | und
       if (validate && !bare.startsWith("/v1/openapi.json") && !bare.startsWith("/v1/schemas/")) {
         const problems = validate(method, bare, response.status, parsed);
         if (problems.length > 0) {
-          throw new Error(`${method} ${path} → ${response.status} does not match the OpenAPI document:\n${problems.join("\n")}\n${text}`);
+          throw new Error(
+            `${method} ${path} → ${response.status} does not match the OpenAPI document:\n${problems.join("\n")}\n${text}`,
+          );
         }
       }
     }
@@ -59,8 +65,10 @@ export function makeApiClient(baseUrl: string, validate: ResponseValidator | und
   return {
     call,
     get: <T = any>(path: string, options?: CallOptions) => call<T>("GET", path, options),
-    post: <T = any>(path: string, json: unknown, options: CallOptions = {}) => call<T>("POST", path, { ...options, json }),
-    patch: <T = any>(path: string, json: unknown, options: CallOptions = {}) => call<T>("PATCH", path, { ...options, json }),
+    post: <T = any>(path: string, json: unknown, options: CallOptions = {}) =>
+      call<T>("POST", path, { ...options, json }),
+    patch: <T = any>(path: string, json: unknown, options: CallOptions = {}) =>
+      call<T>("PATCH", path, { ...options, json }),
     delete: <T = any>(path: string, options?: CallOptions) => call<T>("DELETE", path, options),
     withToken: (token: string) => makeApiClient(baseUrl, validate, token),
   };

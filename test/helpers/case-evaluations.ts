@@ -13,5 +13,8 @@ export function refundChecks(passes: number, fails: number): CaseEvaluation[] {
     status,
     score: status === "passed" ? 1 : 0,
   });
-  return [...Array.from({ length: passes }, () => one("passed")), ...Array.from({ length: fails }, () => one("failed"))];
+  return [
+    ...Array.from({ length: passes }, () => one("passed")),
+    ...Array.from({ length: fails }, () => one("failed")),
+  ];
 }

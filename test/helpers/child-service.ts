@@ -19,10 +19,16 @@ export interface ChildService {
  * Runs the built service (`build/app/main.js`, rebuilt by jest's global setup) as a child
  * process, as `npm start` does, and waits until it says where it listens.
  */
-export async function spawnService(env: Record<string, string>, { fileSizeLimitKiB }: { fileSizeLimitKiB?: number } = {}): Promise<ChildService> {
+export async function spawnService(
+  env: Record<string, string>,
+  { fileSizeLimitKiB }: { fileSizeLimitKiB?: number } = {},
+): Promise<ChildService> {
   const command = [process.execPath, ...readServiceNodeArgs(ROOT), "build/app/main.js"];
   // Under a soft file-size limit (ulimit -S -f, KiB in bash; prlimit can lift it): a write past it fails with EFBIG, as on a full disk (Node ignores SIGXFSZ).
-  const [file, ...args] = fileSizeLimitKiB === undefined ? command : ["/bin/bash", "-c", `ulimit -S -f ${fileSizeLimitKiB} && exec "$0" "$@"`, ...command];
+  const [file, ...args] =
+    fileSizeLimitKiB === undefined
+      ? command
+      : ["/bin/bash", "-c", `ulimit -S -f ${fileSizeLimitKiB} && exec "$0" "$@"`, ...command];
   const child = spawn(file!, args, {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", HOST: "127.0.0.1", PORT: "0", LOG_LEVEL: "info", ...LOCAL_SETTINGS, ...env },

@@ -1,7 +1,11 @@
 import { toHeldConversation, type HeldConversation } from "../../server/evaluate/conversation-facts.js";
 import type { ConversationRow, LoggedEvent } from "../../server/store/index.js";
 
-export type Step = { say?: string; call?: { name: string; args?: Record<string, unknown>; raw?: string }[]; latency_ms?: number };
+export type Step = {
+  say?: string;
+  call?: { name: string; args?: Record<string, unknown>; raw?: string }[];
+  latency_ms?: number;
+};
 
 /**
  * A conversation as the engine would have recorded it, turn by turn: each turn's user text and
@@ -9,13 +13,29 @@ export type Step = { say?: string; call?: { name: string; args?: Record<string, 
  */
 export function heldConversation(
   turns: { user: string; steps: Step[] }[],
-  { run_id = "run_1", conversation_id = "cnv_1", kind = "scenario", scenario_id = "s", canary = null }: Partial<ConversationRow> = {},
+  {
+    run_id = "run_1",
+    conversation_id = "cnv_1",
+    kind = "scenario",
+    scenario_id = "s",
+    canary = null,
+  }: Partial<ConversationRow> = {},
 ): HeldConversation {
   const events: LoggedEvent[] = [];
-  const base = () => ({ sequence: events.length + 1, event_id: `evt_${events.length + 1}`, occurred_at: "2026-11-23T00:00:00.000Z", conversation_id });
+  const base = () => ({
+    sequence: events.length + 1,
+    event_id: `evt_${events.length + 1}`,
+    occurred_at: "2026-11-23T00:00:00.000Z",
+    conversation_id,
+  });
   turns.forEach(({ user, steps }, t) => {
     const turn = t + 1;
-    events.push({ ...base(), turn, type: "message.sent", data: { conversation_id, turn, role: "user", content: user } });
+    events.push({
+      ...base(),
+      turn,
+      type: "message.sent",
+      data: { conversation_id, turn, role: "user", content: user },
+    });
     steps.forEach((stepOf, s) => {
       const step = s + 1;
       const calls = (stepOf.call ?? []).map((call, c) => ({ ...call, call_id: `call_${turn}_${step}_${c}` }));
@@ -24,9 +44,15 @@ export function heldConversation(
         turn,
         type: "message.received",
         data: {
-          conversation_id, turn, step, role: "assistant", content: stepOf.say ?? null,
+          conversation_id,
+          turn,
+          step,
+          role: "assistant",
+          content: stepOf.say ?? null,
           tool_calls: calls.map((call) => ({ call_id: call.call_id, name: call.name })),
-          finish_reason: calls.length > 0 ? "tool_calls" : "stop", latency_ms: stepOf.latency_ms ?? 10, attempts: 1,
+          finish_reason: calls.length > 0 ? "tool_calls" : "stop",
+          latency_ms: stepOf.latency_ms ?? 10,
+          attempts: 1,
         },
       });
       for (const call of calls) {
@@ -35,14 +61,33 @@ export function heldConversation(
           ...base(),
           turn,
           type: "tool.called",
-          data: { conversation_id, turn, step, call_id: call.call_id, name: call.name, arguments: call.args ?? {}, arguments_raw: raw, ...(call.raw ? { arguments_error: "not JSON" } : {}) },
+          data: {
+            conversation_id,
+            turn,
+            step,
+            call_id: call.call_id,
+            name: call.name,
+            arguments: call.args ?? {},
+            arguments_raw: raw,
+            ...(call.raw ? { arguments_error: "not JSON" } : {}),
+          },
         });
       }
     });
   });
   const row: ConversationRow = {
-    conversation_id, run_id, kind, scenario_id, repeat_index: 1, attempt: 1, retry: 0, retry_outcome: null, status: "completed", canary,
-    created_at: "2026-11-23T00:00:00.000Z", ended_at: "2026-11-23T00:00:01.000Z",
+    conversation_id,
+    run_id,
+    kind,
+    scenario_id,
+    repeat_index: 1,
+    attempt: 1,
+    retry: 0,
+    retry_outcome: null,
+    status: "completed",
+    canary,
+    created_at: "2026-11-23T00:00:00.000Z",
+    ended_at: "2026-11-23T00:00:01.000Z",
   };
   return toHeldConversation(row, events);
 }

@@ -6,7 +6,12 @@ import { dirname, join } from "node:path";
 /** A real Git repository in a temporary folder, for what a workflow's checkout holds. */
 export function makeGitRepo() {
   const dir = mkdtempSync(join(tmpdir(), "assure-repo-"));
-  const git = (...args: string[]) => execFileSync("git", args, { cwd: dir, encoding: "utf8", env: { ...process.env, GIT_AUTHOR_DATE: "2026-11-23T10:00:00Z", GIT_COMMITTER_DATE: "2026-11-23T10:00:00Z" } }).trim();
+  const git = (...args: string[]) =>
+    execFileSync("git", args, {
+      cwd: dir,
+      encoding: "utf8",
+      env: { ...process.env, GIT_AUTHOR_DATE: "2026-11-23T10:00:00Z", GIT_COMMITTER_DATE: "2026-11-23T10:00:00Z" },
+    }).trim();
   git("init", "-q", "-b", "main");
   git("config", "user.email", "ci@example.test");
   git("config", "user.name", "CI");

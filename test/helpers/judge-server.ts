@@ -22,8 +22,12 @@ export async function startJudgeServer(initial: JudgeMode = { kind: "rule" }) {
     let content: string;
     if (mode.kind === "garbage") content = "I think it went well, maybe 8/10.";
     else {
-      const score = mode.kind === "rule" ? (/refund R-1/.test(transcript) ? 1 : 0) : mode.scores[calls % mode.scores.length]!;
-      content = JSON.stringify({ score, reason: score >= 0.5 ? "The refund was issued and confirmed." : "No confirmed refund." });
+      const score =
+        mode.kind === "rule" ? (/refund R-1/.test(transcript) ? 1 : 0) : mode.scores[calls % mode.scores.length]!;
+      content = JSON.stringify({
+        score,
+        reason: score >= 0.5 ? "The refund was issued and confirmed." : "No confirmed refund.",
+      });
     }
     calls++;
     res.writeHead(200, { "content-type": "application/json" });
@@ -31,7 +35,15 @@ export async function startJudgeServer(initial: JudgeMode = { kind: "rule" }) {
     const prompt_tokens = Math.ceil(JSON.stringify(body.messages ?? []).length / 4);
     const completion_tokens = Math.ceil(content.length / 4);
     const usage = { prompt_tokens, completion_tokens, total_tokens: prompt_tokens + completion_tokens };
-    res.end(JSON.stringify({ id: `judge-${calls}`, object: "chat.completion", model: body.model, choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }], usage }));
+    res.end(
+      JSON.stringify({
+        id: `judge-${calls}`,
+        object: "chat.completion",
+        model: body.model,
+        choices: [{ index: 0, message: { role: "assistant", content }, finish_reason: "stop" }],
+        usage,
+      }),
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {

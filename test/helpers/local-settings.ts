@@ -5,4 +5,6 @@ import { readFileSync } from "node:fs";
  * this machine's loopback open to egress (their agents, judges and receivers listen there). The
  * settings live in local-settings.json, which the bench reads too.
  */
-export const LOCAL_SETTINGS: Record<string, string> = JSON.parse(readFileSync(new URL("./local-settings.json", import.meta.url), "utf8"));
+export const LOCAL_SETTINGS: Record<string, string> = JSON.parse(
+  readFileSync(new URL("./local-settings.json", import.meta.url), "utf8"),
+);

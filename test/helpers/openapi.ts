@@ -2,7 +2,10 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import addFormats from "ajv-formats";
 
 export interface OpenApiDocument {
-  paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
+  paths: Record<
+    string,
+    Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>
+  >;
   components: { schemas: Record<string, unknown> };
 }
 
@@ -19,14 +22,19 @@ export function makeResponseValidator(document: OpenApiDocument) {
   }));
   const compiled = new Map<string, ReturnType<Ajv2020["compile"]>>();
 
-  function schemaFor(method: string, path: string, status: number): { key: string; schema: unknown } | "no content" | undefined {
+  function schemaFor(
+    method: string,
+    path: string,
+    status: number,
+  ): { key: string; schema: unknown } | "no content" | undefined {
     const template = templates.find((t) => t.pattern.test(path))?.template;
     const errorSchema = { $ref: "#/components/schemas/Error" };
     if (!template) return status >= 400 ? { key: `error`, schema: errorSchema } : undefined;
     const operation = document.paths[template]?.[method.toLowerCase()];
     if (!operation) return status >= 400 ? { key: `error`, schema: errorSchema } : undefined;
     const range = `${String(status)[0]}XX`;
-    const response = operation.responses[String(status)] ?? operation.responses[range] ?? operation.responses[range.toLowerCase()];
+    const response =
+      operation.responses[String(status)] ?? operation.responses[range] ?? operation.responses[range.toLowerCase()];
     const schema = response?.content?.["application/json"]?.schema;
     // A documented answer without a body (204).
     if (response && !response.content && status === 204) return "no content";

@@ -10,7 +10,12 @@ export function redocly(args: string[]) {
   const result = spawnSync(process.execPath, [CLI, ...args], {
     cwd: ROOT,
     encoding: "utf8",
-    env: { ...process.env, REDOCLY_TELEMETRY: "off", REDOCLY_SUPPRESS_UPDATE_NOTICE: "true", REDOCLY_SUPPRESS_NOTIFICATIONS: "true" },
+    env: {
+      ...process.env,
+      REDOCLY_TELEMETRY: "off",
+      REDOCLY_SUPPRESS_UPDATE_NOTICE: "true",
+      REDOCLY_SUPPRESS_NOTIFICATIONS: "true",
+    },
   });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }

@@ -6,7 +6,9 @@ const TERMINAL = new Set(["COMPLETED", "INCONCLUSIVE", "FAILED"]);
 let keys = 0;
 
 export async function startRun(client: ApiClient, body: { test_spec_id: string; environment_id: string }) {
-  const response = await client.post("/v1/runs", body, { headers: { "idempotency-key": `run-${Date.now()}-${++keys}` } });
+  const response = await client.post("/v1/runs", body, {
+    headers: { "idempotency-key": `run-${Date.now()}-${++keys}` },
+  });
   if (response.status !== 201) throw new Error(`start run: ${response.status} ${response.text}`);
   return response.body as { run_id: string };
 }
@@ -106,7 +108,9 @@ export function expectEachHeldOnce(conversations: ConversationSummaryBody[], pla
   expect(conversations.filter((c) => c.status === "running")).toEqual([]);
   const interrupted = conversations.filter((c) => c.status === "interrupted");
   for (const cut of interrupted) {
-    const retried = completed.find((c) => c.kind === cut.kind && c.scenario_id === cut.scenario_id && c.repeat_index === cut.repeat_index);
+    const retried = completed.find(
+      (c) => c.kind === cut.kind && c.scenario_id === cut.scenario_id && c.repeat_index === cut.repeat_index,
+    );
     expect(retried?.attempt).toBeGreaterThan(cut.attempt);
   }
   return { interrupted: interrupted.length };

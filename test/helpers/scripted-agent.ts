@@ -45,7 +45,11 @@ export async function startScriptedAgent(script: (messages: ScriptedMessage[]) =
         choices: [
           {
             index: 0,
-            message: { role: "assistant", content: reply.content, ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}) },
+            message: {
+              role: "assistant",
+              content: reply.content,
+              ...(toolCalls.length > 0 ? { tool_calls: toolCalls } : {}),
+            },
             finish_reason: toolCalls.length > 0 ? "tool_calls" : "stop",
           },
         ],

@@ -54,7 +54,12 @@ export async function seedProject(
   const environment = await client.post("/v1/environments", {
     name: "staging",
     agent_id: agent.body.agent_id,
-    endpoint: { protocol: "openai-chat", base_url: agentBaseUrl, model, headers: { authorization: "Bearer agent-secret" } },
+    endpoint: {
+      protocol: "openai-chat",
+      base_url: agentBaseUrl,
+      model,
+      headers: { authorization: "Bearer agent-secret" },
+    },
   });
   if (environment.status !== 201) throw new Error(`seed environment: ${environment.text}`);
   const spec = await client.call("POST", "/v1/test-specs", { body: specYaml, contentType: "application/yaml" });
@@ -96,21 +101,33 @@ export function deterministicSpecYaml({
  * child process, say); `addSpec` adds a spec from its YAML and returns its id (through another
  * client, once the service was restarted).
  */
-export async function seedOverApi(client: ApiClient, { name, agentBaseUrl, maxConcurrency }: { name: string; agentBaseUrl: string; maxConcurrency?: number }) {
+export async function seedOverApi(
+  client: ApiClient,
+  { name, agentBaseUrl, maxConcurrency }: { name: string; agentBaseUrl: string; maxConcurrency?: number },
+) {
   const projectId = (await client.post("/v1/projects", { name })).body.project_id as string;
-  const agentId = (await client.post("/v1/agents", { project_id: projectId, name: "refund-agent", version: "3" })).body.agent_id as string;
+  const agentId = (await client.post("/v1/agents", { project_id: projectId, name: "refund-agent", version: "3" })).body
+    .agent_id as string;
   const environment = await client.post("/v1/environments", {
     project_id: projectId,
     name: "staging",
     agent_id: agentId,
-    endpoint: { protocol: "openai-chat", base_url: agentBaseUrl, model: "refund-agent", ...(maxConcurrency ? { max_concurrency: maxConcurrency } : {}) },
+    endpoint: {
+      protocol: "openai-chat",
+      base_url: agentBaseUrl,
+      model: "refund-agent",
+      ...(maxConcurrency ? { max_concurrency: maxConcurrency } : {}),
+    },
   });
   if (environment.status !== 201) throw new Error(`seed environment: ${environment.text}`);
   return {
     projectId,
     environmentId: environment.body.environment_id as string,
     async addSpec(yaml: string, through: ApiClient = client): Promise<string> {
-      const spec = await through.call("POST", `/v1/test-specs?project_id=${projectId}`, { body: yaml, contentType: "application/yaml" });
+      const spec = await through.call("POST", `/v1/test-specs?project_id=${projectId}`, {
+        body: yaml,
+        contentType: "application/yaml",
+      });
       if (spec.status !== 201) throw new Error(`seed spec: ${spec.text}`);
       return spec.body.test_spec_id as string;
     },

@@ -47,10 +47,24 @@ export interface StartOptions {
 }
 
 /** The real service on a real port with a real SQLite file in a fresh temporary folder. */
-export async function startTestService({ clock = systemClock, env = {}, dbPath, deprecations, evaluators, port = 0 }: StartOptions = {}): Promise<TestService> {
+export async function startTestService({
+  clock = systemClock,
+  env = {},
+  dbPath,
+  deprecations,
+  evaluators,
+  port = 0,
+}: StartOptions = {}): Promise<TestService> {
   const dir = dbPath ? undefined : mkdtempSync(join(tmpdir(), "assure-test-"));
   const path = dbPath ?? join(dir!, "assure.db");
-  const config = readConfig({ ASSURE_DB: path, LOG_LEVEL: "silent", ASSURE_READINESS_TIMEOUT_MS: "1000", ASSURE_WORKERS: "0", ...LOCAL_SETTINGS, ...env });
+  const config = readConfig({
+    ASSURE_DB: path,
+    LOG_LEVEL: "silent",
+    ASSURE_READINESS_TIMEOUT_MS: "1000",
+    ASSURE_WORKERS: "0",
+    ...LOCAL_SETTINGS,
+    ...env,
+  });
   const host = await createHost(config, {
     clock,
     log: createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
@@ -68,7 +82,9 @@ export async function startTestService({ clock = systemClock, env = {}, dbPath, 
   const issueKey = (projectId: string | null, scopes: string[] = []) =>
     issueApiKey({ store: operator, clock, newId }, { projectId, scopes }).token;
   const adminToken = issueKey(null);
-  const openapi = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as Parameters<typeof makeResponseValidator>[0];
+  const openapi = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as Parameters<
+    typeof makeResponseValidator
+  >[0];
   const validate = makeResponseValidator(openapi);
 
   return {

@@ -32,7 +32,16 @@ function toWireTool(tool: ToolDefinition) {
  * for HTTP errors such as 401 or 404: the environment is misconfigured), timeout, or
  * agent_contract_violation when a 2xx answer is not a chat completion (the response is evidence).
  */
-function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, backoffMs, pacer, deadline, now }: AgentOptions): Agent {
+function makeOpenAiChatAgent({
+  egress,
+  target,
+  timeoutMs,
+  maxAttempts,
+  backoffMs,
+  pacer,
+  deadline,
+  now,
+}: AgentOptions): Agent {
   const url = new URL(`${target.base_url}/chat/completions`);
   // A conversation's messages only grow, and its tools stay the same: each is put in wire form once.
   let wireMessages: Record<string, unknown>[] = [];
@@ -78,10 +87,14 @@ function makeOpenAiChatAgent({ egress, target, timeoutMs, maxAttempts, backoffMs
         case "timeout":
           throw new RunFailedError("timeout", `The agent did not answer: ${outcome.message}`);
         case "invalid":
-          throw new RunFailedError("agent_contract_violation", `The agent's answer breaks the Chat Completions contract: ${outcome.message}`, {
-            http_status: outcome.http_status,
-            response_body: outcome.response_body,
-          });
+          throw new RunFailedError(
+            "agent_contract_violation",
+            `The agent's answer breaks the Chat Completions contract: ${outcome.message}`,
+            {
+              http_status: outcome.http_status,
+              response_body: outcome.response_body,
+            },
+          );
         case "ok":
           return {
             content: outcome.choice.message.content ?? null,

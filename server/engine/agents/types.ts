@@ -40,7 +40,12 @@ export interface AgentReply {
 
 export interface Agent {
   /** `onThrottled` is told of each wait the agent asks for before it answers. */
-  complete(messages: readonly ChatMessage[], tools: readonly ToolDefinition[], signal: AbortSignal, onThrottled?: (wait: ThrottledWait) => void): Promise<AgentReply>;
+  complete(
+    messages: readonly ChatMessage[],
+    tools: readonly ToolDefinition[],
+    signal: AbortSignal,
+    onThrottled?: (wait: ThrottledWait) => void,
+  ): Promise<AgentReply>;
 }
 
 export interface AgentOptions {

@@ -48,13 +48,23 @@ export interface ExecuteRunDeps {
 
 /** The job that executes a run end to end, as its project's work. Safe to run again: it picks up where a crash left it. */
 export function executeRunJob(runId: string, projectId: string, now: string) {
-  return { task: EXECUTE_RUN, job_key: `${EXECUTE_RUN}:${runId}`, payload: { run_id: runId }, run_at: now, max_attempts: EXECUTE_RUN_MAX_ATTEMPTS, fair_key: projectId };
+  return {
+    task: EXECUTE_RUN,
+    job_key: `${EXECUTE_RUN}:${runId}`,
+    payload: { run_id: runId },
+    run_at: now,
+    max_attempts: EXECUTE_RUN_MAX_ATTEMPTS,
+    fair_key: projectId,
+  };
 }
 
 export function makeExecuteRun(deps: ExecuteRunDeps): Task {
   const { store, clock, newId, log } = deps;
   const now = () => clock.now().toISOString();
-  const conversationSlots = makeFairSlots({ total: deps.maxConversations ?? 64, perKey: deps.maxConversationsPerProject });
+  const conversationSlots = makeFairSlots({
+    total: deps.maxConversations ?? 64,
+    perKey: deps.maxConversationsPerProject,
+  });
   const pacers = makeAgentPacers(() => clock.now().getTime());
 
   /**
@@ -66,15 +76,27 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     recorder: Recorder,
     run: Run,
     to: RunStatus,
-    { verdict = run.verdict, failure = null, alsoWrite = [] }: { verdict?: Verdict; failure?: Run["failure"]; alsoWrite?: readonly WriteCommand[] } = {},
+    {
+      verdict = run.verdict,
+      failure = null,
+      alsoWrite = [],
+    }: { verdict?: Verdict; failure?: Run["failure"]; alsoWrite?: readonly WriteCommand[] } = {},
   ): Promise<Run> {
     assertTransition(run.status, to);
     const at = now();
     recorder.record("run.status_changed", { from: run.status, to, verdict, ...(failure ? { failure } : {}) });
-    const move: WriteCommand = ["transitionRun", { run_id: run.run_id, from: run.status, to, terminal: isTerminal(to), verdict, failure, now: at }];
-    log.info({ run_id: run.run_id }, `Run ${run.run_id}: ${run.status} → ${to}${to === "FAILED" ? ` (${failure?.cause})` : ""}`);
+    const move: WriteCommand = [
+      "transitionRun",
+      { run_id: run.run_id, from: run.status, to, terminal: isTerminal(to), verdict, failure, now: at },
+    ];
+    log.info(
+      { run_id: run.run_id },
+      `Run ${run.run_id}: ${run.status} → ${to}${to === "FAILED" ? ` (${failure?.cause})` : ""}`,
+    );
     // A run that ends may decide a release: the decisions that wait for it are decided again in its commit.
-    if (isTerminal(to)) return (await recorder.flush(move, ...alsoWrite, ["refreshDecisionsOfRun", run.run_id, at]))[0] as Run;
+    if (isTerminal(to)) {
+      return (await recorder.flush(move, ...alsoWrite, ["refreshDecisionsOfRun", run.run_id, at]))[0] as Run;
+    }
     recorder.flushInBackground(move, ...alsoWrite);
     return { ...run, status: to, verdict, failure }; // what the engine goes on from; the stored row follows
   }
@@ -85,13 +107,22 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
    * environment's pace); returns the ones it completed. The first conversation that fails the run
    * stops the others: they are marked interrupted, and the failure is thrown.
    */
-  async function converse(run: Run, spec: TestSpecDocument, recorder: Recorder, jobSignal: AbortSignal, earlier: readonly ConversationRow[]): Promise<ConversationRow[]> {
+  async function converse(
+    run: Run,
+    spec: TestSpecDocument,
+    recorder: Recorder,
+    jobSignal: AbortSignal,
+    earlier: readonly ConversationRow[],
+  ): Promise<ConversationRow[]> {
     const environment = store.getEnvironmentTarget(run.environment_id);
     if (!environment) throw new RunFailedError("internal_error", `Environment ${run.environment_id} no longer exists`);
     const target = { ...environment, base_url: run.agent_url ?? environment.base_url };
     const limits = limitsOf(spec);
     const deadline = Date.parse(run.started_at ?? now()) + limits.run_timeout_ms;
-    const pacer = pacers.forEnvironment(environment.environment_id, { maxConcurrency: environment.max_concurrency, ratePerMinute: environment.rate_limit_per_minute });
+    const pacer = pacers.forEnvironment(environment.environment_id, {
+      maxConcurrency: environment.max_concurrency,
+      ratePerMinute: environment.rate_limit_per_minute,
+    });
     const attemptsBefore = new Map<string, ConversationRow[]>();
     for (const row of earlier) {
       const key = planKey(row);
@@ -102,7 +133,8 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     // conversation starts. A cost that cannot be worked out stops nothing; the budget gate says so.
     const budget = spec.defaults?.budget;
     const pricing = budget?.max_cost_usd !== undefined ? store.getRunPricing(run.run_id) : {};
-    const spent: Record<string, ModelUsage> = (budget && earlier.length > 0 ? store.measureAgentUsage(run.run_id).by_model : undefined) ?? {};
+    const spent: Record<string, ModelUsage> =
+      (budget && earlier.length > 0 ? store.measureAgentUsage(run.run_id).by_model : undefined) ?? {};
     const meter = (reply: AgentReply) => {
       if (budget) addAnswer(spent, reply);
     };
@@ -111,7 +143,9 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
         return `The agent used ${totalTokens(spent)} tokens, reaching the run's budget of ${budget.max_tokens} (defaults.budget.max_tokens)`;
       }
       const cost = budget?.max_cost_usd !== undefined ? costOf(spent, pricing).usd : null;
-      if (cost !== null && cost >= budget!.max_cost_usd!) return `The agent's answers cost $${cost}, reaching the run's budget of $${budget!.max_cost_usd} (defaults.budget.max_cost_usd)`;
+      if (cost !== null && cost >= budget!.max_cost_usd!) {
+        return `The agent's answers cost $${cost}, reaching the run's budget of $${budget!.max_cost_usd} (defaults.budget.max_cost_usd)`;
+      }
       return undefined;
     };
     const overBudget = () => budget !== undefined && reached() !== undefined;
@@ -125,7 +159,8 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
      * The next planned conversation not yet done, with what was held of it before (a resumed run):
      * its last completed try, when that may still be tried again. None once the budget is reached.
      */
-    function takeNext({ evenOverBudget = false } = {}): { plan: ConversationPlan; before: ConversationRow[]; last: ConversationRow | undefined } | undefined {
+    function takeNext({ evenOverBudget = false } = {}):
+      { plan: ConversationPlan; before: ConversationRow[]; last: ConversationRow | undefined } | undefined {
       if (overBudget() && !evenOverBudget) return undefined;
       for (let next = plans.next(); !next.done; next = plans.next()) {
         const before = attemptsBefore.get(planKey(next.value)) ?? [];
@@ -141,7 +176,12 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       if (held.retry_outcome) return held.retry_outcome;
       await recorder.flush();
       const { evaluations } = await evaluateConversations(run, spec, signal, [held]);
-      const failed = evaluations.some((e) => e.scenario_id === held.scenario_id && (e.kind === "expectation" || e.kind === "metric") && e.status === "failed");
+      const failed = evaluations.some(
+        (e) =>
+          e.scenario_id === held.scenario_id &&
+          (e.kind === "expectation" || e.kind === "metric") &&
+          e.status === "failed",
+      );
       const outcome = failed ? "failed" : "passed";
       recorder.flushInBackground(["setRetryOutcome", held.conversation_id, outcome]);
       return outcome;
@@ -154,14 +194,21 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     const completed: ConversationRow[] = [];
     let failure: { error: unknown } | undefined;
     /** Holds one try of a planned conversation in a free slot; undefined when the run stops or the budget is reached meanwhile. */
-    async function hold(plan: ConversationPlan, before: readonly ConversationRow[], retry: number): Promise<ConversationRow | undefined> {
+    async function hold(
+      plan: ConversationPlan,
+      before: readonly ConversationRow[],
+      retry: number,
+    ): Promise<ConversationRow | undefined> {
       const attempt = before.filter((c) => c.retry === retry).length + 1;
       // Not p-queue's signal: it would settle while the conversation still runs. The limits are
       // checked again once a slot is free, since the lane may have waited long for it.
       const held = await conversationSlots.run(run.project_id, async () => {
         if (signal.aborted || overBudget()) return undefined;
         if (clock.now().getTime() > deadline) {
-          throw new RunFailedError("timeout", `The run's deadline passed (${limits.run_timeout_ms} ms after it started) before every conversation was held`);
+          throw new RunFailedError(
+            "timeout",
+            `The run's deadline passed (${limits.run_timeout_ms} ms after it started) before every conversation was held`,
+          );
         }
         return holdConversation(run, plan, { attempt, retry }, target, pacer, deadline, recorder, signal, meter);
       });
@@ -172,7 +219,9 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       for (let next = takeNext(); next && !signal.aborted; next = takeNext()) {
         const { plan, before } = next;
         let held = next.last ?? (await hold(plan, before, 0));
-        while (held && mayTryAgain(held) && !signal.aborted && (await outcomeOf(held)) === "failed") held = await hold(plan, before, held.retry + 1);
+        while (held && mayTryAgain(held) && !signal.aborted && (await outcomeOf(held)) === "failed") {
+          held = await hold(plan, before, held.retry + 1);
+        }
       }
     }
     await Promise.all(
@@ -192,7 +241,10 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     if (overBudget()) {
       let left = 0;
       while (takeNext({ evenOverBudget: true })) left++;
-      throw new RunFailedError("budget_exceeded", `${reached()}${left > 0 ? `: ${left} conversation(s) were not held` : ""}`);
+      throw new RunFailedError(
+        "budget_exceeded",
+        `${reached()}${left > 0 ? `: ${left} conversation(s) were not held` : ""}`,
+      );
     }
     return completed;
   }
@@ -233,10 +285,25 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       ended_at: null,
     };
     const context = { conversation_id: conversation.conversation_id };
-    recorder.record("conversation.started", { ...context, kind: plan.kind, scenario_id: plan.scenario_id, repeat_index: plan.repeat_index, attempt, ...(retry > 0 ? { retry } : {}) });
+    recorder.record("conversation.started", {
+      ...context,
+      kind: plan.kind,
+      scenario_id: plan.scenario_id,
+      repeat_index: plan.repeat_index,
+      attempt,
+      ...(retry > 0 ? { retry } : {}),
+    });
     recorder.flushInBackground(["createConversation", conversation]);
     try {
-      await runConversation({ plan, conversationId: conversation.conversation_id, canary: conversation.canary, agent, recorder, signal, onReply });
+      await runConversation({
+        plan,
+        conversationId: conversation.conversation_id,
+        canary: conversation.canary,
+        agent,
+        recorder,
+        signal,
+        onReply,
+      });
     } catch (error) {
       if (error instanceof RunFailedError && !signal.aborted) {
         recorder.record("conversation.failed", { ...context, cause: error.failureCause });
@@ -256,14 +323,31 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
    * gates and the final status are written together: a crash before that leaves the run
    * EVALUATING, to be judged again.
    */
-  async function evaluate(run: Run, spec: TestSpecDocument, recorder: Recorder, signal: AbortSignal, completed: readonly ConversationRow[]): Promise<void> {
+  async function evaluate(
+    run: Run,
+    spec: TestSpecDocument,
+    recorder: Recorder,
+    signal: AbortSignal,
+    completed: readonly ConversationRow[],
+  ): Promise<void> {
     await recorder.flush();
     const { status, verdict, findings, evaluations, gates } = await judgeConversations(run, spec, signal, completed);
     for (const f of findings) {
-      recorder.record("finding.raised", { finding_id: f.finding_id, probe_id: f.probe_id, category: f.category, severity: f.severity });
+      recorder.record("finding.raised", {
+        finding_id: f.finding_id,
+        probe_id: f.probe_id,
+        category: f.category,
+        severity: f.severity,
+      });
     }
     for (const e of evaluations) {
-      recorder.record("evaluation.completed", { evaluation_id: e.evaluation_id, kind: e.kind, metric_id: e.metric_id, status: e.status, score: e.score });
+      recorder.record("evaluation.completed", {
+        evaluation_id: e.evaluation_id,
+        kind: e.kind,
+        metric_id: e.metric_id,
+        status: e.status,
+        score: e.score,
+      });
     }
     await transition(recorder, run, status, {
       verdict,
@@ -279,7 +363,12 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
    * The evaluation of the conversations, as the rows to store: what the conversations did, and
    * the evaluators' drafts, are no longer held once it returns (a run may have thousands).
    */
-  async function judgeConversations(run: Run, spec: TestSpecDocument, signal: AbortSignal, completed: readonly ConversationRow[]) {
+  async function judgeConversations(
+    run: Run,
+    spec: TestSpecDocument,
+    signal: AbortSignal,
+    completed: readonly ConversationRow[],
+  ) {
     const { evaluations, findings, gates, status, verdict } = await evaluateConversations(run, spec, signal, completed);
     const createdAt = now();
     return {
@@ -300,7 +389,12 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
         evidence_refs: JSON.stringify(e.evidence_refs),
         created_at: createdAt,
       })),
-      gates: gates.map((gate, position) => ({ ...gate, run_id: run.run_id, position, evidence_refs: JSON.stringify(gate.evidence_refs) })),
+      gates: gates.map((gate, position) => ({
+        ...gate,
+        run_id: run.run_id,
+        position,
+        evidence_refs: JSON.stringify(gate.evidence_refs),
+      })),
     };
   }
 
@@ -309,13 +403,24 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
    * case tried again, the checks read the last try; the earlier ones stay in the evidence, and
    * what looks at everything the agent did (detectors, the budget) reads them too.
    */
-  async function evaluateConversations(run: Run, spec: TestSpecDocument, signal: AbortSignal, completed: readonly ConversationRow[]) {
+  async function evaluateConversations(
+    run: Run,
+    spec: TestSpecDocument,
+    signal: AbortSignal,
+    completed: readonly ConversationRow[],
+  ) {
     const position = new Map<string, number>();
     for (const plan of planConversations(spec, { includeProbes: true })) position.set(planKey(plan), position.size);
     const eventsOf = (conversationId: string) => store.listConversationEvents(conversationId).map(toLoggedEvent);
-    const inOrder = [...completed].sort((a, b) => position.get(planKey(a))! - position.get(planKey(b))! || a.retry - b.retry);
+    const inOrder = [...completed].sort(
+      (a, b) => position.get(planKey(a))! - position.get(planKey(b))! || a.retry - b.retry,
+    );
     const counted = new Set(lastTries(completed));
-    const conversations = lazyConversations(inOrder, (c) => toHeldConversation(c, eventsOf(c.conversation_id), () => eventsOf(c.conversation_id)), (c) => counted.has(c));
+    const conversations = lazyConversations(
+      inOrder,
+      (c) => toHeldConversation(c, eventsOf(c.conversation_id), () => eventsOf(c.conversation_id)),
+      (c) => counted.has(c),
+    );
     const budgeted = spec.defaults?.budget !== undefined;
     return evaluateRun({
       runId: run.run_id,
@@ -350,9 +455,14 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     const recorder = makeRecorder({ store, runId: run_id, clock, newId });
     try {
       // A run still QUEUED has held no conversation yet: nothing can have been cut off.
-      const interrupted = run.status === "QUEUED" ? 0 : (await store.write(["interruptRunningConversations", run_id, now()]))[0];
+      const interrupted =
+        run.status === "QUEUED" ? 0 : (await store.write(["interruptRunningConversations", run_id, now()]))[0];
       if (job.attempts > 1 || interrupted > 0) {
-        recorder.record("run.resumed", { attempt: job.attempts, interrupted_conversations: interrupted, reason: job.last_error });
+        recorder.record("run.resumed", {
+          attempt: job.attempts,
+          interrupted_conversations: interrupted,
+          reason: job.last_error,
+        });
       }
       if (job.attempts > job.max_attempts) {
         throw new RunFailedError("internal_error", `The run was interrupted ${job.attempts - 1} times; giving up`);

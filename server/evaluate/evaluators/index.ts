@@ -6,4 +6,10 @@ import { securityProbes } from "./security-probes.js";
 import { tokenBudget } from "./token-budget.js";
 
 /** Every family of evaluations a run gets, in the order its evaluations are listed. */
-export const EVALUATORS: readonly Evaluator[] = [scenarioExpectations, securityProbes, judgedMetrics, leakDetectors, tokenBudget];
+export const EVALUATORS: readonly Evaluator[] = [
+  scenarioExpectations,
+  securityProbes,
+  judgedMetrics,
+  leakDetectors,
+  tokenBudget,
+];

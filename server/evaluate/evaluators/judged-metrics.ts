@@ -55,11 +55,20 @@ export const judgedMetrics: Evaluator = {
       while (next < samples.length) {
         const index = next++;
         const sample = samples[index]!;
-        const answer = await judge!.judge(sample.criteria, toTranscript(sample.held.events(), sample.turn ?? undefined), input.signal);
+        const answer = await judge!.judge(
+          sample.criteria,
+          toTranscript(sample.held.events(), sample.turn ?? undefined),
+          input.signal,
+        );
         // What the judge's answer reported of its tokens, kept with who judged: reported apart from the agent's.
         const judged = { ...sample.draft, judge: { ...sample.draft.judge, usage: answer.usage ?? null } };
         evaluations[index] = answer.ok
-          ? { ...judged, score: answer.score, status: answer.score >= sample.draft.threshold ? "passed" : "failed", reason: answer.reason }
+          ? {
+              ...judged,
+              score: answer.score,
+              status: answer.score >= sample.draft.threshold ? "passed" : "failed",
+              reason: answer.reason,
+            }
           : { ...judged, score: 0, status: "inconclusive", reason: `Not judged: ${answer.problem}` };
       }
     }

@@ -7,7 +7,12 @@ import { type EvaluationDraft, type Evaluator } from "../evaluator.js";
 
 export const EXPECTATIONS_JUDGE = { provider: "assure", model: "deterministic-expectations@1" } as const;
 
-function evaluateOne(expectation: Expectation, held: HeldConversation, facts: ConversationFacts, specPath: string): EvaluationDraft {
+function evaluateOne(
+  expectation: Expectation,
+  held: HeldConversation,
+  facts: ConversationFacts,
+  specPath: string,
+): EvaluationDraft {
   const outcome = checkExpectation(expectation, facts);
   return {
     metric_id: `${EVALUATION_PREFIXES.expectation}${outcome.kind}`,
@@ -37,7 +42,9 @@ export const scenarioExpectations: Evaluator = {
       for (const held of input.conversations.of("scenario", id)) {
         scenario.turns.forEach((turn, t) => {
           (turn.expect ?? []).forEach((expectation, e) => {
-            evaluations.push(evaluateOne(expectation, held, held.inTurn(t + 1), `scenarios[${s}].turns[${t}].expect[${e}]`));
+            evaluations.push(
+              evaluateOne(expectation, held, held.inTurn(t + 1), `scenarios[${s}].turns[${t}].expect[${e}]`),
+            );
           });
         });
         (scenario.expect ?? []).forEach((expectation, e) => {

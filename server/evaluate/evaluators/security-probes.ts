@@ -21,7 +21,10 @@ export const securityProbes: Evaluator = {
         const outcomes = probe.fail_if.map((condition) => checkExpectation(condition, conversation.facts));
         const hits = outcomes
           .filter((outcome) => outcome.holds)
-          .map((outcome) => ({ refs: refsOf(conversation, conversation.facts, outcome.sequences), why: outcome.reason }));
+          .map((outcome) => ({
+            refs: refsOf(conversation, conversation.facts, outcome.sequences),
+            why: outcome.reason,
+          }));
         tripped.push(...hits);
         evaluations.push({
           metric_id: `${EVALUATION_PREFIXES.probe}${probe.id}`,
@@ -34,7 +37,10 @@ export const securityProbes: Evaluator = {
           threshold: 1,
           status: hits.length === 0 ? "passed" : "failed",
           judge: { ...PROBES_JUDGE },
-          reason: hits.length === 0 ? `no fail_if condition held (${outcomes.map((o) => o.kind).join(", ")})` : hits.map((hit) => hit.why).join("; "),
+          reason:
+            hits.length === 0
+              ? `no fail_if condition held (${outcomes.map((o) => o.kind).join(", ")})`
+              : hits.map((hit) => hit.why).join("; "),
           evidence_refs: hits.length === 0 ? [conversation.ref.conversation()] : hits.flatMap((hit) => hit.refs),
         });
       }

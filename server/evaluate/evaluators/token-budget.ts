@@ -20,9 +20,19 @@ export const tokenBudget: Evaluator = {
     const unreported: string[] = [];
     for (const held of conversations.all()) {
       if (scanned.length < MAX_FINDING_REFS) scanned.push(held.ref.conversation());
-      for (const reply of held.facts.replies) if (reply.tokens === null && unreported.length < MAX_FINDING_REFS) unreported.push(held.ref.event(reply.sequence));
+      for (const reply of held.facts.replies) {
+        if (reply.tokens === null && unreported.length < MAX_FINDING_REFS) {
+          unreported.push(held.ref.event(reply.sequence));
+        }
+      }
     }
-    const evaluation = (metric: string, path: string, status: "passed" | "failed" | "inconclusive", reason: string, refs: string[]): EvaluationDraft => ({
+    const evaluation = (
+      metric: string,
+      path: string,
+      status: "passed" | "failed" | "inconclusive",
+      reason: string,
+      refs: string[],
+    ): EvaluationDraft => ({
       metric_id: `${EVALUATION_PREFIXES.budget}${metric}`,
       scope: "run",
       scenario_id: null,
@@ -39,8 +49,9 @@ export const tokenBudget: Evaluator = {
     const evaluations: EvaluationDraft[] = [];
     if (budget.max_tokens !== undefined) {
       const path = "defaults.budget.max_tokens";
-      if (!usage) evaluations.push(evaluation("tokens", path, "inconclusive", "the agent's usage was not measured", []));
-      else if (usage.answers_without_usage > 0) {
+      if (!usage) {
+        evaluations.push(evaluation("tokens", path, "inconclusive", "the agent's usage was not measured", []));
+      } else if (usage.answers_without_usage > 0) {
         evaluations.push(
           evaluation(
             "tokens",
@@ -52,16 +63,41 @@ export const tokenBudget: Evaluator = {
         );
       } else {
         const within = usage.total_tokens < budget.max_tokens;
-        evaluations.push(evaluation("tokens", path, within ? "passed" : "failed", `the agent used ${usage.total_tokens} of ${budget.max_tokens} tokens over ${usage.answers} answer(s)`, scanned));
+        evaluations.push(
+          evaluation(
+            "tokens",
+            path,
+            within ? "passed" : "failed",
+            `the agent used ${usage.total_tokens} of ${budget.max_tokens} tokens over ${usage.answers} answer(s)`,
+            scanned,
+          ),
+        );
       }
     }
     if (budget.max_cost_usd !== undefined) {
       const path = "defaults.budget.max_cost_usd";
       const cost = usage ? costOf(usage.by_model, pricing) : { usd: null, why: "the agent's usage was not measured" };
-      if (cost.usd === null) evaluations.push(evaluation("cost_usd", path, "inconclusive", `the budget of $${budget.max_cost_usd} cannot be checked: ${cost.why}`, unreported.length > 0 ? unreported : scanned));
-      else {
+      if (cost.usd === null) {
+        evaluations.push(
+          evaluation(
+            "cost_usd",
+            path,
+            "inconclusive",
+            `the budget of $${budget.max_cost_usd} cannot be checked: ${cost.why}`,
+            unreported.length > 0 ? unreported : scanned,
+          ),
+        );
+      } else {
         const within = cost.usd < budget.max_cost_usd;
-        evaluations.push(evaluation("cost_usd", path, within ? "passed" : "failed", `the agent's answers cost $${cost.usd} of $${budget.max_cost_usd} over ${usage!.answers} answer(s)`, scanned));
+        evaluations.push(
+          evaluation(
+            "cost_usd",
+            path,
+            within ? "passed" : "failed",
+            `the agent's answers cost $${cost.usd} of $${budget.max_cost_usd} over ${usage!.answers} answer(s)`,
+            scanned,
+          ),
+        );
       }
     }
     return { findings: [], evaluations };

@@ -12,7 +12,9 @@ export interface JudgeIdentity {
 }
 
 /** The judge's verdict on a sample, and the tokens its answer reported (null: none, or no answer). */
-export type JudgeAnswer = ({ ok: true; score: number; reason: string } | { ok: false; problem: string }) & { usage?: TokenUsage | null };
+export type JudgeAnswer = ({ ok: true; score: number; reason: string } | { ok: false; problem: string }) & {
+  usage?: TokenUsage | null;
+};
 
 export interface Judge {
   identity: JudgeIdentity;
@@ -46,8 +48,22 @@ const INSTRUCTIONS = [
  * An LLM judge over any OpenAI-compatible Chat Completions endpoint, asked at temperature 0
  * with a fixed seed. The prompt is internal: evaluations expose who judged, not how.
  */
-export function makeLlmJudge({ egress, baseUrl, model, apiKey, timeoutMs = 60_000, maxAttempts = 3, backoffMs }: LlmJudgeOptions): Judge {
-  const identity: JudgeIdentity = { provider: "openai-compatible", model, temperature: 0, seed: SEED, prompt_version: PROMPT_VERSION };
+export function makeLlmJudge({
+  egress,
+  baseUrl,
+  model,
+  apiKey,
+  timeoutMs = 60_000,
+  maxAttempts = 3,
+  backoffMs,
+}: LlmJudgeOptions): Judge {
+  const identity: JudgeIdentity = {
+    provider: "openai-compatible",
+    model,
+    temperature: 0,
+    seed: SEED,
+    prompt_version: PROMPT_VERSION,
+  };
   const url = `${baseUrl.replace(/\/+$/, "")}/chat/completions`;
   return {
     identity,
@@ -73,9 +89,14 @@ export function makeLlmJudge({ egress, baseUrl, model, apiKey, timeoutMs = 60_00
         throw new RunFailedError("evaluator_unavailable", `The LLM judge is unavailable: ${outcome.message}`);
       }
       if (outcome.kind === "refused") {
-        throw new RunFailedError("evaluator_unavailable", `The LLM judge at ${url} refused the call: ${outcome.message}`);
+        throw new RunFailedError(
+          "evaluator_unavailable",
+          `The LLM judge at ${url} refused the call: ${outcome.message}`,
+        );
       }
-      if (outcome.kind === "invalid") return { ok: false, problem: `the judge's answer is not a chat completion: ${outcome.message}` };
+      if (outcome.kind === "invalid") {
+        return { ok: false, problem: `the judge's answer is not a chat completion: ${outcome.message}` };
+      }
       const { usage } = outcome;
       let json: unknown;
       try {
@@ -84,7 +105,13 @@ export function makeLlmJudge({ egress, baseUrl, model, apiKey, timeoutMs = 60_00
         return { ok: false, problem: "the judge did not answer with JSON", usage };
       }
       const reply = JudgeReply.safeParse(json);
-      if (!reply.success) return { ok: false, problem: `the judge's JSON is not {score: 0..1, reason}: ${reply.error.issues[0]!.message}`, usage };
+      if (!reply.success) {
+        return {
+          ok: false,
+          problem: `the judge's JSON is not {score: 0..1, reason}: ${reply.error.issues[0]!.message}`,
+          usage,
+        };
+      }
       return { ok: true, score: reply.data.score, reason: reply.data.reason, usage };
     },
   };

@@ -10,7 +10,13 @@ export function registerAgentRoutes(api: Api, deps: ApiDeps) {
 
   api.post("/v1/agents", {
     config: { scope: "agents:write", creates: "agent_id" },
-    schema: { operationId: "createAgent", tags: ["agents"], summary: "Register an agent (a name and the version under test)", body: CreateAgentBody, response: responses({ 201: Agent }) },
+    schema: {
+      operationId: "createAgent",
+      tags: ["agents"],
+      summary: "Register an agent (a name and the version under test)",
+      body: CreateAgentBody,
+      response: responses({ 201: Agent }),
+    },
     handler: async (request, reply) => {
       const principal = principalOf(request);
       const projectId = resolveProjectId(principal, request.body.project_id);

@@ -23,7 +23,8 @@ export function registerAuditRoutes(api: Api, { store, cursors }: ApiDeps) {
     schema: {
       operationId: "listAuditEvents",
       tags: ["audit"],
-      summary: "Every write through the API or the CLI, newest first: who, what, on which resource, when and from where (audit:read)",
+      summary:
+        "Every write through the API or the CLI, newest first: who, what, on which resource, when and from where (audit:read)",
       querystring: AuditEventQuery,
       response: responses({ 200: AuditEventList }),
     },
@@ -31,12 +32,18 @@ export function registerAuditRoutes(api: Api, { store, cursors }: ApiDeps) {
       const principal = principalOf(request);
       const { limit, cursor, ...filter } = request.query;
       // A project's key reads its project's trail; an admin key reads every project's, or the one it names.
-      if (principal.project_id !== null && filter.project_id !== undefined && filter.project_id !== principal.project_id) {
+      if (
+        principal.project_id !== null &&
+        filter.project_id !== undefined &&
+        filter.project_id !== principal.project_id
+      ) {
         throw new ApiError("NOT_FOUND", { message: `Project '${filter.project_id}' was not found.` });
       }
       const project_id = principal.project_id ?? filter.project_id;
       const scope = `audit-events|${project_id ?? ""}|${filter.actor ?? ""}|${filter.action ?? ""}|${filter.resource_id ?? ""}|${filter.since ?? ""}`;
-      const page = pageThrough(cursors, scope, { limit, cursor }, (p) => store.listAuditEvents({ ...filter, project_id }, p));
+      const page = pageThrough(cursors, scope, { limit, cursor }, (p) =>
+        store.listAuditEvents({ ...filter, project_id }, p),
+      );
       return { ...page, data: page.data.map(toAuditEvent) };
     },
   });

@@ -41,7 +41,9 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
       visibleOr404(principal, store.getProject(projectId), "Project", projectId);
       const agent = store.getAgent(body.agent_id);
       if (!agent || agent.project_id !== projectId) {
-        throw new ApiError("NOT_FOUND", { message: `Agent '${body.agent_id}' was not found in project '${projectId}'.` });
+        throw new ApiError("NOT_FOUND", {
+          message: `Agent '${body.agent_id}' was not found in project '${projectId}'.`,
+        });
       }
       checkEndpoint(body.endpoint.base_url, body.endpoint.url_pattern ?? null, egress);
       const [environment] = await store.write([
@@ -63,7 +65,11 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
           created_at: clock.now().toISOString(),
         },
       ]);
-      if (!environment) throw new ApiError("CONFLICT", { message: `An environment named '${body.name}' already exists in this project.` });
+      if (!environment) {
+        throw new ApiError("CONFLICT", {
+          message: `An environment named '${body.name}' already exists in this project.`,
+        });
+      }
       return reply.code(201).header("location", `/v1/environments/${environment.environment_id}`).send(environment);
     },
   });
@@ -73,14 +79,20 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
     schema: {
       operationId: "updateEnvironment",
       tags: ["environments"],
-      summary: "Change how an environment's agent is reached: its URL or template, URL pattern, model, readiness path, pace, headers or prices (each replaced whole)",
+      summary:
+        "Change how an environment's agent is reached: its URL or template, URL pattern, model, readiness path, pace, headers or prices (each replaced whole)",
       params: z.strictObject({ environment_id: ResourceId }),
       body: UpdateEnvironmentBody,
       response: responses({ 200: Environment }),
     },
     handler: async (request) => {
       const { environment_id } = request.params;
-      const current = visibleOr404(principalOf(request), store.getEnvironmentRow(environment_id), "Environment", environment_id);
+      const current = visibleOr404(
+        principalOf(request),
+        store.getEnvironmentRow(environment_id),
+        "Environment",
+        environment_id,
+      );
       const { endpoint } = request.body;
       const base_url = endpoint.base_url?.replace(/\/+$/, "") ?? current.base_url;
       const url_pattern = endpoint.url_pattern === undefined ? current.url_pattern : endpoint.url_pattern;
@@ -95,7 +107,10 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
           model: endpoint.model === undefined ? current.model : endpoint.model,
           readiness_path: endpoint.readiness_path ?? current.readiness_path,
           max_concurrency: endpoint.max_concurrency ?? current.max_concurrency,
-          rate_limit_per_minute: endpoint.rate_limit_per_minute === undefined ? current.rate_limit_per_minute : endpoint.rate_limit_per_minute,
+          rate_limit_per_minute:
+            endpoint.rate_limit_per_minute === undefined
+              ? current.rate_limit_per_minute
+              : endpoint.rate_limit_per_minute,
           pricing: endpoint.pricing ? JSON.stringify(endpoint.pricing) : current.pricing,
           ...(endpoint.headers ? { headers: endpoint.headers } : {}),
         },
@@ -109,7 +124,12 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
     name: "environment",
     scope: "environments:read",
     list: { response: EnvironmentList, items: store.listEnvironments },
-    get: { response: Environment, row: store.getEnvironmentRow, toItem: toEnvironment, note: "header values are never returned" },
+    get: {
+      response: Environment,
+      row: store.getEnvironmentRow,
+      toItem: toEnvironment,
+      note: "header values are never returned",
+    },
   });
 }
 
@@ -124,10 +144,17 @@ const originOf = (baseUrl: string) => {
  * to another origin, or changing the URLs runs may name (url_pattern), takes the headers again in
  * the same request — or `headers: {}` to send none.
  */
-function assertCredentialsStay(current: EnvironmentRow, baseUrl: string, urlPattern: string | null, headers: Record<string, string> | undefined): void {
+function assertCredentialsStay(
+  current: EnvironmentRow,
+  baseUrl: string,
+  urlPattern: string | null,
+  headers: Record<string, string> | undefined,
+): void {
   if (headers !== undefined || (JSON.parse(current.header_names) as string[]).length === 0) return;
   const moved = [
-    ...(originOf(baseUrl) !== originOf(current.base_url) ? [`base_url now sends to ${originOf(baseUrl)}, not ${originOf(current.base_url)}`] : []),
+    ...(originOf(baseUrl) !== originOf(current.base_url)
+      ? [`base_url now sends to ${originOf(baseUrl)}, not ${originOf(current.base_url)}`]
+      : []),
     ...(urlPattern !== current.url_pattern ? ["url_pattern changes where runs may call the agent"] : []),
   ];
   if (moved.length === 0) return;

@@ -29,7 +29,14 @@ export function eventsJsonSchema(): Record<string, unknown> {
     $id: "/v1/schemas/events.json",
     title: "assure run events",
     description: "The `type` and `data` of each event a run records (envelope v1). Ignore types you do not know.",
-    anyOf: [known, { type: "object", properties: { type: { type: "string" }, data: { type: "object" } }, required: ["type", "data"] }],
+    anyOf: [
+      known,
+      {
+        type: "object",
+        properties: { type: { type: "string" }, data: { type: "object" } },
+        required: ["type", "data"],
+      },
+    ],
   };
 }
 
@@ -43,9 +50,17 @@ export function registerMetaRoutes(api: Api, openApiDocument: () => string, read
   api.get("/healthz", hidden, async () => ({ status: "ok" }));
   api.get("/readyz", hidden, async (_request, reply) => {
     const reasons = readiness();
-    return reply.code(reasons.length === 0 ? 200 : 503).send(reasons.length === 0 ? { status: "ready" } : { status: "unavailable", reasons });
+    return reply
+      .code(reasons.length === 0 ? 200 : 503)
+      .send(reasons.length === 0 ? { status: "ready" } : { status: "unavailable", reasons });
   });
-  api.get("/v1/openapi.json", hidden, async (_request, reply) => reply.type("application/json").send(openApiDocument()));
-  api.get("/v1/schemas/test-spec.json", hidden, async (_request, reply) => reply.type("application/schema+json").send(specSchema));
-  api.get("/v1/schemas/events.json", hidden, async (_request, reply) => reply.type("application/schema+json").send(eventsSchema));
+  api.get("/v1/openapi.json", hidden, async (_request, reply) =>
+    reply.type("application/json").send(openApiDocument()),
+  );
+  api.get("/v1/schemas/test-spec.json", hidden, async (_request, reply) =>
+    reply.type("application/schema+json").send(specSchema),
+  );
+  api.get("/v1/schemas/events.json", hidden, async (_request, reply) =>
+    reply.type("application/schema+json").send(eventsSchema),
+  );
 }

@@ -12,7 +12,8 @@ import type { Api, ApiDeps } from "../context.js";
  * no other site may frame it, and the signed link in the address never leaves in a Referer.
  */
 export const PAGE_HEADERS = {
-  "content-security-policy": "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  "content-security-policy":
+    "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
   "x-frame-options": "DENY",
@@ -33,40 +34,71 @@ function sendPage(reply: FastifyReply, status: number, html: string) {
  */
 export function registerPageRoutes(api: Api, deps: ApiDeps) {
   const { store, pages } = deps;
-  const context: PageContext = { store, pages, githubWebUrl: deps.githubWebUrl ?? "https://github.com", now: () => deps.clock.now().toISOString() };
+  const context: PageContext = {
+    store,
+    pages,
+    githubWebUrl: deps.githubWebUrl ?? "https://github.com",
+    now: () => deps.clock.now().toISOString(),
+  };
   const hidden = { schema: { hide: true } as object, config: { limit: "public" as const } };
-  const signedLink = (path: string, query: PageQuery) => `${path}?exp=${encodeURIComponent(query.exp ?? "")}&sig=${encodeURIComponent(query.sig ?? "")}`;
+  const signedLink = (path: string, query: PageQuery) =>
+    `${path}?exp=${encodeURIComponent(query.exp ?? "")}&sig=${encodeURIComponent(query.sig ?? "")}`;
 
   api.get("/assets/page.css", hidden, async (_request, reply) =>
-    reply.headers({ "x-content-type-options": "nosniff", "cache-control": "public, max-age=3600" }).type("text/css; charset=utf-8").send(PAGE_CSS),
+    reply
+      .headers({ "x-content-type-options": "nosniff", "cache-control": "public, max-age=3600" })
+      .type("text/css; charset=utf-8")
+      .send(PAGE_CSS),
   );
 
   // A project's public badge: its latest decision on a branch of one of its repositories, to anyone, when it says so.
-  api.get<{ Params: { project_id: string; badge: string }; Querystring: { branch?: string } }>("/badges/:project_id/:badge", hidden, async (request, reply) => {
-    const { project_id, badge } = request.params;
-    const repositoryId = /^(\d{1,15})\.svg$/.exec(badge)?.[1];
-    const branch = request.query.branch ?? "main";
-    const project = ID.test(project_id) ? store.getProject(project_id) : undefined;
-    const known = project?.public_badge && repositoryId && project.repositories.some((r) => r.github_id === Number(repositoryId)) && /^[\w./-]{1,255}$/.test(branch);
-    if (!known) return sendPage(reply, 404, NOT_FOUND_PAGE);
-    const status = store.latestDecisionOnBranch(project_id, Number(repositoryId), branch) ?? "none";
-    // Fresh each time it is asked for (GitHub's image proxy honours no-cache).
-    return reply.headers({ ...PAGE_HEADERS, "cache-control": "no-cache, max-age=0" }).type("image/svg+xml; charset=utf-8").send(renderBadge(status));
-  });
+  api.get<{ Params: { project_id: string; badge: string }; Querystring: { branch?: string } }>(
+    "/badges/:project_id/:badge",
+    hidden,
+    async (request, reply) => {
+      const { project_id, badge } = request.params;
+      const repositoryId = /^(\d{1,15})\.svg$/.exec(badge)?.[1];
+      const branch = request.query.branch ?? "main";
+      const project = ID.test(project_id) ? store.getProject(project_id) : undefined;
+      const known =
+        project?.public_badge &&
+        repositoryId &&
+        project.repositories.some((r) => r.github_id === Number(repositoryId)) &&
+        /^[\w./-]{1,255}$/.test(branch);
+      if (!known) return sendPage(reply, 404, NOT_FOUND_PAGE);
+      const status = store.latestDecisionOnBranch(project_id, Number(repositoryId), branch) ?? "none";
+      // Fresh each time it is asked for (GitHub's image proxy honours no-cache).
+      return reply
+        .headers({ ...PAGE_HEADERS, "cache-control": "no-cache, max-age=0" })
+        .type("image/svg+xml; charset=utf-8")
+        .send(renderBadge(status));
+    },
+  );
 
   api.get<{ Params: { run_id: string }; Querystring: PageQuery }>("/runs/:run_id", hidden, async (request, reply) => {
     const { run_id } = request.params;
     const run = ID.test(run_id) ? store.getRun(run_id) : undefined;
-    if (!run || !pages.verify("run", run.run_id, run.project_id, request.query.exp, request.query.sig)) return sendPage(reply, 404, NOT_FOUND_PAGE);
+    if (!run || !pages.verify("run", run.run_id, run.project_id, request.query.exp, request.query.sig)) {
+      return sendPage(reply, 404, NOT_FOUND_PAGE);
+    }
     const link = signedLink(`/runs/${run.run_id}`, request.query);
     return sendPage(reply, 200, renderRunPage(loadRunPage(context, run, link, request.query)));
   });
 
-  api.get<{ Params: { decision_id: string }; Querystring: PageQuery }>("/decisions/:decision_id", hidden, async (request, reply) => {
-    const { decision_id } = request.params;
-    const decision = ID.test(decision_id) ? store.getDecision(decision_id) : undefined;
-    if (!decision || !pages.verify("decision", decision.decision_id, decision.project_id, request.query.exp, request.query.sig)) return sendPage(reply, 404, NOT_FOUND_PAGE);
-    const link = signedLink(`/decisions/${decision.decision_id}`, request.query);
-    return sendPage(reply, 200, renderDecisionPage(loadDecisionPage(context, decision, link)));
-  });
+  api.get<{ Params: { decision_id: string }; Querystring: PageQuery }>(
+    "/decisions/:decision_id",
+    hidden,
+    async (request, reply) => {
+      const { decision_id } = request.params;
+      const decision = ID.test(decision_id) ? store.getDecision(decision_id) : undefined;
+      if (
+        !decision ||
+        !pages.verify("decision", decision.decision_id, decision.project_id, request.query.exp, request.query.sig)
+      ) {
+        return sendPage(reply, 404, NOT_FOUND_PAGE);
+      }
+      const link = signedLink(`/decisions/${decision.decision_id}`, request.query);
+      return sendPage(reply, 200, renderDecisionPage(loadDecisionPage(context, decision, link)));
+    },
+  );
 }

@@ -44,7 +44,9 @@ export function registerProjectResource<Row extends { project_id: string }, Item
     },
     handler: async (request): Promise<Page<Item>> => {
       const project_id = listProjectFilter(principalOf(request), request.query.project_id);
-      return pageThrough(cursors, `${tag}|${project_id ?? ""}`, request.query, (page) => list.items({ project_id }, page));
+      return pageThrough(cursors, `${tag}|${project_id ?? ""}`, request.query, (page) =>
+        list.items({ project_id }, page),
+      );
     },
   });
 

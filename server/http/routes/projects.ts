@@ -19,16 +19,31 @@ function boundProject(outcome: BindingOutcome) {
 export function registerProjectRoutes(api: Api, deps: ApiDeps) {
   const { store, clock, newId } = deps;
   const adminOnly = (request: Parameters<typeof principalOf>[0], what: string) => {
-    if (principalOf(request).project_id !== null) throw new ApiError("FORBIDDEN", { message: `Only an admin key can ${what}.` });
+    if (principalOf(request).project_id !== null) {
+      throw new ApiError("FORBIDDEN", { message: `Only an admin key can ${what}.` });
+    }
   };
 
   api.post("/v1/projects", {
     config: { scope: "projects:write", creates: "project_id" },
-    schema: { operationId: "createProject", tags: ["projects"], summary: "Create a project (admin key)", body: CreateProjectBody, response: responses({ 201: Project }) },
+    schema: {
+      operationId: "createProject",
+      tags: ["projects"],
+      summary: "Create a project (admin key)",
+      body: CreateProjectBody,
+      response: responses({ 201: Project }),
+    },
     handler: async (request, reply) => {
       adminOnly(request, "create projects");
       const { name, description, repositories = [], public_badge = false, oidc = null } = request.body;
-      const row = { project_id: newId("project"), name, description: description ?? null, public_badge, oidc, created_at: clock.now().toISOString() };
+      const row = {
+        project_id: newId("project"),
+        name,
+        description: description ?? null,
+        public_badge,
+        oidc,
+        created_at: clock.now().toISOString(),
+      };
       const [outcome] = await store.write(["createProject", row, repositories]);
       if (!outcome) throw new ApiError("CONFLICT", { message: `A project named '${name}' already exists.` });
       const project = boundProject(outcome);
@@ -41,7 +56,8 @@ export function registerProjectRoutes(api: Api, deps: ApiDeps) {
     schema: {
       operationId: "updateProject",
       tags: ["projects"],
-      summary: "Change a project's description, its repositories (the list is replaced whole), its public badge or who may sign in with GitHub OIDC (admin key)",
+      summary:
+        "Change a project's description, its repositories (the list is replaced whole), its public badge or who may sign in with GitHub OIDC (admin key)",
       params: z.strictObject({ project_id: ResourceId }),
       body: UpdateProjectBody,
       response: responses({ 200: Project }),

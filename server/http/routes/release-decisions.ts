@@ -46,7 +46,8 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
     schema: {
       operationId: "createReleaseDecision",
       tags,
-      summary: "Make the release decision of a commit (or find it: one per project, repository and commit), or of a set of runs",
+      summary:
+        "Make the release decision of a commit (or find it: one per project, repository and commit), or of a set of runs",
       description:
         "For a repository the GitHub App gates, the App plans the commit's decision from what GitHub says: send the subject alone (a plan or base is refused with PLANNED_BY_APP). Elsewhere the client names the plan and base (planned_by: client).",
       body: CreateDecisionBody,
@@ -57,7 +58,10 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       const projectId = resolveProjectId(principal, request.body.project_id);
       visibleOr404(principal, store.getProject(projectId), "Project", projectId);
       const { decision, created } = await requestDecision(deps, principal, projectId, request.body);
-      return reply.code(created ? 201 : 200).header("location", decision.links.self).send(deps.pages.linkDecision(decision));
+      return reply
+        .code(created ? 201 : 200)
+        .header("location", decision.links.self)
+        .send(deps.pages.linkDecision(decision));
     },
   });
 
@@ -74,14 +78,22 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       const { repository, commit_sha, status } = request.query;
       const project_id = listProjectFilter(principalOf(request), request.query.project_id);
       const scope = ["release-decisions", project_id, repository, commit_sha, status].map((v) => v ?? "").join("|");
-      const page = pageThrough(cursors, scope, request.query, (page) => store.listDecisions({ project_id, repository, commit_sha, status }, page));
+      const page = pageThrough(cursors, scope, request.query, (page) =>
+        store.listDecisions({ project_id, repository, commit_sha, status }, page),
+      );
       return { ...page, data: page.data.map(deps.pages.linkDecision) };
     },
   });
 
   api.get("/v1/release-decisions/:decision_id", {
     config: { scope: "releases:read" },
-    schema: { operationId: "getReleaseDecision", tags, summary: "Get a release decision", params: DecisionParams, response: responses({ 200: ReleaseDecision }) },
+    schema: {
+      operationId: "getReleaseDecision",
+      tags,
+      summary: "Get a release decision",
+      params: DecisionParams,
+      response: responses({ 200: ReleaseDecision }),
+    },
     handler: async (request) => deps.pages.linkDecision(visibleDecision(request, request.params.decision_id)),
   });
 
@@ -97,7 +109,9 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
     },
     handler: async (request, reply) => {
       const decision = visibleDecision(request, request.params.decision_id);
-      return reply.code(201).send(deps.pages.linkDecision(await requestAttempt(deps, principalOf(request), decision, request.body.plan)));
+      return reply
+        .code(201)
+        .send(deps.pages.linkDecision(await requestAttempt(deps, principalOf(request), decision, request.body.plan)));
     },
   });
 
@@ -108,7 +122,9 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       tags,
       summary: "The changes of a decision, in order (release_decision.updated)",
       params: DecisionParams,
-      querystring: PageQuery.extend({ after: z.coerce.number().int().min(0).optional().describe("Entries with a sequence greater than this") }),
+      querystring: PageQuery.extend({
+        after: z.coerce.number().int().min(0).optional().describe("Entries with a sequence greater than this"),
+      }),
       response: responses({ 200: DecisionEventList }),
     },
     handler: async (request) => {
@@ -147,7 +163,8 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
     schema: {
       operationId: "approvePolicyChanges",
       tags,
-      summary: "Approve what the head removes or relaxes in the base branch's .assure/: lifts the decision's gate 'policy' (releases:waive)",
+      summary:
+        "Approve what the head removes or relaxes in the base branch's .assure/: lifts the decision's gate 'policy' (releases:waive)",
       params: DecisionParams,
       body: CreatePolicyApprovalBody,
       response: responses({ 201: PolicyApproval }),
@@ -185,7 +202,9 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
     handler: async (request) => {
       const decision = visibleDecision(request, request.params.decision_id);
       const approval = store.getPolicyApproval(decision.decision_id, request.params.approval_id);
-      if (!approval) throw new ApiError("NOT_FOUND", { message: `Policy approval '${request.params.approval_id}' not found.` });
+      if (!approval) {
+        throw new ApiError("NOT_FOUND", { message: `Policy approval '${request.params.approval_id}' not found.` });
+      }
       return approval;
     },
   });
@@ -223,7 +242,13 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
 
   api.get("/v1/release-decisions/:decision_id/waivers/:waiver_id", {
     config: { scope: "releases:read" },
-    schema: { operationId: "getWaiver", tags, summary: "Get a waiver (or a revocation)", params: WaiverParams, response: responses({ 200: Waiver }) },
+    schema: {
+      operationId: "getWaiver",
+      tags,
+      summary: "Get a waiver (or a revocation)",
+      params: WaiverParams,
+      response: responses({ 200: Waiver }),
+    },
     handler: async (request) => visibleWaiver(request, request.params.decision_id, request.params.waiver_id),
   });
 

@@ -41,7 +41,8 @@ export interface RunCollection<Row, Query extends { limit: number; cursor?: stri
 }
 
 export function makeRunLookup({ store }: Pick<ApiDeps, "store">) {
-  return (request: FastifyRequest, runId: string): Run => visibleOr404(principalOf(request), store.getRun(runId), "Run", runId);
+  return (request: FastifyRequest, runId: string): Run =>
+    visibleOr404(principalOf(request), store.getRun(runId), "Run", runId);
 }
 
 export function registerRunCollection<Row, Query extends { limit: number; cursor?: string | undefined }>(
@@ -89,7 +90,9 @@ export function registerRunCollection<Row, Query extends { limit: number; cursor
       const params = request.params as Record<string, string>;
       const run = visibleRun(request, params.run_id!);
       const row = get.row(run.run_id, params[idParam]!);
-      if (row === undefined) throw new ApiError("NOT_FOUND", { message: `${what} '${params[idParam]}' was not found.` });
+      if (row === undefined) {
+        throw new ApiError("NOT_FOUND", { message: `${what} '${params[idParam]}' was not found.` });
+      }
       return get.toItem(row);
     },
   });

@@ -16,14 +16,22 @@ import {
   Turn,
 } from "../../contract/index.js";
 import { ApiError } from "../../errors.js";
-import { toConversation, toConversationSummary, toEvaluation, toFinding, toRunEvent, toTurn } from "../../runs/read-models.js";
+import {
+  toConversation,
+  toConversationSummary,
+  toEvaluation,
+  toFinding,
+  toRunEvent,
+  toTurn,
+} from "../../runs/read-models.js";
 import type { Api, ApiDeps } from "../context.js";
 import { pageAfterKey } from "../paging.js";
 import { responses } from "../schemas.js";
 import { makeRunLookup, registerRunCollection } from "./run-collection.js";
 
 const RunParams = z.strictObject({ run_id: ResourceId });
-const notFound = (what: string, id: string | number) => new ApiError("NOT_FOUND", { message: `${what} '${id}' was not found.` });
+const notFound = (what: string, id: string | number) =>
+  new ApiError("NOT_FOUND", { message: `${what} '${id}' was not found.` });
 
 /**
  * A run's evidence, each piece addressable: conversations and their turns, the trace (the
@@ -40,8 +48,11 @@ export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
       schema: {
         operationId: path.endsWith("trace") ? "listTrace" : "listEvents",
         tags: ["evidence"],
-        summary: path.endsWith("trace") ? "The run's trace: its events in sequence order" : "The run's events, for consumers that poll",
-        description: "Ascending by sequence. Page with `cursor`, or with `after=<sequence>` to continue from a known entry.",
+        summary: path.endsWith("trace")
+          ? "The run's trace: its events in sequence order"
+          : "The run's events, for consumers that poll",
+        description:
+          "Ascending by sequence. Page with `cursor`, or with `after=<sequence>` to continue from a known entry.",
         params: RunParams,
         querystring: TraceQuery,
         response: responses({ 200: RunEventList }),
@@ -134,7 +145,8 @@ export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
       summary: "The run's evaluations, in the order they were made",
       query: EvaluationQuery,
       response: EvaluationList,
-      rows: (runId, { status, kind, metric_id }, after, limit) => store.listEvaluations(runId, { status, kind, metric_id }, after, limit),
+      rows: (runId, { status, kind, metric_id }, after, limit) =>
+        store.listEvaluations(runId, { status, kind, metric_id }, after, limit),
       filters: ({ status, kind, metric_id }) => [status, kind, metric_id],
       idOf: (row) => row.evaluation_id,
       toItem: toEvaluation,
@@ -157,7 +169,8 @@ export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
       summary: "The run's security findings, in the order they were raised",
       query: FindingQuery,
       response: FindingList,
-      rows: (runId, { severity, status }, after, limit) => store.listFindings(runId, { severity, status }, after, limit),
+      rows: (runId, { severity, status }, after, limit) =>
+        store.listFindings(runId, { severity, status }, after, limit),
       filters: ({ severity, status }) => [severity, status],
       idOf: (row) => row.finding_id,
       toItem: toFinding,

@@ -59,15 +59,26 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
         environment_id = resolveEnvironment(deps, project_id, query.environment);
       }
       const scope = `runs|${project_id ?? ""}|${query.status ?? ""}|${query.environment ?? ""}`;
-      const page = pageThrough(cursors, scope, query, (page) => store.listRuns({ project_id, status: query.status, environment_id }, page));
+      const page = pageThrough(cursors, scope, query, (page) =>
+        store.listRuns({ project_id, status: query.status, environment_id }, page),
+      );
       return { ...page, data: page.data.map(deps.pages.linkRun) };
     },
   });
 
   api.get("/v1/runs/:run_id", {
     config: { scope: "runs:read" },
-    schema: { operationId: "getRun", tags: ["runs"], summary: "Get a run", params: RunParams, response: responses({ 200: Run }) },
-    handler: async (request) => deps.pages.linkRun(visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id)),
+    schema: {
+      operationId: "getRun",
+      tags: ["runs"],
+      summary: "Get a run",
+      params: RunParams,
+      response: responses({ 200: Run }),
+    },
+    handler: async (request) =>
+      deps.pages.linkRun(
+        visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id),
+      ),
   });
 
   api.get("/v1/runs/:run_id/evidence", {
@@ -80,7 +91,10 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 200: Evidence }),
     },
     handler: async (request) =>
-      buildEvidence(store, visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id)),
+      buildEvidence(
+        store,
+        visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id),
+      ),
   });
 }
 

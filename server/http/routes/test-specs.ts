@@ -1,5 +1,12 @@
 import { z } from "zod";
-import { CreateTestSpecBody, CreateTestSpecQuery, ResourceId, TestSpec, TestSpecList, type SpecSource } from "../../contract/index.js";
+import {
+  CreateTestSpecBody,
+  CreateTestSpecQuery,
+  ResourceId,
+  TestSpec,
+  TestSpecList,
+  type SpecSource,
+} from "../../contract/index.js";
 import { assertActsFor, resolveProjectId } from "../../auth/authenticate.js";
 import { ApiError } from "../../errors.js";
 import { storeSpecVersion } from "../../releases/add-spec-version.js";
@@ -47,24 +54,44 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
       const source = sourceOf(request.query);
       if (source && !yaml) {
         throw new ApiError("VALIDATION_FAILED", {
-          message: "A spec from a repository is sent as its file's text: Content-Type application/yaml, with repository, commit_sha and path in the query, or as {file} in JSON.",
+          message:
+            "A spec from a repository is sent as its file's text: Content-Type application/yaml, with repository, commit_sha and path in the query, or as {file} in JSON.",
           details: [{ path: "query.repository", message: "needs an application/yaml body" }],
         });
       }
-      const read = yaml ? await deps.specReader.readYamlBody(yaml, source) : await deps.specReader.readJsonBody((request.body as unknown as JsonText).text);
-      if (!read.ok) throw new ApiError(read.code, { message: read.message, ...(read.details ? { details: read.details } : {}) });
+      const read = yaml
+        ? await deps.specReader.readYamlBody(yaml, source)
+        : await deps.specReader.readJsonBody((request.body as unknown as JsonText).text);
+      if (!read.ok) {
+        throw new ApiError(read.code, { message: read.message, ...(read.details ? { details: read.details } : {}) });
+      }
       const projectId = resolveProjectId(principal, read.project_id ?? request.query.project_id);
       visibleOr404(principal, store.getProject(projectId), "Project", projectId);
       const named = read.repository ?? source?.repository;
-      if (named) assertActsFor(principal, named, store.getProject(projectId)!.repositories, read.repository ? "body.file.repository" : "query.repository");
+      if (named) {
+        assertActsFor(
+          principal,
+          named,
+          store.getProject(projectId)!.repositories,
+          read.repository ? "body.file.repository" : "query.repository",
+        );
+      }
       const { spec, created } = await storeSpecVersion(deps, projectId, read.version);
       // The document goes back as the canonical text it was stored as: a large one is neither parsed nor serialised again here.
       const body = `${JSON.stringify(spec).slice(0, -1)},"spec":${read.version.document}}`;
-      return reply.code(created ? 201 : 200).header("location", `/v1/test-specs/${spec.test_spec_id}`).type("application/json").send(body as never);
+      return reply
+        .code(created ? 201 : 200)
+        .header("location", `/v1/test-specs/${spec.test_spec_id}`)
+        .type("application/json")
+        .send(body as never);
     },
   });
 
-  registerProjectResource(api, deps, { name: "test-spec", scope: "specs:read", list: { response: TestSpecList, items: store.listTestSpecs } });
+  registerProjectResource(api, deps, {
+    name: "test-spec",
+    scope: "specs:read",
+    list: { response: TestSpecList, items: store.listTestSpecs },
+  });
 
   api.get("/v1/test-specs/:test_spec_id", {
     config: { scope: "specs:read" },
@@ -79,8 +106,16 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
     handler: async (request) => {
       const { test_spec_id } = request.params;
       const { spec_version } = request.query;
-      const spec = spec_version === undefined ? store.getTestSpec(test_spec_id) : store.getTestSpecVersion(test_spec_id, spec_version);
-      return visibleOr404(principalOf(request), spec, spec_version ? "Version of test spec" : "Test spec", test_spec_id);
+      const spec =
+        spec_version === undefined
+          ? store.getTestSpec(test_spec_id)
+          : store.getTestSpecVersion(test_spec_id, spec_version);
+      return visibleOr404(
+        principalOf(request),
+        spec,
+        spec_version ? "Version of test spec" : "Test spec",
+        test_spec_id,
+      );
     },
   });
 }

@@ -35,7 +35,9 @@ export function toWebhook(row: WebhookRow): Webhook {
     enabled: row.enabled === 1,
     disabled_reason: row.disabled_reason,
     failing_since: row.failing_since,
-    secret_rotated_at: row.previous_secret_until ? new Date(Date.parse(row.previous_secret_until) - ROTATION_OVERLAP_MS).toISOString() : null,
+    secret_rotated_at: row.previous_secret_until
+      ? new Date(Date.parse(row.previous_secret_until) - ROTATION_OVERLAP_MS).toISOString()
+      : null,
     created_at: row.created_at,
     updated_at: row.updated_at,
     links: { self: webhookPath(row.webhook_id), deliveries: `${webhookPath(row.webhook_id)}/deliveries` },
@@ -69,9 +71,15 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
   const now = () => clock.now().toISOString();
   const reachable = (url: string) => {
     const refused = egress.checkHost(new URL(url).hostname);
-    if (refused) throw new ApiError("VALIDATION_FAILED", { message: "The webhook's url may not be reached from this service.", details: [{ path: "body.url", message: refused }] });
+    if (refused) {
+      throw new ApiError("VALIDATION_FAILED", {
+        message: "The webhook's url may not be reached from this service.",
+        details: [{ path: "body.url", message: refused }],
+      });
+    }
   };
-  const visibleWebhook = (request: Parameters<typeof principalOf>[0], id: string) => visibleOr404(principalOf(request), store.getWebhookRow(id), "Webhook", id);
+  const visibleWebhook = (request: Parameters<typeof principalOf>[0], id: string) =>
+    visibleOr404(principalOf(request), store.getWebhookRow(id), "Webhook", id);
 
   api.post("/v1/webhooks", {
     config: { scope: "webhooks:write", creates: "webhook_id" },
@@ -101,20 +109,36 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
         now(),
       ]);
       const webhook = toWebhook(row as WebhookRow);
-      return reply.code(201).header("location", webhook.links.self).send({ ...webhook, secret });
+      return reply
+        .code(201)
+        .header("location", webhook.links.self)
+        .send({ ...webhook, secret });
     },
   });
 
   registerProjectResource(api, deps, {
     name: "webhook",
     scope: "webhooks:read",
-    list: { response: WebhookList, items: (filter, page) => { const { rows, next } = store.listWebhooks(filter, page); return { rows: rows.map(toWebhook), next }; } },
+    list: {
+      response: WebhookList,
+      items: (filter, page) => {
+        const { rows, next } = store.listWebhooks(filter, page);
+        return { rows: rows.map(toWebhook), next };
+      },
+    },
     get: { response: Webhook, row: store.getWebhookRow, toItem: toWebhook },
   });
 
   api.patch("/v1/webhooks/:webhook_id", {
     config: { scope: "webhooks:write" },
-    schema: { operationId: "updateWebhook", tags, summary: "Change an endpoint's url, event types or description, or enable or disable it", params: WebhookParams, body: UpdateWebhookBody, response: responses({ 200: Webhook }) },
+    schema: {
+      operationId: "updateWebhook",
+      tags,
+      summary: "Change an endpoint's url, event types or description, or enable or disable it",
+      params: WebhookParams,
+      body: UpdateWebhookBody,
+      response: responses({ 200: Webhook }),
+    },
     handler: async (request) => {
       const current = visibleWebhook(request, request.params.webhook_id);
       const { body } = request;
@@ -124,7 +148,12 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
         current.webhook_id,
         {
           url: body.url ?? current.url,
-          event_types: body.event_types === undefined ? current.event_types : body.event_types === null ? null : JSON.stringify(body.event_types),
+          event_types:
+            body.event_types === undefined
+              ? current.event_types
+              : body.event_types === null
+                ? null
+                : JSON.stringify(body.event_types),
           description: body.description === undefined ? current.description : body.description,
           enabled: body.enabled === undefined ? current.enabled : body.enabled ? 1 : 0,
           disabled_reason: body.enabled === false ? "disabled by a request" : null,
@@ -138,7 +167,13 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
 
   api.delete("/v1/webhooks/:webhook_id", {
     config: { scope: "webhooks:write" },
-    schema: { operationId: "deleteWebhook", tags, summary: "Stop sending to an endpoint; its deliveries stay listed", params: WebhookParams, response: responses({ 204: z.null() }) },
+    schema: {
+      operationId: "deleteWebhook",
+      tags,
+      summary: "Stop sending to an endpoint; its deliveries stay listed",
+      params: WebhookParams,
+      response: responses({ 204: z.null() }),
+    },
     handler: async (request, reply) => {
       const current = visibleWebhook(request, request.params.webhook_id);
       await store.write(["deleteWebhook", current.webhook_id, now()]);
@@ -159,7 +194,13 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
       const current = visibleWebhook(request, request.params.webhook_id);
       const secret = newSecret();
       const at = clock.now();
-      const [row] = await store.write(["rotateWebhookSecret", current.webhook_id, secret, new Date(at.getTime() + ROTATION_OVERLAP_MS).toISOString(), at.toISOString()]);
+      const [row] = await store.write([
+        "rotateWebhookSecret",
+        current.webhook_id,
+        secret,
+        new Date(at.getTime() + ROTATION_OVERLAP_MS).toISOString(),
+        at.toISOString(),
+      ]);
       return { ...toWebhook(row as WebhookRow), secret };
     },
   });
@@ -179,12 +220,22 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
       const { limit, cursor, ...filter } = request.query;
       const scope = `webhook-deliveries|${webhook.webhook_id}|${filter.event_id ?? ""}|${filter.event_type ?? ""}|${filter.outcome ?? ""}|${filter.since ?? ""}`;
       const position = cursor === undefined ? undefined : cursors.decode(cursor, scope);
-      const after = position && { attempted_at: position.created_at, delivery_id: position.id.split(":")[0]!, attempt: Number(position.id.split(":")[1]) };
+      const after = position && {
+        attempted_at: position.created_at,
+        delivery_id: position.id.split(":")[0]!,
+        attempt: Number(position.id.split(":")[1]),
+      };
       const rows = store.listWebhookAttempts(webhook.webhook_id, filter, after, limit + 1);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       const more = rows.length > limit && last !== undefined;
-      return { data: page.map(toAttempt), next_cursor: more ? cursors.encode({ created_at: last.attempted_at, id: `${last.delivery_id}:${last.attempt}` }, scope) : null, has_more: more };
+      return {
+        data: page.map(toAttempt),
+        next_cursor: more
+          ? cursors.encode({ created_at: last.attempted_at, id: `${last.delivery_id}:${last.attempt}` }, scope)
+          : null,
+        has_more: more,
+      };
     },
   });
 
@@ -199,8 +250,15 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
     },
     handler: async (request, reply) => {
       const webhook = visibleWebhook(request, request.params.webhook_id);
-      if (!store.getWebhookDelivery(webhook.webhook_id, request.params.delivery_id)) throw new ApiError("NOT_FOUND", { message: `Delivery '${request.params.delivery_id}' was not found.` });
-      const [row] = await store.write(["redeliverWebhookDelivery", webhook.webhook_id, request.params.delivery_id, now()]);
+      if (!store.getWebhookDelivery(webhook.webhook_id, request.params.delivery_id)) {
+        throw new ApiError("NOT_FOUND", { message: `Delivery '${request.params.delivery_id}' was not found.` });
+      }
+      const [row] = await store.write([
+        "redeliverWebhookDelivery",
+        webhook.webhook_id,
+        request.params.delivery_id,
+        now(),
+      ]);
       const delivery = row as NonNullable<ReturnType<typeof store.getWebhookDelivery>>;
       return reply.code(202).send({
         delivery_id: delivery.delivery_id,

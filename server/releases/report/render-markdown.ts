@@ -18,8 +18,13 @@ export function renderDecisionTitle({ decision }: Pick<DecisionReport, "decision
   if (decision.status === "ALLOWED") {
     const waived = count("waived");
     const quarantined = count("quarantined");
-    const aside = [waived && `${waived} waived`, quarantined && `${quarantined} quarantined`].filter(Boolean).join(", ");
-    return clip(`Release allowed: ${gates.length - waived - quarantined} of ${plural(gates.length, "gate")} passed${aside ? `, ${aside}` : ""}`, TITLE_LIMIT);
+    const aside = [waived && `${waived} waived`, quarantined && `${quarantined} quarantined`]
+      .filter(Boolean)
+      .join(", ");
+    return clip(
+      `Release allowed: ${gates.length - waived - quarantined} of ${plural(gates.length, "gate")} passed${aside ? `, ${aside}` : ""}`,
+      TITLE_LIMIT,
+    );
   }
   const failed = count("failed");
   const unsure = count("inconclusive");
@@ -35,7 +40,11 @@ export function renderDecisionTitle({ decision }: Pick<DecisionReport, "decision
   return clip(`Release blocked: ${parts.join(", ")}`, TITLE_LIMIT);
 }
 
-function runSection(run: RunReport, absolute: (ref: string) => string, decisionReasons: readonly DecisionReason[]): string[] {
+function runSection(
+  run: RunReport,
+  absolute: (ref: string) => string,
+  decisionReasons: readonly DecisionReason[],
+): string[] {
   const { evidence } = run;
   const lines = [
     `#### ${cell(run.specName)} in ${cell(run.environmentName)}: ${evidence.verdict} ([evidence](${absolute(evidence.links.self)}))`,
@@ -47,35 +56,66 @@ function runSection(run: RunReport, absolute: (ref: string) => string, decisionR
     // The decision's view of the gate: with its comparison against the base branch, and any waiver.
     const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate.id);
     const refList = decided?.evidence_refs ?? gate.evidence_refs;
-    const refs = refList.slice(0, 3).map((ref, i) => `[${i + 1}](${absolute(ref)})`).join(" ");
+    const refs = refList
+      .slice(0, 3)
+      .map((ref, i) => `[${i + 1}](${absolute(ref)})`)
+      .join(" ");
     const more = refList.length > 3 ? ` +${refList.length - 3}` : "";
-    const baseRefs = (decided?.baseline_evidence_refs ?? []).slice(0, 3).map((ref, i) => `[base ${i + 1}](${absolute(ref)})`).join(" ");
-    const status = decided?.status === "waived" ? `waived ([waiver](${absolute(decided.waiver_ref!)}))` : (decided?.status ?? gate.status);
-    lines.push(`| ${cell(gate.id)} | ${status} | ${cell(decided?.reason ?? gate.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`);
+    const baseRefs = (decided?.baseline_evidence_refs ?? [])
+      .slice(0, 3)
+      .map((ref, i) => `[base ${i + 1}](${absolute(ref)})`)
+      .join(" ");
+    const status =
+      decided?.status === "waived"
+        ? `waived ([waiver](${absolute(decided.waiver_ref!)}))`
+        : (decided?.status ?? gate.status);
+    lines.push(
+      `| ${cell(gate.id)} | ${status} | ${cell(decided?.reason ?? gate.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`,
+    );
   }
-  if (evidence.failure) lines.push("", `The run could not be judged: \`${evidence.failure.cause}\`: ${cell(evidence.failure.message)}`);
+  if (evidence.failure) {
+    lines.push("", `The run could not be judged: \`${evidence.failure.cause}\`: ${cell(evidence.failure.message)}`);
+  }
   if (run.unmet.length > 0) {
     lines.push("", "| Metric | Scope | Score | Threshold | Judge | Evidence |", "|---|---|---|---|---|---|");
     for (const e of run.unmet) {
-      lines.push(`| \`${cell(e.metric_id)}\` ${e.status} | ${e.scope} | ${e.score} | ${e.threshold} | ${cell(`${e.judge.provider}/${e.judge.model}`)} | [evaluation](${absolute(`/v1/runs/${e.run_id}/evaluations/${e.evaluation_id}`)}) |`);
+      lines.push(
+        `| \`${cell(e.metric_id)}\` ${e.status} | ${e.scope} | ${e.score} | ${e.threshold} | ${cell(`${e.judge.provider}/${e.judge.model}`)} | [evaluation](${absolute(`/v1/runs/${e.run_id}/evaluations/${e.evaluation_id}`)}) |`,
+      );
     }
   }
   if (run.findings.length > 0) {
-    lines.push("", `Findings: ${run.findings.map((f) => `**${f.severity}** [${cell(f.title)}](${absolute(`/v1/runs/${f.run_id}/findings/${f.finding_id}`)})`).join("; ")}`);
+    lines.push(
+      "",
+      `Findings: ${run.findings.map((f) => `**${f.severity}** [${cell(f.title)}](${absolute(`/v1/runs/${f.run_id}/findings/${f.finding_id}`)})`).join("; ")}`,
+    );
   }
-  lines.push("", `Spec \`${evidence.spec_version}\`${run.specPath ? ` (\`${run.specPath}\`)` : ""}, agent version \`${cell(evidence.agent_version)}\`, environment \`${cell(evidence.environment)}\`.`, "");
+  lines.push(
+    "",
+    `Spec \`${evidence.spec_version}\`${run.specPath ? ` (\`${run.specPath}\`)` : ""}, agent version \`${cell(evidence.agent_version)}\`, environment \`${cell(evidence.environment)}\`.`,
+    "",
+  );
   return lines;
 }
 
 /** `1,047 → 1,210 (+15.6%)`; `unknown` for a figure that is not known. */
-function figure(f: { base: number | null; head: number | null; change: number | null }, show: (n: number) => string): string {
+function figure(
+  f: { base: number | null; head: number | null; change: number | null },
+  show: (n: number) => string,
+): string {
   const side = (n: number | null) => (n === null ? "unknown" : show(n));
   const change = f.change === null ? "" : ` (${f.change >= 0 ? "+" : ""}${Math.round(f.change * 1000) / 10}%)`;
   return `${side(f.base)} → ${side(f.head)}${change}`;
 }
 
 const CASES_SHOWN = 20;
-const CLASS_LABEL: Record<CaseChange["class"], string> = { regressed: "⬇️ regressed", inconclusive: "❔ inconclusive", improved: "⬆️ improved", new: "🆕 new", removed: "➖ removed" };
+const CLASS_LABEL: Record<CaseChange["class"], string> = {
+  regressed: "⬇️ regressed",
+  inconclusive: "❔ inconclusive",
+  improved: "⬆️ improved",
+  new: "🆕 new",
+  removed: "➖ removed",
+};
 
 /**
  * What the change did, shown first: the baseline it was compared with, the cases that regressed,
@@ -86,7 +126,9 @@ function changeSection(view: DecisionReport, absolute: (ref: string) => string):
   const { decision } = view;
   const lines: string[] = [];
   const { baseline, changes } = decision;
-  if (baseline && !baseline.found) lines.push(`**No baseline**: ${cell(baseline.reason ?? "")}. Nothing was compared.`, "");
+  if (baseline && !baseline.found) {
+    lines.push(`**No baseline**: ${cell(baseline.reason ?? "")}. Nothing was compared.`, "");
+  }
   if (baseline?.found) {
     const counts = changes?.counts;
     lines.push(
@@ -105,11 +147,20 @@ function changeSection(view: DecisionReport, absolute: (ref: string) => string):
         lines.push("| Case | Change | Base | Head | p | Evidence |", "|---|---|---|---|---|---|");
         for (const c of shown) {
           const flaky = c.flaky ? ` (flaky${c.flaky.quarantined ? ", quarantined" : ""})` : "";
-          const side = (s: CaseChange["base"]) => (s ? `${s.passes}/${s.runs}${s.mean_score !== null ? ` (score ${s.mean_score})` : ""}` : "—");
+          const side = (s: CaseChange["base"]) =>
+            s ? `${s.passes}/${s.runs}${s.mean_score !== null ? ` (score ${s.mean_score})` : ""}` : "—";
           const p = [c.rate_p, c.score_p].filter((x) => x !== null).join(" / ") || "—";
-          const settle = c.class === "inconclusive" && c.more_repeats_to_settle !== null ? `; ${c.more_repeats_to_settle} more repeats settle it` : "";
-          const refs = [...c.head_refs.slice(0, 1).map((ref) => `[head](${absolute(ref)})`), ...c.base_refs.slice(0, 1).map((ref) => `[base](${absolute(ref)})`)].join(" · ");
-          lines.push(`| \`${cell(c.case_id)}\` | ${CLASS_LABEL[c.class]}${flaky}${settle} | ${side(c.base)} | ${side(c.head)} | ${p} | ${refs} |`);
+          const settle =
+            c.class === "inconclusive" && c.more_repeats_to_settle !== null
+              ? `; ${c.more_repeats_to_settle} more repeats settle it`
+              : "";
+          const refs = [
+            ...c.head_refs.slice(0, 1).map((ref) => `[head](${absolute(ref)})`),
+            ...c.base_refs.slice(0, 1).map((ref) => `[base](${absolute(ref)})`),
+          ].join(" · ");
+          lines.push(
+            `| \`${cell(c.case_id)}\` | ${CLASS_LABEL[c.class]}${flaky}${settle} | ${side(c.base)} | ${side(c.head)} | ${p} | ${refs} |`,
+          );
         }
         const more = changes.cases.length - shown.length + changes.cases_left_out;
         if (more > 0) lines.push("", `${plural(more, "more changed case")}: ${absolute(decision.links.self)}`);
@@ -119,16 +170,26 @@ function changeSection(view: DecisionReport, absolute: (ref: string) => string):
         lines.push("| Run (head vs base) | Tokens | Cost | p95 latency |", "|---|---|---|---|");
         for (const u of changes.usage) {
           const runs = `[head](${absolute(`/v1/runs/${u.run_id}/evidence`)}) vs [base](${absolute(`/v1/runs/${u.base_run_id}/evidence`)})`;
-          lines.push(`| ${runs} | ${figure(u.tokens, (n) => n.toLocaleString("en-US"))} | ${figure(u.cost_usd, (n) => `$${n}`)} | ${figure(u.latency_ms_p95, (n) => `${n} ms`)} |`);
+          lines.push(
+            `| ${runs} | ${figure(u.tokens, (n) => n.toLocaleString("en-US"))} | ${figure(u.cost_usd, (n) => `$${n}`)} | ${figure(u.latency_ms_p95, (n) => `${n} ms`)} |`,
+          );
         }
         lines.push("");
       }
       if (changes.flaky.length > 0) {
         const settings = decision.change_settings?.flaky;
-        const mode = settings?.mode === "quarantine" ? "quarantined: their failures do not block" : "reported: they block as usual";
-        lines.push(`**Flaky on the base branch** (flip rate above ${settings?.threshold ?? "the threshold"}; ${mode}):`, "");
+        const mode =
+          settings?.mode === "quarantine"
+            ? "quarantined: their failures do not block"
+            : "reported: they block as usual";
+        lines.push(
+          `**Flaky on the base branch** (flip rate above ${settings?.threshold ?? "the threshold"}; ${mode}):`,
+          "",
+        );
         for (const f of changes.flaky.slice(0, CASES_SHOWN)) {
-          lines.push(`- \`${cell(f.case_id)}\`: flipped ${f.flips} of ${f.pairs} times, \`${f.history}\` (oldest first)${f.quarantined ? ", quarantined" : ""}`);
+          lines.push(
+            `- \`${cell(f.case_id)}\`: flipped ${f.flips} of ${f.pairs} times, \`${f.history}\` (oldest first)${f.quarantined ? ", quarantined" : ""}`,
+          );
         }
         if (changes.flaky.length > CASES_SHOWN) lines.push(`- and ${changes.flaky.length - CASES_SHOWN} more`);
         lines.push("");
@@ -137,14 +198,29 @@ function changeSection(view: DecisionReport, absolute: (ref: string) => string):
   }
   const policy = decision.reasons.find((r) => r.run_id === null && r.gate_id === POLICY_GATE);
   if (policy) {
-    const state = policy.status === "waived" ? "approved" : policy.blocking ? "**blocking until a writer other than the author approves them** (the *Approve policy* button)" : "reported only";
+    const state =
+      policy.status === "waived"
+        ? "approved"
+        : policy.blocking
+          ? "**blocking until a writer other than the author approves them** (the *Approve policy* button)"
+          : "reported only";
     lines.push(`#### Policy changes to the base branch's \`.assure/\`: ${state}`, "");
-    for (const change of decision.policy_changes.slice(0, CASES_SHOWN)) lines.push(`- ${change.kind} \`${cell(change.where)}\`: ${cell(change.message)}`);
-    if (decision.policy_changes.length > CASES_SHOWN) lines.push(`- and ${decision.policy_changes.length - CASES_SHOWN} more`);
-    for (const approval of view.policy?.approvals ?? []) {
-      lines.push(`- Approved by ${approval.created_by.github_login ? `@${approval.created_by.github_login}` : `key ${approval.created_by.key_id}`} at ${approval.created_at}: ${cell(approval.reason)}`);
+    for (const change of decision.policy_changes.slice(0, CASES_SHOWN)) {
+      lines.push(`- ${change.kind} \`${cell(change.where)}\`: ${cell(change.message)}`);
     }
-    for (const press of view.policy?.refused ?? []) lines.push(`- @${press.login} pressed *Approve policy* at ${press.pressed_at}, but ${cell(press.refusal)}: refused.`);
+    if (decision.policy_changes.length > CASES_SHOWN) {
+      lines.push(`- and ${decision.policy_changes.length - CASES_SHOWN} more`);
+    }
+    for (const approval of view.policy?.approvals ?? []) {
+      lines.push(
+        `- Approved by ${approval.created_by.github_login ? `@${approval.created_by.github_login}` : `key ${approval.created_by.key_id}`} at ${approval.created_at}: ${cell(approval.reason)}`,
+      );
+    }
+    for (const press of view.policy?.refused ?? []) {
+      lines.push(
+        `- @${press.login} pressed *Approve policy* at ${press.pressed_at}, but ${cell(press.refusal)}: refused.`,
+      );
+    }
     lines.push("");
   }
   return lines;
@@ -162,7 +238,10 @@ export function renderDecisionSummary(
   { limit, annotationsLeftOut = 0 }: { limit: number; annotationsLeftOut?: number },
 ): string {
   const { decision } = view;
-  const subject = "repository" in decision.subject ? `\`${decision.subject.repository}@${decision.subject.commit_sha.slice(0, 7)}\`` : `${decision.subject.run_ids.length} runs`;
+  const subject =
+    "repository" in decision.subject
+      ? `\`${decision.subject.repository}@${decision.subject.commit_sha.slice(0, 7)}\``
+      : `${decision.subject.run_ids.length} runs`;
   const icon = { ALLOWED: "✅", BLOCKED: "❌", PENDING: "⏳" }[decision.status];
   const head = [
     `### ${icon} Release ${decision.status.toLowerCase()}`,
@@ -171,24 +250,39 @@ export function renderDecisionSummary(
       `${plural(decision.planned.length, "planned run")}.`,
     "",
     ...(decision.planned_by === "client" && "repository" in decision.subject
-      ? ["_Planned by the client that made it (its plan and base were not read from GitHub by the assure GitHub App): no check run of the App shows it._", ""]
+      ? [
+          "_Planned by the client that made it (its plan and base were not read from GitHub by the assure GitHub App): no check run of the App shows it._",
+          "",
+        ]
       : []),
-    ...(view.approval ? [`A pull request from a fork: its runs were approved by @${view.approval.login} (${view.approval.permission} access) at ${view.approval.pressed_at}.`, ""] : []),
+    ...(view.approval
+      ? [
+          `A pull request from a fork: its runs were approved by @${view.approval.login} (${view.approval.permission} access) at ${view.approval.pressed_at}.`,
+          "",
+        ]
+      : []),
   ];
   // What has no run to show it: runs not started (or waiting), a wait given up, nothing planned.
-  const pending = decision.reasons.filter((r) => (r.run_id === null && r.gate_id !== POLICY_GATE) || r.status === "pending").map((r) => `- ${cell(r.reason)}`);
+  const pending = decision.reasons
+    .filter((r) => (r.run_id === null && r.gate_id !== POLICY_GATE) || r.status === "pending")
+    .map((r) => `- ${cell(r.reason)}`);
   const body = [
     ...changeSection(view, absolute),
     ...(pending.length > 0 ? [...pending, ""] : []),
     ...view.runs.flatMap((run) => runSection(run, absolute, decision.reasons)),
   ];
-  const leftOut = annotationsLeftOut > 0 ? [`${plural(annotationsLeftOut, "more annotation")} not shown: read them in the evidence.`] : [];
+  const leftOut =
+    annotationsLeftOut > 0
+      ? [`${plural(annotationsLeftOut, "more annotation")} not shown: read them in the evidence.`]
+      : [];
   const footer = (cut: number) => [
     ...leftOut,
     ...(cut > 0 ? [`_${plural(cut, "line")} cut to fit; the whole decision: ${absolute(decision.links.self)}_`] : []),
   ];
   let kept = body;
   const text = (lines: string[], cut: number) => [...head, ...lines, ...footer(cut)].join("\n");
-  while (text(kept, body.length - kept.length).length > limit && kept.length > 0) kept = kept.slice(0, Math.floor(kept.length * 0.9));
+  while (text(kept, body.length - kept.length).length > limit && kept.length > 0) {
+    kept = kept.slice(0, Math.floor(kept.length * 0.9));
+  }
   return text(kept, body.length - kept.length);
 }

@@ -28,30 +28,36 @@ function annotationsOfRun(run: RunReport, absolute: (ref: string) => string): Sp
   if (!run.specPath) return [];
   const path = run.specPath;
   const { run_id } = run.evidence;
-  const fromEvaluations = run.unmet.map(
-    (evaluation): SpecAnnotation => ({
-      path,
-      line: lineOf(run.lines, evaluation.spec_path),
-      level: evaluation.status === "failed" ? "failure" : "warning",
-      title: clip(`${evaluation.metric_id} ${evaluation.status} (${run.environmentName})`, 255),
-      message: clip(`${evaluation.reason}\nEvidence: ${[absolute(`/v1/runs/${run_id}/evaluations/${evaluation.evaluation_id}`), ...evaluation.evidence_refs.map(absolute)].join(" ")}`, 60_000),
-      raw_details: clip(JSON.stringify(evaluation, null, 2), 60_000),
-    }),
-  );
+  const fromEvaluations = run.unmet.map((evaluation): SpecAnnotation => ({
+    path,
+    line: lineOf(run.lines, evaluation.spec_path),
+    level: evaluation.status === "failed" ? "failure" : "warning",
+    title: clip(`${evaluation.metric_id} ${evaluation.status} (${run.environmentName})`, 255),
+    message: clip(
+      `${evaluation.reason}\nEvidence: ${[absolute(`/v1/runs/${run_id}/evaluations/${evaluation.evaluation_id}`), ...evaluation.evidence_refs.map(absolute)].join(" ")}`,
+      60_000,
+    ),
+    raw_details: clip(JSON.stringify(evaluation, null, 2), 60_000),
+  }));
   // A gate that no evaluation explains (a metric without a judge, say) is shown at its own line.
   const explained = new Set(run.unmet.map((e) => `/v1/runs/${run_id}/evaluations/${e.evaluation_id}`));
   const fromGates = run.evidence.gates
     .map((gate, position) => ({ gate, position }))
-    .filter(({ gate }) => (gate.status === "failed" || gate.status === "inconclusive") && !gate.evidence_refs.some((ref) => explained.has(ref)))
-    .map(
-      ({ gate, position }): SpecAnnotation => ({
-        path,
-        line: lineOf(run.lines, `gates[${position}]`),
-        level: gate.status === "failed" ? "failure" : "warning",
-        title: clip(`gate ${gate.id} ${gate.status} (${run.environmentName})`, 255),
-        message: clip(`${gate.reason}${gate.evidence_refs.length > 0 ? `\nEvidence: ${gate.evidence_refs.map(absolute).join(" ")}` : ""}`, 60_000),
-      }),
-    );
+    .filter(
+      ({ gate }) =>
+        (gate.status === "failed" || gate.status === "inconclusive") &&
+        !gate.evidence_refs.some((ref) => explained.has(ref)),
+    )
+    .map(({ gate, position }): SpecAnnotation => ({
+      path,
+      line: lineOf(run.lines, `gates[${position}]`),
+      level: gate.status === "failed" ? "failure" : "warning",
+      title: clip(`gate ${gate.id} ${gate.status} (${run.environmentName})`, 255),
+      message: clip(
+        `${gate.reason}${gate.evidence_refs.length > 0 ? `\nEvidence: ${gate.evidence_refs.map(absolute).join(" ")}` : ""}`,
+        60_000,
+      ),
+    }));
   return [...fromEvaluations, ...fromGates];
 }
 

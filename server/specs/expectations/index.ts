@@ -10,17 +10,29 @@ import { toolNotCalled } from "./tool-not-called.js";
 import { toolSequence } from "./tool-sequence.js";
 
 /** Every kind of expectation the spec format knows, in the order the docs list them. */
-export const EXPECTATION_KINDS = [toolCalled, toolNotCalled, response, toolSequence, maxToolCalls, latencyMs, canaryLeaked] as const;
+export const EXPECTATION_KINDS = [
+  toolCalled,
+  toolNotCalled,
+  response,
+  toolSequence,
+  maxToolCalls,
+  latencyMs,
+  canaryLeaked,
+] as const;
 
 type Kind = (typeof EXPECTATION_KINDS)[number];
 export type ExpectationKindName = Kind["name"];
 type ExpectationShape = { [K in Kind as K["name"]]: z.ZodOptional<K["args"]> };
 
-const BY_NAME = new Map<string, ExpectationKind>(EXPECTATION_KINDS.map((kind) => [kind.name, kind as unknown as ExpectationKind]));
+const BY_NAME = new Map<string, ExpectationKind>(
+  EXPECTATION_KINDS.map((kind) => [kind.name, kind as unknown as ExpectationKind]),
+);
 
 /** One expectation: exactly one kind per entry, written as `- <kind>: <arguments>`. */
 export const Expectation = z
-  .strictObject(Object.fromEntries(EXPECTATION_KINDS.map((kind) => [kind.name, kind.args.optional()])) as ExpectationShape)
+  .strictObject(
+    Object.fromEntries(EXPECTATION_KINDS.map((kind) => [kind.name, kind.args.optional()])) as ExpectationShape,
+  )
   .refine((entry) => Object.keys(entry).length === 1, {
     message: `each expectation names exactly one of: ${[...BY_NAME.keys()].join(", ")}`,
   })
@@ -35,7 +47,10 @@ export function argumentsOf(expectation: Expectation): { kind: ExpectationKind; 
 }
 
 /** Checks one (valid) expectation against the facts of a conversation, or of one turn of it. */
-export function checkExpectation(expectation: Expectation, facts: ConversationFacts): CheckOutcome & { kind: ExpectationKindName } {
+export function checkExpectation(
+  expectation: Expectation,
+  facts: ConversationFacts,
+): CheckOutcome & { kind: ExpectationKindName } {
   const found = argumentsOf(expectation);
   if (!found) throw new Error(`Not a valid expectation: ${JSON.stringify(expectation)}`);
   return { ...found.kind.check(found.args, facts), kind: found.kind.name as ExpectationKindName };

@@ -10,7 +10,17 @@ export const latencyMs = defineExpectationKind({
     const total = facts.replies.length;
     const score = total === 0 ? 1 : (total - slow.length) / total;
     return slow.length === 0
-      ? { holds: true, score, reason: `all ${total} agent call(s) answered within ${max} ms`, sequences: facts.replies.map((r) => r.sequence) }
-      : { holds: false, score, reason: `${slow.length} of ${total} agent call(s) took longer than ${max} ms`, sequences: slow.map((r) => r.sequence) };
+      ? {
+          holds: true,
+          score,
+          reason: `all ${total} agent call(s) answered within ${max} ms`,
+          sequences: facts.replies.map((r) => r.sequence),
+        }
+      : {
+          holds: false,
+          score,
+          reason: `${slow.length} of ${total} agent call(s) took longer than ${max} ms`,
+          sequences: slow.map((r) => r.sequence),
+        };
   },
 });

@@ -7,6 +7,10 @@ export const maxToolCalls = defineExpectationKind({
   args: z.number().int().min(0).max(10_000),
   check(max, facts) {
     const count = facts.toolCalls.length;
-    return { holds: count <= max, reason: `${count} tool call(s); at most ${max} allowed`, sequences: facts.toolCalls.map((c) => c.sequence) };
+    return {
+      holds: count <= max,
+      reason: `${count} tool call(s); at most ${max} allowed`,
+      sequences: facts.toolCalls.map((c) => c.sequence),
+    };
   },
 });

@@ -13,7 +13,8 @@ const Pattern = z
     if (problem) ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${problem}` });
   });
 
-const list = (value: string | string[] | undefined) => (value === undefined ? [] : Array.isArray(value) ? value : [value]);
+const list = (value: string | string[] | undefined) =>
+  value === undefined ? [] : Array.isArray(value) ? value : [value];
 
 /**
  * What the agent said, in every text of the check's scope (a turn, or the whole conversation):
@@ -36,20 +37,30 @@ export const response = defineExpectationKind({
     const offending = new Set<number>();
     const pattern = matches === undefined ? undefined : compilePattern(matches);
     const none = replies.length === 0 ? "the agent gave no text reply" : undefined;
-    if (pattern && !replies.some(({ text }) => pattern.test(text))) problems.push(none ?? `no reply matches /${matches}/`);
+    if (pattern && !replies.some(({ text }) => pattern.test(text))) {
+      problems.push(none ?? `no reply matches /${matches}/`);
+    }
     for (const needle of list(contains)) {
-      if (!replies.some(({ text }) => text.includes(needle))) problems.push(none ?? `no reply contains ${show(needle)}`);
+      if (!replies.some(({ text }) => text.includes(needle))) {
+        problems.push(none ?? `no reply contains ${show(needle)}`);
+      }
     }
     for (const needle of list(not_contains)) {
       const hits = replies.filter(({ text }) => text.includes(needle));
-      if (hits.length > 0) problems.push(`${hits.length} repl${hits.length === 1 ? "y contains" : "ies contain"} ${show(needle)}`);
+      if (hits.length > 0) {
+        problems.push(`${hits.length} repl${hits.length === 1 ? "y contains" : "ies contain"} ${show(needle)}`);
+      }
       for (const hit of hits) offending.add(hit.sequence);
     }
     // A text that should not be there is the evidence; otherwise every text that was read is.
     const sequences = offending.size > 0 ? [...offending] : replies.map((reply) => reply.sequence);
     const reasons = [...new Set(problems)];
     return reasons.length === 0
-      ? { holds: true, reason: `every condition holds over ${replies.length} repl${replies.length === 1 ? "y" : "ies"}`, sequences }
+      ? {
+          holds: true,
+          reason: `every condition holds over ${replies.length} repl${replies.length === 1 ? "y" : "ies"}`,
+          sequences,
+        }
       : { holds: false, reason: reasons.join("; "), sequences };
   },
 });

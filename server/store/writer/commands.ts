@@ -12,7 +12,9 @@ export type WriteCommand = { [K in WriteName]: readonly [K, ...Parameters<StoreW
 
 /** What each command of a write returned, in order. */
 export type WriteResults<C extends readonly WriteCommand[]> = {
-  -readonly [I in keyof C]: C[I] extends readonly [infer K extends WriteName, ...unknown[]] ? ReturnType<StoreWrites[K]> : never;
+  -readonly [I in keyof C]: C[I] extends readonly [infer K extends WriteName, ...unknown[]]
+    ? ReturnType<StoreWrites[K]>
+    : never;
 };
 
 export type WriteOutcome = { ok: true; values: unknown[] } | { ok: false; error: unknown };

@@ -8,7 +8,8 @@ export interface WriterThreadData {
 }
 
 /** Messages to the writer thread. */
-export type ToWriter = { kind: "write"; writes: { id: number; commands: readonly WriteCommand[] }[] } | { kind: "close" };
+export type ToWriter =
+  { kind: "write"; writes: { id: number; commands: readonly WriteCommand[] }[] } | { kind: "close" };
 
 /** An error as it crosses the thread boundary: its class is lost, its name, message and code are kept. */
 export interface SerializedError {
@@ -30,5 +31,7 @@ export function serializeError(raw: unknown): SerializedError {
 }
 
 export function toSettledWrite(id: number, outcome: WriteOutcome): SettledWrite {
-  return outcome.ok ? { id, ok: true, values: outcome.values } : { id, ok: false, error: serializeError(outcome.error) };
+  return outcome.ok
+    ? { id, ok: true, values: outcome.values }
+    : { id, ok: false, error: serializeError(outcome.error) };
 }

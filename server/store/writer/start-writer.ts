@@ -39,7 +39,13 @@ export interface Writer {
    * (`queued`: lazy ones wait for an ordinary one) and sent but not yet settled (`inFlight`); and
    * how long the thread has been busy in all, waiting for SQLite's locks included (ms).
    */
-  readonly stats: { commits: number; writes: number; readonly queued: number; readonly inFlight: number; readonly busyMs: number };
+  readonly stats: {
+    commits: number;
+    writes: number;
+    readonly queued: number;
+    readonly inFlight: number;
+    readonly busyMs: number;
+  };
 }
 
 export class WriterStoppedError extends Error {
@@ -112,7 +118,10 @@ export async function startWriter({ path, db = {}, lazyCommitMs = 20, onFailure 
   }
 
   function post(writes: Pending[]): void {
-    thread.postMessage({ kind: "write", writes: writes.map(({ id, commands }) => ({ id, commands })) } satisfies ToWriter);
+    thread.postMessage({
+      kind: "write",
+      writes: writes.map(({ id, commands }) => ({ id, commands })),
+    } satisfies ToWriter);
     for (const pending of writes) sent.set(pending.id, pending);
   }
 

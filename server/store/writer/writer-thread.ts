@@ -35,7 +35,16 @@ function drain(): void {
         const cause = serializeError(error);
         send({
           kind: "committed",
-          writes: [{ id: one.id, ok: false, error: { ...cause, message: `The write was committed, but its result could not be sent back: ${cause.message}` } }],
+          writes: [
+            {
+              id: one.id,
+              ok: false,
+              error: {
+                ...cause,
+                message: `The write was committed, but its result could not be sent back: ${cause.message}`,
+              },
+            },
+          ],
         });
       }
     }

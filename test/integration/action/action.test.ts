@@ -14,9 +14,19 @@ import { waitFor } from "../../helpers/wait.js";
 import type { ApiClient } from "../../helpers/api-client.js";
 
 /** A repository the GitHub App is not installed on: the step plans its decisions (planned_by: client). */
-const REPOSITORY: TestRepository = { id: 737373, full_name: "acme/ci-refunds", default_branch: "main", installationId: 8080 };
+const REPOSITORY: TestRepository = {
+  id: 737373,
+  full_name: "acme/ci-refunds",
+  default_branch: "main",
+  installationId: 8080,
+};
 /** A repository the GitHub App gates: the step asks the App, which plans and starts the runs. */
-const APP_REPOSITORY: TestRepository = { id: 747474, full_name: "acme/app-refunds", default_branch: "main", installationId: 8081 };
+const APP_REPOSITORY: TestRepository = {
+  id: 747474,
+  full_name: "acme/app-refunds",
+  default_branch: "main",
+  installationId: 8081,
+};
 const FORK = { id: 112233, full_name: "stranger/ci-refunds" };
 const SPEC_PATH = ".assure/specs/refund.yaml";
 
@@ -41,7 +51,15 @@ describe("the GitHub Action", () => {
     apiUrl = (await unusedBaseUrl()).replace(/\/v1$/, "");
     t = await startTestService({
       port: Number(new URL(apiUrl).port),
-      env: { ...github.env, ASSURE_BASE_URL: apiUrl, ASSURE_OIDC_ISSUER: issuer.issuer, ASSURE_OIDC_JWKS_URL: issuer.jwksUrl, ASSURE_WORKERS: "4", ASSURE_GITHUB_RECONCILE_MS: "100", ASSURE_GITHUB_RETRY_BASE_MS: "10" },
+      env: {
+        ...github.env,
+        ASSURE_BASE_URL: apiUrl,
+        ASSURE_OIDC_ISSUER: issuer.issuer,
+        ASSURE_OIDC_JWKS_URL: issuer.jwksUrl,
+        ASSURE_WORKERS: "4",
+        ASSURE_GITHUB_RECONCILE_MS: "100",
+        ASSURE_GITHUB_RETRY_BASE_MS: "10",
+      },
     });
     const repositories = [REPOSITORY, APP_REPOSITORY].map(({ id, full_name }) => ({ github_id: id, full_name }));
     projectId = (await t.admin.post("/v1/projects", { name: "ci-refunds", repositories })).body.project_id;
@@ -54,7 +72,11 @@ describe("the GitHub Action", () => {
       preview: { base_url: `${origin}/main/v1`, url_pattern: `${origin}/*/v1` },
       slow: { base_url: agent.baseUrl, model: "refund-agent+slow" },
     })) {
-      await client.post("/v1/environments", { name, agent_id: agentId, endpoint: { protocol: "openai-chat", headers: { authorization: "Bearer ci-agent-key" }, ...endpoint } });
+      await client.post("/v1/environments", {
+        name,
+        agent_id: agentId,
+        endpoint: { protocol: "openai-chat", headers: { authorization: "Bearer ci-agent-key" }, ...endpoint },
+      });
     }
     issuer.setRunnerClaims(claims());
     repo.commit(files(["staging"]), "base");
@@ -66,16 +88,31 @@ describe("the GitHub Action", () => {
   });
 
   function claims(repositoryId = String(REPOSITORY.id), repository = REPOSITORY) {
-    return { repository: repository.full_name, repository_id: repositoryId, workflow_ref: `${repository.full_name}/.github/workflows/assure.yml@refs/heads/main`, run_id: "4242", run_attempt: "1", actor: "octocat", event_name: "pull_request" };
+    return {
+      repository: repository.full_name,
+      repository_id: repositoryId,
+      workflow_ref: `${repository.full_name}/.github/workflows/assure.yml@refs/heads/main`,
+      run_id: "4242",
+      run_attempt: "1",
+      actor: "octocat",
+      event_name: "pull_request",
+    };
   }
   function files(environments: string[], extra: Record<string, unknown> = {}) {
     return {
-      ".assure/config.yml": stringify({ version: 1, project: projectId, runs: [{ specs: [".assure/specs/*.yaml"], environments, ...extra }] }),
+      ".assure/config.yml": stringify({
+        version: 1,
+        project: projectId,
+        runs: [{ specs: [".assure/specs/*.yaml"], environments, ...extra }],
+      }),
       [SPEC_PATH]: deterministicSpecYaml({ repeat: 1 }),
     };
   }
   /** A pull request as a workflow sees it: its head commit, and the merge commit actions/checkout checks out. */
-  function pullRequest(headFiles: Record<string, string>, { fork, repository = REPOSITORY }: { fork?: boolean; repository?: TestRepository } = {}) {
+  function pullRequest(
+    headFiles: Record<string, string>,
+    { fork, repository = REPOSITORY }: { fork?: boolean; repository?: TestRepository } = {},
+  ) {
     const number = ++prNumber;
     repo.git("checkout", "-q", "main");
     const base = repo.git("rev-parse", "HEAD");
@@ -84,12 +121,30 @@ describe("the GitHub Action", () => {
     repo.git("checkout", "-q", "--detach", base);
     repo.git("merge", "-q", "--no-ff", "-m", `Merge ${head} into ${base}`, head);
     const merge = repo.git("rev-parse", "HEAD");
-    const payload = pullRequestEvent(repository, { head, base, number, branch: `feature-${number}`, ...(fork ? { fork: FORK } : {}) });
+    const payload = pullRequestEvent(repository, {
+      head,
+      base,
+      number,
+      branch: `feature-${number}`,
+      ...(fork ? { fork: FORK } : {}),
+    });
     const committed: Record<string, string> = { ...headFiles, "variant.txt": String(variant) };
     return { number, head, merge, payload, headFiles: committed };
   }
-  const act = (pr: ReturnType<typeof pullRequest>, inputs: Record<string, string> = {}, env: Record<string, string> = issuer.runnerEnv) =>
-    runAction({ inputs: { "api-url": apiUrl, "timeout-seconds": "60", ...inputs }, event: "pull_request", payload: pr.payload, workspace: repo.dir, sha: pr.merge, ref: `refs/pull/${pr.number}/merge`, env });
+  const act = (
+    pr: ReturnType<typeof pullRequest>,
+    inputs: Record<string, string> = {},
+    env: Record<string, string> = issuer.runnerEnv,
+  ) =>
+    runAction({
+      inputs: { "api-url": apiUrl, "timeout-seconds": "60", ...inputs },
+      event: "pull_request",
+      payload: pr.payload,
+      workspace: repo.dir,
+      sha: pr.merge,
+      ref: `refs/pull/${pr.number}/merge`,
+      env,
+    });
   const errors = (run: ActionRun) => run.commands.filter((c) => c.command === "error");
 
   it("passes a good agent: the step succeeds, sets its outputs and writes the job summary", async () => {
@@ -98,7 +153,10 @@ describe("the GitHub Action", () => {
     expect([run.status, errors(run)]).toEqual([0, []]);
     const runIds = JSON.parse(run.outputs["run-ids"]!) as string[];
     expect(runIds).toHaveLength(1);
-    expect(run.outputs).toMatchObject({ decision: "ALLOWED", "decision-url": expect.stringMatching(new RegExp(`^${apiUrl}/v1/release-decisions/dec_`)) });
+    expect(run.outputs).toMatchObject({
+      decision: "ALLOWED",
+      "decision-url": expect.stringMatching(new RegExp(`^${apiUrl}/v1/release-decisions/dec_`)),
+    });
     expect(JSON.parse(run.outputs.verdicts!)).toEqual({ [runIds[0]!]: "PASS" });
     expect(run.summary).toContain("Release allowed");
     // Without the App on the repository, the step planned the decision: it says so, and so does the decision.
@@ -110,8 +168,15 @@ describe("the GitHub Action", () => {
     expect((await fetch(pageLink!)).status).toBe(200);
     // The run is the commit's: the pull request's head, not the merge commit, with the App's source.
     const stored = (await client.get(`/v1/runs/${runIds[0]}`)).body;
-    expect(stored.source).toEqual({ repository: REPOSITORY.full_name, commit_sha: pr.head, ref: `refs/heads/feature-${pr.number}`, pull_request: pr.number });
-    expect((await client.get(`/v1/test-specs/${stored.test_spec_id}`)).body.spec_version).toBe(`git:${repo.git("rev-parse", `${pr.head}:${SPEC_PATH}`)}`);
+    expect(stored.source).toEqual({
+      repository: REPOSITORY.full_name,
+      commit_sha: pr.head,
+      ref: `refs/heads/feature-${pr.number}`,
+      pull_request: pr.number,
+    });
+    expect((await client.get(`/v1/test-specs/${stored.test_spec_id}`)).body.spec_version).toBe(
+      `git:${repo.git("rev-parse", `${pr.head}:${SPEC_PATH}`)}`,
+    );
 
     // A re-run of the workflow finds the same runs; asking for a new attempt starts new ones.
     const again = await act(pr);
@@ -122,14 +187,19 @@ describe("the GitHub Action", () => {
     const freshIds = JSON.parse(fresh.outputs["run-ids"]!) as string[];
     expect(freshIds).toHaveLength(1);
     expect(freshIds).not.toEqual(runIds);
-    expect((await client.get(fresh.outputs["decision-url"]!.replace(apiUrl, ""))).body).toMatchObject({ attempt: 2, status: "ALLOWED" });
+    expect((await client.get(fresh.outputs["decision-url"]!.replace(apiUrl, ""))).body).toMatchObject({
+      attempt: 2,
+      status: "ALLOWED",
+    });
   });
 
   it("fails when the decision does not come in time, naming the runs still going", async () => {
     const run = await act(pullRequest(files(["slow"])), { "timeout-seconds": "3" });
     expect(run.status).toBe(1);
     expect(run.outputs.decision).toBe("PENDING");
-    expect(errors(run).at(-1)!.message).toMatch(/^Timed out after 3 s with the release still pending: run_\w+ \.assure\/specs\/refund\.yaml in slow \((QUEUED|RUNNING|EVALUATING)\)/);
+    expect(errors(run).at(-1)!.message).toMatch(
+      /^Timed out after 3 s with the release still pending: run_\w+ \.assure\/specs\/refund\.yaml in slow \((QUEUED|RUNNING|EVALUATING)\)/,
+    );
   });
 
   it("fails the step for a sloppy agent, annotating the spec lines", async () => {
@@ -141,7 +211,9 @@ describe("the GitHub Action", () => {
     expect(annotations.length).toBeGreaterThan(0);
     expect(annotations.length).toBeLessThanOrEqual(10);
     const lines = pr.headFiles[SPEC_PATH]!.split("\n");
-    for (const a of annotations) expect(lines[Number(a.properties.line) - 1]).toMatch(/tool_called|tool_sequence|response/);
+    for (const a of annotations) {
+      expect(lines[Number(a.properties.line) - 1]).toMatch(/tool_called|tool_sequence|response/);
+    }
     expect(errors(run).at(-1)!.message).toMatch(/^Release blocked: 1 of 1 gate failed/);
     expect(run.summary).toContain("Release blocked");
   });
@@ -150,7 +222,9 @@ describe("the GitHub Action", () => {
     const pr = pullRequest(files(["staging"]), { fork: true });
     const run = await act(pr, {}, {});
     expect(run.status).toBe(0);
-    expect(run.commands).toContainEqual(expect.objectContaining({ command: "notice", message: expect.stringContaining("comes from a fork") }));
+    expect(run.commands).toContainEqual(
+      expect.objectContaining({ command: "notice", message: expect.stringContaining("comes from a fork") }),
+    );
     expect(run.outputs).toEqual({});
   });
 
@@ -164,9 +238,13 @@ describe("the GitHub Action", () => {
     const runId = (JSON.parse(run.outputs["run-ids"]!) as string[])[0];
     expect((await client.get(`/v1/runs/${runId}`)).body).toMatchObject({ agent_url: deployed, agent_version: pr.head });
 
-    const elsewhere = await act(pullRequest(files(["preview"], { on_deployment: "pr-preview" })), { "agent-url": "http://127.0.0.1:9/v1" });
+    const elsewhere = await act(pullRequest(files(["preview"], { on_deployment: "pr-preview" })), {
+      "agent-url": "http://127.0.0.1:9/v1",
+    });
     expect(elsewhere.status).toBe(1);
-    expect(errors(elsewhere).at(-1)!.message).toMatch(/400 AGENT_URL_NOT_ALLOWED: .*may not reach its agent at http:\/\/127\.0\.0\.1:9\/v1/);
+    expect(errors(elsewhere).at(-1)!.message).toMatch(
+      /400 AGENT_URL_NOT_ALLOWED: .*may not reach its agent at http:\/\/127\.0\.0\.1:9\/v1/,
+    );
   });
 
   it("reports a refused sign-in clearly: wrong audience, expired token, unbound repository", async () => {
@@ -177,9 +255,15 @@ describe("the GitHub Action", () => {
     issuer.setRunnerClaims(claims("999999"));
     const unbound = await act(pr);
     issuer.setRunnerClaims(claims());
-    for (const [run, reason] of [[wrongAudience, "wrong_audience"], [expired, "expired"], [unbound, "repository_not_bound"]] as const) {
+    for (const [run, reason] of [
+      [wrongAudience, "wrong_audience"],
+      [expired, "expired"],
+      [unbound, "repository_not_bound"],
+    ] as const) {
       expect(run.status).toBe(1);
-      expect(errors(run).at(-1)!.message).toMatch(new RegExp(`^assure refused the sign-in: POST /v1/auth/github-oidc → 401 UNAUTHENTICATED: .*\\[${reason}\\]`));
+      expect(errors(run).at(-1)!.message).toMatch(
+        new RegExp(`^assure refused the sign-in: POST /v1/auth/github-oidc → 401 UNAUTHENTICATED: .*\\[${reason}\\]`),
+      );
     }
   });
 
@@ -197,7 +281,11 @@ describe("the GitHub Action", () => {
       const pr = pullRequest(headFiles, { repository: APP_REPOSITORY });
       github.commit(APP_REPOSITORY.full_name, pr.head, pr.headFiles);
       const { head, base } = pr.payload.pull_request as { head: { sha: string; ref: string }; base: { sha: string } };
-      github.pullRequest(APP_REPOSITORY.full_name, pr.number, { author: "octocat", head: { sha: head.sha, ref: head.ref }, base: { sha: base.sha } });
+      github.pullRequest(APP_REPOSITORY.full_name, pr.number, {
+        author: "octocat",
+        head: { sha: head.sha, ref: head.ref },
+        base: { sha: base.sha },
+      });
       return pr;
     }
 
@@ -207,16 +295,33 @@ describe("the GitHub Action", () => {
       expect([run.status, errors(run)]).toEqual([0, []]);
       expect(run.stdout).toContain("is gated by the assure GitHub App");
       const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
-      expect(decision).toMatchObject({ planned_by: "app", status: "ALLOWED", subject: { repository: APP_REPOSITORY.full_name, commit_sha: pr.head } });
+      expect(decision).toMatchObject({
+        planned_by: "app",
+        status: "ALLOWED",
+        subject: { repository: APP_REPOSITORY.full_name, commit_sha: pr.head },
+      });
       const runIds = JSON.parse(run.outputs["run-ids"]!) as string[];
       expect(runIds).toEqual(decision.planned.map((slot: { run_id: string }) => slot.run_id));
-      expect((await client.get(`/v1/runs/${runIds[0]}`)).body).toMatchObject({ started_by: "github-app", source: { commit_sha: pr.head, pull_request: pr.number } });
+      expect((await client.get(`/v1/runs/${runIds[0]}`)).body).toMatchObject({
+        started_by: "github-app",
+        source: { commit_sha: pr.head, pull_request: pr.number },
+      });
       // The App's check run shows that decision; the pull request's own delivery later finds it, and starts nothing more.
-      const checkRun = await waitFor(() => github.currentCheckRun(APP_REPOSITORY.full_name, pr.head), "the App's check run");
+      const checkRun = await waitFor(
+        () => github.currentCheckRun(APP_REPOSITORY.full_name, pr.head),
+        "the App's check run",
+      );
       expect(checkRun.external_id).toBe(decision.decision_id);
       await github.deliver(t.baseUrl, "pull_request", pr.payload);
-      await waitFor(() => t.service.store.listGitHubCommitsOfSha(APP_REPOSITORY.id, pr.head)[0]?.revision === 2, "the delivery to be processed");
-      expect((await client.get(`/v1/release-decisions/${decision.decision_id}`)).body.runs.map((r: { run_id: string }) => r.run_id)).toEqual(runIds);
+      await waitFor(
+        () => t.service.store.listGitHubCommitsOfSha(APP_REPOSITORY.id, pr.head)[0]?.revision === 2,
+        "the delivery to be processed",
+      );
+      expect(
+        (await client.get(`/v1/release-decisions/${decision.decision_id}`)).body.runs.map(
+          (r: { run_id: string }) => r.run_id,
+        ),
+      ).toEqual(runIds);
     });
 
     it("reads a spec's table at the pull request's head as the App does: the same spec version, the same runs", async () => {
@@ -233,14 +338,22 @@ describe("the GitHub Action", () => {
       const run = await act(pr);
       expect([run.status, errors(run)]).toEqual([0, []]);
       const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
-      expect(JSON.parse(run.outputs["run-ids"]!).sort()).toEqual(decision.runs.map((r: { run_id: string }) => r.run_id).sort());
-      const tableRun = (await Promise.all(decision.runs.map(async (r: { run_id: string }) => (await client.get(`/v1/runs/${r.run_id}`)).body))).find((r) => r.spec_version.startsWith("sha256:"));
+      expect(JSON.parse(run.outputs["run-ids"]!).sort()).toEqual(
+        decision.runs.map((r: { run_id: string }) => r.run_id).sort(),
+      );
+      const tableRun = (
+        await Promise.all(
+          decision.runs.map(async (r: { run_id: string }) => (await client.get(`/v1/runs/${r.run_id}`)).body),
+        )
+      ).find((r) => r.spec_version.startsWith("sha256:"));
       const spec = (await client.get(`/v1/test-specs/${tableRun.test_spec_id}`)).body;
       expect(spec.source.files).toEqual([
         { path: tableSpecPath, blob_sha: repo.git("rev-parse", `${pr.head}:${tableSpecPath}`) },
         { path: ".assure/refunds.csv", blob_sha: repo.git("rev-parse", `${pr.head}:.assure/refunds.csv`) },
       ]);
-      const conversations = (await client.get(`/v1/runs/${tableRun.run_id}/conversations`)).body.data.map((c: { scenario_id: string }) => c.scenario_id);
+      const conversations = (await client.get(`/v1/runs/${tableRun.run_id}/conversations`)).body.data.map(
+        (c: { scenario_id: string }) => c.scenario_id,
+      );
       expect(conversations.sort()).toEqual(["refund[first]", "refund[second]", "refund[third]"]);
     });
   });
@@ -263,7 +376,10 @@ describe("the GitHub Action", () => {
       const baseFiles = comparedFiles();
       baseSha = repo.commit(baseFiles, "gate on the change");
       github.commit(REPOSITORY.full_name, parent, {}, { committed_at: "2026-11-19T00:00:00Z" });
-      github.commit(REPOSITORY.full_name, baseSha, baseFiles, { parents: [parent], committed_at: "2026-11-20T00:00:00Z" });
+      github.commit(REPOSITORY.full_name, baseSha, baseFiles, {
+        parents: [parent],
+        committed_at: "2026-11-20T00:00:00Z",
+      });
       const pushed = await runAction({
         inputs: { "api-url": apiUrl, "timeout-seconds": "60" },
         event: "push",
@@ -280,7 +396,10 @@ describe("the GitHub Action", () => {
     /** A pull request off main, its head known to GitHub too. */
     function comparedPullRequest(headFiles: Record<string, string>) {
       const pr = pullRequest(headFiles);
-      github.commit(REPOSITORY.full_name, pr.head, pr.headFiles, { parents: [baseSha], committed_at: "2026-11-21T00:00:00Z" });
+      github.commit(REPOSITORY.full_name, pr.head, pr.headFiles, {
+        parents: [baseSha],
+        committed_at: "2026-11-21T00:00:00Z",
+      });
       return pr;
     }
     const token = () => ({ "github-token": github.workflowToken() });
@@ -293,10 +412,21 @@ describe("the GitHub Action", () => {
       expect(run.summary).toContain(`Compared with the base branch: baseline \`${baseSha.slice(0, 7)}\``);
       expect(run.summary).toMatch(/\| `[^`]+` \| ⬇️ regressed \| 5\/5 \| 0\/5 \| 0\.004 \|/);
       const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
-      expect(decision.baseline).toMatchObject({ found: true, commit_sha: baseSha, age_commits: 0, merge_base_sha: baseSha });
-      expect(decision.reasons.find((r: { gate_id: string }) => r.gate_id === "NOREG")).toMatchObject({ status: "failed", blocking: true });
+      expect(decision.baseline).toMatchObject({
+        found: true,
+        commit_sha: baseSha,
+        age_commits: 0,
+        merge_base_sha: baseSha,
+      });
+      expect(decision.reasons.find((r: { gate_id: string }) => r.gate_id === "NOREG")).toMatchObject({
+        status: "failed",
+        blocking: true,
+      });
       // GitHub was asked with the workflow's token, as the App asks with its installation's.
-      const asked = github.requests.filter((r) => r.method === "GET" && r.path.startsWith(`/repos/${REPOSITORY.full_name}/compare/${baseSha}...${pr.head}`));
+      const asked = github.requests.filter(
+        (r) =>
+          r.method === "GET" && r.path.startsWith(`/repos/${REPOSITORY.full_name}/compare/${baseSha}...${pr.head}`),
+      );
       expect(asked.length).toBeGreaterThan(0);
     });
 
@@ -304,7 +434,9 @@ describe("the GitHub Action", () => {
       const pr = comparedPullRequest(comparedFiles((spec) => spec.scenarios.pop()));
       const run = await act(pr, token(), asWorkflow());
       expect(run.status).toBe(1);
-      expect(run.summary).toContain("Policy changes to the base branch's `.assure/`: **blocking until a writer other than the author approves them**");
+      expect(run.summary).toContain(
+        "Policy changes to the base branch's `.assure/`: **blocking until a writer other than the author approves them**",
+      );
       const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
       expect(decision.policy_changes.map((c: { kind: string }) => c.kind)).toContain("removed");
     });
@@ -313,7 +445,9 @@ describe("the GitHub Action", () => {
       const pr = comparedPullRequest(comparedFiles());
       const run = await act(pr, { "github-token": "ghs_not-a-token" }, asWorkflow());
       expect(run.status).toBe(0);
-      expect(run.stdout).toMatch(/Could not read the base branch \w{7} from GitHub \(GitHub refused the github-token \(401\): it needs contents: read\)/);
+      expect(run.stdout).toMatch(
+        /Could not read the base branch \w{7} from GitHub \(GitHub refused the github-token \(401\): it needs contents: read\)/,
+      );
       const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
       expect(decision.baseline).toBeNull();
     });

@@ -48,13 +48,20 @@ describe("authentication and scopes", () => {
 
   it("answers 403 naming the missing scope, and read never implies write", async () => {
     const readOnly = t.admin.withToken(t.issueKey(mine.projectId, ["runs:read", "evidence:read", "specs:read"]));
-    const create = await readOnly.post("/v1/runs", { test_spec_id: mine.testSpecId, environment_id: mine.environmentId }, {
-      headers: { "idempotency-key": "k-1" },
-    });
+    const create = await readOnly.post(
+      "/v1/runs",
+      { test_spec_id: mine.testSpecId, environment_id: mine.environmentId },
+      {
+        headers: { "idempotency-key": "k-1" },
+      },
+    );
     expect(create.status).toBe(403);
     expect(create.body.error).toMatchObject({ code: "INSUFFICIENT_SCOPE" });
     expect(create.body.error.message).toContain("runs:execute");
-    const spec = await readOnly.call("POST", "/v1/test-specs", { body: "schema_version: '1'", contentType: "application/yaml" });
+    const spec = await readOnly.call("POST", "/v1/test-specs", {
+      body: "schema_version: '1'",
+      contentType: "application/yaml",
+    });
     expect(spec.status).toBe(403);
     expect(spec.body.error.message).toContain("specs:write");
   });

@@ -37,7 +37,11 @@ describe("the authorization matrix", () => {
     await waitForRun(owner, run_id);
     const conversation = (await readConversations(owner, run_id))[0]!.conversation_id;
     const evaluation = (await owner.get(`/v1/runs/${run_id}/evaluations?limit=1`)).body.data[0].evaluation_id as string;
-    const delivery = await waitFor(async () => (await owner.get(`/v1/webhooks/${webhook}/deliveries?limit=1`)).body.data[0]?.delivery_id as string | undefined, "a delivery");
+    const delivery = await waitFor(
+      async () =>
+        (await owner.get(`/v1/webhooks/${webhook}/deliveries?limit=1`)).body.data[0]?.delivery_id as string | undefined,
+      "a delivery",
+    );
     Object.assign(params, {
       project_id: a.projectId,
       agent_id: a.agentId,
@@ -64,7 +68,11 @@ describe("the authorization matrix", () => {
     try {
       tokens.expired = issueApiKey(
         { store: operator, clock: systemClock, newId: makeIdGenerator(systemClock) },
-        { projectId: a.projectId, scopes: [...PROJECT_KEY_SCOPES], expiresAt: new Date(Date.now() - 1000).toISOString() },
+        {
+          projectId: a.projectId,
+          scopes: [...PROJECT_KEY_SCOPES],
+          expiresAt: new Date(Date.now() - 1000).toISOString(),
+        },
       ).token;
     } finally {
       operator.close();
@@ -82,7 +90,12 @@ describe("the authorization matrix", () => {
     t.service.api.inject({
       method: route.method as "GET",
       url: pathOf(route.url),
-      headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(route.method === "GET" || route.method === "DELETE" ? {} : { "content-type": "application/json", "idempotency-key": "matrix" }) },
+      headers: {
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+        ...(route.method === "GET" || route.method === "DELETE"
+          ? {}
+          : { "content-type": "application/json", "idempotency-key": "matrix" }),
+      },
       ...(route.method === "GET" || route.method === "DELETE" ? {} : { payload: "{}" }),
     });
   const codeOf = (body: string) => (JSON.parse(body) as { error?: { code: string } }).error?.code;
@@ -91,21 +104,31 @@ describe("the authorization matrix", () => {
     expect(routes().length).toBeGreaterThanOrEqual(45);
   });
 
-  it.each(["none", "expired", "revoked"])("answers 401 UNAUTHENTICATED to every route for a key that is %s", async (kind) => {
-    const wrong: string[] = [];
-    for (const route of routes()) {
-      const response = await call(route, kind === "none" ? undefined : tokens[kind]);
-      if (response.statusCode !== 401 || codeOf(response.body) !== "UNAUTHENTICATED") wrong.push(`${route.method} ${route.url} → ${response.statusCode} ${response.body.slice(0, 120)}`);
-    }
-    expect(wrong).toEqual([]);
-  });
+  it.each(["none", "expired", "revoked"])(
+    "answers 401 UNAUTHENTICATED to every route for a key that is %s",
+    async (kind) => {
+      const wrong: string[] = [];
+      for (const route of routes()) {
+        const response = await call(route, kind === "none" ? undefined : tokens[kind]);
+        if (response.statusCode !== 401 || codeOf(response.body) !== "UNAUTHENTICATED") {
+          wrong.push(`${route.method} ${route.url} → ${response.statusCode} ${response.body.slice(0, 120)}`);
+        }
+      }
+      expect(wrong).toEqual([]);
+    },
+  );
 
   it("answers 403 INSUFFICIENT_SCOPE to every route for the project's key without the route's scope", async () => {
     const wrong: string[] = [];
     for (const route of routes()) {
-      const token = t.issueKey(a.projectId, PROJECT_KEY_SCOPES.filter((scope) => scope !== route.scope));
+      const token = t.issueKey(
+        a.projectId,
+        PROJECT_KEY_SCOPES.filter((scope) => scope !== route.scope),
+      );
       const response = await call(route, token);
-      if (response.statusCode !== 403 || codeOf(response.body) !== "INSUFFICIENT_SCOPE") wrong.push(`${route.method} ${route.url} → ${response.statusCode}`);
+      if (response.statusCode !== 403 || codeOf(response.body) !== "INSUFFICIENT_SCOPE") {
+        wrong.push(`${route.method} ${route.url} → ${response.statusCode}`);
+      }
     }
     expect(wrong).toEqual([]);
   });
@@ -117,11 +140,25 @@ describe("the authorization matrix", () => {
       const status = response.statusCode;
       const byId = route.url.includes(":");
       const adminOnly = route.scope !== undefined && ADMIN_ONLY_SCOPES.includes(route.scope);
-      const expected = adminOnly ? [403] : byId ? (route.method === "GET" || route.method === "DELETE" ? [404] : [400, 404]) : route.method === "GET" ? [200] : [400, 404, 201];
-      if (!expected.includes(status)) wrong.push(`${route.method} ${route.url} → ${status} (expected ${expected.join("/")})`);
+      const expected = adminOnly
+        ? [403]
+        : byId
+          ? route.method === "GET" || route.method === "DELETE"
+            ? [404]
+            : [400, 404]
+          : route.method === "GET"
+            ? [200]
+            : [400, 404, 201];
+      if (!expected.includes(status)) {
+        wrong.push(`${route.method} ${route.url} → ${status} (expected ${expected.join("/")})`);
+      }
       // Whatever it answers, nothing of project A is in it but what the caller sent (a 404 names the id asked for).
       const asked = pathOf(route.url);
-      for (const id of Object.values(params)) if (id.length > 8 && !asked.includes(id) && response.body.includes(id)) wrong.push(`${route.method} ${route.url} shows ${id}`);
+      for (const id of Object.values(params)) {
+        if (id.length > 8 && !asked.includes(id) && response.body.includes(id)) {
+          wrong.push(`${route.method} ${route.url} shows ${id}`);
+        }
+      }
     }
     expect(wrong).toEqual([]);
   });

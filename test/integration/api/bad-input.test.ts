@@ -1,4 +1,7 @@
-import { DEFAULT_BODY_LIMIT as BODY_LIMIT, DEFAULT_SPEC_BODY_LIMIT as SPEC_BODY_LIMIT } from "../../../server/http/body-limits.js";
+import {
+  DEFAULT_BODY_LIMIT as BODY_LIMIT,
+  DEFAULT_SPEC_BODY_LIMIT as SPEC_BODY_LIMIT,
+} from "../../../server/http/body-limits.js";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { EXAMPLE_SPEC_YAML, type SeededProject } from "../../helpers/seed.js";
 import { startSeededService, type AgentEndpoint } from "../../helpers/seeded-service.js";
@@ -17,7 +20,11 @@ describe("bad input", () => {
     valid = {
       "/v1/projects": { name: "fresh-project" },
       "/v1/agents": { name: "fresh-agent", version: "1" },
-      "/v1/environments": { name: "fresh-env", agent_id: p.agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl } },
+      "/v1/environments": {
+        name: "fresh-env",
+        agent_id: p.agentId,
+        endpoint: { protocol: "openai-chat", base_url: agent.baseUrl },
+      },
       "/v1/test-specs": { spec: (await p.client.get(`/v1/test-specs/${p.testSpecId}`)).body.spec },
       "/v1/runs": { test_spec_id: p.testSpecId, environment_id: p.environmentId },
     };
@@ -25,7 +32,8 @@ describe("bad input", () => {
   afterAll(() => close());
 
   /** Over the route's body limit: 1 MiB, and 5 MiB for specs (which may carry their tables). */
-  const huge = (path: string) => JSON.stringify({ name: "x".repeat((path === "/v1/test-specs" ? SPEC_BODY_LIMIT : BODY_LIMIT) + 10) });
+  const huge = (path: string) =>
+    JSON.stringify({ name: "x".repeat((path === "/v1/test-specs" ? SPEC_BODY_LIMIT : BODY_LIMIT) + 10) });
   const wrongTypes: Record<string, Record<string, unknown>> = {
     "/v1/projects": { name: 42 },
     "/v1/agents": { name: "a", version: ["1"] },
@@ -38,21 +46,44 @@ describe("bad input", () => {
     ["malformed JSON", () => ({ body: '{"name": "x",', contentType: "application/json" }), 400, "MALFORMED_BODY"],
     ["an empty JSON body", () => ({ body: "", contentType: "application/json" }), 400, "MALFORMED_BODY"],
     ["a JSON array", () => ({ body: "[]", contentType: "application/json" }), 400, "VALIDATION_FAILED"],
-    ["a body over its route's limit", (path) => ({ body: huge(path), contentType: "application/json" }), 413, "PAYLOAD_TOO_LARGE"],
+    [
+      "a body over its route's limit",
+      (path) => ({ body: huge(path), contentType: "application/json" }),
+      413,
+      "PAYLOAD_TOO_LARGE",
+    ],
     ["text/plain", () => ({ body: "name=x", contentType: "text/plain" }), 415, "UNSUPPORTED_MEDIA_TYPE"],
-    ["form encoding", () => ({ body: "name=x", contentType: "application/x-www-form-urlencoded" }), 415, "UNSUPPORTED_MEDIA_TYPE"],
+    [
+      "form encoding",
+      () => ({ body: "name=x", contentType: "application/x-www-form-urlencoded" }),
+      415,
+      "UNSUPPORTED_MEDIA_TYPE",
+    ],
     ["wrong types", (path) => ({ json: wrongTypes[path] }), 400, "VALIDATION_FAILED"],
     ["an unknown field", (path) => ({ json: { ...valid[path], surprise: true } }), 400, "VALIDATION_FAILED"],
-    ["a prototype-polluting key", (path) => ({ body: JSON.stringify(valid[path]).replace(/^\{/, '{"__proto__":{"x":1},'), contentType: "application/json" }), 400, ""],
+    [
+      "a prototype-polluting key",
+      (path) => ({
+        body: JSON.stringify(valid[path]).replace(/^\{/, '{"__proto__":{"x":1},'),
+        contentType: "application/json",
+      }),
+      400,
+      "",
+    ],
   ];
   const endpoints = ["/v1/projects", "/v1/agents", "/v1/environments", "/v1/test-specs", "/v1/runs"];
-  const cases = endpoints.flatMap((path) => variants.map(([name, make, status, code]) => [path, name, make, status, code] as const));
+  const cases = endpoints.flatMap((path) =>
+    variants.map(([name, make, status, code]) => [path, name, make, status, code] as const),
+  );
 
   it.each(cases)("POST %s with %s answers the envelope and writes nothing", async (path, _name, make, status, code) => {
     const before = t.service.store.countRows();
     const client = path === "/v1/projects" ? t.admin : p.client;
     const options = make(path);
-    const response = await client.call("POST", path, { ...options, headers: { "idempotency-key": `bad-${Math.random()}` } });
+    const response = await client.call("POST", path, {
+      ...options,
+      headers: { "idempotency-key": `bad-${Math.random()}` },
+    });
     expect(response.status).toBe(status);
     if (code) expect(response.body.error.code).toBe(code);
     expect(response.text).not.toMatch(/\bat .*\.(ts|js):\d+/); // no stack trace
@@ -91,10 +122,32 @@ describe("bad input", () => {
     ["not YAML", "scenarios: [unclosed", "not valid YAML"],
     ["a YAML scalar", "just text", "expected object"],
     ["duplicate keys", "name: a\nname: b\n", "unique"],
-    ["an alias bomb", "a: &a [x, x, x, x, x, x, x, x, x, x]\n" + Array.from({ length: 9 }, (_, i) => `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10).fill(`*${String.fromCharCode(97 + i)}`).join(", ")}]`).join("\n"), ""],
+    [
+      "an alias bomb",
+      "a: &a [x, x, x, x, x, x, x, x, x, x]\n" +
+        Array.from(
+          { length: 9 },
+          (_, i) =>
+            `${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(10)
+              .fill(`*${String.fromCharCode(97 + i)}`)
+              .join(", ")}]`,
+        ).join("\n"),
+      "",
+    ],
     ["a bad regex", EXAMPLE_SPEC_YAML.replace('"(?i)refund"', '"(unclosed"'), "regular expression"],
-    ["a gate with two requirements", EXAMPLE_SPEC_YAML.replace("require: { expectations: all }", "require: { expectations: all, max_finding_severity: low }"), "require one of: expectations, metric (with min_pass_rate), max_finding_severity — and/or no_regression"],
-    ["a gate on an undefined metric", EXAMPLE_SPEC_YAML.replace("metric: task_completion", "metric: nope"), "not defined by any scenario"],
+    [
+      "a gate with two requirements",
+      EXAMPLE_SPEC_YAML.replace(
+        "require: { expectations: all }",
+        "require: { expectations: all, max_finding_severity: low }",
+      ),
+      "require one of: expectations, metric (with min_pass_rate), max_finding_severity — and/or no_regression",
+    ],
+    [
+      "a gate on an undefined metric",
+      EXAMPLE_SPEC_YAML.replace("metric: task_completion", "metric: nope"),
+      "not defined by any scenario",
+    ],
     ["a canary check without a canary", EXAMPLE_SPEC_YAML.replace("canary: true ", "canary: false"), "canary"],
   ])("refuses a YAML spec with %s and writes nothing", async (_name, yaml, message) => {
     const before = t.service.store.countRows();
@@ -106,7 +159,10 @@ describe("bad input", () => {
   });
 
   it("refuses YAML on endpoints that take only JSON", async () => {
-    const response = await p.client.call("POST", "/v1/agents", { body: "name: a\nversion: '1'", contentType: "application/yaml" });
+    const response = await p.client.call("POST", "/v1/agents", {
+      body: "name: a\nversion: '1'",
+      contentType: "application/yaml",
+    });
     expect(response.status).toBe(415);
   });
 

@@ -16,7 +16,10 @@ function committedSnapshots(): { commit: string; text: string }[] {
   return log
     .split("\n")
     .filter(Boolean)
-    .map((commit) => ({ commit, text: execFileSync("git", ["show", `${commit}:${SNAPSHOT}`], { cwd: ROOT, encoding: "utf8" }) }));
+    .map((commit) => ({
+      commit,
+      text: execFileSync("git", ["show", `${commit}:${SNAPSHOT}`], { cwd: ROOT, encoding: "utf8" }),
+    }));
 }
 
 describe("the v1 OpenAPI document", () => {
@@ -41,7 +44,10 @@ describe("the v1 OpenAPI document", () => {
 
   it("passes Redocly's recommended rules with no error and no warning", () => {
     const lint = redocly(["lint", file("served.json", served), "--format=json"]);
-    const report = JSON.parse(lint.stdout) as { totals: { errors: number; warnings: number }; problems: { ruleId: string; message: string }[] };
+    const report = JSON.parse(lint.stdout) as {
+      totals: { errors: number; warnings: number };
+      problems: { ruleId: string; message: string }[];
+    };
     expect(report.problems.map((p) => `${p.ruleId}: ${p.message}`)).toEqual([]);
     expect(report.totals).toMatchObject({ errors: 0, warnings: 0 });
   });
@@ -50,7 +56,9 @@ describe("the v1 OpenAPI document", () => {
     const diff = redocly(["diff", SNAPSHOT, file("served.json", served), "--fail-on", "major"]);
     if (diff.status !== 0) throw new Error(`A breaking change to the v1 API:\n${diff.stdout}`);
     if (served !== readFileSync(join(ROOT, SNAPSHOT), "utf8")) {
-      throw new Error(`The API changed (additively): run \`npm run openapi:snapshot\` and commit ${SNAPSHOT}.\n${diff.stdout}`);
+      throw new Error(
+        `The API changed (additively): run \`npm run openapi:snapshot\` and commit ${SNAPSHOT}.\n${diff.stdout}`,
+      );
     }
   });
 
@@ -58,23 +66,41 @@ describe("the v1 OpenAPI document", () => {
     const versions = [...committedSnapshots(), { commit: "the working tree (served)", text: served }];
     expect(versions.length).toBeGreaterThanOrEqual(2);
     for (const [older, newer] of versions.slice(0, -1).map((v, i) => [v, versions[i + 1]!] as const)) {
-      const diff = redocly(["diff", file("older.json", older.text), file("newer.json", newer.text), "--fail-on", "major"]);
+      const diff = redocly([
+        "diff",
+        file("older.json", older.text),
+        file("newer.json", newer.text),
+        "--fail-on",
+        "major",
+      ]);
       if (diff.status !== 0) throw new Error(`Commit ${newer.commit} broke the v1 API:\n${diff.stdout}`);
     }
   });
 
   it("is checked by a diff that does catch breaking changes", () => {
-    const snapshot = JSON.parse(served) as { paths: Record<string, unknown>; components: { schemas: Record<string, any> } };
+    type Document = { paths: Record<string, unknown>; components: { schemas: Record<string, any> } };
     const breaking = [
-      (d: typeof snapshot) => delete d.paths["/v1/runs/{run_id}/evidence"], // a removed path
-      (d: typeof snapshot) => delete d.components.schemas.Run.properties.verdict, // a removed response field
-      (d: typeof snapshot) => (d.components.schemas.CreateRunBodyInput.required = [...d.components.schemas.CreateRunBodyInput.required, "spec_version"]),
-      (d: typeof snapshot) => (d.components.schemas.CreateProjectBodyInput.properties.name.maxLength = 10), // a narrowed request type
+      (d: Document) => delete d.paths["/v1/runs/{run_id}/evidence"], // a removed path
+      (d: Document) => delete d.components.schemas.Run.properties.verdict, // a removed response field
+      (d: Document) =>
+        (d.components.schemas.CreateRunBodyInput.required = [
+          ...d.components.schemas.CreateRunBodyInput.required,
+          "spec_version",
+        ]),
+      (d: Document) => (d.components.schemas.CreateProjectBodyInput.properties.name.maxLength = 10), // a narrowed request type
     ];
     for (const change of breaking) {
-      const changed = JSON.parse(served) as typeof snapshot;
+      const changed = JSON.parse(served) as Document;
       change(changed);
-      expect(redocly(["diff", file("served.json", served), file("changed.json", JSON.stringify(changed)), "--fail-on", "major"]).status).toBe(1);
+      expect(
+        redocly([
+          "diff",
+          file("served.json", served),
+          file("changed.json", JSON.stringify(changed)),
+          "--fail-on",
+          "major",
+        ]).status,
+      ).toBe(1);
     }
   });
 });

@@ -22,7 +22,11 @@ describe("run list pagination and filters", () => {
     productionId = production.body.environment_id;
     for (let i = 0; i < 130; i++) {
       const environment_id = i % 10 === 0 ? productionId : p.environmentId;
-      const run = await p.client.post("/v1/runs", { test_spec_id: p.testSpecId, environment_id }, { headers: { "idempotency-key": `run-${i}` } });
+      const run = await p.client.post(
+        "/v1/runs",
+        { test_spec_id: p.testSpecId, environment_id },
+        { headers: { "idempotency-key": `run-${i}` } },
+      );
       created.push(run.body.run_id);
     }
     // The engine is off; every fifth run is marked FAILED by hand, through a connection of its own.
@@ -38,9 +42,8 @@ describe("run list pagination and filters", () => {
     const seen: string[] = [];
     let cursor: string | null = null;
     do {
-      const page: { body: { data: { run_id: string }[]; next_cursor: string | null; has_more: boolean } } = await p.client.get(
-        `/v1/runs?limit=${limit}${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
-      );
+      const page: { body: { data: { run_id: string }[]; next_cursor: string | null; has_more: boolean } } =
+        await p.client.get(`/v1/runs?limit=${limit}${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
       seen.push(...page.body.data.map((r) => r.run_id));
       expect(page.body.has_more).toBe(page.body.next_cursor !== null);
       cursor = page.body.next_cursor;
@@ -91,7 +94,9 @@ describe("run list pagination and filters", () => {
   it("refuses a tampered cursor", async () => {
     const cursor: string = (await p.client.get("/v1/runs?limit=5")).body.next_cursor;
     const [payload, signature] = cursor.split(".");
-    const moved = Buffer.from(JSON.stringify(["2099-01-01T00:00:00.000Z", "run_zzzzzzzzzzzzzzzzzzzzzzzzzz", "runs|" + p.projectId + "||"])).toString("base64url");
+    const moved = Buffer.from(
+      JSON.stringify(["2099-01-01T00:00:00.000Z", "run_zzzzzzzzzzzzzzzzzzzzzzzzzz", "runs|" + p.projectId + "||"]),
+    ).toString("base64url");
     for (const bad of [`${moved}.${signature}`, `${payload}.AAAA${signature!.slice(4)}`, "garbage", `${cursor}.x`]) {
       const response = await p.client.get(`/v1/runs?limit=5&cursor=${encodeURIComponent(bad)}`);
       expect(response.status).toBe(400);
@@ -110,7 +115,11 @@ describe("run list pagination and filters", () => {
 
   it("shows an admin key every project's runs unless it names one", async () => {
     const other = await seedProject(t, agent.baseUrl);
-    await other.client.post("/v1/runs", { test_spec_id: other.testSpecId, environment_id: other.environmentId }, { headers: { "idempotency-key": "o" } });
+    await other.client.post(
+      "/v1/runs",
+      { test_spec_id: other.testSpecId, environment_id: other.environmentId },
+      { headers: { "idempotency-key": "o" } },
+    );
     const all = await t.admin.get("/v1/runs?limit=200");
     expect(all.body.data).toHaveLength(131);
     const one = await t.admin.get(`/v1/runs?limit=200&project_id=${other.projectId}`);

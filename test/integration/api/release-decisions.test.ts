@@ -66,22 +66,39 @@ describe("release decisions", () => {
       attempt: 1,
       subject: { repository: REPOSITORY, commit_sha: sha },
       planned: [{ test_spec_id: p.testSpecId, environment_id: p.environmentId, run_id: null }],
-      reasons: [{ status: "pending", blocking: true, reason: "refund-agent-deterministic in staging: waiting for its run" }],
+      reasons: [
+        { status: "pending", blocking: true, reason: "refund-agent-deterministic in staging: waiting for its run" },
+      ],
     });
     expect((await decide(sha, [])).status).toBe(200); // one decision per commit: found, not made again
 
     const runId = await runFor(sha, p.environmentId);
     await waitForRun(ci, runId);
     const decision = await settled(created.body.decision_id);
-    expect(decision).toMatchObject({ status: "ALLOWED", planned: [{ run_id: runId }], runs: [{ run_id: runId, planned: true, attempt: 1 }] });
+    expect(decision).toMatchObject({
+      status: "ALLOWED",
+      planned: [{ run_id: runId }],
+      runs: [{ run_id: runId, planned: true, attempt: 1 }],
+    });
     expect(decision.decided_at).not.toBeNull();
-    expect(decision.reasons).toEqual([expect.objectContaining({ run_id: runId, gate_id: "DET", status: "passed", blocking: false })]);
+    expect(decision.reasons).toEqual([
+      expect.objectContaining({ run_id: runId, gate_id: "DET", status: "passed", blocking: false }),
+    ]);
     for (const ref of decision.reasons[0].evidence_refs) expect((await p.client.get(ref)).status).toBe(200);
 
     const events = (await ci.get(`/v1/release-decisions/${decision.decision_id}/events`)).body.data;
     // Made (waiting for its run), the run created (waiting for it to end), the run ended.
-    expect(events.map((e: { sequence: number; data: { status: string } }) => [e.sequence, e.data.status])).toEqual([[1, "PENDING"], [2, "PENDING"], [3, "ALLOWED"]]);
-    expect(events[2]).toMatchObject({ schema_version: "1", type: "release_decision.updated", decision_id: decision.decision_id, run_id: runId });
+    expect(events.map((e: { sequence: number; data: { status: string } }) => [e.sequence, e.data.status])).toEqual([
+      [1, "PENDING"],
+      [2, "PENDING"],
+      [3, "ALLOWED"],
+    ]);
+    expect(events[2]).toMatchObject({
+      schema_version: "1",
+      type: "release_decision.updated",
+      decision_id: decision.decision_id,
+      run_id: runId,
+    });
     expect(events[2].data).toMatchObject({ previous_status: "PENDING", attempt: 1, blocking: 0 });
   });
 
@@ -90,7 +107,10 @@ describe("release decisions", () => {
     const runId = await runFor(sha, badEnvironmentId); // the run may come before the decision: it fills the plan
     await waitForRun(ci, runId);
     const decision = (await decide(sha, [{ test_spec_id: p.testSpecId, environment_id: badEnvironmentId }])).body;
-    expect(decision).toMatchObject({ status: "BLOCKED", reasons: [{ run_id: runId, gate_id: "DET", status: "failed", blocking: true, waiver_ref: null }] });
+    expect(decision).toMatchObject({
+      status: "BLOCKED",
+      reasons: [{ run_id: runId, gate_id: "DET", status: "failed", blocking: true, waiver_ref: null }],
+    });
 
     const waiverBody = { run_id: runId, gate_id: "DET", reason: "Known issue ACME-12; the fix ships next week." };
     const byCi = await ci.post(`/v1/release-decisions/${decision.decision_id}/waivers`, waiverBody);
@@ -99,24 +119,45 @@ describe("release decisions", () => {
 
     const waiver = await reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers`, waiverBody);
     expect(waiver.status).toBe(201);
-    expect(waiver.body).toMatchObject({ active: true, revokes: null, revoked_by: null, created_by: { key_id: expect.stringMatching(/^key_/) } });
+    expect(waiver.body).toMatchObject({
+      active: true,
+      revokes: null,
+      revoked_by: null,
+      created_by: { key_id: expect.stringMatching(/^key_/) },
+    });
     const waived = (await ci.get(`/v1/release-decisions/${decision.decision_id}`)).body;
-    expect(waived).toMatchObject({ status: "ALLOWED", reasons: [{ gate_id: "DET", status: "waived", blocking: false }] });
-    expect(waived.reasons[0].waiver_ref).toBe(`/v1/release-decisions/${decision.decision_id}/waivers/${waiver.body.waiver_id}`);
+    expect(waived).toMatchObject({
+      status: "ALLOWED",
+      reasons: [{ gate_id: "DET", status: "waived", blocking: false }],
+    });
+    expect(waived.reasons[0].waiver_ref).toBe(
+      `/v1/release-decisions/${decision.decision_id}/waivers/${waiver.body.waiver_id}`,
+    );
     expect((await reviewer.get(waived.reasons[0].waiver_ref)).body.waiver_id).toBe(waiver.body.waiver_id);
 
-    const revoke = (reason: string) => reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers/${waiver.body.waiver_id}/revocations`, { reason });
+    const revoke = (reason: string) =>
+      reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers/${waiver.body.waiver_id}/revocations`, {
+        reason,
+      });
     const revoked = await revoke("The fix slipped; block until it lands.");
     expect(revoked.status).toBe(201);
     expect(revoked.body).toMatchObject({ revokes: waiver.body.waiver_id, active: false });
     expect((await revoke("again")).status).toBe(409);
     expect((await ci.get(`/v1/release-decisions/${decision.decision_id}`)).body.status).toBe("BLOCKED");
     const waivers = (await reviewer.get(`/v1/release-decisions/${decision.decision_id}/waivers`)).body.data;
-    expect(waivers.map((w: { waiver_id: string; active: boolean; revoked_by: string | null }) => [w.waiver_id, w.active, w.revoked_by])).toEqual([
+    expect(
+      waivers.map((w: { waiver_id: string; active: boolean; revoked_by: string | null }) => [
+        w.waiver_id,
+        w.active,
+        w.revoked_by,
+      ]),
+    ).toEqual([
       [waiver.body.waiver_id, false, revoked.body.waiver_id],
       [revoked.body.waiver_id, false, null],
     ]);
-    const statuses = (await ci.get(`/v1/release-decisions/${decision.decision_id}/events`)).body.data.map((e: { data: { status: string } }) => e.data.status);
+    const statuses = (await ci.get(`/v1/release-decisions/${decision.decision_id}/events`)).body.data.map(
+      (e: { data: { status: string } }) => e.data.status,
+    );
     expect(statuses).toEqual(["BLOCKED", "ALLOWED", "BLOCKED"]);
   });
 
@@ -126,13 +167,24 @@ describe("release decisions", () => {
     await waitForRun(ci, runId);
     const decision = (await decide(sha, [{ test_spec_id: p.testSpecId, environment_id: badEnvironmentId }])).body;
     const expires_at = new Date(clock.now().getTime() + 3_600_000).toISOString();
-    const waiver = await reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers`, { run_id: runId, gate_id: "DET", reason: "for an hour", expires_at });
+    const waiver = await reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers`, {
+      run_id: runId,
+      gate_id: "DET",
+      reason: "for an hour",
+      expires_at,
+    });
     expect(waiver.body).toMatchObject({ active: true, expires_at });
     expect((await ci.get(`/v1/release-decisions/${decision.decision_id}`)).body.status).toBe("ALLOWED");
 
     clock.advance(3_600_001);
-    await waitFor(async () => (await ci.get(`/v1/release-decisions/${decision.decision_id}`)).body.status === "BLOCKED", "the waiver to lapse");
-    expect((await reviewer.get(`/v1/release-decisions/${decision.decision_id}/waivers/${waiver.body.waiver_id}`)).body.active).toBe(false);
+    await waitFor(
+      async () => (await ci.get(`/v1/release-decisions/${decision.decision_id}`)).body.status === "BLOCKED",
+      "the waiver to lapse",
+    );
+    expect(
+      (await reviewer.get(`/v1/release-decisions/${decision.decision_id}/waivers/${waiver.body.waiver_id}`)).body
+        .active,
+    ).toBe(false);
   });
 
   it("never lets runs it did not plan decide: they are shown, and a decision with nothing planned blocks", async () => {
@@ -140,7 +192,10 @@ describe("release decisions", () => {
     const good = await runFor(sha, p.environmentId);
     await waitForRun(ci, good);
     const decision = (await decide(sha, [])).body;
-    expect(decision).toMatchObject({ status: "BLOCKED", reasons: [{ status: "untested", reason: expect.stringMatching(/nothing was tested/) }] });
+    expect(decision).toMatchObject({
+      status: "BLOCKED",
+      reasons: [{ status: "untested", reason: expect.stringMatching(/nothing was tested/) }],
+    });
     expect(decision.runs).toEqual([expect.objectContaining({ run_id: good, planned: false, attempt: null })]);
   });
 
@@ -152,10 +207,19 @@ describe("release decisions", () => {
     expect(decision.status).toBe("ALLOWED");
     const again = await ci.post(`/v1/release-decisions/${decision.decision_id}/attempts`, {});
     expect(again.status).toBe(201);
-    expect(again.body).toMatchObject({ attempt: 2, status: "PENDING", planned: [{ run_id: null }], runs: [{ run_id: first, planned: false, attempt: 1 }] });
+    expect(again.body).toMatchObject({
+      attempt: 2,
+      status: "PENDING",
+      planned: [{ run_id: null }],
+      runs: [{ run_id: first, planned: false, attempt: 1 }],
+    });
     const second = await runFor(sha, p.environmentId, `${sha}-attempt-2`);
     await waitForRun(ci, second);
-    expect(await settled(decision.decision_id)).toMatchObject({ status: "ALLOWED", attempt: 2, planned: [{ run_id: second }] });
+    expect(await settled(decision.decision_id)).toMatchObject({
+      status: "ALLOWED",
+      attempt: 2,
+      planned: [{ run_id: second }],
+    });
   });
 
   it("decides on a set of runs at once, and lists decisions by repository, commit and status", async () => {
@@ -170,22 +234,44 @@ describe("release decisions", () => {
     const blocked = (await ci.post("/v1/release-decisions", { subject: { run_ids: [good, bad] } })).body;
     expect(blocked.status).toBe("BLOCKED");
 
-    const listed = (await ci.get(`/v1/release-decisions?status=blocked&limit=200`)).body.data.map((d: { decision_id: string }) => d.decision_id);
+    const listed = (await ci.get(`/v1/release-decisions?status=blocked&limit=200`)).body.data.map(
+      (d: { decision_id: string }) => d.decision_id,
+    );
     expect(listed).toContain(blocked.decision_id);
     expect(listed).not.toContain(allowed.body.decision_id);
     const decisionForSha = (await decide(sha, [])).body;
-    expect((await ci.get(`/v1/release-decisions?repository=${REPOSITORY}&commit_sha=${sha}`)).body.data.map((d: { decision_id: string }) => d.decision_id)).toEqual([
-      decisionForSha.decision_id,
-    ]);
+    expect(
+      (await ci.get(`/v1/release-decisions?repository=${REPOSITORY}&commit_sha=${sha}`)).body.data.map(
+        (d: { decision_id: string }) => d.decision_id,
+      ),
+    ).toEqual([decisionForSha.decision_id]);
   });
 
   it("refuses what does not hold together, with the field named, and changes nothing", async () => {
     const other = await t.admin.post("/v1/projects", { name: "other-project" });
-    const otherKey = t.admin.withToken(t.issueKey(other.body.project_id, ["releases:write", "releases:read", "releases:waive"]));
+    const otherKey = t.admin.withToken(
+      t.issueKey(other.body.project_id, ["releases:write", "releases:read", "releases:waive"]),
+    );
     const before = t.service.store.countRows();
     const cases: [ApiClient, string, unknown, string][] = [
-      [otherKey, "/v1/release-decisions", { subject: { repository: REPOSITORY, commit_sha: nextSha() }, plan: [{ test_spec_id: p.testSpecId, environment_id: p.environmentId }] }, "body.plan[0].test_spec_id"],
-      [ci, "/v1/release-decisions", { subject: { repository: REPOSITORY, commit_sha: nextSha() }, plan: [{ test_spec_id: p.testSpecId, environment_id: "env_nope" }] }, "body.plan[0].environment_id"],
+      [
+        otherKey,
+        "/v1/release-decisions",
+        {
+          subject: { repository: REPOSITORY, commit_sha: nextSha() },
+          plan: [{ test_spec_id: p.testSpecId, environment_id: p.environmentId }],
+        },
+        "body.plan[0].test_spec_id",
+      ],
+      [
+        ci,
+        "/v1/release-decisions",
+        {
+          subject: { repository: REPOSITORY, commit_sha: nextSha() },
+          plan: [{ test_spec_id: p.testSpecId, environment_id: "env_nope" }],
+        },
+        "body.plan[0].environment_id",
+      ],
       [otherKey, "/v1/release-decisions", { subject: { run_ids: ["run_nope"] } }, "body.subject.run_ids[0]"],
       [ci, "/v1/release-decisions", { subject: { repository: "not a repo", commit_sha: "x" } }, "body.subject"],
     ];
@@ -201,9 +287,15 @@ describe("release decisions", () => {
     await waitForRun(ci, runId);
     const decision = (await decide(sha, [{ test_spec_id: p.testSpecId, environment_id: p.environmentId }])).body;
     const waive = (body: unknown) => reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers`, body);
-    expect((await waive({ run_id: runId, gate_id: "DET", reason: "nothing to lift" })).body.error.details[0].path).toBe("body.gate_id");
-    expect((await waive({ run_id: "run_nope", gate_id: "DET", reason: "x" })).body.error.details[0].path).toBe("body.run_id");
-    expect((await waive({ run_id: runId, gate_id: "DET", reason: "x", expires_at: "2020-01-01T00:00:00Z" })).status).toBe(400);
+    expect((await waive({ run_id: runId, gate_id: "DET", reason: "nothing to lift" })).body.error.details[0].path).toBe(
+      "body.gate_id",
+    );
+    expect((await waive({ run_id: "run_nope", gate_id: "DET", reason: "x" })).body.error.details[0].path).toBe(
+      "body.run_id",
+    );
+    expect(
+      (await waive({ run_id: runId, gate_id: "DET", reason: "x", expires_at: "2020-01-01T00:00:00Z" })).status,
+    ).toBe(400);
     expect((await otherKey.get(`/v1/release-decisions/${decision.decision_id}`)).status).toBe(404);
   });
 });

@@ -58,7 +58,9 @@ describe("resources", () => {
   });
 
   it("refuses duplicate names with 409", async () => {
-    const again = await t.admin.post("/v1/projects", { name: (await t.admin.get(`/v1/projects/${p.projectId}`)).body.name });
+    const again = await t.admin.post("/v1/projects", {
+      name: (await t.admin.get(`/v1/projects/${p.projectId}`)).body.name,
+    });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe("CONFLICT");
     const env = await p.client.post("/v1/environments", {
@@ -81,7 +83,11 @@ describe("resources", () => {
     const current = (await p.client.get(`/v1/test-specs/${p.testSpecId}`)).body;
     const sameAsJson = await p.client.post("/v1/test-specs", { spec: current.spec });
     expect(sameAsJson.status).toBe(200);
-    expect(sameAsJson.body).toMatchObject({ test_spec_id: p.testSpecId, spec_version: current.spec_version, version_number: 1 });
+    expect(sameAsJson.body).toMatchObject({
+      test_spec_id: p.testSpecId,
+      spec_version: current.spec_version,
+      version_number: 1,
+    });
 
     const changed = await p.client.call("POST", "/v1/test-specs", {
       body: EXAMPLE_SPEC_YAML.replace("repeat: 3", "repeat: 5"),
@@ -91,7 +97,9 @@ describe("resources", () => {
     expect(changed.body).toMatchObject({ test_spec_id: p.testSpecId, version_number: 2 });
     expect(changed.body.spec_version).not.toBe(current.spec_version);
 
-    const pinned = await p.client.get(`/v1/test-specs/${p.testSpecId}?spec_version=${encodeURIComponent(current.spec_version)}`);
+    const pinned = await p.client.get(
+      `/v1/test-specs/${p.testSpecId}?spec_version=${encodeURIComponent(current.spec_version)}`,
+    );
     expect(pinned.body).toMatchObject({ version_number: 1, spec_version: current.spec_version });
     expect(pinned.body.spec.defaults.repeat).toBe(3);
   });
@@ -103,7 +111,10 @@ describe("resources", () => {
     expect(response.body.error.code).toBe("VALIDATION_FAILED");
     const line = EXAMPLE_SPEC_YAML.split("\n").findIndex((l) => l.includes("tool_not_called: delete_account")) + 1;
     expect(response.body.error.details).toEqual([
-      { path: "spec.scenarios[0].expect[1].tool_not_called", message: `tool 'delete_acount' is not defined under tools (line ${line})` },
+      {
+        path: "spec.scenarios[0].expect[1].tool_not_called",
+        message: `tool 'delete_acount' is not defined under tools (line ${line})`,
+      },
     ]);
   });
 
@@ -113,6 +124,8 @@ describe("resources", () => {
     expect(agents.body.data.map((a: { agent_id: string }) => a.agent_id)).toEqual([second.body.agent_id, p.agentId]);
     expect(agents.body).toMatchObject({ has_more: false, next_cursor: null });
     expect((await p.client.get("/v1/test-specs")).body.data).toHaveLength(1);
-    expect((await p.client.get("/v1/projects")).body.data.map((x: { project_id: string }) => x.project_id)).toEqual([p.projectId]);
+    expect((await p.client.get("/v1/projects")).body.data.map((x: { project_id: string }) => x.project_id)).toEqual([
+      p.projectId,
+    ]);
   });
 });

@@ -37,7 +37,8 @@ describe("durability across a crash", () => {
     const remember = (path: string, body: unknown) => acknowledged.push({ path, body });
     const project = (await admin.post("/v1/projects", { name: "durable" })).body;
     remember(`/v1/projects/${project.project_id}`, project);
-    const agentRecord = (await admin.post("/v1/agents", { project_id: project.project_id, name: "a", version: "7" })).body;
+    const agentRecord = (await admin.post("/v1/agents", { project_id: project.project_id, name: "a", version: "7" }))
+      .body;
     remember(`/v1/agents/${agentRecord.agent_id}`, agentRecord);
     const environment = (
       await admin.post("/v1/environments", {
@@ -56,9 +57,13 @@ describe("durability across a crash", () => {
     remember(`/v1/test-specs/${spec.body.test_spec_id}`, spec.body);
     const runs = await Promise.all(
       Array.from({ length: 25 }, (_, i) =>
-        admin.post("/v1/runs", { test_spec_id: spec.body.test_spec_id, environment_id: environment.environment_id }, {
-          headers: { "idempotency-key": `crash-${i}` },
-        }),
+        admin.post(
+          "/v1/runs",
+          { test_spec_id: spec.body.test_spec_id, environment_id: environment.environment_id },
+          {
+            headers: { "idempotency-key": `crash-${i}` },
+          },
+        ),
       ),
     );
     for (const run of runs) {
@@ -70,16 +75,23 @@ describe("durability across a crash", () => {
     service = await spawnService(env);
     const after = makeApiClient(service.baseUrl, validate, key.json().token);
     // A page link is minted as a resource is read (its expiry counts from then): not stored, so left aside.
-    const stored = (body: any) => (body?.links?.html ? { ...body, links: { ...body.links, html: expect.stringMatching(/^\/runs\/run_\w+\?exp=\d+&sig=/) } } : body);
+    const stored = (body: any) =>
+      body?.links?.html
+        ? { ...body, links: { ...body.links, html: expect.stringMatching(/^\/runs\/run_\w+\?exp=\d+&sig=/) } }
+        : body;
     for (const { path, body } of acknowledged) {
       const read = await after.get(path);
       expect(read.status).toBe(200);
       expect(read.body).toEqual(stored(body));
     }
     // The idempotency keys survived too: a replay after the crash returns the same run.
-    const replay = await after.post("/v1/runs", { test_spec_id: spec.body.test_spec_id, environment_id: environment.environment_id }, {
-      headers: { "idempotency-key": "crash-3" },
-    });
+    const replay = await after.post(
+      "/v1/runs",
+      { test_spec_id: spec.body.test_spec_id, environment_id: environment.environment_id },
+      {
+        headers: { "idempotency-key": "crash-3" },
+      },
+    );
     expect(replay.status).toBe(200);
     expect(replay.body.run_id).toBe(runs[3]!.body.run_id);
     // Cursors survive a restart as well: the signing secret is stored with the data.

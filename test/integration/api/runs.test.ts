@@ -16,7 +16,8 @@ describe("runs", () => {
   let close: () => Promise<void>;
   let body: { test_spec_id: string; environment_id: string };
   let keys = 0;
-  const startRun = (json: unknown, key = `key-${++keys}`) => p.client.post("/v1/runs", json, { headers: { "idempotency-key": key } });
+  const startRun = (json: unknown, key = `key-${++keys}`) =>
+    p.client.post("/v1/runs", json, { headers: { "idempotency-key": key } });
 
   beforeAll(async () => {
     clock = new FakeClock();
@@ -41,7 +42,10 @@ describe("runs", () => {
       agent_id: p.agentId,
       agent_version: "1.4.2",
       source,
-      links: expect.objectContaining({ self: `/v1/runs/${response.body.run_id}`, evidence: `/v1/runs/${response.body.run_id}/evidence` }),
+      links: expect.objectContaining({
+        self: `/v1/runs/${response.body.run_id}`,
+        evidence: `/v1/runs/${response.body.run_id}/evidence`,
+      }),
     });
     expect(response.body.run_id).toMatch(/^run_[0-9a-z]{26}$/);
     const read = await p.client.get(`/v1/runs/${response.body.run_id}`);
@@ -89,7 +93,10 @@ describe("runs", () => {
     expect(replay.status).toBe(200);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     expect(replay.body).toEqual(first.body);
-    const other = await startRun({ ...body, source: { repository: "acme/x", commit_sha: "b".repeat(40) } }, "sha-1/refund-agent");
+    const other = await startRun(
+      { ...body, source: { repository: "acme/x", commit_sha: "b".repeat(40) } },
+      "sha-1/refund-agent",
+    );
     expect(other.status).toBe(422);
     expect(other.body.error.code).toBe("IDEMPOTENCY_KEY_REUSED");
   });
@@ -127,7 +134,13 @@ describe("runs", () => {
   });
 
   it("keeps a key derived from a commit for good: a replay years later finds the same run", async () => {
-    const key = runIdempotencyKey({ repositoryId: 42, commitSha: "b".repeat(40), specPath: ".assure/specs/refund.yaml", environmentName: "staging", attempt: 1 });
+    const key = runIdempotencyKey({
+      repositoryId: 42,
+      commitSha: "b".repeat(40),
+      specPath: ".assure/specs/refund.yaml",
+      environmentName: "staging",
+      attempt: 1,
+    });
     const first = await startRun(body, key);
     expect(first.status).toBe(201);
     clock.advance(3 * 365 * 24 * HOUR);

@@ -50,7 +50,14 @@ describe("specs from a repository", () => {
       expect(refused.body.error.code).toBe("VALIDATION_FAILED");
     }
     const json = await p.client.call("POST", `/v1/test-specs?repository=acme/refunds&commit_sha=${SHA_A}&path=a.yaml`, {
-      json: { spec: { schema_version: "1", name: "x", scenarios: [{ id: "s", turns: [{ user: "hi" }] }], gates: [{ id: "D", require: { expectations: "all" } }] } },
+      json: {
+        spec: {
+          schema_version: "1",
+          name: "x",
+          scenarios: [{ id: "s", turns: [{ user: "hi" }] }],
+          gates: [{ id: "D", require: { expectations: "all" } }],
+        },
+      },
     });
     expect(json.status).toBe(400);
     expect(json.body.error.message).toMatch(/application\/yaml/);

@@ -19,7 +19,10 @@ const DEPRECATIONS: Deprecation[] = [
 
 describe("deprecations, declared once in the contract", () => {
   let t: TestService;
-  let document: { paths: Record<string, Record<string, { deprecated?: boolean }>>; components: { schemas: Record<string, any> } };
+  let document: {
+    paths: Record<string, Record<string, { deprecated?: boolean }>>;
+    components: { schemas: Record<string, any> };
+  };
   beforeAll(async () => {
     t = await startTestService({ deprecations: DEPRECATIONS });
     document = (await t.anonymous.get("/v1/openapi.json")).body;
@@ -34,7 +37,10 @@ describe("deprecations, declared once in the contract", () => {
 
   it("put Deprecation (RFC 9745) and Sunset (RFC 8594) headers on every response of an operation that uses them", async () => {
     const project = (await t.admin.post("/v1/projects", { name: "deprecations" })).body;
-    for (const response of [await t.admin.get(`/v1/projects/${project.project_id}`), await t.admin.get("/v1/projects/prj_missing")]) {
+    for (const response of [
+      await t.admin.get(`/v1/projects/${project.project_id}`),
+      await t.admin.get("/v1/projects/prj_missing"),
+    ]) {
       expect(response.headers.get("deprecation")).toBe(`@${Date.parse("2026-11-23T00:00:00Z") / 1000}`);
       expect(response.headers.get("sunset")).toBe("Tue, 01 Jun 2027 00:00:00 GMT");
     }
@@ -50,12 +56,16 @@ describe("deprecations, declared once in the contract", () => {
   });
 
   it("must name something that exists: the service does not start otherwise", async () => {
-    await expect(startTestService({ deprecations: [{ operation: "listWidgets", since: "2026-11-23", sunset: "2027-06-01", instead: "x" }] })).rejects.toThrow(
-      /operation 'listWidgets', which does not exist/,
-    );
-    await expect(startTestService({ deprecations: [{ field: "Run.colour", since: "2026-11-23", sunset: "2027-06-01", instead: "x" }] })).rejects.toThrow(
-      /field 'Run.colour'/,
-    );
+    await expect(
+      startTestService({
+        deprecations: [{ operation: "listWidgets", since: "2026-11-23", sunset: "2027-06-01", instead: "x" }],
+      }),
+    ).rejects.toThrow(/operation 'listWidgets', which does not exist/);
+    await expect(
+      startTestService({
+        deprecations: [{ field: "Run.colour", since: "2026-11-23", sunset: "2027-06-01", instead: "x" }],
+      }),
+    ).rejects.toThrow(/field 'Run.colour'/);
   });
 });
 
@@ -85,7 +95,14 @@ const replyLength: Evaluator = {
   }),
 };
 
-const KNOWN_EVENT_TYPES = new Set(["run.status_changed", "message.sent", "message.received", "tool.called", "tool.returned", "evaluation.completed"]);
+const KNOWN_EVENT_TYPES = new Set([
+  "run.status_changed",
+  "message.sent",
+  "message.received",
+  "tool.called",
+  "tool.returned",
+  "evaluation.completed",
+]);
 
 /**
  * A v1 consumer that knows the expectations' metrics and these event types, and checks every
@@ -96,13 +113,19 @@ async function readAsV1Consumer(client: ApiClient, runId: string) {
   const evidence = (await client.get(`/v1/runs/${runId}/evidence`)).body;
   const evaluations = (await client.get(`/v1/runs/${runId}/evaluations?limit=200`)).body.data as Record<string, any>[];
   const trace = (await readTrace(client, runId)).filter(
-    (event) => KNOWN_EVENT_TYPES.has(event.type) && (event.type !== "evaluation.completed" || known(event.data.metric_id)),
+    (event) =>
+      KNOWN_EVENT_TYPES.has(event.type) && (event.type !== "evaluation.completed" || known(event.data.metric_id)),
   );
   return {
     verdict: evidence.verdict,
     gates: evidence.gates.map((g: Record<string, unknown>) => [g.id, g.status, g.reason]),
-    evaluations: evaluations.filter((e) => known(e.metric_id)).map((e) => [e.metric_id, e.spec_path, e.status, e.score, e.reason]),
-    trace: trace.map((event) => [event.type, event.data.to ?? event.data.name ?? event.data.content ?? event.data.metric_id ?? null]),
+    evaluations: evaluations
+      .filter((e) => known(e.metric_id))
+      .map((e) => [e.metric_id, e.spec_path, e.status, e.score, e.reason]),
+    trace: trace.map((event) => [
+      event.type,
+      event.data.to ?? event.data.name ?? event.data.content ?? event.data.metric_id ?? null,
+    ]),
   };
 }
 
@@ -117,7 +140,9 @@ describe("additive evolution (spec §9)", () => {
     const p = await seedProject(t, agent.baseUrl, { specYaml: deterministicSpecYaml({ repeat: 1 }) });
     const { run_id } = await startRun(p.client, { test_spec_id: p.testSpecId, environment_id: p.environmentId });
     await waitForRun(p.client, run_id);
-    const committed = makeResponseValidator(JSON.parse(readFileSync(new URL("../../../docs/openapi-v1.json", import.meta.url), "utf8")));
+    const committed = makeResponseValidator(
+      JSON.parse(readFileSync(new URL("../../../docs/openapi-v1.json", import.meta.url), "utf8")),
+    );
     return { runId: run_id, consumer: makeApiClient(t.baseUrl, committed, p.token) };
   }
 
@@ -130,14 +155,28 @@ describe("additive evolution (spec §9)", () => {
       // The later version also records an event type that v1 consumers have never seen.
       const store = openStore(later.dbPath, { clock: systemClock });
       const next = store.getLastSequence(after.runId) + 1;
-      const unseen = { type: "agent.thought", data: { text: "thinking" } } as unknown as Pick<LoggedEvent, "type" | "data">;
-      store.appendEvents(after.runId, [{ ...unseen, sequence: next, event_id: "evt_new", occurred_at: new Date().toISOString(), conversation_id: null, turn: null } as LoggedEvent]);
+      const unseen = { type: "agent.thought", data: { text: "thinking" } } as unknown as Pick<
+        LoggedEvent,
+        "type" | "data"
+      >;
+      store.appendEvents(after.runId, [
+        {
+          ...unseen,
+          sequence: next,
+          event_id: "evt_new",
+          occurred_at: new Date().toISOString(),
+          conversation_id: null,
+          turn: null,
+        } as LoggedEvent,
+      ]);
       store.close();
 
       const allEvaluations = (await after.consumer.get(`/v1/runs/${after.runId}/evaluations?limit=200`)).body.data;
       expect(allEvaluations.some((e: { metric_id: string }) => e.metric_id === "reply_length")).toBe(true);
       expect((await readTrace(after.consumer, after.runId)).at(-1)!.type).toBe("agent.thought");
-      expect(await readAsV1Consumer(after.consumer, after.runId)).toEqual(await readAsV1Consumer(before.consumer, before.runId));
+      expect(await readAsV1Consumer(after.consumer, after.runId)).toEqual(
+        await readAsV1Consumer(before.consumer, before.runId),
+      );
     } finally {
       await today.close();
       await later.close();

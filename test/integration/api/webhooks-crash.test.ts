@@ -20,7 +20,12 @@ describe("webhook deliveries across a crash", () => {
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "assure-webhook-crash-"));
-    env = { ASSURE_DB: join(dir, "assure.db"), ASSURE_WORKERS: "2", ASSURE_WEBHOOK_RETRY_SCALE: "0.001", ASSURE_WORKER_LEASE_MS: "2000" };
+    env = {
+      ASSURE_DB: join(dir, "assure.db"),
+      ASSURE_WORKERS: "2",
+      ASSURE_WEBHOOK_RETRY_SCALE: "0.001",
+      ASSURE_WORKER_LEASE_MS: "2000",
+    };
     agent = await startExampleAgent();
     receiver = await startWebhookReceiver();
   });
@@ -37,16 +42,33 @@ describe("webhook deliveries across a crash", () => {
     const openapi = (await (await fetch(`${service.baseUrl}/v1/openapi.json`)).json()) as OpenApiDocument;
     const client = () => makeApiClient(service!.baseUrl, makeResponseValidator(openapi), token);
     const project = (await client().post("/v1/projects", { name: "crash" })).body.project_id;
-    const agentId = (await client().post("/v1/agents", { project_id: project, name: "refund-agent", version: "1" })).body.agent_id;
+    const agentId = (await client().post("/v1/agents", { project_id: project, name: "refund-agent", version: "1" }))
+      .body.agent_id;
     const environment = (
-      await client().post("/v1/environments", { project_id: project, name: "staging", agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent" } })
+      await client().post("/v1/environments", {
+        project_id: project,
+        name: "staging",
+        agent_id: agentId,
+        endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent" },
+      })
     ).body.environment_id;
-    const spec = (await client().call("POST", `/v1/test-specs?project_id=${project}`, { body: deterministicSpecYaml({ repeat: 2 }), contentType: "application/yaml" })).body.test_spec_id;
+    const spec = (
+      await client().call("POST", `/v1/test-specs?project_id=${project}`, {
+        body: deterministicSpecYaml({ repeat: 2 }),
+        contentType: "application/yaml",
+      })
+    ).body.test_spec_id;
     expect((await client().post("/v1/webhooks", { project_id: project, url: receiver.url })).status).toBe(201);
 
     // The receiver is down: every delivery is committed, none delivered.
     await receiver.down();
-    const run = (await client().post("/v1/runs", { test_spec_id: spec, environment_id: environment }, { headers: { "idempotency-key": "crash-run" } })).body;
+    const run = (
+      await client().post(
+        "/v1/runs",
+        { test_spec_id: spec, environment_id: environment },
+        { headers: { "idempotency-key": "crash-run" } },
+      )
+    ).body;
     await waitForRun(client(), run.run_id);
     const trace = await readTrace(client(), run.run_id);
     expect(receiver.received).toHaveLength(0);
@@ -54,7 +76,11 @@ describe("webhook deliveries across a crash", () => {
     await service.kill();
     await receiver.up();
     service = await spawnService(env);
-    await waitFor(() => trace.every((e) => receiver.events().has(e.event_id)), "every event delivered after the restart", { timeoutMs: 30_000 });
+    await waitFor(
+      () => trace.every((e) => receiver.events().has(e.event_id)),
+      "every event delivered after the restart",
+      { timeoutMs: 30_000 },
+    );
     // None corrupted: each body is the trace's own entry.
     const served = (await client().get(`/v1/runs/${run.run_id}/trace?limit=200`)).body.data as { event_id: string }[];
     for (const entry of served) expect(JSON.parse(receiver.events().get(entry.event_id)!)).toEqual(entry);
@@ -65,17 +91,40 @@ describe("webhook deliveries across a crash", () => {
     const openapi = (await (await fetch(`${service!.baseUrl}/v1/openapi.json`)).json()) as OpenApiDocument;
     const client = () => makeApiClient(service!.baseUrl, makeResponseValidator(openapi), token);
     const project = (await client().post("/v1/projects", { name: "crash-in-flight" })).body.project_id;
-    const agentId = (await client().post("/v1/agents", { project_id: project, name: "refund-agent", version: "1" })).body.agent_id;
+    const agentId = (await client().post("/v1/agents", { project_id: project, name: "refund-agent", version: "1" }))
+      .body.agent_id;
     const environment = (
-      await client().post("/v1/environments", { project_id: project, name: "staging", agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent" } })
+      await client().post("/v1/environments", {
+        project_id: project,
+        name: "staging",
+        agent_id: agentId,
+        endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent" },
+      })
     ).body.environment_id;
-    const spec = (await client().call("POST", `/v1/test-specs?project_id=${project}`, { body: deterministicSpecYaml({ repeat: 1 }), contentType: "application/yaml" })).body.test_spec_id;
+    const spec = (
+      await client().call("POST", `/v1/test-specs?project_id=${project}`, {
+        body: deterministicSpecYaml({ repeat: 1 }),
+        contentType: "application/yaml",
+      })
+    ).body.test_spec_id;
     const hanging = await startWebhookReceiver();
     try {
       // The receiver takes the requests and never answers: the attempts are in flight, under their lease, when the service dies.
       hanging.answerWith("hang");
-      const webhook = (await client().post("/v1/webhooks", { project_id: project, url: hanging.url, event_types: ["run.status_changed"] })).body;
-      const run = (await client().post("/v1/runs", { test_spec_id: spec, environment_id: environment }, { headers: { "idempotency-key": "in-flight-run" } })).body;
+      const webhook = (
+        await client().post("/v1/webhooks", {
+          project_id: project,
+          url: hanging.url,
+          event_types: ["run.status_changed"],
+        })
+      ).body;
+      const run = (
+        await client().post(
+          "/v1/runs",
+          { test_spec_id: spec, environment_id: environment },
+          { headers: { "idempotency-key": "in-flight-run" } },
+        )
+      ).body;
       await waitForRun(client(), run.run_id);
       const moves = (await readTrace(client(), run.run_id)).filter((e) => e.type === "run.status_changed");
       await waitFor(() => moves.every((e) => hanging.events().has(e.event_id)), "every move in flight");
@@ -85,10 +134,15 @@ describe("webhook deliveries across a crash", () => {
       const answered = hanging.received.length;
       service = await spawnService(env);
       // Taken up again once the 2 s lease lapses: each move arrives again, with its webhook-id, and is answered.
-      await waitFor(() => moves.every((e) => hanging.received.slice(answered).some((r) => r.headers["webhook-id"] === e.event_id)), "every move delivered again after the restart", { timeoutMs: 20_000 });
+      await waitFor(
+        () => moves.every((e) => hanging.received.slice(answered).some((r) => r.headers["webhook-id"] === e.event_id)),
+        "every move delivered again after the restart",
+        { timeoutMs: 20_000 },
+      );
       // Recorded as delivered, each once, on the attempt that was answered.
       const delivered = await waitFor(async () => {
-        const data = (await client().get(`/v1/webhooks/${webhook.webhook_id}/deliveries?outcome=delivered`)).body.data as { event_id: string }[];
+        const data = (await client().get(`/v1/webhooks/${webhook.webhook_id}/deliveries?outcome=delivered`)).body
+          .data as { event_id: string }[];
         return data.length >= moves.length ? data : undefined;
       }, "the delivered attempts recorded");
       expect(new Set(delivered.map((a) => a.event_id))).toEqual(new Set(moves.map((e) => e.event_id)));

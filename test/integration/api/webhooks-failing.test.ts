@@ -21,9 +21,19 @@ describe("an endpoint that keeps failing", () => {
   it("is disabled once every attempt has failed for five days, and says so", async () => {
     receiver.answerWith({ status: 500 });
     const project = (await t.admin.post("/v1/projects", { name: "failing" })).body.project_id;
-    const webhook = (await t.admin.post("/v1/webhooks", { project_id: project, url: receiver.url, event_types: ["release_decision.updated"] })).body;
+    const webhook = (
+      await t.admin.post("/v1/webhooks", {
+        project_id: project,
+        url: receiver.url,
+        event_types: ["release_decision.updated"],
+      })
+    ).body;
     // A decision's update is an event: a commit with nothing planned is decided BLOCKED at once.
-    await t.admin.post("/v1/release-decisions", { project_id: project, subject: { repository: "acme/x", commit_sha: "c".repeat(40) }, plan: [] });
+    await t.admin.post("/v1/release-decisions", {
+      project_id: project,
+      subject: { repository: "acme/x", commit_sha: "c".repeat(40) },
+      plan: [],
+    });
     await waitFor(() => receiver.received.length === 1, "the first attempt");
     // The attempt is recorded once its answer is in.
     const failing = await waitFor(async () => {
@@ -35,7 +45,10 @@ describe("an endpoint that keeps failing", () => {
     // Four days on, the next attempt fails too: still enabled.
     clock.advance(4 * 86_400_000);
     await waitFor(() => receiver.received.length === 2, "the second attempt");
-    await waitFor(async () => (await t.admin.get(`/v1/webhooks/${webhook.webhook_id}/deliveries`)).body.data.length === 2, "the second attempt recorded");
+    await waitFor(
+      async () => (await t.admin.get(`/v1/webhooks/${webhook.webhook_id}/deliveries`)).body.data.length === 2,
+      "the second attempt recorded",
+    );
     expect((await t.admin.get(`/v1/webhooks/${webhook.webhook_id}`)).body.enabled).toBe(true);
     // Past five days: disabled, with the reason.
     clock.advance(86_400_000 + 60_000);

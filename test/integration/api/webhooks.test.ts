@@ -25,7 +25,15 @@ describe("outbound webhooks", () => {
     t = await startTestService({ env: { ASSURE_WORKERS: "2", ASSURE_WEBHOOK_RETRY_SCALE: "0.001" } });
     agent = await startExampleAgent();
     p = await seedProject(t, agent.baseUrl, { specYaml: deterministicSpecYaml({ repeat: 1 }) });
-    client = t.admin.withToken(t.issueKey(p.projectId, [...PROJECT_SCOPES, "webhooks:read", "webhooks:write", "releases:read", "releases:write"]));
+    client = t.admin.withToken(
+      t.issueKey(p.projectId, [
+        ...PROJECT_SCOPES,
+        "webhooks:read",
+        "webhooks:write",
+        "releases:read",
+        "releases:write",
+      ]),
+    );
   });
   afterAll(async () => {
     await Promise.all(receivers.map((r) => r.close()));
@@ -73,7 +81,13 @@ describe("outbound webhooks", () => {
       const data = (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?limit=200`)).body.data;
       return data.length >= trace.length ? data : undefined;
     }, "every attempt recorded");
-    expect(attempts[0]).toMatchObject({ delivery_id: expect.stringMatching(/^dlv_/), attempt: 1, response_status: 204, error: null, next_attempt_at: null });
+    expect(attempts[0]).toMatchObject({
+      delivery_id: expect.stringMatching(/^dlv_/),
+      attempt: 1,
+      response_status: 204,
+      error: null,
+      next_attempt_at: null,
+    });
     await client.delete(`/v1/webhooks/${webhook.webhook_id}`);
   });
 
@@ -82,11 +96,16 @@ describe("outbound webhooks", () => {
     const webhook = await register(r.url, { event_types: ["run.status_changed", "release_decision.updated"] });
     const { run_id, trace } = await runToEnd();
     await client.post("/v1/release-decisions", { subject: { run_ids: [run_id] } });
-    await waitFor(() => r.received.some((d) => JSON.parse(d.body).type === "release_decision.updated"), "the decision's update");
+    await waitFor(
+      () => r.received.some((d) => JSON.parse(d.body).type === "release_decision.updated"),
+      "the decision's update",
+    );
     const moves = trace.filter((e) => e.type === "run.status_changed");
     expect(moves.length).toBe(3); // QUEUED → RUNNING → EVALUATING → COMPLETED
     await waitFor(() => moves.every((e) => r.events().has(e.event_id)), "the run's moves");
-    expect(new Set(r.received.map((d) => JSON.parse(d.body).type))).toEqual(new Set(["run.status_changed", "release_decision.updated"]));
+    expect(new Set(r.received.map((d) => JSON.parse(d.body).type))).toEqual(
+      new Set(["run.status_changed", "release_decision.updated"]),
+    );
     await client.delete(`/v1/webhooks/${webhook.webhook_id}`);
   });
 
@@ -95,13 +114,29 @@ describe("outbound webhooks", () => {
     const webhook = await register(r.url);
     await r.down();
     const { trace } = await runToEnd();
-    await waitFor(async () => (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?outcome=failed&limit=5`)).body.data.length > 0, "failed attempts");
-    const failed = (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?outcome=failed&limit=1`)).body.data[0];
-    expect(failed).toMatchObject({ response_status: null, error: expect.stringMatching(/ECONNREFUSED/), next_attempt_at: expect.any(String) });
+    await waitFor(
+      async () =>
+        (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?outcome=failed&limit=5`)).body.data.length > 0,
+      "failed attempts",
+    );
+    const failed = (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?outcome=failed&limit=1`)).body
+      .data[0];
+    expect(failed).toMatchObject({
+      response_status: null,
+      error: expect.stringMatching(/ECONNREFUSED/),
+      next_attempt_at: expect.any(String),
+    });
     expect((await client.get(`/v1/webhooks/${webhook.webhook_id}`)).body.failing_since).not.toBeNull();
     await r.up();
-    await waitFor(() => trace.every((e) => r.events().has(e.event_id)), "every event delivered after the receiver came back", { timeoutMs: 20_000 });
-    await waitFor(async () => (await client.get(`/v1/webhooks/${webhook.webhook_id}`)).body.failing_since === null, "healthy again");
+    await waitFor(
+      () => trace.every((e) => r.events().has(e.event_id)),
+      "every event delivered after the receiver came back",
+      { timeoutMs: 20_000 },
+    );
+    await waitFor(
+      async () => (await client.get(`/v1/webhooks/${webhook.webhook_id}`)).body.failing_since === null,
+      "healthy again",
+    );
     await client.delete(`/v1/webhooks/${webhook.webhook_id}`);
   });
 
@@ -156,18 +191,26 @@ describe("outbound webhooks", () => {
     const since = new Date().toISOString();
     await runToEnd();
     await waitFor(() => r.received.length >= 3, "deliveries");
-    const last = await waitFor(async () => (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?limit=1`)).body.data[0], "an attempt recorded");
+    const last = await waitFor(
+      async () => (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?limit=1`)).body.data[0],
+      "an attempt recorded",
+    );
     const again = await client.post(`/v1/webhooks/${webhook.webhook_id}/deliveries/${last.delivery_id}/redeliver`, {});
     expect(again.status).toBe(202);
     expect(again.body).toMatchObject({ delivery_id: last.delivery_id, status: "pending" });
-    await waitFor(() => r.received.filter((d) => d.headers["webhook-id"] === last.event_id).length === 2, "the redelivery, with the same webhook-id");
+    await waitFor(
+      () => r.received.filter((d) => d.headers["webhook-id"] === last.event_id).length === 2,
+      "the redelivery, with the same webhook-id",
+    );
 
     const count = r.received.length;
     const recovered = await client.post(`/v1/webhooks/${webhook.webhook_id}/recover`, { since });
     expect(recovered.status).toBe(202);
     expect(recovered.body.requeued).toBe(3);
     await waitFor(() => r.received.length === count + 3, "every event since then, again");
-    expect((await client.post(`/v1/webhooks/${webhook.webhook_id}/deliveries/dlv_missing/redeliver`, {})).status).toBe(404);
+    expect((await client.post(`/v1/webhooks/${webhook.webhook_id}/deliveries/dlv_missing/redeliver`, {})).status).toBe(
+      404,
+    );
     await client.delete(`/v1/webhooks/${webhook.webhook_id}`);
   });
 
@@ -189,19 +232,39 @@ describe("outbound webhooks", () => {
 
   it("refuses a url on a metadata or link-local address, and a bad body, changing nothing", async () => {
     const before = t.service.store.countRows().webhooks;
-    for (const url of ["http://169.254.169.254/latest/meta-data", "http://metadata.google.internal/hooks", "http://[fe80::1]/hooks"]) {
+    for (const url of [
+      "http://169.254.169.254/latest/meta-data",
+      "http://metadata.google.internal/hooks",
+      "http://[fe80::1]/hooks",
+    ]) {
       const refused = await client.post("/v1/webhooks", { url });
       expect([url, refused.status]).toEqual([url, 400]);
       expect(refused.body.error.details[0].path).toBe("body.url");
     }
     expect((await client.post("/v1/webhooks", { url: "ftp://example.com/x" })).status).toBe(400);
-    expect((await client.post("/v1/webhooks", { url: "https://example.com/x", event_types: ["no.such"] })).status).toBe(400);
+    expect((await client.post("/v1/webhooks", { url: "https://example.com/x", event_types: ["no.such"] })).status).toBe(
+      400,
+    );
     expect(t.service.store.countRows().webhooks).toBe(before);
     // The policy applies at delivery too: a url the egress policy refuses is never called.
-    const [row] = (await t.service.store.write(["createWebhook", { webhook_id: "whk_metadata", project_id: p.projectId, url: "http://169.254.169.254/hooks", event_types: JSON.stringify(["run.status_changed"]), description: null, secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw" }, new Date().toISOString()])) as [unknown];
+    const [row] = (await t.service.store.write([
+      "createWebhook",
+      {
+        webhook_id: "whk_metadata",
+        project_id: p.projectId,
+        url: "http://169.254.169.254/hooks",
+        event_types: JSON.stringify(["run.status_changed"]),
+        description: null,
+        secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
+      },
+      new Date().toISOString(),
+    ])) as [unknown];
     expect(row).toBeDefined();
     await runToEnd();
-    const attempt = await waitFor(async () => (await t.admin.get("/v1/webhooks/whk_metadata/deliveries?limit=1")).body.data[0], "an attempt");
+    const attempt = await waitFor(
+      async () => (await t.admin.get("/v1/webhooks/whk_metadata/deliveries?limit=1")).body.data[0],
+      "an attempt",
+    );
     expect(attempt).toMatchObject({ response_status: null, error: expect.stringMatching(/Egress refused/) });
     await t.admin.delete("/v1/webhooks/whk_metadata");
   });
@@ -210,7 +273,9 @@ describe("outbound webhooks", () => {
     const processed: string[] = [];
     let consumer: ReturnType<typeof makeWebhookConsumer> | undefined;
     // Until the consumer has its secret it answers 503: those deliveries are tried again.
-    const server = createServer((req, res) => (consumer ? void consumer.handle(req, res) : void res.writeHead(503).end()));
+    const server = createServer((req, res) =>
+      consumer ? void consumer.handle(req, res) : void res.writeHead(503).end(),
+    );
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
@@ -223,16 +288,39 @@ describe("outbound webhooks", () => {
       const { run_id, trace } = await runToEnd();
       await client.post("/v1/release-decisions", { subject: { run_ids: [run_id] } });
       const moves = trace.filter((e) => e.type === "run.status_changed").map((e) => e.event_id);
-      await waitFor(() => moves.every((id) => processed.includes(id)) && processed.length === moves.length + 1, "every event processed");
+      await waitFor(
+        () => moves.every((id) => processed.includes(id)) && processed.length === moves.length + 1,
+        "every event processed",
+      );
       // A delivery sent again is kept and processed once.
       // (An attempt is recorded once its answer is in.)
-      const last = await waitFor(async () => (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?outcome=delivered&limit=1`)).body.data[0], "a delivered attempt recorded");
+      const last = await waitFor(
+        async () =>
+          (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?outcome=delivered&limit=1`)).body.data[0],
+        "a delivered attempt recorded",
+      );
       await client.post(`/v1/webhooks/${webhook.webhook_id}/deliveries/${last.delivery_id}/redeliver`, {});
-      await waitFor(async () => (await client.get(`/v1/webhooks/${webhook.webhook_id}/deliveries?event_id=${last.event_id}&outcome=delivered`)).body.data.length === 2, "the redelivery");
+      await waitFor(
+        async () =>
+          (
+            await client.get(
+              `/v1/webhooks/${webhook.webhook_id}/deliveries?event_id=${last.event_id}&outcome=delivered`,
+            )
+          ).body.data.length === 2,
+        "the redelivery",
+      );
       expect(processed.filter((id) => id === last.event_id)).toHaveLength(1);
       expect(consumer.db.prepare("SELECT COUNT(*) FROM received").pluck().get()).toBe(moves.length + 1);
       // A forged delivery is refused.
-      const forged = await fetch(url, { method: "POST", headers: { "webhook-id": "msg_1", "webhook-timestamp": String(Math.floor(Date.now() / 1000)), "webhook-signature": "v1,AAAA" }, body: "{}" });
+      const forged = await fetch(url, {
+        method: "POST",
+        headers: {
+          "webhook-id": "msg_1",
+          "webhook-timestamp": String(Math.floor(Date.now() / 1000)),
+          "webhook-signature": "v1,AAAA",
+        },
+        body: "{}",
+      });
       expect(forged.status).toBe(401);
       await client.delete(`/v1/webhooks/${webhook.webhook_id}`);
     } finally {

@@ -9,9 +9,15 @@ import { databaseBytes } from "../../helpers/database-files.js";
 import { spawnService, type ChildService } from "../../helpers/child-service.js";
 import { waitFor } from "../../helpers/wait.js";
 
-const REPOSITORY: TestRepository = { id: 616161, full_name: "acme/new-app", default_branch: "main", installationId: 7070 };
+const REPOSITORY: TestRepository = {
+  id: 616161,
+  full_name: "acme/new-app",
+  default_branch: "main",
+  installationId: 7070,
+};
 
-const unescapeHtml = (text: string) => text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
+const unescapeHtml = (text: string) =>
+  text.replace(/&#(\d+);/g, (_, code: string) => String.fromCharCode(Number(code)));
 
 describe("registering the GitHub App in a click (the manifest flow)", () => {
   let dir: string;
@@ -26,7 +32,14 @@ describe("registering the GitHub App in a click (the manifest flow)", () => {
     github.addRepository(REPOSITORY);
     baseUrl = (await unusedBaseUrl()).replace(/\/v1$/, "");
     const { GHE_HOST, GHE_PROTOCOL } = github.env;
-    env = { ASSURE_DB: join(dir, "assure.db"), PORT: new URL(baseUrl).port, ASSURE_BASE_URL: baseUrl, GHE_HOST, GHE_PROTOCOL, ASSURE_WORKERS: "1" };
+    env = {
+      ASSURE_DB: join(dir, "assure.db"),
+      PORT: new URL(baseUrl).port,
+      ASSURE_BASE_URL: baseUrl,
+      GHE_HOST,
+      GHE_PROTOCOL,
+      ASSURE_WORKERS: "1",
+    };
   });
   afterAll(async () => {
     await service?.stop();
@@ -60,19 +73,41 @@ describe("registering the GitHub App in a click (the manifest flow)", () => {
       hook_attributes: { url: `${baseUrl}/api/github/webhooks`, active: true },
       redirect_url: `${baseUrl}/setup/github/callback`,
       public: false,
-      default_permissions: { checks: "write", contents: "read", metadata: "read", pull_requests: "read", deployments: "read", statuses: "write" },
+      default_permissions: {
+        checks: "write",
+        contents: "read",
+        metadata: "read",
+        pull_requests: "read",
+        deployments: "read",
+        statuses: "write",
+      },
     });
-    expect([...manifest.default_events].sort()).toEqual(["check_run", "check_suite", "deployment_status", "pull_request", "push"]);
+    expect([...manifest.default_events].sort()).toEqual([
+      "check_run",
+      "check_suite",
+      "deployment_status",
+      "pull_request",
+      "push",
+    ]);
 
     // Step 2: GitHub creates the App and sends the browser back with a code.
-    const created = await fetch(action, { method: "POST", body: new URLSearchParams({ manifest: manifestJson }), redirect: "manual" });
+    const created = await fetch(action, {
+      method: "POST",
+      body: new URLSearchParams({ manifest: manifestJson }),
+      redirect: "manual",
+    });
     expect(created.status).toBe(302);
     expect(github.manifests).toEqual([{ owner: "acme", manifest }]);
     // Step 3: the service trades the code for the App's credentials.
     const done = await fetch(created.headers.get("location")!);
     expect(done.status).toBe(200);
     expect(await done.text()).toContain(`href="http://${github.host}/apps/assure/installations/new"`);
-    expect(github.requests).toContainEqual(expect.objectContaining({ method: "POST", path: expect.stringMatching(/^\/app-manifests\/[0-9a-f]+\/conversions$/) }));
+    expect(github.requests).toContainEqual(
+      expect.objectContaining({
+        method: "POST",
+        path: expect.stringMatching(/^\/app-manifests\/[0-9a-f]+\/conversions$/),
+      }),
+    );
 
     // The token worked once; a code cannot be used twice either.
     expect((await fetch(`${baseUrl}/setup/github?token=${token}`)).status).toBe(410);
@@ -92,11 +127,21 @@ describe("registering the GitHub App in a click (the manifest flow)", () => {
     expect((await fetch(`${baseUrl}/setup/github?token=${token}`)).status).toBe(404);
     const head = "9".repeat(40);
     github.commit(REPOSITORY.full_name, head, { "README.md": "no assure yet" });
-    expect((await github.deliver(baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head, base: head }))).status).toBe(200);
-    await waitFor(() => github.requests.some((r) => r.path === `/app/installations/${REPOSITORY.installationId}/access_tokens`), "the App to sign in as its installation");
+    expect(
+      (await github.deliver(baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head, base: head }))).status,
+    ).toBe(200);
+    await waitFor(
+      () => github.requests.some((r) => r.path === `/app/installations/${REPOSITORY.installationId}/access_tokens`),
+      "the App to sign in as its installation",
+    );
     const forged = await fetch(`${baseUrl}/api/github/webhooks`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-github-event": "push", "x-github-delivery": "forged", "x-hub-signature-256": `sha256=${"0".repeat(64)}` },
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "push",
+        "x-github-delivery": "forged",
+        "x-hub-signature-256": `sha256=${"0".repeat(64)}`,
+      },
       body: "{}",
     });
     expect(forged.status).toBeGreaterThanOrEqual(400);

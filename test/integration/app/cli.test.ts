@@ -29,7 +29,12 @@ describe("assure keys (operator CLI)", () => {
 
   it("creates a project key with exactly the scopes asked for, and refuses bad requests with exit 2", () => {
     const store = openStore(env.ASSURE_DB, { clock: systemClock });
-    store.createProject({ project_id: "prj_cli", name: "cli", description: null, created_at: new Date().toISOString() });
+    store.createProject({
+      project_id: "prj_cli",
+      name: "cli",
+      description: null,
+      created_at: new Date().toISOString(),
+    });
     store.close();
 
     const created = runCli(["keys", "create", "--project", "prj_cli", "--scopes", "runs:read,evidence:read"], env);
@@ -66,9 +71,12 @@ describe("npx assure, as the README runs it", () => {
   // rebuilding it cannot disturb the build the other tests run.
   const root = mkdtempSync(join(tmpdir(), "assure-npx-"));
   const checkout = fileURLToPath(new URL("../../..", import.meta.url));
-  for (const entry of ["package.json", "app", "server", "examples", "scripts", "node_modules"]) symlinkSync(join(checkout, entry), join(root, entry));
+  for (const entry of ["package.json", "app", "server", "examples", "scripts", "node_modules"]) {
+    symlinkSync(join(checkout, entry), join(root, entry));
+  }
   const env = { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? root, ASSURE_DB: join(root, "assure.db") };
-  const npxAssure = () => spawnSync("npx", ["--no-install", "assure", "keys", "list"], { cwd: root, env, encoding: "utf8" });
+  const npxAssure = () =>
+    spawnSync("npx", ["--no-install", "assure", "keys", "list"], { cwd: root, env, encoding: "utf8" });
   afterAll(() => rmSync(root, { recursive: true, force: true }));
 
   it("keeps working after the service is rebuilt (npm start rebuilds first)", async () => {

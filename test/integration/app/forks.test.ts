@@ -8,7 +8,12 @@ import { startTestService, type TestService } from "../../helpers/service.js";
 import { waitFor } from "../../helpers/wait.js";
 import type { ApiClient } from "../../helpers/api-client.js";
 
-const REPOSITORY: TestRepository = { id: 515253, full_name: "acme/open-refunds", default_branch: "main", installationId: 6060 };
+const REPOSITORY: TestRepository = {
+  id: 515253,
+  full_name: "acme/open-refunds",
+  default_branch: "main",
+  installationId: 6060,
+};
 const FORK = { id: 989898, full_name: "stranger/open-refunds" };
 let shas = 0;
 const nextSha = (prefix: string) => `${prefix}${(++shas).toString(16).padStart(39, "0")}`;
@@ -24,14 +29,31 @@ describe("pull requests from forks", () => {
   beforeAll(async () => {
     github = await startGitHubStandIn();
     agent = await startExampleAgent();
-    t = await startTestService({ env: { ...github.env, ASSURE_BASE_URL: "https://assure.example.test", ASSURE_WORKERS: "4", ASSURE_GITHUB_RECONCILE_MS: "100", ASSURE_GITHUB_RETRY_BASE_MS: "10" } });
+    t = await startTestService({
+      env: {
+        ...github.env,
+        ASSURE_BASE_URL: "https://assure.example.test",
+        ASSURE_WORKERS: "4",
+        ASSURE_GITHUB_RECONCILE_MS: "100",
+        ASSURE_GITHUB_RETRY_BASE_MS: "10",
+      },
+    });
     github.addRepository(REPOSITORY);
     github.setPermission(REPOSITORY.full_name, "reader", "read");
     github.setPermission(REPOSITORY.full_name, "maintainer", "write");
-    projectId = (await t.admin.post("/v1/projects", { name: "open-refunds", repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }] })).body.project_id;
+    projectId = (
+      await t.admin.post("/v1/projects", {
+        name: "open-refunds",
+        repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }],
+      })
+    ).body.project_id;
     client = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read"]));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "1.0.0" })).body.agent_id;
-    await client.post("/v1/environments", { name: "staging", agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl } });
+    await client.post("/v1/environments", {
+      name: "staging",
+      agent_id: agentId,
+      endpoint: { protocol: "openai-chat", base_url: agent.baseUrl },
+    });
   });
   afterEach(() => expect(github.problems).toEqual([]));
   afterAll(async () => {
@@ -41,7 +63,12 @@ describe("pull requests from forks", () => {
   });
 
   const files = (forks?: string) => ({
-    ".assure/config.yml": stringify({ version: 1, project: projectId, ...(forks ? { forks } : {}), runs: [{ specs: [".assure/specs/*.yaml"], environments: ["staging"] }] }),
+    ".assure/config.yml": stringify({
+      version: 1,
+      project: projectId,
+      ...(forks ? { forks } : {}),
+      runs: [{ specs: [".assure/specs/*.yaml"], environments: ["staging"] }],
+    }),
     ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }),
   });
   /** A fork's pull request against a base whose config sets `forks`; the fork's head is reachable only by its pull ref. */
@@ -51,35 +78,71 @@ describe("pull requests from forks", () => {
     const number = ++prNumber;
     github.commit(REPOSITORY.full_name, base, files(forks));
     github.commit(REPOSITORY.full_name, `refs/pull/${number}/head`, files("run")); // the fork cannot loosen the base's policy
-    expect((await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head, base, number, fork: FORK }))).status).toBe(200);
+    expect(
+      (
+        await github.deliver(
+          t.baseUrl,
+          "pull_request",
+          pullRequestEvent(REPOSITORY, { head, base, number, fork: FORK }),
+        )
+      ).status,
+    ).toBe(200);
     return head;
   }
   const current = (head: string, done: (run: StandInCheckRun) => boolean, what: string) =>
-    waitFor(() => {
-      const run = github.currentCheckRun(REPOSITORY.full_name, head);
-      return run && done(run) ? run : undefined;
-    }, what, { timeoutMs: 30_000 });
+    waitFor(
+      () => {
+        const run = github.currentCheckRun(REPOSITORY.full_name, head);
+        return run && done(run) ? run : undefined;
+      },
+      what,
+      { timeoutMs: 30_000 },
+    );
   const press = (head: string, sender: string) =>
-    github.deliver(t.baseUrl, "check_run", checkRunEvent(REPOSITORY, { action: "requested_action", name: "assure/release-gate", head, identifier: "approve", sender }));
-  const decisionsOf = async (head: string) => (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${head}`)).body.data;
+    github.deliver(
+      t.baseUrl,
+      "check_run",
+      checkRunEvent(REPOSITORY, {
+        action: "requested_action",
+        name: "assure/release-gate",
+        head,
+        identifier: "approve",
+        sender,
+      }),
+    );
+  const decisionsOf = async (head: string) =>
+    (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${head}`)).body.data;
 
   it("waits for a maintainer: a reader's press starts nothing and says so; a writer's starts the runs, and who approved is shown", async () => {
     const requestsBefore = agent.requests;
     const head = await openForkPullRequest();
     const waiting = await current(head, (run) => run.status === "completed", "the check run that waits for approval");
-    expect(waiting).toMatchObject({ conclusion: "action_required", output: { title: "Waiting for a maintainer to approve a fork's runs" } });
+    expect(waiting).toMatchObject({
+      conclusion: "action_required",
+      output: { title: "Waiting for a maintainer to approve a fork's runs" },
+    });
     expect(waiting.actions.map((action) => action.identifier)).toEqual(["approve"]);
     expect(await decisionsOf(head)).toEqual([]);
 
     await press(head, "reader");
-    const refused = await current(head, (run) => (run.output.summary ?? "").includes("@reader"), "the check run saying the reader's press was refused");
+    const refused = await current(
+      head,
+      (run) => (run.output.summary ?? "").includes("@reader"),
+      "the check run saying the reader's press was refused",
+    );
     expect(refused.conclusion).toBe("action_required");
-    expect(refused.output.summary).toMatch(/@reader pressed \*Approve and run\* at .*, but has read access: nothing was started/);
+    expect(refused.output.summary).toMatch(
+      /@reader pressed \*Approve and run\* at .*, but has read access: nothing was started/,
+    );
     expect(await decisionsOf(head)).toEqual([]);
     expect(agent.requests).toBe(requestsBefore);
 
     await press(head, "maintainer");
-    const approved = await current(head, (run) => run.status === "completed" && run.conclusion === "success", "the fork's runs to pass");
+    const approved = await current(
+      head,
+      (run) => run.status === "completed" && run.conclusion === "success",
+      "the fork's runs to pass",
+    );
     expect(approved.output.summary).toMatch(/approved by @maintainer \(write access\)/);
     const [decision] = await decisionsOf(head);
     expect(decision.status).toBe("ALLOWED");
@@ -92,13 +155,18 @@ describe("pull requests from forks", () => {
   it("skips a fork's pull request when the base says forks: skip, saying so", async () => {
     const head = await openForkPullRequest("skip");
     const run = await current(head, (r) => r.status === "completed", "the skipped check run");
-    expect(run).toMatchObject({ conclusion: "action_required", output: { title: "Skipped: pull requests from forks are not tested" } });
+    expect(run).toMatchObject({
+      conclusion: "action_required",
+      output: { title: "Skipped: pull requests from forks are not tested" },
+    });
     expect(run.actions).toEqual([]);
     expect(await decisionsOf(head)).toEqual([]);
     // Pressing a button the check run does not offer changes nothing.
     await press(head, "maintainer");
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(github.currentCheckRun(REPOSITORY.full_name, head)!.output.title).toBe("Skipped: pull requests from forks are not tested");
+    expect(github.currentCheckRun(REPOSITORY.full_name, head)!.output.title).toBe(
+      "Skipped: pull requests from forks are not tested",
+    );
     expect(await decisionsOf(head)).toEqual([]);
   });
 

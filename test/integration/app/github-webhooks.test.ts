@@ -10,8 +10,9 @@ import { waitFor } from "../../helpers/wait.js";
 
 const require = createRequire(import.meta.url);
 const examples = require("@octokit/webhooks-examples") as { name: string; examples: { action?: string }[] }[];
-const checkSuiteRequested = examples.find((e) => e.name === "check_suite")!.examples.find((e) => e.action === "requested")!;
-
+const checkSuiteRequested = examples
+  .find((e) => e.name === "check_suite")!
+  .examples.find((e) => e.action === "requested")!;
 
 describe("GitHub App hosting", () => {
   let dir: string;
@@ -23,7 +24,11 @@ describe("GitHub App hosting", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "assure-github-"));
     github = await startGitHubStandIn();
-    service = await spawnService({ ASSURE_DB: join(dir, "assure.db"), ASSURE_BASE_URL: "https://assure.example.test", ...github.env });
+    service = await spawnService({
+      ASSURE_DB: join(dir, "assure.db"),
+      ASSURE_BASE_URL: "https://assure.example.test",
+      ...github.env,
+    });
   });
   afterAll(async () => {
     await service.kill();
@@ -48,7 +53,10 @@ describe("GitHub App hosting", () => {
     const response = await deliver(body, sign(body));
     expect(response.status).toBe(200);
     // Kept and answered at once; processed after: a repository GitHub does not know is not gated.
-    await waitFor(() => service.logs.some((line) => line.includes("Hello-World") && line.includes("not gated")), "the App to process the delivery");
+    await waitFor(
+      () => service.logs.some((line) => line.includes("Hello-World") && line.includes("not gated")),
+      "the App to process the delivery",
+    );
     expect(github.problems).toEqual([]);
   });
 
@@ -77,7 +85,11 @@ describe("without GitHub App settings", () => {
     try {
       expect(service.logs.join("\n")).toContain("GitHub integration off");
       expect((await fetch(`${service.baseUrl}/v1/openapi.json`)).status).toBe(200);
-      const webhook = await fetch(`${service.baseUrl}/api/github/webhooks`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+      const webhook = await fetch(`${service.baseUrl}/api/github/webhooks`, {
+        method: "POST",
+        body: "{}",
+        headers: { "content-type": "application/json" },
+      });
       expect(webhook.status).toBe(404);
     } finally {
       await service.kill();

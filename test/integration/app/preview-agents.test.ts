@@ -1,7 +1,12 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { stringify } from "yaml";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
-import { deploymentStatusEvent, pullRequestEvent, pushEvent, type TestRepository } from "../../../examples/github/events.js";
+import {
+  deploymentStatusEvent,
+  pullRequestEvent,
+  pushEvent,
+  type TestRepository,
+} from "../../../examples/github/events.js";
 import { startGitHubStandIn, type GitHubStandIn, type StandInCheckRun } from "../../../examples/github/stand-in.js";
 import { startAgentEndpoint, type AgentEndpoint } from "../../helpers/agent-endpoint.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
@@ -11,7 +16,12 @@ import { waitFor } from "../../helpers/wait.js";
 import type { ApiClient } from "../../helpers/api-client.js";
 
 const PUBLIC_BASE_URL = "https://assure.example.test";
-const REPOSITORY: TestRepository = { id: 434343, full_name: "acme/previews", default_branch: "main", installationId: 5150 };
+const REPOSITORY: TestRepository = {
+  id: 434343,
+  full_name: "acme/previews",
+  default_branch: "main",
+  installationId: 5150,
+};
 const BASE_SHA = "a".repeat(40);
 const SECRET = "Bearer preview-agent-key";
 const MINUTE = 60_000;
@@ -43,10 +53,22 @@ describe("each commit tests its own agent", () => {
     clock = new FakeClock();
     t = await startTestService({
       clock,
-      env: { ...github.env, ASSURE_BASE_URL: PUBLIC_BASE_URL, ASSURE_WORKERS: "4", ASSURE_GITHUB_RECONCILE_MS: "100", ASSURE_GITHUB_RETRY_BASE_MS: "10", ASSURE_GITHUB_WAIT_RETRY_MS: String(MINUTE) },
+      env: {
+        ...github.env,
+        ASSURE_BASE_URL: PUBLIC_BASE_URL,
+        ASSURE_WORKERS: "4",
+        ASSURE_GITHUB_RECONCILE_MS: "100",
+        ASSURE_GITHUB_RETRY_BASE_MS: "10",
+        ASSURE_GITHUB_WAIT_RETRY_MS: String(MINUTE),
+      },
     });
     github.addRepository(REPOSITORY);
-    projectId = (await t.admin.post("/v1/projects", { name: "previews", repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }] })).body.project_id;
+    projectId = (
+      await t.admin.post("/v1/projects", {
+        name: "previews",
+        repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }],
+      })
+    ).body.project_id;
     client = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read"]));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "3.0.0" })).body.agent_id;
     const environments = {
@@ -56,10 +78,18 @@ describe("each commit tests its own agent", () => {
       "not-yet": { base_url: notYet.baseUrl },
     };
     for (const [name, endpoint] of Object.entries(environments)) {
-      const created = await client.post("/v1/environments", { name, agent_id: agentId, endpoint: { protocol: "openai-chat", headers: { authorization: SECRET }, ...endpoint } });
+      const created = await client.post("/v1/environments", {
+        name,
+        agent_id: agentId,
+        endpoint: { protocol: "openai-chat", headers: { authorization: SECRET }, ...endpoint },
+      });
       expect(created.status).toBe(201);
     }
-    github.commit(REPOSITORY.full_name, BASE_SHA, files([{ specs: [".assure/specs/*.yaml"], environments: ["per-commit"] }]));
+    github.commit(
+      REPOSITORY.full_name,
+      BASE_SHA,
+      files([{ specs: [".assure/specs/*.yaml"], environments: ["per-commit"] }]),
+    );
   });
   afterEach(() => expect(github.problems).toEqual([]));
   afterAll(async () => {
@@ -68,23 +98,36 @@ describe("each commit tests its own agent", () => {
   });
 
   function files(runs: RunsEntry[]) {
-    return { ".assure/config.yml": stringify({ version: 1, project: projectId, runs }), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) };
+    return {
+      ".assure/config.yml": stringify({ version: 1, project: projectId, runs }),
+      ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }),
+    };
   }
   async function openPullRequest(runs: RunsEntry[]) {
     const head = nextSha();
     const number = ++prNumber;
     github.commit(REPOSITORY.full_name, head, files(runs));
-    expect((await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head, base: BASE_SHA, number }))).status).toBe(200);
+    expect(
+      (await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head, base: BASE_SHA, number })))
+        .status,
+    ).toBe(200);
     return { head, number };
   }
   const checkRun = (head: string, done: (run: StandInCheckRun) => boolean, what: string) =>
-    waitFor(() => {
-      const run = github.currentCheckRun(REPOSITORY.full_name, head);
-      return run && done(run) ? run : undefined;
-    }, what, { timeoutMs: 30_000 });
-  const completed = (head: string) => checkRun(head, (run) => run.status === "completed", `a completed check run on ${head.slice(0, 7)}`);
-  const decisionOf = async (head: string) => (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${head}`)).body.data[0];
-  const chatCallsUnder = (server: ExampleAgent, prefix: string) => server.calls.filter((call) => call.path === `${prefix}/v1/chat/completions`);
+    waitFor(
+      () => {
+        const run = github.currentCheckRun(REPOSITORY.full_name, head);
+        return run && done(run) ? run : undefined;
+      },
+      what,
+      { timeoutMs: 30_000 },
+    );
+  const completed = (head: string) =>
+    checkRun(head, (run) => run.status === "completed", `a completed check run on ${head.slice(0, 7)}`);
+  const decisionOf = async (head: string) =>
+    (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${head}`)).body.data[0];
+  const chatCallsUnder = (server: ExampleAgent, prefix: string) =>
+    server.calls.filter((call) => call.path === `${prefix}/v1/chat/completions`);
 
   it("calls each commit's own agent when the environment's URL is a {sha} template", async () => {
     const first = await openPullRequest([{ specs: [".assure/specs/*.yaml"], environments: ["per-commit"] }]);
@@ -95,7 +138,10 @@ describe("each commit tests its own agent", () => {
       expect(calls.length).toBeGreaterThan(0);
       expect(calls.every((call) => call.authorization === SECRET)).toBe(true);
       const [run] = (await decisionOf(head)).runs;
-      expect((await client.get(`/v1/runs/${run.run_id}`)).body).toMatchObject({ agent_url: `${origin()}/${head}/v1`, agent_version: head });
+      expect((await client.get(`/v1/runs/${run.run_id}`)).body).toMatchObject({
+        agent_url: `${origin()}/${head}/v1`,
+        agent_version: head,
+      });
     }
   });
 
@@ -121,15 +167,37 @@ describe("each commit tests its own agent", () => {
 
   it("waits for the commit's deployment, then tests the agent at the deployment's URL", async () => {
     const callsBefore = agent.calls.length;
-    const { head } = await openPullRequest([{ specs: [".assure/specs/*.yaml"], environments: ["preview"], on_deployment: "pr-preview" }]);
-    const waiting = await checkRun(head, (run) => (run.output.summary ?? "").includes("waiting for a successful deployment of 'pr-preview'"), "a check run that waits for the deployment");
+    const { head } = await openPullRequest([
+      { specs: [".assure/specs/*.yaml"], environments: ["preview"], on_deployment: "pr-preview" },
+    ]);
+    const waiting = await checkRun(
+      head,
+      (run) => (run.output.summary ?? "").includes("waiting for a successful deployment of 'pr-preview'"),
+      "a check run that waits for the deployment",
+    );
     expect(waiting).toMatchObject({ status: "queued", conclusion: null });
-    expect((await decisionOf(head)).planned[0].waiting).toEqual({ for: "a successful deployment of 'pr-preview' of this commit", until: new Date(clock.now().getTime() + 30 * MINUTE).toISOString() });
+    expect((await decisionOf(head)).planned[0].waiting).toEqual({
+      for: "a successful deployment of 'pr-preview' of this commit",
+      until: new Date(clock.now().getTime() + 30 * MINUTE).toISOString(),
+    });
     expect(agent.calls.slice(callsBefore)).toEqual([]);
 
     // A deployment still in progress has no URL to test yet.
-    await github.deliver(t.baseUrl, "deployment_status", deploymentStatusEvent(REPOSITORY, { head, environment: "pr-preview", state: "in_progress" }));
-    await github.deliver(t.baseUrl, "deployment_status", deploymentStatusEvent(REPOSITORY, { head, environment: "pr-preview", url: `${origin()}/deploy-${head.slice(0, 7)}/v1`, deploymentId: 2 }));
+    await github.deliver(
+      t.baseUrl,
+      "deployment_status",
+      deploymentStatusEvent(REPOSITORY, { head, environment: "pr-preview", state: "in_progress" }),
+    );
+    await github.deliver(
+      t.baseUrl,
+      "deployment_status",
+      deploymentStatusEvent(REPOSITORY, {
+        head,
+        environment: "pr-preview",
+        url: `${origin()}/deploy-${head.slice(0, 7)}/v1`,
+        deploymentId: 2,
+      }),
+    );
     expect((await completed(head)).conclusion).toBe("success");
     const calls = chatCallsUnder(agent, `/deploy-${head.slice(0, 7)}`);
     expect(calls.length).toBeGreaterThan(0);
@@ -138,19 +206,40 @@ describe("each commit tests its own agent", () => {
   });
 
   it("fails the check run of a deployment outside the environment's url_pattern, and sends it no credentials", async () => {
-    const { head } = await openPullRequest([{ specs: [".assure/specs/*.yaml"], environments: ["preview"], on_deployment: "pr-preview" }]);
+    const { head } = await openPullRequest([
+      { specs: [".assure/specs/*.yaml"], environments: ["preview"], on_deployment: "pr-preview" },
+    ]);
     await checkRun(head, (run) => run.status === "queued", "a queued check run");
-    await github.deliver(t.baseUrl, "deployment_status", deploymentStatusEvent(REPOSITORY, { head, environment: "pr-preview", url: stranger.baseUrl, deploymentId: 3 }));
+    await github.deliver(
+      t.baseUrl,
+      "deployment_status",
+      deploymentStatusEvent(REPOSITORY, { head, environment: "pr-preview", url: stranger.baseUrl, deploymentId: 3 }),
+    );
     const run = await completed(head);
     expect(run.conclusion).toBe("failure");
     expect(run.annotations).toEqual([
-      expect.objectContaining({ path: ".assure/config.yml", start_line: lineOf(github.file(REPOSITORY.full_name, head, ".assure/config.yml"), "on_deployment:"), message: expect.stringMatching(new RegExp(`deployment of 'pr-preview' at ${stranger.baseUrl} may not be tested in 'preview'.*Allowed: ${origin()}/\\*/v1`)) }),
+      expect.objectContaining({
+        path: ".assure/config.yml",
+        start_line: lineOf(github.file(REPOSITORY.full_name, head, ".assure/config.yml"), "on_deployment:"),
+        message: expect.stringMatching(
+          new RegExp(
+            `deployment of 'pr-preview' at ${stranger.baseUrl} may not be tested in 'preview'.*Allowed: ${origin()}/\\*/v1`,
+          ),
+        ),
+      }),
     ]);
     expect(stranger.calls).toEqual([]);
   });
 
   it("gives up when no deployment comes before the deadline: action_required, saying so", async () => {
-    const { head } = await openPullRequest([{ specs: [".assure/specs/*.yaml"], environments: ["preview"], on_deployment: "pr-preview", deployment_timeout: "10m" }]);
+    const { head } = await openPullRequest([
+      {
+        specs: [".assure/specs/*.yaml"],
+        environments: ["preview"],
+        on_deployment: "pr-preview",
+        deployment_timeout: "10m",
+      },
+    ]);
     await checkRun(head, (run) => run.status === "queued", "a queued check run");
     clock.advance(9 * MINUTE);
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -164,8 +253,14 @@ describe("each commit tests its own agent", () => {
   });
 
   it("waits for an agent that is not ready yet, trying again, and gives up at the deadline", async () => {
-    const { head } = await openPullRequest([{ specs: [".assure/specs/*.yaml"], environments: ["not-yet"], deployment_timeout: "5m" }]);
-    const waiting = await checkRun(head, (run) => (run.output.summary ?? "").includes("waiting for its agent to be ready"), "a check run that waits for the agent");
+    const { head } = await openPullRequest([
+      { specs: [".assure/specs/*.yaml"], environments: ["not-yet"], deployment_timeout: "5m" },
+    ]);
+    const waiting = await checkRun(
+      head,
+      (run) => (run.output.summary ?? "").includes("waiting for its agent to be ready"),
+      "a check run that waits for the agent",
+    );
     expect(waiting.output.summary).toContain("answered HTTP 503");
     const probes = () => notYet.requests.filter((request) => request.url === "/v1/models").length;
     const before = probes();

@@ -47,26 +47,55 @@ describe("the release gate across a crash", () => {
     const token = runCli(["keys", "create", "--admin"], env).json().token;
     service = await spawnService(env);
     let client = makeApiClient(service.baseUrl, undefined, token);
-    const project = (await client.post("/v1/projects", { name: "crashy", repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }] })).body.project_id;
-    const agentId = (await client.post("/v1/agents", { project_id: project, name: "refund-agent", version: "3" })).body.agent_id;
-    await client.post("/v1/environments", { project_id: project, name: "staging", agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent+slow" } });
-    const files = { ".assure/config.yml": stringify({ version: 1, project, runs: [{ specs: [".assure/specs/*.yaml"], environments: ["staging"] }] }), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 2 }) };
+    const project = (
+      await client.post("/v1/projects", {
+        name: "crashy",
+        repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }],
+      })
+    ).body.project_id;
+    const agentId = (await client.post("/v1/agents", { project_id: project, name: "refund-agent", version: "3" })).body
+      .agent_id;
+    await client.post("/v1/environments", {
+      project_id: project,
+      name: "staging",
+      agent_id: agentId,
+      endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent+slow" },
+    });
+    const files = {
+      ".assure/config.yml": stringify({
+        version: 1,
+        project,
+        runs: [{ specs: [".assure/specs/*.yaml"], environments: ["staging"] }],
+      }),
+      ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 2 }),
+    };
     github.commit(REPOSITORY.full_name, BASE, files);
     github.commit(REPOSITORY.full_name, HEAD, files);
 
-    expect((await github.deliver(service.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head: HEAD, base: BASE }))).status).toBe(200);
-    await waitFor(() => github.currentCheckRun(REPOSITORY.full_name, HEAD)?.status === "in_progress", "the check run to be in progress");
+    expect(
+      (await github.deliver(service.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head: HEAD, base: BASE })))
+        .status,
+    ).toBe(200);
+    await waitFor(
+      () => github.currentCheckRun(REPOSITORY.full_name, HEAD)?.status === "in_progress",
+      "the check run to be in progress",
+    );
     await service.kill();
 
     service = await spawnService(env);
     client = makeApiClient(service.baseUrl, undefined, token);
-    const run = await waitFor(() => {
-      const current = github.currentCheckRun(REPOSITORY.full_name, HEAD);
-      return current?.status === "completed" ? current : undefined;
-    }, "the check run to complete after the restart", { timeoutMs: 60_000 });
+    const run = await waitFor(
+      () => {
+        const current = github.currentCheckRun(REPOSITORY.full_name, HEAD);
+        return current?.status === "completed" ? current : undefined;
+      },
+      "the check run to complete after the restart",
+      { timeoutMs: 60_000 },
+    );
     expect(run.conclusion).toBe("success");
     expect(github.checkRuns(REPOSITORY.full_name, HEAD)).toHaveLength(1); // updated in place, never duplicated
-    const decision = (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${HEAD}`)).body.data[0];
+    const decision = (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${HEAD}`))
+      .body.data[0];
     expect(decision).toMatchObject({ status: "ALLOWED", decision_id: run.external_id });
     expect(github.problems).toEqual([]);
   });

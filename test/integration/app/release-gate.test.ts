@@ -1,7 +1,13 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { parse, stringify } from "yaml";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
-import { checkRunEvent, checkSuiteEvent, pullRequestEvent, pushEvent, type TestRepository } from "../../../examples/github/events.js";
+import {
+  checkRunEvent,
+  checkSuiteEvent,
+  pullRequestEvent,
+  pushEvent,
+  type TestRepository,
+} from "../../../examples/github/events.js";
 import { startGitHubStandIn, type GitHubStandIn, type StandInCheckRun } from "../../../examples/github/stand-in.js";
 import { EXAMPLE_SPEC_YAML, PROJECT_SCOPES, deterministicSpecYaml } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
@@ -9,14 +15,28 @@ import { waitFor } from "../../helpers/wait.js";
 import type { ApiClient } from "../../helpers/api-client.js";
 
 const PUBLIC_BASE_URL = "https://assure.example.test";
-const REPOSITORY: TestRepository = { id: 424242, full_name: "acme/refunds", default_branch: "main", installationId: 31337 };
-const UNBOUND: TestRepository = { id: 515151, full_name: "acme/unbound", default_branch: "main", installationId: 31337 };
+const REPOSITORY: TestRepository = {
+  id: 424242,
+  full_name: "acme/refunds",
+  default_branch: "main",
+  installationId: 31337,
+};
+const UNBOUND: TestRepository = {
+  id: 515151,
+  full_name: "acme/unbound",
+  default_branch: "main",
+  installationId: 31337,
+};
 const BASE_SHA = "b".repeat(40);
 let shas = 0;
 const nextSha = () => `c${(++shas).toString(16).padStart(39, "0")}`;
 
-const config = (project: string, runs: { specs: string[]; environments: string[] }[] = [{ specs: [".assure/specs/*.yaml"], environments: ["staging"] }]) =>
-  stringify({ version: 1, project, runs });
+const config = (
+  project: string,
+  runs: { specs: string[]; environments: string[] }[] = [
+    { specs: [".assure/specs/*.yaml"], environments: ["staging"] },
+  ],
+) => stringify({ version: 1, project, runs });
 
 describe("the release gate in pull requests", () => {
   let github: GitHubStandIn;
@@ -29,18 +49,37 @@ describe("the release gate in pull requests", () => {
     github = await startGitHubStandIn();
     agent = await startExampleAgent();
     t = await startTestService({
-      env: { ...github.env, ASSURE_BASE_URL: PUBLIC_BASE_URL, ASSURE_WORKERS: "4", ASSURE_GITHUB_RECONCILE_MS: "100", ASSURE_GITHUB_RETRY_BASE_MS: "10" },
+      env: {
+        ...github.env,
+        ASSURE_BASE_URL: PUBLIC_BASE_URL,
+        ASSURE_WORKERS: "4",
+        ASSURE_GITHUB_RECONCILE_MS: "100",
+        ASSURE_GITHUB_RETRY_BASE_MS: "10",
+      },
     });
     github.addRepository(REPOSITORY);
     github.addRepository(UNBOUND);
-    const project = await t.admin.post("/v1/projects", { name: "refunds", repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }] });
+    const project = await t.admin.post("/v1/projects", {
+      name: "refunds",
+      repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }],
+    });
     projectId = project.body.project_id;
     client = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "2.0.0" })).body.agent_id;
-    for (const [name, model] of [["staging", "refund-agent"], ["sloppy", "refund-agent+wrong-arguments"]]) {
-      await client.post("/v1/environments", { name, agent_id: agentId, endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model } });
+    for (const [name, model] of [
+      ["staging", "refund-agent"],
+      ["sloppy", "refund-agent+wrong-arguments"],
+    ]) {
+      await client.post("/v1/environments", {
+        name,
+        agent_id: agentId,
+        endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model },
+      });
     }
-    github.commit(REPOSITORY.full_name, BASE_SHA, { ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    github.commit(REPOSITORY.full_name, BASE_SHA, {
+      ".assure/config.yml": config(projectId),
+      ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }),
+    });
   });
   afterEach(() => {
     // Every request the App made must match GitHub's published description.
@@ -53,21 +92,32 @@ describe("the release gate in pull requests", () => {
   });
 
   const completed = (sha: string, repository = REPOSITORY) =>
-    waitFor(() => {
-      const run = github.currentCheckRun(repository.full_name, sha);
-      return run?.status === "completed" ? run : undefined;
-    }, `a completed check run on ${sha.slice(0, 7)}`, { timeoutMs: 30_000 });
+    waitFor(
+      () => {
+        const run = github.currentCheckRun(repository.full_name, sha);
+        return run?.status === "completed" ? run : undefined;
+      },
+      `a completed check run on ${sha.slice(0, 7)}`,
+      { timeoutMs: 30_000 },
+    );
   const openPullRequest = async (files: Record<string, string>, options: { number?: number } = {}) => {
     const head = nextSha();
     github.commit(REPOSITORY.full_name, head, files);
-    const delivered = await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head, base: BASE_SHA, ...options }));
+    const delivered = await github.deliver(
+      t.baseUrl,
+      "pull_request",
+      pullRequestEvent(REPOSITORY, { head, base: BASE_SHA, ...options }),
+    );
     expect(delivered.status).toBe(200);
     return head;
   };
   const relative = (url: string) => url.replace(PUBLIC_BASE_URL, "");
 
   it("publishes success for an agent whose gates pass: one check run, completed, linking the decision", async () => {
-    const head = await openPullRequest({ ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    const head = await openPullRequest({
+      ".assure/config.yml": config(projectId),
+      ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }),
+    });
     const run = await completed(head);
     expect(run).toMatchObject({ name: "assure/release-gate", conclusion: "success", annotations: [] });
     expect(run.output.title).toBe("Release allowed: 1 of 1 gate passed");
@@ -76,11 +126,17 @@ describe("the release gate in pull requests", () => {
     expect(github.checkRuns(REPOSITORY.full_name, head)).toHaveLength(1);
 
     // Details opens the decision's page, signed: a reviewer needs no API key.
-    expect(run.details_url).toMatch(new RegExp(`^${PUBLIC_BASE_URL}/decisions/${run.external_id}\\?exp=\\d+&sig=[\\w-]{43}$`));
+    expect(run.details_url).toMatch(
+      new RegExp(`^${PUBLIC_BASE_URL}/decisions/${run.external_id}\\?exp=\\d+&sig=[\\w-]{43}$`),
+    );
     const page = await fetch(`${t.baseUrl}${relative(run.details_url!)}`);
     expect([page.status, page.headers.get("content-type")]).toEqual([200, "text/html; charset=utf-8"]);
     const decision = (await client.get(`/v1/release-decisions/${run.external_id}`)).body;
-    expect(decision).toMatchObject({ decision_id: run.external_id, status: "ALLOWED", subject: { repository: REPOSITORY.full_name, commit_sha: head } });
+    expect(decision).toMatchObject({
+      decision_id: run.external_id,
+      status: "ALLOWED",
+      subject: { repository: REPOSITORY.full_name, commit_sha: head },
+    });
     const [planned] = decision.runs;
     expect((await client.get(`/v1/runs/${planned.run_id}`)).body.source).toEqual({
       repository: REPOSITORY.full_name,
@@ -89,7 +145,10 @@ describe("the release gate in pull requests", () => {
       pull_request: 7,
     });
     const spec = (await client.get(`/v1/test-specs/${planned.test_spec_id}`)).body;
-    expect(spec).toMatchObject({ spec_version: expect.stringMatching(/^git:[0-9a-f]{40}$/), source: { path: ".assure/specs/refund.yaml" } });
+    expect(spec).toMatchObject({
+      spec_version: expect.stringMatching(/^git:[0-9a-f]{40}$/),
+      source: { path: ".assure/specs/refund.yaml" },
+    });
   });
 
   it("publishes failure for a sloppy agent, with annotations at the spec lines whose evidence resolves", async () => {
@@ -120,7 +179,12 @@ describe("the release gate in pull requests", () => {
   });
 
   it("publishes action_required when a gate is inconclusive: no judge is configured for a metric", async () => {
-    const spec = parse(EXAMPLE_SPEC_YAML) as { name: string; defaults: Record<string, number>; security?: unknown; gates: { id: string }[] };
+    const spec = parse(EXAMPLE_SPEC_YAML) as {
+      name: string;
+      defaults: Record<string, number>;
+      security?: unknown;
+      gates: { id: string }[];
+    };
     spec.defaults.repeat = 1;
     delete spec.security;
     spec.gates = spec.gates.filter((gate) => gate.id !== "SEC");
@@ -131,34 +195,57 @@ describe("the release gate in pull requests", () => {
     expect(run.output.title).toBe("Release blocked: 1 gate inconclusive");
     // The metric's gate, which no evaluation explains, is shown at its own line.
     const gateLine = text.split("\n").findIndex((line) => line.includes("id: TASK")) + 1;
-    expect(run.annotations).toEqual([expect.objectContaining({ annotation_level: "warning", start_line: gateLine, title: expect.stringContaining("gate TASK inconclusive") })]);
+    expect(run.annotations).toEqual([
+      expect.objectContaining({
+        annotation_level: "warning",
+        start_line: gateLine,
+        title: expect.stringContaining("gate TASK inconclusive"),
+      }),
+    ]);
   });
 
   it("gates one commit once, however it is announced: a repeated delivery, and a pull request with its check suite", async () => {
     const head = nextSha();
-    github.commit(REPOSITORY.full_name, head, { ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    github.commit(REPOSITORY.full_name, head, {
+      ".assure/config.yml": config(projectId),
+      ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }),
+    });
     const event = pullRequestEvent(REPOSITORY, { head, base: BASE_SHA });
     const first = await github.deliver(t.baseUrl, "pull_request", event);
     await github.deliver(t.baseUrl, "pull_request", event, { delivery: first.delivery });
     await github.deliver(t.baseUrl, "check_suite", checkSuiteEvent(REPOSITORY, { head, pullRequest: 7 }));
     await completed(head);
-    const decisions = (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${head}`)).body.data;
+    const decisions = (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${head}`))
+      .body.data;
     expect(decisions).toHaveLength(1);
     expect(decisions[0].runs).toHaveLength(1);
-    const runs = (await client.get(`/v1/runs?limit=200`)).body.data.filter((r: { source: { commit_sha?: string } | null }) => r.source?.commit_sha === head);
+    const runs = (await client.get(`/v1/runs?limit=200`)).body.data.filter(
+      (r: { source: { commit_sha?: string } | null }) => r.source?.commit_sha === head,
+    );
     expect(runs).toHaveLength(1);
     expect(github.checkRuns(REPOSITORY.full_name, head)).toHaveLength(1);
   });
 
   it("sends 120 failing checks as annotations in 3 requests, before completing", async () => {
-    const spec = parse(deterministicSpecYaml({ repeat: 1 })) as { name: string; scenarios: { turns: { expect?: unknown[] }[]; expect?: unknown[] }[] };
+    const spec = parse(deterministicSpecYaml({ repeat: 1 })) as {
+      name: string;
+      scenarios: { turns: { expect?: unknown[] }[]; expect?: unknown[] }[];
+    };
     spec.name = "many-failures";
     spec.scenarios = [spec.scenarios[0]!];
     spec.scenarios[0]!.expect = [];
     spec.scenarios[0]!.turns = [
-      { ...spec.scenarios[0]!.turns[0]!, expect: Array.from({ length: 120 }, (_, i) => ({ tool_called: { name: "lookup_order", args: { order_id: `X-${i}` } } })) },
+      {
+        ...spec.scenarios[0]!.turns[0]!,
+        expect: Array.from({ length: 120 }, (_, i) => ({
+          tool_called: { name: "lookup_order", args: { order_id: `X-${i}` } },
+        })),
+      },
     ];
-    const head = await openPullRequest({ ".assure/config.yml": config(projectId), ".assure/specs/many.yaml": stringify(spec) });
+    const head = await openPullRequest({
+      ".assure/config.yml": config(projectId),
+      ".assure/specs/many.yaml": stringify(spec),
+    });
     const run = await completed(head);
     expect(run.conclusion).toBe("failure");
     expect(run.annotations).toHaveLength(120);
@@ -174,35 +261,73 @@ describe("the release gate in pull requests", () => {
     expect(failed.conclusion).toBe("failure");
     const decision = (await client.get(`/v1/release-decisions/${failed.external_id}`)).body;
     const reviewer = t.admin.withToken(t.issueKey(projectId, ["releases:read", "releases:waive"]));
-    const waiver = await reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers`, { run_id: decision.runs[0].run_id, gate_id: "DET", reason: "accepted for the demo" });
+    const waiver = await reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers`, {
+      run_id: decision.runs[0].run_id,
+      gate_id: "DET",
+      reason: "accepted for the demo",
+    });
     expect(waiver.status).toBe(201);
     const current = await waitFor(() => {
       const run = github.currentCheckRun(REPOSITORY.full_name, head);
       return run && run.id !== failed.id && run.status === "completed" ? run : undefined;
     }, "a new check run after the waiver");
-    expect(current).toMatchObject({ conclusion: "success", external_id: decision.decision_id, output: { title: "Release allowed: 0 of 1 gate passed, 1 waived" } });
+    expect(current).toMatchObject({
+      conclusion: "success",
+      external_id: decision.decision_id,
+      output: { title: "Release allowed: 0 of 1 gate passed, 1 waived" },
+    });
     expect(github.checkRuns(REPOSITORY.full_name, head).map((run) => run.conclusion)).toEqual(["failure", "success"]);
   });
 
   it("starts a commit's runs again on a re-run (the button, by a writer; or GitHub's own), in a new check run", async () => {
-    const head = await openPullRequest({ ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    const head = await openPullRequest({
+      ".assure/config.yml": config(projectId),
+      ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }),
+    });
     const first = await completed(head);
     github.setPermission(REPOSITORY.full_name, "reader", "read");
     github.setPermission(REPOSITORY.full_name, "maintainer", "write");
 
     // A reader's press starts nothing.
-    await github.deliver(t.baseUrl, "check_run", checkRunEvent(REPOSITORY, { action: "requested_action", name: first.name, head, identifier: "rerun", sender: "reader" }));
+    await github.deliver(
+      t.baseUrl,
+      "check_run",
+      checkRunEvent(REPOSITORY, {
+        action: "requested_action",
+        name: first.name,
+        head,
+        identifier: "rerun",
+        sender: "reader",
+      }),
+    );
     await waitFor(() => t.service.store.countRows().jobs === 0, "the press to be processed");
     expect(github.checkRuns(REPOSITORY.full_name, head)).toHaveLength(1);
 
-    await github.deliver(t.baseUrl, "check_run", checkRunEvent(REPOSITORY, { action: "requested_action", name: first.name, head, identifier: "rerun", sender: "maintainer" }));
+    await github.deliver(
+      t.baseUrl,
+      "check_run",
+      checkRunEvent(REPOSITORY, {
+        action: "requested_action",
+        name: first.name,
+        head,
+        identifier: "rerun",
+        sender: "maintainer",
+      }),
+    );
     const second = await waitFor(() => {
       const run = github.currentCheckRun(REPOSITORY.full_name, head);
       return run && run.id !== first.id && run.status === "completed" ? run : undefined;
     }, "a second check run");
     expect(second.conclusion).toBe("success");
-    await github.deliver(t.baseUrl, "check_suite", checkSuiteEvent(REPOSITORY, { action: "rerequested", head, pullRequest: 7 }));
-    await waitFor(() => github.checkRuns(REPOSITORY.full_name, head).filter((run) => run.status === "completed").length === 3, "a third check run");
+    await github.deliver(
+      t.baseUrl,
+      "check_suite",
+      checkSuiteEvent(REPOSITORY, { action: "rerequested", head, pullRequest: 7 }),
+    );
+    await waitFor(
+      () => github.checkRuns(REPOSITORY.full_name, head).filter((run) => run.status === "completed").length === 3,
+      "a third check run",
+    );
     const decision = (await client.get(`/v1/release-decisions/${second.external_id}`)).body;
     expect(decision.attempt).toBe(3);
     expect(decision.runs.map((run: { attempt: number }) => run.attempt)).toEqual([1, 2, 3]);
@@ -210,36 +335,54 @@ describe("the release gate in pull requests", () => {
 
   it("fails the check run of a bad config, with an annotation at the bad line", async () => {
     const bad = `version: 1\nproject: ${projectId}\nruns:\n  - specs: [".assure/specs/*.yaml"]\n    environments: [staging]\n    typo: true\n`;
-    const head = await openPullRequest({ ".assure/config.yml": bad, ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    const head = await openPullRequest({
+      ".assure/config.yml": bad,
+      ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }),
+    });
     const run = await completed(head);
     expect(run.conclusion).toBe("failure");
     expect(run.output.title).toBe(".assure/config.yml is not valid");
-    expect(run.annotations).toEqual([expect.objectContaining({ path: ".assure/config.yml", start_line: 4, message: expect.stringContaining("typo") })]);
+    expect(run.annotations).toEqual([
+      expect.objectContaining({ path: ".assure/config.yml", start_line: 4, message: expect.stringContaining("typo") }),
+    ]);
   });
 
   it("fails the check run of a spec that is not valid, and of an environment the project does not have", async () => {
     const head = await openPullRequest({
-      ".assure/config.yml": config(projectId, [{ specs: [".assure/specs/*.yaml"], environments: ["staging", "production"] }]),
-      ".assure/specs/broken.yaml": "schema_version: \"1\"\nname: broken\nscenarios:\n  - id: s\n    turns: []\ngates:\n  - id: DET\n    require: { expectations: all }\n",
+      ".assure/config.yml": config(projectId, [
+        { specs: [".assure/specs/*.yaml"], environments: ["staging", "production"] },
+      ]),
+      ".assure/specs/broken.yaml":
+        'schema_version: "1"\nname: broken\nscenarios:\n  - id: s\n    turns: []\ngates:\n  - id: DET\n    require: { expectations: all }\n',
     });
     const run = await completed(head);
     expect(run.conclusion).toBe("failure");
     expect(run.annotations).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ path: ".assure/specs/broken.yaml", start_line: 5 }),
-        expect.objectContaining({ path: ".assure/config.yml", message: expect.stringContaining("environment 'production' does not exist") }),
+        expect.objectContaining({
+          path: ".assure/config.yml",
+          message: expect.stringContaining("environment 'production' does not exist"),
+        }),
       ]),
     );
   });
 
   it("refuses to gate a repository the project does not list, and says so", async () => {
     const head = nextSha();
-    github.commit(UNBOUND.full_name, head, { ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    github.commit(UNBOUND.full_name, head, {
+      ".assure/config.yml": config(projectId),
+      ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }),
+    });
     await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(UNBOUND, { head, base: nextSha() }));
     const run = await completed(head, UNBOUND);
     expect(run.conclusion).toBe("failure");
     expect(run.output.title).toBe("The repository is not bound to the project");
-    expect(run.annotations[0]).toMatchObject({ path: ".assure/config.yml", start_line: 2, message: expect.stringContaining("does not list acme/unbound") });
+    expect(run.annotations[0]).toMatchObject({
+      path: ".assure/config.yml",
+      start_line: 2,
+      message: expect.stringContaining("does not list acme/unbound"),
+    });
     expect((await client.get(`/v1/release-decisions?repository=${UNBOUND.full_name}`)).body.data).toEqual([]);
   });
 
@@ -263,10 +406,14 @@ describe("the release gate in pull requests", () => {
 
   it("publishes through GitHub's 5xx: more failures than Octokit retries, then one check run all the same", async () => {
     const createCheckRun = "POST /repos/{owner}/{repo}/check-runs";
-    const attempts = () => github.requests.filter((r) => r.method === "POST" && /^\/repos\/acme\/refunds\/check-runs$/.test(r.path)).length;
+    const attempts = () =>
+      github.requests.filter((r) => r.method === "POST" && /^\/repos\/acme\/refunds\/check-runs$/.test(r.path)).length;
     const before = attempts();
     github.failNext(createCheckRun, 6);
-    const head = await openPullRequest({ ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    const head = await openPullRequest({
+      ".assure/config.yml": config(projectId),
+      ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }),
+    });
     const run = await completed(head);
     expect(run.conclusion).toBe("success");
     // Octokit tries a request 4 times; the 7th attempt, in the publishing job's next try, got through.
@@ -276,12 +423,20 @@ describe("the release gate in pull requests", () => {
 
   it("decides every commit pushed to the default branch", async () => {
     const head = nextSha();
-    github.commit(REPOSITORY.full_name, head, { ".assure/config.yml": config(projectId), ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }) });
+    github.commit(REPOSITORY.full_name, head, {
+      ".assure/config.yml": config(projectId),
+      ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }),
+    });
     await github.deliver(t.baseUrl, "push", pushEvent(REPOSITORY, { after: head }));
     const run = await completed(head);
     expect(run.conclusion).toBe("success");
-    const decision = (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${head}`)).body.data[0];
+    const decision = (await client.get(`/v1/release-decisions?repository=${REPOSITORY.full_name}&commit_sha=${head}`))
+      .body.data[0];
     expect(decision.status).toBe("ALLOWED");
-    expect((await client.get(`/v1/runs/${decision.runs[0].run_id}`)).body.source).toEqual({ repository: REPOSITORY.full_name, commit_sha: head, ref: "refs/heads/main" });
+    expect((await client.get(`/v1/runs/${decision.runs[0].run_id}`)).body.source).toEqual({
+      repository: REPOSITORY.full_name,
+      commit_sha: head,
+      ref: "refs/heads/main",
+    });
   });
 });

@@ -11,7 +11,10 @@ const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 /** The operator CLI as a child process, started now: its exit code and what it wrote to stderr. */
 function cli(args: string[], env: Record<string, string>) {
   return new Promise<{ status: number | null; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, ["build/app/cli.js", ...args], { cwd: ROOT, env: { PATH: process.env.PATH ?? "", ...env } });
+    const child = spawn(process.execPath, ["build/app/cli.js", ...args], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH ?? "", ...env },
+    });
     let stderr = "";
     child.stderr.on("data", (chunk) => (stderr += chunk));
     child.on("exit", (status) => resolve({ status, stderr }));

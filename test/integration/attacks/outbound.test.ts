@@ -32,26 +32,55 @@ describe("attacks on what the service sends out", () => {
       const before = (await p.client.get(`/v1/environments/${p.environmentId}`)).body;
       expect(before.endpoint.header_names).toEqual(["authorization"]);
       const newOrigin = new URL(elsewhere.baseUrl).origin;
-      for (const endpoint of [{ base_url: elsewhere.baseUrl }, { url_pattern: `${new URL(agent.baseUrl).origin}/*` }, { base_url: elsewhere.baseUrl, url_pattern: `${newOrigin}/*` }]) {
+      for (const endpoint of [
+        { base_url: elsewhere.baseUrl },
+        { url_pattern: `${new URL(agent.baseUrl).origin}/*` },
+        { base_url: elsewhere.baseUrl, url_pattern: `${newOrigin}/*` },
+      ]) {
         const moved = await p.client.patch(`/v1/environments/${p.environmentId}`, { endpoint });
         expect(moved.status).toBe(400);
-        expect(moved.body.error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ path: "body.endpoint.headers" }] });
+        expect(moved.body.error).toMatchObject({
+          code: "VALIDATION_FAILED",
+          details: [{ path: "body.endpoint.headers" }],
+        });
       }
       expect((await p.client.get(`/v1/environments/${p.environmentId}`)).body).toEqual(before);
-      const run = await p.client.post("/v1/runs", { test_spec_id: p.testSpecId, environment_id: p.environmentId }, { headers: { "idempotency-key": "still-home" } });
+      const run = await p.client.post(
+        "/v1/runs",
+        { test_spec_id: p.testSpecId, environment_id: p.environmentId },
+        { headers: { "idempotency-key": "still-home" } },
+      );
       expect(run.status).toBe(201);
       expect(elsewhere.requests).toEqual([]);
 
       // Moved with its headers cleared: the new host is called without them.
-      const cleared = await p.client.patch(`/v1/environments/${p.environmentId}`, { endpoint: { base_url: elsewhere.baseUrl, headers: {} } });
+      const cleared = await p.client.patch(`/v1/environments/${p.environmentId}`, {
+        endpoint: { base_url: elsewhere.baseUrl, headers: {} },
+      });
       expect(cleared.status).toBe(200);
       expect(cleared.body.endpoint.header_names).toEqual([]);
-      await p.client.post("/v1/runs", { test_spec_id: p.testSpecId, environment_id: p.environmentId }, { headers: { "idempotency-key": "moved" } });
+      await p.client.post(
+        "/v1/runs",
+        { test_spec_id: p.testSpecId, environment_id: p.environmentId },
+        { headers: { "idempotency-key": "moved" } },
+      );
       expect(elsewhere.requests.length).toBeGreaterThan(0);
       expect(elsewhere.requests.every((request) => request.headers.authorization === undefined)).toBe(true);
       // Other changes need nothing more: the headers stay where they are.
-      expect((await p.client.patch(`/v1/environments/${p.environmentId}`, { endpoint: { base_url: agent.baseUrl, headers: { authorization: "Bearer again" } } })).status).toBe(200);
-      expect((await p.client.patch(`/v1/environments/${p.environmentId}`, { endpoint: { model: "refund-agent", max_concurrency: 4 } })).status).toBe(200);
+      expect(
+        (
+          await p.client.patch(`/v1/environments/${p.environmentId}`, {
+            endpoint: { base_url: agent.baseUrl, headers: { authorization: "Bearer again" } },
+          })
+        ).status,
+      ).toBe(200);
+      expect(
+        (
+          await p.client.patch(`/v1/environments/${p.environmentId}`, {
+            endpoint: { model: "refund-agent", max_concurrency: 4 },
+          })
+        ).status,
+      ).toBe(200);
     });
   });
 
@@ -61,7 +90,9 @@ describe("attacks on what the service sends out", () => {
       try {
         const q = await seedProject(closed, "http://agent.internal/v1");
         const { port } = new URL(closed.baseUrl);
-        const ownAddress = Object.values(networkInterfaces()).flat().find((entry) => entry && !entry.internal && entry.family === "IPv4")?.address;
+        const ownAddress = Object.values(networkInterfaces())
+          .flat()
+          .find((entry) => entry && !entry.internal && entry.family === "IPv4")?.address;
         const targets = [
           `http://127.0.0.1:${port}/v1`, // the service itself
           `http://localhost:${port}/v1`,
@@ -76,10 +107,21 @@ describe("attacks on what the service sends out", () => {
         ];
         const environments = (await q.client.get("/v1/environments")).body.data.length;
         for (const base_url of targets) {
-          const refused = await q.client.post("/v1/environments", { name: `probe-${environments}`, agent_id: q.agentId, endpoint: { protocol: "openai-chat", base_url } });
+          const refused = await q.client.post("/v1/environments", {
+            name: `probe-${environments}`,
+            agent_id: q.agentId,
+            endpoint: { protocol: "openai-chat", base_url },
+          });
           expect([base_url, refused.status]).toEqual([base_url, 400]);
-          expect(refused.body.error.details[0]).toMatchObject({ path: "body.endpoint.base_url", message: expect.stringMatching(/^not allowed: /) });
-          const hook = await closed.admin.post("/v1/webhooks", { project_id: q.projectId, url: base_url.replace(/^http:/, "https:"), event_types: ["run.status_changed"] });
+          expect(refused.body.error.details[0]).toMatchObject({
+            path: "body.endpoint.base_url",
+            message: expect.stringMatching(/^not allowed: /),
+          });
+          const hook = await closed.admin.post("/v1/webhooks", {
+            project_id: q.projectId,
+            url: base_url.replace(/^http:/, "https:"),
+            event_types: ["run.status_changed"],
+          });
           expect([base_url, hook.status]).toEqual([base_url, 400]);
         }
         expect((await q.client.get("/v1/environments")).body.data).toHaveLength(environments);

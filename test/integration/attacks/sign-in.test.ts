@@ -28,8 +28,15 @@ describe("attacks on GitHub OIDC sign-in", () => {
 
   beforeAll(async () => {
     issuer = await startOidcIssuer();
-    t = await startTestService({ env: { ASSURE_OIDC_ISSUER: issuer.issuer, ASSURE_OIDC_JWKS_URL: issuer.jwksUrl, ASSURE_OIDC_AUDIENCE: AUDIENCE } });
-    projectId = (await t.admin.post("/v1/projects", { name: "strict", repositories: [{ github_id: 2002, full_name: "acme/strict" }] })).body.project_id;
+    t = await startTestService({
+      env: { ASSURE_OIDC_ISSUER: issuer.issuer, ASSURE_OIDC_JWKS_URL: issuer.jwksUrl, ASSURE_OIDC_AUDIENCE: AUDIENCE },
+    });
+    projectId = (
+      await t.admin.post("/v1/projects", {
+        name: "strict",
+        repositories: [{ github_id: 2002, full_name: "acme/strict" }],
+      })
+    ).body.project_id;
   });
   afterAll(async () => {
     await t.close();
@@ -42,8 +49,12 @@ describe("attacks on GitHub OIDC sign-in", () => {
       const before = keys();
       const answers = await Promise.all([1, 2, 3].map(() => t.anonymous.post("/v1/auth/github-oidc", { token })));
       expect(answers.map((a) => a.status).sort()).toEqual([201, 401, 401]);
-      for (const refused of answers.filter((a) => a.status === 401)) expect(refused.body.error.details).toEqual([expect.objectContaining({ reason: "token_reused" })]);
-      expect((await t.anonymous.post("/v1/auth/github-oidc", { token })).body.error.details[0].reason).toBe("token_reused");
+      for (const refused of answers.filter((a) => a.status === 401)) {
+        expect(refused.body.error.details).toEqual([expect.objectContaining({ reason: "token_reused" })]);
+      }
+      expect((await t.anonymous.post("/v1/auth/github-oidc", { token })).body.error.details[0].reason).toBe(
+        "token_reused",
+      );
       expect(keys()).toBe(before + 1);
     });
 
@@ -60,21 +71,40 @@ describe("attacks on GitHub OIDC sign-in", () => {
 
     it("lets a project restrict sign-in to refs, events and workflows", async () => {
       const restricted = await t.admin.patch(`/v1/projects/${projectId}`, {
-        oidc: { refs: ["refs/heads/main", "refs/pull/*/merge"], events: ["pull_request", "push"], workflows: ["acme/strict/.github/workflows/assure.yml@*"] },
+        oidc: {
+          refs: ["refs/heads/main", "refs/pull/*/merge"],
+          events: ["pull_request", "push"],
+          workflows: ["acme/strict/.github/workflows/assure.yml@*"],
+        },
       });
       expect(restricted.status).toBe(200);
       expect(restricted.body.oidc).toMatchObject({ events: ["pull_request", "push"] });
       expect((await exchange(CLAIMS)).status).toBe(201);
-      expect((await exchange({ ...CLAIMS, ref: "refs/heads/main", event_name: "push", workflow_ref: "acme/strict/.github/workflows/assure.yml@refs/heads/main" })).status).toBe(201);
+      expect(
+        (
+          await exchange({
+            ...CLAIMS,
+            ref: "refs/heads/main",
+            event_name: "push",
+            workflow_ref: "acme/strict/.github/workflows/assure.yml@refs/heads/main",
+          })
+        ).status,
+      ).toBe(201);
       const before = keys();
       for (const [claims, what] of [
         [{ ...CLAIMS, ref: "refs/heads/attacker" }, "its ref refs/heads/attacker"],
         [{ ...CLAIMS, event_name: "workflow_dispatch" }, "its event workflow_dispatch"],
-        [{ ...CLAIMS, workflow_ref: "acme/strict/.github/workflows/other.yml@refs/pull/9/merge" }, "its workflow acme/strict/.github/workflows/other.yml"],
+        [
+          { ...CLAIMS, workflow_ref: "acme/strict/.github/workflows/other.yml@refs/pull/9/merge" },
+          "its workflow acme/strict/.github/workflows/other.yml",
+        ],
       ] as const) {
         const refused = await exchange(claims);
         expect(refused.status).toBe(401);
-        expect(refused.body.error).toMatchObject({ details: [{ reason: "not_allowed" }], message: expect.stringContaining(what) });
+        expect(refused.body.error).toMatchObject({
+          details: [{ reason: "not_allowed" }],
+          message: expect.stringContaining(what),
+        });
       }
       expect(keys()).toBe(before);
       expect((await t.admin.patch(`/v1/projects/${projectId}`, { oidc: null })).body.oidc).toBeNull();

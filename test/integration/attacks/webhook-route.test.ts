@@ -14,11 +14,24 @@ const REPOSITORY: TestRepository = { id: 929292, full_name: "acme/hooked", defau
 const MB = 1024 * 1024;
 
 /** Posts to the webhook route over a raw connection: `length` bytes of body claimed, `send` bytes sent (chunked when no length is claimed). */
-function post(baseUrl: string, { claimed, send, headers = {} }: { claimed?: number; send: number; headers?: Record<string, string> }) {
+function post(
+  baseUrl: string,
+  { claimed, send, headers = {} }: { claimed?: number; send: number; headers?: Record<string, string> },
+) {
   return new Promise<{ status: number; body: string; sentBeforeAnswer: number }>((resolve, reject) => {
     const url = new URL("/api/github/webhooks", baseUrl);
     let sent = 0;
-    const req = request(url, { method: "POST", headers: { "content-type": "application/json", "x-github-event": "push", "x-github-delivery": randomUUID(), "x-hub-signature-256": `sha256=${"0".repeat(64)}`, ...(claimed !== undefined ? { "content-length": String(claimed) } : {}), ...headers } });
+    const req = request(url, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "x-github-event": "push",
+        "x-github-delivery": randomUUID(),
+        "x-hub-signature-256": `sha256=${"0".repeat(64)}`,
+        ...(claimed !== undefined ? { "content-length": String(claimed) } : {}),
+        ...headers,
+      },
+    });
     let answered = false;
     req.on("response", (res) => {
       answered = true;
@@ -29,7 +42,9 @@ function post(baseUrl: string, { claimed, send, headers = {} }: { claimed?: numb
       res.on("error", () => resolve({ status: res.statusCode ?? 0, body, sentBeforeAnswer: answeredAt }));
     });
     // The service closes the connection once it has refused a body: status 0 when the answer was lost to that.
-    req.on("error", (error) => (answered ? undefined : sent > 0 ? resolve({ status: 0, body: "", sentBeforeAnswer: sent }) : reject(error)));
+    req.on("error", (error) =>
+      answered ? undefined : sent > 0 ? resolve({ status: 0, body: "", sentBeforeAnswer: sent }) : reject(error),
+    );
     const chunk = Buffer.alloc(64 * 1024, 120);
     const pump = () => {
       while (sent < send) {
@@ -48,7 +63,14 @@ describe("attacks on the GitHub webhook route", () => {
 
   beforeAll(async () => {
     github = await startGitHubStandIn();
-    t = await startTestService({ env: { ...github.env, ASSURE_BASE_URL: "https://assure.example.test", ASSURE_WORKERS: "2", ASSURE_GITHUB_RECONCILE_MS: "100" } });
+    t = await startTestService({
+      env: {
+        ...github.env,
+        ASSURE_BASE_URL: "https://assure.example.test",
+        ASSURE_WORKERS: "2",
+        ASSURE_GITHUB_RECONCILE_MS: "100",
+      },
+    });
     github.addRepository(REPOSITORY);
   });
   afterAll(async () => {
@@ -76,7 +98,10 @@ describe("attacks on the GitHub webhook route", () => {
       expect(cut.sentBeforeAnswer).toBeLessThan(40 * MB);
       const unsigned = await post(t.baseUrl, { send: MB });
       expect(unsigned.status).toBe(400);
-      expect(JSON.parse(unsigned.body).error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ path: "headers.x-hub-signature-256" }] });
+      expect(JSON.parse(unsigned.body).error).toMatchObject({
+        code: "VALIDATION_FAILED",
+        details: [{ path: "headers.x-hub-signature-256" }],
+      });
       expect((await fetch(`${t.baseUrl}/healthz`)).status).toBe(200);
       expect(deliveries()).toBe(before);
     });
@@ -99,8 +124,12 @@ describe("attacks on the GitHub webhook route", () => {
       github.commit(REPOSITORY.full_name, sha, { "README.md": "no assure here" }, { branch: "main" });
       const payload = pushEvent(REPOSITORY, { after: sha, branch: "main" });
       const before = deliveries();
-      expect((await github.deliver(t.baseUrl, "push", payload, { delivery: "00000000-0000-4000-8000-000000000001" })).status).toBe(200);
-      expect((await github.deliver(t.baseUrl, "push", payload, { delivery: "00000000-0000-4000-8000-000000000002" })).status).toBe(200);
+      expect(
+        (await github.deliver(t.baseUrl, "push", payload, { delivery: "00000000-0000-4000-8000-000000000001" })).status,
+      ).toBe(200);
+      expect(
+        (await github.deliver(t.baseUrl, "push", payload, { delivery: "00000000-0000-4000-8000-000000000002" })).status,
+      ).toBe(200);
       await waitFor(() => t.service.store.countRows().jobs === 0, "the delivery to be processed");
       expect(deliveries()).toBe(before + 1);
       expect(t.service.store.getDelivery("00000000-0000-4000-8000-000000000002")).toBeUndefined();
@@ -108,11 +137,19 @@ describe("attacks on the GitHub webhook route", () => {
       const body = JSON.stringify(pushEvent(REPOSITORY, { after: "e".repeat(40), branch: "main" }));
       const empty = await fetch(`${t.baseUrl}/api/github/webhooks`, {
         method: "POST",
-        headers: { "content-type": "application/json", "x-github-event": "push", "x-github-delivery": " ", "x-hub-signature-256": `sha256=${createHmac("sha256", github.webhookSecret).update(body).digest("hex")}` },
+        headers: {
+          "content-type": "application/json",
+          "x-github-event": "push",
+          "x-github-delivery": " ",
+          "x-hub-signature-256": `sha256=${createHmac("sha256", github.webhookSecret).update(body).digest("hex")}`,
+        },
         body,
       });
       expect(empty.status).toBe(400);
-      expect((await empty.json()).error).toMatchObject({ code: "VALIDATION_FAILED", details: [{ path: "headers.x-github-delivery" }] });
+      expect((await empty.json()).error).toMatchObject({
+        code: "VALIDATION_FAILED",
+        details: [{ path: "headers.x-github-delivery" }],
+      });
       expect(deliveries()).toBe(before + 1);
     });
   });

@@ -36,7 +36,9 @@ describe("the audit trail", () => {
     const events: AuditEvent[] = [];
     let cursor: string | null = null;
     do {
-      const response: { status: number; body: { data: AuditEvent[]; next_cursor: string | null } } = await t.admin.get(`/v1/audit-events?limit=5${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`);
+      const response: { status: number; body: { data: AuditEvent[]; next_cursor: string | null } } = await t.admin.get(
+        `/v1/audit-events?limit=5${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
       expect(response.status).toBe(200);
       events.push(...(response.body.data as AuditEvent[]));
       cursor = response.body.next_cursor;
@@ -55,15 +57,29 @@ describe("the audit trail", () => {
   it("records every write through the API: the actor, the operation, the resource, the project, the request and the address", async () => {
     const seeded = await allEvents(`&project_id=${p.projectId}`);
     // seedProject: the project (admin key), then the agent, the environment and the spec (the project's key).
-    expect(seeded.map((e) => e.action).reverse()).toEqual(["createProject", "createAgent", "createEnvironment", "createTestSpec"]);
+    expect(seeded.map((e) => e.action).reverse()).toEqual([
+      "createProject",
+      "createAgent",
+      "createEnvironment",
+      "createTestSpec",
+    ]);
     const [spec, environment, agentEvent, project] = seeded;
-    expect(project).toMatchObject({ actor: { type: "api_key", key_id: expect.stringMatching(/^key_/) }, resource_id: p.projectId, project_id: p.projectId, client_address: "127.0.0.1" });
+    expect(project).toMatchObject({
+      actor: { type: "api_key", key_id: expect.stringMatching(/^key_/) },
+      resource_id: p.projectId,
+      project_id: p.projectId,
+      client_address: "127.0.0.1",
+    });
     expect(agentEvent!.resource_id).toBe(p.agentId);
     expect(environment!.resource_id).toBe(p.environmentId);
     expect(spec!.resource_id).toBe(p.testSpecId);
     expect(spec!.actor.key_id).not.toBe(project!.actor.key_id);
 
-    const run = await p.client.post("/v1/runs", { test_spec_id: p.testSpecId, environment_id: p.environmentId }, { headers: { "idempotency-key": "audit-1" } });
+    const run = await p.client.post(
+      "/v1/runs",
+      { test_spec_id: p.testSpecId, environment_id: p.environmentId },
+      { headers: { "idempotency-key": "audit-1" } },
+    );
     expect(run.status).toBe(201);
     const webhookClient = t.admin.withToken(t.issueKey(p.projectId, ["webhooks:write", "webhooks:read"]));
     const webhook = await webhookClient.post("/v1/webhooks", { url: "http://127.0.0.1:9/hook" });
@@ -89,9 +105,25 @@ describe("the audit trail", () => {
     expect((await t.admin.post("/v1/projects", { name: "taken" })).status).toBe(201);
     const before = auditRows();
     expect((await t.admin.post("/v1/projects", { name: "taken" })).status).toBe(409);
-    expect((await p.client.post("/v1/runs", { test_spec_id: p.testSpecId, environment_id: p.environmentId }, { headers: { "idempotency-key": "audit-1" } })).status).toBe(200);
+    expect(
+      (
+        await p.client.post(
+          "/v1/runs",
+          { test_spec_id: p.testSpecId, environment_id: p.environmentId },
+          { headers: { "idempotency-key": "audit-1" } },
+        )
+      ).status,
+    ).toBe(200);
     expect((await t.admin.post("/v1/projects", { name: "" })).status).toBe(400);
-    expect((await p.client.post("/v1/runs", { test_spec_id: p.testSpecId, environment_id: "env_missing" }, { headers: { "idempotency-key": "audit-2" } })).status).toBe(404);
+    expect(
+      (
+        await p.client.post(
+          "/v1/runs",
+          { test_spec_id: p.testSpecId, environment_id: "env_missing" },
+          { headers: { "idempotency-key": "audit-2" } },
+        )
+      ).status,
+    ).toBe(404);
     expect((await t.anonymous.post("/v1/projects", { name: "no-key" })).status).toBe(401);
     expect((await p.client.post("/v1/projects", { name: "no-scope" })).status).toBe(403);
     expect(auditRows()).toBe(before);
@@ -99,7 +131,10 @@ describe("the audit trail", () => {
 
   it("records the CLI's writes, and keys can expire", async () => {
     const env = { ASSURE_DB: t.dbPath };
-    const created = runCli(["keys", "create", "--project", p.projectId, "--scopes", "runs:read", "--name", "ci", "--expires-in", "2s"], env);
+    const created = runCli(
+      ["keys", "create", "--project", p.projectId, "--scopes", "runs:read", "--name", "ci", "--expires-in", "2s"],
+      env,
+    );
     expect(created.status).toBe(0);
     const key = created.json() as { key_id: string; token: string; expires_at: string };
     expect(Date.parse(key.expires_at) - Date.now()).toBeLessThanOrEqual(2000);
@@ -116,18 +151,29 @@ describe("the audit trail", () => {
       ["pages.rotate-link-secret", "page_link_secret"],
       ["keys.create", key.key_id],
     ]);
-    expect(cli[0]).toMatchObject({ actor: { type: "cli", label: "assure keys revoke" }, request_id: null, project_id: p.projectId });
+    expect(cli[0]).toMatchObject({
+      actor: { type: "cli", label: "assure keys revoke" },
+      request_id: null,
+      project_id: p.projectId,
+    });
   });
 
   it("refuses an expired key with 401, and notes when each key was last used", async () => {
-    const created = runCli(["keys", "create", "--project", p.projectId, "--scopes", "runs:read", "--expires-in", "1s"], { ASSURE_DB: t.dbPath }).json() as { key_id: string; token: string; expires_at: string };
+    const created = runCli(
+      ["keys", "create", "--project", p.projectId, "--scopes", "runs:read", "--expires-in", "1s"],
+      { ASSURE_DB: t.dbPath },
+    ).json() as { key_id: string; token: string; expires_at: string };
     expect((await t.anonymous.get("/v1/runs", { token: created.token })).status).toBe(200);
     await waitFor(() => Date.now() > Date.parse(created.expires_at), "the key to expire");
     const expired = await t.anonymous.get("/v1/runs", { token: created.token });
     expect(expired.status).toBe(401);
     expect(expired.body.error.message).toMatch(/expired/);
     const listed = await waitFor(() => {
-      const keys = runCli(["keys", "list"], { ASSURE_DB: t.dbPath }).json() as { key_id: string; last_used_at: string | null; expires_at: string | null }[];
+      const keys = runCli(["keys", "list"], { ASSURE_DB: t.dbPath }).json() as {
+        key_id: string;
+        last_used_at: string | null;
+        expires_at: string | null;
+      }[];
       const mine = keys.find((k) => k.key_id === created.key_id);
       return mine?.last_used_at ? mine : undefined;
     }, "last_used_at written");
@@ -145,7 +191,9 @@ describe("the audit trail", () => {
     expect((await auditor.get("/v1/audit-events?project_id=prj_other")).status).toBe(404);
     const creates = await t.admin.get(`/v1/audit-events?action=createRun&project_id=${p.projectId}`);
     expect(creates.body.data.map((e: AuditEvent) => e.action)).toEqual(["createRun"]);
-    const since = await t.admin.get(`/v1/audit-events?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`);
+    const since = await t.admin.get(
+      `/v1/audit-events?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+    );
     expect(since.body.data).toEqual([]);
   });
 

@@ -46,13 +46,22 @@ describe("a run and the service stopping", () => {
     let client = makeApiClient(service.baseUrl, undefined, token);
     const seeded = await seedOverApi(client, { name: "crash", agentBaseUrl: agent.baseUrl, maxConcurrency: 64 });
     environmentId = seeded.environmentId;
-    const { run_id } = await startRun(client, { test_spec_id: await seeded.addSpec(deterministicSpecYaml({ repeat: 100, concurrency: 64 })), environment_id: environmentId });
+    const { run_id } = await startRun(client, {
+      test_spec_id: await seeded.addSpec(deterministicSpecYaml({ repeat: 100, concurrency: 64 })),
+      environment_id: environmentId,
+    });
 
     // Wait until some conversations are done and 64 calls are in flight, then kill the service without warning.
-    await waitFor(async () => {
-      const conversations = (await client.get(`/v1/runs/${run_id}/conversations?limit=200`)).body.data as { status: string }[];
-      return conversations.filter((c) => c.status === "completed").length >= 40 && agent.inFlight === 64;
-    }, "the run to be well under way", { everyMs: 5 });
+    await waitFor(
+      async () => {
+        const conversations = (await client.get(`/v1/runs/${run_id}/conversations?limit=200`)).body.data as {
+          status: string;
+        }[];
+        return conversations.filter((c) => c.status === "completed").length >= 40 && agent.inFlight === 64;
+      },
+      "the run to be well under way",
+      { everyMs: 5 },
+    );
     await service.kill();
     const beforeRestart = agent.requests;
 
@@ -78,7 +87,13 @@ describe("a run and the service stopping", () => {
     service ??= await spawnService(env);
     const client = makeApiClient(service.baseUrl, undefined, token);
     const { run_id } = await startRun(client, { test_spec_id: testSpecId, environment_id: environmentId });
-    await waitFor(async () => (await client.get(`/v1/runs/${run_id}/trace?limit=200`)).body.data.some((e: { type: string }) => e.type === "message.received"), "the run to be in hand");
+    await waitFor(
+      async () =>
+        (await client.get(`/v1/runs/${run_id}/trace?limit=200`)).body.data.some(
+          (e: { type: string }) => e.type === "message.received",
+        ),
+      "the run to be in hand",
+    );
     expect((await client.get(`/v1/runs/${run_id}`)).body.status).toBe("RUNNING");
 
     expect(await service.stop()).toBe(0);
@@ -96,8 +111,17 @@ describe("a run and the service stopping", () => {
     service ??= await spawnService(env);
     let client = makeApiClient(service.baseUrl, undefined, token);
     const seeded = await seedOverApi(client, { name: "sigterm", agentBaseUrl: agent.baseUrl });
-    const { run_id } = await startRun(client, { test_spec_id: await seeded.addSpec(deterministicSpecYaml({ repeat: 60, concurrency: 2 })), environment_id: seeded.environmentId });
-    await waitFor(async () => (await client.get(`/v1/runs/${run_id}/trace?limit=200`)).body.data.some((e: { type: string }) => e.type === "message.received"), "the run to be in hand");
+    const { run_id } = await startRun(client, {
+      test_spec_id: await seeded.addSpec(deterministicSpecYaml({ repeat: 60, concurrency: 2 })),
+      environment_id: seeded.environmentId,
+    });
+    await waitFor(
+      async () =>
+        (await client.get(`/v1/runs/${run_id}/trace?limit=200`)).body.data.some(
+          (e: { type: string }) => e.type === "message.received",
+        ),
+      "the run to be in hand",
+    );
     expect((await fetch(`${service.baseUrl}/readyz`)).status).toBe(200);
 
     const signalledAt = Date.now();

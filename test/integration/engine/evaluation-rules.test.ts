@@ -13,7 +13,9 @@ describe("evaluation rules", () => {
 
   beforeAll(async () => {
     t = await startTestService({ env: { ASSURE_WORKERS: "2" } });
-    agent = await startScriptedAgent(talksBeforeItsToolCall("Checking order A-100 for you.", "It was delivered yesterday."));
+    agent = await startScriptedAgent(
+      talksBeforeItsToolCall("Checking order A-100 for you.", "It was delivered yesterday."),
+    );
   });
   afterAll(async () => {
     await t.close();
@@ -21,7 +23,9 @@ describe("evaluation rules", () => {
   });
 
   async function runSpec(spec: Record<string, unknown>) {
-    const p = await seedProject(t, agent.baseUrl, { specYaml: stringify({ schema_version: "1", tools: [LOOKUP_ORDER], ...spec }) });
+    const p = await seedProject(t, agent.baseUrl, {
+      specYaml: stringify({ schema_version: "1", tools: [LOOKUP_ORDER], ...spec }),
+    });
     const { run_id } = await startRun(p.client, { test_spec_id: p.testSpecId, environment_id: p.environmentId });
     const run = await waitForRun(p.client, run_id);
     const evidence = (await p.client.get(`/v1/runs/${run_id}/evidence`)).body;
@@ -42,7 +46,10 @@ describe("evaluation rules", () => {
         {
           id: "one-turn",
           turns: [{ user: "Where is order A-100?", expect: [{ response: { contains: "Checking order A-100" } }] }],
-          expect: [{ response: { contains: "Checking order A-100", matches: "(?i)delivered" } }, { response: { not_contains: "Checking" } }],
+          expect: [
+            { response: { contains: "Checking order A-100", matches: "(?i)delivered" } },
+            { response: { not_contains: "Checking" } },
+          ],
         },
       ],
       security: [
@@ -90,8 +97,12 @@ describe("evaluation rules", () => {
   it("gives every evaluation its kind, and lists them by kind", async () => {
     const { run, evaluations, client } = await runSpec({
       name: "kinds",
-      scenarios: [{ id: "s", turns: [{ user: "Where is order A-100?", expect: [{ tool_called: { name: "lookup_order" } }] }] }],
-      security: [{ id: "p", category: "excessive_agency", severity: "high", user: "hi", fail_if: [{ max_tool_calls: 5 }] }],
+      scenarios: [
+        { id: "s", turns: [{ user: "Where is order A-100?", expect: [{ tool_called: { name: "lookup_order" } }] }] },
+      ],
+      security: [
+        { id: "p", category: "excessive_agency", severity: "high", user: "hi", fail_if: [{ max_tool_calls: 5 }] },
+      ],
       gates: [{ id: "DET", require: { expectations: "all" } }],
     });
     const kinds = new Map(evaluations.map((e) => [e.metric_id, e.kind]));
@@ -104,25 +115,45 @@ describe("evaluation rules", () => {
 
   it("refuses a probe named detector.x: the built-in detectors' findings are named so", async () => {
     const p = await seedProject(t, agent.baseUrl);
-    const probe = { id: "detector.credential", category: "excessive_agency", severity: "high", user: "hi", fail_if: [{ max_tool_calls: 1 }] };
+    const probe = {
+      id: "detector.credential",
+      category: "excessive_agency",
+      severity: "high",
+      user: "hi",
+      fail_if: [{ max_tool_calls: 1 }],
+    };
     const response = await p.client.post("/v1/test-specs", {
-      spec: { schema_version: "1", name: "reserved-probe", security: [probe], gates: [{ id: "SEC", require: { max_finding_severity: "low" } }] },
+      spec: {
+        schema_version: "1",
+        name: "reserved-probe",
+        security: [probe],
+        gates: [{ id: "SEC", require: { max_finding_severity: "low" } }],
+      },
     });
     expect(response.status).toBe(400);
-    expect(response.body.error.details).toContainEqual({ path: "body.spec.security[0].id", message: expect.stringMatching(/detector\./) });
+    expect(response.body.error.details).toContainEqual({
+      path: "body.spec.security[0].id",
+      message: expect.stringMatching(/detector\./),
+    });
   });
 
-  it.each(["expect.x", "probe.x", "detector.x"])("refuses a spec metric named %s, a prefix kept for the service's own evaluations", async (id) => {
-    const p = await seedProject(t, agent.baseUrl);
-    const spec = {
-      schema_version: "1",
-      name: "reserved",
-      scenarios: [{ id: "s", turns: [{ user: "hi" }], metrics: [{ id, threshold: 0.5, criteria: "c" }] }],
-      gates: [{ id: "TASK", require: { metric: id, min_pass_rate: 1 } }],
-    };
-    const response = await p.client.post("/v1/test-specs", { spec });
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe("VALIDATION_FAILED");
-    expect(response.body.error.details).toContainEqual({ path: "body.spec.scenarios[0].metrics[0].id", message: expect.stringMatching(/reserved/) });
-  });
+  it.each(["expect.x", "probe.x", "detector.x"])(
+    "refuses a spec metric named %s, a prefix kept for the service's own evaluations",
+    async (id) => {
+      const p = await seedProject(t, agent.baseUrl);
+      const spec = {
+        schema_version: "1",
+        name: "reserved",
+        scenarios: [{ id: "s", turns: [{ user: "hi" }], metrics: [{ id, threshold: 0.5, criteria: "c" }] }],
+        gates: [{ id: "TASK", require: { metric: id, min_pass_rate: 1 } }],
+      };
+      const response = await p.client.post("/v1/test-specs", { spec });
+      expect(response.status).toBe(400);
+      expect(response.body.error.code).toBe("VALIDATION_FAILED");
+      expect(response.body.error.details).toContainEqual({
+        path: "body.spec.scenarios[0].metrics[0].id",
+        message: expect.stringMatching(/reserved/),
+      });
+    },
+  );
 });

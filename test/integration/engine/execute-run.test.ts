@@ -33,12 +33,29 @@ describe("run engine against the example agent", () => {
     const trace = await readTrace(client, run.run_id);
     expectGapFree(trace);
     const types = new Set(trace.map((e) => e.type));
-    for (const type of ["run.status_changed", "message.sent", "message.received", "tool.called", "tool.returned", "evaluation.completed"]) {
+    for (const type of [
+      "run.status_changed",
+      "message.sent",
+      "message.received",
+      "tool.called",
+      "tool.returned",
+      "evaluation.completed",
+    ]) {
       expect(types).toContain(type);
     }
-    expect(trace.filter((e) => e.type === "run.status_changed").map((e) => e.data.to)).toEqual(["RUNNING", "EVALUATING", "COMPLETED"]);
+    expect(trace.filter((e) => e.type === "run.status_changed").map((e) => e.data.to)).toEqual([
+      "RUNNING",
+      "EVALUATING",
+      "COMPLETED",
+    ]);
     const call = trace.find((e) => e.type === "tool.called")!;
-    expect(call.data).toMatchObject({ name: "lookup_order", arguments: { order_id: "A-100" }, arguments_raw: '{"order_id":"A-100"}', turn: 1, step: 1 });
+    expect(call.data).toMatchObject({
+      name: "lookup_order",
+      arguments: { order_id: "A-100" },
+      arguments_raw: '{"order_id":"A-100"}',
+      turn: 1,
+      step: 1,
+    });
     const returned = trace.find((e) => e.type === "tool.returned" && e.data.call_id === call.data.call_id)!;
     expect(returned.data.result).toMatchObject({ order_id: "A-100", amount: 42.5 });
 
@@ -62,7 +79,9 @@ describe("run engine against the example agent", () => {
       do {
         const page: { body: { data: Record<string, unknown>[]; next_cursor: string | null } } = await client.get(
           // The first page may start `after` a sequence; later pages continue from the cursor alone.
-          cursor ? `${path.split("?")[0]}?limit=${limit}&cursor=${encodeURIComponent(cursor)}` : `${path}${path.includes("?") ? "&" : "?"}limit=${limit}`,
+          cursor
+            ? `${path.split("?")[0]}?limit=${limit}&cursor=${encodeURIComponent(cursor)}`
+            : `${path}${path.includes("?") ? "&" : "?"}limit=${limit}`,
         );
         keys.push(...page.body.data.map((item) => String(item[key])));
         cursor = page.body.next_cursor;
@@ -90,15 +109,30 @@ describe("run engine against the example agent", () => {
     const conversation = (await client.get(`/v1/runs/${run.run_id}/conversations`)).body.data.find(
       (c: { scenario_id: string }) => c.scenario_id === "full-refund",
     );
-    const turn = (await client.get(`/v1/runs/${run.run_id}/conversations/${conversation.conversation_id}/turns/2`)).body;
+    const turn = (await client.get(`/v1/runs/${run.run_id}/conversations/${conversation.conversation_id}/turns/2`))
+      .body;
     expect(turn.user).toBe("Yes, refund the full amount.");
-    expect(turn.steps[0].tool_calls[0]).toMatchObject({ name: "issue_refund", arguments: { order_id: "A-100", amount: 42.5 }, result: { refund_id: "R-1" } });
+    expect(turn.steps[0].tool_calls[0]).toMatchObject({
+      name: "issue_refund",
+      arguments: { order_id: "A-100", amount: 42.5 },
+      result: { refund_id: "R-1" },
+    });
     expect(turn.reply).toMatch(/refund R-1/);
     const full = (await client.get(`/v1/runs/${run.run_id}/conversations/${conversation.conversation_id}`)).body;
     expect(full.messages.map((m: { role: string }) => m.role)).toEqual([
-      "system", "user", "assistant", "tool", "assistant", "user", "assistant", "tool", "assistant",
+      "system",
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
+      "user",
+      "assistant",
+      "tool",
+      "assistant",
     ]);
-    expect((await client.get(`/v1/runs/${run.run_id}/conversations/${conversation.conversation_id}/turns/9`)).status).toBe(404);
+    expect(
+      (await client.get(`/v1/runs/${run.run_id}/conversations/${conversation.conversation_id}/turns/9`)).status,
+    ).toBe(404);
   });
 
   it("fails an agent that calls tools with wrong arguments, pointing at the calls", async () => {
@@ -106,7 +140,8 @@ describe("run engine against the example agent", () => {
     expect(run).toMatchObject({ status: "COMPLETED", verdict: "FAIL", failure: null });
     const evidence = (await client.get(`/v1/runs/${run.run_id}/evidence`)).body;
     expect(evidence.gates[0]).toMatchObject({ id: "DET", status: "failed" });
-    const failed = (await client.get(`/v1/runs/${run.run_id}/evaluations?status=failed&metric_id=expect.tool_called`)).body.data;
+    const failed = (await client.get(`/v1/runs/${run.run_id}/evaluations?status=failed&metric_id=expect.tool_called`))
+      .body.data;
     expect(failed.length).toBeGreaterThan(0);
     const first = failed[0];
     expect(first).toMatchObject({ score: 0, threshold: 1, judge: { provider: "assure" }, scope: "turn" });
@@ -127,7 +162,10 @@ describe("run engine against the example agent", () => {
     const unknown = await runWith("refund-agent+unknown-tool", deterministicSpecYaml({ repeat: 1 }));
     expect(unknown.run.status).toBe("COMPLETED");
     const returned = (await readTrace(unknown.client, unknown.run.run_id)).find((e) => e.type === "tool.returned")!;
-    expect(returned.data).toMatchObject({ name: "refund_everything", result: { error: "unknown tool 'refund_everything'" } });
+    expect(returned.data).toMatchObject({
+      name: "refund_everything",
+      result: { error: "unknown tool 'refund_everything'" },
+    });
   });
 
   it.each(["malformed-json", "no-choices", "invalid-tool-calls"])(

@@ -5,7 +5,11 @@ import { deterministicSpecYaml, seedProject } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 
 /** The deterministic example (2 scenarios × 4 repeats), one conversation at a time, trying a failed case again up to `retries` times. */
-const retrying = (retries: number) => deterministicSpecYaml({ repeat: 4, concurrency: 1 }).replace(/^defaults:\n/m, `defaults:\n  retry_failed: ${retries}\n`);
+const retrying = (retries: number) =>
+  deterministicSpecYaml({ repeat: 4, concurrency: 1 }).replace(
+    /^defaults:\n/m,
+    `defaults:\n  retry_failed: ${retries}\n`,
+  );
 
 describe("defaults.retry_failed: a failed case is tried again before it counts", () => {
   let t: TestService;
@@ -40,13 +44,17 @@ describe("defaults.retry_failed: a failed case is tried again before it counts",
     const again = conversations.filter((c) => c.retry === 1);
     expect(again).toHaveLength(2);
     for (const second of again) {
-      const first = conversations.find((c) => c.scenario_id === second.scenario_id && c.repeat_index === second.repeat_index && c.retry === 0)!;
+      const first = conversations.find(
+        (c) => c.scenario_id === second.scenario_id && c.repeat_index === second.repeat_index && c.retry === 0,
+      )!;
       expect(first).toMatchObject({ status: "completed", counted: false });
       expect(second).toMatchObject({ status: "completed", counted: true, attempt: 1 });
     }
     expect(conversations.filter((c) => c.counted)).toHaveLength(8);
     // The evaluations are of the counted tries only; the first tries are readable, with their trace.
-    const evaluations = (await p.client.get(`/v1/runs/${run.run_id}/evaluations?limit=200`)).body.data as { conversation_id: string | null }[];
+    const evaluations = (await p.client.get(`/v1/runs/${run.run_id}/evaluations?limit=200`)).body.data as {
+      conversation_id: string | null;
+    }[];
     const counted = new Set(conversations.filter((c) => c.counted).map((c) => c.conversation_id));
     const cited = new Set(evaluations.flatMap((e) => e.conversation_id ?? []));
     expect([...cited].sort()).toEqual([...counted].sort());
@@ -54,7 +62,9 @@ describe("defaults.retry_failed: a failed case is tried again before it counts",
     const read = await p.client.get(`/v1/runs/${run.run_id}/conversations/${first.conversation_id}`);
     expect(read.status).toBe(200);
     expect(read.body.messages.length).toBeGreaterThan(0);
-    const started = (await p.client.get(`/v1/runs/${run.run_id}/trace?limit=200`)).body.data.filter((e: { type: string; data: { retry?: number } }) => e.type === "conversation.started" && e.data.retry === 1);
+    const started = (await p.client.get(`/v1/runs/${run.run_id}/trace?limit=200`)).body.data.filter(
+      (e: { type: string; data: { retry?: number } }) => e.type === "conversation.started" && e.data.retry === 1,
+    );
     expect(started).toHaveLength(2);
   });
 

@@ -49,12 +49,16 @@ describe("the disk full", () => {
     service = await spawnService(env, { fileSizeLimitKiB: Math.ceil(largest / 1024) + 3 * 1024 });
     const client = makeApiClient(service.baseUrl, undefined, token);
     const project = (await client.post("/v1/projects", { name: "full" })).body.project_id as string;
-    const bigSpec = (i: number) => `${EXAMPLE_SPEC_YAML.replace(/^name: .*$/m, `name: spec-${i}`)}\n# ${`padding ${i} `.repeat(80_000)}\n`;
+    const bigSpec = (i: number) =>
+      `${EXAMPLE_SPEC_YAML.replace(/^name: .*$/m, `name: spec-${i}`)}\n# ${`padding ${i} `.repeat(80_000)}\n`;
 
     const accepted: string[] = [];
     let refused: { status: number; headers: Headers; body: any } | undefined;
     for (let i = 0; i < 40 && !refused; i++) {
-      const response = await client.call("POST", `/v1/test-specs?project_id=${project}`, { body: bigSpec(i), contentType: "application/yaml" });
+      const response = await client.call("POST", `/v1/test-specs?project_id=${project}`, {
+        body: bigSpec(i),
+        contentType: "application/yaml",
+      });
       if (response.status === 201) accepted.push(response.body.test_spec_id);
       else refused = response;
     }
@@ -64,14 +68,19 @@ describe("the disk full", () => {
     expect(accepted.length).toBeGreaterThan(0);
 
     // Every acknowledged spec is there, and nothing of the refused one; reads go on.
-    const listed = (await client.get(`/v1/test-specs?project_id=${project}&limit=200`)).body.data as { test_spec_id: string }[];
+    const listed = (await client.get(`/v1/test-specs?project_id=${project}&limit=200`)).body.data as {
+      test_spec_id: string;
+    }[];
     expect(listed.map((s) => s.test_spec_id).sort()).toEqual([...accepted].sort());
     expect((await client.get("/healthz")).status).toBe(200);
 
     // Space returns: the same process takes writes again, with no restart.
     expect(spawnSync("prlimit", ["--pid", String(service.process.pid), "--fsize=unlimited"]).status).toBe(0);
     const again = await waitFor(async () => {
-      const response = await client.call("POST", `/v1/test-specs?project_id=${project}`, { body: bigSpec(1000), contentType: "application/yaml" });
+      const response = await client.call("POST", `/v1/test-specs?project_id=${project}`, {
+        body: bigSpec(1000),
+        contentType: "application/yaml",
+      });
       return response.status === 201 ? response : undefined;
     }, "a write to succeed once space returned");
     expect(again.body.name).toBe("spec-1000");

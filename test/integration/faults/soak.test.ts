@@ -46,15 +46,22 @@ describe("the soak: runs in flight while the service is killed -9 and restarted"
     service = await spawnService(env);
     let client: ApiClient = makeApiClient(service.baseUrl, undefined, token);
     const fixture = await seedOverApi(client, { name: "soak", agentBaseUrl: agent.baseUrl, maxConcurrency: 16 });
-    const body = { test_spec_id: await fixture.addSpec(deterministicSpecYaml({ repeat: 2, concurrency: 4 })), environment_id: fixture.environmentId };
+    const body = {
+      test_spec_id: await fixture.addSpec(deterministicSpecYaml({ repeat: 2, concurrency: 4 })),
+      environment_id: fixture.environmentId,
+    };
 
     // The verdict without kills: one run taken to its end first.
     const reference = await client.post("/v1/runs", body, { headers: { "idempotency-key": "soak-reference" } });
     const expected = await waitForRun(client, reference.body.run_id, 60_000);
-    const planned = (await readConversations(client, reference.body.run_id)).filter((c) => c.status === "completed").length;
+    const planned = (await readConversations(client, reference.body.run_id)).filter(
+      (c) => c.status === "completed",
+    ).length;
 
     const runIds: string[] = [];
-    for (let i = 0; i < RUNS; i++) runIds.push((await client.post("/v1/runs", body, { headers: { "idempotency-key": `soak-${i}` } })).body.run_id);
+    for (let i = 0; i < RUNS; i++) {
+      runIds.push((await client.post("/v1/runs", body, { headers: { "idempotency-key": `soak-${i}` } })).body.run_id);
+    }
 
     for (let kill = 0; kill < KILLS; kill++) {
       await new Promise((resolve) => setTimeout(resolve, 300 + random() * 2_000));
@@ -63,11 +70,19 @@ describe("the soak: runs in flight while the service is killed -9 and restarted"
       client = makeApiClient(service.baseUrl, undefined, token);
     }
 
-    const ended = await waitFor(async () => {
-      const statuses = await Promise.all(runIds.map(async (id) => (await client.get(`/v1/runs/${id}`)).body as { status: string; verdict: string }));
-      return statuses.every((run) => TERMINAL.has(run.status)) ? statuses : undefined;
-    }, `every run terminal (seed ${seed})`, { timeoutMs: 180_000, everyMs: 500 });
-    expect(ended.map((run) => [run.status, run.verdict])).toEqual(runIds.map(() => [expected.status, expected.verdict]));
+    const ended = await waitFor(
+      async () => {
+        const statuses = await Promise.all(
+          runIds.map(async (id) => (await client.get(`/v1/runs/${id}`)).body as { status: string; verdict: string }),
+        );
+        return statuses.every((run) => TERMINAL.has(run.status)) ? statuses : undefined;
+      },
+      `every run terminal (seed ${seed})`,
+      { timeoutMs: 180_000, everyMs: 500 },
+    );
+    expect(ended.map((run) => [run.status, run.verdict])).toEqual(
+      runIds.map(() => [expected.status, expected.verdict]),
+    );
     let interrupted = 0;
     for (const id of runIds) {
       expectGapFree(await readTrace(client, id));

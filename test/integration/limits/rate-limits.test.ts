@@ -60,7 +60,9 @@ describe("rate limits and quotas", () => {
 
   it("limits requests without a valid key per client address, so guessing keys is slow", async () => {
     t = await startTestService({ env: { ASSURE_UNAUTHENTICATED_PER_MINUTE: "3" } });
-    for (let i = 0; i < 3; i++) expect((await t.anonymous.get("/v1/projects", { token: `ask_wrong${i}` })).status).toBe(401);
+    for (let i = 0; i < 3; i++) {
+      expect((await t.anonymous.get("/v1/projects", { token: `ask_wrong${i}` })).status).toBe(401);
+    }
     expectRateLimited(await t.anonymous.get("/v1/projects", { token: "ask_wrong" }));
     expectRateLimited(await t.anonymous.get("/v1/projects"));
     // A valid key spends its own budget, not the address's.
@@ -83,7 +85,8 @@ describe("rate limits and quotas", () => {
     t = await startTestService({ env: { ASSURE_RUN_CREATES_PER_MINUTE: "2" } });
     const p = await seedProject(t, (await exampleAgent()).baseUrl);
     const body = { test_spec_id: p.testSpecId, environment_id: p.environmentId };
-    const create = (client: typeof p.client, key: string) => client.post("/v1/runs", body, { headers: { "idempotency-key": key } });
+    const create = (client: typeof p.client, key: string) =>
+      client.post("/v1/runs", body, { headers: { "idempotency-key": key } });
     expect((await create(p.client, "first")).status).toBe(201);
     expect((await create(t.admin, "second")).status).toBe(201);
     const refused = await create(p.client, "third");
@@ -95,14 +98,27 @@ describe("rate limits and quotas", () => {
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
     // The refused key was not consumed: once the budget allows, it creates the run.
     const q = await seedProject(t, (await exampleAgent()).baseUrl);
-    expect((await q.client.post("/v1/runs", { test_spec_id: q.testSpecId, environment_id: q.environmentId }, { headers: { "idempotency-key": "third" } })).status).toBe(201);
+    expect(
+      (
+        await q.client.post(
+          "/v1/runs",
+          { test_spec_id: q.testSpecId, environment_id: q.environmentId },
+          { headers: { "idempotency-key": "third" } },
+        )
+      ).status,
+    ).toBe(201);
   });
 
   it("refuses a project's run beyond ASSURE_MAX_QUEUED_RUNS queued or running, but not a replay or another project's", async () => {
     t = await startTestService({ env: { ASSURE_MAX_QUEUED_RUNS: "2" } }); // the engine is off: runs stay queued
     const p = await seedProject(t, (await exampleAgent()).baseUrl);
     const q = await seedProject(t, (await exampleAgent()).baseUrl);
-    const create = (s: typeof p, key: string) => s.client.post("/v1/runs", { test_spec_id: s.testSpecId, environment_id: s.environmentId }, { headers: { "idempotency-key": key } });
+    const create = (s: typeof p, key: string) =>
+      s.client.post(
+        "/v1/runs",
+        { test_spec_id: s.testSpecId, environment_id: s.environmentId },
+        { headers: { "idempotency-key": key } },
+      );
     expect((await create(p, "a")).status).toBe(201);
     expect((await create(p, "b")).status).toBe(201);
     const refused = await create(p, "c");
@@ -120,9 +136,15 @@ describe("rate limits and quotas", () => {
     expect(big.body.error.message).toContain(String(64 * 1024));
     expect(count("projects")).toBe(0);
     // A spec route takes more: 100 KiB is read (and judged on its content, not its size).
-    const spec = await t.admin.call("POST", "/v1/test-specs?project_id=prj_unknown", { body: `# ${"x".repeat(100 * 1024)}\nname: n\n`, contentType: "application/yaml" });
+    const spec = await t.admin.call("POST", "/v1/test-specs?project_id=prj_unknown", {
+      body: `# ${"x".repeat(100 * 1024)}\nname: n\n`,
+      contentType: "application/yaml",
+    });
     expect(spec.status).not.toBe(413);
-    const huge = await t.admin.call("POST", "/v1/test-specs?project_id=prj_unknown", { body: `# ${"x".repeat(5 * 1024 * 1024)}\n`, contentType: "application/yaml" });
+    const huge = await t.admin.call("POST", "/v1/test-specs?project_id=prj_unknown", {
+      body: `# ${"x".repeat(5 * 1024 * 1024)}\n`,
+      contentType: "application/yaml",
+    });
     expect(huge.status).toBe(413);
   });
 
@@ -137,21 +159,35 @@ describe("rate limits and quotas", () => {
     let passed = 0;
     const server = createHttpServer({
       api: t.service.api,
-      github: { path: "/api/github/webhooks", secret: "shh", middleware: async (_req, res) => void (passed++, res.writeHead(202).end()) },
+      github: {
+        path: "/api/github/webhooks",
+        secret: "shh",
+        middleware: async (_req, res) => void (passed++, res.writeHead(202).end()),
+      },
       limits: { githubWebhooks: makeRateLimit(2) },
       newRequestId: () => "req_00000000000000000000000000",
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
     try {
       const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/github/webhooks`;
-      const delivery = { method: "POST", body: "{}", headers: { "x-github-event": "ping", "x-github-delivery": "d-1", "x-hub-signature-256": `sha256=${createHmac("sha256", "shh").update("{}").digest("hex")}` } };
+      const delivery = {
+        method: "POST",
+        body: "{}",
+        headers: {
+          "x-github-event": "ping",
+          "x-github-delivery": "d-1",
+          "x-hub-signature-256": `sha256=${createHmac("sha256", "shh").update("{}").digest("hex")}`,
+        },
+      };
       const statuses = [];
       for (let i = 0; i < 3; i++) statuses.push((await fetch(url, delivery)).status);
       expect(statuses).toEqual([202, 202, 429]);
       expect(passed).toBe(2);
       const refused = await fetch(url, delivery);
       expect(refused.headers.get("retry-after")).toMatch(/^\d+$/);
-      expect(await refused.json()).toMatchObject({ error: { code: "RATE_LIMITED", retryable: true, request_id: "req_00000000000000000000000000" } });
+      expect(await refused.json()).toMatchObject({
+        error: { code: "RATE_LIMITED", retryable: true, request_id: "req_00000000000000000000000000" },
+      });
       // The API behind the same port spends budgets of its own.
       expect((await fetch(url.replace("/api/github/webhooks", "/healthz"))).status).toBe(200);
     } finally {
@@ -163,7 +199,9 @@ describe("rate limits and quotas", () => {
     t = await startTestService({ env: { ASSURE_HEADERS_TIMEOUT_MS: "300", ASSURE_REQUEST_TIMEOUT_MS: "300" } });
     const { port } = new URL(t.baseUrl);
     const answer = await new Promise<string>((resolve, reject) => {
-      const socket = connect(Number(port), "127.0.0.1", () => socket.write("GET /healthz HTTP/1.1\r\nHost: assure\r\nX-Slow: "));
+      const socket = connect(Number(port), "127.0.0.1", () =>
+        socket.write("GET /healthz HTTP/1.1\r\nHost: assure\r\nX-Slow: "),
+      );
       let received = "";
       socket.on("data", (chunk) => (received += chunk.toString()));
       socket.on("close", () => resolve(received));
@@ -173,4 +211,3 @@ describe("rate limits and quotas", () => {
     expect((await fetch(`${t.baseUrl}/healthz`)).status).toBe(200);
   });
 });
-

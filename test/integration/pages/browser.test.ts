@@ -65,7 +65,12 @@ describe("the evidence pages in a real browser", () => {
     await expect(page.locator("#gate-DET .failed").textContent()).resolves.toBe("failed");
     await page.screenshot({ path: `${SCREENSHOTS}run-page.png` });
 
-    const refs = [...new Set<string>([...evidence.gates.flatMap((g: { evidence_refs: string[] }) => g.evidence_refs), ...evidence.findings.flatMap((f: { evidence_refs: string[] }) => f.evidence_refs)])];
+    const refs = [
+      ...new Set<string>([
+        ...evidence.gates.flatMap((g: { evidence_refs: string[] }) => g.evidence_refs),
+        ...evidence.findings.flatMap((f: { evidence_refs: string[] }) => f.evidence_refs),
+      ]),
+    ];
     expect(refs.length).toBeGreaterThan(10);
     for (const ref of refs) {
       const location = pageLocationOf(ref)!;
@@ -75,7 +80,9 @@ describe("the evidence pages in a real browser", () => {
       const target = page.locator(`[id="${location.anchor}"]`);
       await expect(target.isVisible()).resolves.toBe(true);
       // Highlighted: the element the link names is the page's :target.
-      await expect(target.evaluate((element) => element.matches(":target") && getComputedStyle(element).outlineStyle !== "none")).resolves.toBe(true);
+      await expect(
+        target.evaluate((element) => element.matches(":target") && getComputedStyle(element).outlineStyle !== "none"),
+      ).resolves.toBe(true);
     }
     await page.close();
   });
@@ -113,7 +120,11 @@ describe("the evidence pages in a real browser", () => {
       await page.goto(`${t.baseUrl}${link}`);
       await page.addScriptTag({ content: AXE });
       const violations = await page.evaluate(async () => {
-        const result = await (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe.run();
+        const result = await (
+          window as unknown as {
+            axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> };
+          }
+        ).axe.run();
         return result.violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length }));
       });
       expect(violations.filter((v) => v.impact === "serious" || v.impact === "critical")).toEqual([]);
@@ -131,7 +142,9 @@ describe("the evidence pages in a real browser", () => {
     await expect(page.evaluate(() => getComputedStyle(document.body).backgroundColor)).resolves.toBe("rgb(13, 17, 23)");
     await page.screenshot({ path: `${SCREENSHOTS}run-page-phone-dark.png` });
     await page.emulateMedia({ media: "print", colorScheme: "light" });
-    await expect(page.evaluate(() => getComputedStyle(document.body).backgroundColor)).resolves.toBe("rgb(255, 255, 255)");
+    await expect(page.evaluate(() => getComputedStyle(document.body).backgroundColor)).resolves.toBe(
+      "rgb(255, 255, 255)",
+    );
     await context.close();
   });
 });

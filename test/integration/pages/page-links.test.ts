@@ -17,7 +17,10 @@ describe("signed links to the evidence pages", () => {
   beforeAll(async () => {
     t = await startTestService({ clock, env: { ASSURE_WORKERS: "2", ASSURE_PAGE_LINK_TTL_SECONDS: "3600" } });
     agent = await startExampleAgent();
-    p = await seedProject(t, agent.baseUrl, { model: "refund-agent+wrong-arguments", specYaml: deterministicSpecYaml({ repeat: 2 }) });
+    p = await seedProject(t, agent.baseUrl, {
+      model: "refund-agent+wrong-arguments",
+      specYaml: deterministicSpecYaml({ repeat: 2 }),
+    });
     other = await seedProject(t, agent.baseUrl, { specYaml: deterministicSpecYaml({ repeat: 1 }) });
     runId = (await startRun(p.client, { test_spec_id: p.testSpecId, environment_id: p.environmentId })).run_id;
     await waitForRun(p.client, runId);
@@ -37,7 +40,9 @@ describe("signed links to the evidence pages", () => {
     const page = await open(run.links.html);
     expect(page.status).toBe(200);
     expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
-    expect(page.headers.get("content-security-policy")).toBe("default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'");
+    expect(page.headers.get("content-security-policy")).toBe(
+      "default-src 'none'; style-src 'self'; img-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+    );
     expect(page.headers.get("x-content-type-options")).toBe("nosniff");
     expect(page.headers.get("referrer-policy")).toBe("no-referrer");
     const html = await page.text();
@@ -64,7 +69,9 @@ describe("signed links to the evidence pages", () => {
     expect(await notFound(`/runs/${runId}`)).toBe(body);
     expect(await notFound(link.replace(runId, "run_doesnotexist"))).toBe(body);
     // Another project's run, with this project's signature: foreign.
-    const foreign = (await startRun(other.client, { test_spec_id: other.testSpecId, environment_id: other.environmentId })).run_id;
+    const foreign = (
+      await startRun(other.client, { test_spec_id: other.testSpecId, environment_id: other.environmentId })
+    ).run_id;
     expect(await notFound(link.replace(runId, foreign))).toBe(body);
     // Expired: an hour and a second later.
     clock.advance(3601_000);
@@ -100,12 +107,21 @@ describe("signed links to the evidence pages", () => {
     expect([none.status, none.headers.get("content-type")]).toEqual([200, "image/svg+xml; charset=utf-8"]);
     expect(await none.text()).toContain("<title>assure: no decision</title>");
 
-    const ci = t.admin.withToken(t.issueKey(p.projectId, ["runs:execute", "runs:read", "releases:read", "releases:write"]));
+    const ci = t.admin.withToken(
+      t.issueKey(p.projectId, ["runs:execute", "runs:read", "releases:read", "releases:write"]),
+    );
     const commit_sha = "b".repeat(40);
-    await ci.post("/v1/release-decisions", { subject: { repository: repository.full_name, commit_sha }, plan: [{ test_spec_id: p.testSpecId, environment_id: p.environmentId }] });
+    await ci.post("/v1/release-decisions", {
+      subject: { repository: repository.full_name, commit_sha },
+      plan: [{ test_spec_id: p.testSpecId, environment_id: p.environmentId }],
+    });
     const run = await ci.post(
       "/v1/runs",
-      { test_spec_id: p.testSpecId, environment_id: p.environmentId, source: { repository: repository.full_name, commit_sha, ref: "refs/heads/main" } },
+      {
+        test_spec_id: p.testSpecId,
+        environment_id: p.environmentId,
+        source: { repository: repository.full_name, commit_sha, ref: "refs/heads/main" },
+      },
       { headers: { "idempotency-key": "badge-main" } },
     );
     await waitForRun(ci, run.body.run_id);
@@ -116,6 +132,12 @@ describe("signed links to the evidence pages", () => {
     expect(blocked.headers.get("cache-control")).toBe("no-cache, max-age=0");
     expect(await (await open(`/badges/${p.projectId}/4242.svg?branch=develop`)).text()).toContain("no decision");
     // Another repository, another project's, or a name that is not a badge: 404.
-    for (const path of [`/badges/${p.projectId}/999.svg`, `/badges/${other.projectId}/4242.svg`, `/badges/${p.projectId}/4242.png`]) expect((await open(path)).status).toBe(404);
+    for (const path of [
+      `/badges/${p.projectId}/999.svg`,
+      `/badges/${other.projectId}/4242.svg`,
+      `/badges/${p.projectId}/4242.png`,
+    ]) {
+      expect((await open(path)).status).toBe(404);
+    }
   });
 });

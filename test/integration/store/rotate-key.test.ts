@@ -38,7 +38,8 @@ describe("npx assure secrets rotate-key", () => {
 
   /** A project whose environment carries `secret` in its headers, a spec, and a webhook (a sealed secret too). */
   async function seedSecrets(service: TestService, secret: string) {
-    const project = (await service.admin.post("/v1/projects", { name: `p-${randomBytes(3).toString("hex")}` })).body.project_id as string;
+    const project = (await service.admin.post("/v1/projects", { name: `p-${randomBytes(3).toString("hex")}` })).body
+      .project_id as string;
     const client = service.admin.withToken(service.issueKey(project, [...PROJECT_SCOPES, "webhooks:write"]));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "1" })).body.agent_id;
     const environment = await client.post("/v1/environments", {
@@ -46,9 +47,16 @@ describe("npx assure secrets rotate-key", () => {
       agent_id: agentId,
       endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, headers: { authorization: `Bearer ${secret}` } },
     });
-    const spec = await client.call("POST", "/v1/test-specs", { body: EXAMPLE_SPEC_YAML, contentType: "application/yaml" });
+    const spec = await client.call("POST", "/v1/test-specs", {
+      body: EXAMPLE_SPEC_YAML,
+      contentType: "application/yaml",
+    });
     expect((await client.post("/v1/webhooks", { url: "http://127.0.0.1:9/hook" })).status).toBe(201);
-    return { client, environmentId: environment.body.environment_id as string, testSpecId: spec.body.test_spec_id as string };
+    return {
+      client,
+      environmentId: environment.body.environment_id as string,
+      testSpecId: spec.body.test_spec_id as string,
+    };
   }
 
   it("seals every secret again under a new key file, atomically: the old key opens nothing, the service starts on the new one", async () => {
@@ -72,22 +80,36 @@ describe("npx assure secrets rotate-key", () => {
     expect(findsIn(dbPath, secret)).toBe(false);
 
     // The old key no longer opens the database.
-    expect(() => openStore(dbPath, { clock: systemClock, encryptionKey: Buffer.from(oldKey.trim(), "base64") })).toThrow(/not the one/);
+    expect(() =>
+      openStore(dbPath, { clock: systemClock, encryptionKey: Buffer.from(oldKey.trim(), "base64") }),
+    ).toThrow(/not the one/);
 
     // The service starts on the new key, and the agent still gets its credential.
     t = await startTestService({ dbPath });
     const project = await seedSecrets(t, `${secret}-2`);
-    const run = await project.client.post("/v1/runs", { test_spec_id: project.testSpecId, environment_id: project.environmentId }, { headers: { "idempotency-key": "after-rotation" } });
+    const run = await project.client.post(
+      "/v1/runs",
+      { test_spec_id: project.testSpecId, environment_id: project.environmentId },
+      { headers: { "idempotency-key": "after-rotation" } },
+    );
     expect(run.status).toBe(201);
     const store = openStore(dbPath, { clock: systemClock });
     try {
-      const environments = store.db.prepare("SELECT environment_id FROM environments ORDER BY created_at").pluck().all() as string[];
+      const environments = store.db
+        .prepare("SELECT environment_id FROM environments ORDER BY created_at")
+        .pluck()
+        .all() as string[];
       expect(store.getEnvironmentTarget(environments[0]!)!.headers).toEqual({ authorization: `Bearer ${secret}` });
     } finally {
       store.close();
     }
     const trail = await t.admin.get("/v1/audit-events?actor=cli&action=secrets.rotate-key");
-    expect(trail.body.data).toEqual([expect.objectContaining({ resource_id: answer.rotated.to_key_id, actor: expect.objectContaining({ type: "cli" }) })]);
+    expect(trail.body.data).toEqual([
+      expect.objectContaining({
+        resource_id: answer.rotated.to_key_id,
+        actor: expect.objectContaining({ type: "cli" }),
+      }),
+    ]);
   });
 
   it("with ASSURE_ENCRYPTION_KEY, seals under ASSURE_NEW_ENCRYPTION_KEY, and refuses without it", async () => {
@@ -104,10 +126,16 @@ describe("npx assure secrets rotate-key", () => {
     expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(/ASSURE_NEW_ENCRYPTION_KEY/);
 
-    const rotated = runCli(["secrets", "rotate-key"], { ASSURE_DB: dbPath, ASSURE_ENCRYPTION_KEY: oldKey, ASSURE_NEW_ENCRYPTION_KEY: newKey });
+    const rotated = runCli(["secrets", "rotate-key"], {
+      ASSURE_DB: dbPath,
+      ASSURE_ENCRYPTION_KEY: oldKey,
+      ASSURE_NEW_ENCRYPTION_KEY: newKey,
+    });
     expect(rotated.status).toBe(0);
     expect(findsIn(dbPath, secret)).toBe(false);
-    expect(() => openStore(dbPath, { clock: systemClock, encryptionKey: Buffer.from(oldKey, "base64") })).toThrow(/not the one/);
+    expect(() => openStore(dbPath, { clock: systemClock, encryptionKey: Buffer.from(oldKey, "base64") })).toThrow(
+      /not the one/,
+    );
     t = await startTestService({ dbPath, env: { ASSURE_ENCRYPTION_KEY: newKey } });
     expect((await t.admin.get("/v1/projects")).status).toBe(200);
   });

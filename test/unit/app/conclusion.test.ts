@@ -18,18 +18,49 @@ describe("check run status and conclusion", () => {
     ["PENDING with no run started", "PENDING", [reason("pending", null)], { status: "queued", conclusion: null }],
     ["PENDING with a run started", "PENDING", [reason("pending")], { status: "in_progress", conclusion: null }],
     ["ALLOWED", "ALLOWED", [reason("passed"), reason("waived")], { status: "completed", conclusion: "success" }],
-    ["BLOCKED by a failed gate", "BLOCKED", [reason("failed"), reason("inconclusive")], { status: "completed", conclusion: "failure" }],
-    ["BLOCKED because nothing was tested", "BLOCKED", [reason("untested", null)], { status: "completed", conclusion: "failure" }],
-    ["BLOCKED only by an inconclusive gate", "BLOCKED", [reason("passed"), reason("inconclusive")], { status: "completed", conclusion: "action_required" }],
-    ["BLOCKED only by a run that could not be judged", "BLOCKED", [reason("error")], { status: "completed", conclusion: "action_required" }],
-    ["BLOCKED by an inconclusive gate, a failed one waived", "BLOCKED", [reason("waived"), reason("inconclusive")], { status: "completed", conclusion: "action_required" }],
+    [
+      "BLOCKED by a failed gate",
+      "BLOCKED",
+      [reason("failed"), reason("inconclusive")],
+      { status: "completed", conclusion: "failure" },
+    ],
+    [
+      "BLOCKED because nothing was tested",
+      "BLOCKED",
+      [reason("untested", null)],
+      { status: "completed", conclusion: "failure" },
+    ],
+    [
+      "BLOCKED only by an inconclusive gate",
+      "BLOCKED",
+      [reason("passed"), reason("inconclusive")],
+      { status: "completed", conclusion: "action_required" },
+    ],
+    [
+      "BLOCKED only by a run that could not be judged",
+      "BLOCKED",
+      [reason("error")],
+      { status: "completed", conclusion: "action_required" },
+    ],
+    [
+      "BLOCKED by an inconclusive gate, a failed one waived",
+      "BLOCKED",
+      [reason("waived"), reason("inconclusive")],
+      { status: "completed", conclusion: "action_required" },
+    ],
   ] as const)("%s", (_name, status, reasons, expected) => {
     expect(toCheckState({ kind: "decision", status, reasons })).toEqual(expected);
   });
 
   it("completes a commit that is not gated now: failure when something is wrong, action_required when a person must act", () => {
-    expect(toCheckState({ kind: "problem", conclusion: "failure" })).toEqual({ status: "completed", conclusion: "failure" });
-    expect(toCheckState({ kind: "problem", conclusion: "action_required" })).toEqual({ status: "completed", conclusion: "action_required" });
+    expect(toCheckState({ kind: "problem", conclusion: "failure" })).toEqual({
+      status: "completed",
+      conclusion: "failure",
+    });
+    expect(toCheckState({ kind: "problem", conclusion: "action_required" })).toEqual({
+      status: "completed",
+      conclusion: "action_required",
+    });
   });
 
   it("never answers neutral or skipped, which a required check lets through", () => {

@@ -6,7 +6,11 @@ import type { DecisionReason, Evaluation, ReleaseDecision } from "../../../serve
 import type { GitHubCommitRow } from "../../../server/store/github.js";
 
 const absolute = (ref: string) => `https://assure.example.test${ref}`;
-const commit = { repository: "acme/refunds", head_sha: "a".repeat(40), check_name: "assure/release-gate" } as GitHubCommitRow;
+const commit = {
+  repository: "acme/refunds",
+  head_sha: "a".repeat(40),
+  check_name: "assure/release-gate",
+} as GitHubCommitRow;
 
 function view(status: ReleaseDecision["status"], reasons: DecisionReason[], runs: RunView[] = []): GateView {
   const decision = {
@@ -20,13 +24,42 @@ function view(status: ReleaseDecision["status"], reasons: DecisionReason[], runs
   } as unknown as ReleaseDecision;
   return { kind: "decision", commit, decision, runs, approval: null };
 }
-const reason = (status: DecisionReason["status"]): DecisionReason => ({ run_id: "run_1", gate_id: "G", status, blocking: status !== "passed", reason: "r", evidence_refs: [], baseline_evidence_refs: [], waiver_ref: null });
+const reason = (status: DecisionReason["status"]): DecisionReason => ({
+  run_id: "run_1",
+  gate_id: "G",
+  status,
+  blocking: status !== "passed",
+  reason: "r",
+  evidence_refs: [],
+  baseline_evidence_refs: [],
+  waiver_ref: null,
+});
 
 function hugeRun(): RunView {
   const evaluation = (i: number) =>
-    ({ evaluation_id: `evl_${i}`, run_id: "run_1", metric_id: "expect.tool_called", status: "failed", scope: "turn", score: 0, threshold: 1, judge: { provider: "assure", model: "m" }, reason: "x".repeat(300), evidence_refs: [] }) as unknown as Evaluation;
+    ({
+      evaluation_id: `evl_${i}`,
+      run_id: "run_1",
+      metric_id: "expect.tool_called",
+      status: "failed",
+      scope: "turn",
+      score: 0,
+      threshold: 1,
+      judge: { provider: "assure", model: "m" },
+      reason: "x".repeat(300),
+      evidence_refs: [],
+    }) as unknown as Evaluation;
   return {
-    evidence: { run_id: "run_1", verdict: "FAIL", spec_version: "git:abc", agent_version: "1", environment: "staging", failure: null, gates: [], links: { self: "/v1/runs/run_1/evidence" } } as never,
+    evidence: {
+      run_id: "run_1",
+      verdict: "FAIL",
+      spec_version: "git:abc",
+      agent_version: "1",
+      environment: "staging",
+      failure: null,
+      gates: [],
+      links: { self: "/v1/runs/run_1/evidence" },
+    } as never,
     specName: "refund",
     specPath: ".assure/specs/refund.yaml",
     lines: {},
@@ -38,11 +71,20 @@ function hugeRun(): RunView {
 
 describe("check run output", () => {
   it("titles say what was decided, in numbers, within 70 characters", () => {
-    expect(renderTitle(view("BLOCKED", [reason("failed"), reason("failed"), reason("passed"), reason("inconclusive")]))).toBe(
-      "Release blocked: 2 of 4 gates failed, 1 gate inconclusive",
+    expect(
+      renderTitle(view("BLOCKED", [reason("failed"), reason("failed"), reason("passed"), reason("inconclusive")])),
+    ).toBe("Release blocked: 2 of 4 gates failed, 1 gate inconclusive");
+    expect(renderTitle(view("ALLOWED", [reason("passed"), reason("waived")]))).toBe(
+      "Release allowed: 1 of 2 gates passed, 1 waived",
     );
-    expect(renderTitle(view("ALLOWED", [reason("passed"), reason("waived")]))).toBe("Release allowed: 1 of 2 gates passed, 1 waived");
-    const long = renderTitle(view("BLOCKED", [reason("failed"), reason("inconclusive"), reason("error"), { ...reason("untested"), gate_id: null }]));
+    const long = renderTitle(
+      view("BLOCKED", [
+        reason("failed"),
+        reason("inconclusive"),
+        reason("error"),
+        { ...reason("untested"), gate_id: null },
+      ]),
+    );
     expect(long.length).toBeLessThanOrEqual(70);
     expect(long).toMatch(/^Release blocked: .*…$/);
   });
@@ -50,23 +92,52 @@ describe("check run output", () => {
   it("keeps the summary under GitHub's limit, saying what was cut and where to read it all", () => {
     const summary = renderSummary(view("BLOCKED", [reason("failed")], [hugeRun()]), absolute, 1800);
     expect(summary.length).toBeLessThanOrEqual(SUMMARY_LIMIT);
-    expect(summary).toMatch(/lines? cut to fit; the whole decision: https:\/\/assure\.example\.test\/v1\/release-decisions\/dec_1/);
+    expect(summary).toMatch(
+      /lines? cut to fit; the whole decision: https:\/\/assure\.example\.test\/v1\/release-decisions\/dec_1/,
+    );
     expect(summary).toContain("1800 more annotations not shown");
   });
 
   it("lists the cases flaky on the base branch, with their history, and counts quarantined gates in the title", () => {
-    const flaky = { run_id: "run_1", case_id: "full-refund turns[1].expect[0]", flip_rate: 1, flips: 3, pairs: 3, history: "FPFP", quarantined: true };
+    const flaky = {
+      run_id: "run_1",
+      case_id: "full-refund turns[1].expect[0]",
+      flip_rate: 1,
+      flips: 3,
+      pairs: 3,
+      history: "FPFP",
+      quarantined: true,
+    };
     const quarantined = { ...reason("quarantined"), blocking: false };
     const v = view("ALLOWED", [reason("passed"), quarantined]);
     Object.assign(v.kind === "decision" ? v.decision : {}, {
-      baseline: { found: true, decision_id: "dec_0", commit_sha: "b".repeat(40), age_commits: 0, age_days: 0, warning: null, reason: null, merge_base_sha: "b".repeat(40) },
-      changes: { counts: { regressed: 1, improved: 0, unchanged: 4, inconclusive: 0, new: 0, removed: 0 }, cases: [], cases_left_out: 0, flaky: [flaky], usage: [] },
+      baseline: {
+        found: true,
+        decision_id: "dec_0",
+        commit_sha: "b".repeat(40),
+        age_commits: 0,
+        age_days: 0,
+        warning: null,
+        reason: null,
+        merge_base_sha: "b".repeat(40),
+      },
+      changes: {
+        counts: { regressed: 1, improved: 0, unchanged: 4, inconclusive: 0, new: 0, removed: 0 },
+        cases: [],
+        cases_left_out: 0,
+        flaky: [flaky],
+        usage: [],
+      },
       change_settings: { flaky: { threshold: 0.2, mode: "quarantine" } },
       policy_changes: [],
     });
     expect(renderTitle(v)).toBe("Release allowed: 1 of 2 gates passed, 1 quarantined");
     const summary = renderSummary(v, absolute, 0);
-    expect(summary).toContain("**Flaky on the base branch** (flip rate above 0.2; quarantined: their failures do not block):");
-    expect(summary).toContain("- `full-refund turns[1].expect[0]`: flipped 3 of 3 times, `FPFP` (oldest first), quarantined");
+    expect(summary).toContain(
+      "**Flaky on the base branch** (flip rate above 0.2; quarantined: their failures do not block):",
+    );
+    expect(summary).toContain(
+      "- `full-refund turns[1].expect[0]`: flipped 3 of 3 times, `FPFP` (oldest first), quarantined",
+    );
   });
 });

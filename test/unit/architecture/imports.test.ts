@@ -7,7 +7,11 @@ const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(join(ROOT, dir), { withFileTypes: true }).flatMap((entry) =>
-    entry.isDirectory() ? sourceFiles(join(dir, entry.name)) : /\.tsx?$/.test(entry.name) ? [join(dir, entry.name)] : [],
+    entry.isDirectory()
+      ? sourceFiles(join(dir, entry.name))
+      : /\.tsx?$/.test(entry.name)
+        ? [join(dir, entry.name)]
+        : [],
   );
 }
 
@@ -24,7 +28,9 @@ function importGraph(folders: string[]): Map<string, Set<string>> {
     const from = unitOf(file);
     const edges = graph.get(from) ?? new Set<string>();
     graph.set(from, edges);
-    for (const [, specifier] of readFileSync(join(ROOT, file), "utf8").matchAll(/(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g)) {
+    for (const [, specifier] of readFileSync(join(ROOT, file), "utf8").matchAll(
+      /(?:from|import)\s*\(?\s*"(\.{1,2}\/[^"]+)"/g,
+    )) {
       const to = unitOf(relative(ROOT, resolve(ROOT, dirname(file), specifier!)));
       if (to !== from) edges.add(to);
     }
@@ -69,11 +75,24 @@ describe("the architecture", () => {
   });
 
   it("keeps server/ free of the GitHub App and the Action", () => {
-    const outward = [...graph].filter(([from]) => from.startsWith("server/")).flatMap(([from, to]) => [...to].filter((unit) => !unit.startsWith("server/")).map((unit) => `${from} → ${unit}`));
+    const outward = [...graph]
+      .filter(([from]) => from.startsWith("server/"))
+      .flatMap(([from, to]) =>
+        [...to].filter((unit) => !unit.startsWith("server/")).map((unit) => `${from} → ${unit}`),
+      );
     expect(outward).toEqual([]);
   });
 
   it("finds the cycles it is there to find", () => {
-    expect(cycles(new Map([["a", new Set(["b"])], ["b", new Set(["c"])], ["c", new Set(["a"])], ["d", new Set(["a"])]]))).toEqual([["a", "b", "c"]]);
+    expect(
+      cycles(
+        new Map([
+          ["a", new Set(["b"])],
+          ["b", new Set(["c"])],
+          ["c", new Set(["a"])],
+          ["d", new Set(["a"])],
+        ]),
+      ),
+    ).toEqual([["a", "b", "c"]]);
   });
 });

@@ -29,7 +29,8 @@ describe("a case compared with the base branch", () => {
     expect(change.moreRepeatsToSettle).toBeGreaterThan(0);
     // That many more repeats on each side at the same rates would settle it; one fewer would not.
     const more = change.moreRepeatsToSettle!;
-    const at = (n: number) => compareCase({ passes: 5 + n, runs: 5 + n }, { passes: Math.round(0.6 * (5 + n)), runs: 5 + n }, POLICY).class;
+    const at = (n: number) =>
+      compareCase({ passes: 5 + n, runs: 5 + n }, { passes: Math.round(0.6 * (5 + n)), runs: 5 + n }, POLICY).class;
     expect(at(more)).toBe("regressed");
     expect(at(more - 1)).toBe("inconclusive");
   });
@@ -72,7 +73,9 @@ describe("the cases of a spec", () => {
       s.defaults.repeat = 7;
     });
     expect(otherEdited.get("full-refund turns[1].expect[0]")).toBe(before.get("full-refund turns[1].expect[0]"));
-    expect(otherEdited.get("unknown-order turns[0].expect[0]")).not.toBe(before.get("unknown-order turns[0].expect[0]"));
+    expect(otherEdited.get("unknown-order turns[0].expect[0]")).not.toBe(
+      before.get("unknown-order turns[0].expect[0]"),
+    );
     const ownEdited = versions((s) => (s.scenarios[0].turns[1].expect[0].tool_called.args.amount = 40));
     expect(ownEdited.get("full-refund turns[1].expect[0]")).not.toBe(before.get("full-refund turns[1].expect[0]"));
     expect(ownEdited.get("full-refund turns[0].expect[0]")).toBe(before.get("full-refund turns[0].expect[0]"));

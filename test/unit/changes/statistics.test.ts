@@ -2,10 +2,12 @@ import { describe, expect, it } from "@jest/globals";
 import { compareRates, compareScores } from "../../../server/changes/statistics.js";
 
 /** C(n, k), exactly enough for these sizes. */
-const choose = (n: number, k: number): number => (k < 0 || k > n ? 0 : k === 0 ? 1 : (choose(n, k - 1) * (n - k + 1)) / k);
+const choose = (n: number, k: number): number =>
+  k < 0 || k > n ? 0 : k === 0 ? 1 : (choose(n, k - 1) * (n - k + 1)) / k;
 
 /** Mid-ranks of the pooled values, by counting: how many are smaller, and how many equal. */
-const midRanks = (values: number[]) => values.map((v) => values.filter((w) => w < v).length + (values.filter((w) => w === v).length + 1) / 2);
+const midRanks = (values: number[]) =>
+  values.map((v) => values.filter((w) => w < v).length + (values.filter((w) => w === v).length + 1) / 2);
 
 /** Every way to split the pooled ranks into head and base, counting those whose head rank sum is at most / at least the observed one. */
 function permutationP(base: number[], head: number[]) {
@@ -38,7 +40,10 @@ describe("Fisher's exact test of pass rates, one-sided", () => {
   it("gives the textbook dieting table's one-sided p (1 of 12 against 9 of 12): 0.00138", () => {
     const result = compareRates({ passes: 9, runs: 12 }, { passes: 1, runs: 12 });
     // P(X ≤ 1) for X ~ Hypergeometric(24, 10, 12): (C(10,0)C(14,12) + C(10,1)C(14,11)) / C(24,12) = 3731/2704156.
-    expect(result.pLower).toBeCloseTo((choose(10, 0) * choose(14, 12) + choose(10, 1) * choose(14, 11)) / choose(24, 12), 12);
+    expect(result.pLower).toBeCloseTo(
+      (choose(10, 0) * choose(14, 12) + choose(10, 1) * choose(14, 11)) / choose(24, 12),
+      12,
+    );
     expect(result.pLower).toBeCloseTo(0.00138, 5);
     expect(result.effect).toBeCloseTo(1 / 12 - 9 / 12, 12);
   });

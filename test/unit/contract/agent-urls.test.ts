@@ -5,14 +5,23 @@ const SHA = "9fceb02d0ae598e95dc970b74767f19372d61af8";
 
 describe("agent URL templates", () => {
   it("fill {sha}, {short_sha}, {pull_request} and {ref_slug} from a run's source", () => {
-    const values = templateValues({ repository: "acme/refunds", commit_sha: SHA, ref: "refs/heads/Feature/Refund_Limits", pull_request: 42 });
+    const values = templateValues({
+      repository: "acme/refunds",
+      commit_sha: SHA,
+      ref: "refs/heads/Feature/Refund_Limits",
+      pull_request: 42,
+    });
     expect(values).toEqual({ sha: SHA, short_sha: "9fceb02", pull_request: "42", ref_slug: "feature-refund-limits" });
-    expect(fillUrlTemplate("https://pr-{pull_request}.preview.acme.dev/{short_sha}/v1", values)).toEqual({ url: "https://pr-42.preview.acme.dev/9fceb02/v1" });
+    expect(fillUrlTemplate("https://pr-{pull_request}.preview.acme.dev/{short_sha}/v1", values)).toEqual({
+      url: "https://pr-42.preview.acme.dev/9fceb02/v1",
+    });
   });
 
   it("name what a source does not give", () => {
     const values = templateValues({ repository: "acme/refunds", commit_sha: SHA });
-    expect(fillUrlTemplate("https://pr-{pull_request}.{ref_slug}.acme.dev/v1", values)).toEqual({ missing: ["pull_request", "ref_slug"] });
+    expect(fillUrlTemplate("https://pr-{pull_request}.{ref_slug}.acme.dev/v1", values)).toEqual({
+      missing: ["pull_request", "ref_slug"],
+    });
     expect(fillUrlTemplate("https://{sha}.acme.dev/v1", templateValues(null))).toEqual({ missing: ["sha"] });
   });
 
@@ -55,7 +64,13 @@ describe("URL patterns", () => {
   });
 
   it("are http or https URLs without query, fragment or credentials", () => {
-    for (const bad of ["ftp://*.acme.dev", "*.acme.dev/v1", "https://acme.dev/v1?x=*", "https://u:p@acme.dev/v1", "not a url"]) {
+    for (const bad of [
+      "ftp://*.acme.dev",
+      "*.acme.dev/v1",
+      "https://acme.dev/v1?x=*",
+      "https://u:p@acme.dev/v1",
+      "not a url",
+    ]) {
       expect(compileUrlPattern(bad)).toBeUndefined();
     }
   });

@@ -2,11 +2,19 @@ import { createHash } from "node:crypto";
 import { describe, expect, it } from "@jest/globals";
 import { runIdempotencyKey, type RunKeyInput } from "../../../server/contract/index.js";
 
-const base: RunKeyInput = { repositoryId: 7, commitSha: "c".repeat(40), specPath: ".assure/specs/a.yaml", environmentName: "staging", attempt: 1 };
+const base: RunKeyInput = {
+  repositoryId: 7,
+  commitSha: "c".repeat(40),
+  specPath: ".assure/specs/a.yaml",
+  environmentName: "staging",
+  attempt: 1,
+};
 
 describe("runIdempotencyKey", () => {
   it("is gh1- and the SHA-256 of the fields, the same wherever it is derived", () => {
-    const expected = createHash("sha256").update(JSON.stringify([7, "c".repeat(40), ".assure/specs/a.yaml", "staging", 1, null])).digest("hex");
+    const expected = createHash("sha256")
+      .update(JSON.stringify([7, "c".repeat(40), ".assure/specs/a.yaml", "staging", 1, null]))
+      .digest("hex");
     expect(runIdempotencyKey(base)).toBe(`gh1-${expected}`);
     expect(runIdempotencyKey({ ...base })).toBe(runIdempotencyKey(base));
   });

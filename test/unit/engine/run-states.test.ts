@@ -1,7 +1,18 @@
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
 import { RUN_STATUSES, type RunStatus } from "../../../server/contract/index.js";
-import { IllegalTransitionError, RUN_TRANSITIONS, assertTransition, isTerminal } from "../../../server/engine/run-states.js";
-import { RunMovedError, SequenceConflictError, openStore, type LoggedEvent, type Store } from "../../../server/store/index.js";
+import {
+  IllegalTransitionError,
+  RUN_TRANSITIONS,
+  assertTransition,
+  isTerminal,
+} from "../../../server/engine/run-states.js";
+import {
+  RunMovedError,
+  SequenceConflictError,
+  openStore,
+  type LoggedEvent,
+  type Store,
+} from "../../../server/store/index.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 import { insertQueuedRun } from "../../helpers/store-rows.js";
 
@@ -44,7 +55,15 @@ describe("store.transitionRun", () => {
   afterEach(() => store.close());
 
   const move = (from: RunStatus, to: RunStatus) =>
-    store.transitionRun({ run_id: "run_1", from, to, terminal: isTerminal(to), verdict: "PENDING", failure: null, now });
+    store.transitionRun({
+      run_id: "run_1",
+      from,
+      to,
+      terminal: isTerminal(to),
+      verdict: "PENDING",
+      failure: null,
+      now,
+    });
   const event = (sequence: number): LoggedEvent => ({
     sequence,
     event_id: `evt_${sequence}`,
@@ -65,7 +84,17 @@ describe("store.transitionRun", () => {
   it("undoes what was written with a move that is refused", () => {
     const refused = () =>
       store.transaction(() => {
-        store.insertGateResults([{ run_id: "run_1", position: 0, gate_id: "DET", title: null, status: "passed", reason: "x", evidence_refs: "[]" }]);
+        store.insertGateResults([
+          {
+            run_id: "run_1",
+            position: 0,
+            gate_id: "DET",
+            title: null,
+            status: "passed",
+            reason: "x",
+            evidence_refs: "[]",
+          },
+        ]);
         return move("RUNNING", "EVALUATING"); // the run is QUEUED
       });
     expect(refused).toThrow(RunMovedError);

@@ -20,11 +20,17 @@ describe("tool mocks", () => {
       source: { kind: "when", index: 0 },
       injected: false,
     });
-    expect(answerToolCall(tools, "lookup_order", { order_id: "Z-9" })).toMatchObject({ result: { error: "not_found" }, source: { kind: "default", index: 1 } });
+    expect(answerToolCall(tools, "lookup_order", { order_id: "Z-9" })).toMatchObject({
+      result: { error: "not_found" },
+      source: { kind: "default", index: 1 },
+    });
   });
 
   it("answer an unknown tool, unparsed arguments and an unmatched call with an error result the agent sees", () => {
-    expect(answerToolCall(tools, "delete_account", {})).toMatchObject({ result: { error: "unknown tool 'delete_account'" }, source: { kind: "unknown_tool" } });
+    expect(answerToolCall(tools, "delete_account", {})).toMatchObject({
+      result: { error: "unknown tool 'delete_account'" },
+      source: { kind: "unknown_tool" },
+    });
     expect(answerToolCall(tools, "lookup_order", undefined)).toMatchObject({ source: { kind: "invalid_arguments" } });
     expect(answerToolCall(tools, "issue_refund", { amount: 1 })).toMatchObject({ source: { kind: "no_mock" } });
   });

@@ -24,17 +24,34 @@ describe("leak detectors", () => {
 
   it("give one evaluation per detector over the whole run, and a finding citing each output that fired", async () => {
     const clean = heldConversation([{ user: "hi", steps: [{ say: "Hello" }] }], { conversation_id: "cnv_a" });
-    const leaky = heldConversation([{ user: "hi", steps: [{ call: [{ name: "mail", args: { to: "jane@example.com" } }] }, { say: "sent" }] }], {
-      conversation_id: "cnv_b",
+    const leaky = heldConversation(
+      [{ user: "hi", steps: [{ call: [{ name: "mail", args: { to: "jane@example.com" } }] }, { say: "sent" }] }],
+      {
+        conversation_id: "cnv_b",
+      },
+    );
+    const { evaluations, findings } = await leakDetectors.evaluate({
+      spec: {} as never,
+      conversations: heldConversations([clean, leaky]),
+      judge: undefined,
+      signal: new AbortController().signal,
     });
-    const { evaluations, findings } = await leakDetectors.evaluate({ spec: {} as never, conversations: heldConversations([clean, leaky]), judge: undefined, signal: new AbortController().signal });
     expect(leakDetectors.kind).toBe("detector");
     expect(evaluations.map((e) => [e.metric_id, e.scope, e.status])).toEqual([
       ["detector.payment_card", "run", "passed"],
       ["detector.credential", "run", "passed"],
       ["detector.email_address", "run", "failed"],
     ]);
-    expect(evaluations[0]!.evidence_refs).toEqual(["/v1/runs/run_1/conversations/cnv_a", "/v1/runs/run_1/conversations/cnv_b"]);
-    expect(findings).toEqual([expect.objectContaining({ probe_id: "detector.email_address", severity: "medium", evidence_refs: ["/v1/runs/run_1/trace/3"] })]);
+    expect(evaluations[0]!.evidence_refs).toEqual([
+      "/v1/runs/run_1/conversations/cnv_a",
+      "/v1/runs/run_1/conversations/cnv_b",
+    ]);
+    expect(findings).toEqual([
+      expect.objectContaining({
+        probe_id: "detector.email_address",
+        severity: "medium",
+        evidence_refs: ["/v1/runs/run_1/trace/3"],
+      }),
+    ]);
   });
 });

@@ -20,7 +20,9 @@ describe("toApiError: everything that goes wrong, as one of the API's codes", ()
   it("passes an ApiError through as it is", () => {
     const error = new ApiError("ENVIRONMENT_NOT_READY", { message: "down" });
     expect(toApiError(error)).toBe(error);
-    expect(toEnvelope(error, "req_1")).toEqual({ error: { code: "ENVIRONMENT_NOT_READY", message: "down", retryable: true, request_id: "req_1" } });
+    expect(toEnvelope(error, "req_1")).toEqual({
+      error: { code: "ENVIRONMENT_NOT_READY", message: "down", retryable: true, request_id: "req_1" },
+    });
   });
 
   it("names every failing field of a body, unknown fields included", async () => {
@@ -35,8 +37,16 @@ describe("toApiError: everything that goes wrong, as one of the API's codes", ()
   });
 
   it.each([
-    [Object.assign(new Error("too big"), { code: "FST_ERR_CTP_BODY_TOO_LARGE", statusCode: 413 }), "PAYLOAD_TOO_LARGE", 413],
-    [Object.assign(new Error("bad type"), { code: "FST_ERR_CTP_INVALID_MEDIA_TYPE", statusCode: 415 }), "UNSUPPORTED_MEDIA_TYPE", 415],
+    [
+      Object.assign(new Error("too big"), { code: "FST_ERR_CTP_BODY_TOO_LARGE", statusCode: 413 }),
+      "PAYLOAD_TOO_LARGE",
+      413,
+    ],
+    [
+      Object.assign(new Error("bad type"), { code: "FST_ERR_CTP_INVALID_MEDIA_TYPE", statusCode: 415 }),
+      "UNSUPPORTED_MEDIA_TYPE",
+      415,
+    ],
     [new SyntaxError("Unexpected token } in JSON"), "MALFORMED_BODY", 400],
     [Object.assign(new Error("teapot"), { statusCode: 418 }), "VALIDATION_FAILED", 400],
     [new TypeError("Cannot read properties of undefined"), "INTERNAL", 500],

@@ -70,7 +70,11 @@ describe("the pace of an agent", () => {
   it("sends nothing while the agent asked to wait (Retry-After), then goes on", async () => {
     let now = 1_000;
     const pacer = makeAgentPacer({ maxConcurrency: 4, ratePerMinute: null }, () => now);
-    await pacer.call(async () => ({ answered: false, tooManyRequests: false, retryAfterMs: 60 }), (f) => f, never);
+    await pacer.call(
+      async () => ({ answered: false, tooManyRequests: false, retryAfterMs: 60 }),
+      (f) => f,
+      never,
+    );
     let started = false;
     const next = pacer.call(
       async () => {
@@ -90,7 +94,15 @@ describe("the pace of an agent", () => {
   it("spaces its calls evenly to rate_limit_per_minute", async () => {
     const pacer = makeAgentPacer({ maxConcurrency: 16, ratePerMinute: 1200 }); // one per 50 ms
     const starts: number[] = [];
-    await Promise.all(Array.from({ length: 4 }, () => pacer.call(async () => (starts.push(performance.now()), answered), (f) => f, never)));
+    await Promise.all(
+      Array.from({ length: 4 }, () =>
+        pacer.call(
+          async () => (starts.push(performance.now()), answered),
+          (f) => f,
+          never,
+        ),
+      ),
+    );
     const gaps = starts.slice(1).map((at, i) => at - starts[i]!);
     for (const gap of gaps) expect(gap).toBeGreaterThanOrEqual(45);
   });
@@ -101,7 +113,11 @@ describe("the pace of an agent", () => {
     const running = pacer.call(first.send, (f) => f, never);
     const controller = new AbortController();
     let sent = false;
-    const waiting = pacer.call(async () => ((sent = true), answered), (f) => f, controller.signal);
+    const waiting = pacer.call(
+      async () => ((sent = true), answered),
+      (f) => f,
+      controller.signal,
+    );
     controller.abort(new Error("worker stopping"));
     first.finish(answered);
     await running;
@@ -113,9 +129,17 @@ describe("the pace of an agent", () => {
     jest.useFakeTimers();
     try {
       const pacer = makeAgentPacer({ maxConcurrency: 1, ratePerMinute: null }, () => Date.now());
-      await pacer.call(async () => ({ answered: false, tooManyRequests: true, retryAfterMs: 86_400_000 }), (f) => f, never);
+      await pacer.call(
+        async () => ({ answered: false, tooManyRequests: true, retryAfterMs: 86_400_000 }),
+        (f) => f,
+        never,
+      );
       let started = false;
-      const next = pacer.call(async () => ((started = true), answered), (f) => f, never);
+      const next = pacer.call(
+        async () => ((started = true), answered),
+        (f) => f,
+        never,
+      );
       await jest.advanceTimersByTimeAsync(59_000);
       expect(started).toBe(false);
       await jest.advanceTimersByTimeAsync(1_000);

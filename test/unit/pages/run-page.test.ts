@@ -21,7 +21,9 @@ const run = {
   ended_at: "2026-11-23T00:00:01Z",
   links: {},
 } as unknown as Run;
-const spec = { gates: [{ id: "TASK", require: { metric: "task_completion", min_pass_rate: 0.8, confidence: 0.95 } }] } as unknown as TestSpecDocument;
+const spec = {
+  gates: [{ id: "TASK", require: { metric: "task_completion", min_pass_rate: 0.8, confidence: 0.95 } }],
+} as unknown as TestSpecDocument;
 
 function page(overrides: Partial<RunPageData> = {}): string {
   return renderRunPage({
@@ -30,7 +32,18 @@ function page(overrides: Partial<RunPageData> = {}): string {
     spec: { name: "refund-agent", document: spec, file: undefined },
     environmentName: "staging",
     agent: { name: "refund-agent", version: "1.0.0" },
-    tallies: [{ kind: "metric", metric_id: "task_completion", scenario_id: "full-refund", spec_path: null, passed: 2, failed: 1, inconclusive: 0, errored: 0 }],
+    tallies: [
+      {
+        kind: "metric",
+        metric_id: "task_completion",
+        scenario_id: "full-refund",
+        spec_path: null,
+        passed: 2,
+        failed: 1,
+        inconclusive: 0,
+        errored: 0,
+      },
+    ],
     caseCounts: { cases: 1, failing: 1 },
     runWide: [],
     findings: [],
@@ -52,7 +65,13 @@ describe("a run's page", () => {
   });
 
   it("shows what an agent said as text, never as markup", () => {
-    const hostile = { ...run, failure: { cause: "agent_contract_violation", message: '<script>alert(1)</script><img src=x onerror="alert(2)">' } } as unknown as Run;
+    const hostile = {
+      ...run,
+      failure: {
+        cause: "agent_contract_violation",
+        message: '<script>alert(1)</script><img src=x onerror="alert(2)">',
+      },
+    } as unknown as Run;
     const html = page({ run: hostile });
     expect(html).toContain("&lt;script>alert(1)&lt;/script>&lt;img src=x onerror=&quot;alert(2)&quot;>");
     expect(html).not.toMatch(/<script|<img/);

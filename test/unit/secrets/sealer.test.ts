@@ -22,11 +22,18 @@ describe("the sealer", () => {
     const parts = sealed.split(".");
     const flipped = Buffer.from(parts[3]!, "base64url");
     flipped[0]! ^= 1;
-    expect(() => sealer.open([...parts.slice(0, 3), flipped.toString("base64url"), parts[4]].join("."), at)).toThrow(/altered/);
-    const shortTag = [...parts.slice(0, 4), Buffer.from(parts[4]!, "base64url").subarray(0, 4).toString("base64url")].join(".");
+    expect(() => sealer.open([...parts.slice(0, 3), flipped.toString("base64url"), parts[4]].join("."), at)).toThrow(
+      /altered/,
+    );
+    const shortTag = [
+      ...parts.slice(0, 4),
+      Buffer.from(parts[4]!, "base64url").subarray(0, 4).toString("base64url"),
+    ].join(".");
     expect(() => sealer.open(shortTag, at)).toThrow(UnsealError);
     const other = makeSealer(randomBytes(32));
-    expect(() => other.open(sealed, at)).toThrow(new RegExp(`sealed with key ${sealer.keyId}, not this key \\(${other.keyId}\\)`));
+    expect(() => other.open(sealed, at)).toThrow(
+      new RegExp(`sealed with key ${sealer.keyId}, not this key \\(${other.keyId}\\)`),
+    );
     expect(() => sealer.open("plain text", at)).toThrow(/Not a sealed value/);
   });
 

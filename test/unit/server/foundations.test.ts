@@ -28,13 +28,23 @@ describe("ids", () => {
 describe("readConfig", () => {
   it("applies defaults", () => {
     const config = readConfig({});
-    expect(config).toMatchObject({ port: 3000, dbPath: "./data/assure.db", idempotencyWindowMs: 24 * 3_600_000, github: undefined });
+    expect(config).toMatchObject({
+      port: 3000,
+      dbPath: "./data/assure.db",
+      idempotencyWindowMs: 24 * 3_600_000,
+      github: undefined,
+    });
   });
   it("names every bad variable", () => {
-    expect(() => readConfig({ PORT: "eighty", ASSURE_DB_SYNCHRONOUS: "OFF" })).toThrow(/PORT[\s\S]*ASSURE_DB_SYNCHRONOUS/);
+    expect(() => readConfig({ PORT: "eighty", ASSURE_DB_SYNCHRONOUS: "OFF" })).toThrow(
+      /PORT[\s\S]*ASSURE_DB_SYNCHRONOUS/,
+    );
   });
   it("reads the egress allowlist", () => {
-    expect(readConfig({ ASSURE_EGRESS_ALLOWLIST: " 10.0.0.0/8, agent.internal ," }).egressAllowlist).toEqual(["10.0.0.0/8", "agent.internal"]);
+    expect(readConfig({ ASSURE_EGRESS_ALLOWLIST: " 10.0.0.0/8, agent.internal ," }).egressAllowlist).toEqual([
+      "10.0.0.0/8",
+      "agent.internal",
+    ]);
   });
 });
 
@@ -60,7 +70,9 @@ describe("compilePattern", () => {
 
 describe("canonical JSON", () => {
   it("does not depend on key order", () => {
-    expect(toCanonicalJson({ b: 1, a: { d: [1, { y: 1, x: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[1,{"x":2,"y":1}]},"b":1}');
+    expect(toCanonicalJson({ b: 1, a: { d: [1, { y: 1, x: 2 }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[1,{"x":2,"y":1}]},"b":1}',
+    );
     expect(contentAddress({ a: 1, b: 2 })).toBe(contentAddress({ b: 2, a: 1 }));
   });
 });
@@ -71,11 +83,21 @@ describe("migrate", () => {
   it("tells an earlier evaluation's kind by who judged it, not by its metric id", () => {
     const clock = new FakeClock();
     const db = openDb(":memory:");
-    migrate(db, clock, context, MIGRATIONS.filter((m) => m.version <= 3));
+    migrate(
+      db,
+      clock,
+      context,
+      MIGRATIONS.filter((m) => m.version <= 3),
+    );
     db.pragma("foreign_keys = OFF");
-    const insert = db.prepare(`INSERT INTO evaluations (evaluation_id, run_id, metric_id, scope, score, threshold, status, judge, reason, evidence_refs, created_at)
+    const insert =
+      db.prepare(`INSERT INTO evaluations (evaluation_id, run_id, metric_id, scope, score, threshold, status, judge, reason, evidence_refs, created_at)
       VALUES (?, 'run_1', ?, 'conversation', 1, 1, 'passed', ?, '', '[]', '')`);
-    insert.run("evl_1", "expect.tool_called", JSON.stringify({ provider: "assure", model: "deterministic-expectations@1" }));
+    insert.run(
+      "evl_1",
+      "expect.tool_called",
+      JSON.stringify({ provider: "assure", model: "deterministic-expectations@1" }),
+    );
     insert.run("evl_2", "probe.injection", JSON.stringify({ provider: "assure", model: "security-probes@1" }));
     insert.run("evl_3", "expect.tone", JSON.stringify({ provider: "openai-compatible", model: "gpt-4o" })); // a spec metric of that name
     migrate(db, clock, context);

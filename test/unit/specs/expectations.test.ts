@@ -4,7 +4,8 @@ import { checkExpectation } from "../../../server/specs/expectations/index.js";
 import { partialMatch } from "../../../server/specs/partial-match.js";
 import { heldConversation } from "../../helpers/conversation.js";
 
-const calls = (...names: string[]) => heldConversation([{ user: "go", steps: [{ call: names.map((name) => ({ name })) }, { say: "done" }] }]).facts;
+const calls = (...names: string[]) =>
+  heldConversation([{ user: "go", steps: [{ call: names.map((name) => ({ name })) }, { say: "done" }] }]).facts;
 
 describe("partialMatch", () => {
   it("matches nested subsets and nothing else", () => {
@@ -31,8 +32,13 @@ describe("expectation kinds", () => {
   });
 
   it("tool_called matches arguments partially and cites the call; a call with other arguments is cited as why it failed", () => {
-    const facts = heldConversation([{ user: "go", steps: [{ call: [{ name: "lookup", args: { id: "A-1", extra: true } }] }] }]).facts;
-    expect(checkExpectation({ tool_called: { name: "lookup", args: { id: "A-1" } } }, facts)).toMatchObject({ holds: true, sequences: [3] });
+    const facts = heldConversation([
+      { user: "go", steps: [{ call: [{ name: "lookup", args: { id: "A-1", extra: true } }] }] },
+    ]).facts;
+    expect(checkExpectation({ tool_called: { name: "lookup", args: { id: "A-1" } } }, facts)).toMatchObject({
+      holds: true,
+      sequences: [3],
+    });
     expect(checkExpectation({ tool_called: { name: "lookup", args: { id: "B-2" } } }, facts)).toMatchObject({
       holds: false,
       reason: expect.stringContaining('it got: {"id":"A-1","extra":true}'),
@@ -42,12 +48,20 @@ describe("expectation kinds", () => {
   });
 
   it("tool_not_called cites every forbidden call", () => {
-    expect(checkExpectation({ tool_not_called: "b" }, calls("a", "b", "b"))).toMatchObject({ holds: false, sequences: [4, 5] });
+    expect(checkExpectation({ tool_not_called: "b" }, calls("a", "b", "b"))).toMatchObject({
+      holds: false,
+      sequences: [4, 5],
+    });
     expect(holds({ tool_not_called: { name: "c" } }, calls("a", "b"))).toBe(true);
   });
 
   it("response reads every text of its scope: contains and matches hold if any text has them, not_contains fails if any does", () => {
-    const facts = heldConversation([{ user: "where is A-100?", steps: [{ say: "Checking A-100 now.", call: [{ name: "lookup" }] }, { say: "It was delivered." }] }]).facts;
+    const facts = heldConversation([
+      {
+        user: "where is A-100?",
+        steps: [{ say: "Checking A-100 now.", call: [{ name: "lookup" }] }, { say: "It was delivered." }],
+      },
+    ]).facts;
     expect(holds({ response: { contains: "Checking A-100" } }, facts)).toBe(true);
     expect(holds({ response: { contains: ["Checking", "delivered"], matches: "(?i)DELIVERED" } }, facts)).toBe(true);
     const refused = checkExpectation({ response: { not_contains: "Checking" } }, facts);
@@ -57,7 +71,10 @@ describe("expectation kinds", () => {
 
   it("response over an agent that said nothing: contains and matches fail, not_contains holds", () => {
     const silent = heldConversation([{ user: "hi", steps: [{ call: [{ name: "a" }] }] }]).facts;
-    expect(checkExpectation({ response: { contains: "x", matches: "y" } }, silent)).toMatchObject({ holds: false, reason: "the agent gave no text reply" });
+    expect(checkExpectation({ response: { contains: "x", matches: "y" } }, silent)).toMatchObject({
+      holds: false,
+      reason: "the agent gave no text reply",
+    });
     expect(checkExpectation({ response: { not_contains: "x" } }, silent)).toMatchObject({ holds: true, sequences: [] });
   });
 
@@ -74,12 +91,27 @@ describe("expectation kinds", () => {
 
   it("max_tool_calls and latency_ms count what happened; latency scores the share of calls in time", () => {
     expect(holds({ max_tool_calls: 1 }, calls("a", "b"))).toBe(false);
-    const slow = heldConversation([{ user: "hi", steps: [{ say: "a", latency_ms: 50 }, { say: "b", latency_ms: 5 }] }]).facts;
-    expect(checkExpectation({ latency_ms: { max: 10 } }, slow)).toMatchObject({ holds: false, score: 0.5, sequences: [2] });
+    const slow = heldConversation([
+      {
+        user: "hi",
+        steps: [
+          { say: "a", latency_ms: 50 },
+          { say: "b", latency_ms: 5 },
+        ],
+      },
+    ]).facts;
+    expect(checkExpectation({ latency_ms: { max: 10 } }, slow)).toMatchObject({
+      holds: false,
+      score: 0.5,
+      sequences: [2],
+    });
   });
 
   it("canary_leaked holds when the conversation's canary shows up in a reply or in tool arguments", () => {
-    const leaked = heldConversation([{ user: "print it", steps: [{ call: [{ name: "send", args: { body: "CANARY-x1" } }] }] }], { canary: "CANARY-x1" }).facts;
+    const leaked = heldConversation(
+      [{ user: "print it", steps: [{ call: [{ name: "send", args: { body: "CANARY-x1" } }] }] }],
+      { canary: "CANARY-x1" },
+    ).facts;
     expect(checkExpectation({ canary_leaked: true }, leaked)).toMatchObject({ holds: true, sequences: [3] });
     const kept = heldConversation([{ user: "print it", steps: [{ say: "no" }] }], { canary: "CANARY-x1" }).facts;
     expect(holds({ canary_leaked: true }, kept)).toBe(false);

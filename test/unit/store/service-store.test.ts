@@ -16,9 +16,13 @@ import { insertQueuedRun } from "../../helpers/store-rows.js";
 const clock = new FakeClock();
 const newId = makeIdGenerator(clock);
 const at = clock.now().toISOString();
-const project = (name: string) => ["createProject", { project_id: `prj_${name}`, name, description: null, created_at: at }] as const;
+const project = (name: string) =>
+  ["createProject", { project_id: `prj_${name}`, name, description: null, created_at: at }] as const;
 const agentOf = (projectId: string) =>
-  ["createAgent", { agent_id: newId("agent"), project_id: projectId, name: "a", version: "1", description: null, created_at: at }] as const;
+  [
+    "createAgent",
+    { agent_id: newId("agent"), project_id: projectId, name: "a", version: "1", description: null, created_at: at },
+  ] as const;
 
 /** The queued run "run_1" and what it stands on, written through a connection of its own. */
 /** An event a test can record anywhere: which one it is, it says in `reason`. */
@@ -54,8 +58,16 @@ describe("the service store: reads here, writes in the writer thread", () => {
 
   it("commits the writes of one tick together, in the order they were made, and resolves once they are durable", async () => {
     const before = store.stats.commits;
-    const written = await Promise.all([store.write(project("a")), store.write(project("b")), store.write(project("c"))]);
-    expect(written.map(([created]) => (created?.kind === "bound" ? created.project.name : undefined))).toEqual(["a", "b", "c"]);
+    const written = await Promise.all([
+      store.write(project("a")),
+      store.write(project("b")),
+      store.write(project("c")),
+    ]);
+    expect(written.map(([created]) => (created?.kind === "bound" ? created.project.name : undefined))).toEqual([
+      "a",
+      "b",
+      "c",
+    ]);
     expect(store.stats.commits - before).toBe(1);
     expect(committedNames()).toEqual(["a", "b", "c"]);
     expect(store.getProjectByName("b")?.project_id).toBe("prj_b"); // this thread's connection sees it too
@@ -68,13 +80,23 @@ describe("the service store: reads here, writes in the writer thread", () => {
       store.write(project("c")),
     ]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
-    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ message: expect.stringMatching(/FOREIGN KEY/), code: "SQLITE_CONSTRAINT_FOREIGNKEY" });
+    expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({
+      message: expect.stringMatching(/FOREIGN KEY/),
+      code: "SQLITE_CONSTRAINT_FOREIGNKEY",
+    });
     expect(committedNames()).toEqual(["a", "c"]);
   });
 
   it("fails a write that cannot be sent to the writer thread, and only that one", async () => {
-    const unsendable = ["createProject", { project_id: "prj_f", name: "f", description: (() => "a function") as unknown as string, created_at: at }] as const;
-    const outcomes = await Promise.allSettled([store.write(project("a")), store.write(unsendable), store.write(project("b"))]);
+    const unsendable = [
+      "createProject",
+      { project_id: "prj_f", name: "f", description: (() => "a function") as unknown as string, created_at: at },
+    ] as const;
+    const outcomes = await Promise.allSettled([
+      store.write(project("a")),
+      store.write(unsendable),
+      store.write(project("b")),
+    ]);
     expect(outcomes.map((o) => o.status)).toEqual(["fulfilled", "rejected", "fulfilled"]);
     expect(String((outcomes[1] as PromiseRejectedResult).reason)).toMatch(/could not be cloned/);
     expect(committedNames()).toEqual(["a", "b"]);
@@ -108,15 +130,21 @@ describe("the service store: reads here, writes in the writer thread", () => {
   it("offers every write only as a command to the writer thread, never as a method", async () => {
     // @ts-expect-error a write is not a method of the service store: it is sent with store.write(["createProject", …])
     expect(store.createProject).toBeUndefined();
-    expect(Object.keys(store).filter((name) => /^(create|insert|append|claim|release|complete|renew|reclaim|finish|interrupt|revoke|add|update|transition)/.test(name))).toEqual([]);
+    expect(
+      Object.keys(store).filter((name) =>
+        /^(create|insert|append|claim|release|complete|renew|reclaim|finish|interrupt|revoke|add|update|transition)/.test(
+          name,
+        ),
+      ),
+    ).toEqual([]);
     await store.write(project("typed"));
     expect(committedNames()).toEqual(["typed"]);
   });
 
   it("never writes on the service's own connection", async () => {
-    expect(() => store.db.prepare("INSERT INTO projects (project_id, name, created_at) VALUES ('prj_x', 'x', 'now')").run()).toThrow(
-      /readonly/,
-    );
+    expect(() =>
+      store.db.prepare("INSERT INTO projects (project_id, name, created_at) VALUES ('prj_x', 'x', 'now')").run(),
+    ).toThrow(/readonly/);
     expect(committedNames()).toEqual([]);
   });
 
@@ -155,7 +183,10 @@ describe("the service store: reads here, writes in the writer thread", () => {
       const busySince = store.stats.busyMs;
       const write = recorder.flush(); // reads the log's end, then appends: must not read a stale snapshot
       let settled = false;
-      write.then(() => (settled = true), () => (settled = true));
+      write.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
       // The thread has nothing else to do: busy this long, it is waiting for the lock `other` holds.
       await waitFor(() => settled || store.stats.busyMs - busySince >= 50, "the writer thread to wait for the lock");
       expect(settled).toBe(false);
@@ -176,7 +207,9 @@ describe("the service store: reads here, writes in the writer thread", () => {
 
     recorder.record("run.resumed", note("note"));
     recorder.flushInBackground(); // its events break a foreign key
-    await expect(recorder.flush(project("third"))).rejects.toMatchObject({ message: expect.stringMatching(/FOREIGN KEY/) });
+    await expect(recorder.flush(project("third"))).rejects.toMatchObject({
+      message: expect.stringMatching(/FOREIGN KEY/),
+    });
     expect(committedNames()).toEqual(["first", "second", "third"]);
   });
 });
@@ -192,16 +225,26 @@ describe("a worker stopping while its claim is being committed", () => {
     const dir = mkdtempSync(join(tmpdir(), "assure-claim-stop-"));
     const path = join(dir, "assure.db");
     const seed = openStore(path, { clock });
-    for (const key of ["a", "b"]) seed.enqueueJob({ task: "probe", job_key: key, payload: {}, run_at: at, max_attempts: 3 });
+    for (const key of ["a", "b"]) {
+      seed.enqueueJob({ task: "probe", job_key: key, payload: {}, run_at: at, max_attempts: 3 });
+    }
     seed.close();
     const store = await openServiceStore(path, { clock });
     try {
       const ran: unknown[] = [];
-      const worker = makeWorker({ store, clock, log: createLogger({ level: "silent" }), tasks: { probe: async (payload) => void ran.push(payload) }, concurrency: 2 });
+      const worker = makeWorker({
+        store,
+        clock,
+        log: createLogger({ level: "silent" }),
+        tasks: { probe: async (payload) => void ran.push(payload) },
+        concurrency: 2,
+      });
       worker.start(); // sends the claim to the writer thread
       await worker.stop(0); // before its commit is acknowledged
       expect(ran).toEqual([]);
-      const jobs = store.db.prepare("SELECT job_key, state, attempts, locked_by, last_error FROM jobs ORDER BY job_key").all();
+      const jobs = store.db
+        .prepare("SELECT job_key, state, attempts, locked_by, last_error FROM jobs ORDER BY job_key")
+        .all();
       expect(jobs).toEqual([
         { job_key: "a", state: "queued", attempts: 0, locked_by: null, last_error: "released on shutdown" },
         { job_key: "b", state: "queued", attempts: 0, locked_by: null, last_error: "released on shutdown" },

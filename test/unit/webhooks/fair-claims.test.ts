@@ -2,7 +2,11 @@ import { describe, expect, it } from "@jest/globals";
 import { allocateSlots } from "../../../server/webhooks/fair-claims.js";
 
 const caps = { total: 8, perEndpoint: 4, failingTotal: 2 };
-const endpoint = (webhook_id: string, failing = false, last_claimed_at: string | null = null) => ({ webhook_id, failing, last_claimed_at });
+const endpoint = (webhook_id: string, failing = false, last_claimed_at: string | null = null) => ({
+  webhook_id,
+  failing,
+  last_claimed_at,
+});
 
 describe("fair webhook claims", () => {
   it("gives healthy endpoints their turn before failing ones, one each per round, up to each one's cap", () => {
@@ -14,12 +18,22 @@ describe("fair webhook claims", () => {
   });
 
   it("goes round the endpoints, least recently claimed first", () => {
-    const given = allocateSlots([endpoint("a", false, "2026-01-01T00:00:02Z"), endpoint("b", false, "2026-01-01T00:00:01Z"), endpoint("c")], {}, 2, caps);
+    const given = allocateSlots(
+      [endpoint("a", false, "2026-01-01T00:00:02Z"), endpoint("b", false, "2026-01-01T00:00:01Z"), endpoint("c")],
+      {},
+      2,
+      caps,
+    );
     expect([...given.keys()]).toEqual(["c", "b"]);
   });
 
   it("counts what is in flight against every cap", () => {
-    const given = allocateSlots([endpoint("h"), endpoint("d1", true), endpoint("d2", true)], { h: 3, d1: 1, x: 3 }, 8, caps);
+    const given = allocateSlots(
+      [endpoint("h"), endpoint("d1", true), endpoint("d2", true)],
+      { h: 3, d1: 1, x: 3 },
+      8,
+      caps,
+    );
     expect(Object.fromEntries(given)).toEqual({ h: 1 });
   });
 });

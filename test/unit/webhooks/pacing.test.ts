@@ -48,7 +48,7 @@ describe("the token bucket", () => {
   });
 
   it("lets a slow rate through one at a time", () => {
-    let now = 0;
+    const now = 0;
     const bucket = makeTokenBucket(2, () => now);
     expect(bucket.available()).toBe(1);
     bucket.take(1);

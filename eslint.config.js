@@ -1,0 +1,82 @@
+// Lint: typescript-eslint's recommended rules, no import cycle between files, and the architecture's
+// import boundaries. Formatting is Prettier's (`npm run format:check`); eslint-config-prettier turns
+// off every rule that would argue with it.
+import js from "@eslint/js";
+import prettier from "eslint-config-prettier";
+import { createTypeScriptImportResolver } from "eslint-import-resolver-typescript";
+import importX from "eslint-plugin-import-x";
+import globals from "globals";
+import tseslint from "typescript-eslint";
+
+/** Where each part of the house may not reach, as regular expressions over import specifiers. */
+const boundaries = [
+  {
+    files: ["server/**/*.{ts,tsx}"],
+    patterns: [
+      {
+        regex: "^(\\.\\./)+(app|action)/",
+        message: "server/ is the service: it never imports the App or the Action.",
+      },
+    ],
+  },
+  {
+    files: ["action/src/**/*.ts"],
+    patterns: [
+      {
+        regex: "^(\\.\\./)+server/(?!contract/|specs/|releases/)",
+        message: "The Action bundles only pure modules of the service: the contract, specs and release planning.",
+      },
+      {
+        regex: "^(\\.\\./)+app/(?!repository/)",
+        message: "The Action reads a repository as the App does (app/repository), and nothing else of the App.",
+      },
+    ],
+  },
+  {
+    files: ["server/decisions/**/*.ts", "server/changes/**/*.ts"],
+    patterns: [
+      {
+        regex: "/(store|engine|http)/",
+        message: "Decisions are pure: they read what they judge through an interface, never the store.",
+      },
+    ],
+  },
+];
+
+const { "import-x/resolver": _legacyResolver, ...importSettings } = importX.flatConfigs.typescript.settings;
+
+export default tseslint.config(
+  { ignores: ["build/", "action/dist/", "coverage/", "node_modules/"] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    plugins: { "import-x": importX },
+    settings: {
+      ...importSettings,
+      "import-x/resolver-next": [createTypeScriptImportResolver({ project: "tsconfig.json" })],
+    },
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      "import-x/no-cycle": "error",
+      // A variable a closure reads before its one assignment (the worker the service starts last).
+      "prefer-const": ["error", { ignoreReadBeforeAssign: true }],
+      "@typescript-eslint/consistent-type-imports": ["error", { fixStyle: "inline-type-imports" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
+    },
+  },
+  {
+    // Tests, benchmarks and example scripts read loose JSON from the API; the product code does not.
+    files: ["test/**", "bench/**", "examples/**"],
+    rules: { "@typescript-eslint/no-explicit-any": "off" },
+  },
+  ...boundaries.map(({ files, patterns }) => ({
+    files,
+    rules: { "no-restricted-imports": ["error", { patterns }] },
+  })),
+  prettier,
+  // After Prettier's config: a statement Prettier breaks over lines gets braces.
+  { rules: { curly: ["error", "multi-line"] } },
+);
