@@ -1,18 +1,17 @@
 import { UNMET_STATUSES, type DecisionReport, type RunReport } from "../../server/releases/report/report.js";
 import { buildEvidence } from "../../server/runs/build-evidence.js";
-import { toEvaluation } from "../../server/runs/read-models.js";
-import type { GitHubCommitRow } from "../../server/store/github.js";
+import type { GitHubCommit } from "../../server/store/github.js";
 import type { ServiceStore } from "../../server/store/service-store.js";
 import type { GateProblem } from "./gate-problem.js";
 
 /** What a gated commit's check run is made from: its decision's report, or its problem. */
 export type GateView =
-  | ({ kind: "decision"; commit: GitHubCommitRow } & DecisionReport)
-  | { kind: "problem"; commit: GitHubCommitRow; problem: GateProblem };
+  | ({ kind: "decision"; commit: GitHubCommit } & DecisionReport)
+  | { kind: "problem"; commit: GitHubCommit; problem: GateProblem };
 
 /** Reads what a gated commit's check run shows: its problem, or its decision with the planned runs' evidence. */
-export function readGateView(store: ServiceStore, commit: GitHubCommitRow): GateView | undefined {
-  if (commit.problem) return { kind: "problem", commit, problem: JSON.parse(commit.problem) as GateProblem };
+export function readGateView(store: ServiceStore, commit: GitHubCommit): GateView | undefined {
+  if (commit.problem) return { kind: "problem", commit, problem: commit.problem };
   const decision = commit.decision_id ? store.getDecision(commit.decision_id) : undefined;
   if (!decision) return undefined;
   const runs: RunReport[] = [];
@@ -29,8 +28,7 @@ export function readGateView(store: ServiceStore, commit: GitHubCommitRow): Gate
       environmentName: evidence.environment,
       unmet: store
         .listEvaluations(run.run_id, {}, undefined, 10_000)
-        .filter((row) => UNMET_STATUSES.has(row.status))
-        .map(toEvaluation),
+        .filter((evaluation) => UNMET_STATUSES.has(evaluation.status)),
       findings: evidence.findings,
     });
   }

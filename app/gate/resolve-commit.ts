@@ -1,5 +1,5 @@
 import type { ProbotOctokit } from "probot";
-import type { GitHubCommitRow } from "../../server/store/github.js";
+import type { GitHubCommit } from "../../server/store/github.js";
 import { repositoryRef } from "../repository/files.js";
 import type { CommitToGate } from "./gate-commit.js";
 
@@ -31,7 +31,7 @@ const isFork = (pull: { head: { repo: { id: number } | null } }, repositoryId: n
 export async function resolveCommit(
   octokit: Octokit,
   hint: CommitHint,
-  known: GitHubCommitRow | undefined,
+  known: GitHubCommit | undefined,
 ): Promise<CommitToGate> {
   const repository = repositoryRef(hint.repository.full_name);
   const { installationId, headSha, rerun } = hint;
@@ -41,7 +41,7 @@ export async function resolveCommit(
     headSha,
     rerun,
   };
-  const stickyFork = known?.fork === 1;
+  const stickyFork = known?.fork === true;
   const defaultBranchOf = async () =>
     hint.repository.default_branch ?? (await octokit.rest.repos.get({ ...repository })).data.default_branch;
   // Into another branch than the default one, the default branch's policy holds: a pull request does not choose its own.

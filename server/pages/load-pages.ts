@@ -1,6 +1,5 @@
 import { pageLocationOf, pageUrlOf, type Run, type ReleaseDecision } from "../contract/index.js";
 import { buildEvidence } from "../runs/build-evidence.js";
-import { toEvaluation, toFinding } from "../runs/read-models.js";
 import { toLoggedEvent } from "../store/index.js";
 import type { ServiceStore } from "../store/service-store.js";
 import type { DecisionPageData } from "./decision-page.js";
@@ -77,10 +76,7 @@ export function loadRunPage(
   );
   const ids = conversations.map((c) => c.conversation_id);
   const events = groupBy(store.eventsOfConversations(ids).map(toLoggedEvent), (event) => event.conversation_id!);
-  const evaluations = groupBy(
-    store.evaluationsOfConversations(ids).map(toEvaluation),
-    (evaluation) => evaluation.conversation_id!,
-  );
+  const evaluations = groupBy(store.evaluationsOfConversations(ids), (evaluation) => evaluation.conversation_id!);
   const specHead = store.getTestSpecVersion(run.test_spec_id, run.spec_version);
   const environment = store.getEnvironmentRow(run.environment_id);
   const agent = store.getAgent(run.agent_id);
@@ -96,8 +92,8 @@ export function loadRunPage(
     agent: { name: agent?.name ?? run.agent_id, version: run.agent_version },
     tallies: store.tallyCases(run.run_id, CASES_SHOWN),
     caseCounts: store.countCases(run.run_id),
-    runWide: store.listRunWideEvaluations(run.run_id).map(toEvaluation),
-    findings: store.listRunFindings(run.run_id).map(toFinding),
+    runWide: store.listRunWideEvaluations(run.run_id),
+    findings: store.listRunFindings(run.run_id),
     runEvents: store.listRunLevelEvents(run.run_id).map(toLoggedEvent),
     conversations: conversations.map((conversation) => ({
       conversation,

@@ -1,7 +1,6 @@
 import { runLinks, type Evidence, type Pricing, type Run } from "../contract/index.js";
 import { costOf, type AgentUsage } from "../usage/agent-usage.js";
-import type { GateResultRow, JudgeUsage, Store } from "../store/index.js";
-import { toFinding } from "./read-models.js";
+import type { GateResult, JudgeUsage, Store } from "../store/index.js";
 
 /**
  * The evidence document of a run: what was tested, where, which agent version, each gate's
@@ -44,7 +43,7 @@ export function buildEvidence(
     ...usageOf(store.getRunAgentUsage(run.run_id), store.getRunPricing(run.run_id), () =>
       store.sumJudgeUsage(run.run_id),
     ),
-    findings: store.listRunFindings(run.run_id).map(toFinding),
+    findings: store.listRunFindings(run.run_id),
     links: { run: runPath, self: evidencePath, ...links },
   };
 }
@@ -69,12 +68,12 @@ function usageOf(
   };
 }
 
-function toGate(row: GateResultRow) {
+function toGate(gate: GateResult) {
   return {
-    id: row.gate_id,
-    title: row.title,
-    status: row.status,
-    reason: row.reason,
-    evidence_refs: JSON.parse(row.evidence_refs) as string[],
+    id: gate.gate_id,
+    title: gate.title,
+    status: gate.status,
+    reason: gate.reason,
+    evidence_refs: gate.evidence_refs,
   };
 }

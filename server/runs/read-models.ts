@@ -1,20 +1,5 @@
-import {
-  conversationPath,
-  tracePath,
-  turnPath,
-  type Evaluation,
-  type Finding,
-  type RunEvent,
-  type Turn,
-} from "../contract/index.js";
-import {
-  toLoggedEvent,
-  type ConversationRow,
-  type ConversationView,
-  type EvaluationRow,
-  type EventRow,
-  type FindingRow,
-} from "../store/index.js";
+import { conversationPath, tracePath, turnPath, type RunEvent, type Turn } from "../contract/index.js";
+import { toLoggedEvent, type ConversationRow, type ConversationView, type EventRow } from "../store/index.js";
 
 /** An event row in the spec's v1 envelope. */
 export function toRunEvent(row: EventRow): RunEvent {
@@ -26,27 +11,6 @@ export function toRunEvent(row: EventRow): RunEvent {
     type: row.type,
     occurred_at: row.occurred_at,
     data: JSON.parse(row.data) as Record<string, unknown>,
-  };
-}
-
-export function toEvaluation(row: EvaluationRow): Evaluation {
-  return {
-    evaluation_id: row.evaluation_id,
-    run_id: row.run_id,
-    kind: row.kind,
-    metric_id: row.metric_id,
-    scope: row.scope,
-    score: row.score,
-    threshold: row.threshold,
-    status: row.status,
-    judge: JSON.parse(row.judge) as Evaluation["judge"],
-    evidence_refs: JSON.parse(row.evidence_refs) as string[],
-    reason: row.reason,
-    scenario_id: row.scenario_id,
-    conversation_id: row.conversation_id,
-    turn: row.turn,
-    spec_path: row.spec_path,
-    created_at: row.created_at,
   };
 }
 
@@ -144,22 +108,5 @@ export function toTurn(row: ConversationRow, turn: number, rows: readonly EventR
     reply: [...ordered].reverse().find((step) => step.content)?.content ?? null,
     steps: ordered,
     events: rows.map((event) => tracePath(row.run_id, event.sequence)),
-  };
-}
-
-export function toFinding(row: FindingRow): Finding {
-  return {
-    finding_id: row.finding_id,
-    run_id: row.run_id,
-    probe_id: row.probe_id,
-    category: row.category as Finding["category"],
-    owasp: row.owasp,
-    severity: row.severity,
-    title: row.title,
-    description: row.description,
-    status: row.status,
-    spec_path: row.spec_path,
-    evidence_refs: JSON.parse(row.evidence_refs) as string[],
-    created_at: row.created_at,
   };
 }

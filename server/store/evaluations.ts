@@ -2,7 +2,34 @@ import type { Evaluation } from "../contract/index.js";
 import type { Db } from "./db.js";
 
 /** An evaluation as stored: its judge and evidence refs as JSON. */
-export type EvaluationRow = Omit<Evaluation, "judge" | "evidence_refs"> & { judge: string; evidence_refs: string };
+type EvaluationRow = Omit<Evaluation, "judge" | "evidence_refs"> & { judge: string; evidence_refs: string };
+
+export function toEvaluation(row: EvaluationRow): Evaluation {
+  return {
+    evaluation_id: row.evaluation_id,
+    run_id: row.run_id,
+    kind: row.kind,
+    metric_id: row.metric_id,
+    scope: row.scope,
+    score: row.score,
+    threshold: row.threshold,
+    status: row.status,
+    judge: JSON.parse(row.judge) as Evaluation["judge"],
+    evidence_refs: JSON.parse(row.evidence_refs) as string[],
+    reason: row.reason,
+    scenario_id: row.scenario_id,
+    conversation_id: row.conversation_id,
+    turn: row.turn,
+    spec_path: row.spec_path,
+    created_at: row.created_at,
+  };
+}
+
+const toEvaluationRow = (evaluation: Evaluation): EvaluationRow => ({
+  ...evaluation,
+  judge: JSON.stringify(evaluation.judge),
+  evidence_refs: JSON.stringify(evaluation.evidence_refs),
+});
 
 /** An LLM judge's tokens over a run's evaluations. */
 export interface JudgeUsage {
@@ -13,15 +40,18 @@ export interface JudgeUsage {
   total_tokens: number;
 }
 
-export interface GateResultRow {
+/** A gate a run's evaluation judged, in the order of the spec's gates. */
+export interface GateResult {
   run_id: string;
   position: number;
   gate_id: string;
   title: string | null;
   status: "passed" | "failed" | "inconclusive" | "waived";
   reason: string;
-  evidence_refs: string;
+  evidence_refs: string[];
 }
+
+type GateResultRow = Omit<GateResult, "evidence_refs"> & { evidence_refs: string };
 
 export function makeEvaluationsStore(db: Db) {
   const insertEvaluation =
@@ -54,8 +84,9 @@ export function makeEvaluationsStore(db: Db) {
 
   return {
     reads: {
-      getEvaluation(runId: string, evaluationId: string): EvaluationRow | undefined {
-        return evaluationById.get(runId, evaluationId) as EvaluationRow | undefined;
+      getEvaluation(runId: string, evaluationId: string): Evaluation | undefined {
+        const row = evaluationById.get(runId, evaluationId) as EvaluationRow | undefined;
+        return row && toEvaluation(row);
       },
       /** Ascending by id (= creation order), after the given id. */
       listEvaluations(
@@ -63,8 +94,8 @@ export function makeEvaluationsStore(db: Db) {
         filter: { status?: string | undefined; kind?: string | undefined; metric_id?: string | undefined },
         after: string | undefined,
         limit: number,
-      ): EvaluationRow[] {
-        return evaluationsPage.all({
+      ): Evaluation[] {
+        const rows = evaluationsPage.all({
           run_id: runId,
           after: after ?? null,
           status: filter.status ?? null,
@@ -72,28 +103,32 @@ export function makeEvaluationsStore(db: Db) {
           metric_id: filter.metric_id ?? null,
           limit,
         }) as EvaluationRow[];
+        return rows.map(toEvaluation);
       },
       /** What an LLM judge's answers reported of their tokens over the run's evaluations. */
       sumJudgeUsage(runId: string): JudgeUsage {
         return JSON.parse(judgeUsageOf.get(runId) as string) as JudgeUsage;
       },
-      countEvaluations(runId: string): Record<EvaluationRow["status"], number> {
+      countEvaluations(runId: string): Record<Evaluation["status"], number> {
         const counts = { passed: 0, failed: 0, inconclusive: 0, errored: 0 };
-        for (const { status, n } of countsOfRun.all(runId) as { status: EvaluationRow["status"]; n: number }[]) {
+        for (const { status, n } of countsOfRun.all(runId) as { status: Evaluation["status"]; n: number }[]) {
           counts[status] = n;
         }
         return counts;
       },
-      listGateResults(runId: string): GateResultRow[] {
-        return gatesOfRun.all(runId) as GateResultRow[];
+      listGateResults(runId: string): GateResult[] {
+        return (gatesOfRun.all(runId) as GateResultRow[]).map((row) => ({
+          ...row,
+          evidence_refs: JSON.parse(row.evidence_refs) as string[],
+        }));
       },
     },
     writes: {
-      insertEvaluations(rows: readonly EvaluationRow[]): void {
-        for (const row of rows) insertEvaluation.run(row);
+      insertEvaluations(evaluations: readonly Evaluation[]): void {
+        for (const evaluation of evaluations) insertEvaluation.run(toEvaluationRow(evaluation));
       },
-      insertGateResults(rows: readonly GateResultRow[]): void {
-        for (const row of rows) insertGate.run(row);
+      insertGateResults(gates: readonly GateResult[]): void {
+        for (const gate of gates) insertGate.run({ ...gate, evidence_refs: JSON.stringify(gate.evidence_refs) });
       },
     },
   };

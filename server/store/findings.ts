@@ -1,22 +1,24 @@
+import type { Finding } from "../contract/index.js";
+import { SEVERITY_RANK } from "../specs/severity-rank.js";
 import type { Db } from "./db.js";
 
-export interface FindingRow {
-  finding_id: string;
-  run_id: string;
-  /** The spec's security probe id, or `detector.<name>` for a built-in detector. */
-  probe_id: string;
-  category: string;
-  owasp: string;
-  severity: "critical" | "high" | "medium" | "low" | "info";
-  /** 4 for critical down to 0 for info: lets SQL filter "at least high". */
-  severity_rank: number;
-  title: string;
-  description: string;
-  status: "open";
-  spec_path: string | null;
-  evidence_refs: string;
-  created_at: string;
-}
+/** A finding as stored: its evidence refs as JSON, its severity also as a rank SQL can sort and filter on. */
+type FindingRow = Omit<Finding, "evidence_refs"> & { evidence_refs: string; severity_rank: number };
+
+const toFinding = (row: FindingRow): Finding => ({
+  finding_id: row.finding_id,
+  run_id: row.run_id,
+  probe_id: row.probe_id,
+  category: row.category,
+  owasp: row.owasp,
+  severity: row.severity,
+  title: row.title,
+  description: row.description,
+  status: row.status,
+  spec_path: row.spec_path,
+  evidence_refs: JSON.parse(row.evidence_refs) as string[],
+  created_at: row.created_at,
+});
 
 export function makeFindingsStore(db: Db) {
   const insert =
@@ -32,31 +34,39 @@ export function makeFindingsStore(db: Db) {
 
   return {
     reads: {
-      getFinding(runId: string, findingId: string): FindingRow | undefined {
-        return byId.get(runId, findingId) as FindingRow | undefined;
+      getFinding(runId: string, findingId: string): Finding | undefined {
+        const row = byId.get(runId, findingId) as FindingRow | undefined;
+        return row && toFinding(row);
       },
       listFindings(
         runId: string,
         filter: { severity?: string | undefined; status?: string | undefined },
         after: string | undefined,
         limit: number,
-      ): FindingRow[] {
-        return page.all({
+      ): Finding[] {
+        const rows = page.all({
           run_id: runId,
           after: after ?? null,
           severity: filter.severity ?? null,
           status: filter.status ?? null,
           limit,
         }) as FindingRow[];
+        return rows.map(toFinding);
       },
       /** Every finding of a run, most severe first: what the evidence document shows. */
-      listRunFindings(runId: string): FindingRow[] {
-        return all.all(runId) as FindingRow[];
+      listRunFindings(runId: string): Finding[] {
+        return (all.all(runId) as FindingRow[]).map(toFinding);
       },
     },
     writes: {
-      insertFindings(rows: readonly FindingRow[]): void {
-        for (const row of rows) insert.run(row);
+      insertFindings(findings: readonly Finding[]): void {
+        for (const finding of findings) {
+          insert.run({
+            ...finding,
+            severity_rank: SEVERITY_RANK[finding.severity],
+            evidence_refs: JSON.stringify(finding.evidence_refs),
+          });
+        }
       },
     },
   };

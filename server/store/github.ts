@@ -12,8 +12,22 @@ export interface DeliveryRow {
   received_at: string;
 }
 
+/**
+ * What kept a commit from being gated (a bad config, say), published as a check run instead of a
+ * decision.
+ */
+export interface GateProblem {
+  title: string;
+  summary: string;
+  annotations: { path: string; line: number; message: string }[];
+  /** failure unless said otherwise. */
+  conclusion?: "failure" | "action_required";
+  /** The button the check run offers: re-run unless said otherwise. */
+  action?: "rerun" | "approve" | "none";
+}
+
 /** A commit the GitHub App gates under a check name: what it publishes a check run for. */
-export interface GitHubCommitRow {
+export interface GitHubCommit {
   repository_id: number;
   head_sha: string;
   check_name: string;
@@ -24,12 +38,11 @@ export interface GitHubCommitRow {
   pull_request: number | null;
   /** The pull request's base commit, whose `.assure/` is the policy; null for a push. */
   base_sha: string | null;
-  /** 1 for the head of a pull request from a fork. */
-  fork: 0 | 1;
+  /** The head of a pull request from a fork. */
+  fork: boolean;
   project_id: string | null;
   decision_id: string | null;
-  /** JSON of what kept the commit from being gated (a bad config, say), published as a failed check run. */
-  problem: string | null;
+  problem: GateProblem | null;
   updated_at: string;
   /** Counts the times the commit was gated: a change the check run must show. */
   revision: number;
@@ -38,6 +51,18 @@ export interface GitHubCommitRow {
   synced_revision: number | null;
   synced_sequence: number | null;
 }
+
+/** How a gated commit is kept: `fork` as 0/1, `problem` as JSON. */
+type GitHubCommitRow = Omit<GitHubCommit, "fork" | "problem"> & { fork: 0 | 1; problem: string | null };
+
+const toGitHubCommit = (row: GitHubCommitRow): GitHubCommit => ({
+  ...row,
+  fork: row.fork === 1,
+  problem: row.problem === null ? null : (JSON.parse(row.problem) as GateProblem),
+});
+
+/** What the App says of a commit it gates; the rest of a gated commit is the store's to count. */
+export type GatedCommit = Omit<GitHubCommit, "revision" | "synced_at" | "synced_revision" | "synced_sequence">;
 
 /** What a published check run showed: the commit's revision and its decision's latest event sequence. */
 export interface CommitVersion {
@@ -86,7 +111,7 @@ export interface ApprovalPressRow {
   refusal: string | null;
 }
 
-export type CommitKey = Pick<GitHubCommitRow, "repository_id" | "head_sha" | "check_name">;
+export type CommitKey = Pick<GitHubCommit, "repository_id" | "head_sha" | "check_name">;
 
 /** The GitHub App's records: deliveries, gated commits and the check runs published for them. */
 export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueueJob">) {
@@ -151,22 +176,23 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
       getDelivery(deliveryId: string): DeliveryRow | undefined {
         return deliveryById.get(deliveryId) as DeliveryRow | undefined;
       },
-      getGitHubCommit({ repository_id, head_sha, check_name }: CommitKey): GitHubCommitRow | undefined {
-        return commitByKey.get(repository_id, head_sha, check_name) as GitHubCommitRow | undefined;
+      getGitHubCommit({ repository_id, head_sha, check_name }: CommitKey): GitHubCommit | undefined {
+        const row = commitByKey.get(repository_id, head_sha, check_name) as GitHubCommitRow | undefined;
+        return row && toGitHubCommit(row);
       },
-      listGitHubCommitsOfSha(repositoryId: number, headSha: string): GitHubCommitRow[] {
-        return commitsOfSha.all(repositoryId, headSha) as GitHubCommitRow[];
+      listGitHubCommitsOfSha(repositoryId: number, headSha: string): GitHubCommit[] {
+        return (commitsOfSha.all(repositoryId, headSha) as GitHubCommitRow[]).map(toGitHubCommit);
       },
       /** The version a check run of the commit shows if published now. */
-      getCommitVersion(commit: GitHubCommitRow): CommitVersion {
+      getCommitVersion(commit: GitHubCommit): CommitVersion {
         return {
           revision: commit.revision,
           sequence: sequenceOf.get(commit.repository_id, commit.head_sha, commit.check_name) as number,
         };
       },
       /** Gated commits whose check run is missing or behind what they would publish now. */
-      listStaleGitHubCommits(limit: number): GitHubCommitRow[] {
-        return stale.all(limit) as GitHubCommitRow[];
+      listStaleGitHubCommits(limit: number): GitHubCommit[] {
+        return (stale.all(limit) as GitHubCommitRow[]).map(toGitHubCommit);
       },
       /** The presses of a fork commit's "Approve and run" button, in order. */
       listApprovalPresses(
@@ -193,11 +219,12 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
         return true;
       },
       /** Records what the App gates for a commit (or the problem that kept it from it), and queues publishing it. */
-      saveGitHubCommit(
-        row: Omit<GitHubCommitRow, "revision" | "synced_at" | "synced_revision" | "synced_sequence">,
-        publish: NewJob,
-      ): void {
-        upsertCommit.run(row);
+      saveGitHubCommit(commit: GatedCommit, publish: NewJob): void {
+        upsertCommit.run({
+          ...commit,
+          fork: commit.fork ? 1 : 0,
+          problem: commit.problem === null ? null : JSON.stringify(commit.problem),
+        });
         jobs.enqueueJob(publish);
       },
       /** Keeps a press of the approve button, once per delivery. */

@@ -18,6 +18,7 @@ import { makeConversationsStore } from "./conversations.js";
 import { makeEvaluationsStore } from "./evaluations.js";
 import { makeFindingsStore } from "./findings.js";
 import { makeReleaseDecisionsStore } from "./release-decisions.js";
+import { chooseBaselineOf, judgeDecision, policyHashOf } from "../decisions/judge-decision.js";
 import { makeGitHubStore } from "./github.js";
 import { makePagesStore } from "./pages.js";
 import { makeWebhooksStore } from "./webhooks.js";
@@ -35,8 +36,7 @@ export type { CaseTally } from "./pages.js";
 export type { AttemptRow, DeliveryRow, WebhookRow } from "./webhooks.js";
 export type { AuditEventFilter, AuditEventRow } from "./audit-events.js";
 export { toDecisionEvent, type DecisionEventRow } from "./release-decisions.js";
-export type { EvaluationRow, GateResultRow, JudgeUsage } from "./evaluations.js";
-export type { FindingRow } from "./findings.js";
+export type { GateResult, JudgeUsage } from "./evaluations.js";
 export type { RunStatusChange } from "./runs.js";
 
 export class RunMovedError extends Error {
@@ -68,7 +68,11 @@ export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: 
   const listPage = makePager(db);
   const jobs = makeJobsStore(db);
   const webhooks = makeWebhooksStore(db, listPage, sealer);
-  const decisions = makeReleaseDecisionsStore(db, listPage, jobs.writes, webhooks.writes);
+  const decisions = makeReleaseDecisionsStore(db, listPage, jobs.writes, webhooks.writes, {
+    judgeDecision,
+    chooseBaselineOf,
+    policyHashOf,
+  });
   const runs = makeRunsStore(db, listPage, jobs.writes, decisions.linkRun);
   const parts = [
     makeProjectsStore(db, listPage),

@@ -1,6 +1,7 @@
 import type { Db } from "./db.js";
 import type { ConversationView } from "./conversations.js";
-import type { EvaluationRow } from "./evaluations.js";
+import type { Evaluation } from "../contract/index.js";
+import { toEvaluation } from "./evaluations.js";
 import type { EventRow } from "./events.js";
 
 /** A run's checks of one case, tallied: what the run page summarises before the conversations. */
@@ -107,12 +108,14 @@ export function makePagesStore(db: Db) {
       eventsOfConversations(conversationIds: readonly string[]): EventRow[] {
         return eventsOf.all(JSON.stringify(conversationIds)) as EventRow[];
       },
-      evaluationsOfConversations(conversationIds: readonly string[]): EvaluationRow[] {
-        return evaluationsOf.all(JSON.stringify(conversationIds)) as EvaluationRow[];
+      evaluationsOfConversations(conversationIds: readonly string[]): Evaluation[] {
+        return (evaluationsOf.all(JSON.stringify(conversationIds)) as Parameters<typeof toEvaluation>[0][]).map(
+          toEvaluation,
+        );
       },
       /** The run's evaluations of no one conversation (detectors, the budget). */
-      listRunWideEvaluations(runId: string): EvaluationRow[] {
-        return runWide.all(runId) as EvaluationRow[];
+      listRunWideEvaluations(runId: string): Evaluation[] {
+        return (runWide.all(runId) as Parameters<typeof toEvaluation>[0][]).map(toEvaluation);
       },
       /** The run's own trace entries (status changes, resumptions, findings raised), outside any conversation; not the evaluations'. */
       listRunLevelEvents(runId: string): EventRow[] {

@@ -2,9 +2,7 @@ import {
   GITHUB_APP_KEY_ID,
   POLICY_GATE,
   decisionPath,
-  evaluationPath,
   evidencePath,
-  findingPath,
   runPath,
   type DecisionEvent,
   type DecisionBase,
@@ -14,34 +12,18 @@ import {
   type DecisionStatus,
   type DecisionUpdatedData,
   type PolicyApproval,
-  type Pricing,
   type ReleaseDecision,
   type Run,
-  type TestSpecDocument,
   type Waiver,
 } from "../contract/index.js";
-import { decideRelease, type SlotFacts } from "../decisions/decide-release.js";
-import { chooseBaseline } from "../changes/baseline.js";
-import {
-  judgeChange,
-  summarizeChanges,
-  withChange,
-  withFlakiness,
-  type BaseOf,
-  type CitedEvaluation,
-  type SlotChange,
-} from "../changes/judge-change.js";
-import { caseIdOf, type CaseEvaluation } from "../changes/compare-cases.js";
-import { measureFlakiness } from "../changes/flakiness.js";
-import { specCases } from "../changes/cases.js";
+import type { DecisionFacts, DecisionRecord, Judged } from "../decisions/judge-decision.js";
 import { makeIdGenerator } from "../ids.js";
 import { contentAddress } from "../specs/canonical-json.js";
-import { figuresOf, type AgentUsage } from "../usage/agent-usage.js";
 import type { Db } from "./db.js";
-import type { GateResultRow } from "./evaluations.js";
 import type { JobsStore } from "./jobs.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
+import { makeDecisionFacts } from "./decision-facts.js";
 import type { RunRow } from "./runs.js";
 
 interface DecisionRow {
@@ -150,8 +132,20 @@ const changesOf = (changes: DecisionChanges): DecisionChanges => ({
   usage: changes.usage ?? [],
 });
 
-/** What an approval of a decision's policy changes approves: their content address. */
-const policyHashOf = (base: DecisionBase | null) => contentAddress(base?.policy_changes ?? []);
+/**
+ * How a decision is judged and its baseline chosen: pure functions over what the store reads
+ * (`server/decisions`), given to the store so that it keeps to SQL and rows.
+ */
+export interface DecisionJudge {
+  judgeDecision(record: DecisionRecord, facts: DecisionFacts, now: string): Judged;
+  chooseBaselineOf(
+    decision: { project_id: string; repository: string },
+    base: DecisionBase,
+    facts: DecisionFacts,
+  ): { baseline: DecisionBaseline; history: string[] };
+  /** What an approval of a decision's policy changes approves. */
+  policyHashOf(base: DecisionBase | null): string;
+}
 
 const waitOf = (slot: Pick<SlotRow, "waiting_for" | "wait_until">) =>
   slot.waiting_for !== null && slot.wait_until !== null ? { for: slot.waiting_for, until: slot.wait_until } : null;
@@ -180,10 +174,6 @@ export function toDecisionEvent(row: DecisionEventRow): DecisionEvent {
 /** The job that takes a waiver's expiry into account when it comes. */
 export const REFRESH_RELEASE_DECISION = "refresh_release_decision";
 
-export const waiverPath = (decisionId: string, waiverId: string) => `${decisionPath(decisionId)}/waivers/${waiverId}`;
-export const policyApprovalPath = (decisionId: string, approvalId: string) =>
-  `${decisionPath(decisionId)}/policy-approvals/${approvalId}`;
-
 /**
  * Release decisions and their waivers. A decision's status and reasons are a projection of the
  * runs planned in its current attempt, their gates and the waivers in force: `refresh` keeps it up
@@ -195,7 +185,10 @@ export function makeReleaseDecisionsStore(
   listPage: ListPage,
   jobs: Pick<JobsStore["writes"], "enqueueJob">,
   outbox: { enqueueDecisionEvent(decisionId: string, sequence: number, now: string): void },
+  judge: DecisionJudge,
 ) {
+  const facts = makeDecisionFacts(db);
+  const { policyHashOf } = judge;
   const decisions = makeProjectTable<DecisionRow>(db, listPage, "release_decisions", "decision_id");
   const insertDecision = db.prepare(`INSERT INTO release_decisions
       (decision_id, project_id, repository, commit_sha, attempt, status, reasons, created_at, updated_at, decided_at, planned_by)
@@ -246,14 +239,6 @@ export function makeReleaseDecisionsStore(
     db.prepare(`SELECT * FROM runs WHERE project_id = ? AND source_repository = ? AND source_commit_sha = ?
     ORDER BY created_at, run_id`);
   const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
-  const gatesOf = db.prepare("SELECT * FROM gate_results WHERE run_id = ? ORDER BY position");
-  const labelOf = db
-    .prepare(
-      `SELECT (SELECT name FROM test_specs WHERE test_spec_id = ?) || ' in ' ||
-      (SELECT name FROM environments WHERE environment_id = ?)`,
-    )
-    .pluck();
-
   // A policy approval is kept as a waiver of the decision's gate `policy`, naming no run; the API shows it apart.
   const waiversOf =
     db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
@@ -280,131 +265,6 @@ export function makeReleaseDecisionsStore(
   );
 
   const toRun = (runId: string) => runById.get(runId) as RunRow | undefined;
-
-  // What a comparison with the base branch reads.
-  const decidedOnCommit = db
-    .prepare(
-      `SELECT decision_id FROM release_decisions
-    WHERE project_id = ? AND repository = ? AND commit_sha = ? AND status != 'PENDING'`,
-    )
-    .pluck();
-  const runOfSlot = db
-    .prepare(
-      `SELECT s.run_id FROM release_decision_slots s JOIN release_decisions d ON d.decision_id = s.decision_id AND d.attempt = s.attempt
-    WHERE s.decision_id = ? AND s.test_spec_id = ? AND s.environment_id = ?`,
-    )
-    .pluck();
-  const specDocument = db
-    .prepare("SELECT document FROM test_spec_versions WHERE test_spec_id = ? AND spec_version = ? LIMIT 1")
-    .pluck();
-  // One row per conversation and check: passed when every evaluation of it passed; the mean score;
-  // the evaluation to cite (a failed one when there is one).
-  const caseEvaluations =
-    db.prepare(`SELECT kind, scenario_id, MIN(spec_path) AS spec_path, metric_id, conversation_id, NULL AS turn,
-      CASE WHEN MIN(status = 'passed') = 1 THEN 'passed' ELSE 'failed' END AS status, AVG(score) AS score,
-      COALESCE(MIN(CASE WHEN status = 'failed' THEN evaluation_id END), MIN(evaluation_id)) AS evaluation_id
-    FROM evaluations
-    WHERE run_id = ? AND kind IN ('expectation', 'metric', 'probe') AND scenario_id IS NOT NULL AND status IN ('passed', 'failed')
-    GROUP BY kind, scenario_id, metric_id, conversation_id, CASE WHEN kind = 'expectation' THEN spec_path END`);
-
-  // What a failed gate of the head can cite, with the case each belongs to.
-  const citedOfRun =
-    db.prepare(`SELECT evaluation_id AS id, 'evaluation' AS what, kind, scenario_id, spec_path, metric_id, status, score, conversation_id, turn
-      FROM evaluations WHERE run_id = @run_id AND status != 'passed'
-    UNION ALL SELECT finding_id, 'finding', 'probe', probe_id, spec_path, NULL, 'failed', 0, NULL, NULL FROM findings WHERE run_id = @run_id`);
-
-  const documentOf = (run: RunRow) =>
-    JSON.parse(specDocument.get(run.test_spec_id, run.spec_version) as string) as TestSpecDocument;
-  const sideOf = (run: RunRow) => ({
-    run_id: run.run_id,
-    spec: documentOf(run),
-    evaluations: caseEvaluations.all(run.run_id) as CitedEvaluation[],
-    usage: figuresOf(
-      run.agent_usage ? (JSON.parse(run.agent_usage) as AgentUsage) : null,
-      JSON.parse(run.pricing ?? "{}") as Pricing,
-    ),
-  });
-  const JUDGED = new Set<Run["status"]>(["COMPLETED", "INCONCLUSIVE"]);
-
-  /** The baseline's run of the same spec and environment, or why there is none to compare with. */
-  function baseOf(baseline: DecisionBaseline, slot: SlotRow): BaseOf {
-    if (!baseline.found) return { side: null, why: `no baseline to compare with (${baseline.reason})` };
-    const commit = baseline.commit_sha!.slice(0, 7);
-    const runId = runOfSlot.get(baseline.decision_id, slot.test_spec_id, slot.environment_id) as
-      string | null | undefined;
-    const run = runId ? toRun(runId) : undefined;
-    if (!run) {
-      return {
-        side: null,
-        why: `the baseline ${commit} did not run this spec in this environment: nothing to compare with`,
-      };
-    }
-    if (!JUDGED.has(run.status)) {
-      return {
-        side: null,
-        why: `the baseline ${commit}'s run ${run.run_id} could not be judged (${run.status}): nothing to compare with`,
-      };
-    }
-    return { side: sideOf(run), commit_sha: baseline.commit_sha! };
-  }
-
-  /** The case each failure a run's gates can cite belongs to, by its evidence ref. */
-  function casesOfRefs(runId: string): (ref: string) => string | undefined {
-    const rows = citedOfRun.all({ run_id: runId }) as (CaseEvaluation & {
-      id: string;
-      what: "evaluation" | "finding";
-    })[];
-    const byRef = new Map(
-      rows.map((row) => [
-        row.what === "evaluation" ? evaluationPath(runId, row.id) : findingPath(runId, row.id),
-        caseIdOf(row),
-      ]),
-    );
-    return (ref) => byRef.get(ref);
-  }
-
-  /** The head's cases flaky over the base branch's history of the same spec and environment. */
-  function flakinessOf(head: RunRow, slot: SlotRow, history: readonly string[], base: DecisionBase) {
-    const sides = history.map((decisionId) => {
-      const runId = runOfSlot.get(decisionId, slot.test_spec_id, slot.environment_id) as string | null | undefined;
-      const run = runId ? toRun(runId) : undefined;
-      return run && JUDGED.has(run.status) ? sideOf(run) : null;
-    });
-    const headVersions = new Map([...specCases(documentOf(head))].map((c) => [c.case_id, c.version]));
-    return measureFlakiness(sides, headVersions, base.settings.flaky);
-  }
-
-  /**
-   * Chooses the baseline of a pull request's head: the first decided decision of the repository
-   * along the base branch's first-parent chain. A decision still pending is passed over: a change
-   * is judged against evidence that exists. Also keeps the decided ones (up to 20, oldest first) as
-   * the history flakiness is measured over.
-   */
-  function chooseFrom(projectId: string, repository: string, base: DecisionBase, mergeBase: string) {
-    const decisionOf = (sha: string) => {
-      const decisionId = decidedOnCommit.get(projectId, repository, sha) as string | undefined;
-      return decisionId ? { decision_id: decisionId, commit_sha: sha } : undefined;
-    };
-    const chosen = chooseBaseline(base.commits, decisionOf, base.settings.baseline);
-    const baseline: DecisionBaseline = chosen.found
-      ? { ...chosen, reason: null, merge_base_sha: mergeBase }
-      : {
-          found: false,
-          decision_id: null,
-          commit_sha: null,
-          age_commits: null,
-          age_days: null,
-          warning: null,
-          reason: chosen.reason,
-          merge_base_sha: mergeBase,
-        };
-    const history = base.commits
-      .slice(0, base.settings.baseline.depth)
-      .flatMap((commit) => decisionOf(commit.sha)?.decision_id ?? [])
-      .slice(0, 20)
-      .reverse();
-    return { baseline, history };
-  }
 
   function toDecision(row: DecisionRow): ReleaseDecision {
     const slots = allSlotsOf.all(row.decision_id) as SlotRow[];
@@ -494,63 +354,22 @@ export function makeReleaseDecisionsStore(
    */
   function refresh(decisionId: string, now: string, runId: string | null = null): void {
     const row = byId.get(decisionId) as DecisionRow;
-    const base = row.base ? (JSON.parse(row.base) as DecisionBase) : null;
-    const baseline = row.baseline ? (JSON.parse(row.baseline) as DecisionBaseline) : null;
-    const history = row.history ? (JSON.parse(row.history) as string[]) : [];
-    const compared: SlotChange[] = [];
-    const slots = (slotsOf.all(decisionId, row.attempt) as SlotRow[]).map((slot): SlotFacts => {
-      const run = slot.run_id ? toRun(slot.run_id) : undefined;
-      const judged = run && base && baseline && JUDGED.has(run.status);
-      const flaky = judged ? flakinessOf(run, slot, history, base) : new Map();
-      const change = judged ? judgeChange(sideOf(run), baseOf(baseline, slot), flaky) : undefined;
-      if (change) compared.push(change);
-      return {
+    const record: DecisionRecord = {
+      decision_id: decisionId,
+      base: row.base ? (JSON.parse(row.base) as DecisionBase) : null,
+      baseline: row.baseline ? (JSON.parse(row.baseline) as DecisionBaseline) : null,
+      history: row.history ? (JSON.parse(row.history) as string[]) : [],
+      slots: (slotsOf.all(decisionId, row.attempt) as SlotRow[]).map((slot) => ({
         test_spec_id: slot.test_spec_id,
         environment_id: slot.environment_id,
-        label: labelOf.get(slot.test_spec_id, slot.environment_id) as string,
+        run_id: slot.run_id,
         waiting: waitOf(slot),
-        run: run
-          ? {
-              run_id: run.run_id,
-              status: run.status,
-              verdict: run.verdict,
-              failure: run.failure_cause ? { cause: run.failure_cause, message: run.failure_message ?? "" } : null,
-              gates: withChange(
-                withFlakiness(
-                  (gatesOf.all(run.run_id) as GateResultRow[]).map((gate) => ({
-                    gate_id: gate.gate_id,
-                    status: gate.status,
-                    reason: gate.reason,
-                    evidence_refs: JSON.parse(gate.evidence_refs) as string[],
-                  })),
-                  flaky.size > 0 ? casesOfRefs(run.run_id) : () => undefined,
-                  flaky,
-                ),
-                change,
-              ),
-            }
-          : null,
-      };
-    });
-    // An approval of policy changes lifts the gate `policy` only while the changes are those it approved.
-    const approvedNow = policyHashOf(base);
-    const waivers = (
-      inForce.all(decisionId, now) as (Pick<WaiverRow, "waiver_id" | "run_id" | "gate_id"> & {
-        policy_hash: string | null;
-      })[]
-    )
-      .filter((w) => w.run_id !== null || w.policy_hash === null || w.policy_hash === approvedNow)
-      .map((w) => ({
-        run_id: w.run_id,
-        gate_id: w.gate_id,
-        ref: w.run_id === null ? policyApprovalPath(decisionId, w.waiver_id) : waiverPath(decisionId, w.waiver_id),
-      }));
-    const decided = decideRelease(slots, waivers, now, {
-      changes: base?.policy_changes ?? [],
-      mode: base?.settings.policy_changes ?? "require_approval",
-    });
+      })),
+      waivers: inForce.all(decisionId, now) as DecisionRecord["waivers"][number][],
+    };
+    const decided = judge.judgeDecision(record, facts, now);
     const reasons = JSON.stringify(decided.reasons);
-    const changes = baseline?.found ? JSON.stringify(summarizeChanges(compared)) : null;
+    const changes = decided.changes && JSON.stringify(decided.changes);
     const isNew = lastEvent.get(decisionId) === 0;
     if (changes !== row.changes) saveChanges.run(changes, decisionId);
     if (!isNew && decided.status === row.status && reasons === row.reasons) return;
@@ -598,7 +417,11 @@ export function makeReleaseDecisionsStore(
 
   /** Keeps what the decision is judged against (a pull request's base branch), with the baseline and history chosen from it now. */
   function setBase(row: Pick<DecisionRow, "decision_id" | "project_id" | "repository">, base: DecisionBase): void {
-    const { baseline, history } = chooseFrom(row.project_id, row.repository!, base, base.commits[0]!.sha);
+    const { baseline, history } = judge.chooseBaselineOf(
+      { project_id: row.project_id, repository: row.repository! },
+      base,
+      facts,
+    );
     saveBase.run({
       decision_id: row.decision_id,
       base: JSON.stringify(base),

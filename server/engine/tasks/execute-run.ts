@@ -8,7 +8,6 @@ import { lazyConversations } from "../../evaluate/conversation-source.js";
 import { evaluateRun } from "../../evaluate/evaluate-run.js";
 import type { Evaluator } from "../../evaluate/evaluator.js";
 import type { Judge } from "../../evaluate/judges/llm-judge.js";
-import { SEVERITY_RANK } from "../../specs/severity-rank.js";
 import type { NewId } from "../../ids.js";
 import type { Logger } from "../../log.js";
 import { makeFairSlots } from "../fair-slots.js";
@@ -377,23 +376,18 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       findings: findings.map((f) => ({
         ...f,
         run_id: run.run_id,
-        severity_rank: SEVERITY_RANK[f.severity],
         status: "open" as const,
-        evidence_refs: JSON.stringify(f.evidence_refs),
         created_at: createdAt,
       })),
       evaluations: evaluations.map((e) => ({
         ...e,
         run_id: run.run_id,
-        judge: JSON.stringify(e.judge),
-        evidence_refs: JSON.stringify(e.evidence_refs),
         created_at: createdAt,
       })),
       gates: gates.map((gate, position) => ({
         ...gate,
         run_id: run.run_id,
         position,
-        evidence_refs: JSON.stringify(gate.evidence_refs),
       })),
     };
   }

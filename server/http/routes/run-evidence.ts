@@ -16,14 +16,7 @@ import {
   Turn,
 } from "../../contract/index.js";
 import { ApiError } from "../../errors.js";
-import {
-  toConversation,
-  toConversationSummary,
-  toEvaluation,
-  toFinding,
-  toRunEvent,
-  toTurn,
-} from "../../runs/read-models.js";
+import { toConversation, toConversationSummary, toRunEvent, toTurn } from "../../runs/read-models.js";
 import type { Api, ApiDeps } from "../context.js";
 import { pageAfterKey } from "../paging.js";
 import { responses } from "../schemas.js";
@@ -149,14 +142,14 @@ export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
         store.listEvaluations(runId, { status, kind, metric_id }, after, limit),
       filters: ({ status, kind, metric_id }) => [status, kind, metric_id],
       idOf: (row) => row.evaluation_id,
-      toItem: toEvaluation,
+      toItem: (evaluation) => evaluation,
     },
     get: {
       operationId: "getEvaluation",
       summary: "One evaluation: score, threshold, status, judge and the evidence it rests on",
       response: Evaluation,
       row: store.getEvaluation,
-      toItem: toEvaluation,
+      toItem: (evaluation) => evaluation,
     },
   });
 
@@ -173,14 +166,14 @@ export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
         store.listFindings(runId, { severity, status }, after, limit),
       filters: ({ severity, status }) => [severity, status],
       idOf: (row) => row.finding_id,
-      toItem: toFinding,
+      toItem: (finding) => finding,
     },
     get: {
       operationId: "getFinding",
       summary: "One finding: what tripped, its OWASP category and severity, and the trace entries that show it",
       response: Finding,
       row: store.getFinding,
-      toItem: toFinding,
+      toItem: (finding) => finding,
     },
   });
 }

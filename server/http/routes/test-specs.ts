@@ -12,7 +12,7 @@ import { ApiError } from "../../errors.js";
 import { storeSpecVersion } from "../../releases/add-spec-version.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { responses } from "../schemas.js";
-import type { JsonText } from "../json-text.js";
+import { JsonText } from "../json-text.js";
 import { registerProjectResource } from "./project-resource.js";
 import { visibleOr404 } from "../../auth/visibility.js";
 
@@ -59,9 +59,16 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
           details: [{ path: "query.repository", message: "needs an application/yaml body" }],
         });
       }
+      const json = request.body instanceof JsonText ? request.body : undefined;
+      if (!yaml && !json) {
+        throw new ApiError("VALIDATION_FAILED", {
+          message: "The request has no body: send the spec as JSON or as YAML (application/yaml).",
+          details: [{ path: "body", message: "required" }],
+        });
+      }
       const read = yaml
         ? await deps.specReader.readYamlBody(yaml, source)
-        : await deps.specReader.readJsonBody((request.body as unknown as JsonText).text);
+        : await deps.specReader.readJsonBody(json!.text);
       if (!read.ok) {
         throw new ApiError(read.code, { message: read.message, ...(read.details ? { details: read.details } : {}) });
       }

@@ -46,6 +46,8 @@ describe("bad input", () => {
     ["malformed JSON", () => ({ body: '{"name": "x",', contentType: "application/json" }), 400, "MALFORMED_BODY"],
     ["an empty JSON body", () => ({ body: "", contentType: "application/json" }), 400, "MALFORMED_BODY"],
     ["a JSON array", () => ({ body: "[]", contentType: "application/json" }), 400, "VALIDATION_FAILED"],
+    // Content-Type: application/json and no body at all (no Content-Length): found by the property test.
+    ["no body at all", () => ({ contentType: "application/json" }), 400, ""],
     [
       "a body over its route's limit",
       (path) => ({ body: huge(path), contentType: "application/json" }),

@@ -3,14 +3,14 @@ import type { GateView } from "../../../app/checks/gate-view.js";
 import type { RunReport as RunView } from "../../../server/releases/report/report.js";
 import { SUMMARY_LIMIT, renderSummary, renderTitle } from "../../../app/checks/render-output.js";
 import type { DecisionReason, Evaluation, ReleaseDecision } from "../../../server/contract/index.js";
-import type { GitHubCommitRow } from "../../../server/store/github.js";
+import type { GitHubCommit } from "../../../server/store/github.js";
 
 const absolute = (ref: string) => `https://assure.example.test${ref}`;
 const commit = {
   repository: "acme/refunds",
   head_sha: "a".repeat(40),
   check_name: "assure/release-gate",
-} as GitHubCommitRow;
+} as GitHubCommit;
 
 function view(status: ReleaseDecision["status"], reasons: DecisionReason[], runs: RunView[] = []): GateView {
   const decision = {

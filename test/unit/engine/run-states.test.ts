@@ -92,7 +92,7 @@ describe("store.transitionRun", () => {
             title: null,
             status: "passed",
             reason: "x",
-            evidence_refs: "[]",
+            evidence_refs: [],
           },
         ]);
         return move("RUNNING", "EVALUATING"); // the run is QUEUED
