@@ -10,6 +10,7 @@ import { ConfigError, coerceError } from "../server/errors.js";
 import { makeIdGenerator } from "../server/ids.js";
 import { openStore, type Store } from "../server/store/index.js";
 import { PAGE_LINK_SECRET, newPageLinkSecret } from "../server/pages/page-links.js";
+import { parseDuration } from "../server/contract/duration.js";
 
 const USAGE = `Usage:
   assure keys create --admin [--name <label>] [--expires-in <duration>]
@@ -28,13 +29,13 @@ class UsageError extends Error {}
 
 type Options = { admin?: boolean; project?: string; scopes?: string; name?: string; "expires-in"?: string };
 
-const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
 /** `90d`, `15m`, `3s` → milliseconds. */
-function parseDuration(text: string): number {
-  const match = /^([1-9]\d{0,6})([smhd])$/.exec(text.trim());
-  if (!match) throw new UsageError(`--expires-in takes a number and a unit (s, m, h, d), e.g. 90d; not '${text}'.`);
-  return Number(match[1]) * UNIT_MS[match[2]!]!;
+function durationOf(text: string): number {
+  const ms = parseDuration(text);
+  if (ms === undefined) {
+    throw new UsageError(`--expires-in takes a number and a unit (s, m, h, d), e.g. 90d; not '${text}'.`);
+  }
+  return ms;
 }
 
 /** The audit event of a CLI command, written in the command's own transaction. */
@@ -65,7 +66,7 @@ function createKey(store: Store, options: Options) {
     .split(",")
     .map((scope) => scope.trim())
     .filter(Boolean);
-  const expiresIn = options["expires-in"] === undefined ? undefined : parseDuration(options["expires-in"]);
+  const expiresIn = options["expires-in"] === undefined ? undefined : durationOf(options["expires-in"]);
   const expiresAt =
     expiresIn === undefined ? undefined : new Date(systemClock.now().getTime() + expiresIn).toISOString();
   const key = store.transaction(() => {

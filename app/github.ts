@@ -1,10 +1,12 @@
-import { readFileSync } from "node:fs";
+import { createPrivateKey } from "node:crypto";
+import { getPrivateKey } from "@probot/get-private-key";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Probot, ProbotOctokit } from "probot";
 import type { GitHubAppConfig } from "../server/config.js";
 import type { TaskList } from "../server/engine/worker.js";
 import type { ApiDeps } from "../server/http/context.js";
 import type { Logger } from "../server/log.js";
+import { coerceError } from "../server/errors.js";
 import { SYNC_CHECK_RUN, makeSyncCheckRun } from "./checks/sync-check-run.js";
 import { makeAssureApp } from "./index.js";
 import { startReconciling } from "./reconcile.js";
@@ -25,10 +27,9 @@ export type NodeMiddleware = (req: IncomingMessage, res: ServerResponse, next?: 
  */
 export async function createGitHubIntegration(github: GitHubAppConfig, log: Logger) {
   const { createNodeMiddleware, Probot, ProbotOctokit } = await import("probot");
-  const privateKey = github.privateKey ?? readFileSync(github.privateKeyPath!, "utf8");
   const probot: Probot = new Probot({
     appId: github.appId,
-    privateKey: privateKey.replace(/\\n/g, "\n"),
+    privateKey: readAppPrivateKey(github),
     secret: github.webhookSecret,
     log: log.child({ component: "github" }),
     baseUrl: github.apiBaseUrl,
@@ -61,3 +62,26 @@ export async function createGitHubIntegration(github: GitHubAppConfig, log: Logg
 }
 
 export type GitHubIntegration = Awaited<ReturnType<typeof createGitHubIntegration>>;
+
+/**
+ * The App's private key as Probot reads it (a PEM, a PEM with escaped newlines or on one line, a
+ * base64 PEM, or a file), checked to be a private key at start: a wrong key stops the service
+ * with a clear message rather than failing every delivery later.
+ */
+export function readAppPrivateKey(github: Pick<GitHubAppConfig, "privateKey" | "privateKeyPath">): string {
+  const source = github.privateKey ? "PRIVATE_KEY" : "PRIVATE_KEY_PATH";
+  let pem: string | null;
+  try {
+    pem = getPrivateKey({ env: { PRIVATE_KEY: github.privateKey, PRIVATE_KEY_PATH: github.privateKeyPath } });
+    if (pem) createPrivateKey(pem);
+  } catch (error) {
+    throw new Error(
+      `${source} is not the App's private key: ${coerceError(error).message.replace(/^\[[^\]]*\] /, "")}`,
+      {
+        cause: error,
+      },
+    );
+  }
+  if (!pem) throw new Error("Set PRIVATE_KEY or PRIVATE_KEY_PATH: the App's private key.");
+  return pem;
+}

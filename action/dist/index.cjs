@@ -51885,13 +51885,20 @@ var ShortLivedKey = external_exports.object({
   expires_at: Timestamp
 }).meta({ id: "ShortLivedKey" });
 
+// server/contract/duration.ts
+var DURATION = /^([1-9]\d{0,6})(s|m|h|d)$/;
+var UNIT_MS = { s: 1e3, m: 6e4, h: 36e5, d: 864e5 };
+function parseDuration(text, units = ["s", "m", "h", "d"]) {
+  const match = DURATION.exec(text.trim());
+  if (!match || !units.includes(match[2])) return void 0;
+  return Number(match[1]) * UNIT_MS[match[2]];
+}
+
 // server/contract/assure-config.ts
 var ASSURE_CONFIG_PATH = ".assure/config.yml";
 var DEFAULT_CHECK_NAME = "assure/release-gate";
 var UnderAssure = external_exports.string().min(1).max(300).regex(/^\.assure\/(?!.*(^|\/)\.\.(\/|$))[^\0\\]+$/, "a path or glob under .assure/, e.g. .assure/specs/*.yaml");
-var DURATION = /^(\d{1,5})(s|m|h)$/;
-var UNIT_MS = { s: 1e3, m: 6e4, h: 36e5 };
-var Duration = external_exports.string().regex(DURATION, "a duration such as 90s, 30m or 2h").transform((text) => Number(DURATION.exec(text)[1]) * UNIT_MS[DURATION.exec(text)[2]]).refine((ms) => ms > 0 && ms <= 864e5, "between 1s and 24h");
+var Duration = external_exports.string().regex(/^[1-9]\d{0,6}(s|m|h)$/, "a duration such as 90s, 30m or 2h").transform((text) => parseDuration(text, ["s", "m", "h"])).refine((ms) => ms <= 864e5, "at most 24h");
 var AssureConfig = external_exports.strictObject({
   version: external_exports.literal(1),
   project: ResourceId.describe("The project, which must list this repository"),

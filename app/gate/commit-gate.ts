@@ -1,5 +1,6 @@
 import type { ProbotOctokit } from "probot";
 import type { RepositoryBinding } from "../../server/contract/index.js";
+import { clockedCache } from "../../server/clock.js";
 import { ApiError } from "../../server/errors.js";
 import type { CommitGate } from "../../server/releases/commit-gate.js";
 import { repositoryRef } from "../repository/files.js";
@@ -14,7 +15,6 @@ interface Reach {
   installationId: number | null;
   full_name: string;
   default_branch: string;
-  until: number;
 }
 
 const statusOf = (error: unknown) => (error as { status?: number }).status;
@@ -37,12 +37,11 @@ function githubUnavailable(error: unknown, what: string): unknown {
 export function makeCommitGate(
   deps: GateDeps & { appOctokit: () => Promise<Pick<ProbotOctokit, "rest">> },
 ): CommitGate {
-  const reached = new Map<number, Reach>();
+  const reached = clockedCache<number, Reach>(deps.clock, 10_000, REACHED_MS);
 
   async function reach(repository: RepositoryBinding): Promise<Reach> {
-    const now = deps.clock.now().getTime();
     const cached = reached.get(repository.github_id);
-    if (cached && cached.until > now) return cached;
+    if (cached) return cached;
     let found: Reach;
     try {
       const { data: installation } = await (
@@ -58,9 +57,8 @@ export function makeCommitGate(
               installationId: installation.id,
               full_name: repo.full_name,
               default_branch: repo.default_branch,
-              until: now + REACHED_MS,
             }
-          : { installationId: null, full_name: repository.full_name, default_branch: "", until: now + NOT_REACHED_MS };
+          : { installationId: null, full_name: repository.full_name, default_branch: "" };
     } catch (error) {
       if (statusOf(error) !== 404) {
         throw githubUnavailable(error, `finding the App's installation on ${repository.full_name}`);
@@ -69,10 +67,9 @@ export function makeCommitGate(
         installationId: null,
         full_name: repository.full_name,
         default_branch: "",
-        until: now + NOT_REACHED_MS,
       };
     }
-    reached.set(repository.github_id, found);
+    reached.set(repository.github_id, found, { ttl: found.installationId === null ? NOT_REACHED_MS : REACHED_MS });
     return found;
   }
 

@@ -1,4 +1,4 @@
-import type { Clock } from "../clock.js";
+import { clockedCache, type Clock } from "../clock.js";
 import type { ServiceStore } from "../store/service-store.js";
 
 /** How often a key's last_used_at is written at most: it says "in use lately", not each request. */
@@ -9,13 +9,11 @@ export const LAST_USED_RESOLUTION_MS = 60_000;
  * next commit. The request never waits for it.
  */
 export function makeKeyUsageRecorder({ store, clock }: { store: Pick<ServiceStore, "writeLazily">; clock: Clock }) {
-  const writtenAt = new Map<string, number>();
+  // Bounded: forgetting a key only means one more write.
+  const written = clockedCache<string, true>(clock, 100_000, LAST_USED_RESOLUTION_MS);
   return function keyUsed(keyId: string): void {
-    const now = clock.now().getTime();
-    const last = writtenAt.get(keyId);
-    if (last !== undefined && now - last < LAST_USED_RESOLUTION_MS) return;
-    writtenAt.set(keyId, now);
-    if (writtenAt.size > 100_000) writtenAt.clear(); // bounded: forgetting only means one more write
-    store.writeLazily(["touchApiKey", keyId, new Date(now).toISOString()]).catch(() => writtenAt.delete(keyId));
+    if (written.has(keyId)) return;
+    written.set(keyId, true);
+    store.writeLazily(["touchApiKey", keyId, clock.now().toISOString()]).catch(() => written.delete(keyId));
   };
 }

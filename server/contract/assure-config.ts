@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { ChangeSettings } from "./changes.js";
 import { Name, ResourceId } from "./common.js";
+import { parseDuration } from "./duration.js";
 
 export const ASSURE_CONFIG_PATH = ".assure/config.yml";
 export const DEFAULT_CHECK_NAME = "assure/release-gate";
@@ -11,15 +12,12 @@ const UnderAssure = z
   .max(300)
   .regex(/^\.assure\/(?!.*(^|\/)\.\.(\/|$))[^\0\\]+$/, "a path or glob under .assure/, e.g. .assure/specs/*.yaml");
 
-const DURATION = /^(\d{1,5})(s|m|h)$/;
-const UNIT_MS = { s: 1000, m: 60_000, h: 3_600_000 } as const;
-
 /** `90s`, `30m`, `2h`, at most a day, in milliseconds. */
 const Duration = z
   .string()
-  .regex(DURATION, "a duration such as 90s, 30m or 2h")
-  .transform((text) => Number(DURATION.exec(text)![1]) * UNIT_MS[DURATION.exec(text)![2] as keyof typeof UNIT_MS])
-  .refine((ms) => ms > 0 && ms <= 86_400_000, "between 1s and 24h");
+  .regex(/^[1-9]\d{0,6}(s|m|h)$/, "a duration such as 90s, 30m or 2h")
+  .transform((text) => parseDuration(text, ["s", "m", "h"])!)
+  .refine((ms) => ms <= 86_400_000, "at most 24h");
 
 /**
  * `.assure/config.yml`: which project a repository's commits are gated for, under which check name,

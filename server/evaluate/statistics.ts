@@ -1,30 +1,9 @@
-/**
- * Inverse of the standard normal CDF (Acklam's rational approximation, relative error < 1.2e-9).
- */
+import quantile from "@stdlib/stats-base-dists-normal-quantile";
+
+/** Inverse of the standard normal CDF. */
 export function normalQuantile(p: number): number {
   if (!(p > 0 && p < 1)) throw new RangeError(`p must be in (0, 1), got ${p}`);
-  const a = [
-    -39.69683028665376, 220.9460984245205, -275.9285104469687, 138.357751867269, -30.66479806614716, 2.506628277459239,
-  ];
-  const b = [-54.47609879822406, 161.5858368580409, -155.6989798598866, 66.80131188771972, -13.28068155288572];
-  const c = [
-    -0.007784894002430293, -0.3223964580411365, -2.400758277161838, -2.549732539343734, 4.374664141464968,
-    2.938163982698783,
-  ];
-  const d = [0.007784695709041462, 0.3224671290700398, 2.445134137142996, 3.754408661907416];
-  const low = 0.02425;
-  const poly = (k: number[], x: number) => k.reduce((acc, coefficient) => acc * x + coefficient, 0);
-  if (p < low) {
-    const q = Math.sqrt(-2 * Math.log(p));
-    return poly(c, q) / (poly(d, q) * q + 1);
-  }
-  if (p > 1 - low) {
-    const q = Math.sqrt(-2 * Math.log(1 - p));
-    return -poly(c, q) / (poly(d, q) * q + 1);
-  }
-  const q = p - 0.5;
-  const r = q * q;
-  return (poly(a, r) * q) / (poly(b, r) * r + 1);
+  return quantile(p, 0, 1);
 }
 
 /** Wilson score interval of a pass rate observed as `passes` out of `n`, at a two-sided confidence. */

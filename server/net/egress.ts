@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from "node:dns";
 import { BlockList, isIP } from "node:net";
 import { networkInterfaces } from "node:os";
@@ -140,13 +141,14 @@ export function makeEgressPolicy({
 
   // The answer for a host name never changes under one policy (addresses a name resolves to are
   // checked at connect time instead): agents are called many times, so it is worth keeping.
-  const decided = new Map<string, string | undefined>();
+  const decided = new LRUCache<string, { refusal: string | undefined }>({ max: 1000 });
   function checkHost(hostname: string): string | undefined {
-    if (decided.has(hostname)) return decided.get(hostname);
-    const answer = decideHost(hostname);
-    if (decided.size >= 1000) decided.delete(decided.keys().next().value as string);
-    decided.set(hostname, answer);
-    return answer;
+    let answer = decided.get(hostname);
+    if (!answer) {
+      answer = { refusal: decideHost(hostname) };
+      decided.set(hostname, answer);
+    }
+    return answer.refusal;
   }
 
   const lookup = ((hostname: string, options: LookupOptions, callback: (...args: unknown[]) => void) => {

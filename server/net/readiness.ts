@@ -1,4 +1,4 @@
-import type { Clock } from "../clock.js";
+import { clockedCache, type Clock } from "../clock.js";
 import { coerceError } from "../errors.js";
 import type { EnvironmentTarget } from "../store/index.js";
 import type { EgressPolicy } from "./egress.js";
@@ -19,7 +19,8 @@ export interface ReadinessProbeOptions {
  * Concurrent callers share one probe, and the answer is cached briefly.
  */
 export function makeReadinessProbe({ egress, clock, timeoutMs = 2000, cacheMs = 5000 }: ReadinessProbeOptions) {
-  const cache = new Map<string, { until: number; answer: Promise<Readiness> }>();
+  // An entry lives while its probe is under way, then as long as its answer is trusted.
+  const cache = clockedCache<string, Promise<Readiness>>(clock, 10_000, timeoutMs + cacheMs);
 
   async function probe(target: EnvironmentTarget): Promise<Readiness> {
     const url = `${target.base_url.replace(/\/+$/, "")}${target.readiness_path}`;
@@ -39,17 +40,14 @@ export function makeReadinessProbe({ egress, clock, timeoutMs = 2000, cacheMs = 
 
   return function checkReadiness(target: EnvironmentTarget): Promise<Readiness> {
     const key = `${target.environment_id} ${target.base_url}${target.readiness_path}`;
-    const now = clock.now().getTime();
     const cached = cache.get(key);
-    if (cached && cached.until > now) return cached.answer;
+    if (cached) return cached;
     const answer = probe(target);
-    cache.set(key, { until: now + timeoutMs + cacheMs, answer });
+    cache.set(key, answer);
     void answer.then((readiness) => {
-      const entry = cache.get(key);
-      if (entry?.answer !== answer) return;
-      entry.until = clock.now().getTime() + (readiness.ready ? cacheMs : Math.ceil(cacheMs / 5));
+      if (cache.get(key) !== answer) return;
+      cache.set(key, answer, { ttl: readiness.ready ? cacheMs : Math.ceil(cacheMs / 5) });
     });
-    if (cache.size > 10_000) cache.delete(cache.keys().next().value as string);
     return answer;
   };
 }

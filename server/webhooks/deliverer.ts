@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import type { Clock } from "../clock.js";
 import { coerceError } from "../errors.js";
 import type { Logger } from "../log.js";
@@ -72,7 +73,7 @@ export function makeWebhookDeliverer({
   let paced = false;
 
   // An event goes to every endpoint of its project: its body is made once (events never change).
-  const bodies = new Map<string, string>();
+  const bodies = new LRUCache<string, string>({ max: 1000 });
   function bodyOf(delivery: DeliveryRow): string | undefined {
     const known = bodies.get(delivery.event_id);
     if (known) return known;
@@ -83,7 +84,6 @@ export function makeWebhookDeliverer({
         ? toRunEvent(row as unknown as EventRow)
         : toDecisionEvent(row as unknown as DecisionEventRow),
     );
-    if (bodies.size >= 1000) bodies.delete(bodies.keys().next().value!);
     bodies.set(delivery.event_id, body);
     return body;
   }

@@ -1,3 +1,4 @@
+import { LRUCache } from "lru-cache";
 import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
 import type { Clock } from "../../clock.js";
@@ -429,14 +430,13 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
   }
 
   // Spec versions are immutable (content-addressed), so a document read once serves every run of it.
-  const specs = new Map<string, TestSpecDocument>();
+  const specs = new LRUCache<string, TestSpecDocument>({ max: 100 });
   function specOf(run: Run): TestSpecDocument {
     const key = `${run.test_spec_id} ${run.spec_version}`;
     let spec = specs.get(key);
     if (!spec) {
       spec = store.getSpecDocument(run.test_spec_id, run.spec_version);
       if (!spec) throw new RunFailedError("internal_error", `Spec version ${run.spec_version} no longer exists`);
-      if (specs.size >= 100) specs.delete(specs.keys().next().value as string);
       specs.set(key, spec);
     }
     return spec;

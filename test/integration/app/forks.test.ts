@@ -32,6 +32,8 @@ describe("pull requests from forks", () => {
     t = await startTestService({
       env: {
         ...github.env,
+        // The App's key in base64, as Probot accepts it: every check run here is published with it.
+        PRIVATE_KEY: Buffer.from(github.privateKey).toString("base64"),
         ASSURE_BASE_URL: "https://assure.example.test",
         ASSURE_WORKERS: "4",
         ASSURE_GITHUB_RECONCILE_MS: "100",

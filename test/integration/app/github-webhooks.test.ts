@@ -119,3 +119,23 @@ describe("without GitHub App settings", () => {
     }
   });
 });
+
+describe("GitHub App hosting with a private key that is not one", () => {
+  it("does not start, naming the setting", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "assure-github-"));
+    const github = await startGitHubStandIn();
+    try {
+      await expect(
+        spawnService({
+          ASSURE_DB: join(dir, "assure.db"),
+          ASSURE_BASE_URL: "https://assure.example.test",
+          ...github.env,
+          PRIVATE_KEY: Buffer.from("not a key").toString("base64"),
+        }),
+      ).rejects.toThrow(/PRIVATE_KEY is not the App's private key/);
+    } finally {
+      await github.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
