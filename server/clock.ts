@@ -16,6 +16,10 @@ export function toTimestamp(date: Date): string {
  * A time-limited LRU cache (`lru-cache`) whose entries expire on this clock: tests move time
  * with the clock, and staleness is checked on every read (no resolution window).
  */
-export function clockedCache<K extends {}, V extends {}>(clock: Clock, max: number, ttlMs: number): LRUCache<K, V> {
+export function clockedCache<K extends NonNullable<unknown>, V extends NonNullable<unknown>>(
+  clock: Clock,
+  max: number,
+  ttlMs: number,
+): LRUCache<K, V> {
   return new LRUCache<K, V>({ max, ttl: ttlMs, ttlResolution: 0, perf: { now: () => clock.now().getTime() } });
 }
