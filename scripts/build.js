@@ -59,7 +59,7 @@ export async function buildService({ root = fileURLToPath(new URL("..", import.m
 export async function buildAction({ root = fileURLToPath(new URL("..", import.meta.url)) } = {}) {
   await build({
     absWorkingDir: root,
-    entryPoints: ["action/src/main.ts"],
+    entryPoints: ["action/src/index.ts"],
     outfile: "action/dist/index.cjs",
     bundle: true,
     platform: "node",

@@ -32,6 +32,7 @@ var __toESM = (mod, isNodeMode, target) => (target = mod != null ? __create(__ge
   isNodeMode || !mod || !mod.__esModule ? __defProp(target, "default", { value: mod, enumerable: true }) : target,
   mod
 ));
+var __toCommonJS = (mod) => __copyProps(__defProp({}, "__esModule", { value: true }), mod);
 
 // node_modules/tunnel/lib/tunnel.js
 var require_tunnel = __commonJS({
@@ -29025,6 +29026,13 @@ var require_lib = __commonJS({
   }
 });
 
+// action/src/index.ts
+var index_exports = {};
+__export(index_exports, {
+  run: () => run
+});
+module.exports = __toCommonJS(index_exports);
+
 // node_modules/@actions/core/lib/command.js
 var os = __toESM(require("os"), 1);
 
@@ -50779,8 +50787,8 @@ var GateSpec = external_exports.strictObject({
       "Compared with the base branch by the release decision: alone, over every case of the spec; beside another requirement, over that requirement's cases"
     )
   })
-}).superRefine((gate, ctx) => {
-  const r = gate.require;
+}).superRefine((gate2, ctx) => {
+  const r = gate2.require;
   const kinds = [r.expectations !== void 0, r.metric !== void 0, r.max_finding_severity !== void 0];
   if (kinds.filter(Boolean).length > 1 || kinds.every((kind) => !kind) && r.no_regression === void 0) {
     ctx.addIssue({
@@ -50912,19 +50920,19 @@ function checkReferences(doc, ctx) {
     checkExpectations(probe.fail_if, ["security", p, "fail_if"], probe.canary === true);
   });
   const gates = /* @__PURE__ */ new Set();
-  doc.gates.forEach((gate, g) => {
-    if (gates.has(gate.id)) problem(["gates", g, "id"], `duplicate gate id '${gate.id}'`);
-    if (gate.id === BUDGET_GATE_ID && doc.defaults?.budget) {
+  doc.gates.forEach((gate2, g) => {
+    if (gates.has(gate2.id)) problem(["gates", g, "id"], `duplicate gate id '${gate2.id}'`);
+    if (gate2.id === BUDGET_GATE_ID && doc.defaults?.budget) {
       problem(["gates", g, "id"], `the gate id '${BUDGET_GATE_ID}' is the one defaults.budget adds`);
     }
-    if (gate.id === POLICY_GATE_ID) {
+    if (gate2.id === POLICY_GATE_ID) {
       problem(
         ["gates", g, "id"],
         `the gate id '${POLICY_GATE_ID}' is a release decision's own (the policy changes of a pull request)`
       );
     }
-    gates.add(gate.id);
-    const metric = gate.require.metric;
+    gates.add(gate2.id);
+    const metric = gate2.require.metric;
     if (metric !== void 0 && !metrics.has(metric)) {
       problem(["gates", g, "require", "metric"], `metric '${metric}' is not defined by any scenario`);
     }
@@ -51964,15 +51972,15 @@ function runSection(run2, absolute, decisionReasons) {
     "| Gate | Status | Reason | Evidence |",
     "|---|---|---|---|"
   ];
-  for (const gate of evidence.gates) {
-    const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate.id);
-    const refList = decided?.evidence_refs ?? gate.evidence_refs;
+  for (const gate2 of evidence.gates) {
+    const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate2.id);
+    const refList = decided?.evidence_refs ?? gate2.evidence_refs;
     const refs = refList.slice(0, 3).map((ref, i) => `[${i + 1}](${absolute(ref)})`).join(" ");
     const more = refList.length > 3 ? ` +${refList.length - 3}` : "";
     const baseRefs = (decided?.baseline_evidence_refs ?? []).slice(0, 3).map((ref, i) => `[base ${i + 1}](${absolute(ref)})`).join(" ");
-    const status2 = decided?.status === "waived" ? `waived ([waiver](${absolute(decided.waiver_ref)}))` : decided?.status ?? gate.status;
+    const status2 = decided?.status === "waived" ? `waived ([waiver](${absolute(decided.waiver_ref)}))` : decided?.status ?? gate2.status;
     lines.push(
-      `| ${cell(gate.id)} | ${status2} | ${cell(decided?.reason ?? gate.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`
+      `| ${cell(gate2.id)} | ${status2} | ${cell(decided?.reason ?? gate2.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`
     );
   }
   if (evidence.failure) {
@@ -58567,11 +58575,11 @@ function compareSpecs(name, base, head, add) {
       `failed cases are tried again up to ${retries(head)} time(s), not ${retries(base)}`
     );
   }
-  const headGates = new Map(head.gates.map((gate) => [gate.id, gate]));
-  base.gates.forEach((gate, g) => {
-    const other = headGates.get(gate.id);
-    if (!other) add("removed", at(`gates[${g}]`), `the gate '${gate.id}' is removed`);
-    else compareGates(at(`gates[${g}].require`), gate, other, add);
+  const headGates = new Map(head.gates.map((gate2) => [gate2.id, gate2]));
+  base.gates.forEach((gate2, g) => {
+    const other = headGates.get(gate2.id);
+    if (!other) add("removed", at(`gates[${g}]`), `the gate '${gate2.id}' is removed`);
+    else compareGates(at(`gates[${g}].require`), gate2, other, add);
   });
 }
 function compareMetricSamples(at, base, head, add) {
@@ -58584,16 +58592,16 @@ function compareMetricSamples(at, base, head, add) {
     }
     return samples;
   };
-  base.gates.forEach((gate, g) => {
-    const metric = gate.require.metric;
-    if (metric === void 0 || gate.require.min_pass_rate === void 0) return;
+  base.gates.forEach((gate2, g) => {
+    const metric = gate2.require.metric;
+    if (metric === void 0 || gate2.require.min_pass_rate === void 0) return;
     const was = samplesOf(base, metric);
     const added = [...samplesOf(head, metric)].filter(([id, repeat]) => repeat > (was.get(id) ?? 0)).map(([id]) => id);
     if (added.length > 0) {
       add(
         "changed",
         at(`gates[${g}].require.metric`),
-        `the gate '${gate.id}' would count more samples of '${metric}' (${added.slice(0, 5).join(", ")}${added.length > 5 ? ` and ${added.length - 5} more` : ""}): approve it if they do not carry failing ones over the bar`
+        `the gate '${gate2.id}' would count more samples of '${metric}' (${added.slice(0, 5).join(", ")}${added.length > 5 ? ` and ${added.length - 5} more` : ""}): approve it if they do not carry failing ones over the bar`
       );
     }
   });
@@ -59053,29 +59061,36 @@ function annotationsOfRun(run2, absolute) {
   if (!run2.specPath) return [];
   const path = run2.specPath;
   const { run_id } = run2.evidence;
-  const fromEvaluations = run2.unmet.map((evaluation) => ({
-    path,
-    line: lineOf(run2.lines, evaluation.spec_path),
-    level: evaluation.status === "failed" ? "failure" : "warning",
-    title: clip2(`${evaluation.metric_id} ${evaluation.status} (${run2.environmentName})`, 255),
-    message: clip2(
-      `${evaluation.reason}
-Evidence: ${[absolute(`/v1/runs/${run_id}/evaluations/${evaluation.evaluation_id}`), ...evaluation.evidence_refs.map(absolute)].join(" ")}`,
-      6e4
-    ),
-    raw_details: clip2(JSON.stringify(evaluation, null, 2), 6e4)
-  }));
+  const sameCheck = /* @__PURE__ */ new Map();
+  for (const evaluation of run2.unmet) {
+    const key = JSON.stringify([evaluation.spec_path, evaluation.metric_id, evaluation.status, evaluation.reason]);
+    sameCheck.set(key, [...sameCheck.get(key) ?? [], evaluation]);
+  }
+  const evidenceOf = (evaluation) => `Evidence: ${[absolute(`/v1/runs/${run_id}/evaluations/${evaluation.evaluation_id}`), ...evaluation.evidence_refs.map(absolute)].join(" ")}`;
+  const fromEvaluations = [...sameCheck.values()].map((group2) => {
+    const [evaluation] = group2;
+    const times = group2.length > 1 ? `In ${group2.length} conversations: ` : "";
+    const more = group2.length > 5 ? [`\u2026 and ${group2.length - 5} more`] : [];
+    return {
+      path,
+      line: lineOf(run2.lines, evaluation.spec_path),
+      level: evaluation.status === "failed" ? "failure" : "warning",
+      title: clip2(`${evaluation.metric_id} ${evaluation.status} (${run2.environmentName})`, 255),
+      message: clip2([`${times}${evaluation.reason}`, ...group2.slice(0, 5).map(evidenceOf), ...more].join("\n"), 6e4),
+      raw_details: clip2(JSON.stringify(evaluation, null, 2), 6e4)
+    };
+  });
   const explained = new Set(run2.unmet.map((e) => `/v1/runs/${run_id}/evaluations/${e.evaluation_id}`));
-  const fromGates = run2.evidence.gates.map((gate, position) => ({ gate, position })).filter(
-    ({ gate }) => (gate.status === "failed" || gate.status === "inconclusive") && !gate.evidence_refs.some((ref) => explained.has(ref))
-  ).map(({ gate, position }) => ({
+  const fromGates = run2.evidence.gates.map((gate2, position) => ({ gate: gate2, position })).filter(
+    ({ gate: gate2 }) => (gate2.status === "failed" || gate2.status === "inconclusive") && !gate2.evidence_refs.some((ref) => explained.has(ref))
+  ).map(({ gate: gate2, position }) => ({
     path,
     line: lineOf(run2.lines, `gates[${position}]`),
-    level: gate.status === "failed" ? "failure" : "warning",
-    title: clip2(`gate ${gate.id} ${gate.status} (${run2.environmentName})`, 255),
+    level: gate2.status === "failed" ? "failure" : "warning",
+    title: clip2(`gate ${gate2.id} ${gate2.status} (${run2.environmentName})`, 255),
     message: clip2(
-      `${gate.reason}${gate.evidence_refs.length > 0 ? `
-Evidence: ${gate.evidence_refs.map(absolute).join(" ")}` : ""}`,
+      `${gate2.reason}${gate2.evidence_refs.length > 0 ? `
+Evidence: ${gate2.evidence_refs.map(absolute).join(" ")}` : ""}`,
       6e4
     )
   }));
@@ -59218,7 +59233,7 @@ function gatedCommit() {
 }
 
 // action/src/main.ts
-async function run() {
+async function gate() {
   const inputs = readInputs();
   const deadline = Date.now() + inputs.timeoutMs;
   const commit = gatedCommit();
@@ -59236,8 +59251,11 @@ async function run() {
     `Start the runs of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`,
     () => startGate(client, inputs, commit, files, info, warning)
   );
-  const decisionUrl = `${inputs.apiUrl}${started.decision.links.self}`;
+  const decisionApiUrl = `${inputs.apiUrl}${started.decision.links.self}`;
+  const pageOf = (decision2) => decision2.links.html ? `${inputs.apiUrl}${decision2.links.html}` : decisionApiUrl;
+  const decisionUrl = pageOf(started.decision);
   setOutput("run-ids", JSON.stringify(started.runs.map(({ run: run2 }) => run2.run_id)));
+  setOutput("decision-api-url", decisionApiUrl);
   setOutput("decision-url", decisionUrl);
   const notes = started.skipped.length > 0 ? [
     `${started.skipped.length} run(s) wait for a deployment (on_deployment) and were not started here: pass agent-url, or let the App start them when the deployment succeeds.`
@@ -59263,6 +59281,7 @@ async function run() {
     () => waitForDecision(client, started.decision, { deadline, label: (id) => labels.get(id) ?? id, log: info })
   );
   setOutput("decision", decision.status);
+  setOutput("decision-url", pageOf(decision));
   setOutput(
     "verdicts",
     JSON.stringify(Object.fromEntries(decision.runs.filter((r) => r.planned).map((r) => [r.run_id, r.verdict])))
@@ -59281,17 +59300,26 @@ async function run() {
     setFailed(`${title}. The evidence: ${decisionUrl}`);
   } else info(`${title}. The evidence: ${decisionUrl}`);
 }
-run().catch((error63) => {
-  if (error63 instanceof FileProblemsError) {
-    for (const problem of error63.problems.slice(0, 10)) {
-      error(problem.message, { file: problem.file, startLine: problem.line, title: "assure" });
+async function run() {
+  await gate().catch((error63) => {
+    if (error63 instanceof FileProblemsError) {
+      for (const problem of error63.problems.slice(0, 10)) {
+        error(problem.message, { file: problem.file, startLine: problem.line, title: "assure" });
+      }
     }
-  }
-  if (error63 instanceof AssureApiError && error63.status === 401) {
-    setFailed(`assure refused the sign-in: ${error63.message}`);
-    return;
-  }
-  setFailed(error63 instanceof Error ? error63.message : String(error63));
+    if (error63 instanceof AssureApiError && error63.status === 401) {
+      setFailed(`assure refused the sign-in: ${error63.message}`);
+      return;
+    }
+    setFailed(error63 instanceof Error ? error63.message : String(error63));
+  });
+}
+
+// action/src/index.ts
+if (typeof require !== "undefined" && require.main === module) void run();
+// Annotate the CommonJS export names for ESM import in node:
+0 && (module.exports = {
+  run
 });
 /*! Bundled license information:
 

@@ -1,4 +1,3 @@
-// The Action's entry (bundled to action/dist/index.cjs): gates this workflow's commit on assure.
 import * as core from "@actions/core";
 import { renderDecisionTitle } from "../../server/releases/report/render-markdown.js";
 import { AssureApiError, makeAssureClient } from "./assure-client.js";
@@ -10,7 +9,7 @@ import { signIn } from "./sign-in.js";
 import { waitForDecision } from "./wait.js";
 import { gatedCommit } from "./workflow-context.js";
 
-async function run(): Promise<void> {
+async function gate(): Promise<void> {
   const inputs = readInputs();
   const deadline = Date.now() + inputs.timeoutMs;
   const commit = gatedCommit();
@@ -28,8 +27,13 @@ async function run(): Promise<void> {
   const started = await core.group(`Start the runs of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`, () =>
     startGate(client, inputs, commit, files, core.info, core.warning),
   );
-  const decisionUrl = `${inputs.apiUrl}${started.decision.links.self}`;
+  // The API's URL, and the page a person can open (a signed, expiring link; the API's without one).
+  const decisionApiUrl = `${inputs.apiUrl}${started.decision.links.self}`;
+  const pageOf = (decision: typeof started.decision) =>
+    decision.links.html ? `${inputs.apiUrl}${decision.links.html}` : decisionApiUrl;
+  const decisionUrl = pageOf(started.decision);
   core.setOutput("run-ids", JSON.stringify(started.runs.map(({ run }) => run.run_id)));
+  core.setOutput("decision-api-url", decisionApiUrl);
   core.setOutput("decision-url", decisionUrl);
   const notes =
     started.skipped.length > 0
@@ -58,6 +62,7 @@ async function run(): Promise<void> {
     waitForDecision(client, started.decision, { deadline, label: (id) => labels.get(id) ?? id, log: core.info }),
   );
   core.setOutput("decision", decision.status);
+  core.setOutput("decision-url", pageOf(decision));
   core.setOutput(
     "verdicts",
     JSON.stringify(Object.fromEntries(decision.runs.filter((r) => r.planned).map((r) => [r.run_id, r.verdict]))),
@@ -80,15 +85,21 @@ async function run(): Promise<void> {
   } else core.info(`${title}. The evidence: ${decisionUrl}`);
 }
 
-run().catch((error: unknown) => {
-  if (error instanceof FileProblemsError) {
-    for (const problem of error.problems.slice(0, 10)) {
-      core.error(problem.message, { file: problem.file, startLine: problem.line, title: "assure" });
+/**
+ * Gates this workflow's commit on assure: what the Action does. It never throws: a failure is the
+ * step's (core.setFailed), as the toolkit expects of an action's `run()`.
+ */
+export async function run(): Promise<void> {
+  await gate().catch((error: unknown) => {
+    if (error instanceof FileProblemsError) {
+      for (const problem of error.problems.slice(0, 10)) {
+        core.error(problem.message, { file: problem.file, startLine: problem.line, title: "assure" });
+      }
     }
-  }
-  if (error instanceof AssureApiError && error.status === 401) {
-    core.setFailed(`assure refused the sign-in: ${error.message}`);
-    return;
-  }
-  core.setFailed(error instanceof Error ? error.message : String(error));
-});
+    if (error instanceof AssureApiError && error.status === 401) {
+      core.setFailed(`assure refused the sign-in: ${error.message}`);
+      return;
+    }
+    core.setFailed(error instanceof Error ? error.message : String(error));
+  });
+}

@@ -28,17 +28,28 @@ function annotationsOfRun(run: RunReport, absolute: (ref: string) => string): Sp
   if (!run.specPath) return [];
   const path = run.specPath;
   const { run_id } = run.evidence;
-  const fromEvaluations = run.unmet.map((evaluation): SpecAnnotation => ({
-    path,
-    line: lineOf(run.lines, evaluation.spec_path),
-    level: evaluation.status === "failed" ? "failure" : "warning",
-    title: clip(`${evaluation.metric_id} ${evaluation.status} (${run.environmentName})`, 255),
-    message: clip(
-      `${evaluation.reason}\nEvidence: ${[absolute(`/v1/runs/${run_id}/evaluations/${evaluation.evaluation_id}`), ...evaluation.evidence_refs.map(absolute)].join(" ")}`,
-      60_000,
-    ),
-    raw_details: clip(JSON.stringify(evaluation, null, 2), 60_000),
-  }));
+  // The same check failing at the same line in several conversations (repeats, rows of a table) is
+  // one annotation that says how many, with the evidence of each (the first five).
+  const sameCheck = new Map<string, RunReport["unmet"][number][]>();
+  for (const evaluation of run.unmet) {
+    const key = JSON.stringify([evaluation.spec_path, evaluation.metric_id, evaluation.status, evaluation.reason]);
+    sameCheck.set(key, [...(sameCheck.get(key) ?? []), evaluation]);
+  }
+  const evidenceOf = (evaluation: RunReport["unmet"][number]) =>
+    `Evidence: ${[absolute(`/v1/runs/${run_id}/evaluations/${evaluation.evaluation_id}`), ...evaluation.evidence_refs.map(absolute)].join(" ")}`;
+  const fromEvaluations = [...sameCheck.values()].map((group): SpecAnnotation => {
+    const [evaluation] = group as [RunReport["unmet"][number], ...RunReport["unmet"]];
+    const times = group.length > 1 ? `In ${group.length} conversations: ` : "";
+    const more = group.length > 5 ? [`… and ${group.length - 5} more`] : [];
+    return {
+      path,
+      line: lineOf(run.lines, evaluation.spec_path),
+      level: evaluation.status === "failed" ? "failure" : "warning",
+      title: clip(`${evaluation.metric_id} ${evaluation.status} (${run.environmentName})`, 255),
+      message: clip([`${times}${evaluation.reason}`, ...group.slice(0, 5).map(evidenceOf), ...more].join("\n"), 60_000),
+      raw_details: clip(JSON.stringify(evaluation, null, 2), 60_000),
+    };
+  });
   // A gate that no evaluation explains (a metric without a judge, say) is shown at its own line.
   const explained = new Set(run.unmet.map((e) => `/v1/runs/${run_id}/evaluations/${e.evaluation_id}`));
   const fromGates = run.evidence.gates

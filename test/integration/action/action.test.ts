@@ -155,13 +155,16 @@ describe("the GitHub Action", () => {
     expect(runIds).toHaveLength(1);
     expect(run.outputs).toMatchObject({
       decision: "ALLOWED",
-      "decision-url": expect.stringMatching(new RegExp(`^${apiUrl}/v1/release-decisions/dec_`)),
+      "decision-api-url": expect.stringMatching(new RegExp(`^${apiUrl}/v1/release-decisions/dec_\\w+$`)),
+      "decision-url": expect.stringMatching(new RegExp(`^${apiUrl}/decisions/dec_\\w+\\?exp=\\d+&sig=[\\w-]{43}$`)),
     });
+    // The page opens without an API key.
+    expect((await fetch(run.outputs["decision-url"]!)).status).toBe(200);
     expect(JSON.parse(run.outputs.verdicts!)).toEqual({ [runIds[0]!]: "PASS" });
     expect(run.summary).toContain("Release allowed");
     // Without the App on the repository, the step planned the decision: it says so, and so does the decision.
     expect(run.summary).toContain("Planned by the client that made it");
-    expect((await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body.planned_by).toBe("client");
+    expect((await client.get(run.outputs["decision-api-url"]!.replace(apiUrl, ""))).body.planned_by).toBe("client");
     // The summary links the run's page, signed: a reader of the job needs no API key.
     const pageLink = new RegExp(`${apiUrl}/runs/${runIds[0]}\\?exp=\\d+&sig=[\\w-]{43}`).exec(run.summary)?.[0];
     expect(pageLink).toBeDefined();
@@ -187,7 +190,7 @@ describe("the GitHub Action", () => {
     const freshIds = JSON.parse(fresh.outputs["run-ids"]!) as string[];
     expect(freshIds).toHaveLength(1);
     expect(freshIds).not.toEqual(runIds);
-    expect((await client.get(fresh.outputs["decision-url"]!.replace(apiUrl, ""))).body).toMatchObject({
+    expect((await client.get(fresh.outputs["decision-api-url"]!.replace(apiUrl, ""))).body).toMatchObject({
       attempt: 2,
       status: "ALLOWED",
     });
@@ -294,7 +297,7 @@ describe("the GitHub Action", () => {
       const run = await act(pr);
       expect([run.status, errors(run)]).toEqual([0, []]);
       expect(run.stdout).toContain("is gated by the assure GitHub App");
-      const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
+      const decision = (await client.get(run.outputs["decision-api-url"]!.replace(apiUrl, ""))).body;
       expect(decision).toMatchObject({
         planned_by: "app",
         status: "ALLOWED",
@@ -337,7 +340,7 @@ describe("the GitHub Action", () => {
       });
       const run = await act(pr);
       expect([run.status, errors(run)]).toEqual([0, []]);
-      const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
+      const decision = (await client.get(run.outputs["decision-api-url"]!.replace(apiUrl, ""))).body;
       expect(JSON.parse(run.outputs["run-ids"]!).sort()).toEqual(
         decision.runs.map((r: { run_id: string }) => r.run_id).sort(),
       );
@@ -411,7 +414,7 @@ describe("the GitHub Action", () => {
       expect(run.status).toBe(1);
       expect(run.summary).toContain(`Compared with the base branch: baseline \`${baseSha.slice(0, 7)}\``);
       expect(run.summary).toMatch(/\| `[^`]+` \| ⬇️ regressed \| 5\/5 \| 0\/5 \| 0\.004 \|/);
-      const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
+      const decision = (await client.get(run.outputs["decision-api-url"]!.replace(apiUrl, ""))).body;
       expect(decision.baseline).toMatchObject({
         found: true,
         commit_sha: baseSha,
@@ -437,7 +440,7 @@ describe("the GitHub Action", () => {
       expect(run.summary).toContain(
         "Policy changes to the base branch's `.assure/`: **blocking until a writer other than the author approves them**",
       );
-      const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
+      const decision = (await client.get(run.outputs["decision-api-url"]!.replace(apiUrl, ""))).body;
       expect(decision.policy_changes.map((c: { kind: string }) => c.kind)).toContain("removed");
     });
 
@@ -448,7 +451,7 @@ describe("the GitHub Action", () => {
       expect(run.stdout).toMatch(
         /Could not read the base branch \w{7} from GitHub \(GitHub refused the github-token \(401\): it needs contents: read\)/,
       );
-      const decision = (await client.get(run.outputs["decision-url"]!.replace(apiUrl, ""))).body;
+      const decision = (await client.get(run.outputs["decision-api-url"]!.replace(apiUrl, ""))).body;
       expect(decision.baseline).toBeNull();
     });
   });
