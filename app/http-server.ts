@@ -1,4 +1,5 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import { STATUS_CODES, createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { Duplex } from "node:stream";
 import { ApiError } from "../server/errors.js";
 import type { Api } from "../server/http/context.js";
 import { toEnvelope } from "../server/http/error-response.js";
@@ -49,7 +50,56 @@ export function createHttpServer({
     }
     api.routing(req, res);
   });
+  server.on("clientError", (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex) =>
+    refuseMalformed(error, socket),
+  );
   return server;
+
+  /**
+   * A request Node's parser refused before any route saw it (headers over 16 KiB, a method it does
+   * not know, a broken request line, too slow): answered in the envelope like every refusal, and
+   * the connection closed.
+   */
+  function refuseMalformed(error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex): void {
+    if (error.code === "ECONNRESET" || socket.destroyed) return;
+    const refusal = refusalOf(error);
+    if (socket.writable) {
+      const requestId = newRequestId();
+      const body = JSON.stringify(toEnvelope(refusal, requestId));
+      const headers = {
+        ...refusal.headers,
+        "content-type": "application/json",
+        "content-length": Buffer.byteLength(body),
+        "x-request-id": requestId,
+        connection: "close",
+      };
+      const head = Object.entries(headers).map(([name, value]) => `${name}: ${value}\r\n`);
+      socket.write(`HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\n${head.join("")}\r\n${body}`);
+    }
+    socket.destroy();
+  }
+
+  function refusalOf(error: NodeJS.ErrnoException & { rawPacket?: Buffer }): ApiError {
+    switch (error.code) {
+      case "HPE_HEADER_OVERFLOW":
+        return new ApiError("HEADERS_TOO_LARGE", {
+          message: "The request's headers are over 16 KiB: a cursor or token that long is not one the API gave.",
+        });
+      case "ERR_HTTP_REQUEST_TIMEOUT":
+        return new ApiError("REQUEST_TIMEOUT", { message: "The request did not arrive in time: send it again." });
+      case "HPE_INVALID_METHOD": {
+        // The request line is what the parser read: its path says which methods would do.
+        const path = /^\S+ (\/\S*)/.exec(error.rawPacket?.toString("latin1") ?? "")?.[1]?.split("?")[0] ?? "/";
+        const allowed = api.allowedMethods(path);
+        return new ApiError("METHOD_NOT_ALLOWED", {
+          message: `That method is not one the API serves${allowed.length > 0 ? `; use ${allowed.join(", ")}` : ""}.`,
+          headers: allowed.length > 0 ? { allow: allowed.join(", ") } : {},
+        });
+      }
+      default:
+        return new ApiError("VALIDATION_FAILED", { message: "The request is not well-formed HTTP/1.1." });
+    }
+  }
 
   /**
    * A delivery, before Probot sees it: within the address's budget, its headers there, no bigger

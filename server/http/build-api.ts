@@ -133,6 +133,9 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   const knownRoutes: { pattern: RegExp; method: string }[] = [];
   const routeTable: RouteEntry[] = [];
   api.decorate("routeTable", routeTable);
+  api.decorate("allowedMethods", (path: string) => [
+    ...new Set(knownRoutes.filter((route) => route.pattern.test(path)).map((route) => route.method)),
+  ]);
   api.addHook("onRoute", (route) => {
     const pattern = new RegExp(`^${route.url.replace(/:[^/]+/g, "[^/]+")}$`);
     for (const method of [route.method].flat()) {
@@ -205,17 +208,24 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     }
   });
 
-  api.setNotFoundHandler(async (request) => {
-    const path = request.url.split("?")[0] ?? "";
-    const allowed = knownRoutes.filter((route) => route.pattern.test(path)).map((route) => route.method);
+  /** A request no route takes: 405 with Allow where the path is served with other methods, else 404. */
+  function refuseUnrouted(method: string, url: string): never {
+    const path = url.split("?")[0] ?? "";
+    const allowed = api.allowedMethods(path);
     if (allowed.length > 0) {
       throw new ApiError("METHOD_NOT_ALLOWED", {
-        message: `${request.method} is not supported here; use ${allowed.join(", ")}.`,
-        headers: { allow: [...new Set(allowed)].join(", ") },
+        message: `${method} is not supported here; use ${allowed.join(", ")}.`,
+        headers: { allow: allowed.join(", ") },
       });
     }
-    throw new ApiError("NOT_FOUND", { message: `No endpoint at ${request.method} ${path}.` });
+    throw new ApiError("NOT_FOUND", { message: `No endpoint at ${method} ${path}.` });
+  }
+  // Refused before Fastify looks at the body: a method it knows and no route takes (QUERY, say) would
+  // otherwise be asked for a Content-Type first.
+  api.addHook("onRequest", async (request) => {
+    if (request.routeOptions.url === undefined) refuseUnrouted(request.method, request.url);
   });
+  api.setNotFoundHandler(async (request) => refuseUnrouted(request.method, request.url));
 
   let openApiDocument = "";
   registerMetaRoutes(

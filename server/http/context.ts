@@ -32,6 +32,8 @@ declare module "fastify" {
   interface FastifyInstance {
     /** Every route as registered: what the authorization matrix and the property suite walk. */
     routeTable: readonly RouteEntry[];
+    /** The methods a path is served with (none: no such path). */
+    allowedMethods(path: string): string[];
   }
   interface FastifyRequest {
     principal: Principal | undefined;

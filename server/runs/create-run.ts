@@ -20,7 +20,8 @@ const NEVER = "9999-12-31T23:59:59.999Z";
 const QUOTA_RETRY_AFTER_SECONDS = 30;
 
 /** Printable ASCII, 1–255 characters: what fits in a header and in a log line without surprises. */
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+/** What an Idempotency-Key may be: 1–255 printable ASCII characters, no spaces. */
+export const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
 
 export interface CreateRunDeps {
   store: ServiceStore;

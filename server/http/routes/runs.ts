@@ -2,7 +2,7 @@ import { z } from "zod";
 import { CreateRunBody, Evidence, ListRunsQuery, ResourceId, Run, RunList } from "../../contract/index.js";
 import { ApiError } from "../../errors.js";
 import { buildEvidence } from "../../runs/build-evidence.js";
-import { assertIdempotencyKey, createRun } from "../../runs/create-run.js";
+import { IDEMPOTENCY_KEY, assertIdempotencyKey, createRun } from "../../runs/create-run.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
@@ -23,7 +23,10 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
         "Requires an Idempotency-Key header. The first request answers 201; a replay of the same body within " +
         "the window answers 200 with the same run and `Idempotent-Replayed: true`; the same key with another body answers 422.",
       headers: z.looseObject({
-        "idempotency-key": z.string().optional().describe("1–255 printable characters, unique per intended run"),
+        "idempotency-key": z
+          .string()
+          .regex(IDEMPOTENCY_KEY)
+          .describe("Required: 1–255 printable ASCII characters, no spaces, unique per intended run"),
       }),
       body: CreateRunBody,
       response: responses({ 200: Run, 201: Run }),

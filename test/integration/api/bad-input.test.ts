@@ -1,3 +1,4 @@
+import { connect } from "node:net";
 import {
   DEFAULT_BODY_LIMIT as BODY_LIMIT,
   DEFAULT_SPEC_BODY_LIMIT as SPEC_BODY_LIMIT,
@@ -189,6 +190,49 @@ describe("bad input", () => {
     expect(wrong.headers.get("allow")).toContain("POST");
     const put = await p.client.call("PUT", `/v1/runs/run_x/evidence`, { json: {} });
     expect(put.status).toBe(405);
+  });
+
+  /** A request written on the socket as it is, and the answer read off it: for what fetch will not send. */
+  function raw(request: string): Promise<{ status: number; headers: string; body: string }> {
+    const { port } = new URL(t.baseUrl);
+    return new Promise((resolve, reject) => {
+      const socket = connect(Number(port), "127.0.0.1", () => socket.write(request));
+      let answer = "";
+      socket.on("data", (chunk) => (answer += chunk.toString("latin1")));
+      socket.on("error", reject);
+      socket.on("close", () => {
+        const [head = "", body = ""] = answer.split("\r\n\r\n");
+        resolve({ status: Number(head.split(" ")[1]), headers: head.toLowerCase(), body });
+      });
+    });
+  }
+  const envelopeOf = (body: string) =>
+    JSON.parse(body) as { error: { code: string; message: string; request_id: string } };
+
+  it("refuses every method no route takes with 405 and Allow, in the envelope: ones Node knows and ones it does not", async () => {
+    for (const method of ["QUERY", "PROPFIND", "BREW"]) {
+      const answer = await raw(`${method} /v1/runs HTTP/1.1\r\nHost: assure\r\nConnection: close\r\n\r\n`);
+      expect([method, answer.status]).toEqual([method, 405]);
+      expect(answer.headers).toMatch(/^allow: post, get, head$/m);
+      expect(envelopeOf(answer.body).error).toMatchObject({
+        code: "METHOD_NOT_ALLOWED",
+        request_id: expect.stringMatching(/^req_/),
+      });
+    }
+  });
+
+  it("refuses headers over 16 KiB (a 17,000-character cursor) with 431 in the envelope", async () => {
+    const answer = await raw(
+      `GET /v1/runs?cursor=${"a".repeat(17_000)} HTTP/1.1\r\nHost: assure\r\nAuthorization: Bearer ${p.token}\r\n\r\n`,
+    );
+    expect(answer.status).toBe(431);
+    expect(envelopeOf(answer.body).error.code).toBe("HEADERS_TOO_LARGE");
+  });
+
+  it("refuses a request that is not HTTP in the envelope", async () => {
+    const answer = await raw("GET /v1/runs HTTP/1.1\r\nHost assure\r\n\r\n");
+    expect(answer.status).toBe(400);
+    expect(envelopeOf(answer.body).error.code).toBe("VALIDATION_FAILED");
   });
 
   it("answers malformed URLs and over-long ids in the envelope", async () => {
