@@ -26,13 +26,16 @@ describe("a run and the service stopping", () => {
   let agent: ExampleAgent;
   let service: ChildService | undefined;
   let token: string;
-  let environmentId: string;
-  let testSpecId: string;
+
+  // Each test starts the service if the one before left it stopped, and seeds its own project: none
+  // depends on what another did.
+  const running = async () => (service ??= await spawnService(env));
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "assure-crash-"));
     env = { ASSURE_DB: join(dir, "assure.db"), ASSURE_WORKERS: "2", ASSURE_WORKER_LEASE_MS: "1000" };
     agent = await startExampleAgent({ slowMs: 120, latencyMs: 150 });
+    token = runCli(["keys", "create", "--admin"], env).json().token;
   });
   afterAll(async () => {
     await service?.kill();
@@ -41,28 +44,27 @@ describe("a run and the service stopping", () => {
   });
 
   it("survives kill -9 with 64 conversations in flight: the completed are kept, the cut ones held again, none twice", async () => {
-    token = runCli(["keys", "create", "--admin"], env).json().token;
-    service = await spawnService(env);
-    let client = makeApiClient(service.baseUrl, undefined, token);
+    let client = makeApiClient((await running()).baseUrl, undefined, token);
     const seeded = await seedOverApi(client, { name: "crash", agentBaseUrl: agent.baseUrl, maxConcurrency: 64 });
-    environmentId = seeded.environmentId;
     const { run_id } = await startRun(client, {
       test_spec_id: await seeded.addSpec(deterministicSpecYaml({ repeat: 100, concurrency: 64 })),
-      environment_id: environmentId,
+      environment_id: seeded.environmentId,
     });
 
-    // Wait until some conversations are done and 64 calls are in flight, then kill the service without warning.
+    // Wait until some conversations are done and calls are in flight, then kill the service without
+    // warning. On a loaded machine the run may go slower, never faster: the wait is long, and does
+    // not need all 64 calls in flight at the moment it looks.
     await waitFor(
       async () => {
         const conversations = (await client.get(`/v1/runs/${run_id}/conversations?limit=200`)).body.data as {
           status: string;
         }[];
-        return conversations.filter((c) => c.status === "completed").length >= 40 && agent.inFlight === 64;
+        return conversations.filter((c) => c.status === "completed").length >= 40 && agent.inFlight >= 16;
       },
       "the run to be well under way",
-      { everyMs: 5 },
+      { everyMs: 5, timeoutMs: 120_000 },
     );
-    await service.kill();
+    await service!.kill();
     const beforeRestart = agent.requests;
 
     service = await spawnService(env);
@@ -79,24 +81,26 @@ describe("a run and the service stopping", () => {
     expect(interrupted).toBeGreaterThan(0);
     expect(trace.find((e) => e.type === "run.resumed")?.data).toMatchObject({ interrupted_conversations: interrupted });
     await expectAllRefsResolve(client, run_id);
-
-    testSpecId = await seeded.addSpec(deterministicSpecYaml({ repeat: 2 }), client);
   });
 
   it("finishes the runs in hand on SIGTERM before it exits", async () => {
-    service ??= await spawnService(env);
-    const client = makeApiClient(service.baseUrl, undefined, token);
-    const { run_id } = await startRun(client, { test_spec_id: testSpecId, environment_id: environmentId });
+    const client = makeApiClient((await running()).baseUrl, undefined, token);
+    const seeded = await seedOverApi(client, { name: "finish", agentBaseUrl: agent.baseUrl });
+    const { run_id } = await startRun(client, {
+      test_spec_id: await seeded.addSpec(deterministicSpecYaml({ repeat: 2 })),
+      environment_id: seeded.environmentId,
+    });
     await waitFor(
       async () =>
         (await client.get(`/v1/runs/${run_id}/trace?limit=200`)).body.data.some(
           (e: { type: string }) => e.type === "message.received",
         ),
       "the run to be in hand",
+      { timeoutMs: 60_000 },
     );
     expect((await client.get(`/v1/runs/${run_id}`)).body.status).toBe("RUNNING");
 
-    expect(await service.stop()).toBe(0);
+    expect(await service!.stop()).toBe(0);
     service = undefined;
     const store = openStore(env.ASSURE_DB!, { clock: systemClock });
     try {
@@ -107,9 +111,8 @@ describe("a run and the service stopping", () => {
     }
   });
 
-  it("on SIGTERM hands back a run that cannot finish in the grace, exits 0 within 10 s, and the next start resumes it", async () => {
-    service ??= await spawnService(env);
-    let client = makeApiClient(service.baseUrl, undefined, token);
+  it("on SIGTERM hands back a run that cannot finish in the grace, closes by itself and exits 0, and the next start resumes it", async () => {
+    let client = makeApiClient((await running()).baseUrl, undefined, token);
     const seeded = await seedOverApi(client, { name: "sigterm", agentBaseUrl: agent.baseUrl });
     const { run_id } = await startRun(client, {
       test_spec_id: await seeded.addSpec(deterministicSpecYaml({ repeat: 60, concurrency: 2 })),
@@ -121,12 +124,14 @@ describe("a run and the service stopping", () => {
           (e: { type: string }) => e.type === "message.received",
         ),
       "the run to be in hand",
+      { timeoutMs: 60_000 },
     );
-    expect((await fetch(`${service.baseUrl}/readyz`)).status).toBe(200);
+    expect((await fetch(`${service!.baseUrl}/readyz`)).status).toBe(200);
 
-    const signalledAt = Date.now();
-    expect(await service.stop()).toBe(0);
-    expect(Date.now() - signalledAt).toBeLessThan(10_000);
+    const stopping = service!;
+    expect(await stopping.stop()).toBe(0);
+    // It closed by itself after the grace, handing the run back: not the last-resort exit at 9.5 s.
+    expect(stopping.logs.join("\n")).not.toContain("Still not closed");
     service = undefined;
     const store = openStore(env.ASSURE_DB!, { clock: systemClock });
     try {
