@@ -1,4 +1,5 @@
 import type { FastifyReply } from "fastify";
+import { HOME_PAGE } from "../../pages/home-page.js";
 import { NOT_FOUND_PAGE } from "../../pages/layout.js";
 import { loadDecisionPage, loadRunPage, type PageContext } from "../../pages/load-pages.js";
 import { renderDecisionPage } from "../../pages/decision-page.js";
@@ -44,6 +45,7 @@ export function registerPageRoutes(api: Api, deps: ApiDeps) {
   const signedLink = (path: string, query: PageQuery) =>
     `${path}?exp=${encodeURIComponent(query.exp ?? "")}&sig=${encodeURIComponent(query.sig ?? "")}`;
 
+  api.get("/", hidden, async (_request, reply) => sendPage(reply, 200, HOME_PAGE));
   api.get("/assets/page.css", hidden, async (_request, reply) =>
     reply
       .headers({ "x-content-type-options": "nosniff", "cache-control": "public, max-age=3600" })
