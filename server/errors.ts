@@ -2,7 +2,7 @@ import type { FailureCause, Verdict } from "./contract/index.js";
 
 /**
  * Every error the API can answer with. Status and retryability live here, once, so a code means
- * the same thing wherever it is thrown. The README's error table is this table.
+ * the same thing wherever it is thrown. The error table of docs/api.md is this table.
  */
 export const ERROR_CODES = {
   VALIDATION_FAILED: { status: 400, retryable: false },

@@ -3,7 +3,7 @@
  * property of a component of the OpenAPI document, `Run.agent_version`), with the day it was
  * deprecated and its sunset, at least six months later. The OpenAPI document marks each
  * `deprecated: true`, and every response of an operation that uses one carries the
- * `Deprecation` (RFC 9745) and `Sunset` (RFC 8594) headers. The README lists them.
+ * `Deprecation` (RFC 9745) and `Sunset` (RFC 8594) headers. docs/api.md lists them.
  */
 export type Deprecation = (
   { operation: string; field?: never } | { field: `${string}.${string}`; operation?: never }

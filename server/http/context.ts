@@ -45,7 +45,7 @@ export interface ApiDeps {
   store: ServiceStore;
   /** Why the service should not be sent traffic now (starting, draining, its writer stopped); empty when ready. */
   serviceReadiness?: (() => string[]) | undefined;
-  /** The budgets and quotas every door spends from (README "Limits"). */
+  /** The budgets and quotas every door spends from (docs/api.md "Limits"). */
   limits: Limits;
   /** The largest request body in bytes: a test spec's route takes `spec`, every other `body`. */
   bodyLimits: { body: number; spec: number };

@@ -1,7 +1,7 @@
 import { ApiError } from "../errors.js";
 import { makeRateLimit, type RateLimit, type RateLimitOutcome } from "./rate-limit.js";
 
-/** The limits as configured (ASSURE_* variables; README "Limits"). 0 turns a rate limit off. */
+/** The limits as configured (ASSURE_* variables; docs/api.md "Limits"). 0 turns a rate limit off. */
 export interface LimitSettings {
   perKeyPerMinute: number;
   unauthenticatedPerMinute: number;
