@@ -51075,6 +51075,12 @@ var TestSpecList = listOf(TestSpecSummary).meta({ id: "TestSpecList" });
 
 // server/contract/runs.ts
 var RUN_STATUSES = ["QUEUED", "RUNNING", "EVALUATING", "COMPLETED", "INCONCLUSIVE", "FAILED"];
+var TERMINAL_RUN_STATUSES = [
+  "COMPLETED",
+  "INCONCLUSIVE",
+  "FAILED"
+];
+var isTerminalRunStatus = (status2) => TERMINAL_RUN_STATUSES.includes(status2);
 var RunStatus = external_exports.enum(RUN_STATUSES);
 var Verdict = external_exports.enum(["PENDING", "PASS", "FAIL", "INCONCLUSIVE", "ERROR"]).describe("PENDING until the run is terminal; ERROR when nothing could be judged");
 var FailureCause = external_exports.enum([
@@ -59288,7 +59294,7 @@ async function gate() {
   );
   await publishReport(await readReport(client, decision, started.specs), inputs.apiUrl, notes);
   if (timedOut) {
-    const going = decision.runs.filter((r) => r.planned && !["COMPLETED", "INCONCLUSIVE", "FAILED"].includes(r.status)).map((r) => `${labels.get(r.run_id) ?? r.run_id} (${r.status})`);
+    const going = decision.runs.filter((r) => r.planned && !isTerminalRunStatus(r.status)).map((r) => `${labels.get(r.run_id) ?? r.run_id} (${r.status})`);
     const waiting = decision.reasons.filter((r) => r.status === "pending" && r.run_id === null).map((r) => r.reason);
     setFailed(
       `Timed out after ${inputs.timeoutMs / 1e3} s with the release still pending: ${[...going, ...waiting].join("; ") || "no run started yet"}. The decision: ${decisionUrl}`

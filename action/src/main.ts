@@ -1,4 +1,5 @@
 import * as core from "@actions/core";
+import { isTerminalRunStatus } from "../../server/contract/index.js";
 import { renderDecisionTitle } from "../../server/releases/report/render-markdown.js";
 import { AssureApiError, makeAssureClient } from "./assure-client.js";
 import { openCommitFiles } from "./commit-files.js";
@@ -71,7 +72,7 @@ async function gate(): Promise<void> {
 
   if (timedOut) {
     const going = decision.runs
-      .filter((r) => r.planned && !["COMPLETED", "INCONCLUSIVE", "FAILED"].includes(r.status))
+      .filter((r) => r.planned && !isTerminalRunStatus(r.status))
       .map((r) => `${labels.get(r.run_id) ?? r.run_id} (${r.status})`);
     const waiting = decision.reasons.filter((r) => r.status === "pending" && r.run_id === null).map((r) => r.reason);
     core.setFailed(

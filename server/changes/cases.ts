@@ -12,6 +12,8 @@ export interface SpecCase {
   case_id: string;
   kind: "expectation" | "metric" | "probe";
   scenario_id: string;
+  /** A metric case's metric; null for the others. */
+  metric_id: string | null;
   spec_path: string;
   /**
    * `sha256:` of the case's expanded definition — the conversation it holds (system prompt, user
@@ -19,6 +21,22 @@ export interface SpecCase {
    * editing another case, or formatting the file, leaves it the same case.
    */
   version: string;
+}
+
+/**
+ * The id of a case, stable across versions of the spec: the scenario's (or probe's) id and where
+ * the check is in it — `<scenario> turns[1].expect[0]`, `<scenario> expect[0]`,
+ * `<scenario> metric <id>`, `<probe> probe`. Built here only.
+ */
+export function caseId(
+  of:
+    | { kind: "expectation"; scenario_id: string; where: string }
+    | { kind: "metric"; scenario_id: string; metric_id: string }
+    | { kind: "probe"; probe_id: string },
+): string {
+  if (of.kind === "expectation") return `${of.scenario_id} ${of.where}`;
+  if (of.kind === "metric") return `${of.scenario_id} metric ${of.metric_id}`;
+  return `${of.probe_id} probe`;
 }
 
 /** Every case of a spec, in the spec's order. */
@@ -36,9 +54,10 @@ export function* specCases(spec: TestSpecDocument): Generator<SpecCase> {
       for (const [e, expectation] of (turn.expect ?? []).entries()) {
         const where = `turns[${t}].expect[${e}]`;
         yield {
-          case_id: `${id} ${where}`,
+          case_id: caseId({ kind: "expectation", scenario_id: id, where }),
           kind: "expectation",
           scenario_id: id,
+          metric_id: null,
           spec_path: `scenarios[${s}].${where}`,
           version: versionOf({ turn: t + 1, expectation }),
         };
@@ -46,18 +65,20 @@ export function* specCases(spec: TestSpecDocument): Generator<SpecCase> {
     }
     for (const [e, expectation] of (scenario.expect ?? []).entries()) {
       yield {
-        case_id: `${id} expect[${e}]`,
+        case_id: caseId({ kind: "expectation", scenario_id: id, where: `expect[${e}]` }),
         kind: "expectation",
         scenario_id: id,
+        metric_id: null,
         spec_path: `scenarios[${s}].expect[${e}]`,
         version: versionOf({ expectation }),
       };
     }
     for (const [m, metric] of (scenario.metrics ?? []).entries()) {
       yield {
-        case_id: `${id} metric ${metric.id}`,
+        case_id: caseId({ kind: "metric", scenario_id: id, metric_id: metric.id }),
         kind: "metric",
         scenario_id: id,
+        metric_id: metric.id,
         spec_path: `scenarios[${s}].metrics[${m}]`,
         version: versionOf({ metric }),
       };
@@ -65,9 +86,10 @@ export function* specCases(spec: TestSpecDocument): Generator<SpecCase> {
   }
   for (const [p, probe] of (spec.security ?? []).entries()) {
     yield {
-      case_id: `${probe.id} probe`,
+      case_id: caseId({ kind: "probe", probe_id: probe.id }),
       kind: "probe",
       scenario_id: probe.id,
+      metric_id: null,
       spec_path: `security[${p}]`,
       version: contentAddress({ probe: { ...probe, repeat: undefined }, tools, max_steps: limitsOf(spec).max_steps }),
     };

@@ -1,5 +1,5 @@
 import type { Evaluation, TestSpecDocument } from "../contract/index.js";
-import { specCases } from "./cases.js";
+import { caseId, specCases } from "./cases.js";
 import { compareCase, type CaseChange, type CaseSamples, type NoRegression } from "./compare-case.js";
 
 /** What a case's evaluations need to say: enough of a stored evaluation. */
@@ -26,12 +26,13 @@ export interface CaseComparison extends CaseChange {
  * `<scenario> metric <id>`, `<probe> probe`; none for the run-wide ones (detectors, budget).
  */
 export function caseIdOf(evaluation: CaseEvaluation): string | undefined {
-  if (evaluation.scenario_id === null) return undefined;
-  if (evaluation.kind === "expectation" && evaluation.spec_path) {
-    return `${evaluation.scenario_id} ${evaluation.spec_path.replace(/^scenarios\[\d+\]\./, "")}`;
+  const { scenario_id, kind } = evaluation;
+  if (scenario_id === null) return undefined;
+  if (kind === "expectation" && evaluation.spec_path) {
+    return caseId({ kind, scenario_id, where: evaluation.spec_path.replace(/^scenarios\[\d+\]\./, "") });
   }
-  if (evaluation.kind === "metric") return `${evaluation.scenario_id} metric ${evaluation.metric_id}`;
-  if (evaluation.kind === "probe") return `${evaluation.scenario_id} probe`;
+  if (kind === "metric") return caseId({ kind, scenario_id, metric_id: evaluation.metric_id });
+  if (kind === "probe") return caseId({ kind, probe_id: scenario_id });
   return undefined;
 }
 

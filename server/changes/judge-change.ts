@@ -61,7 +61,7 @@ export type BaseOf = { side: ChangeSide; commit_sha: string } | { side: null; wh
 export function coveredBy(gate: GateSpec): (c: SpecCase) => boolean {
   const r = gate.require;
   if (r.expectations === "all") return (c) => c.kind === "expectation";
-  if (r.metric !== undefined) return (c) => c.kind === "metric" && c.case_id.endsWith(` metric ${r.metric}`);
+  if (r.metric !== undefined) return (c) => c.kind === "metric" && c.metric_id === r.metric;
   if (r.max_finding_severity !== undefined) return (c) => c.kind === "probe";
   return () => true;
 }

@@ -10,6 +10,14 @@ import {
 } from "./common.js";
 
 export const RUN_STATUSES = ["QUEUED", "RUNNING", "EVALUATING", "COMPLETED", "INCONCLUSIVE", "FAILED"] as const;
+/** The statuses a run ends in: it never changes again. */
+export const TERMINAL_RUN_STATUSES = [
+  "COMPLETED",
+  "INCONCLUSIVE",
+  "FAILED",
+] as const satisfies readonly (typeof RUN_STATUSES)[number][];
+export const isTerminalRunStatus = (status: string): boolean =>
+  (TERMINAL_RUN_STATUSES as readonly string[]).includes(status);
 export const RunStatus = z.enum(RUN_STATUSES);
 export type RunStatus = z.infer<typeof RunStatus>;
 

@@ -1,5 +1,6 @@
 import {
   POLICY_GATE,
+  isTerminalRunStatus,
   RUN_GATE,
   evidencePath,
   runPath,
@@ -46,8 +47,6 @@ export interface PolicyFacts {
   changes: readonly PolicyChange[];
   mode: "require_approval" | "report";
 }
-
-const TERMINAL = new Set<Run["status"]>(["COMPLETED", "INCONCLUSIVE", "FAILED"]);
 
 const reasonOf = (
   reason: Omit<DecisionReason, "baseline_evidence_refs"> & { baseline_evidence_refs?: string[] | undefined },
@@ -118,7 +117,7 @@ export function decideRelease(
       );
       continue;
     }
-    if (!run || !TERMINAL.has(run.status)) {
+    if (!run || !isTerminalRunStatus(run.status)) {
       reasons.push(
         reasonOf({
           run_id: run?.run_id ?? null,

@@ -1,10 +1,10 @@
-import type { RunStatus } from "../contract/index.js";
+import { TERMINAL_RUN_STATUSES, isTerminalRunStatus, type RunStatus } from "../contract/index.js";
 
 /** Every legal move of a run. Terminal states have none: they never change. */
 export const RUN_TRANSITIONS: Readonly<Record<RunStatus, readonly RunStatus[]>> = {
   QUEUED: ["RUNNING", "FAILED"],
   RUNNING: ["EVALUATING", "FAILED"],
-  EVALUATING: ["COMPLETED", "INCONCLUSIVE", "FAILED"],
+  EVALUATING: TERMINAL_RUN_STATUSES,
   COMPLETED: [],
   INCONCLUSIVE: [],
   FAILED: [],
@@ -14,9 +14,7 @@ export class IllegalTransitionError extends Error {
   override name = "IllegalTransitionError";
 }
 
-export function isTerminal(status: RunStatus): boolean {
-  return RUN_TRANSITIONS[status].length === 0;
-}
+export const isTerminal: (status: RunStatus) => boolean = isTerminalRunStatus;
 
 export function assertTransition(from: RunStatus, to: RunStatus): void {
   if (!RUN_TRANSITIONS[from].includes(to)) {

@@ -8,7 +8,7 @@ import {
 } from "../contract/index.js";
 import type { EvaluationDraft, FindingDraft } from "./evaluator.js";
 import { SEVERITY_RANK } from "../specs/severity-rank.js";
-import { decideRate } from "./statistics.js";
+import { decideRate, percent } from "./statistics.js";
 
 export type GateStatus = "passed" | "failed" | "inconclusive";
 
@@ -29,8 +29,6 @@ export interface GateInputs {
   /** Whether an LLM judge was configured to score the spec's metrics. */
   judgeConfigured: boolean;
 }
-
-const percent = (x: number) => `${Math.round(x * 1000) / 10}%`;
 
 /**
  * Decides each gate of the spec from the run's evaluations and findings, citing the ones that

@@ -47,3 +47,6 @@ export function decideRate(passes: number, n: number, bar: number, confidence: n
   }
   return { status: "inconclusive", lower, upper, samplesToSettle };
 }
+
+/** A fraction as people read it: 0.8765 → 87.7%. */
+export const percent = (x: number) => `${Math.round(x * 1000) / 10}%`;

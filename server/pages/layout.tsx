@@ -58,4 +58,4 @@ export function Refs({
   );
 }
 
-export const percent = (x: number) => `${Math.round(x * 1000) / 10}%`;
+export { percent } from "../evaluate/statistics.js";
