@@ -10,7 +10,8 @@ import { coerceError } from "../server/errors.js";
 import { SYNC_CHECK_RUN, makeSyncCheckRun } from "./checks/sync-check-run.js";
 import { makeAssureApp } from "./index.js";
 import { startReconciling } from "./reconcile.js";
-import { gateCommit, type CommitToGate } from "./gate/gate-commit.js";
+import { CommitToGatePayload, gateCommit } from "./gate/gate-commit.js";
+import { defineTask } from "../server/engine/define-task.js";
 import { GATE_GITHUB_COMMIT } from "./gate/start-runs.js";
 import { makeCommitGate } from "./gate/commit-gate.js";
 import type { Integration } from "../server/create-service.js";
@@ -46,7 +47,7 @@ export async function createGitHubIntegration(github: GitHubAppConfig, log: Logg
       const gate = { ...deps, octokitFor, waitRetryMs: github.waitRetryMs };
       const tasks: TaskList = {
         [PROCESS_GITHUB_DELIVERY]: makeProcessDelivery(gate),
-        [GATE_GITHUB_COMMIT]: async (payload) => void (await gateCommit(gate, payload as CommitToGate)),
+        [GATE_GITHUB_COMMIT]: defineTask(CommitToGatePayload, async (commit) => void (await gateCommit(gate, commit))),
         [SYNC_CHECK_RUN]: makeSyncCheckRun({ ...deps, baseUrl: github.publicBaseUrl, octokitFor }),
       };
       // The App's own client (its JWT): it finds the installation that reaches a repository.

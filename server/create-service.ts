@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { defineTask } from "./engine/define-task.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { Deprecation } from "./contract/index.js";
 import type { Evaluator } from "./evaluate/evaluator.js";
@@ -153,13 +155,9 @@ export async function createService(
     leaseMs: config.workerLeaseMs,
     tasks: {
       // A waiver's expiry: its decision is decided again when it comes.
-      [REFRESH_RELEASE_DECISION]: async (payload) => {
-        await store.write([
-          "refreshDecision",
-          (payload as { decision_id: string }).decision_id,
-          clock.now().toISOString(),
-        ]);
-      },
+      [REFRESH_RELEASE_DECISION]: defineTask(z.object({ decision_id: z.string() }), async ({ decision_id }) => {
+        await store.write(["refreshDecision", decision_id, clock.now().toISOString()]);
+      }),
       [EXECUTE_RUN]: makeExecuteRun({
         store,
         clock,

@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { defineTask } from "../../server/engine/define-task.js";
 import { createHash } from "node:crypto";
 import type { ProbotOctokit } from "probot";
 import type { Task } from "../../server/engine/worker.js";
@@ -59,9 +61,11 @@ const APPROVE_POLICY_ACTION = {
  * What was published is recorded after each request, so a retry after a failure resumes, never
  * sends an annotation twice, and a check run that already shows the current state is left alone.
  */
+/** The key of the gated commit a sync job publishes. */
+const CommitKeyPayload = z.object({ repository_id: z.number().int(), head_sha: z.string(), check_name: z.string() });
+
 export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock }: SyncCheckRunDeps): Task {
-  return async function syncCheckRun(payload) {
-    const key = payload as CommitKey;
+  return defineTask(CommitKeyPayload, async function syncCheckRun(key) {
     const commit = store.getGitHubCommit(key);
     if (!commit) return;
     // Read before the view: a change made while publishing leaves the commit behind, for the next sync.
@@ -236,5 +240,5 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
     });
     sent += last.length;
     await published(checkRunId, data.status, data.conclusion);
-  };
+  });
 }

@@ -1,3 +1,4 @@
+import { z } from "zod";
 import type { ProbotOctokit } from "probot";
 import {
   ASSURE_CONFIG_PATH,
@@ -53,6 +54,19 @@ export interface CommitToGate {
   /** Start the commit's runs again (a re-run): a new attempt. */
   rerun: boolean;
 }
+
+/** A commit to gate, as its job carries it. */
+export const CommitToGatePayload = z.object({
+  installationId: z.number().int(),
+  repository: z.object({ id: z.number().int(), full_name: z.string() }),
+  headSha: z.string(),
+  baseSha: z.string().nullable(),
+  policySha: z.string().nullable().optional(),
+  ref: z.string().nullable(),
+  pullRequest: z.number().int().nullable(),
+  fork: z.boolean(),
+  rerun: z.boolean(),
+}) satisfies z.ZodType<CommitToGate>;
 
 export type GateOutcome = {
   projectId: string | null;

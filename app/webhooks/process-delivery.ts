@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { defineTask } from "../../server/engine/define-task.js";
 import type { Task } from "../../server/engine/worker.js";
 import { gateCommit, type CommitToGate, type GateDeps } from "../gate/gate-commit.js";
 import { repositoryRef } from "../repository/files.js";
@@ -9,8 +11,8 @@ import { POLICY_GATE } from "../../server/contract/index.js";
 
 /** The job of a delivery, after GitHub was answered: gate the commit it names, if it names one. */
 export function makeProcessDelivery(deps: GateDeps): Task {
-  return async function processDelivery(payload) {
-    const delivery = deps.store.getDelivery((payload as { delivery_id: string }).delivery_id);
+  return defineTask(z.object({ delivery_id: z.string() }), async function processDelivery({ delivery_id }) {
+    const delivery = deps.store.getDelivery(delivery_id);
     if (!delivery) return;
     const body = JSON.parse(delivery.payload) as Parameters<typeof commitOfEvent>[1];
     if (delivery.event === "deployment_status") {
@@ -68,7 +70,7 @@ export function makeProcessDelivery(deps: GateDeps): Task {
       `Received ${what}: gating ${commit.repository.full_name}@${commit.headSha.slice(0, 7)}${commit.rerun ? " again" : ""}`,
     );
     await gateCommit(deps, commit);
-  };
+  });
 }
 
 /**

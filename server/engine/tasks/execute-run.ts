@@ -1,3 +1,5 @@
+import { z } from "zod";
+import { defineTask } from "../define-task.js";
 import { LRUCache } from "lru-cache";
 import { randomBytes } from "node:crypto";
 import { setMaxListeners } from "node:events";
@@ -442,8 +444,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     return spec;
   }
 
-  return async function executeRun(payload, { job, signal }) {
-    const { run_id } = payload as { run_id: string };
+  return defineTask(z.object({ run_id: z.string() }), async function executeRun({ run_id }, { job, signal }) {
     let run = store.getRun(run_id);
     if (!run || isTerminal(run.status)) return;
     const recorder = makeRecorder({ store, runId: run_id, clock, newId });
@@ -484,5 +485,5 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
         await transition(recorder, current, "FAILED", { verdict: FAILURE_CAUSES[failure.cause].verdict, failure });
       }
     }
-  };
+  });
 }
