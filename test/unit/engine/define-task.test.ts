@@ -3,7 +3,10 @@ import { z } from "zod";
 import { defineTask } from "../../../server/engine/define-task.js";
 import type { TaskContext } from "../../../server/engine/worker.js";
 
-const context = { job: { job_id: "job_1", task: "execute_run" }, signal: new AbortController().signal } as unknown as TaskContext;
+const context = {
+  job: { job_id: "job_1", task: "execute_run" },
+  signal: new AbortController().signal,
+} as unknown as TaskContext;
 
 describe("a task's payload", () => {
   it("reaches the task parsed by its schema", async () => {
