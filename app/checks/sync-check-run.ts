@@ -1,3 +1,4 @@
+import { CHECK_RUN_BUTTONS } from "./buttons.js";
 import { z } from "zod";
 import { defineTask } from "../../server/engine/define-task.js";
 import { createHash } from "node:crypto";
@@ -16,9 +17,6 @@ import { readGateView } from "./gate-view.js";
 import { renderSummary, renderTitle } from "./render-output.js";
 
 export const SYNC_CHECK_RUN = "sync_check_run";
-
-/** The check run's button that approves what a pull request's head changes in the base branch's policy. */
-export const APPROVE_POLICY = "approve-policy";
 
 /** The job that publishes a gated commit's check run; one queued per commit at a time. */
 export function syncCheckRunJob(key: CommitKey, now: string): NewJob {
@@ -42,17 +40,12 @@ export interface SyncCheckRunDeps {
   clock: { now(): Date };
 }
 
-/** The buttons a completed check run offers (GitHub: label ≤ 20 characters, description ≤ 40). */
+/** The buttons a check run offers besides "Approve policy", by what its view asks for. */
 const ACTIONS = {
-  rerun: [{ label: "Re-run", description: "Run this commit's specs again", identifier: "rerun" }],
-  approve: [{ label: "Approve and run", description: "Run a fork's specs (write access)", identifier: "approve" }],
+  rerun: [CHECK_RUN_BUTTONS.rerun],
+  approve: [CHECK_RUN_BUTTONS.approve],
   none: [],
 } as const;
-const APPROVE_POLICY_ACTION = {
-  label: "Approve policy",
-  description: "Accept its .assure/ changes (a writer)",
-  identifier: APPROVE_POLICY,
-};
 
 /**
  * Publishes what the App knows of a gated commit as its check run: updated in place while it is
@@ -94,7 +87,7 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
       view.kind === "decision" &&
       view.decision.reasons.some((r) => r.run_id === null && r.gate_id === POLICY_GATE && r.blocking);
     const actions = [
-      ...(awaitsPolicyApproval ? [APPROVE_POLICY_ACTION] : []),
+      ...(awaitsPolicyApproval ? [CHECK_RUN_BUTTONS["approve-policy"]] : []),
       ...ACTIONS[view.kind === "problem" ? (view.problem.action ?? "rerun") : "rerun"],
     ];
     const { annotations, total } = toAnnotations(view, absolute);

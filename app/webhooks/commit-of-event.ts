@@ -1,4 +1,4 @@
-import { APPROVE_POLICY } from "../checks/sync-check-run.js";
+import { buttonNamed } from "../checks/buttons.js";
 import type { CommitHint } from "../gate/resolve-commit.js";
 
 /** The parts of webhook payloads the App reads (GitHub's payloads hold much more). */
@@ -72,8 +72,8 @@ export function commitOfEvent(
     // A fork's head comes with head_branch null (and no pull requests listed): GitHub is asked which pull request brings it.
     return { ...base, headSha: suite.head_sha, branch: suite.head_branch, rerun: action === "rerequested" };
   }
-  const button = action === "requested_action" ? payload.requested_action?.identifier : undefined;
-  const acted = action === "rerequested" || button === "rerun" || button === "approve" || button === APPROVE_POLICY;
+  const button = action === "requested_action" ? buttonNamed(payload.requested_action?.identifier) : undefined;
+  const acted = action === "rerequested" || button !== undefined;
   if (event === "check_run" && acted && payload.check_run && isOurCheck(payload.check_run.name)) {
     const run = payload.check_run;
     return {
@@ -82,7 +82,7 @@ export function commitOfEvent(
       branch: run.check_suite?.head_branch ?? null,
       // Approving a fork's runs starts them for the first time, approving a policy change starts
       // nothing; a re-run starts them again.
-      rerun: button !== "approve" && button !== APPROVE_POLICY,
+      rerun: button !== "approve" && button !== "approve-policy",
     };
   }
   return undefined;

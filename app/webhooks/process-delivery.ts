@@ -3,7 +3,7 @@ import { defineTask } from "../../server/engine/define-task.js";
 import type { Task } from "../../server/engine/worker.js";
 import { gateCommit, type CommitToGate, type GateDeps } from "../gate/gate-commit.js";
 import { repositoryRef } from "../repository/files.js";
-import { APPROVE_POLICY } from "../checks/sync-check-run.js";
+import { buttonNamed } from "../checks/buttons.js";
 import { commitOfEvent } from "./commit-of-event.js";
 import { resolveCommit } from "../gate/resolve-commit.js";
 import { approvePolicy } from "../../server/releases/waive.js";
@@ -37,8 +37,8 @@ export function makeProcessDelivery(deps: GateDeps): Task {
       const sender = (body as { sender?: { login?: string } }).sender?.login ?? "";
       const permission = await permissionOf(deps, commit, sender);
       const granted = permission === "admin" || permission === "write";
-      const button = (body as { requested_action?: { identifier?: string } }).requested_action?.identifier;
-      if (button === APPROVE_POLICY) {
+      const button = buttonNamed((body as { requested_action?: { identifier?: string } }).requested_action?.identifier);
+      if (button === "approve-policy") {
         await pressApprovePolicy(deps, commit, sender, permission, delivery.delivery_id);
       } else if (button === "approve") {
         // Kept either way: a refused press is shown on the check run, a granted one lets the fork's runs start.
@@ -49,7 +49,7 @@ export function makeProcessDelivery(deps: GateDeps): Task {
             head_sha: commit.headSha,
             login: sender,
             permission,
-            granted: granted ? 1 : 0,
+            granted,
             pressed_at: deps.clock.now().toISOString(),
             delivery_id: delivery.delivery_id,
             action: "approve",
@@ -109,11 +109,11 @@ async function pressApprovePolicy(
     head_sha: commit.headSha,
     login: sender,
     permission,
-    granted: (refusal ? 0 : 1) as 0 | 1,
+    granted: !refusal,
     pressed_at: deps.clock.now().toISOString(),
     delivery_id: deliveryId,
   };
-  await deps.store.write(["recordApprovalPress", { ...press, action: APPROVE_POLICY, refusal }]);
+  await deps.store.write(["recordApprovalPress", { ...press, action: "approve-policy", refusal }]);
   if (refusal) {
     deps.log.warn(
       `${sender} pressed Approve policy on ${commit.repository.full_name}#${commit.pullRequest} but ${refusal}: refused`,

@@ -98,18 +98,21 @@ export interface DeploymentRow {
  * A press of an approving button: a fork's "Approve and run" (`approve`, granted to users with
  * write access), or a pull request's "Approve policy" (`approve-policy`, also refused to its author).
  */
-export interface ApprovalPressRow {
+export interface ApprovalPress {
   repository_id: number;
   head_sha: string;
   login: string;
   permission: string;
-  granted: 0 | 1;
+  granted: boolean;
   pressed_at: string;
   delivery_id: string;
   action: "approve" | "approve-policy";
   /** Why it was refused, for people. */
   refusal: string | null;
 }
+
+/** How a press is kept: `granted` as 0/1. */
+type ApprovalPressRow = Omit<ApprovalPress, "granted"> & { granted: 0 | 1 };
 
 export type CommitKey = Pick<GitHubCommit, "repository_id" | "head_sha" | "check_name">;
 
@@ -198,9 +201,12 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
       listApprovalPresses(
         repositoryId: number,
         headSha: string,
-        action: ApprovalPressRow["action"] = "approve",
-      ): ApprovalPressRow[] {
-        return pressesOf.all(repositoryId, headSha, action) as ApprovalPressRow[];
+        action: ApprovalPress["action"] = "approve",
+      ): ApprovalPress[] {
+        return (pressesOf.all(repositoryId, headSha, action) as ApprovalPressRow[]).map((row) => ({
+          ...row,
+          granted: row.granted === 1,
+        }));
       },
       /** The latest successful deployment of a commit to a GitHub environment. */
       getLatestDeployment(repositoryId: number, headSha: string, environment: string): DeploymentRow | undefined {
@@ -228,8 +234,8 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
         jobs.enqueueJob(publish);
       },
       /** Keeps a press of the approve button, once per delivery. */
-      recordApprovalPress(row: ApprovalPressRow): void {
-        insertPress.run(row);
+      recordApprovalPress(press: ApprovalPress): void {
+        insertPress.run({ ...press, granted: press.granted ? 1 : 0 });
       },
       saveDeployment(row: DeploymentRow): void {
         insertDeployment.run(row);
