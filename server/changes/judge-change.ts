@@ -67,6 +67,16 @@ export function coveredBy(gate: GateSpec): (c: SpecCase) => boolean {
 }
 
 const short = (sha: string) => sha.slice(0, 7);
+
+/** A count of each class of case, all none. */
+const noCases = (): Record<CaseClass, number> => ({
+  regressed: 0,
+  improved: 0,
+  unchanged: 0,
+  inconclusive: 0,
+  new: 0,
+  removed: 0,
+});
 const REFS_PER_CASE = 3;
 
 /**
@@ -81,14 +91,7 @@ export function judgeChange(
   flaky: ReadonlyMap<string, CaseFlakiness> = new Map(),
 ): SlotChange {
   const gates = head.spec.gates.filter((gate) => gate.require.no_regression);
-  const counts: Record<CaseClass, number> = {
-    regressed: 0,
-    improved: 0,
-    unchanged: 0,
-    inconclusive: 0,
-    new: 0,
-    removed: 0,
-  };
+  const counts = noCases();
   const flakyCases = [...flaky].map(([caseId, f]): FlakyCase => ({ run_id: head.run_id, case_id: caseId, ...f }));
   if (!base.side) {
     return {
@@ -329,14 +332,7 @@ const MAX_LISTED = 500;
 
 /** The decision's changes over its planned runs: counts, and the cases that changed, regressions first. */
 export function summarizeChanges(slots: readonly SlotChange[]): DecisionChanges {
-  const counts: DecisionChanges["counts"] = {
-    regressed: 0,
-    improved: 0,
-    unchanged: 0,
-    inconclusive: 0,
-    new: 0,
-    removed: 0,
-  };
+  const counts: DecisionChanges["counts"] = noCases();
   for (const slot of slots) for (const [cls, n] of Object.entries(slot.counts)) counts[cls as CaseClass] += n;
   const cases = slots.flatMap((slot) => slot.cases).sort((a, b) => CLASS_ORDER[a.class] - CLASS_ORDER[b.class]);
   const flaky = slots.flatMap((slot) => slot.flaky).slice(0, MAX_LISTED);
