@@ -50640,32 +50640,7 @@ function countConversations(spec) {
   return count;
 }
 
-// server/specs/scenario-cases.ts
-function fillScenario(scenario, row) {
-  const filled = { ...scenario };
-  for (const field of TEMPLATED_SCENARIO_FIELDS) {
-    if (scenario[field] !== void 0) {
-      filled[field] = fillPlaceholders(scenario[field], row);
-    }
-  }
-  return filled;
-}
-function* scenarioCases(spec) {
-  const scenarios = spec.scenarios ?? [];
-  for (let index = 0; index < scenarios.length; index++) {
-    const scenario = scenarios[index];
-    if (!scenario.vars) {
-      yield { index, id: scenario.id, scenario, row: void 0 };
-      continue;
-    }
-    for (let r = 0; r < scenario.vars.length; r++) {
-      const row = scenario.vars[r];
-      yield { index, id: rowScenarioId(scenario.id, rowKey(row, r)), scenario: fillScenario(scenario, row), row };
-    }
-  }
-}
-
-// server/specs/document.ts
+// server/specs/document-shape.ts
 var GateCode = external_exports.string().regex(
   /^[A-Za-z][A-Za-z0-9_-]{0,31}$/,
   "gate ids are short codes: a letter, then letters, digits, '_' or '-' (at most 32)"
@@ -50845,11 +50820,106 @@ var TestSpecDocumentShape = external_exports.strictObject({
   security: external_exports.array(SecurityProbe).max(500).optional(),
   gates: external_exports.array(GateSpec).min(1).max(50)
 });
-var TestSpecDocument = TestSpecDocumentShape.superRefine(checkReferences).meta({
-  id: "TestSpecDocument",
-  title: "assure test specification",
-  description: "Format version 1. Scenarios, security probes and the gates that decide a release."
-});
+
+// server/specs/scenario-cases.ts
+function fillScenario(scenario, row) {
+  const filled = { ...scenario };
+  for (const field of TEMPLATED_SCENARIO_FIELDS) {
+    if (scenario[field] !== void 0) {
+      filled[field] = fillPlaceholders(scenario[field], row);
+    }
+  }
+  return filled;
+}
+function* scenarioCases(spec) {
+  const scenarios = spec.scenarios ?? [];
+  for (let index = 0; index < scenarios.length; index++) {
+    const scenario = scenarios[index];
+    if (!scenario.vars) {
+      yield { index, id: scenario.id, scenario, row: void 0 };
+      continue;
+    }
+    for (let r = 0; r < scenario.vars.length; r++) {
+      const row = scenario.vars[r];
+      yield { index, id: rowScenarioId(scenario.id, rowKey(row, r)), scenario: fillScenario(scenario, row), row };
+    }
+  }
+}
+
+// server/specs/check-tables.ts
+var MAX_ROW_PROBLEMS = 20;
+var ROW_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+var formatPath = (path) => path.reduce(
+  (out, part) => typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part),
+  ""
+);
+function checkTable(scenario, at, problem) {
+  if (scenario.vars === void 0) {
+    if (scenario.vars_file !== void 0) {
+      problem(
+        [...at, "vars_file"],
+        "the table is read from the repository by the App and the Action, which upload it with the spec; to upload the spec yourself, send it with its tables ({file: {\u2026, tables}}) or inline the rows as vars"
+      );
+    }
+    return;
+  }
+  const rows = scenario.vars;
+  const { vars: _table, ...template } = scenario;
+  const used = placeholdersIn(TEMPLATED_SCENARIO_FIELDS.map((field) => scenario[field]));
+  const columns = new Set(rows.flatMap((row) => Object.keys(row)));
+  for (const name of used) {
+    if (!columns.has(name)) {
+      problem([...at, "vars"], `unknown {{${name}}}: no row of this scenario's vars has a column '${name}'`);
+    }
+  }
+  let reported = 0;
+  const rowProblem = (r, path, message) => {
+    if (++reported <= MAX_ROW_PROBLEMS) problem([...at, "vars", r, ...path], `row ${r + 1}: ${message}`);
+  };
+  const keys = /* @__PURE__ */ new Map();
+  rows.forEach((row, r) => {
+    const key = rowKey(row, r);
+    if (row.id !== void 0 && !ROW_ID.test(key)) {
+      rowProblem(r, ["id"], "an id is a string or number of letters, digits, '.', '_', ':' and '-' (at most 64)");
+    }
+    const earlier = keys.get(key);
+    if (earlier !== void 0) {
+      rowProblem(r, ["id"], `its key '${key}' is row ${earlier + 1}'s too: give every row a unique id`);
+    } else keys.set(key, r);
+    const missing = [...used].filter((name) => columns.has(name) && !Object.hasOwn(row, name));
+    if (missing.length > 0) {
+      rowProblem(
+        r,
+        [missing[0]],
+        `no value for column '${missing[0]}'${missing.length > 1 ? ` (nor ${missing.slice(1).join(", ")})` : ""}`
+      );
+      return;
+    }
+    if (used.size === 0) return;
+    const filled = Scenario.safeParse(fillScenario(template, row));
+    if (!filled.success) {
+      const issue3 = filled.error.issues[0];
+      rowProblem(r, [], `filled in, ${formatPath(issue3.path)}: ${issue3.message}`);
+    }
+  });
+  if (reported > MAX_ROW_PROBLEMS) {
+    problem([...at, "vars"], `${reported - MAX_ROW_PROBLEMS} more row problems not shown`);
+  }
+}
+function checkTemplatedMocks(doc, problem) {
+  const tables = (doc.scenarios ?? []).flatMap((scenario) => scenario.vars ?? []);
+  if (tables.length === 0) return;
+  const columns = new Set(tables.flatMap((row) => Object.keys(row)));
+  (doc.tools ?? []).forEach((tool, i) => {
+    for (const name of placeholdersIn(tool.mock)) {
+      if (!columns.has(name)) {
+        problem(["tools", i, "mock"], `unknown {{${name}}}: no scenario's vars has a column '${name}'`);
+      }
+    }
+  });
+}
+
+// server/specs/check-references.ts
 function checkReferences(doc, ctx) {
   const problem = (path, message) => ctx.addIssue({ code: "custom", path, message });
   const scenarios = doc.scenarios ?? [];
@@ -50938,77 +51008,13 @@ function checkReferences(doc, ctx) {
     }
   });
 }
-var MAX_ROW_PROBLEMS = 20;
-var ROW_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-var formatPath = (path) => path.reduce(
-  (out, part) => typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part),
-  ""
-);
-function checkTable(scenario, at, problem) {
-  if (scenario.vars === void 0) {
-    if (scenario.vars_file !== void 0) {
-      problem(
-        [...at, "vars_file"],
-        "the table is read from the repository by the App and the Action, which upload it with the spec; to upload the spec yourself, send it with its tables ({file: {\u2026, tables}}) or inline the rows as vars"
-      );
-    }
-    return;
-  }
-  const rows = scenario.vars;
-  const { vars: _table, ...template } = scenario;
-  const used = placeholdersIn(TEMPLATED_SCENARIO_FIELDS.map((field) => scenario[field]));
-  const columns = new Set(rows.flatMap((row) => Object.keys(row)));
-  for (const name of used) {
-    if (!columns.has(name)) {
-      problem([...at, "vars"], `unknown {{${name}}}: no row of this scenario's vars has a column '${name}'`);
-    }
-  }
-  let reported = 0;
-  const rowProblem = (r, path, message) => {
-    if (++reported <= MAX_ROW_PROBLEMS) problem([...at, "vars", r, ...path], `row ${r + 1}: ${message}`);
-  };
-  const keys = /* @__PURE__ */ new Map();
-  rows.forEach((row, r) => {
-    const key = rowKey(row, r);
-    if (row.id !== void 0 && !ROW_ID.test(key)) {
-      rowProblem(r, ["id"], "an id is a string or number of letters, digits, '.', '_', ':' and '-' (at most 64)");
-    }
-    const earlier = keys.get(key);
-    if (earlier !== void 0) {
-      rowProblem(r, ["id"], `its key '${key}' is row ${earlier + 1}'s too: give every row a unique id`);
-    } else keys.set(key, r);
-    const missing = [...used].filter((name) => columns.has(name) && !Object.hasOwn(row, name));
-    if (missing.length > 0) {
-      rowProblem(
-        r,
-        [missing[0]],
-        `no value for column '${missing[0]}'${missing.length > 1 ? ` (nor ${missing.slice(1).join(", ")})` : ""}`
-      );
-      return;
-    }
-    if (used.size === 0) return;
-    const filled = Scenario.safeParse(fillScenario(template, row));
-    if (!filled.success) {
-      const issue3 = filled.error.issues[0];
-      rowProblem(r, [], `filled in, ${formatPath(issue3.path)}: ${issue3.message}`);
-    }
-  });
-  if (reported > MAX_ROW_PROBLEMS) {
-    problem([...at, "vars"], `${reported - MAX_ROW_PROBLEMS} more row problems not shown`);
-  }
-}
-function checkTemplatedMocks(doc, problem) {
-  const tables = (doc.scenarios ?? []).flatMap((scenario) => scenario.vars ?? []);
-  if (tables.length === 0) return;
-  const columns = new Set(tables.flatMap((row) => Object.keys(row)));
-  (doc.tools ?? []).forEach((tool, i) => {
-    for (const name of placeholdersIn(tool.mock)) {
-      if (!columns.has(name)) {
-        problem(["tools", i, "mock"], `unknown {{${name}}}: no scenario's vars has a column '${name}'`);
-      }
-    }
-  });
-}
+
+// server/specs/document.ts
+var TestSpecDocument = TestSpecDocumentShape.superRefine(checkReferences).meta({
+  id: "TestSpecDocument",
+  title: "assure test specification",
+  description: "Format version 1. Scenarios, security probes and the gates that decide a release."
+});
 
 // server/contract/test-specs.ts
 var SpecSourceFields = {

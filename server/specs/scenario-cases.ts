@@ -1,4 +1,4 @@
-import type { Scenario, TestSpecDocument, Tool } from "./document.js";
+import type { Scenario, TestSpecDocument, Tool } from "./document-shape.js";
 import { TEMPLATED_SCENARIO_FIELDS, fillPlaceholders, rowKey, rowScenarioId, type VarsRow } from "./vars.js";
 
 /** A scenario as its conversations play it: itself, or one row of its table filled in. */
