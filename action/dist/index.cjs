@@ -51682,6 +51682,10 @@ var DecisionUpdatedData = external_exports.object({
   attempt: external_exports.number().int(),
   blocking: external_exports.number().int().describe("How many reasons block it")
 });
+var DECISION_EVENT_DATA = {
+  "release_decision.updated": DecisionUpdatedData
+};
+var DECISION_EVENT_TYPES = Object.keys(DECISION_EVENT_DATA);
 var DecisionEvent = external_exports.object({
   schema_version: external_exports.literal("1"),
   event_id: external_exports.string(),
@@ -51776,7 +51780,7 @@ var Turn2 = external_exports.object({
 }).meta({ id: "Turn" });
 
 // server/contract/webhooks.ts
-var WEBHOOK_EVENT_TYPES = [...RUN_EVENT_TYPES, "release_decision.updated"];
+var WEBHOOK_EVENT_TYPES = [...RUN_EVENT_TYPES, ...DECISION_EVENT_TYPES];
 var WebhookUrl = external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).refine(
   (url2) => !URL.canParse(url2) || !new URL(url2).username && !new URL(url2).password,
   "credentials in the URL are not allowed"

@@ -251,6 +251,14 @@ export const DecisionUpdatedData = z.object({
 });
 export type DecisionUpdatedData = z.infer<typeof DecisionUpdatedData>;
 
+/** Each type of a decision's events and its `data`: one line per type, as `RUN_EVENT_DATA` is for a run's. */
+export const DECISION_EVENT_DATA = {
+  "release_decision.updated": DecisionUpdatedData,
+} as const;
+export type DecisionEventType = keyof typeof DECISION_EVENT_DATA;
+export type DecisionEventData<T extends DecisionEventType> = z.infer<(typeof DECISION_EVENT_DATA)[T]>;
+export const DECISION_EVENT_TYPES = Object.keys(DECISION_EVENT_DATA) as [DecisionEventType, ...DecisionEventType[]];
+
 /** A change of a decision, in the v1 envelope (spec §2.3) plus `decision_id`; `sequence` counts per decision. */
 export const DecisionEvent = z
   .object({

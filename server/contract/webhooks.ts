@@ -1,11 +1,14 @@
 import { z } from "zod";
 import { OwningProject, PageQuery, ResourceId, Timestamp, listOf } from "./common.js";
-import { RUN_EVENT_TYPES } from "./events.js";
-import { DecisionEvent } from "./releases.js";
+import { RUN_EVENT_TYPES, type RunEventType } from "./events.js";
+import { DECISION_EVENT_TYPES, DecisionEvent, type DecisionEventType } from "./releases.js";
 import { RunEvent } from "./trace.js";
 
 /** Every event type a webhook can be sent: each run event of the trace, and a decision's updates. */
-export const WEBHOOK_EVENT_TYPES = [...RUN_EVENT_TYPES, "release_decision.updated"] as const;
+export const WEBHOOK_EVENT_TYPES = [...RUN_EVENT_TYPES, ...DECISION_EVENT_TYPES] as [
+  RunEventType | DecisionEventType,
+  ...(RunEventType | DecisionEventType)[],
+];
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 
 const WebhookUrl = z

@@ -10,6 +10,8 @@ import {
   type DecisionChanges,
   type DecisionReason,
   type DecisionStatus,
+  type DecisionEventData,
+  type DecisionEventType,
   type DecisionUpdatedData,
   type PolicyApproval,
   type ReleaseDecision,
@@ -374,15 +376,25 @@ export function makeReleaseDecisionsStore(
     if (changes !== row.changes) saveChanges.run(changes, decisionId);
     if (!isNew && decided.status === row.status && reasons === row.reasons) return;
     saveState.run({ decision_id: decisionId, status: decided.status, reasons, now });
-    const data: DecisionUpdatedData = {
+    appendEvent(decisionId, now, runId, "release_decision.updated", {
       status: decided.status,
       previous_status: isNew ? null : row.status,
       attempt: row.attempt,
       blocking: decided.reasons.filter((r) => r.blocking).length,
-    };
+    });
+  }
+
+  /** Appends an event to a decision's, and queues its delivery to webhooks. */
+  function appendEvent<T extends DecisionEventType>(
+    decisionId: string,
+    now: string,
+    runId: string | null,
+    type: T,
+    data: DecisionEventData<T>,
+  ): void {
     const sequence = (lastEvent.get(decisionId) as number) + 1;
     const eventId = makeIdGenerator({ now: () => new Date(now) })("event");
-    insertEvent.run(decisionId, sequence, eventId, "release_decision.updated", now, runId, JSON.stringify(data));
+    insertEvent.run(decisionId, sequence, eventId, type, now, runId, JSON.stringify(data));
     outbox.enqueueDecisionEvent(decisionId, sequence, now);
   }
 
