@@ -52309,6 +52309,29 @@ function jsonNestingBeyond(text, max = MAX_NESTING) {
   return void 0;
 }
 
+// server/specs/unicode.ts
+function loneSurrogateAt(value) {
+  const stack = [{ value, path: [] }];
+  while (stack.length > 0) {
+    const { value: node2, path } = stack.pop();
+    if (typeof node2 === "string") {
+      if (!node2.isWellFormed()) return path;
+      continue;
+    }
+    if (node2 === null || typeof node2 !== "object") continue;
+    if (Array.isArray(node2)) {
+      node2.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
+      continue;
+    }
+    for (const [key, item] of Object.entries(node2)) {
+      if (!key.isWellFormed()) return [...path, key];
+      stack.push({ value: item, path: [...path, key] });
+    }
+  }
+  return void 0;
+}
+var LONE_SURROGATE = "is not well-formed Unicode: it holds a lone surrogate (\\ud800\u2013\\udfff)";
+
 // server/specs/read-yaml.ts
 function formatSpecPath(path, prefix = "") {
   let out = prefix;
@@ -52356,6 +52379,13 @@ function readSpecYaml(bytes) {
       problems: [
         { path: formatSpecPath(deeper), message: `nested deeper than ${MAX_NESTING} levels`, line: lineOf2(deeper) }
       ]
+    };
+  }
+  const illFormed = loneSurrogateAt(value);
+  if (illFormed) {
+    return {
+      ok: false,
+      problems: [{ path: formatSpecPath(illFormed), message: `this text ${LONE_SURROGATE}`, line: lineOf2(illFormed) }]
     };
   }
   return { ok: true, source: { bytes, text, value, lineOf: lineOf2 } };
@@ -52416,11 +52446,78 @@ function validateYaml(bytes, schema, prefix = "") {
 
 // server/specs/canonical-json.ts
 var import_node_crypto2 = require("node:crypto");
+
+// node_modules/canonicalize/lib/canonicalize.js
+function hasLoneSurrogate(value) {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i);
+    if (code >= 55296 && code <= 56319) {
+      if (i === value.length - 1) {
+        return true;
+      }
+      const next = value.charCodeAt(i + 1);
+      if (!(next >= 56320 && next <= 57343)) {
+        return true;
+      }
+      i++;
+    } else if (code >= 56320 && code <= 57343) {
+      return true;
+    }
+  }
+  return false;
+}
+function canonicalize(object2, seen = /* @__PURE__ */ new Set()) {
+  if (typeof object2 === "number" && isNaN(object2)) {
+    throw new Error("NaN is not allowed");
+  }
+  if (typeof object2 === "number" && !isFinite(object2)) {
+    throw new Error("Infinity is not allowed");
+  }
+  if (typeof object2 === "string" && hasLoneSurrogate(object2)) {
+    throw new Error("Lone surrogate is not allowed");
+  }
+  if (object2 === null || typeof object2 !== "object") {
+    return JSON.stringify(object2);
+  }
+  if (typeof object2.toJSON === "function") {
+    if (seen.has(object2)) {
+      throw new Error("Circular reference detected");
+    }
+    seen.add(object2);
+    const result2 = canonicalize(object2.toJSON(), seen);
+    seen.delete(object2);
+    return result2;
+  }
+  if (seen.has(object2)) {
+    throw new Error("Circular reference detected");
+  }
+  seen.add(object2);
+  let result;
+  if (Array.isArray(object2)) {
+    const values = object2.map((cv) => {
+      const value = cv === void 0 || typeof cv === "symbol" ? null : cv;
+      return canonicalize(value, seen);
+    });
+    result = `[${values.join(",")}]`;
+  } else {
+    const parts = [];
+    for (const key of Object.keys(object2).sort()) {
+      if (object2[key] === void 0 || typeof object2[key] === "symbol") {
+        continue;
+      }
+      parts.push(`${canonicalize(key)}:${canonicalize(object2[key], seen)}`);
+    }
+    result = `{${parts.join(",")}}`;
+  }
+  seen.delete(object2);
+  return result;
+}
+
+// server/specs/canonical-json.ts
 function toCanonicalJson(value) {
-  return JSON.stringify(value, (_key, inner) => {
-    if (inner === null || typeof inner !== "object" || Array.isArray(inner)) return inner;
-    return Object.fromEntries(Object.entries(inner).sort(([a], [b]) => a < b ? -1 : a > b ? 1 : 0));
-  });
+  const text = canonicalize(value);
+  if (text === void 0) throw new TypeError("A value with no JSON form has no canonical JSON.");
+  return text;
 }
 function gitBlobSha(bytes) {
   return (0, import_node_crypto2.createHash)("sha1").update(`blob ${bytes.byteLength}\0`).update(bytes).digest("hex");

@@ -11,6 +11,8 @@ import { makeKeyUsageRecorder } from "../auth/key-usage.js";
 import { CreateTestSpecBody, DEPRECATIONS, type Deprecation } from "../contract/index.js";
 import { ApiError, coerceError } from "../errors.js";
 import { MAX_NESTING, jsonNestingBeyond } from "../specs/nesting.js";
+import { formatSpecPath } from "../specs/read-yaml.js";
+import { LONE_SURROGATE, loneSurrogateAt } from "../specs/unicode.js";
 import { JsonText } from "./json-text.js";
 import type { Api, ApiDeps, RouteEntry } from "./context.js";
 import { makeErrorHandler } from "./error-response.js";
@@ -104,7 +106,17 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     }
     // A spec's body is parsed where it is read, off the event loop: the route gets its text.
     if (VALIDATED_WHERE_READ.has(request.routeOptions.schema?.body)) return done(null, new JsonText(body as string));
-    parseJson(request, body as string, done);
+    parseJson(request, body as string, (error, value) => {
+      const illFormed = error ? undefined : loneSurrogateAt(value);
+      if (!illFormed) return done(error, value);
+      done(
+        new ApiError("VALIDATION_FAILED", {
+          message: "The request does not match the schema; see details.",
+          details: [{ path: formatSpecPath(illFormed, "body"), message: `this text ${LONE_SURROGATE}` }],
+        }),
+        undefined,
+      );
+    });
   });
   api.addContentTypeParser(YAML_TYPES, { parseAs: "buffer", bodyLimit: deps.bodyLimits.spec }, (_request, body, done) =>
     done(null, body),

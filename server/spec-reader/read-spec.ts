@@ -3,9 +3,10 @@ import type { ErrorDetail } from "../errors.js";
 import { issueDetail } from "../contract/issue-details.js";
 import type { NewTestSpecVersion } from "../store/test-specs.js";
 import { TestSpecDocument, VarsFilePath } from "../specs/document.js";
-import { readSpecYaml } from "../specs/read-yaml.js";
+import { formatSpecPath, readSpecYaml } from "../specs/read-yaml.js";
 import { loadRepositorySpec, type SpecFileProblem } from "../specs/repository-spec.js";
 import { toSpecVersion } from "../specs/spec-version.js";
+import { LONE_SURROGATE, loneSurrogateAt } from "../specs/unicode.js";
 
 /**
  * Reading a spec — its YAML, its tables, validating the whole, its canonical form and version —
@@ -51,6 +52,15 @@ export async function readJsonBody(text: string): Promise<ApiSpecRead> {
     body = JSON.parse(text);
   } catch {
     return { ok: false, code: "MALFORMED_BODY", message: "The request body is not well-formed JSON." };
+  }
+  const illFormed = loneSurrogateAt(body);
+  if (illFormed) {
+    return {
+      ok: false,
+      code: "VALIDATION_FAILED",
+      message: "The request does not match the schema; see details.",
+      details: [{ path: formatSpecPath(illFormed, "body"), message: `this text ${LONE_SURROGATE}` }],
+    };
   }
   const parsed = CreateTestSpecBody.safeParse(body);
   if (!parsed.success) {

@@ -1,11 +1,16 @@
 import { createHash } from "node:crypto";
+import canonicalize from "canonicalize";
 
-/** JSON with object keys sorted at every level: equal documents give equal text. */
+/**
+ * The JSON Canonicalization Scheme (RFC 8785): keys sorted by UTF-16 code units at every level,
+ * numbers as ECMAScript writes them; equal documents give equal text. It refuses what I-JSON
+ * refuses (lone surrogates, NaN): values are checked for those where they come in
+ * (`loneSurrogateAt`), so reaching the throw here is a bug.
+ */
 export function toCanonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_key, inner: unknown) => {
-    if (inner === null || typeof inner !== "object" || Array.isArray(inner)) return inner;
-    return Object.fromEntries(Object.entries(inner).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
-  });
+  const text = canonicalize(value);
+  if (text === undefined) throw new TypeError("A value with no JSON form has no canonical JSON.");
+  return text;
 }
 
 /** The id Git gives a file's bytes (`git hash-object`): SHA-1 of `blob <length>\0<bytes>`. */

@@ -1,5 +1,6 @@
 import { CST, Lexer, LineCounter, parseDocument } from "yaml";
 import { MAX_NESTING, tooDeep } from "./nesting.js";
+import { LONE_SURROGATE, loneSurrogateAt } from "./unicode.js";
 
 export interface SpecProblem {
   /** Where, from the document's root: `scenarios[0].turns`; `spec` for the text as a whole. */
@@ -71,6 +72,13 @@ export function readSpecYaml(bytes: Buffer): { ok: true; source: SpecSource } | 
       problems: [
         { path: formatSpecPath(deeper), message: `nested deeper than ${MAX_NESTING} levels`, line: lineOf(deeper) },
       ],
+    };
+  }
+  const illFormed = loneSurrogateAt(value);
+  if (illFormed) {
+    return {
+      ok: false,
+      problems: [{ path: formatSpecPath(illFormed), message: `this text ${LONE_SURROGATE}`, line: lineOf(illFormed) }],
     };
   }
   return { ok: true, source: { bytes, text, value, lineOf } };

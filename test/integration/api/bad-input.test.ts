@@ -63,6 +63,12 @@ describe("bad input", () => {
       "UNSUPPORTED_MEDIA_TYPE",
     ],
     ["wrong types", (path) => ({ json: wrongTypes[path] }), 400, "VALIDATION_FAILED"],
+    [
+      "a lone surrogate in a string",
+      (path) => ({ body: withLoneSurrogate(JSON.stringify(valid[path])), contentType: "application/json" }),
+      400,
+      "VALIDATION_FAILED",
+    ],
     ["an unknown field", (path) => ({ json: { ...valid[path], surprise: true } }), 400, "VALIDATION_FAILED"],
     [
       "a prototype-polluting key",
@@ -74,6 +80,12 @@ describe("bad input", () => {
       "",
     ],
   ];
+  /** The first string value (not a key) with the escape of a lone surrogate added: valid JSON, not I-JSON. */
+  const withLoneSurrogate = (json: string) => {
+    const changed = json.replace(/"([^"]*)"(?=[,}\]])/, '"$1\\ud800"');
+    expect(changed).not.toBe(json);
+    return changed;
+  };
   const endpoints = ["/v1/projects", "/v1/agents", "/v1/environments", "/v1/test-specs", "/v1/runs"];
   const cases = endpoints.flatMap((path) =>
     variants.map(([name, make, status, code]) => [path, name, make, status, code] as const),
@@ -91,6 +103,25 @@ describe("bad input", () => {
     if (code) expect(response.body.error.code).toBe(code);
     expect(response.text).not.toMatch(/\bat .*\.(ts|js):\d+/); // no stack trace
     expect(t.service.store.countRows()).toEqual(before);
+  });
+
+  it("names the string that holds a lone surrogate, in a spec as in any body", async () => {
+    const spec = JSON.stringify(valid["/v1/test-specs"]).replace('"name":"', '"name":"\\udc00');
+    for (const [path, body, named] of [
+      ["/v1/agents", '{"name":"a\\ud83d","version":"1"}', "body.name"],
+      ["/v1/test-specs", spec, "body.spec.name"],
+    ] as const) {
+      const response = await p.client.call("POST", path, { body, contentType: "application/json" });
+      expect(response.status).toBe(400);
+      expect(response.body.error.details).toEqual([{ path: named, message: expect.stringMatching(/lone surrogate/) }]);
+    }
+    // A surrogate pair is a character like any other.
+    const pair = await p.client.call("POST", "/v1/agents", {
+      body: '{"name":"smiling","version":"1","description":"smile \\ud83d\\ude00"}',
+      contentType: "application/json",
+    });
+    expect(pair.status).toBe(201);
+    expect(pair.body.description).toBe("smile \u{1F600}");
   });
 
   it("names every failing field", async () => {

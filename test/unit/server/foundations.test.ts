@@ -75,6 +75,37 @@ describe("canonical JSON", () => {
     );
     expect(contentAddress({ a: 1, b: 2 })).toBe(contentAddress({ b: 2, a: 1 }));
   });
+
+  it("is RFC 8785's: keys in UTF-16 code-unit order, numbers as ECMAScript writes them", () => {
+    // The sorting example of RFC 8785 §3.2.3: the emoji's surrogate pair sorts before U+FB33.
+    const keys = {
+      "\u20ac": "Euro Sign",
+      "\r": "Carriage Return",
+      "\ufb33": "Hebrew Letter Dalet With Dagesh",
+      "1": "One",
+      "\ud83d\ude00": "Emoji: Grinning Face",
+      "\u0080": "Control",
+      "\u00f6": "Latin Small Letter O With Diaeresis",
+    };
+    // (Read from the text: a parsed object would list the integer-like key "1" first.)
+    expect([...toCanonicalJson(keys).matchAll(/:"([^"]+)"/g)].map((match) => match[1])).toEqual([
+      "Carriage Return",
+      "One",
+      "Control",
+      "Latin Small Letter O With Diaeresis",
+      "Euro Sign",
+      "Emoji: Grinning Face",
+      "Hebrew Letter Dalet With Dagesh",
+    ]);
+    expect(toCanonicalJson([1e21, 1e-7, -0, 0.000001, Number("333333333.33333329"), 4.5])).toBe(
+      "[1e+21,1e-7,0,0.000001,333333333.3333333,4.5]",
+    );
+  });
+
+  it("refuses what I-JSON refuses, rather than writing text another implementation would not", () => {
+    expect(() => toCanonicalJson({ a: "\ud800" })).toThrow(/surrogate/i);
+    expect(() => toCanonicalJson([Number.NaN])).toThrow(/NaN/);
+  });
 });
 
 describe("migrate", () => {

@@ -17,6 +17,18 @@ describe("reading a spec sent to the API", () => {
     });
   });
 
+  it("refuses a string that is not well-formed Unicode, by its path and line", () => {
+    const read = readYamlBody(
+      Buffer.from('schema_version: "1"\nname: x\nscenarios:\n  - id: s\n    turns:\n      - user: "hi \\ud800"\n'),
+      null,
+    );
+    expect(read.ok).toBe(false);
+    if (read.ok) return;
+    expect(read.details).toEqual([
+      { path: "scenarios[0].turns[0].user", message: expect.stringMatching(/lone surrogate.*\(line 6\)$/) },
+    ]);
+  });
+
   it("names every failing field of a JSON body, unknown fields included, as the routes do", async () => {
     const read = await readJsonBody(
       JSON.stringify({
