@@ -2,54 +2,18 @@ import type { AssureConfig } from "../contract/assure-config.js";
 import type { GateSpec, Scenario, TestSpecDocument } from "../specs/document.js";
 import { SEVERITY_RANK } from "../specs/severity-rank.js";
 import { contentAddress } from "../specs/canonical-json.js";
+import { reportsRemoval, scenarioChecks, standaloneChecks, type CaseCheck } from "../specs/evaluation-kinds/index.js";
 import { scenarioCases } from "../specs/scenario-cases.js";
 
 /**
  * Each check of a spec, as written in its scenario (not per row of a table: rows are compared on
- * their own) or as a probe, with what it checks: a metric without its threshold (compared on its
- * own), a probe without its repeats and description. The conversation a check is made in is compared
- * apart (conversationOf), and so are the tools.
+ * their own) or as a probe, with what its kind says it checks: a metric without its threshold
+ * (compared on its own), a probe without its repeats and description. The conversation a check is
+ * made in is compared apart (conversationOf), and so are the tools.
  */
-function* checksOf(spec: TestSpecDocument): Generator<{
-  case_id: string;
-  kind: "expectation" | "metric" | "probe";
-  scenario_id: string;
-  spec_path: string;
-  definition: string;
-}> {
-  for (const [s, scenario] of (spec.scenarios ?? []).entries()) {
-    const at = (where: string) => ({
-      case_id: `${scenario.id} ${where}`,
-      scenario_id: scenario.id,
-      spec_path: `scenarios[${s}].${where}`,
-    });
-    for (const [t, turn] of scenario.turns.entries()) {
-      for (const [e, expectation] of (turn.expect ?? []).entries()) {
-        yield { ...at(`turns[${t}].expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
-      }
-    }
-    for (const [e, expectation] of (scenario.expect ?? []).entries()) {
-      yield { ...at(`expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
-    }
-    for (const [m, metric] of (scenario.metrics ?? []).entries()) {
-      yield {
-        ...at(`metrics[${m}]`),
-        case_id: `${scenario.id} metric ${metric.id}`,
-        kind: "metric",
-        definition: contentAddress({ criteria: metric.criteria, scope: metric.scope }),
-      };
-    }
-  }
-  for (const [p, probe] of (spec.security ?? []).entries()) {
-    const { repeat: _repeat, description: _description, ...checked } = probe;
-    yield {
-      case_id: `${probe.id} probe`,
-      kind: "probe",
-      scenario_id: probe.id,
-      spec_path: `security[${p}]`,
-      definition: contentAddress(checked),
-    };
-  }
+function* checksOf(spec: TestSpecDocument): Generator<CaseCheck> {
+  for (const [s, scenario] of (spec.scenarios ?? []).entries()) yield* scenarioChecks(scenario, s, scenario.id);
+  yield* standaloneChecks(spec);
 }
 
 /**
@@ -258,13 +222,13 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
 
   // Checks removed or changed where their scenario or probe is still there. Metrics are compared
   // without their threshold (above), probes without their repeats.
-  const headChecks = new Map([...checksOf(head)].map((c) => [c.case_id, c.definition]));
+  const headChecks = new Map([...checksOf(head)].map((c) => [c.case_id, contentAddress(c.definition)]));
   for (const c of checksOf(base)) {
     if (removedScenarios.has(c.scenario_id)) continue;
     const other = headChecks.get(c.case_id);
     if (other === undefined) {
-      if (c.kind === "expectation") add("removed", at(c.spec_path), `the check '${c.case_id}' is removed`);
-    } else if (other !== c.definition) {
+      if (reportsRemoval(c.kind)) add("removed", at(c.spec_path), `the check '${c.case_id}' is removed`);
+    } else if (other !== contentAddress(c.definition)) {
       add("changed", at(c.spec_path), `the check '${c.case_id}' is changed: approve it if it is not weaker`);
     }
   }

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { EVALUATION_PREFIXES } from "./evaluation-kinds/index.js";
 import { Expectation } from "./expectations/index.js";
 import { MAX_CONVERSATIONS_PER_SPEC } from "./vars.js";
 import { Fraction, JsonObject, JsonValue, LocalId, Text, ToolName } from "./primitives.js";
@@ -15,17 +16,14 @@ const GateCode = z
   );
 
 /**
- * How the service names the evaluations it makes itself, by their kind: `expect.tool_called`,
- * `probe.<probe id>`, `detector.<name>` (a spec metric is named by its own id). A spec's metric
- * may not take one of these prefixes, nor a probe the detectors' (its findings share the name).
+ * The names the service gives the evaluations it makes itself, by their kind (a spec metric is
+ * named by its own id): a spec's metric may not take one of these prefixes, nor a probe the
+ * detectors' (its findings share the name).
  */
-export const EVALUATION_PREFIXES = {
-  expectation: "expect.",
-  probe: "probe.",
-  detector: "detector.",
-  budget: "budget.",
-} as const;
-export const RESERVED_METRIC_PREFIXES = Object.values(EVALUATION_PREFIXES);
+export { EVALUATION_PREFIXES } from "./evaluation-kinds/index.js";
+// Typed here as plain strings: the kinds' types read this document's, so its schemas' types may not read theirs.
+export const RESERVED_METRIC_PREFIXES: readonly string[] = Object.values(EVALUATION_PREFIXES);
+const DETECTOR_PREFIX: string = EVALUATION_PREFIXES.detector;
 
 /** A release decision's own gate, for what a pull request removes or relaxes in the base branch's policy. */
 export const POLICY_GATE_ID = "policy";
@@ -122,8 +120,8 @@ export const Scenario = z.strictObject({
 export type Scenario = z.infer<typeof Scenario>;
 
 export const SecurityProbe = z.strictObject({
-  id: LocalId.refine((id) => !id.startsWith(EVALUATION_PREFIXES.detector), {
-    message: `probe ids may not start with ${EVALUATION_PREFIXES.detector}: it names the built-in detectors' findings`,
+  id: LocalId.refine((id) => !id.startsWith(DETECTOR_PREFIX), {
+    message: `probe ids may not start with ${DETECTOR_PREFIX}: it names the built-in detectors' findings`,
   }),
   category: ProbeCategory,
   severity: Severity,
