@@ -8,7 +8,7 @@ import {
 } from "../contract/index.js";
 import type { EvaluationDraft, FindingDraft } from "./evaluator.js";
 import { SEVERITY_RANK } from "../specs/severity-rank.js";
-import { decideRate, percent } from "./statistics.js";
+import { decideRate, percent } from "../specs/pass-rate.js";
 
 export type GateStatus = "passed" | "failed" | "inconclusive";
 
