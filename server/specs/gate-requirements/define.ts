@@ -60,6 +60,9 @@ export interface RequireChange {
  * beside any): its fields in the spec format and what it means. Adding one is a file that defines
  * one, and a line in `index.ts`; the spec format, its JSON Schema, validation, the run's gates, what
  * a gate's `no_regression` covers and the policy changes that loosen it follow from it.
+ *
+ * A requirement's type is written out, not inferred (`GateRequirement<typeof fields, Named<typeof
+ * fields, "metric">>`): the document's type is made of its fields', and its methods read the document.
  */
 export interface GateRequirement<
   Fields extends z.ZodRawShape = z.ZodRawShape,
