@@ -27,7 +27,7 @@ describe("gate requirements", () => {
     for (const requirement of GATE_REQUIREMENTS) expect(Object.keys(requirement.fields)[0]).toBe(requirement.name);
   });
 
-  describe.each(NAMES)("%s", (name) => {
+  describe.each(Object.keys(NAMING))("%s", (name) => {
     const { require, described } = NAMING[name]!;
 
     it("is a gate's requirement alone, or beside no_regression", () => {
