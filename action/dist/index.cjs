@@ -5804,35 +5804,35 @@ var require_client_h1 = __commonJS({
       return await WebAssembly.instantiate(mod, {
         env: {
           /* eslint-disable camelcase */
-          wasm_on_url: (p, at, len) => {
+          wasm_on_url: (p, at2, len) => {
             return 0;
           },
-          wasm_on_status: (p, at, len) => {
+          wasm_on_status: (p, at2, len) => {
             assert2(currentParser.ptr === p);
-            const start = at - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onStatus(new FastBuffer(currentBufferRef.buffer, start, len)) || 0;
           },
           wasm_on_message_begin: (p) => {
             assert2(currentParser.ptr === p);
             return currentParser.onMessageBegin() || 0;
           },
-          wasm_on_header_field: (p, at, len) => {
+          wasm_on_header_field: (p, at2, len) => {
             assert2(currentParser.ptr === p);
-            const start = at - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onHeaderField(new FastBuffer(currentBufferRef.buffer, start, len)) || 0;
           },
-          wasm_on_header_value: (p, at, len) => {
+          wasm_on_header_value: (p, at2, len) => {
             assert2(currentParser.ptr === p);
-            const start = at - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onHeaderValue(new FastBuffer(currentBufferRef.buffer, start, len)) || 0;
           },
           wasm_on_headers_complete: (p, statusCode, upgrade, shouldKeepAlive) => {
             assert2(currentParser.ptr === p);
             return currentParser.onHeadersComplete(statusCode, Boolean(upgrade), Boolean(shouldKeepAlive)) || 0;
           },
-          wasm_on_body: (p, at, len) => {
+          wasm_on_body: (p, at2, len) => {
             assert2(currentParser.ptr === p);
-            const start = at - currentBufferPtr + currentBufferRef.byteOffset;
+            const start = at2 - currentBufferPtr + currentBufferRef.byteOffset;
             return currentParser.onBody(new FastBuffer(currentBufferRef.buffer, start, len)) || 0;
           },
           wasm_on_message_complete: (p) => {
@@ -19148,6 +19148,1962 @@ var require_undici = __commonJS({
   }
 });
 
+// node_modules/@stdlib/utils-define-property/lib/define_property.js
+var require_define_property = __commonJS({
+  "node_modules/@stdlib/utils-define-property/lib/define_property.js"(exports2, module2) {
+    "use strict";
+    var main = typeof Object.defineProperty === "function" ? Object.defineProperty : null;
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/utils-define-property/lib/has_define_property_support.js
+var require_has_define_property_support = __commonJS({
+  "node_modules/@stdlib/utils-define-property/lib/has_define_property_support.js"(exports2, module2) {
+    "use strict";
+    var defineProperty = require_define_property();
+    function hasDefinePropertySupport() {
+      try {
+        defineProperty({}, "x", {});
+        return true;
+      } catch (err) {
+        return false;
+      }
+    }
+    module2.exports = hasDefinePropertySupport;
+  }
+});
+
+// node_modules/@stdlib/utils-define-property/lib/builtin.js
+var require_builtin = __commonJS({
+  "node_modules/@stdlib/utils-define-property/lib/builtin.js"(exports2, module2) {
+    "use strict";
+    var defineProperty = Object.defineProperty;
+    module2.exports = defineProperty;
+  }
+});
+
+// node_modules/@stdlib/string-base-format-interpolate/lib/is_number.js
+var require_is_number = __commonJS({
+  "node_modules/@stdlib/string-base-format-interpolate/lib/is_number.js"(exports2, module2) {
+    "use strict";
+    function isNumber(value) {
+      return typeof value === "number";
+    }
+    module2.exports = isNumber;
+  }
+});
+
+// node_modules/@stdlib/string-base-format-interpolate/lib/zero_pad.js
+var require_zero_pad = __commonJS({
+  "node_modules/@stdlib/string-base-format-interpolate/lib/zero_pad.js"(exports2, module2) {
+    "use strict";
+    function startsWithMinus(str) {
+      return str[0] === "-";
+    }
+    function zeros(n) {
+      var out = "";
+      var i;
+      for (i = 0; i < n; i++) {
+        out += "0";
+      }
+      return out;
+    }
+    function zeroPad(str, width, right) {
+      var negative = false;
+      var pad = width - str.length;
+      if (pad < 0) {
+        return str;
+      }
+      if (startsWithMinus(str)) {
+        negative = true;
+        str = str.substr(1);
+      }
+      str = right ? str + zeros(pad) : zeros(pad) + str;
+      if (negative) {
+        str = "-" + str;
+      }
+      return str;
+    }
+    module2.exports = zeroPad;
+  }
+});
+
+// node_modules/@stdlib/string-base-format-interpolate/lib/format_integer.js
+var require_format_integer = __commonJS({
+  "node_modules/@stdlib/string-base-format-interpolate/lib/format_integer.js"(exports2, module2) {
+    "use strict";
+    var isNumber = require_is_number();
+    var zeroPad = require_zero_pad();
+    var lowercase2 = String.prototype.toLowerCase;
+    var uppercase2 = String.prototype.toUpperCase;
+    function formatInteger(token) {
+      var base;
+      var out;
+      var i;
+      switch (token.specifier) {
+        case "b":
+          base = 2;
+          break;
+        case "o":
+          base = 8;
+          break;
+        case "x":
+        case "X":
+          base = 16;
+          break;
+        case "d":
+        case "i":
+        case "u":
+        default:
+          base = 10;
+          break;
+      }
+      out = token.arg;
+      i = parseInt(out, 10);
+      if (!isFinite(i)) {
+        if (!isNumber(out)) {
+          throw new Error("invalid integer. Value: " + out);
+        }
+        i = 0;
+      }
+      if (i < 0 && (token.specifier === "u" || base !== 10)) {
+        i = 4294967295 + i + 1;
+      }
+      if (i < 0) {
+        out = (-i).toString(base);
+        if (token.precision) {
+          out = zeroPad(out, token.precision, token.padRight);
+        }
+        out = "-" + out;
+      } else {
+        out = i.toString(base);
+        if (!i && !token.precision) {
+          out = "";
+        } else if (token.precision) {
+          out = zeroPad(out, token.precision, token.padRight);
+        }
+        if (token.sign) {
+          out = token.sign + out;
+        }
+      }
+      if (base === 16) {
+        if (token.alternate) {
+          out = "0x" + out;
+        }
+        out = token.specifier === uppercase2.call(token.specifier) ? uppercase2.call(out) : lowercase2.call(out);
+      }
+      if (base === 8) {
+        if (token.alternate && out.charAt(0) !== "0") {
+          out = "0" + out;
+        }
+      }
+      return out;
+    }
+    module2.exports = formatInteger;
+  }
+});
+
+// node_modules/@stdlib/string-base-format-interpolate/lib/is_string.js
+var require_is_string = __commonJS({
+  "node_modules/@stdlib/string-base-format-interpolate/lib/is_string.js"(exports2, module2) {
+    "use strict";
+    function isString(value) {
+      return typeof value === "string";
+    }
+    module2.exports = isString;
+  }
+});
+
+// node_modules/@stdlib/string-base-format-interpolate/lib/format_double.js
+var require_format_double = __commonJS({
+  "node_modules/@stdlib/string-base-format-interpolate/lib/format_double.js"(exports2, module2) {
+    "use strict";
+    var abs = Math.abs;
+    var lowercase2 = String.prototype.toLowerCase;
+    var uppercase2 = String.prototype.toUpperCase;
+    var replace = String.prototype.replace;
+    var RE_EXP_POS_DIGITS = /e\+(\d)$/;
+    var RE_EXP_NEG_DIGITS = /e-(\d)$/;
+    var RE_ONLY_DIGITS = /^(\d+)$/;
+    var RE_DIGITS_BEFORE_EXP = /^(\d+)e/;
+    var RE_TRAILING_PERIOD_ZERO = /\.0$/;
+    var RE_PERIOD_ZERO_EXP = /\.0*e/;
+    var RE_ZERO_BEFORE_EXP = /(\..*[^0])0*e/;
+    function formatDouble(f, token) {
+      var digits;
+      var out;
+      switch (token.specifier) {
+        case "e":
+        case "E":
+          out = f.toExponential(token.precision);
+          break;
+        case "f":
+        case "F":
+          out = f.toFixed(token.precision);
+          break;
+        case "g":
+        case "G":
+          if (abs(f) < 1e-4) {
+            digits = token.precision;
+            if (digits > 0) {
+              digits -= 1;
+            }
+            out = f.toExponential(digits);
+          } else {
+            out = f.toPrecision(token.precision);
+          }
+          if (!token.alternate) {
+            out = replace.call(out, RE_ZERO_BEFORE_EXP, "$1e");
+            out = replace.call(out, RE_PERIOD_ZERO_EXP, "e");
+            out = replace.call(out, RE_TRAILING_PERIOD_ZERO, "");
+          }
+          break;
+        default:
+          throw new Error("invalid double notation. Value: " + token.specifier);
+      }
+      out = replace.call(out, RE_EXP_POS_DIGITS, "e+0$1");
+      out = replace.call(out, RE_EXP_NEG_DIGITS, "e-0$1");
+      if (token.alternate) {
+        out = replace.call(out, RE_ONLY_DIGITS, "$1.");
+        out = replace.call(out, RE_DIGITS_BEFORE_EXP, "$1.e");
+      }
+      if (f >= 0 && token.sign) {
+        out = token.sign + out;
+      }
+      out = token.specifier === uppercase2.call(token.specifier) ? uppercase2.call(out) : lowercase2.call(out);
+      return out;
+    }
+    module2.exports = formatDouble;
+  }
+});
+
+// node_modules/@stdlib/string-base-format-interpolate/lib/space_pad.js
+var require_space_pad = __commonJS({
+  "node_modules/@stdlib/string-base-format-interpolate/lib/space_pad.js"(exports2, module2) {
+    "use strict";
+    function spaces(n) {
+      var out = "";
+      var i;
+      for (i = 0; i < n; i++) {
+        out += " ";
+      }
+      return out;
+    }
+    function spacePad(str, width, right) {
+      var pad = width - str.length;
+      if (pad < 0) {
+        return str;
+      }
+      str = right ? str + spaces(pad) : spaces(pad) + str;
+      return str;
+    }
+    module2.exports = spacePad;
+  }
+});
+
+// node_modules/@stdlib/string-base-format-interpolate/lib/main.js
+var require_main = __commonJS({
+  "node_modules/@stdlib/string-base-format-interpolate/lib/main.js"(exports2, module2) {
+    "use strict";
+    var formatInteger = require_format_integer();
+    var isString = require_is_string();
+    var isNumber = require_is_number();
+    var formatDouble = require_format_double();
+    var spacePad = require_space_pad();
+    var zeroPad = require_zero_pad();
+    var fromCharCode = String.fromCharCode;
+    var isArray = Array.isArray;
+    function isnan(value) {
+      return value !== value;
+    }
+    function initialize(token) {
+      var out = {};
+      out.specifier = token.specifier;
+      out.precision = token.precision === void 0 ? 1 : token.precision;
+      out.width = token.width;
+      out.flags = token.flags || "";
+      out.mapping = token.mapping;
+      return out;
+    }
+    function formatInterpolate(tokens) {
+      var hasPeriod;
+      var flags;
+      var token;
+      var flag;
+      var num;
+      var out;
+      var pos;
+      var f;
+      var i;
+      var j;
+      if (!isArray(tokens)) {
+        throw new TypeError("invalid argument. First argument must be an array. Value: `" + tokens + "`.");
+      }
+      out = "";
+      pos = 1;
+      for (i = 0; i < tokens.length; i++) {
+        token = tokens[i];
+        if (isString(token)) {
+          out += token;
+        } else {
+          hasPeriod = token.precision !== void 0;
+          token = initialize(token);
+          if (!token.specifier) {
+            throw new TypeError("invalid argument. Token is missing `specifier` property. Index: `" + i + "`. Value: `" + token + "`.");
+          }
+          if (token.mapping) {
+            pos = token.mapping;
+          }
+          flags = token.flags;
+          for (j = 0; j < flags.length; j++) {
+            flag = flags.charAt(j);
+            switch (flag) {
+              case " ":
+                token.sign = " ";
+                break;
+              case "+":
+                token.sign = "+";
+                break;
+              case "-":
+                token.padRight = true;
+                token.padZeros = false;
+                break;
+              case "0":
+                token.padZeros = flags.indexOf("-") < 0;
+                break;
+              case "#":
+                token.alternate = true;
+                break;
+              default:
+                throw new Error("invalid flag: " + flag);
+            }
+          }
+          if (token.width === "*") {
+            token.width = parseInt(arguments[pos], 10);
+            pos += 1;
+            if (isnan(token.width)) {
+              throw new TypeError("the argument for * width at position " + pos + " is not a number. Value: `" + token.width + "`.");
+            }
+            if (token.width < 0) {
+              token.padRight = true;
+              token.width = -token.width;
+            }
+          }
+          if (hasPeriod) {
+            if (token.precision === "*") {
+              token.precision = parseInt(arguments[pos], 10);
+              pos += 1;
+              if (isnan(token.precision)) {
+                throw new TypeError("the argument for * precision at position " + pos + " is not a number. Value: `" + token.precision + "`.");
+              }
+              if (token.precision < 0) {
+                token.precision = 1;
+                hasPeriod = false;
+              }
+            }
+          }
+          token.arg = arguments[pos];
+          switch (token.specifier) {
+            case "b":
+            case "o":
+            case "x":
+            case "X":
+            case "d":
+            case "i":
+            case "u":
+              if (hasPeriod) {
+                token.padZeros = false;
+              }
+              token.arg = formatInteger(token);
+              break;
+            case "s":
+              token.maxWidth = hasPeriod ? token.precision : -1;
+              token.arg = String(token.arg);
+              break;
+            case "c":
+              if (!isnan(token.arg)) {
+                num = parseInt(token.arg, 10);
+                if (num < 0 || num > 127) {
+                  throw new Error("invalid character code. Value: " + token.arg);
+                }
+                token.arg = isnan(num) ? String(token.arg) : fromCharCode(num);
+              }
+              break;
+            case "e":
+            case "E":
+            case "f":
+            case "F":
+            case "g":
+            case "G":
+              if (!hasPeriod) {
+                token.precision = 6;
+              }
+              f = parseFloat(token.arg);
+              if (!isFinite(f)) {
+                if (!isNumber(token.arg)) {
+                  throw new Error("invalid floating-point number. Value: " + out);
+                }
+                f = token.arg;
+                token.padZeros = false;
+              }
+              token.arg = formatDouble(f, token);
+              break;
+            default:
+              throw new Error("invalid specifier: " + token.specifier);
+          }
+          if (token.maxWidth >= 0 && token.arg.length > token.maxWidth) {
+            token.arg = token.arg.substring(0, token.maxWidth);
+          }
+          if (token.padZeros) {
+            token.arg = zeroPad(token.arg, token.width || token.precision, token.padRight);
+          } else if (token.width) {
+            token.arg = spacePad(token.arg, token.width, token.padRight);
+          }
+          out += token.arg || "";
+          pos += 1;
+        }
+      }
+      return out;
+    }
+    module2.exports = formatInterpolate;
+  }
+});
+
+// node_modules/@stdlib/string-base-format-interpolate/lib/index.js
+var require_lib = __commonJS({
+  "node_modules/@stdlib/string-base-format-interpolate/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/string-base-format-tokenize/lib/main.js
+var require_main2 = __commonJS({
+  "node_modules/@stdlib/string-base-format-tokenize/lib/main.js"(exports2, module2) {
+    "use strict";
+    var RE = /%(?:([1-9]\d*)\$)?([0 +\-#]*)(\*|\d+)?(?:(\.)(\*|\d+)?)?[hlL]?([%A-Za-z])/g;
+    function parse6(match) {
+      var token = {
+        "mapping": match[1] ? parseInt(match[1], 10) : void 0,
+        "flags": match[2],
+        "width": match[3],
+        "precision": match[5],
+        "specifier": match[6]
+      };
+      if (match[4] === "." && match[5] === void 0) {
+        token.precision = "1";
+      }
+      return token;
+    }
+    function formatTokenize(str) {
+      var content;
+      var tokens;
+      var match;
+      var prev;
+      tokens = [];
+      prev = 0;
+      match = RE.exec(str);
+      while (match) {
+        content = str.slice(prev, RE.lastIndex - match[0].length);
+        if (content.length) {
+          tokens.push(content);
+        }
+        if (match[6] === "%") {
+          tokens.push("%");
+        } else {
+          tokens.push(parse6(match));
+        }
+        prev = RE.lastIndex;
+        match = RE.exec(str);
+      }
+      content = str.slice(prev);
+      if (content.length) {
+        tokens.push(content);
+      }
+      return tokens;
+    }
+    module2.exports = formatTokenize;
+  }
+});
+
+// node_modules/@stdlib/string-base-format-tokenize/lib/index.js
+var require_lib2 = __commonJS({
+  "node_modules/@stdlib/string-base-format-tokenize/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main2();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/string-format/lib/is_string.js
+var require_is_string2 = __commonJS({
+  "node_modules/@stdlib/string-format/lib/is_string.js"(exports2, module2) {
+    "use strict";
+    function isString(value) {
+      return typeof value === "string";
+    }
+    module2.exports = isString;
+  }
+});
+
+// node_modules/@stdlib/string-format/lib/main.js
+var require_main3 = __commonJS({
+  "node_modules/@stdlib/string-format/lib/main.js"(exports2, module2) {
+    "use strict";
+    var interpolate = require_lib();
+    var tokenize = require_lib2();
+    var isString = require_is_string2();
+    function format(str) {
+      var args;
+      var i;
+      if (!isString(str)) {
+        throw new TypeError(format("invalid argument. First argument must be a string. Value: `%s`.", str));
+      }
+      args = [tokenize(str)];
+      for (i = 1; i < arguments.length; i++) {
+        args.push(arguments[i]);
+      }
+      return interpolate.apply(null, args);
+    }
+    module2.exports = format;
+  }
+});
+
+// node_modules/@stdlib/string-format/lib/index.js
+var require_lib3 = __commonJS({
+  "node_modules/@stdlib/string-format/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main3();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/utils-define-property/lib/polyfill.js
+var require_polyfill = __commonJS({
+  "node_modules/@stdlib/utils-define-property/lib/polyfill.js"(exports2, module2) {
+    "use strict";
+    var format = require_lib3();
+    var objectProtoype = Object.prototype;
+    var toStr = objectProtoype.toString;
+    var defineGetter = objectProtoype.__defineGetter__;
+    var defineSetter = objectProtoype.__defineSetter__;
+    var lookupGetter = objectProtoype.__lookupGetter__;
+    var lookupSetter = objectProtoype.__lookupSetter__;
+    function defineProperty(obj, prop, descriptor) {
+      var prototype;
+      var hasValue;
+      var hasGet;
+      var hasSet;
+      if (typeof obj !== "object" || obj === null || toStr.call(obj) === "[object Array]") {
+        throw new TypeError(format("invalid argument. First argument must be an object. Value: `%s`.", obj));
+      }
+      if (typeof descriptor !== "object" || descriptor === null || toStr.call(descriptor) === "[object Array]") {
+        throw new TypeError(format("invalid argument. Property descriptor must be an object. Value: `%s`.", descriptor));
+      }
+      hasValue = "value" in descriptor;
+      if (hasValue) {
+        if (lookupGetter.call(obj, prop) || lookupSetter.call(obj, prop)) {
+          prototype = obj.__proto__;
+          obj.__proto__ = objectProtoype;
+          delete obj[prop];
+          obj[prop] = descriptor.value;
+          obj.__proto__ = prototype;
+        } else {
+          obj[prop] = descriptor.value;
+        }
+      }
+      hasGet = "get" in descriptor;
+      hasSet = "set" in descriptor;
+      if (hasValue && (hasGet || hasSet)) {
+        throw new Error("invalid argument. Cannot specify one or more accessors and a value or writable attribute in the property descriptor.");
+      }
+      if (hasGet && defineGetter) {
+        defineGetter.call(obj, prop, descriptor.get);
+      }
+      if (hasSet && defineSetter) {
+        defineSetter.call(obj, prop, descriptor.set);
+      }
+      return obj;
+    }
+    module2.exports = defineProperty;
+  }
+});
+
+// node_modules/@stdlib/utils-define-property/lib/index.js
+var require_lib4 = __commonJS({
+  "node_modules/@stdlib/utils-define-property/lib/index.js"(exports2, module2) {
+    "use strict";
+    var hasDefinePropertySupport = require_has_define_property_support();
+    var builtin = require_builtin();
+    var polyfill = require_polyfill();
+    var defineProperty;
+    if (hasDefinePropertySupport()) {
+      defineProperty = builtin;
+    } else {
+      defineProperty = polyfill;
+    }
+    module2.exports = defineProperty;
+  }
+});
+
+// node_modules/@stdlib/utils-define-nonenumerable-read-only-property/lib/main.js
+var require_main4 = __commonJS({
+  "node_modules/@stdlib/utils-define-nonenumerable-read-only-property/lib/main.js"(exports2, module2) {
+    "use strict";
+    var defineProperty = require_lib4();
+    function setNonEnumerableReadOnly(obj, prop, value) {
+      defineProperty(obj, prop, {
+        "configurable": false,
+        "enumerable": false,
+        "writable": false,
+        "value": value
+      });
+    }
+    module2.exports = setNonEnumerableReadOnly;
+  }
+});
+
+// node_modules/@stdlib/utils-define-nonenumerable-read-only-property/lib/index.js
+var require_lib5 = __commonJS({
+  "node_modules/@stdlib/utils-define-nonenumerable-read-only-property/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main4();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/math-base-assert-is-nan/lib/main.js
+var require_main5 = __commonJS({
+  "node_modules/@stdlib/math-base-assert-is-nan/lib/main.js"(exports2, module2) {
+    "use strict";
+    function isnan(x) {
+      return x !== x;
+    }
+    module2.exports = isnan;
+  }
+});
+
+// node_modules/@stdlib/math-base-assert-is-nan/lib/index.js
+var require_lib6 = __commonJS({
+  "node_modules/@stdlib/math-base-assert-is-nan/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main5();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-sqrt/lib/main.js
+var require_main6 = __commonJS({
+  "node_modules/@stdlib/math-base-special-sqrt/lib/main.js"(exports2, module2) {
+    "use strict";
+    var sqrt = Math.sqrt;
+    module2.exports = sqrt;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-sqrt/lib/index.js
+var require_lib7 = __commonJS({
+  "node_modules/@stdlib/math-base-special-sqrt/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main6();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/assert-has-symbol-support/lib/main.js
+var require_main7 = __commonJS({
+  "node_modules/@stdlib/assert-has-symbol-support/lib/main.js"(exports2, module2) {
+    "use strict";
+    function hasSymbolSupport() {
+      return typeof Symbol === "function" && typeof /* @__PURE__ */ Symbol("foo") === "symbol";
+    }
+    module2.exports = hasSymbolSupport;
+  }
+});
+
+// node_modules/@stdlib/assert-has-symbol-support/lib/index.js
+var require_lib8 = __commonJS({
+  "node_modules/@stdlib/assert-has-symbol-support/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main7();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/assert-has-tostringtag-support/lib/main.js
+var require_main8 = __commonJS({
+  "node_modules/@stdlib/assert-has-tostringtag-support/lib/main.js"(exports2, module2) {
+    "use strict";
+    var hasSymbols = require_lib8();
+    var FLG = hasSymbols();
+    function hasToStringTagSupport() {
+      return FLG && typeof Symbol.toStringTag === "symbol";
+    }
+    module2.exports = hasToStringTagSupport;
+  }
+});
+
+// node_modules/@stdlib/assert-has-tostringtag-support/lib/index.js
+var require_lib9 = __commonJS({
+  "node_modules/@stdlib/assert-has-tostringtag-support/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main8();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/utils-native-class/lib/tostring.js
+var require_tostring = __commonJS({
+  "node_modules/@stdlib/utils-native-class/lib/tostring.js"(exports2, module2) {
+    "use strict";
+    var toStr = Object.prototype.toString;
+    module2.exports = toStr;
+  }
+});
+
+// node_modules/@stdlib/utils-native-class/lib/main.js
+var require_main9 = __commonJS({
+  "node_modules/@stdlib/utils-native-class/lib/main.js"(exports2, module2) {
+    "use strict";
+    var toStr = require_tostring();
+    function nativeClass(v) {
+      return toStr.call(v);
+    }
+    module2.exports = nativeClass;
+  }
+});
+
+// node_modules/@stdlib/assert-has-own-property/lib/main.js
+var require_main10 = __commonJS({
+  "node_modules/@stdlib/assert-has-own-property/lib/main.js"(exports2, module2) {
+    "use strict";
+    var has = Object.prototype.hasOwnProperty;
+    function hasOwnProp(value, property) {
+      if (value === void 0 || value === null) {
+        return false;
+      }
+      return has.call(value, property);
+    }
+    module2.exports = hasOwnProp;
+  }
+});
+
+// node_modules/@stdlib/assert-has-own-property/lib/index.js
+var require_lib10 = __commonJS({
+  "node_modules/@stdlib/assert-has-own-property/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main10();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/symbol-ctor/lib/main.js
+var require_main11 = __commonJS({
+  "node_modules/@stdlib/symbol-ctor/lib/main.js"(exports2, module2) {
+    "use strict";
+    var Sym = typeof Symbol === "function" ? Symbol : void 0;
+    module2.exports = Sym;
+  }
+});
+
+// node_modules/@stdlib/symbol-ctor/lib/index.js
+var require_lib11 = __commonJS({
+  "node_modules/@stdlib/symbol-ctor/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main11();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/utils-native-class/lib/tostringtag.js
+var require_tostringtag = __commonJS({
+  "node_modules/@stdlib/utils-native-class/lib/tostringtag.js"(exports2, module2) {
+    "use strict";
+    var Symbol2 = require_lib11();
+    var toStrTag = typeof Symbol2 === "function" ? Symbol2.toStringTag : "";
+    module2.exports = toStrTag;
+  }
+});
+
+// node_modules/@stdlib/utils-native-class/lib/polyfill.js
+var require_polyfill2 = __commonJS({
+  "node_modules/@stdlib/utils-native-class/lib/polyfill.js"(exports2, module2) {
+    "use strict";
+    var hasOwnProp = require_lib10();
+    var toStringTag = require_tostringtag();
+    var toStr = require_tostring();
+    function nativeClass(v) {
+      var isOwn;
+      var tag;
+      var out;
+      if (v === null || v === void 0) {
+        return toStr.call(v);
+      }
+      tag = v[toStringTag];
+      isOwn = hasOwnProp(v, toStringTag);
+      try {
+        v[toStringTag] = void 0;
+      } catch (err) {
+        return toStr.call(v);
+      }
+      out = toStr.call(v);
+      if (isOwn) {
+        v[toStringTag] = tag;
+      } else {
+        delete v[toStringTag];
+      }
+      return out;
+    }
+    module2.exports = nativeClass;
+  }
+});
+
+// node_modules/@stdlib/utils-native-class/lib/index.js
+var require_lib12 = __commonJS({
+  "node_modules/@stdlib/utils-native-class/lib/index.js"(exports2, module2) {
+    "use strict";
+    var hasToStringTag = require_lib9();
+    var builtin = require_main9();
+    var polyfill = require_polyfill2();
+    var main;
+    if (hasToStringTag()) {
+      main = polyfill;
+    } else {
+      main = builtin;
+    }
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/assert-is-uint32array/lib/main.js
+var require_main12 = __commonJS({
+  "node_modules/@stdlib/assert-is-uint32array/lib/main.js"(exports2, module2) {
+    "use strict";
+    var nativeClass = require_lib12();
+    var hasUint32Array = typeof Uint32Array === "function";
+    function isUint32Array(value) {
+      return hasUint32Array && value instanceof Uint32Array || // eslint-disable-line stdlib/require-globals
+      nativeClass(value) === "[object Uint32Array]";
+    }
+    module2.exports = isUint32Array;
+  }
+});
+
+// node_modules/@stdlib/assert-is-uint32array/lib/index.js
+var require_lib13 = __commonJS({
+  "node_modules/@stdlib/assert-is-uint32array/lib/index.js"(exports2, module2) {
+    "use strict";
+    var isUint32Array = require_main12();
+    module2.exports = isUint32Array;
+  }
+});
+
+// node_modules/@stdlib/constants-uint32-max/lib/index.js
+var require_lib14 = __commonJS({
+  "node_modules/@stdlib/constants-uint32-max/lib/index.js"(exports2, module2) {
+    "use strict";
+    var UINT32_MAX = 4294967295;
+    module2.exports = UINT32_MAX;
+  }
+});
+
+// node_modules/@stdlib/assert-has-uint32array-support/lib/uint32array.js
+var require_uint32array = __commonJS({
+  "node_modules/@stdlib/assert-has-uint32array-support/lib/uint32array.js"(exports2, module2) {
+    "use strict";
+    var main = typeof Uint32Array === "function" ? Uint32Array : null;
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/assert-has-uint32array-support/lib/main.js
+var require_main13 = __commonJS({
+  "node_modules/@stdlib/assert-has-uint32array-support/lib/main.js"(exports2, module2) {
+    "use strict";
+    var isUint32Array = require_lib13();
+    var UINT32_MAX = require_lib14();
+    var GlobalUint32Array = require_uint32array();
+    function hasUint32ArraySupport() {
+      var bool;
+      var arr;
+      if (typeof GlobalUint32Array !== "function") {
+        return false;
+      }
+      try {
+        arr = [1, 3.14, -3.14, UINT32_MAX + 1, UINT32_MAX + 2];
+        arr = new GlobalUint32Array(arr);
+        bool = isUint32Array(arr) && arr[0] === 1 && arr[1] === 3 && // truncation
+        arr[2] === UINT32_MAX - 2 && // truncation and wrap around
+        arr[3] === 0 && // wrap around
+        arr[4] === 1;
+      } catch (err) {
+        bool = false;
+      }
+      return bool;
+    }
+    module2.exports = hasUint32ArraySupport;
+  }
+});
+
+// node_modules/@stdlib/assert-has-uint32array-support/lib/index.js
+var require_lib15 = __commonJS({
+  "node_modules/@stdlib/assert-has-uint32array-support/lib/index.js"(exports2, module2) {
+    "use strict";
+    var hasUint32ArraySupport = require_main13();
+    module2.exports = hasUint32ArraySupport;
+  }
+});
+
+// node_modules/@stdlib/array-uint32/lib/main.js
+var require_main14 = __commonJS({
+  "node_modules/@stdlib/array-uint32/lib/main.js"(exports2, module2) {
+    "use strict";
+    var ctor = typeof Uint32Array === "function" ? Uint32Array : void 0;
+    module2.exports = ctor;
+  }
+});
+
+// node_modules/@stdlib/array-uint32/lib/polyfill.js
+var require_polyfill3 = __commonJS({
+  "node_modules/@stdlib/array-uint32/lib/polyfill.js"(exports2, module2) {
+    "use strict";
+    function polyfill() {
+      throw new Error("not implemented");
+    }
+    module2.exports = polyfill;
+  }
+});
+
+// node_modules/@stdlib/array-uint32/lib/index.js
+var require_lib16 = __commonJS({
+  "node_modules/@stdlib/array-uint32/lib/index.js"(exports2, module2) {
+    "use strict";
+    var hasUint32ArraySupport = require_lib15();
+    var builtin = require_main14();
+    var polyfill = require_polyfill3();
+    var ctor;
+    if (hasUint32ArraySupport()) {
+      ctor = builtin;
+    } else {
+      ctor = polyfill;
+    }
+    module2.exports = ctor;
+  }
+});
+
+// node_modules/@stdlib/assert-is-float64array/lib/main.js
+var require_main15 = __commonJS({
+  "node_modules/@stdlib/assert-is-float64array/lib/main.js"(exports2, module2) {
+    "use strict";
+    var nativeClass = require_lib12();
+    var hasFloat64Array = typeof Float64Array === "function";
+    function isFloat64Array(value) {
+      return hasFloat64Array && value instanceof Float64Array || // eslint-disable-line stdlib/require-globals
+      nativeClass(value) === "[object Float64Array]";
+    }
+    module2.exports = isFloat64Array;
+  }
+});
+
+// node_modules/@stdlib/assert-is-float64array/lib/index.js
+var require_lib17 = __commonJS({
+  "node_modules/@stdlib/assert-is-float64array/lib/index.js"(exports2, module2) {
+    "use strict";
+    var isFloat64Array = require_main15();
+    module2.exports = isFloat64Array;
+  }
+});
+
+// node_modules/@stdlib/assert-has-float64array-support/lib/float64array.js
+var require_float64array = __commonJS({
+  "node_modules/@stdlib/assert-has-float64array-support/lib/float64array.js"(exports2, module2) {
+    "use strict";
+    var main = typeof Float64Array === "function" ? Float64Array : null;
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/assert-has-float64array-support/lib/main.js
+var require_main16 = __commonJS({
+  "node_modules/@stdlib/assert-has-float64array-support/lib/main.js"(exports2, module2) {
+    "use strict";
+    var isFloat64Array = require_lib17();
+    var GlobalFloat64Array = require_float64array();
+    function hasFloat64ArraySupport() {
+      var bool;
+      var arr;
+      if (typeof GlobalFloat64Array !== "function") {
+        return false;
+      }
+      try {
+        arr = new GlobalFloat64Array([1, 3.14, -3.14, NaN]);
+        bool = isFloat64Array(arr) && arr[0] === 1 && arr[1] === 3.14 && arr[2] === -3.14 && arr[3] !== arr[3];
+      } catch (err) {
+        bool = false;
+      }
+      return bool;
+    }
+    module2.exports = hasFloat64ArraySupport;
+  }
+});
+
+// node_modules/@stdlib/assert-has-float64array-support/lib/index.js
+var require_lib18 = __commonJS({
+  "node_modules/@stdlib/assert-has-float64array-support/lib/index.js"(exports2, module2) {
+    "use strict";
+    var hasFloat64ArraySupport = require_main16();
+    module2.exports = hasFloat64ArraySupport;
+  }
+});
+
+// node_modules/@stdlib/array-float64/lib/main.js
+var require_main17 = __commonJS({
+  "node_modules/@stdlib/array-float64/lib/main.js"(exports2, module2) {
+    "use strict";
+    var ctor = typeof Float64Array === "function" ? Float64Array : void 0;
+    module2.exports = ctor;
+  }
+});
+
+// node_modules/@stdlib/array-float64/lib/polyfill.js
+var require_polyfill4 = __commonJS({
+  "node_modules/@stdlib/array-float64/lib/polyfill.js"(exports2, module2) {
+    "use strict";
+    function polyfill() {
+      throw new Error("not implemented");
+    }
+    module2.exports = polyfill;
+  }
+});
+
+// node_modules/@stdlib/array-float64/lib/index.js
+var require_lib19 = __commonJS({
+  "node_modules/@stdlib/array-float64/lib/index.js"(exports2, module2) {
+    "use strict";
+    var hasFloat64ArraySupport = require_lib18();
+    var builtin = require_main17();
+    var polyfill = require_polyfill4();
+    var ctor;
+    if (hasFloat64ArraySupport()) {
+      ctor = builtin;
+    } else {
+      ctor = polyfill;
+    }
+    module2.exports = ctor;
+  }
+});
+
+// node_modules/@stdlib/assert-is-uint8array/lib/main.js
+var require_main18 = __commonJS({
+  "node_modules/@stdlib/assert-is-uint8array/lib/main.js"(exports2, module2) {
+    "use strict";
+    var nativeClass = require_lib12();
+    var hasUint8Array = typeof Uint8Array === "function";
+    function isUint8Array(value) {
+      return hasUint8Array && value instanceof Uint8Array || // eslint-disable-line stdlib/require-globals
+      nativeClass(value) === "[object Uint8Array]";
+    }
+    module2.exports = isUint8Array;
+  }
+});
+
+// node_modules/@stdlib/assert-is-uint8array/lib/index.js
+var require_lib20 = __commonJS({
+  "node_modules/@stdlib/assert-is-uint8array/lib/index.js"(exports2, module2) {
+    "use strict";
+    var isUint8Array = require_main18();
+    module2.exports = isUint8Array;
+  }
+});
+
+// node_modules/@stdlib/constants-uint8-max/lib/index.js
+var require_lib21 = __commonJS({
+  "node_modules/@stdlib/constants-uint8-max/lib/index.js"(exports2, module2) {
+    "use strict";
+    var UINT8_MAX = 255 | 0;
+    module2.exports = UINT8_MAX;
+  }
+});
+
+// node_modules/@stdlib/assert-has-uint8array-support/lib/uint8array.js
+var require_uint8array = __commonJS({
+  "node_modules/@stdlib/assert-has-uint8array-support/lib/uint8array.js"(exports2, module2) {
+    "use strict";
+    var main = typeof Uint8Array === "function" ? Uint8Array : null;
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/assert-has-uint8array-support/lib/main.js
+var require_main19 = __commonJS({
+  "node_modules/@stdlib/assert-has-uint8array-support/lib/main.js"(exports2, module2) {
+    "use strict";
+    var isUint8Array = require_lib20();
+    var UINT8_MAX = require_lib21();
+    var GlobalUint8Array = require_uint8array();
+    function hasUint8ArraySupport() {
+      var bool;
+      var arr;
+      if (typeof GlobalUint8Array !== "function") {
+        return false;
+      }
+      try {
+        arr = [1, 3.14, -3.14, UINT8_MAX + 1, UINT8_MAX + 2];
+        arr = new GlobalUint8Array(arr);
+        bool = isUint8Array(arr) && arr[0] === 1 && arr[1] === 3 && // truncation
+        arr[2] === UINT8_MAX - 2 && // truncation and wrap around
+        arr[3] === 0 && // wrap around
+        arr[4] === 1;
+      } catch (err) {
+        bool = false;
+      }
+      return bool;
+    }
+    module2.exports = hasUint8ArraySupport;
+  }
+});
+
+// node_modules/@stdlib/assert-has-uint8array-support/lib/index.js
+var require_lib22 = __commonJS({
+  "node_modules/@stdlib/assert-has-uint8array-support/lib/index.js"(exports2, module2) {
+    "use strict";
+    var hasUint8ArraySupport = require_main19();
+    module2.exports = hasUint8ArraySupport;
+  }
+});
+
+// node_modules/@stdlib/array-uint8/lib/main.js
+var require_main20 = __commonJS({
+  "node_modules/@stdlib/array-uint8/lib/main.js"(exports2, module2) {
+    "use strict";
+    var ctor = typeof Uint8Array === "function" ? Uint8Array : void 0;
+    module2.exports = ctor;
+  }
+});
+
+// node_modules/@stdlib/array-uint8/lib/polyfill.js
+var require_polyfill5 = __commonJS({
+  "node_modules/@stdlib/array-uint8/lib/polyfill.js"(exports2, module2) {
+    "use strict";
+    function polyfill() {
+      throw new Error("not implemented");
+    }
+    module2.exports = polyfill;
+  }
+});
+
+// node_modules/@stdlib/array-uint8/lib/index.js
+var require_lib23 = __commonJS({
+  "node_modules/@stdlib/array-uint8/lib/index.js"(exports2, module2) {
+    "use strict";
+    var hasUint8ArraySupport = require_lib22();
+    var builtin = require_main20();
+    var polyfill = require_polyfill5();
+    var ctor;
+    if (hasUint8ArraySupport()) {
+      ctor = builtin;
+    } else {
+      ctor = polyfill;
+    }
+    module2.exports = ctor;
+  }
+});
+
+// node_modules/@stdlib/assert-is-uint16array/lib/main.js
+var require_main21 = __commonJS({
+  "node_modules/@stdlib/assert-is-uint16array/lib/main.js"(exports2, module2) {
+    "use strict";
+    var nativeClass = require_lib12();
+    var hasUint16Array = typeof Uint16Array === "function";
+    function isUint16Array(value) {
+      return hasUint16Array && value instanceof Uint16Array || // eslint-disable-line stdlib/require-globals
+      nativeClass(value) === "[object Uint16Array]";
+    }
+    module2.exports = isUint16Array;
+  }
+});
+
+// node_modules/@stdlib/assert-is-uint16array/lib/index.js
+var require_lib24 = __commonJS({
+  "node_modules/@stdlib/assert-is-uint16array/lib/index.js"(exports2, module2) {
+    "use strict";
+    var isUint16Array = require_main21();
+    module2.exports = isUint16Array;
+  }
+});
+
+// node_modules/@stdlib/constants-uint16-max/lib/index.js
+var require_lib25 = __commonJS({
+  "node_modules/@stdlib/constants-uint16-max/lib/index.js"(exports2, module2) {
+    "use strict";
+    var UINT16_MAX = 65535 | 0;
+    module2.exports = UINT16_MAX;
+  }
+});
+
+// node_modules/@stdlib/assert-has-uint16array-support/lib/uint16array.js
+var require_uint16array = __commonJS({
+  "node_modules/@stdlib/assert-has-uint16array-support/lib/uint16array.js"(exports2, module2) {
+    "use strict";
+    var main = typeof Uint16Array === "function" ? Uint16Array : null;
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/assert-has-uint16array-support/lib/main.js
+var require_main22 = __commonJS({
+  "node_modules/@stdlib/assert-has-uint16array-support/lib/main.js"(exports2, module2) {
+    "use strict";
+    var isUint16Array = require_lib24();
+    var UINT16_MAX = require_lib25();
+    var GlobalUint16Array = require_uint16array();
+    function hasUint16ArraySupport() {
+      var bool;
+      var arr;
+      if (typeof GlobalUint16Array !== "function") {
+        return false;
+      }
+      try {
+        arr = [1, 3.14, -3.14, UINT16_MAX + 1, UINT16_MAX + 2];
+        arr = new GlobalUint16Array(arr);
+        bool = isUint16Array(arr) && arr[0] === 1 && arr[1] === 3 && // truncation
+        arr[2] === UINT16_MAX - 2 && // truncation and wrap around
+        arr[3] === 0 && // wrap around
+        arr[4] === 1;
+      } catch (err) {
+        bool = false;
+      }
+      return bool;
+    }
+    module2.exports = hasUint16ArraySupport;
+  }
+});
+
+// node_modules/@stdlib/assert-has-uint16array-support/lib/index.js
+var require_lib26 = __commonJS({
+  "node_modules/@stdlib/assert-has-uint16array-support/lib/index.js"(exports2, module2) {
+    "use strict";
+    var hasUint16ArraySupport = require_main22();
+    module2.exports = hasUint16ArraySupport;
+  }
+});
+
+// node_modules/@stdlib/array-uint16/lib/main.js
+var require_main23 = __commonJS({
+  "node_modules/@stdlib/array-uint16/lib/main.js"(exports2, module2) {
+    "use strict";
+    var ctor = typeof Uint16Array === "function" ? Uint16Array : void 0;
+    module2.exports = ctor;
+  }
+});
+
+// node_modules/@stdlib/array-uint16/lib/polyfill.js
+var require_polyfill6 = __commonJS({
+  "node_modules/@stdlib/array-uint16/lib/polyfill.js"(exports2, module2) {
+    "use strict";
+    function polyfill() {
+      throw new Error("not implemented");
+    }
+    module2.exports = polyfill;
+  }
+});
+
+// node_modules/@stdlib/array-uint16/lib/index.js
+var require_lib27 = __commonJS({
+  "node_modules/@stdlib/array-uint16/lib/index.js"(exports2, module2) {
+    "use strict";
+    var hasUint16ArraySupport = require_lib26();
+    var builtin = require_main23();
+    var polyfill = require_polyfill6();
+    var ctor;
+    if (hasUint16ArraySupport()) {
+      ctor = builtin;
+    } else {
+      ctor = polyfill;
+    }
+    module2.exports = ctor;
+  }
+});
+
+// node_modules/@stdlib/assert-is-little-endian/lib/ctors.js
+var require_ctors = __commonJS({
+  "node_modules/@stdlib/assert-is-little-endian/lib/ctors.js"(exports2, module2) {
+    "use strict";
+    var Uint8Array2 = require_lib23();
+    var Uint16Array2 = require_lib27();
+    var ctors = {
+      "uint16": Uint16Array2,
+      "uint8": Uint8Array2
+    };
+    module2.exports = ctors;
+  }
+});
+
+// node_modules/@stdlib/assert-is-little-endian/lib/main.js
+var require_main24 = __commonJS({
+  "node_modules/@stdlib/assert-is-little-endian/lib/main.js"(exports2, module2) {
+    "use strict";
+    var ctors = require_ctors();
+    var bool;
+    function isLittleEndian() {
+      var uint16view;
+      var uint8view;
+      uint16view = new ctors["uint16"](1);
+      uint16view[0] = 4660;
+      uint8view = new ctors["uint8"](uint16view.buffer);
+      return uint8view[0] === 52;
+    }
+    bool = isLittleEndian();
+    module2.exports = bool;
+  }
+});
+
+// node_modules/@stdlib/assert-is-little-endian/lib/index.js
+var require_lib28 = __commonJS({
+  "node_modules/@stdlib/assert-is-little-endian/lib/index.js"(exports2, module2) {
+    "use strict";
+    var IS_LITTLE_ENDIAN = require_main24();
+    module2.exports = IS_LITTLE_ENDIAN;
+  }
+});
+
+// node_modules/@stdlib/number-float64-base-get-high-word/lib/high.js
+var require_high = __commonJS({
+  "node_modules/@stdlib/number-float64-base-get-high-word/lib/high.js"(exports2, module2) {
+    "use strict";
+    var isLittleEndian = require_lib28();
+    var HIGH;
+    if (isLittleEndian === true) {
+      HIGH = 1;
+    } else {
+      HIGH = 0;
+    }
+    module2.exports = HIGH;
+  }
+});
+
+// node_modules/@stdlib/number-float64-base-get-high-word/lib/main.js
+var require_main25 = __commonJS({
+  "node_modules/@stdlib/number-float64-base-get-high-word/lib/main.js"(exports2, module2) {
+    "use strict";
+    var Uint32Array2 = require_lib16();
+    var Float64Array2 = require_lib19();
+    var HIGH = require_high();
+    var FLOAT64_VIEW = new Float64Array2(1);
+    var UINT32_VIEW = new Uint32Array2(FLOAT64_VIEW.buffer);
+    function getHighWord(x) {
+      FLOAT64_VIEW[0] = x;
+      return UINT32_VIEW[HIGH];
+    }
+    module2.exports = getHighWord;
+  }
+});
+
+// node_modules/@stdlib/number-float64-base-get-high-word/lib/index.js
+var require_lib29 = __commonJS({
+  "node_modules/@stdlib/number-float64-base-get-high-word/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main25();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/number-float64-base-set-high-word/lib/high.js
+var require_high2 = __commonJS({
+  "node_modules/@stdlib/number-float64-base-set-high-word/lib/high.js"(exports2, module2) {
+    "use strict";
+    var isLittleEndian = require_lib28();
+    var HIGH;
+    if (isLittleEndian === true) {
+      HIGH = 1;
+    } else {
+      HIGH = 0;
+    }
+    module2.exports = HIGH;
+  }
+});
+
+// node_modules/@stdlib/number-float64-base-set-high-word/lib/main.js
+var require_main26 = __commonJS({
+  "node_modules/@stdlib/number-float64-base-set-high-word/lib/main.js"(exports2, module2) {
+    "use strict";
+    var Uint32Array2 = require_lib16();
+    var Float64Array2 = require_lib19();
+    var HIGH = require_high2();
+    var FLOAT64_VIEW = new Float64Array2(1);
+    var UINT32_VIEW = new Uint32Array2(FLOAT64_VIEW.buffer);
+    function setHighWord(x, high) {
+      FLOAT64_VIEW[0] = x;
+      UINT32_VIEW[HIGH] = high >>> 0;
+      return FLOAT64_VIEW[0];
+    }
+    module2.exports = setHighWord;
+  }
+});
+
+// node_modules/@stdlib/number-float64-base-set-high-word/lib/index.js
+var require_lib30 = __commonJS({
+  "node_modules/@stdlib/number-float64-base-set-high-word/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main26();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/constants-float64-exponent-bias/lib/index.js
+var require_lib31 = __commonJS({
+  "node_modules/@stdlib/constants-float64-exponent-bias/lib/index.js"(exports2, module2) {
+    "use strict";
+    var FLOAT64_EXPONENT_BIAS = 1023 | 0;
+    module2.exports = FLOAT64_EXPONENT_BIAS;
+  }
+});
+
+// node_modules/@stdlib/number-ctor/lib/main.js
+var require_main27 = __commonJS({
+  "node_modules/@stdlib/number-ctor/lib/main.js"(exports2, module2) {
+    "use strict";
+    module2.exports = Number;
+  }
+});
+
+// node_modules/@stdlib/number-ctor/lib/index.js
+var require_lib32 = __commonJS({
+  "node_modules/@stdlib/number-ctor/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main27();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/constants-float64-ninf/lib/index.js
+var require_lib33 = __commonJS({
+  "node_modules/@stdlib/constants-float64-ninf/lib/index.js"(exports2, module2) {
+    "use strict";
+    var Number2 = require_lib32();
+    var FLOAT64_NINF = Number2.NEGATIVE_INFINITY;
+    module2.exports = FLOAT64_NINF;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-ln/lib/polyval_p.js
+var require_polyval_p = __commonJS({
+  "node_modules/@stdlib/math-base-special-ln/lib/polyval_p.js"(exports2, module2) {
+    "use strict";
+    function evalpoly(x) {
+      if (x === 0) {
+        return 0.3999999999940942;
+      }
+      return 0.3999999999940942 + x * (0.22222198432149784 + x * 0.15313837699209373);
+    }
+    module2.exports = evalpoly;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-ln/lib/polyval_q.js
+var require_polyval_q = __commonJS({
+  "node_modules/@stdlib/math-base-special-ln/lib/polyval_q.js"(exports2, module2) {
+    "use strict";
+    function evalpoly(x) {
+      if (x === 0) {
+        return 0.6666666666666735;
+      }
+      return 0.6666666666666735 + x * (0.2857142874366239 + x * (0.1818357216161805 + x * 0.14798198605116586));
+    }
+    module2.exports = evalpoly;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-ln/lib/main.js
+var require_main28 = __commonJS({
+  "node_modules/@stdlib/math-base-special-ln/lib/main.js"(exports2, module2) {
+    "use strict";
+    var getHighWord = require_lib29();
+    var setHighWord = require_lib30();
+    var isnan = require_lib6();
+    var BIAS = require_lib31();
+    var NINF = require_lib33();
+    var polyvalP = require_polyval_p();
+    var polyvalQ = require_polyval_q();
+    var LN2_HI = 0.6931471803691238;
+    var LN2_LO = 19082149292705877e-26;
+    var TWO54 = 18014398509481984;
+    var ONE_THIRD = 0.3333333333333333;
+    var HIGH_SIGNIFICAND_MASK = 1048575 | 0;
+    var HIGH_MAX_NORMAL_EXP = 2146435072 | 0;
+    var HIGH_MIN_NORMAL_EXP = 1048576 | 0;
+    var HIGH_BIASED_EXP_0 = 1072693248 | 0;
+    function ln(x) {
+      var hfsq;
+      var hx;
+      var t2;
+      var t1;
+      var k;
+      var R;
+      var f;
+      var i;
+      var j;
+      var s;
+      var w;
+      var z2;
+      if (x === 0) {
+        return NINF;
+      }
+      if (isnan(x) || x < 0) {
+        return NaN;
+      }
+      hx = getHighWord(x);
+      k = 0 | 0;
+      if (hx < HIGH_MIN_NORMAL_EXP) {
+        k -= 54 | 0;
+        x *= TWO54;
+        hx = getHighWord(x);
+      }
+      if (hx >= HIGH_MAX_NORMAL_EXP) {
+        return x + x;
+      }
+      k += (hx >> 20) - BIAS | 0;
+      hx &= HIGH_SIGNIFICAND_MASK;
+      i = hx + 614244 & 1048576 | 0;
+      x = setHighWord(x, hx | i ^ HIGH_BIASED_EXP_0);
+      k += i >> 20 | 0;
+      f = x - 1;
+      if ((HIGH_SIGNIFICAND_MASK & 2 + hx) < 3) {
+        if (f === 0) {
+          if (k === 0) {
+            return 0;
+          }
+          return k * LN2_HI + k * LN2_LO;
+        }
+        R = f * f * (0.5 - ONE_THIRD * f);
+        if (k === 0) {
+          return f - R;
+        }
+        return k * LN2_HI - (R - k * LN2_LO - f);
+      }
+      s = f / (2 + f);
+      z2 = s * s;
+      i = hx - 398458 | 0;
+      w = z2 * z2;
+      j = 440401 - hx | 0;
+      t1 = w * polyvalP(w);
+      t2 = z2 * polyvalQ(w);
+      i |= j;
+      R = t2 + t1;
+      if (i > 0) {
+        hfsq = 0.5 * f * f;
+        if (k === 0) {
+          return f - (hfsq - s * (hfsq + R));
+        }
+        return k * LN2_HI - (hfsq - (s * (hfsq + R) + k * LN2_LO) - f);
+      }
+      if (k === 0) {
+        return f - s * (f - R);
+      }
+      return k * LN2_HI - (s * (f - R) - k * LN2_LO - f);
+    }
+    module2.exports = ln;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-ln/lib/index.js
+var require_lib34 = __commonJS({
+  "node_modules/@stdlib/math-base-special-ln/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main28();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/constants-float64-pinf/lib/index.js
+var require_lib35 = __commonJS({
+  "node_modules/@stdlib/constants-float64-pinf/lib/index.js"(exports2, module2) {
+    "use strict";
+    var FLOAT64_PINF = Number.POSITIVE_INFINITY;
+    module2.exports = FLOAT64_PINF;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-erfinv/lib/rational_p1q1.js
+var require_rational_p1q1 = __commonJS({
+  "node_modules/@stdlib/math-base-special-erfinv/lib/rational_p1q1.js"(exports2, module2) {
+    "use strict";
+    function evalrational(x) {
+      var ax;
+      var s1;
+      var s2;
+      if (x === 0) {
+        return -5087819496582806e-19;
+      }
+      if (x < 0) {
+        ax = -x;
+      } else {
+        ax = x;
+      }
+      if (ax <= 1) {
+        s1 = -5087819496582806e-19 + x * (-0.008368748197417368 + x * (0.03348066254097446 + x * (-0.012692614766297404 + x * (-0.03656379714117627 + x * (0.02198786811111689 + x * (0.008226878746769157 + x * (-0.005387729650712429 + x * (0 + x * 0))))))));
+        s2 = 1 + x * (-0.9700050433032906 + x * (-1.5657455823417585 + x * (1.5622155839842302 + x * (0.662328840472003 + x * (-0.7122890234154284 + x * (-0.05273963823400997 + x * (0.07952836873415717 + x * (-0.0023339375937419 + x * 8862163904564247e-19))))))));
+      } else {
+        x = 1 / x;
+        s1 = 0 + x * (0 + x * (-0.005387729650712429 + x * (0.008226878746769157 + x * (0.02198786811111689 + x * (-0.03656379714117627 + x * (-0.012692614766297404 + x * (0.03348066254097446 + x * (-0.008368748197417368 + x * -5087819496582806e-19))))))));
+        s2 = 8862163904564247e-19 + x * (-0.0023339375937419 + x * (0.07952836873415717 + x * (-0.05273963823400997 + x * (-0.7122890234154284 + x * (0.662328840472003 + x * (1.5622155839842302 + x * (-1.5657455823417585 + x * (-0.9700050433032906 + x * 1))))))));
+      }
+      return s1 / s2;
+    }
+    module2.exports = evalrational;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-erfinv/lib/rational_p2q2.js
+var require_rational_p2q2 = __commonJS({
+  "node_modules/@stdlib/math-base-special-erfinv/lib/rational_p2q2.js"(exports2, module2) {
+    "use strict";
+    function evalrational(x) {
+      var ax;
+      var s1;
+      var s2;
+      if (x === 0) {
+        return -0.20243350835593876;
+      }
+      if (x < 0) {
+        ax = -x;
+      } else {
+        ax = x;
+      }
+      if (ax <= 1) {
+        s1 = -0.20243350835593876 + x * (0.10526468069939171 + x * (8.3705032834312 + x * (17.644729840837403 + x * (-18.851064805871424 + x * (-44.6382324441787 + x * (17.445385985570866 + x * (21.12946554483405 + x * -3.6719225470772936)))))));
+        s2 = 1 + x * (6.242641248542475 + x * (3.971343795334387 + x * (-28.66081804998 + x * (-20.14326346804852 + x * (48.560921310873994 + x * (10.826866735546016 + x * (-22.643693341313973 + x * 1.7211476576120028)))))));
+      } else {
+        x = 1 / x;
+        s1 = -3.6719225470772936 + x * (21.12946554483405 + x * (17.445385985570866 + x * (-44.6382324441787 + x * (-18.851064805871424 + x * (17.644729840837403 + x * (8.3705032834312 + x * (0.10526468069939171 + x * -0.20243350835593876)))))));
+        s2 = 1.7211476576120028 + x * (-22.643693341313973 + x * (10.826866735546016 + x * (48.560921310873994 + x * (-20.14326346804852 + x * (-28.66081804998 + x * (3.971343795334387 + x * (6.242641248542475 + x * 1)))))));
+      }
+      return s1 / s2;
+    }
+    module2.exports = evalrational;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-erfinv/lib/rational_p3q3.js
+var require_rational_p3q3 = __commonJS({
+  "node_modules/@stdlib/math-base-special-erfinv/lib/rational_p3q3.js"(exports2, module2) {
+    "use strict";
+    function evalrational(x) {
+      var ax;
+      var s1;
+      var s2;
+      if (x === 0) {
+        return -0.1311027816799519;
+      }
+      if (x < 0) {
+        ax = -x;
+      } else {
+        ax = x;
+      }
+      if (ax <= 1) {
+        s1 = -0.1311027816799519 + x * (-0.16379404719331705 + x * (0.11703015634199525 + x * (0.38707973897260434 + x * (0.3377855389120359 + x * (0.14286953440815717 + x * (0.029015791000532906 + x * (0.0021455899538880526 + x * (-6794655751811263e-22 + x * (28522533178221704e-24 + x * -681149956853777e-24)))))))));
+        s2 = 1 + x * (3.4662540724256723 + x * (5.381683457070069 + x * (4.778465929458438 + x * (2.5930192162362027 + x * (0.848854343457902 + x * (0.15226433829533179 + x * (0.011059242293464892 + x * (0 + x * (0 + x * 0)))))))));
+      } else {
+        x = 1 / x;
+        s1 = -681149956853777e-24 + x * (28522533178221704e-24 + x * (-6794655751811263e-22 + x * (0.0021455899538880526 + x * (0.029015791000532906 + x * (0.14286953440815717 + x * (0.3377855389120359 + x * (0.38707973897260434 + x * (0.11703015634199525 + x * (-0.16379404719331705 + x * -0.1311027816799519)))))))));
+        s2 = 0 + x * (0 + x * (0 + x * (0.011059242293464892 + x * (0.15226433829533179 + x * (0.848854343457902 + x * (2.5930192162362027 + x * (4.778465929458438 + x * (5.381683457070069 + x * (3.4662540724256723 + x * 1)))))))));
+      }
+      return s1 / s2;
+    }
+    module2.exports = evalrational;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-erfinv/lib/rational_p4q4.js
+var require_rational_p4q4 = __commonJS({
+  "node_modules/@stdlib/math-base-special-erfinv/lib/rational_p4q4.js"(exports2, module2) {
+    "use strict";
+    function evalrational(x) {
+      var ax;
+      var s1;
+      var s2;
+      if (x === 0) {
+        return -0.0350353787183178;
+      }
+      if (x < 0) {
+        ax = -x;
+      } else {
+        ax = x;
+      }
+      if (ax <= 1) {
+        s1 = -0.0350353787183178 + x * (-0.0022242652921344794 + x * (0.018557330651423107 + x * (0.009508047013259196 + x * (0.0018712349281955923 + x * (15754461742496055e-20 + x * (460469890584318e-20 + x * (-2304047769118826e-25 + x * 26633922742578204e-28)))))));
+        s2 = 1 + x * (1.3653349817554064 + x * (0.7620591645536234 + x * (0.22009110576413124 + x * (0.03415891436709477 + x * (0.00263861676657016 + x * (7646752923027944e-20 + x * (0 + x * 0)))))));
+      } else {
+        x = 1 / x;
+        s1 = 26633922742578204e-28 + x * (-2304047769118826e-25 + x * (460469890584318e-20 + x * (15754461742496055e-20 + x * (0.0018712349281955923 + x * (0.009508047013259196 + x * (0.018557330651423107 + x * (-0.0022242652921344794 + x * -0.0350353787183178)))))));
+        s2 = 0 + x * (0 + x * (7646752923027944e-20 + x * (0.00263861676657016 + x * (0.03415891436709477 + x * (0.22009110576413124 + x * (0.7620591645536234 + x * (1.3653349817554064 + x * 1)))))));
+      }
+      return s1 / s2;
+    }
+    module2.exports = evalrational;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-erfinv/lib/rational_p5q5.js
+var require_rational_p5q5 = __commonJS({
+  "node_modules/@stdlib/math-base-special-erfinv/lib/rational_p5q5.js"(exports2, module2) {
+    "use strict";
+    function evalrational(x) {
+      var ax;
+      var s1;
+      var s2;
+      if (x === 0) {
+        return -0.016743100507663373;
+      }
+      if (x < 0) {
+        ax = -x;
+      } else {
+        ax = x;
+      }
+      if (ax <= 1) {
+        s1 = -0.016743100507663373 + x * (-0.0011295143874558028 + x * (0.001056288621524929 + x * (20938631748758808e-20 + x * (14962478375834237e-21 + x * (44969678992770644e-23 + x * (4625961635228786e-24 + x * (-2811287356288318e-29 + x * 9905570997331033e-32)))))));
+        s2 = 1 + x * (0.5914293448864175 + x * (0.1381518657490833 + x * (0.016074608709367652 + x * (9640118070051656e-19 + x * (27533547476472603e-21 + x * (282243172016108e-21 + x * (0 + x * 0)))))));
+      } else {
+        x = 1 / x;
+        s1 = 9905570997331033e-32 + x * (-2811287356288318e-29 + x * (4625961635228786e-24 + x * (44969678992770644e-23 + x * (14962478375834237e-21 + x * (20938631748758808e-20 + x * (0.001056288621524929 + x * (-0.0011295143874558028 + x * -0.016743100507663373)))))));
+        s2 = 0 + x * (0 + x * (282243172016108e-21 + x * (27533547476472603e-21 + x * (9640118070051656e-19 + x * (0.016074608709367652 + x * (0.1381518657490833 + x * (0.5914293448864175 + x * 1)))))));
+      }
+      return s1 / s2;
+    }
+    module2.exports = evalrational;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-erfinv/lib/main.js
+var require_main29 = __commonJS({
+  "node_modules/@stdlib/math-base-special-erfinv/lib/main.js"(exports2, module2) {
+    "use strict";
+    var isnan = require_lib6();
+    var sqrt = require_lib7();
+    var ln = require_lib34();
+    var PINF = require_lib35();
+    var NINF = require_lib33();
+    var rationalFcnR1 = require_rational_p1q1();
+    var rationalFcnR2 = require_rational_p2q2();
+    var rationalFcnR3 = require_rational_p3q3();
+    var rationalFcnR4 = require_rational_p4q4();
+    var rationalFcnR5 = require_rational_p5q5();
+    var Y1 = 0.08913147449493408;
+    var Y2 = 2.249481201171875;
+    var Y3 = 0.807220458984375;
+    var Y4 = 0.9399557113647461;
+    var Y5 = 0.9836282730102539;
+    function erfinv(x) {
+      var sign;
+      var ax;
+      var qs;
+      var q;
+      var g;
+      var r;
+      if (isnan(x)) {
+        return NaN;
+      }
+      if (x === 1) {
+        return PINF;
+      }
+      if (x === -1) {
+        return NINF;
+      }
+      if (x === 0) {
+        return x;
+      }
+      if (x > 1 || x < -1) {
+        return NaN;
+      }
+      if (x < 0) {
+        sign = -1;
+        ax = -x;
+      } else {
+        sign = 1;
+        ax = x;
+      }
+      q = 1 - ax;
+      if (ax <= 0.5) {
+        g = ax * (ax + 10);
+        r = rationalFcnR1(ax);
+        return sign * (g * Y1 + g * r);
+      }
+      if (q >= 0.25) {
+        g = sqrt(-2 * ln(q));
+        q -= 0.25;
+        r = rationalFcnR2(q);
+        return sign * (g / (Y2 + r));
+      }
+      q = sqrt(-ln(q));
+      if (q < 3) {
+        qs = q - 1.125;
+        r = rationalFcnR3(qs);
+        return sign * (Y3 * q + r * q);
+      }
+      if (q < 6) {
+        qs = q - 3;
+        r = rationalFcnR4(qs);
+        return sign * (Y4 * q + r * q);
+      }
+      qs = q - 6;
+      r = rationalFcnR5(qs);
+      return sign * (Y5 * q + r * q);
+    }
+    module2.exports = erfinv;
+  }
+});
+
+// node_modules/@stdlib/math-base-special-erfinv/lib/index.js
+var require_lib36 = __commonJS({
+  "node_modules/@stdlib/math-base-special-erfinv/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main29();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/stats-base-dists-normal-quantile/lib/main.js
+var require_main30 = __commonJS({
+  "node_modules/@stdlib/stats-base-dists-normal-quantile/lib/main.js"(exports2, module2) {
+    "use strict";
+    var erfinv = require_lib36();
+    var isnan = require_lib6();
+    var sqrt = require_lib7();
+    function quantile2(p, mu, sigma) {
+      var A;
+      var B;
+      if (isnan(mu) || isnan(sigma) || isnan(p) || sigma < 0 || p < 0 || p > 1) {
+        return NaN;
+      }
+      if (sigma === 0) {
+        return mu;
+      }
+      A = mu;
+      B = sigma * sqrt(2);
+      return A + B * erfinv(2 * p - 1);
+    }
+    module2.exports = quantile2;
+  }
+});
+
+// node_modules/@stdlib/utils-constant-function/lib/main.js
+var require_main31 = __commonJS({
+  "node_modules/@stdlib/utils-constant-function/lib/main.js"(exports2, module2) {
+    "use strict";
+    function wrap(value) {
+      return constantFunction;
+      function constantFunction() {
+        return value;
+      }
+    }
+    module2.exports = wrap;
+  }
+});
+
+// node_modules/@stdlib/utils-constant-function/lib/index.js
+var require_lib37 = __commonJS({
+  "node_modules/@stdlib/utils-constant-function/lib/index.js"(exports2, module2) {
+    "use strict";
+    var main = require_main31();
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/stats-base-dists-degenerate-quantile/lib/main.js
+var require_main32 = __commonJS({
+  "node_modules/@stdlib/stats-base-dists-degenerate-quantile/lib/main.js"(exports2, module2) {
+    "use strict";
+    var isnan = require_lib6();
+    function quantile2(p, mu) {
+      if (isnan(p) || p < 0 || p > 1) {
+        return NaN;
+      }
+      return mu;
+    }
+    module2.exports = quantile2;
+  }
+});
+
+// node_modules/@stdlib/stats-base-dists-degenerate-quantile/lib/factory.js
+var require_factory = __commonJS({
+  "node_modules/@stdlib/stats-base-dists-degenerate-quantile/lib/factory.js"(exports2, module2) {
+    "use strict";
+    var constantFunction = require_lib37();
+    var isnan = require_lib6();
+    function factory(mu) {
+      if (isnan(mu)) {
+        return constantFunction(NaN);
+      }
+      return quantile2;
+      function quantile2(p) {
+        if (isnan(p) || p < 0 || p > 1) {
+          return NaN;
+        }
+        return mu;
+      }
+    }
+    module2.exports = factory;
+  }
+});
+
+// node_modules/@stdlib/stats-base-dists-degenerate-quantile/lib/index.js
+var require_lib38 = __commonJS({
+  "node_modules/@stdlib/stats-base-dists-degenerate-quantile/lib/index.js"(exports2, module2) {
+    "use strict";
+    var setReadOnly = require_lib5();
+    var main = require_main32();
+    var factory = require_factory();
+    setReadOnly(main, "factory", factory);
+    module2.exports = main;
+  }
+});
+
+// node_modules/@stdlib/stats-base-dists-normal-quantile/lib/factory.js
+var require_factory2 = __commonJS({
+  "node_modules/@stdlib/stats-base-dists-normal-quantile/lib/factory.js"(exports2, module2) {
+    "use strict";
+    var constantFunction = require_lib37();
+    var degenerate = require_lib38().factory;
+    var erfinv = require_lib36();
+    var isnan = require_lib6();
+    var sqrt = require_lib7();
+    function factory(mu, sigma) {
+      var A;
+      var B;
+      if (isnan(mu) || isnan(sigma) || sigma < 0) {
+        return constantFunction(NaN);
+      }
+      if (sigma === 0) {
+        degenerate(mu);
+      }
+      A = mu;
+      B = sigma * sqrt(2);
+      return quantile2;
+      function quantile2(p) {
+        if (isnan(p) || p < 0 || p > 1) {
+          return NaN;
+        }
+        return A + B * erfinv(2 * p - 1);
+      }
+    }
+    module2.exports = factory;
+  }
+});
+
+// node_modules/@stdlib/stats-base-dists-normal-quantile/lib/index.js
+var require_lib39 = __commonJS({
+  "node_modules/@stdlib/stats-base-dists-normal-quantile/lib/index.js"(exports2, module2) {
+    "use strict";
+    var setReadOnly = require_lib5();
+    var main = require_main30();
+    var factory = require_factory2();
+    setReadOnly(main, "factory", factory);
+    module2.exports = main;
+  }
+});
+
 // node_modules/picomatch/lib/constants.js
 var require_constants6 = __commonJS({
   "node_modules/picomatch/lib/constants.js"(exports2, module2) {
@@ -28336,7 +30292,7 @@ var require_proxy = __commonJS({
 });
 
 // node_modules/@actions/github/node_modules/@actions/http-client/lib/index.js
-var require_lib = __commonJS({
+var require_lib40 = __commonJS({
   "node_modules/@actions/github/node_modules/@actions/http-client/lib/index.js"(exports2) {
     "use strict";
     var __createBinding = exports2 && exports2.__createBinding || (Object.create ? (function(o, m, k, k2) {
@@ -50536,9 +52492,9 @@ function isSubsequence(wanted, seen) {
 function containsAll(seen, wanted) {
   const remaining = [...seen];
   return wanted.every((name) => {
-    const at = remaining.indexOf(name);
-    if (at < 0) return false;
-    remaining.splice(at, 1);
+    const at2 = remaining.indexOf(name);
+    if (at2 < 0) return false;
+    remaining.splice(at2, 1);
     return true;
   });
 }
@@ -50578,11 +52534,270 @@ var Expectation = external_exports.strictObject(
 ).refine((entry) => Object.keys(entry).length === 1, {
   message: `each expectation names exactly one of: ${[...BY_NAME.keys()].join(", ")}`
 }).meta({ id: "Expectation", minProperties: 1, maxProperties: 1 });
-function argumentsOf(expectation) {
-  const names = Object.keys(expectation);
+function argumentsOf(expectation2) {
+  const names = Object.keys(expectation2);
   const kind = names.length === 1 ? BY_NAME.get(names[0]) : void 0;
-  return kind && { kind, args: expectation[kind.name] };
+  return kind && { kind, args: expectation2[kind.name] };
 }
+
+// server/specs/evaluation-kinds/define.ts
+function defineEvaluationKind(kind) {
+  return kind;
+}
+
+// server/specs/evaluation-kinds/budget.ts
+var budget = defineEvaluationKind({ name: "budget", prefix: "budget." });
+
+// server/specs/evaluation-kinds/detector.ts
+var detector = defineEvaluationKind({ name: "detector", prefix: "detector." });
+
+// server/specs/evaluation-kinds/expectation.ts
+var expectation = defineEvaluationKind({
+  name: "expectation",
+  prefix: "expect.",
+  cases: {
+    *inScenario(scenario) {
+      for (const [t, turn] of scenario.turns.entries()) {
+        for (const [e, expectation2] of (turn.expect ?? []).entries()) {
+          yield at(`turns[${t}].expect[${e}]`, { turn: t + 1, expectation: expectation2 }, expectation2);
+        }
+      }
+      for (const [e, expectation2] of (scenario.expect ?? []).entries()) {
+        yield at(`expect[${e}]`, { expectation: expectation2 }, expectation2);
+      }
+    },
+    locatorOf: ({ where }) => where || void 0,
+    reportsRemoval: true
+  }
+});
+var at = (where, check2, definition) => ({
+  where,
+  locator: where,
+  check: check2,
+  definition
+});
+
+// server/specs/evaluation-kinds/metric.ts
+var metric = defineEvaluationKind({
+  name: "metric",
+  prefix: null,
+  cases: {
+    *inScenario(scenario) {
+      for (const [m, metric3] of (scenario.metrics ?? []).entries()) {
+        yield {
+          where: `metrics[${m}]`,
+          locator: locator(metric3.id),
+          metric_id: metric3.id,
+          check: { metric: metric3 },
+          // Its threshold is compared on its own.
+          definition: { criteria: metric3.criteria, scope: metric3.scope }
+        };
+      }
+    },
+    locatorOf: ({ metric_id }) => locator(metric_id),
+    scored: true
+  }
+});
+var locator = (metricId) => `metric ${metricId}`;
+
+// server/specs/limits.ts
+var DEFAULT_LIMITS = {
+  max_steps: 8,
+  timeout_ms: 3e4,
+  repeat: 1,
+  concurrency: 8,
+  run_timeout_ms: 6 * 36e5
+};
+function limitsOf(spec) {
+  return { ...DEFAULT_LIMITS, ...spec.defaults };
+}
+
+// server/specs/evaluation-kinds/probe.ts
+var probe = defineEvaluationKind({
+  name: "probe",
+  prefix: "probe.",
+  cases: {
+    *inSpec(spec) {
+      for (const [p, probe2] of (spec.security ?? []).entries()) {
+        const { repeat: _repeat, description: _description, ...checked } = probe2;
+        yield {
+          subject: probe2.id,
+          locator: LOCATOR,
+          spec_path: `security[${p}]`,
+          check: {
+            probe: { ...probe2, repeat: void 0 },
+            tools: spec.tools ?? [],
+            max_steps: limitsOf(spec).max_steps
+          },
+          // Without its repeats and description.
+          definition: checked
+        };
+      }
+    },
+    locatorOf: () => LOCATOR
+  }
+});
+var LOCATOR = "probe";
+
+// server/specs/evaluation-kinds/index.ts
+var EVALUATION_KINDS = [expectation, metric, probe, detector, budget];
+var EVALUATION_KIND_NAMES = EVALUATION_KINDS.map((kind) => kind.name);
+var EVALUATION_PREFIXES = Object.fromEntries(
+  EVALUATION_KINDS.flatMap((kind) => kind.prefix === null ? [] : [[kind.name, kind.prefix]])
+);
+var CASES = new Map(
+  EVALUATION_KINDS.flatMap((kind) => kind.cases ? [[kind.name, kind.cases]] : [])
+);
+var CASE_KINDS = [...CASES.keys()];
+var caseId = (subject, locator2) => `${subject} ${locator2}`;
+function* scenarioChecks(scenario, index, id) {
+  for (const [kind, cases] of CASES) {
+    for (const check2 of cases.inScenario?.(scenario) ?? []) {
+      yield {
+        case_id: caseId(id, check2.locator),
+        kind,
+        scenario_id: id,
+        metric_id: check2.metric_id ?? null,
+        spec_path: `scenarios[${index}].${check2.where}`,
+        check: check2.check,
+        definition: check2.definition
+      };
+    }
+  }
+}
+function* standaloneChecks(spec) {
+  for (const [kind, cases] of CASES) {
+    for (const check2 of cases.inSpec?.(spec) ?? []) {
+      yield {
+        case_id: caseId(check2.subject, check2.locator),
+        kind,
+        scenario_id: check2.subject,
+        metric_id: null,
+        spec_path: check2.spec_path,
+        check: check2.check,
+        definition: check2.definition
+      };
+    }
+  }
+}
+var reportsRemoval = (kind) => CASES.get(kind)?.reportsRemoval === true;
+
+// server/specs/gate-requirements/expectations.ts
+var fields = { expectations: external_exports.literal("all").optional() };
+var expectations = {
+  name: "expectations",
+  fields,
+  decide(_require, run2) {
+    const checks = run2.evaluations("expectation");
+    if (checks.length === 0) {
+      const written2 = (run2.spec.scenarios ?? []).some(
+        (s) => (s.expect ?? []).length > 0 || s.turns.some((t) => (t.expect ?? []).length > 0)
+      );
+      return {
+        status: "inconclusive",
+        reason: written2 ? "no expectation was checked: no scenario conversation was evaluated" : "no expectation was checked: the spec's scenarios have none (a gate on expectations needs at least one)",
+        evidence_refs: []
+      };
+    }
+    const failed = checks.filter((e) => e.status !== "passed");
+    if (failed.length > 0) {
+      return {
+        status: "failed",
+        reason: `${failed.length} of ${checks.length} expectation check(s) failed`,
+        evidence_refs: run2.cite.evaluations(failed)
+      };
+    }
+    return {
+      status: "passed",
+      reason: `all ${checks.length} expectation check(s) passed`,
+      evidence_refs: run2.cite.evaluations(checks)
+    };
+  },
+  covers: () => (c) => c.kind === "expectation",
+  describe: () => "expectations"
+};
+
+// server/specs/severity.ts
+var SEVERITIES = ["critical", "high", "medium", "low", "info"];
+var Severity = external_exports.enum(SEVERITIES);
+
+// server/specs/severity-rank.ts
+var SEVERITY_RANK = Object.fromEntries(
+  SEVERITIES.map((severity, i) => [severity, SEVERITIES.length - 1 - i])
+);
+
+// server/specs/gate-requirements/max-finding-severity.ts
+var fields2 = { max_finding_severity: Severity.optional() };
+var maxFindingSeverity = {
+  name: "max_finding_severity",
+  fields: fields2,
+  decide({ max_finding_severity: max }, run2) {
+    const over = run2.findings.filter((f) => SEVERITY_RANK[f.severity] > SEVERITY_RANK[max]);
+    if (over.length > 0) {
+      const worst = over.map((f) => f.severity).sort((a, b) => SEVERITY_RANK[b] - SEVERITY_RANK[a])[0];
+      return {
+        status: "failed",
+        reason: `${over.length} finding(s) above ${max} (worst: ${worst})`,
+        evidence_refs: run2.cite.findings(over)
+      };
+    }
+    const probes = run2.evaluations("probe");
+    const detectors = run2.evaluations("detector");
+    return {
+      status: "passed",
+      reason: `no finding above ${max} (${probes.length} probe conversation(s) and ${detectors.length} detector(s) checked, ${run2.findings.length} finding(s) at or below)`,
+      evidence_refs: [
+        ...run2.cite.evaluations(probes),
+        ...run2.cite.evaluations(detectors),
+        ...run2.cite.findings(run2.findings)
+      ]
+    };
+  },
+  covers: () => (c) => c.kind === "probe",
+  describe: () => "max_finding_severity",
+  *loosened(base, head, gateId) {
+    if (SEVERITY_RANK[head.max_finding_severity] > SEVERITY_RANK[base.max_finding_severity]) {
+      yield {
+        field: "max_finding_severity",
+        message: `'${gateId}' now allows findings up to ${head.max_finding_severity} (was ${base.max_finding_severity})`
+      };
+    }
+  }
+};
+
+// server/specs/pass-rate.ts
+var import_stats_base_dists_normal_quantile = __toESM(require_lib39(), 1);
+function normalQuantile(p) {
+  if (!(p > 0 && p < 1)) throw new RangeError(`p must be in (0, 1), got ${p}`);
+  return (0, import_stats_base_dists_normal_quantile.default)(p, 0, 1);
+}
+function wilsonInterval(passes, n, confidence) {
+  if (n === 0) return { lower: 0, upper: 1 };
+  const z2 = normalQuantile(1 - (1 - confidence) / 2);
+  const p = passes / n;
+  const denominator = 1 + z2 * z2 / n;
+  const centre = (p + z2 * z2 / (2 * n)) / denominator;
+  const half = z2 * Math.sqrt(p * (1 - p) / n + z2 * z2 / (4 * n * n)) / denominator;
+  return { lower: Math.max(0, centre - half), upper: Math.min(1, centre + half) };
+}
+function decideRate(passes, n, bar, confidence) {
+  const { lower, upper } = wilsonInterval(passes, n, confidence);
+  if (lower >= bar) return { status: "passed", lower, upper, samplesToSettle: null };
+  if (upper < bar) return { status: "failed", lower, upper, samplesToSettle: null };
+  const rate = n === 0 ? 0 : passes / n;
+  let samplesToSettle = null;
+  if (n > 0 && rate !== bar) {
+    for (let total = n + 1; total <= 1e5; total++) {
+      const interval = wilsonInterval(rate * total, total, confidence);
+      if (interval.lower >= bar || interval.upper < bar) {
+        samplesToSettle = total;
+        break;
+      }
+    }
+  }
+  return { status: "inconclusive", lower, upper, samplesToSettle };
+}
+var percent = (x) => `${Math.round(x * 1e3) / 10}%`;
 
 // server/specs/vars.ts
 var PLACEHOLDER2 = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
@@ -50597,7 +52812,7 @@ function countAgentCalls(spec) {
   for (const scenario of spec.scenarios ?? []) {
     calls += (scenario.vars?.length ?? 1) * (scenario.repeat ?? repeat) * scenario.turns.length * (scenario.max_steps ?? steps) * tries;
   }
-  for (const probe of spec.security ?? []) calls += (probe.repeat ?? 1) * steps;
+  for (const probe2 of spec.security ?? []) calls += (probe2.repeat ?? 1) * steps;
   return calls;
 }
 var TEMPLATED_SCENARIO_FIELDS = ["system", "turns", "expect", "metrics"];
@@ -50636,8 +52851,167 @@ function countConversations(spec) {
   const repeat = spec.defaults?.repeat ?? 1;
   let count = 0;
   for (const scenario of spec.scenarios ?? []) count += (scenario.vars?.length ?? 1) * (scenario.repeat ?? repeat);
-  for (const probe of spec.security ?? []) count += probe.repeat ?? 1;
+  for (const probe2 of spec.security ?? []) count += probe2.repeat ?? 1;
   return count;
+}
+
+// server/specs/scenario-cases.ts
+function fillScenario(scenario, row) {
+  const filled = { ...scenario };
+  for (const field of TEMPLATED_SCENARIO_FIELDS) {
+    if (scenario[field] !== void 0) {
+      filled[field] = fillPlaceholders(scenario[field], row);
+    }
+  }
+  return filled;
+}
+function* scenarioCases(spec) {
+  const scenarios = spec.scenarios ?? [];
+  for (let index = 0; index < scenarios.length; index++) {
+    const scenario = scenarios[index];
+    if (!scenario.vars) {
+      yield { index, id: scenario.id, scenario, row: void 0 };
+      continue;
+    }
+    for (let r = 0; r < scenario.vars.length; r++) {
+      const row = scenario.vars[r];
+      yield { index, id: rowScenarioId(scenario.id, rowKey(row, r)), scenario: fillScenario(scenario, row), row };
+    }
+  }
+}
+
+// server/specs/gate-requirements/metric.ts
+var fields3 = {
+  metric: LocalId.optional(),
+  min_pass_rate: Fraction.optional(),
+  confidence: external_exports.number().min(0.5).max(0.999).optional()
+};
+var metric2 = {
+  name: "metric",
+  fields: fields3,
+  synopsis: "metric (with min_pass_rate)",
+  refine(require2, problem) {
+    if (require2.min_pass_rate === void 0) problem(["min_pass_rate"], "a metric gate needs min_pass_rate");
+  },
+  checkReferences({ metric: metric3 }, spec, problem) {
+    if (!(spec.scenarios ?? []).some((scenario) => scenario.metrics?.some((m) => m.id === metric3))) {
+      problem(["metric"], `metric '${metric3}' is not defined by any scenario`);
+    }
+  },
+  decide({ metric: metric3, min_pass_rate: minPassRate = 1, confidence }, run2) {
+    if (!run2.judgeConfigured) {
+      return {
+        status: "inconclusive",
+        reason: `metric '${metric3}' needs an LLM judge; none is configured (ASSURE_JUDGE_BASE_URL, ASSURE_JUDGE_MODEL): not evaluated`,
+        evidence_refs: []
+      };
+    }
+    const samples = run2.evaluations("metric").filter((e) => e.metric_id === metric3);
+    if (samples.length === 0) {
+      return {
+        status: "inconclusive",
+        reason: `metric '${metric3}' has no samples: no conversation completed`,
+        evidence_refs: []
+      };
+    }
+    const unjudged = samples.filter((e) => e.status === "inconclusive" || e.status === "errored");
+    if (unjudged.length > 0) {
+      return {
+        status: "inconclusive",
+        reason: `${unjudged.length} of ${samples.length} sample(s) of '${metric3}' could not be judged`,
+        evidence_refs: run2.cite.evaluations(unjudged)
+      };
+    }
+    const passes = samples.filter((e) => e.status === "passed").length;
+    const rate = passes / samples.length;
+    const failing = samples.filter((e) => e.status === "failed");
+    const observed = `${passes}/${samples.length} sample(s) passed (${percent(rate)}); the bar is ${percent(minPassRate)}`;
+    if (confidence === void 0) {
+      return rate >= minPassRate ? { status: "passed", reason: observed, evidence_refs: run2.cite.evaluations(samples) } : { status: "failed", reason: observed, evidence_refs: run2.cite.evaluations(failing) };
+    }
+    const decision = decideRate(passes, samples.length, minPassRate, confidence);
+    const interval = `${percent(confidence)} Wilson interval [${percent(decision.lower)}, ${percent(decision.upper)}]`;
+    if (decision.status === "passed") {
+      return {
+        status: "passed",
+        reason: `${observed}; ${interval} clears it`,
+        evidence_refs: run2.cite.evaluations(samples)
+      };
+    }
+    if (decision.status === "failed") {
+      return {
+        status: "failed",
+        reason: `${observed}; ${interval} is below it`,
+        evidence_refs: run2.cite.evaluations(failing)
+      };
+    }
+    const settle2 = decision.samplesToSettle === null ? "more samples at this rate would not settle it" : `about ${decision.samplesToSettle - samples.length} more sample(s) at this rate would settle it`;
+    return {
+      status: "inconclusive",
+      reason: `${observed}; ${interval} straddles it: ${settle2}`,
+      evidence_refs: run2.cite.evaluations(samples)
+    };
+  },
+  covers: ({ metric: metric3 }) => (c) => c.kind === "metric" && c.metric_id === metric3,
+  describe: ({ metric: metric3 }) => `metric ${metric3}`,
+  *loosened(base, head, gateId) {
+    if (base.min_pass_rate !== void 0 && (head.min_pass_rate ?? 0) < base.min_pass_rate) {
+      yield {
+        field: "min_pass_rate",
+        message: `min_pass_rate of '${gateId}' lowered from ${base.min_pass_rate} to ${head.min_pass_rate ?? 0}`
+      };
+    }
+    if (base.confidence !== void 0 && (head.confidence ?? 0) < base.confidence) {
+      yield {
+        field: "confidence",
+        message: `confidence of '${gateId}' lowered from ${base.confidence} to ${head.confidence ?? "none (the observed rate alone)"}`
+      };
+    }
+  },
+  /**
+   * Samples the head adds — a new scenario or row with the metric, more repeats of one — can carry a
+   * failing one over the bar without the agent changing.
+   */
+  *recounted({ metric: metric3, min_pass_rate }, gateId, base, head) {
+    if (min_pass_rate === void 0) return;
+    const was = samplesOf(base, metric3);
+    const added = [...samplesOf(head, metric3)].filter(([id, repeat]) => repeat > (was.get(id) ?? 0)).map(([id]) => id);
+    if (added.length > 0) {
+      yield {
+        field: "metric",
+        message: `the gate '${gateId}' would count more samples of '${metric3}' (${added.slice(0, 5).join(", ")}${added.length > 5 ? ` and ${added.length - 5} more` : ""}): approve it if they do not carry failing ones over the bar`
+      };
+    }
+  }
+};
+function samplesOf(spec, metric3) {
+  const samples = /* @__PURE__ */ new Map();
+  for (const c of scenarioCases(spec)) {
+    if (c.scenario.metrics?.some((m) => m.id === metric3)) {
+      samples.set(c.id, c.scenario.repeat ?? spec.defaults?.repeat ?? 1);
+    }
+  }
+  return samples;
+}
+
+// server/specs/gate-requirements/index.ts
+var GATE_REQUIREMENTS = [expectations, metric2, maxFindingSeverity];
+var REQUIREMENT_FIELDS = Object.assign({}, ...GATE_REQUIREMENTS.map((r) => r.fields));
+var REQUIREMENTS = GATE_REQUIREMENTS;
+var requirementOf = (require2) => REQUIREMENTS.find((r) => require2[r.name] !== void 0);
+function checkRequire(require2, problem) {
+  const named = REQUIREMENTS.filter((r) => require2[r.name] !== void 0);
+  if (named.length > 1 || named.length === 0 && require2.no_regression === void 0) {
+    problem([], `require one of: ${REQUIREMENTS.map((r) => r.synopsis ?? r.name).join(", ")} \u2014 and/or no_regression`);
+    return;
+  }
+  for (const requirement of REQUIREMENTS) {
+    const others = Object.keys(requirement.fields).filter((field) => field !== requirement.name);
+    if (require2[requirement.name] !== void 0) requirement.refine?.(require2, problem);
+    else if (others.some((field) => require2[field] !== void 0)) {
+      problem([], `${others.join(" and ")} go with ${requirement.name}`);
+    }
+  }
 }
 
 // server/specs/document-shape.ts
@@ -50645,17 +53019,10 @@ var GateCode = external_exports.string().regex(
   /^[A-Za-z][A-Za-z0-9_-]{0,31}$/,
   "gate ids are short codes: a letter, then letters, digits, '_' or '-' (at most 32)"
 );
-var EVALUATION_PREFIXES = {
-  expectation: "expect.",
-  probe: "probe.",
-  detector: "detector.",
-  budget: "budget."
-};
 var RESERVED_METRIC_PREFIXES = Object.values(EVALUATION_PREFIXES);
+var DETECTOR_PREFIX = EVALUATION_PREFIXES.detector;
 var POLICY_GATE_ID = "policy";
 var BUDGET_GATE_ID = "budget";
-var SEVERITIES = ["critical", "high", "medium", "low", "info"];
-var Severity = external_exports.enum(SEVERITIES);
 var OWASP_LLM_2025 = {
   prompt_injection: "LLM01:2025 Prompt Injection",
   sensitive_information_disclosure: "LLM02:2025 Sensitive Information Disclosure",
@@ -50717,8 +53084,8 @@ var Scenario = external_exports.strictObject({
   )
 });
 var SecurityProbe = external_exports.strictObject({
-  id: LocalId.refine((id) => !id.startsWith(EVALUATION_PREFIXES.detector), {
-    message: `probe ids may not start with ${EVALUATION_PREFIXES.detector}: it names the built-in detectors' findings`
+  id: LocalId.refine((id) => !id.startsWith(DETECTOR_PREFIX), {
+    message: `probe ids may not start with ${DETECTOR_PREFIX}: it names the built-in detectors' findings`
   }),
   category: ProbeCategory,
   severity: Severity,
@@ -50753,37 +53120,17 @@ var GateSpec = external_exports.strictObject({
   id: GateCode,
   title: external_exports.string().min(1).max(200).optional(),
   require: external_exports.strictObject({
-    expectations: external_exports.literal("all").optional(),
-    metric: LocalId.optional(),
-    min_pass_rate: Fraction.optional(),
-    confidence: external_exports.number().min(0.5).max(0.999).optional(),
-    max_finding_severity: Severity.optional(),
+    ...REQUIREMENT_FIELDS,
     no_regression: NoRegression.optional().describe(
       "Compared with the base branch by the release decision: alone, over every case of the spec; beside another requirement, over that requirement's cases"
     )
   })
-}).superRefine((gate2, ctx) => {
-  const r = gate2.require;
-  const kinds = [r.expectations !== void 0, r.metric !== void 0, r.max_finding_severity !== void 0];
-  if (kinds.filter(Boolean).length > 1 || kinds.every((kind) => !kind) && r.no_regression === void 0) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["require"],
-      message: "require one of: expectations, metric (with min_pass_rate), max_finding_severity \u2014 and/or no_regression"
-    });
-    return;
-  }
-  if (r.metric === void 0 && (r.min_pass_rate !== void 0 || r.confidence !== void 0)) {
-    ctx.addIssue({ code: "custom", path: ["require"], message: "min_pass_rate and confidence go with metric" });
-  }
-  if (r.metric !== void 0 && r.min_pass_rate === void 0) {
-    ctx.addIssue({
-      code: "custom",
-      path: ["require", "min_pass_rate"],
-      message: "a metric gate needs min_pass_rate"
-    });
-  }
-});
+}).superRefine(
+  (gate2, ctx) => checkRequire(
+    gate2.require,
+    (path, message) => ctx.addIssue({ code: "custom", path: ["require", ...path], message })
+  )
+);
 var TestSpecDocumentShape = external_exports.strictObject({
   schema_version: external_exports.literal("1"),
   name: external_exports.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/, "use letters, digits, '.', '_' and '-'"),
@@ -50809,7 +53156,7 @@ var TestSpecDocumentShape = external_exports.strictObject({
         "What the agent's answers may cost, at the environment's endpoint.pricing: once reached, no conversation starts and the run fails with budget_exceeded"
       )
     }).refine(
-      (budget) => budget.max_tokens !== void 0 || budget.max_cost_usd !== void 0,
+      (budget2) => budget2.max_tokens !== void 0 || budget2.max_cost_usd !== void 0,
       "set max_tokens, max_cost_usd or both"
     ).optional().describe(
       "Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage (or a model has no price)"
@@ -50821,31 +53168,6 @@ var TestSpecDocumentShape = external_exports.strictObject({
   gates: external_exports.array(GateSpec).min(1).max(50)
 });
 
-// server/specs/scenario-cases.ts
-function fillScenario(scenario, row) {
-  const filled = { ...scenario };
-  for (const field of TEMPLATED_SCENARIO_FIELDS) {
-    if (scenario[field] !== void 0) {
-      filled[field] = fillPlaceholders(scenario[field], row);
-    }
-  }
-  return filled;
-}
-function* scenarioCases(spec) {
-  const scenarios = spec.scenarios ?? [];
-  for (let index = 0; index < scenarios.length; index++) {
-    const scenario = scenarios[index];
-    if (!scenario.vars) {
-      yield { index, id: scenario.id, scenario, row: void 0 };
-      continue;
-    }
-    for (let r = 0; r < scenario.vars.length; r++) {
-      const row = scenario.vars[r];
-      yield { index, id: rowScenarioId(scenario.id, rowKey(row, r)), scenario: fillScenario(scenario, row), row };
-    }
-  }
-}
-
 // server/specs/check-tables.ts
 var MAX_ROW_PROBLEMS = 20;
 var ROW_ID = /^[A-Za-z0-9._:-]{1,64}$/;
@@ -50853,11 +53175,11 @@ var formatPath = (path) => path.reduce(
   (out, part) => typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part),
   ""
 );
-function checkTable(scenario, at, problem) {
+function checkTable(scenario, at2, problem) {
   if (scenario.vars === void 0) {
     if (scenario.vars_file !== void 0) {
       problem(
-        [...at, "vars_file"],
+        [...at2, "vars_file"],
         "the table is read from the repository by the App and the Action, which upload it with the spec; to upload the spec yourself, send it with its tables ({file: {\u2026, tables}}) or inline the rows as vars"
       );
     }
@@ -50869,12 +53191,12 @@ function checkTable(scenario, at, problem) {
   const columns = new Set(rows.flatMap((row) => Object.keys(row)));
   for (const name of used) {
     if (!columns.has(name)) {
-      problem([...at, "vars"], `unknown {{${name}}}: no row of this scenario's vars has a column '${name}'`);
+      problem([...at2, "vars"], `unknown {{${name}}}: no row of this scenario's vars has a column '${name}'`);
     }
   }
   let reported = 0;
   const rowProblem = (r, path, message) => {
-    if (++reported <= MAX_ROW_PROBLEMS) problem([...at, "vars", r, ...path], `row ${r + 1}: ${message}`);
+    if (++reported <= MAX_ROW_PROBLEMS) problem([...at2, "vars", r, ...path], `row ${r + 1}: ${message}`);
   };
   const keys = /* @__PURE__ */ new Map();
   rows.forEach((row, r) => {
@@ -50903,7 +53225,7 @@ function checkTable(scenario, at, problem) {
     }
   });
   if (reported > MAX_ROW_PROBLEMS) {
-    problem([...at, "vars"], `${reported - MAX_ROW_PROBLEMS} more row problems not shown`);
+    problem([...at2, "vars"], `${reported - MAX_ROW_PROBLEMS} more row problems not shown`);
   }
 }
 function checkTemplatedMocks(doc, problem) {
@@ -50940,10 +53262,10 @@ function checkReferences(doc, ctx) {
       const found = argumentsOf(entry);
       if (!found) return;
       const { kind, args } = found;
-      const at = [...path, i, kind.name];
-      for (const tool of kind.namesTools?.(args) ?? []) checkTool(tool.name, [...at, ...tool.path]);
+      const at2 = [...path, i, kind.name];
+      for (const tool of kind.namesTools?.(args) ?? []) checkTool(tool.name, [...at2, ...tool.path]);
       if (kind.needsCanary && !canaryAllowed) {
-        problem(at, `${kind.name} applies only to a security probe with canary: true`);
+        problem(at2, `${kind.name} applies only to a security probe with canary: true`);
       }
     });
   };
@@ -50953,18 +53275,16 @@ function checkReferences(doc, ctx) {
     if (owner) problem(path, `id '${id}' is already used by ${owner}`);
     else ids.set(id, path.slice(0, 2).join("[") + "]");
   };
-  const metrics = /* @__PURE__ */ new Set();
   scenarios.forEach((scenario, s) => {
     claimId(scenario.id, ["scenarios", s, "id"]);
     scenario.turns.forEach((turn, t) => checkExpectations(turn.expect, ["scenarios", s, "turns", t, "expect"], false));
     checkExpectations(scenario.expect, ["scenarios", s, "expect"], false);
     const own2 = /* @__PURE__ */ new Set();
-    (scenario.metrics ?? []).forEach((metric, m) => {
-      if (own2.has(metric.id)) {
-        problem(["scenarios", s, "metrics", m, "id"], `duplicate metric '${metric.id}' in this scenario`);
+    (scenario.metrics ?? []).forEach((metric3, m) => {
+      if (own2.has(metric3.id)) {
+        problem(["scenarios", s, "metrics", m, "id"], `duplicate metric '${metric3.id}' in this scenario`);
       }
-      own2.add(metric.id);
-      metrics.add(metric.id);
+      own2.add(metric3.id);
     });
     checkTable(scenario, ["scenarios", s], problem);
   });
@@ -50984,10 +53304,10 @@ function checkReferences(doc, ctx) {
       );
     }
   }
-  probes.forEach((probe, p) => {
-    claimId(probe.id, ["security", p, "id"]);
-    if (probe.inject) checkTool(probe.inject.tool, ["security", p, "inject", "tool"]);
-    checkExpectations(probe.fail_if, ["security", p, "fail_if"], probe.canary === true);
+  probes.forEach((probe2, p) => {
+    claimId(probe2.id, ["security", p, "id"]);
+    if (probe2.inject) checkTool(probe2.inject.tool, ["security", p, "inject", "tool"]);
+    checkExpectations(probe2.fail_if, ["security", p, "fail_if"], probe2.canary === true);
   });
   const gates = /* @__PURE__ */ new Set();
   doc.gates.forEach((gate2, g) => {
@@ -51002,10 +53322,11 @@ function checkReferences(doc, ctx) {
       );
     }
     gates.add(gate2.id);
-    const metric = gate2.require.metric;
-    if (metric !== void 0 && !metrics.has(metric)) {
-      problem(["gates", g, "require", "metric"], `metric '${metric}' is not defined by any scenario`);
-    }
+    requirementOf(gate2.require)?.checkReferences?.(
+      gate2.require,
+      doc,
+      (path, message) => problem(["gates", g, "require", ...path], message)
+    );
   });
 }
 
@@ -51167,7 +53488,7 @@ var GateOutcome = external_exports.object({
   evidence_refs: EvidenceRefs
 }).meta({ id: "Gate" });
 var EvaluationStatus = external_exports.enum(["passed", "failed", "inconclusive", "errored"]);
-var EvaluationKind = external_exports.enum(["expectation", "metric", "probe", "detector", "budget"]);
+var EvaluationKind = external_exports.enum(EVALUATION_KIND_NAMES);
 var Evaluation = external_exports.object({
   evaluation_id: external_exports.string(),
   run_id: external_exports.string(),
@@ -51893,8 +54214,8 @@ function runIdempotencyKey({
   agentUrl,
   byApp = false
 }) {
-  const fields = [repositoryId, commitSha, specPath, environmentName, attempt, agentUrl ?? null];
-  return `${byApp ? APP_RUN_KEY_PREFIX : DERIVED_RUN_KEY_PREFIX}${(0, import_node_crypto.createHash)("sha256").update(JSON.stringify(fields)).digest("hex")}`;
+  const fields4 = [repositoryId, commitSha, specPath, environmentName, attempt, agentUrl ?? null];
+  return `${byApp ? APP_RUN_KEY_PREFIX : DERIVED_RUN_KEY_PREFIX}${(0, import_node_crypto.createHash)("sha256").update(JSON.stringify(fields4)).digest("hex")}`;
 }
 
 // server/contract/auth.ts
@@ -54219,9 +56540,9 @@ function specLines(document, source) {
     (scenario.expect ?? []).forEach((_, e) => note(["scenarios", s, "expect", e]));
     (scenario.metrics ?? []).forEach((_, m) => note(["scenarios", s, "metrics", m]));
   });
-  (document.security ?? []).forEach((probe, p) => {
+  (document.security ?? []).forEach((probe2, p) => {
     note(["security", p]);
-    probe.fail_if.forEach((_, f) => note(["security", p, "fail_if", f]));
+    probe2.fail_if.forEach((_, f) => note(["security", p, "fail_if", f]));
   });
   document.gates.forEach((_, g) => note(["gates", g]));
   return lines;
@@ -54279,7 +56600,7 @@ var Context = class {
 };
 
 // node_modules/@actions/github/lib/internal/utils.js
-var httpClient = __toESM(require_lib(), 1);
+var httpClient = __toESM(require_lib40(), 1);
 var import_undici2 = __toESM(require_undici(), 1);
 var __awaiter6 = function(thisArg, _arguments, P, generator) {
   function adopt(value) {
@@ -58430,19 +60751,19 @@ async function openCommit(octokit, repository, sha, fallbackRef) {
       throw error63;
     }
     const reads = /* @__PURE__ */ new Map();
-    let budget = MAX_COMMIT_BYTES;
+    let budget2 = MAX_COMMIT_BYTES;
     const tooLarge = (path) => {
       const size = sizes.get(path);
       if (size === void 0 || reads.has(path)) return void 0;
       if (size > MAX_FILE_BYTES) return `${path} is ${size} bytes; the App reads files of at most ${MAX_FILE_BYTES}`;
-      if (size > budget) return `${path} would take the App past the ${MAX_COMMIT_BYTES} bytes it reads of a commit`;
+      if (size > budget2) return `${path} would take the App past the ${MAX_COMMIT_BYTES} bytes it reads of a commit`;
       return void 0;
     };
     const read = (path) => {
       if (!sizes.has(path) || tooLarge(path)) return Promise.resolve(void 0);
       let bytes = reads.get(path);
       if (!bytes) {
-        budget -= sizes.get(path);
+        budget2 -= sizes.get(path);
         reads.set(path, bytes = readFileAt(octokit, repository, ref, path));
       }
       return bytes;
@@ -58452,46 +60773,10 @@ async function openCommit(octokit, repository, sha, fallbackRef) {
   return void 0;
 }
 
-// server/specs/severity-rank.ts
-var SEVERITY_RANK = Object.fromEntries(
-  SEVERITIES.map((severity, i) => [severity, SEVERITIES.length - 1 - i])
-);
-
 // server/changes/policy-changes.ts
 function* checksOf(spec) {
-  for (const [s, scenario] of (spec.scenarios ?? []).entries()) {
-    const at = (where) => ({
-      case_id: `${scenario.id} ${where}`,
-      scenario_id: scenario.id,
-      spec_path: `scenarios[${s}].${where}`
-    });
-    for (const [t, turn] of scenario.turns.entries()) {
-      for (const [e, expectation] of (turn.expect ?? []).entries()) {
-        yield { ...at(`turns[${t}].expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
-      }
-    }
-    for (const [e, expectation] of (scenario.expect ?? []).entries()) {
-      yield { ...at(`expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
-    }
-    for (const [m, metric] of (scenario.metrics ?? []).entries()) {
-      yield {
-        ...at(`metrics[${m}]`),
-        case_id: `${scenario.id} metric ${metric.id}`,
-        kind: "metric",
-        definition: contentAddress({ criteria: metric.criteria, scope: metric.scope })
-      };
-    }
-  }
-  for (const [p, probe] of (spec.security ?? []).entries()) {
-    const { repeat: _repeat, description: _description, ...checked } = probe;
-    yield {
-      case_id: `${probe.id} probe`,
-      kind: "probe",
-      scenario_id: probe.id,
-      spec_path: `security[${p}]`,
-      definition: contentAddress(checked)
-    };
-  }
+  for (const [s, scenario] of (spec.scenarios ?? []).entries()) yield* scenarioChecks(scenario, s, scenario.id);
+  yield* standaloneChecks(spec);
 }
 var conversationOf = (scenario) => contentAddress({
   system: scenario.system ?? null,
@@ -58585,45 +60870,45 @@ function compareSettings(base, head, add) {
   }
 }
 function compareSpecs(name, base, head, add) {
-  const at = (path) => `${name}: ${path}`;
+  const at2 = (path) => `${name}: ${path}`;
   const headScenarios = new Map((head.scenarios ?? []).map((scenario) => [scenario.id, scenario]));
   const removedScenarios = /* @__PURE__ */ new Set();
   (base.scenarios ?? []).forEach((scenario, s) => {
     const other = headScenarios.get(scenario.id);
     if (!other) {
       removedScenarios.add(scenario.id);
-      add("removed", at(`scenarios[${s}]`), `the scenario '${scenario.id}' is removed`);
+      add("removed", at2(`scenarios[${s}]`), `the scenario '${scenario.id}' is removed`);
       return;
     }
     if (conversationOf(other) !== conversationOf(scenario)) {
       add(
         "changed",
-        at(`scenarios[${s}]`),
+        at2(`scenarios[${s}]`),
         `the conversation of '${scenario.id}' is changed (its system prompt, user turns or limits): approve it if it tests the same`
       );
     }
     compareRepeat(
-      at(`scenarios[${s}].repeat`),
+      at2(`scenarios[${s}].repeat`),
       scenario.repeat ?? base.defaults?.repeat ?? 1,
       other.repeat ?? head.defaults?.repeat ?? 1,
       add
     );
-    compareMetrics(at(`scenarios[${s}]`), scenario, other, add);
+    compareMetrics(at2(`scenarios[${s}]`), scenario, other, add);
   });
-  const headProbes = new Map((head.security ?? []).map((probe) => [probe.id, probe]));
-  (base.security ?? []).forEach((probe, p) => {
-    const other = headProbes.get(probe.id);
-    if (!other) add("removed", at(`security[${p}]`), `the security probe '${probe.id}' is removed`);
-    else compareRepeat(at(`security[${p}].repeat`), probe.repeat ?? 1, other.repeat ?? 1, add);
+  const headProbes = new Map((head.security ?? []).map((probe2) => [probe2.id, probe2]));
+  (base.security ?? []).forEach((probe2, p) => {
+    const other = headProbes.get(probe2.id);
+    if (!other) add("removed", at2(`security[${p}]`), `the security probe '${probe2.id}' is removed`);
+    else compareRepeat(at2(`security[${p}].repeat`), probe2.repeat ?? 1, other.repeat ?? 1, add);
   });
   const headTools = new Map((head.tools ?? []).map((tool) => [tool.name, tool]));
   (base.tools ?? []).forEach((tool, i) => {
     const other = headTools.get(tool.name);
-    if (!other) add("removed", at(`tools[${i}]`), `the tool '${tool.name}' is removed`);
+    if (!other) add("removed", at2(`tools[${i}]`), `the tool '${tool.name}' is removed`);
     else if (contentAddress(other) !== contentAddress(tool)) {
       add(
         "changed",
-        at(`tools[${i}]`),
+        at2(`tools[${i}]`),
         `the tool '${tool.name}' is changed (its description, parameters or mocks): approve it if it tests the same`
       );
     }
@@ -58633,7 +60918,7 @@ function compareSpecs(name, base, head, add) {
     if (was !== now) {
       add(
         "changed",
-        at(`defaults.${limit}`),
+        at2(`defaults.${limit}`),
         `defaults.${limit} changes from ${was ?? "its default"} to ${now ?? "its default"}`
       );
     }
@@ -58644,39 +60929,39 @@ function compareSpecs(name, base, head, add) {
     if (c.row === void 0 || removedScenarios.has(scenario.id)) continue;
     const other = headRows.get(c.id);
     if (other === void 0) {
-      add("removed", at(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
+      add("removed", at2(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
     } else if (contentAddress(other) !== contentAddress(c.row)) {
       add(
         "changed",
-        at(`scenarios[${c.index}].vars`),
+        at2(`scenarios[${c.index}].vars`),
         `the row '${c.id}' of the scenario's table is changed: approve it if it tests the same`
       );
     }
   }
-  const headChecks = new Map([...checksOf(head)].map((c) => [c.case_id, c.definition]));
+  const headChecks = new Map([...checksOf(head)].map((c) => [c.case_id, contentAddress(c.definition)]));
   for (const c of checksOf(base)) {
     if (removedScenarios.has(c.scenario_id)) continue;
     const other = headChecks.get(c.case_id);
     if (other === void 0) {
-      if (c.kind === "expectation") add("removed", at(c.spec_path), `the check '${c.case_id}' is removed`);
-    } else if (other !== c.definition) {
-      add("changed", at(c.spec_path), `the check '${c.case_id}' is changed: approve it if it is not weaker`);
+      if (reportsRemoval(c.kind)) add("removed", at2(c.spec_path), `the check '${c.case_id}' is removed`);
+    } else if (other !== contentAddress(c.definition)) {
+      add("changed", at2(c.spec_path), `the check '${c.case_id}' is changed: approve it if it is not weaker`);
     }
   }
-  compareMetricSamples(at, base, head, add);
+  compareGateCounts(at2, base, head, add);
   const baseBudget = base.defaults?.budget;
   const headBudget = head.defaults?.budget;
   if (baseBudget?.max_tokens !== void 0 && (headBudget?.max_tokens === void 0 || headBudget.max_tokens > baseBudget.max_tokens)) {
     add(
       "loosened",
-      at("defaults.budget.max_tokens"),
+      at2("defaults.budget.max_tokens"),
       `the token budget changes from ${baseBudget.max_tokens} to ${headBudget?.max_tokens ?? "none"}`
     );
   }
   if (baseBudget?.max_cost_usd !== void 0 && (headBudget?.max_cost_usd === void 0 || headBudget.max_cost_usd > baseBudget.max_cost_usd)) {
     add(
       "loosened",
-      at("defaults.budget.max_cost_usd"),
+      at2("defaults.budget.max_cost_usd"),
       `the cost budget changes from $${baseBudget.max_cost_usd} to ${headBudget?.max_cost_usd !== void 0 ? `$${headBudget.max_cost_usd}` : "none"}`
     );
   }
@@ -58684,38 +60969,21 @@ function compareSpecs(name, base, head, add) {
   if (retries(head) > retries(base)) {
     add(
       "loosened",
-      at("defaults.retry_failed"),
+      at2("defaults.retry_failed"),
       `failed cases are tried again up to ${retries(head)} time(s), not ${retries(base)}`
     );
   }
   const headGates = new Map(head.gates.map((gate2) => [gate2.id, gate2]));
   base.gates.forEach((gate2, g) => {
     const other = headGates.get(gate2.id);
-    if (!other) add("removed", at(`gates[${g}]`), `the gate '${gate2.id}' is removed`);
-    else compareGates(at(`gates[${g}].require`), gate2, other, add);
+    if (!other) add("removed", at2(`gates[${g}]`), `the gate '${gate2.id}' is removed`);
+    else compareGates(at2(`gates[${g}].require`), gate2, other, add);
   });
 }
-function compareMetricSamples(at, base, head, add) {
-  const samplesOf = (spec, metric) => {
-    const samples = /* @__PURE__ */ new Map();
-    for (const c of scenarioCases(spec)) {
-      if (c.scenario.metrics?.some((m) => m.id === metric)) {
-        samples.set(c.id, c.scenario.repeat ?? spec.defaults?.repeat ?? 1);
-      }
-    }
-    return samples;
-  };
+function compareGateCounts(at2, base, head, add) {
   base.gates.forEach((gate2, g) => {
-    const metric = gate2.require.metric;
-    if (metric === void 0 || gate2.require.min_pass_rate === void 0) return;
-    const was = samplesOf(base, metric);
-    const added = [...samplesOf(head, metric)].filter(([id, repeat]) => repeat > (was.get(id) ?? 0)).map(([id]) => id);
-    if (added.length > 0) {
-      add(
-        "changed",
-        at(`gates[${g}].require.metric`),
-        `the gate '${gate2.id}' would count more samples of '${metric}' (${added.slice(0, 5).join(", ")}${added.length > 5 ? ` and ${added.length - 5} more` : ""}): approve it if they do not carry failing ones over the bar`
-      );
+    for (const { field, message } of requirementOf(gate2.require)?.recounted?.(gate2.require, gate2.id, base, head) ?? []) {
+      add("changed", at2(`gates[${g}].require.${field}`), message);
     }
   });
 }
@@ -58723,15 +60991,15 @@ function compareRepeat(where, base, head, add) {
   if (head < base) add("loosened", where, `repeat lowered from ${base} to ${head}`);
 }
 function compareMetrics(where, base, head, add) {
-  const headMetrics = new Map((head.metrics ?? []).map((metric) => [metric.id, metric]));
-  (base.metrics ?? []).forEach((metric, m) => {
-    const other = headMetrics.get(metric.id);
-    if (!other) add("removed", `${where}.metrics[${m}]`, `the metric '${metric.id}' is removed`);
-    else if (other.threshold < metric.threshold) {
+  const headMetrics = new Map((head.metrics ?? []).map((metric3) => [metric3.id, metric3]));
+  (base.metrics ?? []).forEach((metric3, m) => {
+    const other = headMetrics.get(metric3.id);
+    if (!other) add("removed", `${where}.metrics[${m}]`, `the metric '${metric3.id}' is removed`);
+    else if (other.threshold < metric3.threshold) {
       add(
         "loosened",
         `${where}.metrics[${m}].threshold`,
-        `the threshold of '${metric.id}' lowered from ${metric.threshold} to ${other.threshold}`
+        `the threshold of '${metric3.id}' lowered from ${metric3.threshold} to ${other.threshold}`
       );
     }
   });
@@ -58739,31 +61007,14 @@ function compareMetrics(where, base, head, add) {
 function compareGates(where, base, head, add) {
   const b = base.require;
   const h = head.require;
-  const requires = (r) => r.expectations ? "expectations" : r.metric !== void 0 ? `metric ${r.metric}` : r.max_finding_severity !== void 0 ? "max_finding_severity" : "no_regression only";
+  const requirement = requirementOf(b);
+  const requires = (r) => requirementOf(r)?.describe(r) ?? "no_regression only";
   if (requires(b) !== requires(h)) {
     add("loosened", where, `the gate '${base.id}' now requires ${requires(h)} instead of ${requires(b)}`);
     return;
   }
-  if (b.min_pass_rate !== void 0 && (h.min_pass_rate ?? 0) < b.min_pass_rate) {
-    add(
-      "loosened",
-      `${where}.min_pass_rate`,
-      `min_pass_rate of '${base.id}' lowered from ${b.min_pass_rate} to ${h.min_pass_rate ?? 0}`
-    );
-  }
-  if (b.confidence !== void 0 && (h.confidence ?? 0) < b.confidence) {
-    add(
-      "loosened",
-      `${where}.confidence`,
-      `confidence of '${base.id}' lowered from ${b.confidence} to ${h.confidence ?? "none (the observed rate alone)"}`
-    );
-  }
-  if (b.max_finding_severity !== void 0 && h.max_finding_severity !== void 0 && SEVERITY_RANK[h.max_finding_severity] > SEVERITY_RANK[b.max_finding_severity]) {
-    add(
-      "loosened",
-      `${where}.max_finding_severity`,
-      `'${base.id}' now allows findings up to ${h.max_finding_severity} (was ${b.max_finding_severity})`
-    );
+  for (const { field, message } of requirement?.loosened?.(b, h, base.id) ?? []) {
+    add("loosened", `${where}.${field}`, message);
   }
   if (b.no_regression && !h.no_regression) {
     add("removed", `${where}.no_regression`, `'${base.id}' no longer compares with the base branch`);
@@ -59441,6 +61692,228 @@ undici/lib/web/fetch/body.js:
 
 undici/lib/web/websocket/frame.js:
   (*! ws. MIT License. Einar Otto Stangvik <einaros@gmail.com> *)
+
+@stdlib/utils-define-property/lib/define_property.js:
+@stdlib/utils-define-property/lib/has_define_property_support.js:
+  (**
+  * @license Apache-2.0
+  *
+  * Copyright (c) 2021 The Stdlib Authors.
+  *
+  * Licensed under the Apache License, Version 2.0 (the "License");
+  * you may not use this file except in compliance with the License.
+  * You may obtain a copy of the License at
+  *
+  *    http://www.apache.org/licenses/LICENSE-2.0
+  *
+  * Unless required by applicable law or agreed to in writing, software
+  * distributed under the License is distributed on an "AS IS" BASIS,
+  * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+  * See the License for the specific language governing permissions and
+  * limitations under the License.
+  *)
+
+@stdlib/utils-define-property/lib/builtin.js:
+@stdlib/utils-define-property/lib/polyfill.js:
+@stdlib/utils-define-property/lib/index.js:
+@stdlib/utils-define-nonenumerable-read-only-property/lib/main.js:
+@stdlib/utils-define-nonenumerable-read-only-property/lib/index.js:
+@stdlib/math-base-assert-is-nan/lib/main.js:
+@stdlib/math-base-assert-is-nan/lib/index.js:
+@stdlib/math-base-special-sqrt/lib/main.js:
+@stdlib/math-base-special-sqrt/lib/index.js:
+@stdlib/assert-has-symbol-support/lib/main.js:
+@stdlib/assert-has-symbol-support/lib/index.js:
+@stdlib/assert-has-tostringtag-support/lib/main.js:
+@stdlib/assert-has-tostringtag-support/lib/index.js:
+@stdlib/utils-native-class/lib/tostring.js:
+@stdlib/utils-native-class/lib/main.js:
+@stdlib/assert-has-own-property/lib/main.js:
+@stdlib/assert-has-own-property/lib/index.js:
+@stdlib/symbol-ctor/lib/main.js:
+@stdlib/symbol-ctor/lib/index.js:
+@stdlib/utils-native-class/lib/tostringtag.js:
+@stdlib/utils-native-class/lib/polyfill.js:
+@stdlib/utils-native-class/lib/index.js:
+@stdlib/assert-is-uint32array/lib/main.js:
+@stdlib/assert-is-uint32array/lib/index.js:
+@stdlib/constants-uint32-max/lib/index.js:
+@stdlib/assert-has-uint32array-support/lib/uint32array.js:
+@stdlib/assert-has-uint32array-support/lib/main.js:
+@stdlib/assert-has-uint32array-support/lib/index.js:
+@stdlib/array-uint32/lib/main.js:
+@stdlib/array-uint32/lib/polyfill.js:
+@stdlib/array-uint32/lib/index.js:
+@stdlib/assert-is-float64array/lib/main.js:
+@stdlib/assert-is-float64array/lib/index.js:
+@stdlib/assert-has-float64array-support/lib/float64array.js:
+@stdlib/assert-has-float64array-support/lib/main.js:
+@stdlib/assert-has-float64array-support/lib/index.js:
+@stdlib/array-float64/lib/main.js:
+@stdlib/array-float64/lib/polyfill.js:
+@stdlib/array-float64/lib/index.js:
+@stdlib/assert-is-uint8array/lib/main.js:
+@stdlib/assert-is-uint8array/lib/index.js:
+@stdlib/constants-uint8-max/lib/index.js:
+@stdlib/assert-has-uint8array-support/lib/uint8array.js:
+@stdlib/assert-has-uint8array-support/lib/main.js:
+@stdlib/assert-has-uint8array-support/lib/index.js:
+@stdlib/array-uint8/lib/main.js:
+@stdlib/array-uint8/lib/polyfill.js:
+@stdlib/array-uint8/lib/index.js:
+@stdlib/assert-is-uint16array/lib/main.js:
+@stdlib/assert-is-uint16array/lib/index.js:
+@stdlib/constants-uint16-max/lib/index.js:
+@stdlib/assert-has-uint16array-support/lib/uint16array.js:
+@stdlib/assert-has-uint16array-support/lib/main.js:
+@stdlib/assert-has-uint16array-support/lib/index.js:
+@stdlib/array-uint16/lib/main.js:
+@stdlib/array-uint16/lib/polyfill.js:
+@stdlib/array-uint16/lib/index.js:
+@stdlib/assert-is-little-endian/lib/ctors.js:
+@stdlib/assert-is-little-endian/lib/main.js:
+@stdlib/assert-is-little-endian/lib/index.js:
+@stdlib/number-float64-base-get-high-word/lib/high.js:
+@stdlib/number-float64-base-get-high-word/lib/main.js:
+@stdlib/number-float64-base-get-high-word/lib/index.js:
+@stdlib/number-float64-base-set-high-word/lib/high.js:
+@stdlib/number-float64-base-set-high-word/lib/main.js:
+@stdlib/number-float64-base-set-high-word/lib/index.js:
+@stdlib/constants-float64-exponent-bias/lib/index.js:
+@stdlib/number-ctor/lib/main.js:
+@stdlib/number-ctor/lib/index.js:
+@stdlib/constants-float64-ninf/lib/index.js:
+@stdlib/math-base-special-ln/lib/index.js:
+@stdlib/constants-float64-pinf/lib/index.js:
+@stdlib/math-base-special-erfinv/lib/index.js:
+@stdlib/stats-base-dists-normal-quantile/lib/main.js:
+@stdlib/utils-constant-function/lib/main.js:
+@stdlib/utils-constant-function/lib/index.js:
+@stdlib/stats-base-dists-degenerate-quantile/lib/main.js:
+@stdlib/stats-base-dists-degenerate-quantile/lib/factory.js:
+@stdlib/stats-base-dists-degenerate-quantile/lib/index.js:
+@stdlib/stats-base-dists-normal-quantile/lib/factory.js:
+@stdlib/stats-base-dists-normal-quantile/lib/index.js:
+  (**
+  * @license Apache-2.0
+  *
+  * Copyright (c) 2018 The Stdlib Authors.
+  *
+  * Licensed under the Apache License, Version 2.0 (the "License");
+  * you may not use this file except in compliance with the License.
+  * You may obtain a copy of the License at
+  *
+  *    http://www.apache.org/licenses/LICENSE-2.0
+  *
+  * Unless required by applicable law or agreed to in writing, software
+  * distributed under the License is distributed on an "AS IS" BASIS,
+  * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+  * See the License for the specific language governing permissions and
+  * limitations under the License.
+  *)
+
+@stdlib/string-base-format-interpolate/lib/is_number.js:
+@stdlib/string-base-format-interpolate/lib/zero_pad.js:
+@stdlib/string-base-format-interpolate/lib/format_integer.js:
+@stdlib/string-base-format-interpolate/lib/is_string.js:
+@stdlib/string-base-format-interpolate/lib/format_double.js:
+@stdlib/string-base-format-interpolate/lib/space_pad.js:
+@stdlib/string-base-format-interpolate/lib/main.js:
+@stdlib/string-base-format-interpolate/lib/index.js:
+@stdlib/string-base-format-tokenize/lib/main.js:
+@stdlib/string-base-format-tokenize/lib/index.js:
+@stdlib/string-format/lib/is_string.js:
+@stdlib/string-format/lib/main.js:
+@stdlib/string-format/lib/index.js:
+@stdlib/math-base-special-ln/lib/polyval_p.js:
+@stdlib/math-base-special-ln/lib/polyval_q.js:
+@stdlib/math-base-special-erfinv/lib/rational_p1q1.js:
+@stdlib/math-base-special-erfinv/lib/rational_p2q2.js:
+@stdlib/math-base-special-erfinv/lib/rational_p3q3.js:
+@stdlib/math-base-special-erfinv/lib/rational_p4q4.js:
+@stdlib/math-base-special-erfinv/lib/rational_p5q5.js:
+  (**
+  * @license Apache-2.0
+  *
+  * Copyright (c) 2022 The Stdlib Authors.
+  *
+  * Licensed under the Apache License, Version 2.0 (the "License");
+  * you may not use this file except in compliance with the License.
+  * You may obtain a copy of the License at
+  *
+  *    http://www.apache.org/licenses/LICENSE-2.0
+  *
+  * Unless required by applicable law or agreed to in writing, software
+  * distributed under the License is distributed on an "AS IS" BASIS,
+  * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+  * See the License for the specific language governing permissions and
+  * limitations under the License.
+  *)
+
+@stdlib/math-base-special-ln/lib/main.js:
+  (**
+  * @license Apache-2.0
+  *
+  * Copyright (c) 2018 The Stdlib Authors.
+  *
+  * Licensed under the Apache License, Version 2.0 (the "License");
+  * you may not use this file except in compliance with the License.
+  * You may obtain a copy of the License at
+  *
+  *    http://www.apache.org/licenses/LICENSE-2.0
+  *
+  * Unless required by applicable law or agreed to in writing, software
+  * distributed under the License is distributed on an "AS IS" BASIS,
+  * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+  * See the License for the specific language governing permissions and
+  * limitations under the License.
+  *
+  *
+  * ## Notice
+  *
+  * The following copyright and license were part of the original implementation available as part of [FreeBSD]{@link https://svnweb.freebsd.org/base/release/9.3.0/lib/msun/src/e_log.c}. The implementation follows the original, but has been modified for JavaScript.
+  *
+  * ```text
+  * Copyright (C) 1993 by Sun Microsystems, Inc. All rights reserved.
+  *
+  * Developed at SunPro, a Sun Microsystems, Inc. business.
+  * Permission to use, copy, modify, and distribute this
+  * software is freely granted, provided that this notice
+  * is preserved.
+  * ```
+  *)
+
+@stdlib/math-base-special-erfinv/lib/main.js:
+  (**
+  * @license Apache-2.0
+  *
+  * Copyright (c) 2018 The Stdlib Authors.
+  *
+  * Licensed under the Apache License, Version 2.0 (the "License");
+  * you may not use this file except in compliance with the License.
+  * You may obtain a copy of the License at
+  *
+  *    http://www.apache.org/licenses/LICENSE-2.0
+  *
+  * Unless required by applicable law or agreed to in writing, software
+  * distributed under the License is distributed on an "AS IS" BASIS,
+  * WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+  * See the License for the specific language governing permissions and
+  * limitations under the License.
+  *
+  *
+  * ## Notice
+  *
+  * The original C++ code and copyright notice are from the [Boost library]{@link http://www.boost.org/doc/libs/1_48_0/boost/math/special_functions/detail/erf_inv.hpp}. This implementation follows the original, but has been modified for JavaScript.
+  *
+  * ```text
+  * (C) Copyright John Maddock 2006.
+  *
+  * Use, modification and distribution are subject to the
+  * Boost Software License, Version 1.0. (See accompanying file
+  * LICENSE or copy at http://www.boost.org/LICENSE_1_0.txt)
+  * ```
+  *)
 
 content-type/dist/index.js:
   (*!

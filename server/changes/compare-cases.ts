@@ -1,5 +1,6 @@
 import type { Evaluation, TestSpecDocument } from "../contract/index.js";
-import { caseId, specCases } from "./cases.js";
+import { caseOf, isScored } from "../specs/evaluation-kinds/index.js";
+import { specCases } from "./cases.js";
 import { compareCase, type CaseChange, type CaseSamples, type NoRegression } from "./compare-case.js";
 
 /** What a case's evaluations need to say: enough of a stored evaluation. */
@@ -25,16 +26,7 @@ export interface CaseComparison extends CaseChange {
  * The case an evaluation belongs to, in `specCases`' terms: `<scenario> turns[1].expect[0]`,
  * `<scenario> metric <id>`, `<probe> probe`; none for the run-wide ones (detectors, budget).
  */
-export function caseIdOf(evaluation: CaseEvaluation): string | undefined {
-  const { scenario_id, kind } = evaluation;
-  if (scenario_id === null) return undefined;
-  if (kind === "expectation" && evaluation.spec_path) {
-    return caseId({ kind, scenario_id, where: evaluation.spec_path.replace(/^scenarios\[\d+\]\./, "") });
-  }
-  if (kind === "metric") return caseId({ kind, scenario_id, metric_id: evaluation.metric_id });
-  if (kind === "probe") return caseId({ kind, probe_id: scenario_id });
-  return undefined;
-}
+export const caseIdOf = (evaluation: CaseEvaluation): string | undefined => caseOf(evaluation);
 
 /**
  * Each case's samples, one per conversation (a repeat): whether it passed (a check judged on
@@ -52,7 +44,7 @@ export function samplesByCase(evaluations: readonly CaseEvaluation[]): Map<strin
     const key = evaluation.conversation_id ?? `#${ofCase.size}`;
     const sample = ofCase.get(key) ?? { passed: true, scores: [] };
     sample.passed &&= evaluation.status === "passed";
-    if (evaluation.kind === "metric") sample.scores.push(evaluation.score);
+    if (isScored(evaluation.kind)) sample.scores.push(evaluation.score);
     ofCase.set(key, sample);
   }
   const mean = (values: number[]) => values.reduce((sum, v) => sum + v, 0) / values.length;

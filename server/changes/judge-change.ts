@@ -8,6 +8,7 @@ import {
   type UsageChange,
 } from "../contract/index.js";
 import type { UsageFigures } from "../usage/agent-usage.js";
+import { requirementOf } from "../specs/gate-requirements/index.js";
 import { specCases, type SpecCase } from "./cases.js";
 import type { CaseClass, NoRegression } from "./compare-case.js";
 import { caseIdOf, compareCases, type CaseComparison, type CaseEvaluation } from "./compare-cases.js";
@@ -59,11 +60,7 @@ export type BaseOf = { side: ChangeSide; commit_sha: string } | { side: null; wh
 
 /** The cases a gate's `no_regression` covers: alone, all of them; beside another requirement, that requirement's. */
 export function coveredBy(gate: GateSpec): (c: SpecCase) => boolean {
-  const r = gate.require;
-  if (r.expectations === "all") return (c) => c.kind === "expectation";
-  if (r.metric !== undefined) return (c) => c.kind === "metric" && c.metric_id === r.metric;
-  if (r.max_finding_severity !== undefined) return (c) => c.kind === "probe";
-  return () => true;
+  return requirementOf(gate.require)?.covers(gate.require) ?? (() => true);
 }
 
 const short = (sha: string) => sha.slice(0, 7);

@@ -1,55 +1,19 @@
 import type { AssureConfig } from "../contract/assure-config.js";
 import type { GateSpec, Scenario, TestSpecDocument } from "../specs/document.js";
-import { SEVERITY_RANK } from "../specs/severity-rank.js";
 import { contentAddress } from "../specs/canonical-json.js";
+import { reportsRemoval, scenarioChecks, standaloneChecks, type CaseCheck } from "../specs/evaluation-kinds/index.js";
+import { requirementOf } from "../specs/gate-requirements/index.js";
 import { scenarioCases } from "../specs/scenario-cases.js";
 
 /**
  * Each check of a spec, as written in its scenario (not per row of a table: rows are compared on
- * their own) or as a probe, with what it checks: a metric without its threshold (compared on its
- * own), a probe without its repeats and description. The conversation a check is made in is compared
- * apart (conversationOf), and so are the tools.
+ * their own) or as a probe, with what its kind says it checks: a metric without its threshold
+ * (compared on its own), a probe without its repeats and description. The conversation a check is
+ * made in is compared apart (conversationOf), and so are the tools.
  */
-function* checksOf(spec: TestSpecDocument): Generator<{
-  case_id: string;
-  kind: "expectation" | "metric" | "probe";
-  scenario_id: string;
-  spec_path: string;
-  definition: string;
-}> {
-  for (const [s, scenario] of (spec.scenarios ?? []).entries()) {
-    const at = (where: string) => ({
-      case_id: `${scenario.id} ${where}`,
-      scenario_id: scenario.id,
-      spec_path: `scenarios[${s}].${where}`,
-    });
-    for (const [t, turn] of scenario.turns.entries()) {
-      for (const [e, expectation] of (turn.expect ?? []).entries()) {
-        yield { ...at(`turns[${t}].expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
-      }
-    }
-    for (const [e, expectation] of (scenario.expect ?? []).entries()) {
-      yield { ...at(`expect[${e}]`), kind: "expectation", definition: contentAddress(expectation) };
-    }
-    for (const [m, metric] of (scenario.metrics ?? []).entries()) {
-      yield {
-        ...at(`metrics[${m}]`),
-        case_id: `${scenario.id} metric ${metric.id}`,
-        kind: "metric",
-        definition: contentAddress({ criteria: metric.criteria, scope: metric.scope }),
-      };
-    }
-  }
-  for (const [p, probe] of (spec.security ?? []).entries()) {
-    const { repeat: _repeat, description: _description, ...checked } = probe;
-    yield {
-      case_id: `${probe.id} probe`,
-      kind: "probe",
-      scenario_id: probe.id,
-      spec_path: `security[${p}]`,
-      definition: contentAddress(checked),
-    };
-  }
+function* checksOf(spec: TestSpecDocument): Generator<CaseCheck> {
+  for (const [s, scenario] of (spec.scenarios ?? []).entries()) yield* scenarioChecks(scenario, s, scenario.id);
+  yield* standaloneChecks(spec);
 }
 
 /**
@@ -258,18 +222,18 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
 
   // Checks removed or changed where their scenario or probe is still there. Metrics are compared
   // without their threshold (above), probes without their repeats.
-  const headChecks = new Map([...checksOf(head)].map((c) => [c.case_id, c.definition]));
+  const headChecks = new Map([...checksOf(head)].map((c) => [c.case_id, contentAddress(c.definition)]));
   for (const c of checksOf(base)) {
     if (removedScenarios.has(c.scenario_id)) continue;
     const other = headChecks.get(c.case_id);
     if (other === undefined) {
-      if (c.kind === "expectation") add("removed", at(c.spec_path), `the check '${c.case_id}' is removed`);
-    } else if (other !== c.definition) {
+      if (reportsRemoval(c.kind)) add("removed", at(c.spec_path), `the check '${c.case_id}' is removed`);
+    } else if (other !== contentAddress(c.definition)) {
       add("changed", at(c.spec_path), `the check '${c.case_id}' is changed: approve it if it is not weaker`);
     }
   }
 
-  compareMetricSamples(at, base, head, add);
+  compareGateCounts(at, base, head, add);
 
   const baseBudget = base.defaults?.budget;
   const headBudget = head.defaults?.budget;
@@ -313,36 +277,19 @@ function compareSpecs(name: string, base: TestSpecDocument, head: TestSpecDocume
 }
 
 /**
- * A metric gate judges the pass rate of every sample of its metric, in every scenario (and row)
- * that has it: samples the head adds — a new scenario or row with that metric, more repeats of one —
- * can carry a failing one over the bar without the agent changing.
+ * What the head changes elsewhere in its spec that changes what a base gate counts: more samples of
+ * a gated metric can carry a failing one over the bar without the agent changing.
  */
-function compareMetricSamples(
+function compareGateCounts(
   at: (path: string) => string,
   base: TestSpecDocument,
   head: TestSpecDocument,
   add: Add,
 ): void {
-  const samplesOf = (spec: TestSpecDocument, metric: string) => {
-    const samples = new Map<string, number>();
-    for (const c of scenarioCases(spec)) {
-      if (c.scenario.metrics?.some((m) => m.id === metric)) {
-        samples.set(c.id, c.scenario.repeat ?? spec.defaults?.repeat ?? 1);
-      }
-    }
-    return samples;
-  };
   base.gates.forEach((gate, g) => {
-    const metric = gate.require.metric;
-    if (metric === undefined || gate.require.min_pass_rate === undefined) return;
-    const was = samplesOf(base, metric);
-    const added = [...samplesOf(head, metric)].filter(([id, repeat]) => repeat > (was.get(id) ?? 0)).map(([id]) => id);
-    if (added.length > 0) {
-      add(
-        "changed",
-        at(`gates[${g}].require.metric`),
-        `the gate '${gate.id}' would count more samples of '${metric}' (${added.slice(0, 5).join(", ")}${added.length > 5 ? ` and ${added.length - 5} more` : ""}): approve it if they do not carry failing ones over the bar`,
-      );
+    for (const { field, message } of requirementOf(gate.require)?.recounted?.(gate.require, gate.id, base, head) ??
+      []) {
+      add("changed", at(`gates[${g}].require.${field}`), message);
     }
   });
 }
@@ -369,42 +316,14 @@ function compareMetrics(where: string, base: Scenario, head: Scenario, add: Add)
 function compareGates(where: string, base: GateSpec, head: GateSpec, add: Add): void {
   const b = base.require;
   const h = head.require;
-  const requires = (r: GateSpec["require"]) =>
-    r.expectations
-      ? "expectations"
-      : r.metric !== undefined
-        ? `metric ${r.metric}`
-        : r.max_finding_severity !== undefined
-          ? "max_finding_severity"
-          : "no_regression only";
+  const requirement = requirementOf(b);
+  const requires = (r: GateSpec["require"]) => requirementOf(r)?.describe(r) ?? "no_regression only";
   if (requires(b) !== requires(h)) {
     add("loosened", where, `the gate '${base.id}' now requires ${requires(h)} instead of ${requires(b)}`);
     return;
   }
-  if (b.min_pass_rate !== undefined && (h.min_pass_rate ?? 0) < b.min_pass_rate) {
-    add(
-      "loosened",
-      `${where}.min_pass_rate`,
-      `min_pass_rate of '${base.id}' lowered from ${b.min_pass_rate} to ${h.min_pass_rate ?? 0}`,
-    );
-  }
-  if (b.confidence !== undefined && (h.confidence ?? 0) < b.confidence) {
-    add(
-      "loosened",
-      `${where}.confidence`,
-      `confidence of '${base.id}' lowered from ${b.confidence} to ${h.confidence ?? "none (the observed rate alone)"}`,
-    );
-  }
-  if (
-    b.max_finding_severity !== undefined &&
-    h.max_finding_severity !== undefined &&
-    SEVERITY_RANK[h.max_finding_severity] > SEVERITY_RANK[b.max_finding_severity]
-  ) {
-    add(
-      "loosened",
-      `${where}.max_finding_severity`,
-      `'${base.id}' now allows findings up to ${h.max_finding_severity} (was ${b.max_finding_severity})`,
-    );
+  for (const { field, message } of requirement?.loosened?.(b, h, base.id) ?? []) {
+    add("loosened", `${where}.${field}`, message);
   }
   if (b.no_regression && !h.no_regression) {
     add("removed", `${where}.no_regression`, `'${base.id}' no longer compares with the base branch`);

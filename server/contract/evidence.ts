@@ -2,6 +2,7 @@ import { z } from "zod";
 import { PageQuery, extensible, listOf } from "./common.js";
 import { RunFailure, RunStatus, Verdict } from "./runs.js";
 import { ProbeCategory, Severity } from "../specs/document.js";
+import { EVALUATION_KIND_NAMES } from "../specs/evaluation-kinds/index.js";
 
 const EvidenceRefs = z.array(z.string()).describe("API paths, each readable with evidence:read");
 
@@ -22,9 +23,10 @@ export type EvaluationStatus = z.infer<typeof EvaluationStatus>;
 
 /**
  * What made an evaluation: a deterministic expectation of a scenario, a metric of the spec scored
- * by the LLM judge, a security probe, or a built-in detector that scans every output.
+ * by the LLM judge, a security probe, a built-in detector that scans every output, or the run's
+ * budget — each a file in `specs/evaluation-kinds/`.
  */
-export const EvaluationKind = z.enum(["expectation", "metric", "probe", "detector", "budget"]);
+export const EvaluationKind = z.enum(EVALUATION_KIND_NAMES);
 export type EvaluationKind = z.infer<typeof EvaluationKind>;
 export const Evaluation = z
   .object({

@@ -58,4 +58,4 @@ export function Refs({
   );
 }
 
-export { percent } from "../evaluate/statistics.js";
+export { percent } from "../specs/pass-rate.js";

@@ -1,5 +1,5 @@
 import type { Evaluation, Evidence, Finding, Run, TestSpecDocument } from "../contract/index.js";
-import { decideRate, wilsonInterval } from "../evaluate/statistics.js";
+import { decideRate, wilsonInterval } from "../specs/pass-rate.js";
 import type { CaseTally, LoggedEvent } from "../store/index.js";
 import { ConversationBlock, EvaluationTable, type HeldConversationView } from "./conversation-view.js";
 import { Refs, Status, percent, renderPage } from "./layout.js";

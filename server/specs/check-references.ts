@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import { argumentsOf } from "./expectations/index.js";
 import { checkTable, checkTemplatedMocks, type Path } from "./check-tables.js";
+import { requirementOf } from "./gate-requirements/index.js";
 import { BUDGET_GATE_ID, POLICY_GATE_ID, type Expectation, type TestSpecDocument } from "./document-shape.js";
 import { MAX_AGENT_CALLS_PER_SPEC, MAX_CONVERSATIONS_PER_SPEC, countAgentCalls, countConversations } from "./vars.js";
 
@@ -41,7 +42,6 @@ export function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): vo
     if (owner) problem(path, `id '${id}' is already used by ${owner}`);
     else ids.set(id, path.slice(0, 2).join("[") + "]");
   };
-  const metrics = new Set<string>();
   scenarios.forEach((scenario, s) => {
     claimId(scenario.id, ["scenarios", s, "id"]);
     scenario.turns.forEach((turn, t) => checkExpectations(turn.expect, ["scenarios", s, "turns", t, "expect"], false));
@@ -52,7 +52,6 @@ export function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): vo
         problem(["scenarios", s, "metrics", m, "id"], `duplicate metric '${metric.id}' in this scenario`);
       }
       own.add(metric.id);
-      metrics.add(metric.id);
     });
     checkTable(scenario, ["scenarios", s], problem);
   });
@@ -91,9 +90,8 @@ export function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): vo
       );
     }
     gates.add(gate.id);
-    const metric = gate.require.metric;
-    if (metric !== undefined && !metrics.has(metric)) {
-      problem(["gates", g, "require", "metric"], `metric '${metric}' is not defined by any scenario`);
-    }
+    requirementOf(gate.require)?.checkReferences?.(gate.require, doc, (path, message) =>
+      problem(["gates", g, "require", ...path], message),
+    );
   });
 }

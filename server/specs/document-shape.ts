@@ -1,7 +1,10 @@
 import { z } from "zod";
+import { EVALUATION_PREFIXES } from "./evaluation-kinds/index.js";
 import { Expectation } from "./expectations/index.js";
+import { REQUIREMENT_FIELDS, checkRequire } from "./gate-requirements/index.js";
 import { MAX_CONVERSATIONS_PER_SPEC } from "./vars.js";
 import { Fraction, JsonObject, JsonValue, LocalId, Text, ToolName } from "./primitives.js";
+import { Severity } from "./severity.js";
 
 /** The test specification format, version 1. `examples/refund-agent.yaml` is a complete example. */
 
@@ -15,17 +18,14 @@ const GateCode = z
   );
 
 /**
- * How the service names the evaluations it makes itself, by their kind: `expect.tool_called`,
- * `probe.<probe id>`, `detector.<name>` (a spec metric is named by its own id). A spec's metric
- * may not take one of these prefixes, nor a probe the detectors' (its findings share the name).
+ * The names the service gives the evaluations it makes itself, by their kind (a spec metric is
+ * named by its own id): a spec's metric may not take one of these prefixes, nor a probe the
+ * detectors' (its findings share the name).
  */
-export const EVALUATION_PREFIXES = {
-  expectation: "expect.",
-  probe: "probe.",
-  detector: "detector.",
-  budget: "budget.",
-} as const;
-export const RESERVED_METRIC_PREFIXES = Object.values(EVALUATION_PREFIXES);
+export { EVALUATION_PREFIXES } from "./evaluation-kinds/index.js";
+// Typed here as plain strings: the kinds' types read this document's, so its schemas' types may not read theirs.
+export const RESERVED_METRIC_PREFIXES: readonly string[] = Object.values(EVALUATION_PREFIXES);
+const DETECTOR_PREFIX: string = EVALUATION_PREFIXES.detector;
 
 /** A release decision's own gate, for what a pull request removes or relaxes in the base branch's policy. */
 export const POLICY_GATE_ID = "policy";
@@ -33,10 +33,7 @@ export const POLICY_GATE_ID = "policy";
 /** The gate a run gets when its spec sets `defaults.budget`. */
 export const BUDGET_GATE_ID = "budget";
 
-/** From most to least severe; a finding's `severity_rank` counts up from `info` (0). */
-export const SEVERITIES = ["critical", "high", "medium", "low", "info"] as const;
-export const Severity = z.enum(SEVERITIES);
-export type Severity = z.infer<typeof Severity>;
+export { SEVERITIES, Severity } from "./severity.js";
 
 /** The categories a security probe can be in: the OWASP Top 10 for LLM Applications, 2025 edition. */
 export const OWASP_LLM_2025 = {
@@ -122,8 +119,8 @@ export const Scenario = z.strictObject({
 export type Scenario = z.infer<typeof Scenario>;
 
 export const SecurityProbe = z.strictObject({
-  id: LocalId.refine((id) => !id.startsWith(EVALUATION_PREFIXES.detector), {
-    message: `probe ids may not start with ${EVALUATION_PREFIXES.detector}: it names the built-in detectors' findings`,
+  id: LocalId.refine((id) => !id.startsWith(DETECTOR_PREFIX), {
+    message: `probe ids may not start with ${DETECTOR_PREFIX}: it names the built-in detectors' findings`,
   }),
   category: ProbeCategory,
   severity: Severity,
@@ -172,39 +169,17 @@ export const GateSpec = z
     id: GateCode,
     title: z.string().min(1).max(200).optional(),
     require: z.strictObject({
-      expectations: z.literal("all").optional(),
-      metric: LocalId.optional(),
-      min_pass_rate: Fraction.optional(),
-      confidence: z.number().min(0.5).max(0.999).optional(),
-      max_finding_severity: Severity.optional(),
+      ...REQUIREMENT_FIELDS,
       no_regression: NoRegression.optional().describe(
         "Compared with the base branch by the release decision: alone, over every case of the spec; beside another requirement, over that requirement's cases",
       ),
     }),
   })
-  .superRefine((gate, ctx) => {
-    const r = gate.require;
-    const kinds = [r.expectations !== undefined, r.metric !== undefined, r.max_finding_severity !== undefined];
-    if (kinds.filter(Boolean).length > 1 || (kinds.every((kind) => !kind) && r.no_regression === undefined)) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["require"],
-        message:
-          "require one of: expectations, metric (with min_pass_rate), max_finding_severity — and/or no_regression",
-      });
-      return;
-    }
-    if (r.metric === undefined && (r.min_pass_rate !== undefined || r.confidence !== undefined)) {
-      ctx.addIssue({ code: "custom", path: ["require"], message: "min_pass_rate and confidence go with metric" });
-    }
-    if (r.metric !== undefined && r.min_pass_rate === undefined) {
-      ctx.addIssue({
-        code: "custom",
-        path: ["require", "min_pass_rate"],
-        message: "a metric gate needs min_pass_rate",
-      });
-    }
-  });
+  .superRefine((gate, ctx) =>
+    checkRequire(gate.require, (path, message) =>
+      ctx.addIssue({ code: "custom", path: ["require", ...path], message }),
+    ),
+  );
 export type GateSpec = z.infer<typeof GateSpec>;
 
 export const TestSpecDocumentShape = z.strictObject({

@@ -1,4 +1,4 @@
-import { SEVERITIES, type Severity } from "./document.js";
+import { SEVERITIES, type Severity } from "./severity.js";
 
 /** How severe a finding is, as a number that sorts: info 0 … critical 4. */
 export const SEVERITY_RANK = Object.fromEntries(

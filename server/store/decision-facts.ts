@@ -1,5 +1,6 @@
 import { evaluationPath, findingPath, type Pricing, type TestSpecDocument } from "../contract/index.js";
 import type { DecisionFacts, GateFacts, RunFacts } from "../decisions/judge-decision.js";
+import { CASE_KINDS } from "../specs/evaluation-kinds/index.js";
 import type { AgentUsage } from "../usage/agent-usage.js";
 import type { Db } from "./db.js";
 import type { RunRow } from "./runs.js";
@@ -29,15 +30,17 @@ export function makeDecisionFacts(db: Db): DecisionFacts {
     WHERE s.decision_id = ? AND s.test_spec_id = ? AND s.environment_id = ?`,
     )
     .pluck();
-  // One row per conversation and check: passed when every evaluation of it passed; the mean score;
-  // the evaluation to cite (a failed one when there is one).
-  const caseEvaluations =
-    db.prepare(`SELECT kind, scenario_id, MIN(spec_path) AS spec_path, metric_id, conversation_id, NULL AS turn,
+  // One row per conversation and check of the kinds compared case by case: passed when every
+  // evaluation of it passed; the mean score; the evaluation to cite (a failed one when there is one).
+  // A check is its spec path: two expectations of a scenario share a metric id (expect.tool_called).
+  const caseEvaluations = db.prepare(`SELECT kind, scenario_id, spec_path, metric_id, conversation_id, NULL AS turn,
       CASE WHEN MIN(status = 'passed') = 1 THEN 'passed' ELSE 'failed' END AS status, AVG(score) AS score,
       COALESCE(MIN(CASE WHEN status = 'failed' THEN evaluation_id END), MIN(evaluation_id)) AS evaluation_id
     FROM evaluations
-    WHERE run_id = ? AND kind IN ('expectation', 'metric', 'probe') AND scenario_id IS NOT NULL AND status IN ('passed', 'failed')
-    GROUP BY kind, scenario_id, metric_id, conversation_id, CASE WHEN kind = 'expectation' THEN spec_path END`);
+    WHERE run_id = @run_id AND kind IN (SELECT value FROM json_each(@kinds)) AND scenario_id IS NOT NULL
+      AND status IN ('passed', 'failed')
+    GROUP BY kind, scenario_id, metric_id, conversation_id, spec_path`);
+  const kinds = JSON.stringify(CASE_KINDS);
   // What a failed gate of the head can cite, with the case each belongs to.
   const citedOfRun =
     db.prepare(`SELECT evaluation_id AS id, 'evaluation' AS what, kind, scenario_id, spec_path, metric_id, status, score, conversation_id, turn
@@ -69,7 +72,8 @@ export function makeDecisionFacts(db: Db): DecisionFacts {
         evidence_refs: JSON.parse(gate.evidence_refs) as string[],
       }));
     },
-    caseEvaluations: (runId) => caseEvaluations.all(runId) as ReturnType<DecisionFacts["caseEvaluations"]>,
+    caseEvaluations: (runId) =>
+      caseEvaluations.all({ run_id: runId, kinds }) as ReturnType<DecisionFacts["caseEvaluations"]>,
     citedCases(runId) {
       type Cited = ReturnType<DecisionFacts["citedCases"]>[number] & { id: string; what: "evaluation" | "finding" };
       return (citedOfRun.all({ run_id: runId }) as Cited[]).map(({ id, what, ...row }) => ({

@@ -1,5 +1,8 @@
 import quantile from "@stdlib/stats-base-dists-normal-quantile";
 
+// A pass rate held against a bar, as a gate's `min_pass_rate` and `confidence` mean it: the Wilson
+// score interval. Part of the spec format's meaning, as the expectation kinds' checks are.
+
 /** Inverse of the standard normal CDF. */
 export function normalQuantile(p: number): number {
   if (!(p > 0 && p < 1)) throw new RangeError(`p must be in (0, 1), got ${p}`);

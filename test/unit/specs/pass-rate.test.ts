@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@jest/globals";
-import { decideRate, normalQuantile, wilsonInterval } from "../../../server/evaluate/statistics.js";
+import { decideRate, normalQuantile, wilsonInterval } from "../../../server/specs/pass-rate.js";
 
 describe("statistics", () => {
   it("computes normal quantiles", () => {
