@@ -50267,7 +50267,9 @@ var UrlPattern = external_exports.string().max(2048).refine(
 );
 var HeaderName = external_exports.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "not a valid HTTP header name");
 var HeaderValue = external_exports.string().max(8192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
-var EndpointProtocol = external_exports.enum(["openai-chat"]).describe("openai-chat: OpenAI-compatible Chat Completions with tools");
+var EndpointProtocol = external_exports.enum(["openai-chat", "openai-responses", "anthropic-messages"]).describe(
+  "openai-chat: OpenAI-compatible Chat Completions with tools (POST {base_url}/chat/completions); openai-responses: OpenAI's Responses API (POST {base_url}/responses); anthropic-messages: Anthropic's Messages API (POST {base_url}/v1/messages). In all three the agent's function tools are answered from the spec's mocks"
+);
 var ModelPrice = external_exports.strictObject({
   input_usd_per_million_tokens: external_exports.number().min(0).max(1e5),
   output_usd_per_million_tokens: external_exports.number().min(0).max(1e5)
@@ -50300,7 +50302,9 @@ var EndpointFields = {
   ),
   url_pattern: UrlPattern,
   model: external_exports.string().min(1).max(200),
-  readiness_path: external_exports.string().regex(/^\/[\x21-\x7e]*$/, "must be an absolute path").max(500).describe("Default: the protocol's, /models for openai-chat"),
+  readiness_path: external_exports.string().regex(/^\/[\x21-\x7e]*$/, "must be an absolute path").max(500).describe(
+    "Default: the protocol's: /models for openai-chat and openai-responses, /v1/models for anthropic-messages"
+  ),
   max_concurrency: external_exports.number().int().min(1).max(256).describe(
     "Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429"
   ),
@@ -51407,7 +51411,13 @@ var RUN_EVENT_DATA = {
     name: external_exports.string(),
     arguments: external_exports.record(external_exports.string(), external_exports.unknown()).describe("Parsed; {} when arguments_raw is not a JSON object"),
     arguments_raw: external_exports.string().describe("Exactly what the agent sent"),
-    arguments_error: external_exports.string().optional()
+    arguments_error: external_exports.string().optional(),
+    executed_by: external_exports.enum(["assure", "agent"]).optional().describe(
+      "Who ran the tool: assure, from the spec's mocks, or the agent itself; absent on earlier runs (assure)"
+    ),
+    source: external_exports.object({ kind: external_exports.enum(["mock", "mcp", "trace", "reply"]) }).optional().describe(
+      "Where assure learnt of the call: a function call it answered from mocks (mock), a call to its MCP server (mcp), the agent's traces (trace), or the agent's answer (reply); absent on earlier runs (mock)"
+    )
   }),
   "tool.returned": external_exports.object({
     ...AtStep,
@@ -51415,7 +51425,7 @@ var RUN_EVENT_DATA = {
     name: external_exports.string(),
     result: external_exports.unknown(),
     source: external_exports.object({
-      kind: external_exports.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments"]),
+      kind: external_exports.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments", "agent"]),
       index: external_exports.number().int().optional()
     }),
     injected: external_exports.boolean()

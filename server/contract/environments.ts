@@ -55,8 +55,10 @@ const HeaderValue = z
   .regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
 
 export const EndpointProtocol = z
-  .enum(["openai-chat"])
-  .describe("openai-chat: OpenAI-compatible Chat Completions with tools");
+  .enum(["openai-chat", "openai-responses", "anthropic-messages"])
+  .describe(
+    "openai-chat: OpenAI-compatible Chat Completions with tools (POST {base_url}/chat/completions); openai-responses: OpenAI's Responses API (POST {base_url}/responses); anthropic-messages: Anthropic's Messages API (POST {base_url}/v1/messages). In all three the agent's function tools are answered from the spec's mocks",
+  );
 export type EndpointProtocol = z.infer<typeof EndpointProtocol>;
 
 /** What a model's tokens cost, in US dollars per million. */
@@ -119,7 +121,9 @@ const EndpointFields = {
     .string()
     .regex(/^\/[\x21-\x7e]*$/, "must be an absolute path")
     .max(500)
-    .describe("Default: the protocol's, /models for openai-chat"),
+    .describe(
+      "Default: the protocol's: /models for openai-chat and openai-responses, /v1/models for anthropic-messages",
+    ),
   max_concurrency: z
     .number()
     .int()
