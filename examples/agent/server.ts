@@ -93,7 +93,9 @@ export async function startExampleAgent({
   let inFlight = 0;
   let peakInFlight = 0;
   let throttled = 0;
-  let flakyCounter = 0;
+  // `flaky`: each request body fails the first time it is sent, so every call needs one retry
+  // however the calls of concurrent conversations interleave.
+  const failedOnce = new Set<string>();
   let erraticStarts = 0;
   let deployed = new Set<Behaviour>();
   let completionId = 0;
@@ -101,8 +103,9 @@ export async function startExampleAgent({
 
   async function answer(dialect: Dialect, req: IncomingMessage, res: ServerResponse): Promise<void> {
     let body: Record<string, unknown>;
+    const text = await readBody(req);
     try {
-      const parsed: unknown = JSON.parse(await readBody(req));
+      const parsed: unknown = JSON.parse(text);
       if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
       body = parsed as Record<string, unknown>;
     } catch {
@@ -126,7 +129,9 @@ export async function startExampleAgent({
     if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
     if (behaviours.has("slow")) await new Promise((resolve) => setTimeout(resolve, slowMs));
     if (behaviours.has("drop-connection")) return void req.socket.destroy();
-    if (behaviours.has("flaky") && flakyCounter++ % 2 === 0) {
+    if (behaviours.has("flaky") && !failedOnce.has(text)) {
+      if (failedOnce.size > 10_000) failedOnce.clear();
+      failedOnce.add(text);
       return sendJson(res, 503, { error: { message: "overloaded" } });
     }
     if (behaviours.has("http-500")) return sendJson(res, 500, { error: { message: "internal error" } });

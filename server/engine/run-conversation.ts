@@ -76,9 +76,16 @@ export async function runConversation({
       recorder.throwIfFailed();
       let reply;
       try {
-        reply = await agent.complete(messages, definitions, signal, (wait) => {
-          recorder.record("agent.throttled", { ...at(turn, step), ...wait });
-          recorder.flushInBackground();
+        reply = await agent.complete({
+          messages,
+          tools: definitions,
+          conversationId,
+          turn,
+          signal,
+          onThrottled: (wait) => {
+            recorder.record("agent.throttled", { ...at(turn, step), ...wait });
+            recorder.flushInBackground();
+          },
         });
       } catch (error) {
         if (error instanceof RunFailedError) {

@@ -31,7 +31,12 @@ export interface JsonCallOptions {
   /** Parsed once by a caller that calls it again and again. */
   url: string | URL;
   headers: Record<string, string>;
+  /** Sent as JSON; undefined: no body. */
   body: unknown;
+  /** POST unless said. */
+  method?: "GET" | "POST" | "PUT" | "PATCH";
+  /** Reads the answer's text into the value `read` takes (JSON.parse unless said); throws what is wrong with it. */
+  decode?: (text: string) => unknown;
   timeoutMs: number;
   maxAttempts?: number;
   backoffMs?: (attempt: number) => number;
@@ -124,8 +129,17 @@ export async function postJsonCall<T extends object>(
     deadline,
     now = Date.now,
   } = options;
-  const payload = JSON.stringify(body);
-  const send = () => sendOutbound(egress, { url, method: "POST", headers, body: payload, timeoutMs, signal });
+  const payload = body === undefined ? undefined : JSON.stringify(body);
+  const method = options.method ?? "POST";
+  const send = () =>
+    sendOutbound(egress, {
+      url,
+      method,
+      headers,
+      ...(payload === undefined ? {} : { body: payload }),
+      timeoutMs,
+      signal,
+    });
   let lastProblem = "";
   let waits = 0;
   for (let attempt = 1; attempt <= maxAttempts;) {
@@ -133,7 +147,7 @@ export async function postJsonCall<T extends object>(
     try {
       const response = pacer ? await pacer.call(send, (r) => feedbackOf(r, now()), signal) : await send();
       if (!TRANSIENT_STATUS.has(response.status)) {
-        return classify(response.status, response.body.toString("utf8"), attempt, response.elapsedMs, read);
+        return classify(response, attempt, read, options.decode);
       }
       lastProblem = `HTTP ${response.status}`;
       const retryAfterMs = feedbackOf(response, now()).retryAfterMs;
@@ -175,12 +189,13 @@ export async function postJsonCall<T extends object>(
 }
 
 function classify<T extends object>(
-  status: number,
-  text: string,
+  response: OutboundResponse,
   attempts: number,
-  elapsedMs: number,
   read: (json: unknown) => AnswerReading<T>,
+  decode: ((text: string) => unknown) | undefined,
 ): CallOutcome<T> {
+  const status = response.status;
+  const text = response.body.toString("utf8");
   const invalid = (message: string): CallOutcome<T> => ({
     kind: "invalid",
     message,
@@ -192,13 +207,13 @@ function classify<T extends object>(
   }
   let json: unknown;
   try {
-    json = JSON.parse(text);
-  } catch {
-    return invalid("the body is not JSON");
+    json = decode ? decode(text) : JSON.parse(text);
+  } catch (error) {
+    return invalid(decode && error instanceof Error ? error.message : "the body is not JSON");
   }
   const reading = read(json);
   if (!reading.ok) return invalid(reading.message);
-  return { kind: "ok", attempts, latency_ms: Math.round(elapsedMs * 100) / 100, ...reading.answer };
+  return { kind: "ok", attempts, latency_ms: Math.round(response.elapsedMs * 100) / 100, ...reading.answer };
 }
 
 /** A zod schema's first complaint, as `path: message`. */

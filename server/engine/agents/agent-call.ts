@@ -18,6 +18,8 @@ export async function callAgent<T extends object>(
     /** The protocol's own headers; the environment's (sealed) headers win over them. */
     headers?: Record<string, string>;
     body: unknown;
+    method?: "GET" | "POST" | "PUT" | "PATCH";
+    decode?: (text: string) => unknown;
     signal: AbortSignal;
     onThrottled: ((wait: ThrottledWait) => void) | undefined;
     /** Names the contract in a violation: "the Chat Completions contract". */
@@ -32,6 +34,8 @@ export async function callAgent<T extends object>(
       url: call.url,
       headers: withHeaders(call.headers ?? {}, target.headers),
       body: call.body,
+      ...(call.method ? { method: call.method } : {}),
+      ...(call.decode ? { decode: call.decode } : {}),
       timeoutMs,
       signal: call.signal,
       pacer,

@@ -155,7 +155,7 @@ function makeAnthropicMessagesAgent(options: AgentOptions): Agent {
   const { target } = options;
   const url = endpointUrl(target.base_url, "/v1/messages");
   return {
-    async complete(messages, tools, signal, onThrottled): Promise<AgentReply> {
+    async complete({ messages, tools, signal, onThrottled }): Promise<AgentReply> {
       const { system, messages: wire } = toWire(messages);
       const answer = await callAgent(options, {
         url,

@@ -169,7 +169,7 @@ function makeOpenAiResponsesAgent(options: AgentOptions): Agent {
   const { target } = options;
   const url = endpointUrl(target.base_url, "/responses");
   return {
-    async complete(messages, tools, signal, onThrottled): Promise<AgentReply> {
+    async complete({ messages, tools, signal, onThrottled }): Promise<AgentReply> {
       const answer = await callAgent(options, {
         url,
         body: {

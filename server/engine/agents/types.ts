@@ -50,14 +50,20 @@ export interface AgentReply {
   attempts: number;
 }
 
+/** One call to the agent: the conversation so far, ending with what it is to answer. */
+export interface AgentRequest {
+  messages: readonly ChatMessage[];
+  tools: readonly ToolDefinition[];
+  conversationId: string;
+  /** The user turn being answered, from 1. */
+  turn: number;
+  signal: AbortSignal;
+  /** Told of each wait the agent asks for before it answers. */
+  onThrottled?: ((wait: ThrottledWait) => void) | undefined;
+}
+
 export interface Agent {
-  /** `onThrottled` is told of each wait the agent asks for before it answers. */
-  complete(
-    messages: readonly ChatMessage[],
-    tools: readonly ToolDefinition[],
-    signal: AbortSignal,
-    onThrottled?: (wait: ThrottledWait) => void,
-  ): Promise<AgentReply>;
+  complete(request: AgentRequest): Promise<AgentReply>;
 }
 
 export interface AgentOptions {

@@ -1,33 +1,17 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { AGENT_PROTOCOLS } from "../../../server/engine/agents/index.js";
 import type { EndpointProtocol } from "../../../server/contract/index.js";
 import { makeEgressPolicy } from "../../../server/net/egress.js";
-
-/** A server that answers every POST with the next canned body, and keeps what it was sent. */
-function cannedAgent() {
-  const answers: unknown[] = [];
-  const received: { path: string; headers: IncomingHttpHeaders; body: Record<string, any> }[] = [];
-  const server: Server = createServer((req, res) => {
-    let text = "";
-    req.on("data", (chunk: Buffer) => (text += chunk.toString()));
-    req.on("end", () => {
-      received.push({ path: req.url ?? "", headers: req.headers, body: JSON.parse(text) as Record<string, any> });
-      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answers.shift()));
-    });
-  });
-  return { server, answers, received };
-}
+import { startCannedAgent } from "../../helpers/canned-agent.js";
 
 describe("tools the agent runs itself, and the wire form of the conversation", () => {
-  const canned = cannedAgent();
+  let canned: Awaited<ReturnType<typeof startCannedAgent>>;
   let origin = "";
   beforeAll(async () => {
-    await new Promise<void>((resolve) => canned.server.listen(0, "127.0.0.1", resolve));
-    origin = `http://127.0.0.1:${(canned.server.address() as AddressInfo).port}`;
+    canned = await startCannedAgent();
+    origin = canned.origin;
   });
-  afterAll(() => new Promise<void>((resolve) => canned.server.close(() => resolve())));
+  afterAll(() => canned.close());
 
   const agentOf = (protocol: EndpointProtocol, base: string, headers: Record<string, string> = {}) =>
     AGENT_PROTOCOLS[protocol].makeAgent({
@@ -41,11 +25,12 @@ describe("tools the agent runs itself, and the wire form of the conversation", (
         headers,
         max_concurrency: 1,
         rate_limit_per_minute: null,
+        http: null,
       },
       timeoutMs: 5000,
     });
-  const signal = new AbortController().signal;
   const tools = [{ name: "lookup_order", parameters: { type: "object", properties: {} } }];
+  const call = { tools, conversationId: "cnv_1", turn: 1, signal: new AbortController().signal };
 
   it("reads a Responses answer: its text, its function calls for the mocks, and the agent's own tool calls", async () => {
     canned.answers.push({
@@ -72,16 +57,15 @@ describe("tools the agent runs itself, and the wire form of the conversation", (
       ],
       usage: { input_tokens: 10, output_tokens: 5, total_tokens: 15 },
     });
-    const reply = await agentOf("openai-responses", `${origin}/v1`).complete(
-      [
+    const reply = await agentOf("openai-responses", `${origin}/v1`).complete({
+      ...call,
+      messages: [
         { role: "system", content: "Be brief." },
         { role: "user", content: "Where is A-1?" },
         { role: "assistant", content: null, tool_calls: [{ id: "call_1", name: "lookup_order", arguments_raw: "{}" }] },
         { role: "tool", tool_call_id: "call_1", content: '{"error":"not found"}' },
       ],
-      tools,
-      signal,
-    );
+    });
     expect(reply).toMatchObject({
       content: "Checking.",
       tool_calls: [{ id: "call_9", name: "lookup_order", arguments_raw: '{"order_id":"A-1"}' }],
@@ -111,7 +95,7 @@ describe("tools the agent runs itself, and the wire form of the conversation", (
   it("refuses a failed Response as a broken contract, naming its error", async () => {
     canned.answers.push({ status: "failed", output: [], error: { code: "server_error", message: "model crashed" } });
     await expect(
-      agentOf("openai-responses", `${origin}/v1`).complete([{ role: "user", content: "hi" }], [], signal),
+      agentOf("openai-responses", `${origin}/v1`).complete({ ...call, messages: [{ role: "user", content: "hi" }] }),
     ).rejects.toMatchObject({
       failureCause: "agent_contract_violation",
       message: expect.stringMatching(/model crashed/),
@@ -136,8 +120,9 @@ describe("tools the agent runs itself, and the wire form of the conversation", (
       stop_reason: "tool_use",
       usage: { input_tokens: 7, output_tokens: 3 },
     });
-    const reply = await agentOf("anthropic-messages", origin, { "Anthropic-Version": "2024-01-01" }).complete(
-      [
+    const reply = await agentOf("anthropic-messages", origin, { "Anthropic-Version": "2024-01-01" }).complete({
+      ...call,
+      messages: [
         { role: "system", content: "Be brief." },
         { role: "user", content: "Where is A-1?" },
         {
@@ -151,9 +136,7 @@ describe("tools the agent runs itself, and the wire form of the conversation", (
         { role: "tool", tool_call_id: "toolu_a", content: "{}" },
         { role: "tool", tool_call_id: "toolu_b", content: "{}" },
       ],
-      tools,
-      signal,
-    );
+    });
     expect(reply).toMatchObject({
       content: "Let me look.",
       tool_calls: [{ id: "toolu_2", name: "lookup_order", arguments_raw: '{"order_id":"A-1"}' }],
