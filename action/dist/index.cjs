@@ -5,11 +5,11 @@ var __getOwnPropDesc = Object.getOwnPropertyDescriptor;
 var __getOwnPropNames = Object.getOwnPropertyNames;
 var __getProtoOf = Object.getPrototypeOf;
 var __hasOwnProp = Object.prototype.hasOwnProperty;
-var __commonJS = (cb, mod) => function __require() {
+var __commonJS = (cb, mod2) => function __require() {
   try {
-    return mod || (0, cb[__getOwnPropNames(cb)[0]])((mod = { exports: {} }).exports, mod), mod.exports;
+    return mod2 || (0, cb[__getOwnPropNames(cb)[0]])((mod2 = { exports: {} }).exports, mod2), mod2.exports;
   } catch (e) {
-    throw mod = 0, e;
+    throw mod2 = 0, e;
   }
 };
 var __export = (target, all) => {
@@ -24,15 +24,15 @@ var __copyProps = (to, from, except, desc) => {
   }
   return to;
 };
-var __toESM = (mod, isNodeMode, target) => (target = mod != null ? __create(__getProtoOf(mod)) : {}, __copyProps(
+var __toESM = (mod2, isNodeMode, target) => (target = mod2 != null ? __create(__getProtoOf(mod2)) : {}, __copyProps(
   // If the importer is in node compatibility mode or this is not an ESM
   // file that has been converted to a CommonJS file using a Babel-
   // compatible transform (i.e. "__esModule" has not been set), then set
   // "default" to the CommonJS "module.exports" for node compatibility.
-  isNodeMode || !mod || !mod.__esModule ? __defProp(target, "default", { value: mod, enumerable: true }) : target,
-  mod
+  isNodeMode || !mod2 || !mod2.__esModule ? __defProp(target, "default", { value: mod2, enumerable: true }) : target,
+  mod2
 ));
-var __toCommonJS = (mod) => __copyProps(__defProp({}, "__esModule", { value: true }), mod);
+var __toCommonJS = (mod2) => __copyProps(__defProp({}, "__esModule", { value: true }), mod2);
 
 // node_modules/tunnel/lib/tunnel.js
 var require_tunnel = __commonJS({
@@ -5795,13 +5795,13 @@ var require_client_h1 = __commonJS({
     var extractBody;
     async function lazyllhttp() {
       const llhttpWasmData = process.env.JEST_WORKER_ID ? require_llhttp_wasm() : void 0;
-      let mod;
+      let mod2;
       try {
-        mod = await WebAssembly.compile(require_llhttp_simd_wasm());
+        mod2 = await WebAssembly.compile(require_llhttp_simd_wasm());
       } catch (e) {
-        mod = await WebAssembly.compile(llhttpWasmData || require_llhttp_wasm());
+        mod2 = await WebAssembly.compile(llhttpWasmData || require_llhttp_wasm());
       }
-      return await WebAssembly.instantiate(mod, {
+      return await WebAssembly.instantiate(mod2, {
         env: {
           /* eslint-disable camelcase */
           wasm_on_url: (p, at2, len) => {
@@ -5855,7 +5855,7 @@ var require_client_h1 = __commonJS({
     var TIMEOUT_HEADERS = 2 | USE_FAST_TIMER;
     var TIMEOUT_BODY = 4 | USE_FAST_TIMER;
     var TIMEOUT_KEEP_ALIVE = 8 | USE_NATIVE_TIMER;
-    var Parser = class {
+    var Parser2 = class {
       constructor(client, socket, { exports: exports3 }) {
         assert2(Number.isFinite(client[kMaxHeadersSize]) && client[kMaxHeadersSize] > 0);
         this.llhttp = exports3;
@@ -6282,7 +6282,7 @@ var require_client_h1 = __commonJS({
       socket[kIdleSocketValidation] = 0;
       socket[kIdleSocketValidationTimeout] = null;
       socket[kSocketUsed] = false;
-      socket[kParser] = new Parser(client, socket, llhttpInstance);
+      socket[kParser] = new Parser2(client, socket, llhttpInstance);
       addListener(socket, "error", function(err) {
         const parser = this[kParser];
         if (err.code === "ECONNRESET" && parser.statusCode && !parser.shouldKeepAlive) {
@@ -17583,13 +17583,13 @@ var require_receiver = __commonJS({
               return callback();
             }
             const buffer = this.consume(8);
-            const upper = buffer.readUInt32BE(0);
-            const lower = buffer.readUInt32BE(4);
-            if (upper !== 0 || lower > 2 ** 31 - 1) {
+            const upper2 = buffer.readUInt32BE(0);
+            const lower2 = buffer.readUInt32BE(4);
+            if (upper2 !== 0 || lower2 > 2 ** 31 - 1) {
               failWebsocketConnection(this.ws, "Received payload length > 2^31 bytes.");
               return;
             }
-            this.#info.payloadLength = lower;
+            this.#info.payloadLength = lower2;
             this.#state = parserStates.READ_DATA;
             if (!this.#validatePayloadLength()) {
               return;
@@ -19322,7 +19322,7 @@ var require_format_double = __commonJS({
     var abs = Math.abs;
     var lowercase2 = String.prototype.toLowerCase;
     var uppercase2 = String.prototype.toUpperCase;
-    var replace = String.prototype.replace;
+    var replace2 = String.prototype.replace;
     var RE_EXP_POS_DIGITS = /e\+(\d)$/;
     var RE_EXP_NEG_DIGITS = /e-(\d)$/;
     var RE_ONLY_DIGITS = /^(\d+)$/;
@@ -19354,19 +19354,19 @@ var require_format_double = __commonJS({
             out = f.toPrecision(token.precision);
           }
           if (!token.alternate) {
-            out = replace.call(out, RE_ZERO_BEFORE_EXP, "$1e");
-            out = replace.call(out, RE_PERIOD_ZERO_EXP, "e");
-            out = replace.call(out, RE_TRAILING_PERIOD_ZERO, "");
+            out = replace2.call(out, RE_ZERO_BEFORE_EXP, "$1e");
+            out = replace2.call(out, RE_PERIOD_ZERO_EXP, "e");
+            out = replace2.call(out, RE_TRAILING_PERIOD_ZERO, "");
           }
           break;
         default:
           throw new Error("invalid double notation. Value: " + token.specifier);
       }
-      out = replace.call(out, RE_EXP_POS_DIGITS, "e+0$1");
-      out = replace.call(out, RE_EXP_NEG_DIGITS, "e-0$1");
+      out = replace2.call(out, RE_EXP_POS_DIGITS, "e+0$1");
+      out = replace2.call(out, RE_EXP_NEG_DIGITS, "e-0$1");
       if (token.alternate) {
-        out = replace.call(out, RE_ONLY_DIGITS, "$1.");
-        out = replace.call(out, RE_DIGITS_BEFORE_EXP, "$1.e");
+        out = replace2.call(out, RE_ONLY_DIGITS, "$1.");
+        out = replace2.call(out, RE_DIGITS_BEFORE_EXP, "$1.e");
       }
       if (f >= 0 && token.sign) {
         out = token.sign + out;
@@ -22731,7 +22731,7 @@ var require_picomatch = __commonJS({
     var parse6 = require_parse2();
     var utils = require_utils2();
     var constants3 = require_constants6();
-    var isObject2 = (val) => val && typeof val === "object" && !Array.isArray(val);
+    var isObject3 = (val) => val && typeof val === "object" && !Array.isArray(val);
     var picomatch2 = (glob, options, returnState = false) => {
       if (Array.isArray(glob)) {
         const fns = glob.map((input2) => picomatch2(input2, options, returnState));
@@ -22744,7 +22744,7 @@ var require_picomatch = __commonJS({
         };
         return arrayMatcher;
       }
-      const isState = isObject2(glob) && glob.tokens && glob.input;
+      const isState = isObject3(glob) && glob.tokens && glob.input;
       if (glob === "" || typeof glob !== "string" && !isState) {
         throw new TypeError("Expected pattern to be a non-empty string");
       }
@@ -23864,7 +23864,7 @@ var require_foldFlowLines = __commonJS({
         else
           end = lineWidth - indentAtStart;
       }
-      let split = void 0;
+      let split2 = void 0;
       let prev = void 0;
       let overflow = false;
       let i = -1;
@@ -23897,18 +23897,18 @@ var require_foldFlowLines = __commonJS({
           if (mode === FOLD_BLOCK)
             i = consumeMoreIndentedLines(text, i, indent.length);
           end = i + indent.length + endStep;
-          split = void 0;
+          split2 = void 0;
         } else {
           if (ch === " " && prev && prev !== " " && prev !== "\n" && prev !== "	") {
             const next = text[i + 1];
             if (next && next !== " " && next !== "\n" && next !== "	")
-              split = i;
+              split2 = i;
           }
           if (i >= end) {
-            if (split) {
-              folds.push(split);
-              end = split + endStep;
-              split = void 0;
+            if (split2) {
+              folds.push(split2);
+              end = split2 + endStep;
+              split2 = void 0;
             } else if (mode === FOLD_QUOTED) {
               while (prev === " " || prev === "	") {
                 prev = ch;
@@ -23921,7 +23921,7 @@ var require_foldFlowLines = __commonJS({
               folds.push(j);
               escapedFolds[j] = true;
               end = j + endStep;
-              split = void 0;
+              split2 = void 0;
             } else {
               overflow = true;
             }
@@ -24890,7 +24890,7 @@ var require_YAMLMap = __commonJS({
       static from(schema, obj, ctx) {
         const { keepUndefined, replacer } = ctx;
         const map2 = new this(schema);
-        const add = (key, value) => {
+        const add2 = (key, value) => {
           if (typeof replacer === "function")
             value = replacer.call(obj, key, value);
           else if (Array.isArray(replacer) && !replacer.includes(key))
@@ -24900,10 +24900,10 @@ var require_YAMLMap = __commonJS({
         };
         if (obj instanceof Map) {
           for (const [key, value] of obj)
-            add(key, value);
+            add2(key, value);
         } else if (obj && typeof obj === "object") {
           for (const key of Object.keys(obj))
-            add(key, obj[key]);
+            add2(key, obj[key]);
         }
         if (typeof schema.sortMapEntries === "function") {
           map2.items.sort(schema.sortMapEntries);
@@ -27455,13 +27455,13 @@ var require_resolve_block_scalar = __commonJS({
       return { mode, indent, chomp, comment, length };
     }
     function splitLines(source) {
-      const split = source.split(/\n( *)/);
-      const first = split[0];
+      const split2 = source.split(/\n( *)/);
+      const first = split2[0];
       const m = first.match(/^( *)/);
       const line0 = m?.[1] ? [m[1], first.slice(m[1].length)] : ["", first];
       const lines = [line0];
-      for (let i = 1; i < split.length; i += 2)
-        lines.push([split[i], split[i + 1]]);
+      for (let i = 1; i < split2.length; i += 2)
+        lines.push([split2[i], split2[i + 1]]);
       return lines;
     }
     exports2.resolveBlockScalar = resolveBlockScalar;
@@ -28589,7 +28589,7 @@ var require_lexer = __commonJS({
     var flowIndicatorChars = new Set(",[]{}");
     var invalidAnchorChars = new Set(" ,[]{}\n\r	");
     var isNotAnchorChar = (ch) => !ch || invalidAnchorChars.has(ch);
-    var Lexer2 = class {
+    var Lexer3 = class {
       constructor() {
         this.atEnd = false;
         this.blockScalarIndent = -1;
@@ -29152,7 +29152,7 @@ var require_lexer = __commonJS({
         return yield* this.pushToIndex(i, false);
       }
     };
-    exports2.Lexer = Lexer2;
+    exports2.Lexer = Lexer3;
   }
 });
 
@@ -29284,7 +29284,7 @@ var require_parser = __commonJS({
         }
       }
     }
-    var Parser = class {
+    var Parser2 = class {
       /**
        * @param onNewLine - If defined, called separately with the start position of
        *   each new line (in `parse()`, including the start of input).
@@ -30057,7 +30057,7 @@ var require_parser = __commonJS({
         }
       }
     };
-    exports2.Parser = Parser;
+    exports2.Parser = Parser2;
   }
 });
 
@@ -30322,13 +30322,13 @@ var require_lib40 = __commonJS({
         };
         return ownKeys(o);
       };
-      return function(mod) {
-        if (mod && mod.__esModule) return mod;
+      return function(mod2) {
+        if (mod2 && mod2.__esModule) return mod2;
         var result = {};
-        if (mod != null) {
-          for (var k = ownKeys(mod), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod, k[i]);
+        if (mod2 != null) {
+          for (var k = ownKeys(mod2), i = 0; i < k.length; i++) if (k[i] !== "default") __createBinding(result, mod2, k[i]);
         }
-        __setModuleDefault(result, mod);
+        __setModuleDefault(result, mod2);
         return result;
       };
     })();
@@ -33953,11 +33953,11 @@ function node(obj, key, make) {
 function flattenError(error63, mapper = (issue3) => issue3.message) {
   const fieldErrors = {};
   const formErrors = [];
-  for (const sub of error63.issues) {
-    if (sub.path.length > 0) {
-      node(fieldErrors, sub.path[0], () => []).push(mapper(sub));
+  for (const sub2 of error63.issues) {
+    if (sub2.path.length > 0) {
+      node(fieldErrors, sub2.path[0], () => []).push(mapper(sub2));
     } else {
-      formErrors.push(mapper(sub));
+      formErrors.push(mapper(sub2));
     }
   }
   return { formErrors, fieldErrors };
@@ -35900,7 +35900,7 @@ var $ZodObject = /* @__PURE__ */ $constructor("$ZodObject", (inst, def) => {
     }
     return propValues;
   });
-  const isObject2 = isObject;
+  const isObject3 = isObject;
   const catchall = def.catchall;
   let value;
   const memo2 = globalConfig.memoizer;
@@ -35908,7 +35908,7 @@ var $ZodObject = /* @__PURE__ */ $constructor("$ZodObject", (inst, def) => {
   inst._zod.parse = (payload, ctx) => {
     value ?? (value = _normalized.value);
     const input2 = payload.value;
-    if (!isObject2(input2)) {
+    if (!isObject3(input2)) {
       payload.issues.push({
         expected: "object",
         code: "invalid_type",
@@ -36044,7 +36044,7 @@ var $ZodObjectJIT = /* @__PURE__ */ $constructor("$ZodObjectJIT", (inst, def) =>
     return doc.compile();
   };
   let fastpass;
-  const isObject2 = isObject;
+  const isObject3 = isObject;
   const jit = !globalConfig.jitless;
   const allowsEval2 = allowsEval;
   const fastEnabled = jit && allowsEval2.value;
@@ -36053,7 +36053,7 @@ var $ZodObjectJIT = /* @__PURE__ */ $constructor("$ZodObjectJIT", (inst, def) =>
   inst._zod.parse = (payload, ctx) => {
     value ?? (value = _normalized.value);
     const input2 = payload.value;
-    if (!isObject2(input2)) {
+    if (!isObject3(input2)) {
       payload.issues.push({
         expected: "object",
         code: "invalid_type",
@@ -51332,12 +51332,12 @@ function containsRef(value) {
     return value.some(containsRef);
   if (typeof value.$ref === "string")
     return true;
-  return Object.entries(value).some(([key, sub]) => {
+  return Object.entries(value).some(([key, sub2]) => {
     if (SCHEMA_KEYWORDS.has(key))
-      return containsRef(sub);
-    if (!SCHEMA_MAP_KEYWORDS.has(key) || typeof sub !== "object" || sub === null)
+      return containsRef(sub2);
+    if (!SCHEMA_MAP_KEYWORDS.has(key) || typeof sub2 !== "object" || sub2 === null)
       return false;
-    return Object.values(sub).some(containsRef);
+    return Object.values(sub2).some(containsRef);
   });
 }
 function plural(n) {
@@ -52196,6 +52196,2553 @@ var trimSlashes = (path) => path.replace(/\/+$/, "");
 var defaultPort = (scheme) => scheme.toLowerCase() === "https" ? 443 : 80;
 var escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
+// node_modules/@jmespath-community/jmespath/dist/index.mjs
+var isObject2 = (obj) => {
+  return obj !== null && Object.prototype.toString.call(obj) === "[object Object]";
+};
+var strictDeepEqual = (first, second) => {
+  if (first === second) {
+    return true;
+  }
+  if (typeof first !== typeof second) {
+    return false;
+  }
+  if (Array.isArray(first) && Array.isArray(second)) {
+    if (first.length !== second.length) {
+      return false;
+    }
+    for (let i = 0; i < first.length; i += 1) {
+      if (!strictDeepEqual(first[i], second[i])) {
+        return false;
+      }
+    }
+    return true;
+  }
+  if (isObject2(first) && isObject2(second)) {
+    const firstEntries = Object.entries(first);
+    const secondKeys = new Set(Object.keys(second));
+    if (firstEntries.length !== secondKeys.size) {
+      return false;
+    }
+    for (const [key, value] of firstEntries) {
+      if (!strictDeepEqual(value, second[key])) {
+        return false;
+      }
+      secondKeys.delete(key);
+    }
+    return secondKeys.size === 0;
+  }
+  return false;
+};
+var isFalse = (obj) => {
+  if (obj === null || obj === void 0 || obj === false) {
+    return true;
+  }
+  if (typeof obj === "string") {
+    return obj === "";
+  }
+  if (typeof obj === "object") {
+    if (Array.isArray(obj)) {
+      return obj.length === 0;
+    }
+    if (obj === null) {
+      return true;
+    }
+    return Object.keys(obj).length === 0;
+  }
+  return false;
+};
+var isAlpha = (ch) => {
+  return ch >= "a" && ch <= "z" || ch >= "A" && ch <= "Z" || ch === "_";
+};
+var isNum = (ch) => {
+  return ch >= "0" && ch <= "9" || ch === "-";
+};
+var isAlphaNum = (ch) => {
+  return ch >= "a" && ch <= "z" || ch >= "A" && ch <= "Z" || ch >= "0" && ch <= "9" || ch === "_";
+};
+var ensureInteger = (value) => {
+  if (!(typeof value === "number") || Math.floor(value) !== value) {
+    throw new Error("invalid-value: expecting an integer.");
+  }
+  return value;
+};
+var ensurePositiveInteger = (value) => {
+  if (!(typeof value === "number") || value < 0 || Math.floor(value) !== value) {
+    throw new Error("invalid-value: expecting a non-negative integer.");
+  }
+  return value;
+};
+var ensureNumbers = (...operands) => {
+  for (let i = 0; i < operands.length; i++) {
+    if (operands[i] === null || operands[i] === void 0) {
+      throw new Error("not-a-number: undefined");
+    }
+    if (typeof operands[i] !== "number") {
+      throw new Error("not-a-number");
+    }
+  }
+};
+var notZero = (n) => {
+  n = +n;
+  if (!n) {
+    throw new Error("not-a-number: divide by zero");
+  }
+  return n;
+};
+var add = (left, right) => {
+  ensureNumbers(left, right);
+  const result = left + right;
+  return result;
+};
+var sub = (left, right) => {
+  ensureNumbers(left, right);
+  const result = left - right;
+  return result;
+};
+var mul = (left, right) => {
+  ensureNumbers(left, right);
+  const result = left * right;
+  return result;
+};
+var divide = (left, right) => {
+  ensureNumbers(left, right);
+  const result = left / notZero(right);
+  return result;
+};
+var div = (left, right) => {
+  ensureNumbers(left, right);
+  const result = Math.floor(left / notZero(right));
+  return result;
+};
+var mod = (left, right) => {
+  ensureNumbers(left, right);
+  const result = left % right;
+  return result;
+};
+var findFirst = (subject, sub2, start, end) => {
+  if (!subject || !sub2) {
+    return null;
+  }
+  start = Math.max(ensureInteger(start = start || 0), 0);
+  end = Math.min(ensureInteger(end = end || subject.length), subject.length);
+  const offset = subject.slice(start, end).indexOf(sub2);
+  return offset === -1 ? null : offset + start;
+};
+var findLast = (subject, sub2, start, end) => {
+  if (!subject || !sub2) {
+    return null;
+  }
+  start = Math.max(ensureInteger(start = start || 0), 0);
+  end = Math.min(ensureInteger(end = end || subject.length), subject.length);
+  const offset = subject.slice(start, end).lastIndexOf(sub2);
+  const result = offset === -1 ? null : offset + start;
+  return result;
+};
+var lower = (subject) => subject.toLowerCase();
+var ensurePadFuncParams = (name, width, padding) => {
+  padding = padding || " ";
+  if (padding.length > 1) {
+    throw new Error(`invalid value, ${name} expects its 'pad' parameter to be a valid string with a single codepoint`);
+  }
+  ensurePositiveInteger(width);
+  return padding;
+};
+var padLeft = (subject, width, padding) => {
+  padding = ensurePadFuncParams("pad_left", width, padding);
+  return subject && subject.padStart(width, padding) || "";
+};
+var padRight = (subject, width, padding) => {
+  padding = ensurePadFuncParams("pad_right", width, padding);
+  return subject && subject.padEnd(width, padding) || "";
+};
+var replace = (subject, string4, by, count) => {
+  if (count === 0) {
+    return subject;
+  }
+  if (!count) {
+    return subject.split(string4).join(by);
+  }
+  ensurePositiveInteger(count);
+  [...Array(count).keys()].map(() => subject = subject.replace(string4, by));
+  return subject;
+};
+var split = (subject, search2, count) => {
+  if (subject.length == 0 && search2.length === 0) {
+    return [];
+  }
+  if (count === null || count === void 0) {
+    return subject.split(search2);
+  }
+  ensurePositiveInteger(count);
+  if (count === 0) {
+    return [subject];
+  }
+  const split2 = subject.split(search2);
+  return [...split2.slice(0, count), split2.slice(count).join(search2)];
+};
+var trim = (subject, chars) => {
+  return trimLeft(trimRight(subject, chars), chars);
+};
+var trimLeft = (subject, chars) => {
+  return trimImpl(subject, (list3) => new RegExp(`^[${list3}]*(.*?)`), chars);
+};
+var trimRight = (subject, chars) => {
+  return trimImpl(subject, (list3) => new RegExp(`(.*?)[${list3}]*$`), chars);
+};
+var trimImpl = (subject, regExper, chars) => {
+  const pattern = chars ? chars.replace(/[-/\\^$*+?.()|[\]{}]/g, "\\$&") : "\\s\x85";
+  return subject.replace(regExper(pattern), "$1");
+};
+var upper = (subject) => subject.toUpperCase();
+var basicTokens = {
+  "(": "Lparen",
+  ")": "Rparen",
+  "*": "Star",
+  ",": "Comma",
+  ".": "Dot",
+  ":": "Colon",
+  "@": "Current",
+  "]": "Rbracket",
+  "{": "Lbrace",
+  "}": "Rbrace",
+  "+": "Plus",
+  "%": "Modulo",
+  "?": "Question",
+  "\u2212": "Minus",
+  "\xD7": "Multiply",
+  "\xF7": "Divide"
+  /* TOK_DIVIDE */
+};
+var operatorStartToken = {
+  "!": true,
+  "<": true,
+  "=": true,
+  ">": true,
+  "&": true,
+  "|": true,
+  "/": true
+};
+var skipChars = {
+  "	": true,
+  "\n": true,
+  "\r": true,
+  " ": true
+};
+var StreamLexer = class {
+  _current = 0;
+  _enable_legacy_literals = false;
+  tokenize(stream, options) {
+    const tokens = [];
+    this._current = 0;
+    this._enable_legacy_literals = options?.enable_legacy_literals || false;
+    let start;
+    let identifier;
+    let token;
+    while (this._current < stream.length) {
+      if (isAlpha(stream[this._current])) {
+        start = this._current;
+        identifier = this.consumeUnquotedIdentifier(stream);
+        tokens.push({
+          start,
+          type: "UnquotedIdentifier",
+          value: identifier
+        });
+      } else if (basicTokens[stream[this._current]] !== void 0) {
+        tokens.push({
+          start: this._current,
+          type: basicTokens[stream[this._current]],
+          value: stream[this._current]
+        });
+        this._current += 1;
+      } else if (stream[this._current] === "$") {
+        start = this._current;
+        if (this._current + 1 < stream.length && isAlpha(stream[this._current + 1])) {
+          this._current += 1;
+          identifier = this.consumeUnquotedIdentifier(stream);
+          tokens.push({
+            start,
+            type: "Variable",
+            value: identifier
+          });
+        } else {
+          tokens.push({
+            start,
+            type: "Root",
+            value: stream[this._current]
+          });
+          this._current += 1;
+        }
+      } else if (stream[this._current] === "-") {
+        if (this._current + 1 < stream.length && isNum(stream[this._current + 1])) {
+          const token2 = this.consumeNumber(stream);
+          token2 && tokens.push(token2);
+        } else {
+          const token2 = {
+            start: this._current,
+            type: "Minus",
+            value: "-"
+          };
+          tokens.push(token2);
+          this._current += 1;
+        }
+      } else if (isNum(stream[this._current])) {
+        token = this.consumeNumber(stream);
+        tokens.push(token);
+      } else if (stream[this._current] === "[") {
+        token = this.consumeLBracket(stream);
+        tokens.push(token);
+      } else if (stream[this._current] === '"') {
+        start = this._current;
+        identifier = this.consumeQuotedIdentifier(stream);
+        tokens.push({
+          start,
+          type: "QuotedIdentifier",
+          value: identifier
+        });
+      } else if (stream[this._current] === `'`) {
+        start = this._current;
+        identifier = this.consumeRawStringLiteral(stream);
+        tokens.push({
+          start,
+          type: "Literal",
+          value: identifier
+        });
+      } else if (stream[this._current] === "`") {
+        start = this._current;
+        const literal2 = this.consumeLiteral(stream);
+        tokens.push({
+          start,
+          type: "Literal",
+          value: literal2
+        });
+      } else if (operatorStartToken[stream[this._current]] !== void 0) {
+        token = this.consumeOperator(stream);
+        token && tokens.push(token);
+      } else if (skipChars[stream[this._current]] !== void 0) {
+        this._current += 1;
+      } else {
+        const error63 = new Error(`Syntax error: unknown character: ${stream[this._current]}`);
+        error63.name = "LexerError";
+        throw error63;
+      }
+    }
+    return tokens;
+  }
+  consumeUnquotedIdentifier(stream) {
+    const start = this._current;
+    this._current += 1;
+    while (this._current < stream.length && isAlphaNum(stream[this._current])) {
+      this._current += 1;
+    }
+    return stream.slice(start, this._current);
+  }
+  consumeQuotedIdentifier(stream) {
+    const start = this._current;
+    this._current += 1;
+    const maxLength = stream.length;
+    while (stream[this._current] !== '"' && this._current < maxLength) {
+      let current = this._current;
+      if (stream[current] === "\\" && (stream[current + 1] === "\\" || stream[current + 1] === '"')) {
+        current += 2;
+      } else {
+        current += 1;
+      }
+      this._current = current;
+    }
+    this._current += 1;
+    const [value, ok] = this.parseJSON(stream.slice(start, this._current));
+    if (!ok) {
+      const error63 = new Error(`syntax: unexpected end of JSON input`);
+      error63.name = "LexerError";
+      throw error63;
+    }
+    return value;
+  }
+  consumeRawStringLiteral(stream) {
+    const start = this._current;
+    this._current += 1;
+    const maxLength = stream.length;
+    while (stream[this._current] !== `'` && this._current < maxLength) {
+      let current = this._current;
+      if (stream[current] === "\\" && (stream[current + 1] === "\\" || stream[current + 1] === `'`)) {
+        current += 2;
+      } else {
+        current += 1;
+      }
+      this._current = current;
+    }
+    this._current += 1;
+    const literal2 = stream.slice(start + 1, this._current - 1);
+    return replace(replace(literal2, `\\\\`, `\\`), `\\'`, `'`);
+  }
+  consumeNumber(stream) {
+    const start = this._current;
+    this._current += 1;
+    const maxLength = stream.length;
+    while (isNum(stream[this._current]) && this._current < maxLength) {
+      this._current += 1;
+    }
+    const value = parseInt(stream.slice(start, this._current), 10);
+    return {
+      start,
+      value,
+      type: "Number"
+      /* TOK_NUMBER */
+    };
+  }
+  consumeLBracket(stream) {
+    const start = this._current;
+    this._current += 1;
+    if (stream[this._current] === "?") {
+      this._current += 1;
+      return { start, type: "Filter", value: "[?" };
+    }
+    if (stream[this._current] === "]") {
+      this._current += 1;
+      return { start, type: "Flatten", value: "[]" };
+    }
+    return { start, type: "Lbracket", value: "[" };
+  }
+  consumeOrElse(stream, peek, token, orElse) {
+    const start = this._current;
+    this._current += 1;
+    if (this._current < stream.length && stream[this._current] === peek) {
+      this._current += 1;
+      return {
+        start,
+        type: orElse,
+        value: stream.slice(start, this._current)
+      };
+    }
+    return { start, type: token, value: stream[start] };
+  }
+  consumeOperator(stream) {
+    const start = this._current;
+    const startingChar = stream[start];
+    switch (startingChar) {
+      case "!":
+        return this.consumeOrElse(
+          stream,
+          "=",
+          "Not",
+          "NE"
+          /* TOK_NE */
+        );
+      case "<":
+        return this.consumeOrElse(
+          stream,
+          "=",
+          "LT",
+          "LTE"
+          /* TOK_LTE */
+        );
+      case ">":
+        return this.consumeOrElse(
+          stream,
+          "=",
+          "GT",
+          "GTE"
+          /* TOK_GTE */
+        );
+      case "=":
+        return this.consumeOrElse(
+          stream,
+          "=",
+          "Assign",
+          "EQ"
+          /* TOK_EQ */
+        );
+      case "&":
+        return this.consumeOrElse(
+          stream,
+          "&",
+          "Expref",
+          "And"
+          /* TOK_AND */
+        );
+      case "|":
+        return this.consumeOrElse(
+          stream,
+          "|",
+          "Pipe",
+          "Or"
+          /* TOK_OR */
+        );
+      case "/":
+        return this.consumeOrElse(
+          stream,
+          "/",
+          "Divide",
+          "Div"
+          /* TOK_DIV */
+        );
+    }
+  }
+  consumeLiteral(stream) {
+    this._current += 1;
+    const start = this._current;
+    const maxLength = stream.length;
+    while (stream[this._current] !== "`" && this._current < maxLength) {
+      let current = this._current;
+      if (stream[current] === "\\" && (stream[current + 1] === "\\" || stream[current + 1] === "`")) {
+        current += 2;
+      } else {
+        current += 1;
+      }
+      this._current = current;
+    }
+    let literalString = stream.slice(start, this._current).trimStart();
+    literalString = literalString.replace("\\`", "`");
+    let literal2 = null;
+    let ok = false;
+    if (this.looksLikeJSON(literalString)) {
+      [literal2, ok] = this.parseJSON(literalString);
+    }
+    if (!ok && this._enable_legacy_literals) {
+      [literal2, ok] = this.parseJSON(`"${literalString}"`);
+    }
+    if (!ok) {
+      const error63 = new Error(
+        `Syntax error: unexpected end of JSON input or invalid format for a JSON literal: ${stream[this._current]}`
+      );
+      error63.name = "LexerError";
+      throw error63;
+    }
+    this._current += 1;
+    return literal2;
+  }
+  looksLikeJSON(literalString) {
+    const startingChars = '[{"';
+    const jsonLiterals = ["true", "false", "null"];
+    const numberLooking = "-0123456789";
+    if (literalString === "") {
+      return false;
+    }
+    if (startingChars.includes(literalString[0])) {
+      return true;
+    }
+    if (jsonLiterals.includes(literalString)) {
+      return true;
+    }
+    if (numberLooking.includes(literalString[0])) {
+      const [_, ok] = this.parseJSON(literalString);
+      return ok;
+    }
+    return false;
+  }
+  parseJSON(text) {
+    try {
+      const json2 = JSON.parse(text);
+      return [json2, true];
+    } catch {
+      return [null, false];
+    }
+  }
+};
+var Lexer = new StreamLexer();
+var Lexer_default = Lexer;
+var bindingPower = {
+  [
+    "EOF"
+    /* TOK_EOF */
+  ]: 0,
+  [
+    "Variable"
+    /* TOK_VARIABLE */
+  ]: 0,
+  [
+    "UnquotedIdentifier"
+    /* TOK_UNQUOTEDIDENTIFIER */
+  ]: 0,
+  [
+    "QuotedIdentifier"
+    /* TOK_QUOTEDIDENTIFIER */
+  ]: 0,
+  [
+    "Rbracket"
+    /* TOK_RBRACKET */
+  ]: 0,
+  [
+    "Rparen"
+    /* TOK_RPAREN */
+  ]: 0,
+  [
+    "Comma"
+    /* TOK_COMMA */
+  ]: 0,
+  [
+    "Rbrace"
+    /* TOK_RBRACE */
+  ]: 0,
+  [
+    "Number"
+    /* TOK_NUMBER */
+  ]: 0,
+  [
+    "Current"
+    /* TOK_CURRENT */
+  ]: 0,
+  [
+    "Expref"
+    /* TOK_EXPREF */
+  ]: 0,
+  [
+    "Root"
+    /* TOK_ROOT */
+  ]: 0,
+  [
+    "Assign"
+    /* TOK_ASSIGN */
+  ]: 1,
+  [
+    "Pipe"
+    /* TOK_PIPE */
+  ]: 1,
+  [
+    "Question"
+    /* TOK_QUESTION */
+  ]: 2,
+  [
+    "Or"
+    /* TOK_OR */
+  ]: 3,
+  [
+    "And"
+    /* TOK_AND */
+  ]: 4,
+  [
+    "EQ"
+    /* TOK_EQ */
+  ]: 5,
+  [
+    "GT"
+    /* TOK_GT */
+  ]: 5,
+  [
+    "LT"
+    /* TOK_LT */
+  ]: 5,
+  [
+    "GTE"
+    /* TOK_GTE */
+  ]: 5,
+  [
+    "LTE"
+    /* TOK_LTE */
+  ]: 5,
+  [
+    "NE"
+    /* TOK_NE */
+  ]: 5,
+  [
+    "Minus"
+    /* TOK_MINUS */
+  ]: 6,
+  [
+    "Plus"
+    /* TOK_PLUS */
+  ]: 6,
+  [
+    "Div"
+    /* TOK_DIV */
+  ]: 7,
+  [
+    "Divide"
+    /* TOK_DIVIDE */
+  ]: 7,
+  [
+    "Modulo"
+    /* TOK_MODULO */
+  ]: 7,
+  [
+    "Multiply"
+    /* TOK_MULTIPLY */
+  ]: 7,
+  [
+    "Flatten"
+    /* TOK_FLATTEN */
+  ]: 9,
+  [
+    "Star"
+    /* TOK_STAR */
+  ]: 20,
+  [
+    "Filter"
+    /* TOK_FILTER */
+  ]: 21,
+  [
+    "Dot"
+    /* TOK_DOT */
+  ]: 40,
+  [
+    "Not"
+    /* TOK_NOT */
+  ]: 45,
+  [
+    "Lbrace"
+    /* TOK_LBRACE */
+  ]: 50,
+  [
+    "Lbracket"
+    /* TOK_LBRACKET */
+  ]: 55,
+  [
+    "Lparen"
+    /* TOK_LPAREN */
+  ]: 60
+};
+var TokenParser = class _TokenParser {
+  index = 0;
+  tokens = [];
+  parse(expression, options) {
+    this.loadTokens(expression, options || { enable_legacy_literals: false });
+    this.index = 0;
+    const ast = this.expression(0);
+    if (this.lookahead(0) !== "EOF") {
+      const token = this.lookaheadToken(0);
+      this.errorToken(token, `Syntax error: unexpected token type: ${token.type}, value: ${token.value}`);
+    }
+    return ast;
+  }
+  loadTokens(expression, options) {
+    this.tokens = Lexer_default.tokenize(expression, options);
+    this.tokens.push({ type: "EOF", value: "", start: expression.length });
+  }
+  expression(rbp) {
+    const leftToken = this.lookaheadToken(0);
+    this.advance();
+    let left = this.nud(leftToken);
+    let currentTokenType = this.lookahead(0);
+    while (rbp < bindingPower[currentTokenType]) {
+      this.advance();
+      left = this.led(currentTokenType, left);
+      currentTokenType = this.lookahead(0);
+    }
+    return left;
+  }
+  lookahead(offset) {
+    return this.tokens[this.index + offset].type;
+  }
+  lookaheadToken(offset) {
+    return this.tokens[this.index + offset];
+  }
+  advance() {
+    this.index += 1;
+  }
+  nud(token) {
+    switch (token.type) {
+      case "Variable":
+        return { type: "Variable", name: token.value };
+      case "Literal":
+        return { type: "Literal", value: token.value };
+      case "UnquotedIdentifier": {
+        if (_TokenParser.isKeyword(token, "let") && this.lookahead(0) === "Variable") {
+          return this.parseLetExpression();
+        } else {
+          return { type: "Field", name: token.value };
+        }
+      }
+      case "QuotedIdentifier":
+        if (this.lookahead(0) === "Lparen") {
+          throw new Error("Syntax error: quoted identifier not allowed for function names.");
+        } else {
+          return { type: "Field", name: token.value };
+        }
+      case "Not": {
+        const child = this.expression(bindingPower.Not);
+        return { type: "NotExpression", child };
+      }
+      case "Minus": {
+        const child = this.expression(bindingPower.Minus);
+        return {
+          type: "Unary",
+          operator: token.type,
+          operand: child
+        };
+      }
+      case "Plus": {
+        const child = this.expression(bindingPower.Plus);
+        return {
+          type: "Unary",
+          operator: token.type,
+          operand: child
+        };
+      }
+      case "Star": {
+        const left = { type: "Identity" };
+        return { type: "ValueProjection", left, right: this.parseProjectionRHS(bindingPower.Star) };
+      }
+      case "Filter":
+        return this.led(token.type, { type: "Identity" });
+      case "Lbrace":
+        return this.parseMultiselectHash();
+      case "Flatten": {
+        const left = {
+          type: "Flatten",
+          child: { type: "Identity" }
+        };
+        const right = this.parseProjectionRHS(bindingPower.Flatten);
+        return { type: "Projection", left, right };
+      }
+      case "Lbracket": {
+        if (this.lookahead(0) === "Number" || this.lookahead(0) === "Colon") {
+          const right = this.parseIndexExpression();
+          return this.projectIfSlice({ type: "Identity" }, right);
+        }
+        if (this.lookahead(0) === "Star" && this.lookahead(1) === "Rbracket") {
+          this.advance();
+          this.advance();
+          const right = this.parseProjectionRHS(bindingPower.Star);
+          return {
+            left: { type: "Identity" },
+            right,
+            type: "Projection"
+          };
+        }
+        return this.parseMultiselectList();
+      }
+      case "Current":
+        return {
+          type: "Current"
+          /* TOK_CURRENT */
+        };
+      case "Root":
+        return {
+          type: "Root"
+          /* TOK_ROOT */
+        };
+      case "Expref": {
+        const child = this.expression(bindingPower.Expref);
+        return { type: "ExpressionReference", child };
+      }
+      case "Lparen": {
+        const expression = this.expression(0);
+        this.match(
+          "Rparen"
+          /* TOK_RPAREN */
+        );
+        return expression;
+      }
+      default:
+        this.errorToken(token);
+    }
+  }
+  led(tokenName, left) {
+    switch (tokenName) {
+      case "Question": {
+        const trueExpr = this.expression(0);
+        this.match(
+          "Colon"
+          /* TOK_COLON */
+        );
+        const falseExpr = this.expression(0);
+        return {
+          type: "Ternary",
+          condition: left,
+          trueExpr,
+          falseExpr
+        };
+      }
+      case "Dot": {
+        const rbp = bindingPower.Dot;
+        if (this.lookahead(0) !== "Star") {
+          const right2 = this.parseDotRHS(rbp);
+          return { type: "Subexpression", left, right: right2 };
+        }
+        this.advance();
+        const right = this.parseProjectionRHS(rbp);
+        return { type: "ValueProjection", left, right };
+      }
+      case "Pipe": {
+        const right = this.expression(bindingPower.Pipe);
+        return { type: "Pipe", left, right };
+      }
+      case "Or": {
+        const right = this.expression(bindingPower.Or);
+        return { type: "OrExpression", left, right };
+      }
+      case "And": {
+        const right = this.expression(bindingPower.And);
+        return { type: "AndExpression", left, right };
+      }
+      case "Lparen": {
+        if (left.type !== "Field") {
+          throw new Error("Syntax error: expected a Field node");
+        }
+        const name = left.name;
+        const args = this.parseCommaSeparatedExpressionsUntilToken(
+          "Rparen"
+          /* TOK_RPAREN */
+        );
+        const node2 = { name, type: "Function", children: args };
+        return node2;
+      }
+      case "Filter": {
+        const condition = this.expression(0);
+        this.match(
+          "Rbracket"
+          /* TOK_RBRACKET */
+        );
+        const right = this.lookahead(0) === "Flatten" ? { type: "Identity" } : this.parseProjectionRHS(bindingPower.Filter);
+        return { type: "FilterProjection", left, right, condition };
+      }
+      case "Flatten": {
+        const leftNode = { type: "Flatten", child: left };
+        const right = this.parseProjectionRHS(bindingPower.Flatten);
+        return { type: "Projection", left: leftNode, right };
+      }
+      case "Assign": {
+        const leftNode = left;
+        const right = this.expression(0);
+        return {
+          type: "Binding",
+          variable: leftNode.name,
+          reference: right
+        };
+      }
+      case "EQ":
+      case "NE":
+      case "GT":
+      case "GTE":
+      case "LT":
+      case "LTE":
+        return this.parseComparator(left, tokenName);
+      case "Plus":
+      case "Minus":
+      case "Multiply":
+      case "Star":
+      case "Divide":
+      case "Modulo":
+      case "Div":
+        return this.parseArithmetic(left, tokenName);
+      case "Lbracket": {
+        const token = this.lookaheadToken(0);
+        if (token.type === "Number" || token.type === "Colon") {
+          const right2 = this.parseIndexExpression();
+          return this.projectIfSlice(left, right2);
+        }
+        this.match(
+          "Star"
+          /* TOK_STAR */
+        );
+        this.match(
+          "Rbracket"
+          /* TOK_RBRACKET */
+        );
+        const right = this.parseProjectionRHS(bindingPower.Star);
+        return { type: "Projection", left, right };
+      }
+      default:
+        return this.errorToken(this.lookaheadToken(0));
+    }
+  }
+  static isKeyword(token, keyword) {
+    return token.type === "UnquotedIdentifier" && token.value === keyword;
+  }
+  match(tokenType) {
+    if (this.lookahead(0) === tokenType) {
+      this.advance();
+      return;
+    } else {
+      const token = this.lookaheadToken(0);
+      this.errorToken(token, `Syntax error: expected ${tokenType}, got: ${token.type}`);
+    }
+  }
+  errorToken(token, message = "") {
+    const error63 = new Error(message || `Syntax error: invalid token (${token.type}): "${token.value}"`);
+    error63.name = "ParserError";
+    throw error63;
+  }
+  parseIndexExpression() {
+    if (this.lookahead(0) === "Colon" || this.lookahead(1) === "Colon") {
+      return this.parseSliceExpression();
+    }
+    const value = Number(this.lookaheadToken(0).value);
+    this.advance();
+    this.match(
+      "Rbracket"
+      /* TOK_RBRACKET */
+    );
+    return { type: "Index", value };
+  }
+  projectIfSlice(left, right) {
+    const indexExpr = {
+      type: "IndexExpression",
+      left,
+      right
+    };
+    if (right.type === "Slice") {
+      return {
+        left: indexExpr,
+        right: this.parseProjectionRHS(bindingPower.Star),
+        type: "Projection"
+      };
+    }
+    return indexExpr;
+  }
+  parseSliceExpression() {
+    const parts = [null, null, null];
+    let index = 0;
+    let current = this.lookaheadToken(0);
+    while (current.type != "Rbracket" && index < 3) {
+      if (current.type === "Colon") {
+        index++;
+        if (index === 3) {
+          this.errorToken(this.lookaheadToken(0), "Syntax error, too many colons in slice expression");
+        }
+        this.advance();
+      } else if (current.type === "Number") {
+        const part = this.lookaheadToken(0).value;
+        parts[index] = part;
+        this.advance();
+      } else {
+        const next = this.lookaheadToken(0);
+        this.errorToken(next, `Syntax error, unexpected token: ${next.value}(${next.type})`);
+      }
+      current = this.lookaheadToken(0);
+    }
+    this.match(
+      "Rbracket"
+      /* TOK_RBRACKET */
+    );
+    const [start, stop, step] = parts;
+    return { type: "Slice", start, stop, step };
+  }
+  parseLetExpression() {
+    const separated = this.parseCommaSeparatedExpressionsUntilKeyword("in");
+    const expression = this.expression(0);
+    const bindings = separated.map((binding) => binding);
+    return {
+      type: "LetExpression",
+      bindings,
+      expression
+    };
+  }
+  parseCommaSeparatedExpressionsUntilKeyword(keyword) {
+    return this.parseCommaSeparatedExpressionsUntil(
+      () => {
+        return _TokenParser.isKeyword(this.lookaheadToken(0), keyword);
+      },
+      () => {
+        this.advance();
+      }
+    );
+  }
+  parseCommaSeparatedExpressionsUntilToken(token) {
+    return this.parseCommaSeparatedExpressionsUntil(
+      () => {
+        return this.lookahead(0) === token;
+      },
+      () => {
+        return this.match(token);
+      }
+    );
+  }
+  parseCommaSeparatedExpressionsUntil(isEndToken, matchEndToken) {
+    const args = [];
+    let expression;
+    while (!isEndToken()) {
+      expression = this.expression(0);
+      if (this.lookahead(0) === "Comma") {
+        this.match(
+          "Comma"
+          /* TOK_COMMA */
+        );
+      }
+      args.push(expression);
+    }
+    matchEndToken();
+    return args;
+  }
+  parseComparator(left, comparator) {
+    const right = this.expression(bindingPower[comparator]);
+    return { type: "Comparator", name: comparator, left, right };
+  }
+  parseArithmetic(left, operator) {
+    const right = this.expression(bindingPower[operator]);
+    return { type: "Arithmetic", operator, left, right };
+  }
+  parseDotRHS(rbp) {
+    const lookahead = this.lookahead(0);
+    const exprTokens = [
+      "UnquotedIdentifier",
+      "QuotedIdentifier",
+      "Star"
+      /* TOK_STAR */
+    ];
+    if (exprTokens.includes(lookahead)) {
+      return this.expression(rbp);
+    }
+    if (lookahead === "Lbracket") {
+      this.match(
+        "Lbracket"
+        /* TOK_LBRACKET */
+      );
+      return this.parseMultiselectList();
+    }
+    if (lookahead === "Lbrace") {
+      this.match(
+        "Lbrace"
+        /* TOK_LBRACE */
+      );
+      return this.parseMultiselectHash();
+    }
+    const token = this.lookaheadToken(0);
+    this.errorToken(token, `Syntax error, unexpected token: ${token.value}(${token.type})`);
+  }
+  parseProjectionRHS(rbp) {
+    if (bindingPower[this.lookahead(0)] < 10) {
+      return { type: "Identity" };
+    }
+    if (this.lookahead(0) === "Lbracket") {
+      return this.expression(rbp);
+    }
+    if (this.lookahead(0) === "Filter") {
+      return this.expression(rbp);
+    }
+    if (this.lookahead(0) === "Dot") {
+      this.match(
+        "Dot"
+        /* TOK_DOT */
+      );
+      return this.parseDotRHS(rbp);
+    }
+    const token = this.lookaheadToken(0);
+    this.errorToken(token, `Syntax error, unexpected token: ${token.value}(${token.type})`);
+  }
+  parseMultiselectList() {
+    const expressions = [];
+    while (this.lookahead(0) !== "Rbracket") {
+      const expression = this.expression(0);
+      expressions.push(expression);
+      if (this.lookahead(0) === "Comma") {
+        this.match(
+          "Comma"
+          /* TOK_COMMA */
+        );
+        if (this.lookahead(0) === "Rbracket") {
+          throw new Error("Syntax error: unexpected token Rbracket");
+        }
+      }
+    }
+    this.match(
+      "Rbracket"
+      /* TOK_RBRACKET */
+    );
+    return { type: "MultiSelectList", children: expressions };
+  }
+  parseMultiselectHash() {
+    const pairs = [];
+    const identifierTypes = [
+      "UnquotedIdentifier",
+      "QuotedIdentifier"
+      /* TOK_QUOTEDIDENTIFIER */
+    ];
+    let keyToken;
+    let keyName;
+    let value;
+    for (; ; ) {
+      keyToken = this.lookaheadToken(0);
+      if (!identifierTypes.includes(keyToken.type)) {
+        throw new Error(`Syntax error: expecting an identifier token, got: ${keyToken.type}`);
+      }
+      keyName = keyToken.value;
+      this.advance();
+      this.match(
+        "Colon"
+        /* TOK_COLON */
+      );
+      value = this.expression(0);
+      pairs.push({ value, type: "KeyValuePair", name: keyName });
+      if (this.lookahead(0) === "Comma") {
+        this.match(
+          "Comma"
+          /* TOK_COMMA */
+        );
+      } else if (this.lookahead(0) === "Rbrace") {
+        this.match(
+          "Rbrace"
+          /* TOK_RBRACE */
+        );
+        break;
+      }
+    }
+    return { type: "MultiSelectHash", children: pairs };
+  }
+};
+var Parser = new TokenParser();
+var Parser_default = Parser;
+var Text = class _Text {
+  _text;
+  constructor(text) {
+    this._text = text;
+  }
+  get string() {
+    return this._text;
+  }
+  get length() {
+    return this.codePoints.length;
+  }
+  compareTo(other) {
+    return _Text.compare(this, new _Text(other));
+  }
+  static get comparer() {
+    const stringComparer = (left, right) => {
+      return new _Text(left).compareTo(right);
+    };
+    return stringComparer;
+  }
+  static compare(left, right) {
+    const leftCp = left.codePoints;
+    const rightCp = right.codePoints;
+    for (let index = 0; index < Math.min(leftCp.length, rightCp.length); index++) {
+      if (leftCp[index] === rightCp[index]) {
+        continue;
+      }
+      return leftCp[index] - rightCp[index] > 0 ? 1 : -1;
+    }
+    return leftCp.length - rightCp.length > 0 ? 1 : -1;
+  }
+  reverse() {
+    return String.fromCodePoint(...this.codePoints.reverse());
+  }
+  get codePoints() {
+    const array2 = [...this._text].map((s) => s.codePointAt(0));
+    return array2;
+  }
+};
+var createMathFunction = (mathFn) => ([value]) => mathFn(value);
+var createStringFunction = (stringFn) => ([subject]) => stringFn(subject);
+var createObjectFunction = (objFn) => ([obj]) => objFn(obj);
+var Runtime = class {
+  _interpreter;
+  _functionTable;
+  _customFunctions = /* @__PURE__ */ new Set();
+  TYPE_NAME_TABLE = Object.freeze({
+    [
+      0
+      /* TYPE_NUMBER */
+    ]: "number",
+    [
+      1
+      /* TYPE_ANY */
+    ]: "any",
+    [
+      2
+      /* TYPE_STRING */
+    ]: "string",
+    [
+      3
+      /* TYPE_ARRAY */
+    ]: "array",
+    [
+      4
+      /* TYPE_OBJECT */
+    ]: "object",
+    [
+      5
+      /* TYPE_BOOLEAN */
+    ]: "boolean",
+    [
+      6
+      /* TYPE_EXPREF */
+    ]: "expression",
+    [
+      7
+      /* TYPE_NULL */
+    ]: "null",
+    [
+      8
+      /* TYPE_ARRAY_NUMBER */
+    ]: "Array<number>",
+    [
+      10
+      /* TYPE_ARRAY_OBJECT */
+    ]: "Array<object>",
+    [
+      9
+      /* TYPE_ARRAY_STRING */
+    ]: "Array<string>",
+    [
+      11
+      /* TYPE_ARRAY_ARRAY */
+    ]: "Array<Array<any>>"
+  });
+  constructor(interpreter) {
+    this._interpreter = interpreter;
+    this._functionTable = this.buildFunctionTable();
+  }
+  buildFunctionTable() {
+    return {
+      // Math functions
+      abs: { _func: createMathFunction(Math.abs), _signature: [{ types: [
+        0
+        /* TYPE_NUMBER */
+      ] }] },
+      ceil: { _func: createMathFunction(Math.ceil), _signature: [{ types: [
+        0
+        /* TYPE_NUMBER */
+      ] }] },
+      floor: { _func: createMathFunction(Math.floor), _signature: [{ types: [
+        0
+        /* TYPE_NUMBER */
+      ] }] },
+      // String functions
+      lower: { _func: createStringFunction(lower), _signature: [{ types: [
+        2
+        /* TYPE_STRING */
+      ] }] },
+      upper: { _func: createStringFunction(upper), _signature: [{ types: [
+        2
+        /* TYPE_STRING */
+      ] }] },
+      // Object functions
+      keys: { _func: createObjectFunction(Object.keys), _signature: [{ types: [
+        4
+        /* TYPE_OBJECT */
+      ] }] },
+      values: { _func: createObjectFunction(Object.values), _signature: [{ types: [
+        4
+        /* TYPE_OBJECT */
+      ] }] },
+      // Complex functions that need custom implementations
+      avg: { _func: this.functionAvg, _signature: [{ types: [
+        8
+        /* TYPE_ARRAY_NUMBER */
+      ] }] },
+      contains: {
+        _func: this.functionContains,
+        _signature: [
+          { types: [
+            2,
+            3
+            /* TYPE_ARRAY */
+          ] },
+          { types: [
+            1
+            /* TYPE_ANY */
+          ] }
+        ]
+      },
+      ends_with: {
+        _func: this.functionEndsWith,
+        _signature: [{ types: [
+          2
+          /* TYPE_STRING */
+        ] }, { types: [
+          2
+          /* TYPE_STRING */
+        ] }]
+      },
+      find_first: {
+        _func: this.functionFindFirst,
+        _signature: [
+          { types: [
+            2
+            /* TYPE_STRING */
+          ] },
+          { types: [
+            2
+            /* TYPE_STRING */
+          ] },
+          { types: [
+            0
+            /* TYPE_NUMBER */
+          ], optional: true },
+          { types: [
+            0
+            /* TYPE_NUMBER */
+          ], optional: true }
+        ]
+      },
+      find_last: {
+        _func: this.functionFindLast,
+        _signature: [
+          { types: [
+            2
+            /* TYPE_STRING */
+          ] },
+          { types: [
+            2
+            /* TYPE_STRING */
+          ] },
+          { types: [
+            0
+            /* TYPE_NUMBER */
+          ], optional: true },
+          { types: [
+            0
+            /* TYPE_NUMBER */
+          ], optional: true }
+        ]
+      },
+      from_items: { _func: this.functionFromItems, _signature: [{ types: [
+        11
+        /* TYPE_ARRAY_ARRAY */
+      ] }] },
+      group_by: {
+        _func: this.functionGroupBy,
+        _signature: [{ types: [
+          3
+          /* TYPE_ARRAY */
+        ] }, { types: [
+          6
+          /* TYPE_EXPREF */
+        ] }]
+      },
+      items: { _func: this.functionItems, _signature: [{ types: [
+        4
+        /* TYPE_OBJECT */
+      ] }] },
+      join: {
+        _func: this.functionJoin,
+        _signature: [{ types: [
+          2
+          /* TYPE_STRING */
+        ] }, { types: [
+          9
+          /* TYPE_ARRAY_STRING */
+        ] }]
+      },
+      length: {
+        _func: this.functionLength,
+        _signature: [{ types: [
+          2,
+          3,
+          4
+          /* TYPE_OBJECT */
+        ] }]
+      },
+      map: {
+        _func: this.functionMap,
+        _signature: [{ types: [
+          6
+          /* TYPE_EXPREF */
+        ] }, { types: [
+          3
+          /* TYPE_ARRAY */
+        ] }]
+      },
+      max: {
+        _func: this.functionMax,
+        _signature: [{ types: [
+          8,
+          9
+          /* TYPE_ARRAY_STRING */
+        ] }]
+      },
+      max_by: {
+        _func: this.functionMaxBy,
+        _signature: [{ types: [
+          3
+          /* TYPE_ARRAY */
+        ] }, { types: [
+          6
+          /* TYPE_EXPREF */
+        ] }]
+      },
+      merge: { _func: this.functionMerge, _signature: [{ types: [
+        4
+        /* TYPE_OBJECT */
+      ], variadic: true }] },
+      min: {
+        _func: this.functionMin,
+        _signature: [{ types: [
+          8,
+          9
+          /* TYPE_ARRAY_STRING */
+        ] }]
+      },
+      min_by: {
+        _func: this.functionMinBy,
+        _signature: [{ types: [
+          3
+          /* TYPE_ARRAY */
+        ] }, { types: [
+          6
+          /* TYPE_EXPREF */
+        ] }]
+      },
+      not_null: { _func: this.functionNotNull, _signature: [{ types: [
+        1
+        /* TYPE_ANY */
+      ], variadic: true }] },
+      pad_left: {
+        _func: this.functionPadLeft,
+        _signature: [
+          { types: [
+            2
+            /* TYPE_STRING */
+          ] },
+          { types: [
+            0
+            /* TYPE_NUMBER */
+          ] },
+          { types: [
+            2
+            /* TYPE_STRING */
+          ], optional: true }
+        ]
+      },
+      pad_right: {
+        _func: this.functionPadRight,
+        _signature: [
+          { types: [
+            2
+            /* TYPE_STRING */
+          ] },
+          { types: [
+            0
+            /* TYPE_NUMBER */
+          ] },
+          { types: [
+            2
+            /* TYPE_STRING */
+          ], optional: true }
+        ]
+      },
+      replace: {
+        _func: this.functionReplace,
+        _signature: [
+          { types: [
+            2
+            /* TYPE_STRING */
+          ] },
+          { types: [
+            2
+            /* TYPE_STRING */
+          ] },
+          { types: [
+            2
+            /* TYPE_STRING */
+          ] },
+          { types: [
+            0
+            /* TYPE_NUMBER */
+          ], optional: true }
+        ]
+      },
+      reverse: {
+        _func: this.functionReverse,
+        _signature: [{ types: [
+          2,
+          3
+          /* TYPE_ARRAY */
+        ] }]
+      },
+      sort: {
+        _func: this.functionSort,
+        _signature: [{ types: [
+          9,
+          8
+          /* TYPE_ARRAY_NUMBER */
+        ] }]
+      },
+      sort_by: {
+        _func: this.functionSortBy,
+        _signature: [{ types: [
+          3
+          /* TYPE_ARRAY */
+        ] }, { types: [
+          6
+          /* TYPE_EXPREF */
+        ] }]
+      },
+      split: {
+        _func: this.functionSplit,
+        _signature: [
+          { types: [
+            2
+            /* TYPE_STRING */
+          ] },
+          { types: [
+            2
+            /* TYPE_STRING */
+          ] },
+          { types: [
+            0
+            /* TYPE_NUMBER */
+          ], optional: true }
+        ]
+      },
+      starts_with: {
+        _func: this.functionStartsWith,
+        _signature: [{ types: [
+          2
+          /* TYPE_STRING */
+        ] }, { types: [
+          2
+          /* TYPE_STRING */
+        ] }]
+      },
+      sum: { _func: this.functionSum, _signature: [{ types: [
+        8
+        /* TYPE_ARRAY_NUMBER */
+      ] }] },
+      to_array: { _func: this.functionToArray, _signature: [{ types: [
+        1
+        /* TYPE_ANY */
+      ] }] },
+      to_number: { _func: this.functionToNumber, _signature: [{ types: [
+        1
+        /* TYPE_ANY */
+      ] }] },
+      to_string: { _func: this.functionToString, _signature: [{ types: [
+        1
+        /* TYPE_ANY */
+      ] }] },
+      trim: {
+        _func: this.functionTrim,
+        _signature: [{ types: [
+          2
+          /* TYPE_STRING */
+        ] }, { types: [
+          2
+          /* TYPE_STRING */
+        ], optional: true }]
+      },
+      trim_left: {
+        _func: this.functionTrimLeft,
+        _signature: [{ types: [
+          2
+          /* TYPE_STRING */
+        ] }, { types: [
+          2
+          /* TYPE_STRING */
+        ], optional: true }]
+      },
+      trim_right: {
+        _func: this.functionTrimRight,
+        _signature: [{ types: [
+          2
+          /* TYPE_STRING */
+        ] }, { types: [
+          2
+          /* TYPE_STRING */
+        ], optional: true }]
+      },
+      type: { _func: this.functionType, _signature: [{ types: [
+        1
+        /* TYPE_ANY */
+      ] }] },
+      zip: { _func: this.functionZip, _signature: [{ types: [
+        3
+        /* TYPE_ARRAY */
+      ], variadic: true }] }
+    };
+  }
+  /**
+   * Enhanced registerFunction with backward compatibility and new options
+   * @deprecated Use register() method for enhanced functionality
+   */
+  registerFunction(name, customFunction, signature, options) {
+    const result = this._registerInternal(name, customFunction, signature, options);
+    if (!result.success) {
+      throw new Error(result.message);
+    }
+  }
+  /**
+   * Internal registration method that bypasses TypeScript type checking
+   */
+  _registerInternal(name, customFunction, signature, options = {}) {
+    if (!name || typeof name !== "string" || name.trim() === "") {
+      return {
+        success: false,
+        reason: "invalid-name",
+        message: "Function name must be a non-empty string"
+      };
+    }
+    try {
+      this.validateInputSignatures(name, signature);
+    } catch (error63) {
+      return {
+        success: false,
+        reason: "invalid-signature",
+        message: error63 instanceof Error ? error63.message : "Invalid function signature"
+      };
+    }
+    const { override = false, warn = false } = options;
+    const exists2 = name in this._functionTable;
+    if (exists2 && !override) {
+      return {
+        success: false,
+        reason: "already-exists",
+        message: `Function already defined: ${name}(). Use { override: true } to replace it.`
+      };
+    }
+    if (exists2 && override && warn) {
+      console.warn(`Warning: Overriding existing function: ${name}()`);
+    }
+    this._functionTable[name] = {
+      _func: customFunction.bind(this),
+      _signature: signature
+    };
+    this._customFunctions.add(name);
+    const message = exists2 ? `Function ${name}() overridden successfully` : `Function ${name}() registered successfully`;
+    return { success: true, message };
+  }
+  /**
+   * Register a new function with enhanced options and type safety
+   */
+  register(name, customFunction, signature, options = {}) {
+    return this._registerInternal(name, customFunction, signature, options);
+  }
+  /**
+   * Unregister a custom function (built-in functions cannot be unregistered)
+   */
+  unregister(name) {
+    if (!this._customFunctions.has(name)) {
+      return false;
+    }
+    delete this._functionTable[name];
+    this._customFunctions.delete(name);
+    return true;
+  }
+  /**
+   * Check if a function is registered
+   */
+  isRegistered(name) {
+    return name in this._functionTable;
+  }
+  /**
+   * Get list of all registered function names
+   */
+  getRegistered() {
+    return Object.keys(this._functionTable);
+  }
+  /**
+   * Get list of custom (non-built-in) function names
+   */
+  getCustomFunctions() {
+    return Array.from(this._customFunctions);
+  }
+  /**
+   * Clear all custom functions (built-in functions remain)
+   */
+  clearCustomFunctions() {
+    for (const name of this._customFunctions) {
+      delete this._functionTable[name];
+    }
+    this._customFunctions.clear();
+  }
+  callFunction(name, resolvedArgs) {
+    const functionEntry = this._functionTable[name];
+    if (functionEntry === void 0) {
+      throw new Error(`Unknown function: ${name}()`);
+    }
+    this.validateArgs(name, resolvedArgs, functionEntry._signature);
+    return functionEntry._func.call(this, resolvedArgs);
+  }
+  validateInputSignatures(name, signature) {
+    for (let i = 0; i < signature.length; i += 1) {
+      if ("variadic" in signature[i] && i !== signature.length - 1) {
+        throw new Error(`Invalid arity: ${name}() 'variadic' argument ${i + 1} must occur last`);
+      }
+    }
+  }
+  validateArgs(name, args, signature) {
+    this.validateInputSignatures(name, signature);
+    this.validateArity(name, args, signature);
+    this.validateTypes(name, args, signature);
+  }
+  validateArity(name, args, signature) {
+    const numberOfRequiredArgs = signature.filter((argSignature) => !(argSignature.optional ?? false)).length;
+    const lastArgIsVariadic = signature[signature.length - 1]?.variadic ?? false;
+    const tooFewArgs = args.length < numberOfRequiredArgs;
+    const tooManyArgs = args.length > signature.length;
+    if (lastArgIsVariadic && tooFewArgs || !lastArgIsVariadic && (tooFewArgs || tooManyArgs)) {
+      const tooFewModifier = tooFewArgs && (!lastArgIsVariadic && numberOfRequiredArgs > 1 || lastArgIsVariadic) ? "at least " : "";
+      const pluralized = signature.length > 1;
+      throw new Error(
+        `Invalid arity: ${name}() takes ${tooFewModifier}${numberOfRequiredArgs} argument${pluralized && "s" || ""} but received ${args.length}`
+      );
+    }
+  }
+  validateTypes(name, args, signature) {
+    for (let i = 0; i < signature.length; i += 1) {
+      const currentSpec = signature[i].types;
+      const actualType = this.getTypeName(args[i]);
+      if (actualType === void 0) {
+        continue;
+      }
+      const typeMatched = currentSpec.some((expectedType) => this.typeMatches(actualType, expectedType, args[i]));
+      if (!typeMatched) {
+        const expected = currentSpec.map((typeId) => this.TYPE_NAME_TABLE[typeId]).join(" | ");
+        throw new Error(
+          `Invalid type: ${name}() expected argument ${i + 1} to be type (${expected}) but received type ${this.TYPE_NAME_TABLE[actualType]} instead.`
+        );
+      }
+    }
+  }
+  typeMatches(actual, expected, argValue) {
+    if (expected === 1) {
+      return true;
+    }
+    if (expected === 9 || expected === 8 || expected === 10 || expected === 11 || expected === 3) {
+      if (expected === 3) {
+        return actual === 3;
+      }
+      if (actual === 3) {
+        let subtype;
+        if (expected === 8) {
+          subtype = 0;
+        } else if (expected === 10) {
+          subtype = 4;
+        } else if (expected === 9) {
+          subtype = 2;
+        } else if (expected === 11) {
+          subtype = 3;
+        }
+        const array2 = argValue;
+        for (let i = 0; i < array2.length; i += 1) {
+          const typeName = this.getTypeName(array2[i]);
+          if (typeName !== void 0 && subtype !== void 0 && !this.typeMatches(typeName, subtype, array2[i])) {
+            return false;
+          }
+        }
+        return true;
+      }
+    } else {
+      return actual === expected;
+    }
+    return false;
+  }
+  getTypeName(obj) {
+    if (obj === null) {
+      return 7;
+    }
+    if (typeof obj === "string") {
+      return 2;
+    }
+    if (typeof obj === "number") {
+      return 0;
+    }
+    if (typeof obj === "boolean") {
+      return 5;
+    }
+    if (Array.isArray(obj)) {
+      return 3;
+    }
+    if (typeof obj === "object") {
+      if (obj.expref) {
+        return 6;
+      }
+      return 4;
+    }
+    return;
+  }
+  createKeyFunction(exprefNode, allowedTypes) {
+    const interpreter = this._interpreter;
+    const keyFunc = (x) => {
+      const current = interpreter.visit(exprefNode, x);
+      if (!allowedTypes.includes(this.getTypeName(current))) {
+        const msg = `Invalid type: expected one of (${allowedTypes.map((t) => this.TYPE_NAME_TABLE[t]).join(" | ")}), received ${this.TYPE_NAME_TABLE[this.getTypeName(current)]}`;
+        throw new Error(msg);
+      }
+      return current;
+    };
+    return keyFunc;
+  }
+  functionAvg = ([inputArray]) => {
+    if (!inputArray || inputArray.length == 0) {
+      return null;
+    }
+    let sum = 0;
+    for (let i = 0; i < inputArray.length; i += 1) {
+      sum += inputArray[i];
+    }
+    return sum / inputArray.length;
+  };
+  functionContains = ([
+    searchable,
+    searchValue
+  ]) => {
+    if (Array.isArray(searchable)) {
+      const array2 = searchable;
+      return array2.includes(searchValue);
+    }
+    if (typeof searchable === "string") {
+      const text = searchable;
+      if (typeof searchValue === "string") {
+        return text.includes(searchValue);
+      }
+    }
+    return null;
+  };
+  functionEndsWith = (resolvedArgs) => {
+    const [searchStr, suffix] = resolvedArgs;
+    return searchStr.includes(suffix, searchStr.length - suffix.length);
+  };
+  functionFindFirst = this.createFindFunction(findFirst);
+  functionFindLast = this.createFindFunction(findLast);
+  createFindFunction(findFn) {
+    return (resolvedArgs) => {
+      const subject = resolvedArgs[0];
+      const search2 = resolvedArgs[1];
+      const start = resolvedArgs.length > 2 ? resolvedArgs[2] : void 0;
+      const end = resolvedArgs.length > 3 ? resolvedArgs[3] : void 0;
+      return findFn(subject, search2, start, end);
+    };
+  }
+  functionFromItems = ([array2]) => {
+    array2.map((pair) => {
+      if (pair.length != 2 || typeof pair[0] !== "string") {
+        throw new Error("invalid value, each array must contain two elements, a pair of string and value");
+      }
+    });
+    return Object.fromEntries(array2);
+  };
+  functionGroupBy = ([array2, exprefNode]) => {
+    const keyFunction = this.createKeyFunction(exprefNode, [
+      2
+      /* TYPE_STRING */
+    ]);
+    return array2.reduce((acc, cur) => {
+      const k = keyFunction(cur ?? {});
+      const target = acc[k] = acc[k] || [];
+      target.push(cur);
+      return acc;
+    }, {});
+  };
+  functionItems = ([inputValue]) => {
+    return Object.entries(inputValue);
+  };
+  functionJoin = (resolvedArgs) => {
+    const [joinChar, listJoin] = resolvedArgs;
+    return listJoin.join(joinChar);
+  };
+  functionLength = ([inputValue]) => {
+    if (typeof inputValue === "string") {
+      return new Text(inputValue).length;
+    }
+    if (Array.isArray(inputValue)) {
+      return inputValue.length;
+    }
+    return Object.keys(inputValue).length;
+  };
+  functionMap = ([exprefNode, elements]) => {
+    if (!this._interpreter) {
+      return [];
+    }
+    const mapped = [];
+    const interpreter = this._interpreter;
+    for (let i = 0; i < elements.length; i += 1) {
+      mapped.push(interpreter.visit(exprefNode, elements[i]));
+    }
+    return mapped;
+  };
+  functionMax = ([inputValue]) => {
+    if (!inputValue.length) {
+      return null;
+    }
+    const typeName = this.getTypeName(inputValue[0]);
+    if (typeName === 0) {
+      return Math.max(...inputValue);
+    }
+    const elements = inputValue;
+    let maxElement = elements[0];
+    for (let i = 1; i < elements.length; i += 1) {
+      if (maxElement.localeCompare(elements[i]) < 0) {
+        maxElement = elements[i];
+      }
+    }
+    return maxElement;
+  };
+  functionMaxBy = (resolvedArgs) => {
+    const exprefNode = resolvedArgs[1];
+    const resolvedArray = resolvedArgs[0];
+    const keyFunction = this.createKeyFunction(exprefNode, [
+      0,
+      2
+      /* TYPE_STRING */
+    ]);
+    let maxNumber = -Infinity;
+    let maxRecord;
+    let current;
+    for (let i = 0; i < resolvedArray.length; i += 1) {
+      current = keyFunction && keyFunction(resolvedArray[i]);
+      if (current !== void 0 && current > maxNumber) {
+        maxNumber = current;
+        maxRecord = resolvedArray[i];
+      }
+    }
+    return maxRecord || null;
+  };
+  functionMerge = (resolvedArgs) => {
+    let merged = {};
+    for (let i = 0; i < resolvedArgs.length; i += 1) {
+      const current = resolvedArgs[i];
+      merged = Object.assign(merged, current);
+    }
+    return merged;
+  };
+  functionMin = ([inputValue]) => {
+    if (!inputValue.length) {
+      return null;
+    }
+    const typeName = this.getTypeName(inputValue[0]);
+    if (typeName === 0) {
+      return Math.min(...inputValue);
+    }
+    const elements = inputValue;
+    let minElement = elements[0];
+    for (let i = 1; i < elements.length; i += 1) {
+      if (elements[i].localeCompare(minElement) < 0) {
+        minElement = elements[i];
+      }
+    }
+    return minElement;
+  };
+  functionMinBy = (resolvedArgs) => {
+    const exprefNode = resolvedArgs[1];
+    const resolvedArray = resolvedArgs[0];
+    const keyFunction = this.createKeyFunction(exprefNode, [
+      0,
+      2
+      /* TYPE_STRING */
+    ]);
+    let minNumber = Infinity;
+    let minRecord;
+    let current;
+    for (let i = 0; i < resolvedArray.length; i += 1) {
+      current = keyFunction && keyFunction(resolvedArray[i]);
+      if (current !== void 0 && current < minNumber) {
+        minNumber = current;
+        minRecord = resolvedArray[i];
+      }
+    }
+    return minRecord || null;
+  };
+  functionNotNull = (resolvedArgs) => {
+    for (let i = 0; i < resolvedArgs.length; i += 1) {
+      if (this.getTypeName(resolvedArgs[i]) !== 7) {
+        return resolvedArgs[i];
+      }
+    }
+    return null;
+  };
+  functionPadLeft = this.createPadFunction(padLeft);
+  functionPadRight = this.createPadFunction(padRight);
+  createPadFunction(padFn) {
+    return (resolvedArgs) => {
+      const subject = resolvedArgs[0];
+      const width = resolvedArgs[1];
+      const padding = resolvedArgs.length > 2 ? resolvedArgs[2] : void 0;
+      return padFn(subject, width, padding);
+    };
+  }
+  functionReplace = (resolvedArgs) => {
+    const subject = resolvedArgs[0];
+    const string4 = resolvedArgs[1];
+    const by = resolvedArgs[2];
+    return replace(subject, string4, by, resolvedArgs.length > 3 ? resolvedArgs[3] : void 0);
+  };
+  functionSplit = (resolvedArgs) => {
+    const subject = resolvedArgs[0];
+    const search2 = resolvedArgs[1];
+    return split(subject, search2, resolvedArgs.length > 2 ? resolvedArgs[2] : void 0);
+  };
+  functionReverse = ([inputValue]) => {
+    const typeName = this.getTypeName(inputValue);
+    if (typeName === 2) {
+      return new Text(inputValue).reverse();
+    }
+    const reversedArray = inputValue.slice(0);
+    reversedArray.reverse();
+    return reversedArray;
+  };
+  functionSort = ([inputValue]) => {
+    if (inputValue.length == 0) {
+      return inputValue;
+    }
+    if (typeof inputValue[0] === "string") {
+      return [...inputValue].sort(Text.comparer);
+    }
+    return [...inputValue].sort();
+  };
+  functionSortBy = (resolvedArgs) => {
+    const sortedArray = resolvedArgs[0].slice(0);
+    if (sortedArray.length === 0) {
+      return sortedArray;
+    }
+    const interpreter = this._interpreter;
+    const exprefNode = resolvedArgs[1];
+    const requiredType = this.getTypeName(interpreter.visit(exprefNode, sortedArray[0]));
+    if (requiredType !== void 0 && ![
+      0,
+      2
+      /* TYPE_STRING */
+    ].includes(requiredType)) {
+      throw new Error(`Invalid type: unexpected type (${this.TYPE_NAME_TABLE[requiredType]})`);
+    }
+    function throwInvalidTypeError(rt, item) {
+      throw new Error(
+        `Invalid type: expected (${rt.TYPE_NAME_TABLE[requiredType]}), received ${rt.TYPE_NAME_TABLE[rt.getTypeName(item)]}`
+      );
+    }
+    return sortedArray.sort((a, b) => {
+      const exprA = interpreter.visit(exprefNode, a);
+      const exprB = interpreter.visit(exprefNode, b);
+      if (this.getTypeName(exprA) !== requiredType) {
+        throwInvalidTypeError(this, exprA);
+      } else if (this.getTypeName(exprB) !== requiredType) {
+        throwInvalidTypeError(this, exprB);
+      }
+      if (requiredType === 2) {
+        return Text.comparer(exprA, exprB);
+      }
+      return exprA - exprB;
+    });
+  };
+  functionStartsWith = ([searchable, searchStr]) => {
+    return searchable.startsWith(searchStr);
+  };
+  functionSum = ([inputValue]) => {
+    return inputValue.reduce((x, y) => x + y, 0);
+  };
+  functionToArray = ([inputValue]) => {
+    if (this.getTypeName(inputValue) === 3) {
+      return inputValue;
+    }
+    return [inputValue];
+  };
+  functionToNumber = ([inputValue]) => {
+    const typeName = this.getTypeName(inputValue);
+    let convertedValue;
+    if (typeName === 0) {
+      return inputValue;
+    }
+    if (typeName === 2) {
+      convertedValue = +inputValue;
+      if (!isNaN(convertedValue)) {
+        return convertedValue;
+      }
+    }
+    return null;
+  };
+  functionToString = ([inputValue]) => {
+    if (this.getTypeName(inputValue) === 2) {
+      return inputValue;
+    }
+    return JSON.stringify(inputValue);
+  };
+  functionTrim = this.createTrimFunction(trim);
+  functionTrimLeft = this.createTrimFunction(trimLeft);
+  functionTrimRight = this.createTrimFunction(trimRight);
+  createTrimFunction(trimFn) {
+    return (resolvedArgs) => {
+      const subject = resolvedArgs[0];
+      const chars = resolvedArgs.length > 1 ? resolvedArgs[1] : void 0;
+      return trimFn(subject, chars);
+    };
+  }
+  functionType = ([inputValue]) => {
+    switch (this.getTypeName(inputValue)) {
+      case 0:
+        return "number";
+      case 2:
+        return "string";
+      case 3:
+        return "array";
+      case 4:
+        return "object";
+      case 5:
+        return "boolean";
+      case 7:
+        return "null";
+      default:
+        throw new Error("invalid-type");
+    }
+  };
+  functionZip = (array2) => {
+    const length = Math.min(...array2.map((arr) => arr.length));
+    const result = Array(length).fill(null).map((_, index) => array2.map((arr) => arr[index]));
+    return result;
+  };
+};
+var ScopeChain = class _ScopeChain {
+  inner = void 0;
+  data = {};
+  get currentScopeData() {
+    return this.data;
+  }
+  withScope(data) {
+    const outer = new _ScopeChain();
+    outer.inner = this;
+    outer.data = data;
+    return outer;
+  }
+  getValue(identifier) {
+    if (Object.prototype.hasOwnProperty.call(this.data, identifier)) {
+      return this.data[identifier];
+    }
+    if (this.inner) {
+      return this.inner.getValue(identifier);
+    }
+    return null;
+  }
+};
+var emptyScopeChain = new ScopeChain();
+var TreeInterpreter = class _TreeInterpreter {
+  runtime;
+  _rootValue = null;
+  _scope;
+  constructor() {
+    this.runtime = new Runtime(this);
+    this._scope = new ScopeChain();
+  }
+  withScope(scope) {
+    const interpreter = new _TreeInterpreter();
+    interpreter.runtime._functionTable = this.runtime._functionTable;
+    interpreter._rootValue = this._rootValue;
+    interpreter._scope = this._scope.withScope(scope);
+    return interpreter;
+  }
+  search(node2, value) {
+    this._rootValue = value;
+    this._scope = emptyScopeChain;
+    return this.visit(node2, value);
+  }
+  visit(node2, value) {
+    switch (node2.type) {
+      case "Ternary": {
+        const condition = this.visit(node2.condition, value);
+        if (!isFalse(condition)) {
+          return this.visit(node2.trueExpr, value);
+        }
+        return this.visit(node2.falseExpr, value);
+      }
+      case "Field":
+        const identifier = node2.name;
+        if (value === null || typeof value !== "object" || Array.isArray(value)) {
+          return null;
+        }
+        return value[identifier] ?? null;
+      case "LetExpression": {
+        const { bindings, expression } = node2;
+        let scope = {};
+        bindings.forEach((binding) => {
+          const reference = this.visit(binding, value);
+          scope = {
+            ...scope,
+            ...reference
+          };
+        });
+        return this.withScope(scope).visit(expression, value);
+      }
+      case "Binding": {
+        const { variable, reference } = node2;
+        const result = this.visit(reference, value);
+        return { [variable]: result };
+      }
+      case "Variable": {
+        const variable = node2.name;
+        if (!this._scope.getValue(variable) && !Object.prototype.hasOwnProperty.call(this._scope.currentScopeData, variable)) {
+          throw new Error(`Error referencing undefined variable ${variable}`);
+        }
+        return this._scope.getValue(variable);
+      }
+      case "IndexExpression":
+        return this.visit(node2.right, this.visit(node2.left, value));
+      case "Subexpression": {
+        const result = this.visit(node2.left, value);
+        return result != null ? this.visit(node2.right, result) ?? null : null;
+      }
+      case "Index": {
+        if (!Array.isArray(value)) {
+          return null;
+        }
+        const index = node2.value < 0 ? value.length + node2.value : node2.value;
+        return value[index] ?? null;
+      }
+      case "Slice": {
+        if (!Array.isArray(value) && typeof value !== "string") {
+          return null;
+        }
+        const { start, stop, step } = this.computeSliceParams(value.length, node2);
+        if (typeof value === "string") {
+          const chars = [...value];
+          const sliced = this.slice(chars, start, stop, step);
+          return sliced.join("");
+        } else {
+          return this.slice(value, start, stop, step);
+        }
+      }
+      case "Projection": {
+        const { left, right } = node2;
+        let allowString = false;
+        if (left.type === "IndexExpression" && left.right.type === "Slice") {
+          allowString = true;
+        }
+        const base = this.visit(left, value);
+        if (allowString && typeof base === "string") {
+          return this.visit(right, base);
+        }
+        if (!Array.isArray(base)) {
+          return null;
+        }
+        const collected = [];
+        for (const elem of base) {
+          const current = this.visit(right, elem);
+          if (current !== null) {
+            collected.push(current);
+          }
+        }
+        return collected;
+      }
+      case "ValueProjection": {
+        const { left, right } = node2;
+        const base = this.visit(left, value);
+        if (base === null || typeof base !== "object" || Array.isArray(base)) {
+          return null;
+        }
+        const collected = [];
+        const values = Object.values(base);
+        for (const elem of values) {
+          const current = this.visit(right, elem);
+          if (current !== null) {
+            collected.push(current);
+          }
+        }
+        return collected;
+      }
+      case "FilterProjection": {
+        const { left, right, condition } = node2;
+        const base = this.visit(left, value);
+        if (!Array.isArray(base)) {
+          return null;
+        }
+        const results = [];
+        for (const elem of base) {
+          const matched = this.visit(condition, elem);
+          if (isFalse(matched)) {
+            continue;
+          }
+          const result = this.visit(right, elem);
+          if (result !== null) {
+            results.push(result);
+          }
+        }
+        return results;
+      }
+      case "Arithmetic": {
+        const first = this.visit(node2.left, value);
+        const second = this.visit(node2.right, value);
+        switch (node2.operator) {
+          case "Plus":
+            return add(first, second);
+          case "Minus":
+            return sub(first, second);
+          case "Multiply":
+          case "Star":
+            return mul(first, second);
+          case "Divide":
+            return divide(first, second);
+          case "Modulo":
+            return mod(first, second);
+          case "Div":
+            return div(first, second);
+          default:
+            throw new Error(`Syntax error: unknown arithmetic operator: ${node2.operator}`);
+        }
+      }
+      case "Unary": {
+        const operand = this.visit(node2.operand, value);
+        switch (node2.operator) {
+          case "Plus":
+            ensureNumbers(operand);
+            return operand;
+          case "Minus":
+            ensureNumbers(operand);
+            return -operand;
+          default:
+            throw new Error(`Syntax error: unknown arithmetic operator: ${node2.operator}`);
+        }
+      }
+      case "Comparator": {
+        const first = this.visit(node2.left, value);
+        const second = this.visit(node2.right, value);
+        switch (node2.name) {
+          case "EQ":
+            return strictDeepEqual(first, second);
+          case "NE":
+            return !strictDeepEqual(first, second);
+        }
+        if (typeof first !== "number" || typeof second !== "number") {
+          return null;
+        }
+        switch (node2.name) {
+          case "GT":
+            return first > second;
+          case "GTE":
+            return first >= second;
+          case "LT":
+            return first < second;
+          case "LTE":
+            return first <= second;
+        }
+      }
+      case "Flatten": {
+        const original = this.visit(node2.child, value);
+        return Array.isArray(original) ? original.flat() : null;
+      }
+      case "Root":
+        return this._rootValue;
+      case "MultiSelectList": {
+        const collected = [];
+        for (const child of node2.children) {
+          collected.push(this.visit(child, value));
+        }
+        return collected;
+      }
+      case "MultiSelectHash": {
+        const collected = {};
+        for (const child of node2.children) {
+          collected[child.name] = this.visit(child.value, value);
+        }
+        return collected;
+      }
+      case "OrExpression": {
+        const result = this.visit(node2.left, value);
+        if (isFalse(result)) {
+          return this.visit(node2.right, value);
+        }
+        return result;
+      }
+      case "AndExpression": {
+        const result = this.visit(node2.left, value);
+        if (isFalse(result)) {
+          return result;
+        }
+        return this.visit(node2.right, value);
+      }
+      case "NotExpression":
+        return isFalse(this.visit(node2.child, value));
+      case "Literal":
+        return node2.value;
+      case "Pipe":
+        return this.visit(node2.right, this.visit(node2.left, value));
+      case "Function": {
+        const args = [];
+        for (const child of node2.children) {
+          args.push(this.visit(child, value));
+        }
+        return this.runtime.callFunction(node2.name, args);
+      }
+      case "ExpressionReference":
+        return {
+          expref: true,
+          ...node2.child
+        };
+      case "Current":
+      case "Identity":
+        return value;
+    }
+  }
+  computeSliceParams(arrayLength, sliceNode) {
+    let { start, stop, step } = sliceNode;
+    if (step === null) {
+      step = 1;
+    } else if (step === 0) {
+      const error63 = new Error("Invalid value: slice step cannot be 0");
+      error63.name = "RuntimeError";
+      throw error63;
+    }
+    start = start === null ? step < 0 ? arrayLength - 1 : 0 : this.capSliceRange(arrayLength, start, step);
+    stop = stop === null ? step < 0 ? -1 : arrayLength : this.capSliceRange(arrayLength, stop, step);
+    return { start, stop, step };
+  }
+  capSliceRange(arrayLength, actualValue, step) {
+    let nextActualValue = actualValue;
+    if (nextActualValue < 0) {
+      nextActualValue += arrayLength;
+      if (nextActualValue < 0) {
+        nextActualValue = step < 0 ? -1 : 0;
+      }
+    } else if (nextActualValue >= arrayLength) {
+      nextActualValue = step < 0 ? arrayLength - 1 : arrayLength;
+    }
+    return nextActualValue;
+  }
+  slice(collection, start, end, step) {
+    const result = [];
+    if (step > 0) {
+      for (let i = start; i < end; i += step) {
+        result.push(collection[i]);
+      }
+    } else {
+      for (let i = start; i > end; i += step) {
+        result.push(collection[i]);
+      }
+    }
+    return result;
+  }
+};
+var TreeInterpreterInstance = new TreeInterpreter();
+function compile2(expression, options) {
+  const nodeTree = Parser_default.parse(expression, options);
+  return nodeTree;
+}
+
+// server/contract/http-endpoint.ts
+var REQUEST_PLACEHOLDERS = ["message", "messages", "conversation_id", "session_id", "turn"];
+var PLACEHOLDER2 = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
+var placeholdersIn = (text) => [...text.matchAll(PLACEHOLDER2)].map((match) => match[1]);
+var PLACEHOLDER_LIST = REQUEST_PLACEHOLDERS.map((name) => `{{${name}}}`).join(", ");
+function stringsOf(value, into = []) {
+  if (typeof value === "string") into.push(value);
+  else if (Array.isArray(value)) for (const item of value) stringsOf(item, into);
+  else if (value && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      into.push(key);
+      stringsOf(item, into);
+    }
+  }
+  return into;
+}
+function checkPlaceholders(texts, ctx) {
+  for (const text of texts) {
+    const unknown2 = placeholdersIn(text).find((name) => !REQUEST_PLACEHOLDERS.includes(name));
+    if (unknown2) {
+      ctx.addIssue({ code: "custom", message: `unknown placeholder {{${unknown2}}}: use ${PLACEHOLDER_LIST}` });
+      return;
+    }
+  }
+}
+function jmespathProblem(expression) {
+  try {
+    compile2(expression);
+    return void 0;
+  } catch (error63) {
+    return error63 instanceof Error ? error63.message.split("\n")[0] : String(error63);
+  }
+}
+var JmesPath = external_exports.string().min(1).max(2e3).superRefine((expression, ctx) => {
+  const problem = jmespathProblem(expression);
+  if (problem) ctx.addIssue({ code: "custom", message: `not a JMESPath expression: ${problem}` });
+});
+var HttpRequestTemplate = external_exports.strictObject({
+  method: external_exports.enum(["POST", "PUT", "PATCH", "GET"]).default("POST"),
+  path: external_exports.string().max(2e3).regex(/^(\/[\x21-\x7e]*)?$/, "must be an absolute path, e.g. /chat").default("").describe("Appended to base_url (empty: base_url itself); placeholders in it are URL-encoded"),
+  body: external_exports.unknown().optional().describe(
+    `Any JSON value, sent as the request body (not with GET). Placeholders: ${PLACEHOLDER_LIST}. A string that is exactly one placeholder takes the value with its JSON type; inside longer text the value is written in`
+  )
+}).superRefine((request2, ctx) => {
+  checkPlaceholders([request2.path, ...stringsOf(request2.body)], ctx);
+  if (request2.method === "GET" && request2.body !== void 0) {
+    ctx.addIssue({ code: "custom", path: ["body"], message: "a GET request has no body" });
+  }
+}).meta({ id: "HttpRequestTemplate" });
+var HttpResponseMapping = external_exports.strictObject({
+  text: JmesPath.describe("The agent's reply text, e.g. reply"),
+  session_id: JmesPath.optional().describe("Read after each turn and sent back as {{session_id}}, e.g. session"),
+  tool_calls: JmesPath.optional().describe(
+    "The tools the agent ran, as a list of {name, arguments} (and optionally id, result), e.g. steps[?type=='tool'].{name: tool, arguments: args}"
+  ),
+  stream: external_exports.enum(["sse"]).optional().describe("sse: the answer is server-sent events; each event's data is read, and their texts joined")
+}).meta({ id: "HttpResponseMapping" });
+
 // server/contract/environments.ts
 var parsedUrl = (url2) => URL.canParse(url2) ? new URL(url2) : void 0;
 var HttpUrl = external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).refine(
@@ -52223,7 +54770,9 @@ var UrlPattern = external_exports.string().max(2048).refine(
 );
 var HeaderName = external_exports.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "not a valid HTTP header name");
 var HeaderValue = external_exports.string().max(8192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
-var EndpointProtocol = external_exports.enum(["openai-chat"]).describe("openai-chat: OpenAI-compatible Chat Completions with tools");
+var EndpointProtocol = external_exports.enum(["openai-chat", "openai-responses", "anthropic-messages", "http"]).describe(
+  "openai-chat: OpenAI-compatible Chat Completions with tools (POST {base_url}/chat/completions); openai-responses: OpenAI's Responses API (POST {base_url}/responses); anthropic-messages: Anthropic's Messages API (POST {base_url}/v1/messages); in these three the agent's function tools are answered from the spec's mocks. http: any JSON API, called as the endpoint's request says and read as its response says; the agent runs its own tools"
+);
 var ModelPrice = external_exports.strictObject({
   input_usd_per_million_tokens: external_exports.number().min(0).max(1e5),
   output_usd_per_million_tokens: external_exports.number().min(0).max(1e5)
@@ -52240,7 +54789,9 @@ var Endpoint = external_exports.object({
   max_concurrency: external_exports.number().int().describe("Calls in flight to the agent at most, across every run against this environment"),
   rate_limit_per_minute: external_exports.number().int().nullable().describe("Calls per minute at most, evenly spaced; null: no limit"),
   header_names: external_exports.array(external_exports.string()).describe("Header values are write-only and never returned"),
-  pricing: Pricing
+  pricing: Pricing,
+  request: HttpRequestTemplate.nullable().describe("How an http agent is called; null for the other protocols"),
+  response: HttpResponseMapping.nullable().describe("How an http agent's answer is read; null for the other protocols")
 });
 var Environment = external_exports.object({
   environment_id: external_exports.string(),
@@ -52256,7 +54807,9 @@ var EndpointFields = {
   ),
   url_pattern: UrlPattern,
   model: external_exports.string().min(1).max(200),
-  readiness_path: external_exports.string().regex(/^\/[\x21-\x7e]*$/, "must be an absolute path").max(500).describe("Default: the protocol's, /models for openai-chat"),
+  readiness_path: external_exports.string().regex(/^\/[\x21-\x7e]*$/, "must be an absolute path").max(500).describe(
+    "Default: the protocol's: /models for openai-chat and openai-responses, /v1/models for anthropic-messages"
+  ),
   max_concurrency: external_exports.number().int().min(1).max(256).describe(
     "Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429"
   ),
@@ -52276,7 +54829,26 @@ var CreateEnvironmentBody = external_exports.strictObject({
     max_concurrency: EndpointFields.max_concurrency.optional(),
     rate_limit_per_minute: EndpointFields.rate_limit_per_minute.optional(),
     headers: EndpointFields.headers.optional(),
-    pricing: Pricing.optional()
+    pricing: Pricing.optional(),
+    request: HttpRequestTemplate.optional().describe(
+      "With protocol http: how the agent is called (default: POST base_url with no body)"
+    ),
+    response: HttpResponseMapping.optional().describe(
+      "With protocol http, required: how the agent's answer is read"
+    )
+  }).superRefine((endpoint2, ctx) => {
+    if (endpoint2.protocol === "http" && !endpoint2.response) {
+      ctx.addIssue({
+        code: "custom",
+        path: ["response"],
+        message: "protocol http needs a response mapping (its text at least)"
+      });
+    }
+    for (const field of ["request", "response"]) {
+      if (endpoint2.protocol !== "http" && endpoint2[field] !== void 0) {
+        ctx.addIssue({ code: "custom", path: [field], message: `only protocol http takes a ${field}` });
+      }
+    }
   })
 }).meta({ id: "CreateEnvironmentBody" });
 var UpdateEnvironmentBody = external_exports.strictObject({
@@ -52288,7 +54860,9 @@ var UpdateEnvironmentBody = external_exports.strictObject({
     max_concurrency: EndpointFields.max_concurrency.optional(),
     rate_limit_per_minute: EndpointFields.rate_limit_per_minute.nullable().optional().describe("null removes it"),
     headers: EndpointFields.headers.optional().describe("Replaces every header; write-only"),
-    pricing: Pricing.optional().describe("Replaces every price")
+    pricing: Pricing.optional().describe("Replaces every price"),
+    request: HttpRequestTemplate.optional().describe("protocol http only: replaces the request template"),
+    response: HttpResponseMapping.optional().describe("protocol http only: replaces the response mapping")
   }).refine((endpoint2) => Object.keys(endpoint2).length > 0, "name at least one field to change")
 }).meta({ id: "UpdateEnvironmentBody" });
 var EnvironmentList = listOf(Environment).meta({ id: "EnvironmentList" });
@@ -52377,7 +54951,7 @@ var LocalId = external_exports.string().regex(
   /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/,
   "ids use letters, digits, '.', '_' and '-', starting with a letter or digit"
 );
-var Text = external_exports.string().min(1).max(1e5);
+var Text2 = external_exports.string().min(1).max(1e5);
 var JsonValue = external_exports.lazy(
   () => external_exports.union([external_exports.string(), external_exports.number(), external_exports.boolean(), external_exports.null(), external_exports.array(JsonValue), external_exports.record(external_exports.string(), JsonValue)])
 ).meta({ id: "JsonValue" });
@@ -52781,9 +55355,9 @@ function wilsonInterval(passes, n, confidence) {
   return { lower: Math.max(0, centre - half), upper: Math.min(1, centre + half) };
 }
 function decideRate(passes, n, bar, confidence) {
-  const { lower, upper } = wilsonInterval(passes, n, confidence);
-  if (lower >= bar) return { status: "passed", lower, upper, samplesToSettle: null };
-  if (upper < bar) return { status: "failed", lower, upper, samplesToSettle: null };
+  const { lower: lower2, upper: upper2 } = wilsonInterval(passes, n, confidence);
+  if (lower2 >= bar) return { status: "passed", lower: lower2, upper: upper2, samplesToSettle: null };
+  if (upper2 < bar) return { status: "failed", lower: lower2, upper: upper2, samplesToSettle: null };
   const rate = n === 0 ? 0 : passes / n;
   let samplesToSettle = null;
   if (n > 0 && rate !== bar) {
@@ -52795,12 +55369,12 @@ function decideRate(passes, n, bar, confidence) {
       }
     }
   }
-  return { status: "inconclusive", lower, upper, samplesToSettle };
+  return { status: "inconclusive", lower: lower2, upper: upper2, samplesToSettle };
 }
 var percent = (x) => `${Math.round(x * 1e3) / 10}%`;
 
 // server/specs/vars.ts
-var PLACEHOLDER2 = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
+var PLACEHOLDER3 = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
 var ONLY_PLACEHOLDER = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}$/;
 var MAX_CONVERSATIONS_PER_SPEC = 1e4;
 var MAX_AGENT_CALLS_PER_SPEC = 2e5;
@@ -52816,13 +55390,13 @@ function countAgentCalls(spec) {
   return calls;
 }
 var TEMPLATED_SCENARIO_FIELDS = ["system", "turns", "expect", "metrics"];
-function placeholdersIn(value, into = /* @__PURE__ */ new Set()) {
+function placeholdersIn2(value, into = /* @__PURE__ */ new Set()) {
   if (typeof value === "string") {
-    for (const match of value.matchAll(PLACEHOLDER2)) into.add(match[1]);
+    for (const match of value.matchAll(PLACEHOLDER3)) into.add(match[1]);
   } else if (Array.isArray(value)) {
-    for (const item of value) placeholdersIn(item, into);
+    for (const item of value) placeholdersIn2(item, into);
   } else if (value !== null && typeof value === "object") {
-    for (const item of Object.values(value)) placeholdersIn(item, into);
+    for (const item of Object.values(value)) placeholdersIn2(item, into);
   }
   return into;
 }
@@ -52832,7 +55406,7 @@ function fillPlaceholders(value, row) {
     const only = ONLY_PLACEHOLDER.exec(value);
     if (only && Object.hasOwn(row, only[1])) return row[only[1]];
     return value.replace(
-      PLACEHOLDER2,
+      PLACEHOLDER3,
       (text, name) => Object.hasOwn(row, name) ? written(row[name]) : text
     );
   }
@@ -53044,7 +55618,7 @@ var Metric = external_exports.strictObject({
     message: `metric ids may not start with ${RESERVED_METRIC_PREFIXES.join(", ")}: those prefixes are reserved for the service's own evaluations`
   }),
   threshold: Fraction.describe("A sample passes when its score is at least this"),
-  criteria: Text.describe("What the judge checks, in plain language"),
+  criteria: Text2.describe("What the judge checks, in plain language"),
   scope: external_exports.enum(["conversation", "turn"]).default("conversation")
 });
 var VarsFilePath = external_exports.string().max(500).refine(
@@ -53053,7 +55627,7 @@ var VarsFilePath = external_exports.string().max(500).refine(
 );
 var VAR_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 var Turn = external_exports.strictObject({
-  user: Text,
+  user: Text2,
   expect: Expectations.optional()
 });
 var RunLimits = {
@@ -53064,7 +55638,7 @@ var RunLimits = {
 var Scenario = external_exports.strictObject({
   id: LocalId,
   description: external_exports.string().max(2e3).optional(),
-  system: Text.optional(),
+  system: Text2.optional(),
   turns: external_exports.array(Turn).min(1).max(100),
   expect: Expectations.optional(),
   metrics: external_exports.array(Metric).max(50).optional(),
@@ -53090,14 +55664,14 @@ var SecurityProbe = external_exports.strictObject({
   category: ProbeCategory,
   severity: Severity,
   description: external_exports.string().max(2e3).optional(),
-  system: Text.optional(),
+  system: Text2.optional(),
   inject: external_exports.strictObject({
     tool: ToolName,
     field: external_exports.string().min(1).max(200).describe("Field of the tool's mocked result that receives the text"),
-    text: Text
+    text: Text2
   }).optional(),
   canary: external_exports.boolean().optional().describe("Plant a unique canary token in the system prompt"),
-  user: Text,
+  user: Text2,
   fail_if: external_exports.array(Expectation).min(1).max(50),
   repeat: RunLimits.repeat.optional()
 });
@@ -53187,7 +55761,7 @@ function checkTable(scenario, at2, problem) {
   }
   const rows = scenario.vars;
   const { vars: _table, ...template } = scenario;
-  const used = placeholdersIn(TEMPLATED_SCENARIO_FIELDS.map((field) => scenario[field]));
+  const used = placeholdersIn2(TEMPLATED_SCENARIO_FIELDS.map((field) => scenario[field]));
   const columns = new Set(rows.flatMap((row) => Object.keys(row)));
   for (const name of used) {
     if (!columns.has(name)) {
@@ -53233,7 +55807,7 @@ function checkTemplatedMocks(doc, problem) {
   if (tables.length === 0) return;
   const columns = new Set(tables.flatMap((row) => Object.keys(row)));
   (doc.tools ?? []).forEach((tool, i) => {
-    for (const name of placeholdersIn(tool.mock)) {
+    for (const name of placeholdersIn2(tool.mock)) {
       if (!columns.has(name)) {
         problem(["tools", i, "mock"], `unknown {{${name}}}: no scenario's vars has a column '${name}'`);
       }
@@ -53728,7 +56302,13 @@ var RUN_EVENT_DATA = {
     name: external_exports.string(),
     arguments: external_exports.record(external_exports.string(), external_exports.unknown()).describe("Parsed; {} when arguments_raw is not a JSON object"),
     arguments_raw: external_exports.string().describe("Exactly what the agent sent"),
-    arguments_error: external_exports.string().optional()
+    arguments_error: external_exports.string().optional(),
+    executed_by: external_exports.enum(["assure", "agent"]).optional().describe(
+      "Who ran the tool: assure, from the spec's mocks, or the agent itself; absent on earlier runs (assure)"
+    ),
+    source: external_exports.object({ kind: external_exports.enum(["mock", "mcp", "trace", "reply"]) }).optional().describe(
+      "Where assure learnt of the call: a function call it answered from mocks (mock), a call to its MCP server (mcp), the agent's traces (trace), or the agent's answer (reply); absent on earlier runs (mock)"
+    )
   }),
   "tool.returned": external_exports.object({
     ...AtStep,
@@ -53736,7 +56316,7 @@ var RUN_EVENT_DATA = {
     name: external_exports.string(),
     result: external_exports.unknown(),
     source: external_exports.object({
-      kind: external_exports.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments"]),
+      kind: external_exports.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments", "agent"]),
       index: external_exports.number().int().optional()
     }),
     injected: external_exports.boolean()
@@ -57303,8 +59883,8 @@ var stringifyIteratively = (rootValue, replacer, spaceParam) => {
   const isFunctionReplacer = typeof replacer === "function";
   const propertyList = Array.isArray(replacer) ? new Set(replacer.map(String)) : null;
   const prepareVal = (parent, key, val) => {
-    const isObject2 = val !== null && typeof val === "object";
-    const hasToJSON = isObject2 && typeof val.toJSON === "function";
+    const isObject3 = val !== null && typeof val === "object";
+    const hasToJSON = isObject3 && typeof val.toJSON === "function";
     if (hasToJSON) {
       val = val.toJSON(key);
     }
@@ -60786,13 +63366,13 @@ var conversationOf = (scenario) => contentAddress({
 });
 function policyChanges(base, head) {
   const changes = [];
-  const add = (kind, where, message) => changes.push({ kind, where, message });
-  if (base.config) compareConfigs(base.config, head.config, add);
+  const add2 = (kind, where, message) => changes.push({ kind, where, message });
+  if (base.config) compareConfigs(base.config, head.config, add2);
   for (const [run2, deployment] of base.runs ?? []) {
     if (!head.runs) break;
-    if (!head.runs.has(run2)) add("removed", CONFIG, `${run2} no longer runs`);
+    if (!head.runs.has(run2)) add2("removed", CONFIG, `${run2} no longer runs`);
     else if (head.runs.get(run2) !== deployment) {
-      add(
+      add2(
         "changed",
         CONFIG,
         `${run2} tests ${head.runs.get(run2) ? `the deployment of '${head.runs.get(run2)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`
@@ -60801,27 +63381,27 @@ function policyChanges(base, head) {
   }
   for (const [name, baseSpec] of base.specs) {
     const headSpec = head.specs.get(name);
-    if (!headSpec) add("removed", name, `the spec '${name}' is removed`);
-    else compareSpecs(name, baseSpec, headSpec, add);
+    if (!headSpec) add2("removed", name, `the spec '${name}' is removed`);
+    else compareSpecs(name, baseSpec, headSpec, add2);
   }
   return changes;
 }
 var CONFIG = ".assure/config.yml";
 var FORKS_STRICTNESS = { run: 0, skip: 1, approve: 2 };
-function compareConfigs(base, head, add) {
+function compareConfigs(base, head, add2) {
   if (!head) {
-    add("removed", CONFIG, "the config is removed: no spec would run");
+    add2("removed", CONFIG, "the config is removed: no spec would run");
     return;
   }
   if (head.project !== base.project) {
-    add(
+    add2(
       "loosened",
       `${CONFIG}: project`,
       `the project changes from '${base.project}' to '${head.project}' (other environments and waivers)`
     );
   }
   if (FORKS_STRICTNESS[head.forks] < FORKS_STRICTNESS[base.forks]) {
-    add("loosened", `${CONFIG}: forks`, `forks changes from '${base.forks}' to '${head.forks}'`);
+    add2("loosened", `${CONFIG}: forks`, `forks changes from '${base.forks}' to '${head.forks}'`);
   }
   const pairs = (config2) => new Map(
     config2.runs.flatMap(
@@ -60832,44 +63412,44 @@ function compareConfigs(base, head, add) {
   );
   const headPairs = pairs(head);
   for (const [pair, deployment] of pairs(base)) {
-    if (!headPairs.has(pair)) add("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
+    if (!headPairs.has(pair)) add2("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
     else if (headPairs.get(pair) !== deployment) {
-      add(
+      add2(
         "changed",
         `${CONFIG}: runs`,
         `'${pair}' tests ${headPairs.get(pair) ? `the deployment of '${headPairs.get(pair)}'` : "the environment's own agent"} instead of ${deployment ? `the deployment of '${deployment}'` : "the environment's own agent"}`
       );
     }
   }
-  compareSettings(base, head, add);
+  compareSettings(base, head, add2);
 }
-function compareSettings(base, head, add) {
+function compareSettings(base, head, add2) {
   if (base.policy_changes === "require_approval" && head.policy_changes === "report") {
-    add(
+    add2(
       "loosened",
       `${CONFIG}: policy_changes`,
       "policy changes would no longer need an approval (require_approval \u2192 report)"
     );
   }
   if (base.flaky.mode === "report" && head.flaky.mode === "quarantine") {
-    add("loosened", `${CONFIG}: flaky.mode`, "flaky cases would no longer block (report \u2192 quarantine)");
+    add2("loosened", `${CONFIG}: flaky.mode`, "flaky cases would no longer block (report \u2192 quarantine)");
   }
   if (head.flaky.mode === "quarantine" && head.flaky.threshold < base.flaky.threshold) {
-    add(
+    add2(
       "loosened",
       `${CONFIG}: flaky.threshold`,
       `more cases would count as flaky and be quarantined (threshold ${base.flaky.threshold} \u2192 ${head.flaky.threshold})`
     );
   }
   if (head.baseline.depth !== base.baseline.depth || head.baseline.max_age_days !== base.baseline.max_age_days) {
-    add(
+    add2(
       "changed",
       `${CONFIG}: baseline`,
       `where a baseline is looked for changes (depth ${base.baseline.depth} \u2192 ${head.baseline.depth}, max_age_days ${base.baseline.max_age_days} \u2192 ${head.baseline.max_age_days})`
     );
   }
 }
-function compareSpecs(name, base, head, add) {
+function compareSpecs(name, base, head, add2) {
   const at2 = (path) => `${name}: ${path}`;
   const headScenarios = new Map((head.scenarios ?? []).map((scenario) => [scenario.id, scenario]));
   const removedScenarios = /* @__PURE__ */ new Set();
@@ -60877,11 +63457,11 @@ function compareSpecs(name, base, head, add) {
     const other = headScenarios.get(scenario.id);
     if (!other) {
       removedScenarios.add(scenario.id);
-      add("removed", at2(`scenarios[${s}]`), `the scenario '${scenario.id}' is removed`);
+      add2("removed", at2(`scenarios[${s}]`), `the scenario '${scenario.id}' is removed`);
       return;
     }
     if (conversationOf(other) !== conversationOf(scenario)) {
-      add(
+      add2(
         "changed",
         at2(`scenarios[${s}]`),
         `the conversation of '${scenario.id}' is changed (its system prompt, user turns or limits): approve it if it tests the same`
@@ -60891,22 +63471,22 @@ function compareSpecs(name, base, head, add) {
       at2(`scenarios[${s}].repeat`),
       scenario.repeat ?? base.defaults?.repeat ?? 1,
       other.repeat ?? head.defaults?.repeat ?? 1,
-      add
+      add2
     );
-    compareMetrics(at2(`scenarios[${s}]`), scenario, other, add);
+    compareMetrics(at2(`scenarios[${s}]`), scenario, other, add2);
   });
   const headProbes = new Map((head.security ?? []).map((probe2) => [probe2.id, probe2]));
   (base.security ?? []).forEach((probe2, p) => {
     const other = headProbes.get(probe2.id);
-    if (!other) add("removed", at2(`security[${p}]`), `the security probe '${probe2.id}' is removed`);
-    else compareRepeat(at2(`security[${p}].repeat`), probe2.repeat ?? 1, other.repeat ?? 1, add);
+    if (!other) add2("removed", at2(`security[${p}]`), `the security probe '${probe2.id}' is removed`);
+    else compareRepeat(at2(`security[${p}].repeat`), probe2.repeat ?? 1, other.repeat ?? 1, add2);
   });
   const headTools = new Map((head.tools ?? []).map((tool) => [tool.name, tool]));
   (base.tools ?? []).forEach((tool, i) => {
     const other = headTools.get(tool.name);
-    if (!other) add("removed", at2(`tools[${i}]`), `the tool '${tool.name}' is removed`);
+    if (!other) add2("removed", at2(`tools[${i}]`), `the tool '${tool.name}' is removed`);
     else if (contentAddress(other) !== contentAddress(tool)) {
-      add(
+      add2(
         "changed",
         at2(`tools[${i}]`),
         `the tool '${tool.name}' is changed (its description, parameters or mocks): approve it if it tests the same`
@@ -60916,7 +63496,7 @@ function compareSpecs(name, base, head, add) {
   for (const limit of ["max_steps", "timeout_ms"]) {
     const [was, now] = [base.defaults?.[limit], head.defaults?.[limit]];
     if (was !== now) {
-      add(
+      add2(
         "changed",
         at2(`defaults.${limit}`),
         `defaults.${limit} changes from ${was ?? "its default"} to ${now ?? "its default"}`
@@ -60929,9 +63509,9 @@ function compareSpecs(name, base, head, add) {
     if (c.row === void 0 || removedScenarios.has(scenario.id)) continue;
     const other = headRows.get(c.id);
     if (other === void 0) {
-      add("removed", at2(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
+      add2("removed", at2(`scenarios[${c.index}].vars`), `the row '${c.id}' of the scenario's table is removed`);
     } else if (contentAddress(other) !== contentAddress(c.row)) {
-      add(
+      add2(
         "changed",
         at2(`scenarios[${c.index}].vars`),
         `the row '${c.id}' of the scenario's table is changed: approve it if it tests the same`
@@ -60943,23 +63523,23 @@ function compareSpecs(name, base, head, add) {
     if (removedScenarios.has(c.scenario_id)) continue;
     const other = headChecks.get(c.case_id);
     if (other === void 0) {
-      if (reportsRemoval(c.kind)) add("removed", at2(c.spec_path), `the check '${c.case_id}' is removed`);
+      if (reportsRemoval(c.kind)) add2("removed", at2(c.spec_path), `the check '${c.case_id}' is removed`);
     } else if (other !== contentAddress(c.definition)) {
-      add("changed", at2(c.spec_path), `the check '${c.case_id}' is changed: approve it if it is not weaker`);
+      add2("changed", at2(c.spec_path), `the check '${c.case_id}' is changed: approve it if it is not weaker`);
     }
   }
-  compareGateCounts(at2, base, head, add);
+  compareGateCounts(at2, base, head, add2);
   const baseBudget = base.defaults?.budget;
   const headBudget = head.defaults?.budget;
   if (baseBudget?.max_tokens !== void 0 && (headBudget?.max_tokens === void 0 || headBudget.max_tokens > baseBudget.max_tokens)) {
-    add(
+    add2(
       "loosened",
       at2("defaults.budget.max_tokens"),
       `the token budget changes from ${baseBudget.max_tokens} to ${headBudget?.max_tokens ?? "none"}`
     );
   }
   if (baseBudget?.max_cost_usd !== void 0 && (headBudget?.max_cost_usd === void 0 || headBudget.max_cost_usd > baseBudget.max_cost_usd)) {
-    add(
+    add2(
       "loosened",
       at2("defaults.budget.max_cost_usd"),
       `the cost budget changes from $${baseBudget.max_cost_usd} to ${headBudget?.max_cost_usd !== void 0 ? `$${headBudget.max_cost_usd}` : "none"}`
@@ -60967,7 +63547,7 @@ function compareSpecs(name, base, head, add) {
   }
   const retries = (spec) => spec.defaults?.retry_failed ?? 0;
   if (retries(head) > retries(base)) {
-    add(
+    add2(
       "loosened",
       at2("defaults.retry_failed"),
       `failed cases are tried again up to ${retries(head)} time(s), not ${retries(base)}`
@@ -60976,27 +63556,27 @@ function compareSpecs(name, base, head, add) {
   const headGates = new Map(head.gates.map((gate2) => [gate2.id, gate2]));
   base.gates.forEach((gate2, g) => {
     const other = headGates.get(gate2.id);
-    if (!other) add("removed", at2(`gates[${g}]`), `the gate '${gate2.id}' is removed`);
-    else compareGates(at2(`gates[${g}].require`), gate2, other, add);
+    if (!other) add2("removed", at2(`gates[${g}]`), `the gate '${gate2.id}' is removed`);
+    else compareGates(at2(`gates[${g}].require`), gate2, other, add2);
   });
 }
-function compareGateCounts(at2, base, head, add) {
+function compareGateCounts(at2, base, head, add2) {
   base.gates.forEach((gate2, g) => {
     for (const { field, message } of requirementOf(gate2.require)?.recounted?.(gate2.require, gate2.id, base, head) ?? []) {
-      add("changed", at2(`gates[${g}].require.${field}`), message);
+      add2("changed", at2(`gates[${g}].require.${field}`), message);
     }
   });
 }
-function compareRepeat(where, base, head, add) {
-  if (head < base) add("loosened", where, `repeat lowered from ${base} to ${head}`);
+function compareRepeat(where, base, head, add2) {
+  if (head < base) add2("loosened", where, `repeat lowered from ${base} to ${head}`);
 }
-function compareMetrics(where, base, head, add) {
+function compareMetrics(where, base, head, add2) {
   const headMetrics = new Map((head.metrics ?? []).map((metric3) => [metric3.id, metric3]));
   (base.metrics ?? []).forEach((metric3, m) => {
     const other = headMetrics.get(metric3.id);
-    if (!other) add("removed", `${where}.metrics[${m}]`, `the metric '${metric3.id}' is removed`);
+    if (!other) add2("removed", `${where}.metrics[${m}]`, `the metric '${metric3.id}' is removed`);
     else if (other.threshold < metric3.threshold) {
-      add(
+      add2(
         "loosened",
         `${where}.metrics[${m}].threshold`,
         `the threshold of '${metric3.id}' lowered from ${metric3.threshold} to ${other.threshold}`
@@ -61004,31 +63584,31 @@ function compareMetrics(where, base, head, add) {
     }
   });
 }
-function compareGates(where, base, head, add) {
+function compareGates(where, base, head, add2) {
   const b = base.require;
   const h = head.require;
   const requirement = requirementOf(b);
   const requires = (r) => requirementOf(r)?.describe(r) ?? "no_regression only";
   if (requires(b) !== requires(h)) {
-    add("loosened", where, `the gate '${base.id}' now requires ${requires(h)} instead of ${requires(b)}`);
+    add2("loosened", where, `the gate '${base.id}' now requires ${requires(h)} instead of ${requires(b)}`);
     return;
   }
   for (const { field, message } of requirement?.loosened?.(b, h, base.id) ?? []) {
-    add("loosened", `${where}.${field}`, message);
+    add2("loosened", `${where}.${field}`, message);
   }
   if (b.no_regression && !h.no_regression) {
-    add("removed", `${where}.no_regression`, `'${base.id}' no longer compares with the base branch`);
+    add2("removed", `${where}.no_regression`, `'${base.id}' no longer compares with the base branch`);
   }
   if (b.no_regression && h.no_regression) {
     if (h.no_regression.max_drop > b.no_regression.max_drop) {
-      add(
+      add2(
         "loosened",
         `${where}.no_regression.max_drop`,
         `'${base.id}' now lets a case drop by ${h.no_regression.max_drop} (was ${b.no_regression.max_drop})`
       );
     }
     if (h.no_regression.confidence > b.no_regression.confidence) {
-      add(
+      add2(
         "loosened",
         `${where}.no_regression.confidence`,
         `'${base.id}' now needs ${h.no_regression.confidence} confidence to call a drop a regression (was ${b.no_regression.confidence})`

@@ -1,6 +1,10 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
-import { BEHAVIOURS, decide, type Behaviour, type WireMessage } from "./policy.js";
+import { chatCompletions } from "./dialects/chat-completions.js";
+import { messages } from "./dialects/messages.js";
+import { responses } from "./dialects/responses.js";
+import type { Dialect } from "./dialects/types.js";
+import { BEHAVIOURS, decide, type Behaviour } from "./policy.js";
 
 export interface ExampleAgentOptions {
   port?: number;
@@ -14,7 +18,10 @@ export interface ExampleAgentOptions {
 }
 
 export interface ExampleAgent {
+  /** The base URL of the OpenAI protocols (`…/v1`). */
   baseUrl: string;
+  /** The base URL an environment of that protocol names: the origin for anthropic-messages, else `baseUrl`. */
+  baseUrlFor(protocol: string): string;
   server: Server;
   /** Chat completion requests answered so far. */
   readonly requests: number;
@@ -39,7 +46,14 @@ export interface AgentCall {
 
 const MODEL = "refund-agent";
 /** `/v1/…`, or under a prefix (`/<sha>/v1/…`), as a preview host routes each deployment by path. */
-const ROUTE = /^((?:\/[^/]+)*)\/v1\/(models|chat\/completions)$/;
+const ROUTE = /^((?:\/[^/]+)*)\/v1\/(models|chat\/completions|responses|messages)$/;
+
+/** The APIs it speaks, by the endpoint each is posted to. */
+const DIALECTS: Record<string, Dialect> = {
+  "chat/completions": chatCompletions,
+  responses,
+  messages,
+};
 
 /** The body of a request, as text. */
 export function readBody(req: IncomingMessage): Promise<string> {
@@ -63,9 +77,10 @@ export function behavioursOf(model: unknown): Set<Behaviour> {
 }
 
 /**
- * The example agent: an OpenAI-compatible Chat Completions server (`/v1/chat/completions`,
- * `/v1/models`, also under any path prefix) playing a refunds assistant, with misbehaviours for
- * tests and demos.
+ * The example agent: a refunds assistant, with misbehaviours for tests and demos, that speaks
+ * OpenAI Chat Completions (`/v1/chat/completions`), OpenAI Responses (`/v1/responses`) and
+ * Anthropic Messages (`/v1/messages`), with `/v1/models`, also under any path prefix. Its base
+ * URL is `…/v1` for the OpenAI protocols and the origin (or prefix) for Anthropic's.
  */
 export async function startExampleAgent({
   port = 0,
@@ -78,26 +93,32 @@ export async function startExampleAgent({
   let inFlight = 0;
   let peakInFlight = 0;
   let throttled = 0;
-  let flakyCounter = 0;
+  // `flaky`: each request body fails the first time it is sent, so every call needs one retry
+  // however the calls of concurrent conversations interleave.
+  const failedOnce = new Set<string>();
   let erraticStarts = 0;
   let deployed = new Set<Behaviour>();
   let completionId = 0;
   const calls: AgentCall[] = [];
 
-  async function completions(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let body: { model?: unknown; messages?: WireMessage[] };
+  async function answer(dialect: Dialect, req: IncomingMessage, res: ServerResponse): Promise<void> {
+    let body: Record<string, unknown>;
+    const text = await readBody(req);
     try {
-      body = JSON.parse(await readBody(req)) as typeof body;
+      const parsed: unknown = JSON.parse(text);
+      if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
+      body = parsed as Record<string, unknown>;
     } catch {
-      return sendJson(res, 400, { error: { message: "body is not JSON", type: "invalid_request_error" } });
+      return sendJson(res, 400, { error: { message: "body is not a JSON object", type: "invalid_request_error" } });
     }
-    if (!Array.isArray(body.messages)) {
-      return sendJson(res, 400, { error: { message: "messages is required", type: "invalid_request_error" } });
+    const conversation = dialect.conversationOf(body, req.headers);
+    if (typeof conversation === "string") {
+      return sendJson(res, 400, { error: { message: conversation, type: "invalid_request_error" } });
     }
     requests++;
     const behaviours = new Set([...behavioursOf(body.model), ...deployed]);
     // `erratic`: every fourth conversation it starts gets its order id wrong.
-    if (behaviours.has("erratic") && !body.messages.some((m) => m.role === "assistant") && erraticStarts++ % 4 === 3) {
+    if (behaviours.has("erratic") && !conversation.some((m) => m.role === "assistant") && erraticStarts++ % 4 === 3) {
       behaviours.add("wrong-arguments");
     }
     if (behaviours.has("rate-limited") && inFlight > acceptInFlight) {
@@ -108,39 +129,32 @@ export async function startExampleAgent({
     if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
     if (behaviours.has("slow")) await new Promise((resolve) => setTimeout(resolve, slowMs));
     if (behaviours.has("drop-connection")) return void req.socket.destroy();
-    if (behaviours.has("flaky") && flakyCounter++ % 2 === 0) {
+    if (behaviours.has("flaky") && !failedOnce.has(text)) {
+      if (failedOnce.size > 10_000) failedOnce.clear();
+      failedOnce.add(text);
       return sendJson(res, 503, { error: { message: "overloaded" } });
     }
     if (behaviours.has("http-500")) return sendJson(res, 500, { error: { message: "internal error" } });
     if (behaviours.has("malformed-json")) return sendJson(res, 200, '{"choices": [ {"message": ');
-    if (behaviours.has("no-choices")) return sendJson(res, 200, { id: "x", object: "chat.completion", choices: [] });
+    const serial = ++completionId;
+    if (behaviours.has("no-choices")) return sendJson(res, 200, dialect.hollowAnswer(serial));
 
-    const decision = decide(body.messages, behaviours);
-    const id = `call_${++completionId}`;
-    const message =
-      decision.kind === "reply"
-        ? { role: "assistant", content: decision.content }
-        : behaviours.has("invalid-tool-calls")
-          ? { role: "assistant", content: null, tool_calls: [{ type: "function", function: { name: 7 } }] }
-          : {
-              role: "assistant",
-              content: null,
-              tool_calls: [{ id, type: "function", function: { name: decision.name, arguments: decision.arguments } }],
-            };
+    const decision = decide(conversation, behaviours);
     // Tokens as a model would report them, about four characters each.
     const tokensOf = (text: string) => Math.ceil(text.length / 4);
-    const prompt = tokensOf(body.messages.map((m) => m.content ?? "").join(""));
-    const completion = tokensOf(decision.kind === "reply" ? decision.content : decision.arguments);
-    sendJson(res, 200, {
-      id: `chatcmpl-${completionId}`,
-      object: "chat.completion",
-      created: Math.floor(Date.now() / 1000),
-      model: typeof body.model === "string" ? body.model : MODEL,
-      choices: [{ index: 0, message, finish_reason: decision.kind === "reply" ? "stop" : "tool_calls" }],
-      ...(behaviours.has("no-usage")
-        ? {}
-        : { usage: { prompt_tokens: prompt, completion_tokens: completion, total_tokens: prompt + completion } }),
-    });
+    const input = tokensOf(conversation.map((m) => m.content ?? "").join(""));
+    const output = tokensOf(decision.kind === "reply" ? decision.content : decision.arguments);
+    sendJson(
+      res,
+      200,
+      dialect.answer({
+        serial,
+        model: typeof body.model === "string" ? body.model : MODEL,
+        decision,
+        invalidToolCall: behaviours.has("invalid-tool-calls"),
+        usage: behaviours.has("no-usage") ? null : { input, output },
+      }),
+    );
   }
 
   const server = createServer((req, res) => {
@@ -154,10 +168,11 @@ export async function startExampleAgent({
         data: [{ id: MODEL, object: "model", owned_by: "assure-examples" }],
       });
     }
-    if (req.method === "POST" && endpoint === "chat/completions") {
+    const dialect = req.method === "POST" && endpoint ? DIALECTS[endpoint] : undefined;
+    if (dialect) {
       peakInFlight = Math.max(peakInFlight, ++inFlight);
       res.once("close", () => inFlight--);
-      completions(req, res).catch(() => res.destroy());
+      answer(dialect, req, res).catch(() => res.destroy());
       return;
     }
     sendJson(res, 404, { error: { message: `no route ${req.method} ${path}` } });
@@ -166,6 +181,8 @@ export async function startExampleAgent({
   const address = server.address() as AddressInfo;
   return {
     baseUrl: `http://${host}:${address.port}/v1`,
+    baseUrlFor: (protocol) =>
+      protocol === "anthropic-messages" ? `http://${host}:${address.port}` : `http://${host}:${address.port}/v1`,
     server,
     get requests() {
       return requests;

@@ -7,6 +7,7 @@ import {
   fillUrlTemplate,
   placeholdersOf,
 } from "./agent-urls.js";
+import { HttpRequestTemplate, HttpResponseMapping } from "./http-endpoint.js";
 
 const parsedUrl = (url: string) => (URL.canParse(url) ? new URL(url) : undefined);
 const HttpUrl = z
@@ -55,8 +56,10 @@ const HeaderValue = z
   .regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
 
 export const EndpointProtocol = z
-  .enum(["openai-chat"])
-  .describe("openai-chat: OpenAI-compatible Chat Completions with tools");
+  .enum(["openai-chat", "openai-responses", "anthropic-messages", "http"])
+  .describe(
+    "openai-chat: OpenAI-compatible Chat Completions with tools (POST {base_url}/chat/completions); openai-responses: OpenAI's Responses API (POST {base_url}/responses); anthropic-messages: Anthropic's Messages API (POST {base_url}/v1/messages); in these three the agent's function tools are answered from the spec's mocks. http: any JSON API, called as the endpoint's request says and read as its response says; the agent runs its own tools",
+  );
 export type EndpointProtocol = z.infer<typeof EndpointProtocol>;
 
 /** What a model's tokens cost, in US dollars per million. */
@@ -94,6 +97,8 @@ export const Endpoint = z.object({
     .describe("Calls per minute at most, evenly spaced; null: no limit"),
   header_names: z.array(z.string()).describe("Header values are write-only and never returned"),
   pricing: Pricing,
+  request: HttpRequestTemplate.nullable().describe("How an http agent is called; null for the other protocols"),
+  response: HttpResponseMapping.nullable().describe("How an http agent's answer is read; null for the other protocols"),
 });
 
 export const Environment = z
@@ -119,7 +124,9 @@ const EndpointFields = {
     .string()
     .regex(/^\/[\x21-\x7e]*$/, "must be an absolute path")
     .max(500)
-    .describe("Default: the protocol's, /models for openai-chat"),
+    .describe(
+      "Default: the protocol's: /models for openai-chat and openai-responses, /v1/models for anthropic-messages",
+    ),
   max_concurrency: z
     .number()
     .int()
@@ -140,17 +147,38 @@ export const CreateEnvironmentBody = z
     project_id: OwningProject,
     name: Name,
     agent_id: ResourceId,
-    endpoint: z.strictObject({
-      protocol: EndpointProtocol,
-      base_url: EndpointFields.base_url,
-      url_pattern: EndpointFields.url_pattern.optional(),
-      model: EndpointFields.model.optional(),
-      readiness_path: EndpointFields.readiness_path.optional(),
-      max_concurrency: EndpointFields.max_concurrency.optional(),
-      rate_limit_per_minute: EndpointFields.rate_limit_per_minute.optional(),
-      headers: EndpointFields.headers.optional(),
-      pricing: Pricing.optional(),
-    }),
+    endpoint: z
+      .strictObject({
+        protocol: EndpointProtocol,
+        base_url: EndpointFields.base_url,
+        url_pattern: EndpointFields.url_pattern.optional(),
+        model: EndpointFields.model.optional(),
+        readiness_path: EndpointFields.readiness_path.optional(),
+        max_concurrency: EndpointFields.max_concurrency.optional(),
+        rate_limit_per_minute: EndpointFields.rate_limit_per_minute.optional(),
+        headers: EndpointFields.headers.optional(),
+        pricing: Pricing.optional(),
+        request: HttpRequestTemplate.optional().describe(
+          "With protocol http: how the agent is called (default: POST base_url with no body)",
+        ),
+        response: HttpResponseMapping.optional().describe(
+          "With protocol http, required: how the agent's answer is read",
+        ),
+      })
+      .superRefine((endpoint, ctx) => {
+        if (endpoint.protocol === "http" && !endpoint.response) {
+          ctx.addIssue({
+            code: "custom",
+            path: ["response"],
+            message: "protocol http needs a response mapping (its text at least)",
+          });
+        }
+        for (const field of ["request", "response"] as const) {
+          if (endpoint.protocol !== "http" && endpoint[field] !== undefined) {
+            ctx.addIssue({ code: "custom", path: [field], message: `only protocol http takes a ${field}` });
+          }
+        }
+      }),
   })
   .meta({ id: "CreateEnvironmentBody" });
 export type CreateEnvironmentBody = z.infer<typeof CreateEnvironmentBody>;
@@ -167,6 +195,8 @@ export const UpdateEnvironmentBody = z
         rate_limit_per_minute: EndpointFields.rate_limit_per_minute.nullable().optional().describe("null removes it"),
         headers: EndpointFields.headers.optional().describe("Replaces every header; write-only"),
         pricing: Pricing.optional().describe("Replaces every price"),
+        request: HttpRequestTemplate.optional().describe("protocol http only: replaces the request template"),
+        response: HttpResponseMapping.optional().describe("protocol http only: replaces the response mapping"),
       })
       .refine((endpoint) => Object.keys(endpoint).length > 0, "name at least one field to change"),
   })

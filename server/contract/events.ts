@@ -72,6 +72,18 @@ export const RUN_EVENT_DATA = {
     arguments: z.record(z.string(), z.unknown()).describe("Parsed; {} when arguments_raw is not a JSON object"),
     arguments_raw: z.string().describe("Exactly what the agent sent"),
     arguments_error: z.string().optional(),
+    executed_by: z
+      .enum(["assure", "agent"])
+      .optional()
+      .describe(
+        "Who ran the tool: assure, from the spec's mocks, or the agent itself; absent on earlier runs (assure)",
+      ),
+    source: z
+      .object({ kind: z.enum(["mock", "mcp", "trace", "reply"]) })
+      .optional()
+      .describe(
+        "Where assure learnt of the call: a function call it answered from mocks (mock), a call to its MCP server (mcp), the agent's traces (trace), or the agent's answer (reply); absent on earlier runs (mock)",
+      ),
   }),
   "tool.returned": z.object({
     ...AtStep,
@@ -79,7 +91,7 @@ export const RUN_EVENT_DATA = {
     name: z.string(),
     result: z.unknown(),
     source: z.object({
-      kind: z.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments"]),
+      kind: z.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments", "agent"]),
       index: z.number().int().optional(),
     }),
     injected: z.boolean(),

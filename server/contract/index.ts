@@ -5,6 +5,7 @@ export * from "./projects.js";
 export * from "./agents.js";
 export * from "./environments.js";
 export * from "./agent-urls.js";
+export * from "./http-endpoint.js";
 export * from "../specs/document.js";
 export * from "./test-specs.js";
 export * from "./runs.js";

@@ -76,9 +76,16 @@ export async function runConversation({
       recorder.throwIfFailed();
       let reply;
       try {
-        reply = await agent.complete(messages, definitions, signal, (wait) => {
-          recorder.record("agent.throttled", { ...at(turn, step), ...wait });
-          recorder.flushInBackground();
+        reply = await agent.complete({
+          messages,
+          tools: definitions,
+          conversationId,
+          turn,
+          signal,
+          onThrottled: (wait) => {
+            recorder.record("agent.throttled", { ...at(turn, step), ...wait });
+            recorder.flushInBackground();
+          },
         });
       } catch (error) {
         if (error instanceof RunFailedError) {
@@ -107,6 +114,27 @@ export async function runConversation({
         usage: reply.usage,
       });
       onReply?.(reply);
+      for (const call of reply.hosted_tool_calls) {
+        recorder.record("tool.called", {
+          ...at(turn, step),
+          call_id: call.id,
+          name: call.name,
+          arguments: call.arguments,
+          arguments_raw: JSON.stringify(call.arguments),
+          executed_by: "agent",
+          source: { kind: "reply" },
+        });
+        if (call.result !== undefined) {
+          recorder.record("tool.returned", {
+            ...at(turn, step),
+            call_id: call.id,
+            name: call.name,
+            result: call.result,
+            source: { kind: "agent" },
+            injected: false,
+          });
+        }
+      }
       for (const call of reply.tool_calls) {
         const parsed = parseArguments(call.arguments_raw);
         recorder.record("tool.called", {
@@ -116,6 +144,8 @@ export async function runConversation({
           arguments: parsed.value ?? {},
           arguments_raw: call.arguments_raw,
           ...(parsed.error ? { arguments_error: parsed.error } : {}),
+          executed_by: "assure",
+          source: { kind: "mock" },
         });
         const answer = answerToolCall(tools, call.name, parsed.value, plan.injection);
         recorder.record("tool.returned", {

@@ -1,8 +1,13 @@
 import { z } from "zod";
-import { coerceError } from "../errors.js";
 import type { EgressPolicy } from "./egress.js";
-import type { AgentPacer, CallFeedback } from "./agent-pacer.js";
-import { OutboundTimeoutError, sendOutbound, type OutboundResponse } from "./http-request.js";
+import {
+  firstIssue,
+  postJsonCall,
+  type AnswerReading,
+  type CallOutcome,
+  type JsonCallOptions,
+  type TokenUsage,
+} from "./json-call.js";
 
 /** The part of an OpenAI Chat Completions response that assure relies on, for agents and judges alike. */
 export const ChatCompletion = z.object({
@@ -38,203 +43,24 @@ export const ChatCompletion = z.object({
 });
 export type ChatChoice = z.infer<typeof ChatCompletion>["choices"][number];
 
-const TRANSIENT_CODES = new Set([
-  "ECONNREFUSED",
-  "ECONNRESET",
-  "EPIPE",
-  "EAI_AGAIN",
-  "ENOTFOUND",
-  "EHOSTUNREACH",
-  "ENETUNREACH",
-]);
-const TRANSIENT_STATUS = new Set([429, 500, 502, 503, 504]);
-const RAW_LIMIT = 64 * 1024;
-
-export type ChatOutcome =
-  | {
-      kind: "ok";
-      choice: ChatChoice;
-      model: string | null;
-      usage: TokenUsage | null;
-      attempts: number;
-      latency_ms: number;
-    }
-  /** Could not be reached, even after retries (connection failures, 429/500/502/503/504). */
-  | { kind: "unreachable"; message: string }
-  /** Answered with another HTTP error (401, 403, 404, …): reachable, but not usable as configured. */
-  | { kind: "refused"; message: string; http_status: number; response_body: string }
-  | { kind: "timeout"; message: string }
-  /** Answered, but not with a Chat Completion: the body is kept as evidence. */
-  | { kind: "invalid"; message: string; http_status: number; response_body: string };
-
-export interface ChatRequestOptions {
-  /** Parsed once by a caller that calls it again and again. */
-  url: string | URL;
-  headers: Record<string, string>;
-  body: unknown;
-  timeoutMs: number;
-  maxAttempts?: number;
-  backoffMs?: (attempt: number) => number;
-  signal: AbortSignal;
-  /** Paces the calls to this agent with every other call to it; none: sent at once. */
-  pacer?: AgentPacer | undefined;
-  /** Told each time the agent asks to wait (429 or 503 with Retry-After) and the wait begins. */
-  onThrottled?: ((wait: ThrottledWait) => void) | undefined;
-  /** Waits the agent asks for must end by then (epoch ms); a longer one ends the call as a timeout. */
-  deadline?: number | undefined;
-  now?: () => number;
+export interface ChatAnswer {
+  choice: ChatChoice;
+  model: string | null;
+  usage: TokenUsage | null;
 }
 
-/** Tokens an answer reports (OpenAI's `usage`); null when it reports none: unknown, never zero. */
-export interface TokenUsage {
-  input_tokens: number | null;
-  output_tokens: number | null;
-  total_tokens: number;
-}
-
-export interface ThrottledWait {
-  http_status: number;
-  retry_after_ms: number;
-}
-
-/** A call waits out at most this many Retry-After answers (without a deadline, fewer): an agent that never stops asking is unreachable. */
-const MAX_WAITS = 100;
-const MAX_WAITS_WITHOUT_DEADLINE = 20;
-/** A Retry-After of 0 still waits this long, so an agent answering it again and again is not hammered. */
-const MIN_WAIT_MS = 250;
-/** Longer than any run may last: a Retry-After beyond it is read as this. */
-const MAX_RETRY_AFTER_MS = 86_400_000;
-
-/** Retry-After in milliseconds: delay-seconds or an HTTP-date (RFC 9110 §10.2.3); undefined if absent or unreadable. */
-export function parseRetryAfter(value: string | string[] | undefined, now: number): number | undefined {
-  const text = (Array.isArray(value) ? value[0] : value)?.trim();
-  if (!text) return undefined;
-  if (/^\d+$/.test(text)) return Math.min(MAX_RETRY_AFTER_MS, Number(text) * 1000);
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.min(MAX_RETRY_AFTER_MS, Math.max(0, at - now));
-}
-
-function feedbackOf(response: OutboundResponse, now: number): CallFeedback {
-  const waits = response.status === 429 || response.status === 503;
-  return {
-    answered: response.status >= 200 && response.status < 300,
-    tooManyRequests: response.status === 429,
-    retryAfterMs: waits ? parseRetryAfter(response.headers["retry-after"], now) : undefined,
-  };
-}
-
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener("abort", done);
-      resolve();
-    }
-    signal.addEventListener("abort", done, { once: true });
-  });
-}
-
-const truncate = (text: string) => (text.length > RAW_LIMIT ? `${text.slice(0, RAW_LIMIT)}…[truncated]` : text);
-
-/**
- * One Chat Completions exchange: transient failures are retried with backoff, a wait the agent
- * asks for (Retry-After) is waited out without counting as an attempt, and the answer is
- * classified. Callers decide what each outcome means (a failed agent, an unavailable judge).
- */
-export async function postChatCompletion(egress: EgressPolicy, options: ChatRequestOptions): Promise<ChatOutcome> {
-  const {
-    url,
-    headers,
-    body,
-    timeoutMs,
-    maxAttempts = 3,
-    backoffMs = (attempt) => 100 * 3 ** (attempt - 1),
-    signal,
-    pacer,
-    onThrottled,
-    deadline,
-    now = Date.now,
-  } = options;
-  const payload = JSON.stringify(body);
-  const send = () => sendOutbound(egress, { url, method: "POST", headers, body: payload, timeoutMs, signal });
-  let lastProblem = "";
-  let waits = 0;
-  for (let attempt = 1; attempt <= maxAttempts;) {
-    if (signal.aborted) throw coerceError(signal.reason);
-    try {
-      const response = pacer ? await pacer.call(send, (r) => feedbackOf(r, now()), signal) : await send();
-      if (!TRANSIENT_STATUS.has(response.status)) {
-        return classify(response.status, response.body.toString("utf8"), attempt, response.elapsedMs);
-      }
-      lastProblem = `HTTP ${response.status}`;
-      const retryAfterMs = feedbackOf(response, now()).retryAfterMs;
-      if (retryAfterMs !== undefined) {
-        const waitMs = Math.max(MIN_WAIT_MS, retryAfterMs);
-        if (deadline !== undefined && now() + waitMs > deadline) {
-          return {
-            kind: "timeout",
-            message: `${url} asked to wait ${Math.ceil(waitMs / 1000)} s (HTTP ${response.status}, Retry-After), past the run's deadline`,
-          };
-        }
-        const maxWaits = deadline === undefined ? MAX_WAITS_WITHOUT_DEADLINE : MAX_WAITS;
-        if (++waits > maxWaits) {
-          return {
-            kind: "unreachable",
-            message: `${url} asked to wait ${maxWaits} times in a row (HTTP ${response.status}, Retry-After)`,
-          };
-        }
-        onThrottled?.({ http_status: response.status, retry_after_ms: waitMs });
-        await abortableSleep(waitMs, signal);
-        continue;
-      }
-    } catch (raw) {
-      const error = coerceError(raw);
-      if (signal.aborted) throw coerceError(signal.reason);
-      if (error instanceof OutboundTimeoutError) {
-        return { kind: "timeout", message: `No answer from ${url} within ${timeoutMs} ms` };
-      }
-      const code = (error as NodeJS.ErrnoException).code;
-      if (!code || !TRANSIENT_CODES.has(code)) {
-        return { kind: "unreachable", message: `${url} cannot be reached: ${error.message}` };
-      }
-      lastProblem = `${code}: ${error.message}`;
-    }
-    if (attempt < maxAttempts) await abortableSleep(backoffMs(attempt), signal);
-    attempt++;
-  }
-  return { kind: "unreachable", message: `${url} failed ${maxAttempts} times; last: ${lastProblem}` };
-}
-
-function classify(status: number, text: string, attempts: number, elapsedMs: number): ChatOutcome {
-  const invalid = (message: string): ChatOutcome => ({
-    kind: "invalid",
-    message,
-    http_status: status,
-    response_body: truncate(text),
-  });
-  if (status < 200 || status >= 300) {
-    return { kind: "refused", message: `HTTP ${status}`, http_status: status, response_body: truncate(text) };
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    return invalid("the body is not JSON");
-  }
+export function readChatCompletion(json: unknown): AnswerReading<ChatAnswer> {
   const parsed = ChatCompletion.safeParse(json);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    return invalid(`${issue.path.join(".") || "(body)"}: ${issue.message}`);
-  }
+  if (!parsed.success) return { ok: false, message: firstIssue(parsed.error) };
   return {
-    kind: "ok",
-    choice: parsed.data.choices[0]!,
-    model: parsed.data.model ?? null,
-    usage: usageOf(parsed.data.usage),
-    attempts,
-    latency_ms: Math.round(elapsedMs * 100) / 100,
+    ok: true,
+    answer: { choice: parsed.data.choices[0]!, model: parsed.data.model ?? null, usage: usageOf(parsed.data.usage) },
   };
+}
+
+/** One Chat Completions exchange (`POST {base_url}/chat/completions`), as agents and judges make it. */
+export function postChatCompletion(egress: EgressPolicy, options: JsonCallOptions): Promise<CallOutcome<ChatAnswer>> {
+  return postJsonCall(egress, options, readChatCompletion);
 }
 
 function usageOf(usage: z.infer<typeof ChatCompletion>["usage"]): TokenUsage | null {

@@ -5,7 +5,7 @@ import type { EgressPolicy } from "./egress.js";
 export interface OutboundRequest {
   /** A caller that calls the same URL again and again passes it parsed, once. */
   url: string | URL;
-  method?: "GET" | "POST";
+  method?: "GET" | "POST" | "PUT" | "PATCH";
   headers?: Record<string, string>;
   body?: string;
   timeoutMs: number;

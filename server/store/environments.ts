@@ -1,4 +1,4 @@
-import type { EndpointProtocol, Environment, Pricing } from "../contract/index.js";
+import type { EndpointProtocol, Environment, HttpEndpoint, Pricing } from "../contract/index.js";
 import type { Sealer } from "../secrets/sealer.js";
 import type { Db } from "./db.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
@@ -26,11 +26,16 @@ export interface EnvironmentRow {
   header_names: string;
   /** JSON of Pricing. */
   pricing: string;
+  /** JSON of HttpEndpoint (protocol http); null for the others. */
+  http: string | null;
   created_at: string;
 }
 
 /** An environment to create: its header values given plain, to be sealed by the store. */
-export type NewEnvironment = Omit<EnvironmentRow, "headers" | "header_names"> & { headers: Record<string, string> };
+export type NewEnvironment = Omit<EnvironmentRow, "headers" | "header_names" | "http"> & {
+  headers: Record<string, string>;
+  http: HttpEndpoint | null;
+};
 
 /** A change to an environment's endpoint: every field but the headers, which are kept unless given. */
 export type EnvironmentChange = Pick<
@@ -38,6 +43,7 @@ export type EnvironmentChange = Pick<
   "base_url" | "url_pattern" | "model" | "readiness_path" | "max_concurrency" | "rate_limit_per_minute" | "pricing"
 > & {
   headers?: Record<string, string>;
+  http: HttpEndpoint | null;
 };
 
 /** What the service needs to reach an environment's agent, header values included. */
@@ -50,7 +56,12 @@ export interface EnvironmentTarget {
   headers: Record<string, string>;
   max_concurrency: number;
   rate_limit_per_minute: number | null;
+  /** protocol http: how the agent is called and read. */
+  http: HttpEndpoint | null;
 }
+
+const httpOf = (row: EnvironmentRow): HttpEndpoint | null =>
+  row.http === null ? null : (JSON.parse(row.http) as HttpEndpoint);
 
 export function toEnvironment(row: EnvironmentRow): Environment {
   return {
@@ -68,6 +79,8 @@ export function toEnvironment(row: EnvironmentRow): Environment {
       rate_limit_per_minute: row.rate_limit_per_minute,
       header_names: JSON.parse(row.header_names) as string[],
       pricing: JSON.parse(row.pricing) as Pricing,
+      request: httpOf(row)?.request ?? null,
+      response: httpOf(row)?.response ?? null,
     },
     created_at: row.created_at,
   };
@@ -75,13 +88,13 @@ export function toEnvironment(row: EnvironmentRow): Environment {
 
 export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer) {
   const insert = db.prepare(`INSERT INTO environments
-    (environment_id, project_id, name, agent_id, protocol, base_url, url_pattern, model, readiness_path, max_concurrency, rate_limit_per_minute, headers, header_names, pricing, created_at)
-    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @url_pattern, @model, @readiness_path, @max_concurrency, @rate_limit_per_minute, @headers, @header_names, @pricing, @created_at)
+    (environment_id, project_id, name, agent_id, protocol, base_url, url_pattern, model, readiness_path, max_concurrency, rate_limit_per_minute, headers, header_names, pricing, http, created_at)
+    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @url_pattern, @model, @readiness_path, @max_concurrency, @rate_limit_per_minute, @headers, @header_names, @pricing, @http, @created_at)
     ON CONFLICT (project_id, name) DO NOTHING`);
   const environments = makeProjectTable<EnvironmentRow>(db, listPage, "environments", "environment_id");
   const byName = db.prepare("SELECT * FROM environments WHERE project_id = ? AND name = ?");
   const update = db.prepare(`UPDATE environments SET base_url = @base_url, url_pattern = @url_pattern, model = @model,
-      readiness_path = @readiness_path, max_concurrency = @max_concurrency, rate_limit_per_minute = @rate_limit_per_minute, pricing = @pricing, headers = coalesce(@headers, headers), header_names = coalesce(@header_names, header_names)
+      readiness_path = @readiness_path, max_concurrency = @max_concurrency, rate_limit_per_minute = @rate_limit_per_minute, pricing = @pricing, http = @http, headers = coalesce(@headers, headers), header_names = coalesce(@header_names, header_names)
     WHERE environment_id = @environment_id`);
 
   return {
@@ -105,6 +118,7 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
           max_concurrency,
           rate_limit_per_minute,
           headers: JSON.parse(headers) as Record<string, string>,
+          http: httpOf(row),
         };
       },
       listEnvironments(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Environment> {
@@ -114,9 +128,10 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
     },
     writes: {
       /** Creates the environment, its header values sealed, or returns undefined if its project has one of that name. */
-      createEnvironment({ headers, ...environment }: NewEnvironment): Environment | undefined {
+      createEnvironment({ headers, http, ...environment }: NewEnvironment): Environment | undefined {
         const row: EnvironmentRow = {
           ...environment,
+          http: http && JSON.stringify(http),
           headers: sealer.seal(JSON.stringify(headers), SEALED_AT.environmentHeaders(environment.environment_id)),
           header_names: JSON.stringify(Object.keys(headers)),
         };
@@ -129,8 +144,14 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
           header_names: JSON.stringify(Object.keys(change.headers)),
         };
         const changed =
-          update.run({ ...change, headers: null, header_names: null, ...sealed, environment_id: environmentId })
-            .changes === 1;
+          update.run({
+            ...change,
+            http: change.http && JSON.stringify(change.http),
+            headers: null,
+            header_names: null,
+            ...sealed,
+            environment_id: environmentId,
+          }).changes === 1;
         return changed ? toEnvironment(environments.get(environmentId)!) : undefined;
       },
     },

@@ -1,3 +1,4 @@
+import type { EndpointProtocol } from "../../server/contract/index.js";
 import { readFileSync } from "node:fs";
 import { parse, stringify } from "yaml";
 import type { TestService } from "./service.js";
@@ -37,13 +38,20 @@ export interface SeedOptions {
   /** The environment's model: with the example agent, `refund-agent+<behaviour>` picks a misbehaviour. */
   model?: string;
   specYaml?: string;
+  /** How the environment reaches the agent (its base URL must be the protocol's: `agent.baseUrlFor(protocol)`). */
+  protocol?: EndpointProtocol;
 }
 
 /** Project → agent → environment → spec, created through the API as a user would. */
 export async function seedProject(
   t: TestService,
   agentBaseUrl: string,
-  { name = `project-${++counter}`, model = "refund-agent", specYaml = EXAMPLE_SPEC_YAML }: SeedOptions = {},
+  {
+    name = `project-${++counter}`,
+    model = "refund-agent",
+    specYaml = EXAMPLE_SPEC_YAML,
+    protocol = "openai-chat",
+  }: SeedOptions = {},
 ): Promise<SeededProject> {
   const project = await t.admin.post("/v1/projects", { name });
   if (project.status !== 201) throw new Error(`seed project: ${project.text}`);
@@ -55,7 +63,7 @@ export async function seedProject(
     name: "staging",
     agent_id: agent.body.agent_id,
     endpoint: {
-      protocol: "openai-chat",
+      protocol,
       base_url: agentBaseUrl,
       model,
       headers: { authorization: "Bearer agent-secret" },

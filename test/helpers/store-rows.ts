@@ -29,6 +29,7 @@ export function insertQueuedRun(store: Store, at: string): void {
     rate_limit_per_minute: null,
     headers: {},
     pricing: "{}",
+    http: null,
     created_at: at,
   });
   store.addTestSpecVersion(

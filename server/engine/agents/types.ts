@@ -1,5 +1,5 @@
 import type { AgentPacer } from "../../net/agent-pacer.js";
-import type { ThrottledWait, TokenUsage } from "../../net/chat-completions.js";
+import type { ThrottledWait, TokenUsage } from "../../net/json-call.js";
 import type { EgressPolicy } from "../../net/egress.js";
 import type { EnvironmentTarget } from "../../store/index.js";
 
@@ -19,6 +19,15 @@ export interface AgentToolCall {
   arguments_raw: string;
 }
 
+/** A tool the agent ran itself (a hosted tool: web search, its own MCP server), reported in its answer. */
+export interface HostedToolCall {
+  id: string;
+  name: string;
+  arguments: Record<string, unknown>;
+  /** What the tool gave back, when the answer says. */
+  result?: unknown;
+}
+
 export interface ToolDefinition {
   name: string;
   description?: string | undefined;
@@ -27,7 +36,10 @@ export interface ToolDefinition {
 
 export interface AgentReply {
   content: string | null;
+  /** Function calls for assure to answer from the spec's mocks. */
   tool_calls: AgentToolCall[];
+  /** Tools the agent ran itself, recorded as what it did. */
+  hosted_tool_calls: HostedToolCall[];
   finish_reason: string | null;
   latency_ms: number;
   /** The model the answer names (its price is looked up by it); null when it names none. */
@@ -38,14 +50,20 @@ export interface AgentReply {
   attempts: number;
 }
 
+/** One call to the agent: the conversation so far, ending with what it is to answer. */
+export interface AgentRequest {
+  messages: readonly ChatMessage[];
+  tools: readonly ToolDefinition[];
+  conversationId: string;
+  /** The user turn being answered, from 1. */
+  turn: number;
+  signal: AbortSignal;
+  /** Told of each wait the agent asks for before it answers. */
+  onThrottled?: ((wait: ThrottledWait) => void) | undefined;
+}
+
 export interface Agent {
-  /** `onThrottled` is told of each wait the agent asks for before it answers. */
-  complete(
-    messages: readonly ChatMessage[],
-    tools: readonly ToolDefinition[],
-    signal: AbortSignal,
-    onThrottled?: (wait: ThrottledWait) => void,
-  ): Promise<AgentReply>;
+  complete(request: AgentRequest): Promise<AgentReply>;
 }
 
 export interface AgentOptions {

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { EgressPolicy } from "../../net/egress.js";
-import { postChatCompletion, type TokenUsage } from "../../net/chat-completions.js";
+import { postChatCompletion } from "../../net/chat-completions.js";
+import type { TokenUsage } from "../../net/json-call.js";
 import { RunFailedError } from "../../errors.js";
 
 export interface JudgeIdentity {

@@ -3,6 +3,7 @@ import {
   CreateEnvironmentBody,
   Environment,
   EnvironmentList,
+  HttpRequestTemplate,
   ResourceId,
   SAMPLE_TEMPLATE_VALUES,
   UpdateEnvironmentBody,
@@ -62,6 +63,9 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
           rate_limit_per_minute: body.endpoint.rate_limit_per_minute ?? null,
           headers: body.endpoint.headers ?? {},
           pricing: JSON.stringify(body.endpoint.pricing ?? {}),
+          http: body.endpoint.response
+            ? { request: HttpRequestTemplate.parse(body.endpoint.request ?? {}), response: body.endpoint.response }
+            : null,
           created_at: clock.now().toISOString(),
         },
       ]);
@@ -98,6 +102,15 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
       const url_pattern = endpoint.url_pattern === undefined ? current.url_pattern : endpoint.url_pattern;
       checkEndpoint(base_url, url_pattern, egress);
       assertCredentialsStay(current, base_url, url_pattern, endpoint.headers);
+      const shown = toEnvironment(current).endpoint;
+      for (const field of ["request", "response"] as const) {
+        if (endpoint[field] !== undefined && current.protocol !== "http") {
+          throw new ApiError("VALIDATION_FAILED", {
+            message: "The request does not match the schema; see details.",
+            details: [{ path: `body.endpoint.${field}`, message: `only protocol http takes a ${field}` }],
+          });
+        }
+      }
       const [environment] = await store.write([
         "updateEnvironment",
         environment_id,
@@ -112,6 +125,10 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
               ? current.rate_limit_per_minute
               : endpoint.rate_limit_per_minute,
           pricing: endpoint.pricing ? JSON.stringify(endpoint.pricing) : current.pricing,
+          http:
+            shown.request && shown.response
+              ? { request: endpoint.request ?? shown.request, response: endpoint.response ?? shown.response }
+              : null,
           ...(endpoint.headers ? { headers: endpoint.headers } : {}),
         },
       ]);

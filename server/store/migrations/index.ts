@@ -30,6 +30,7 @@ import deliveryBodies from "./0027-delivery-bodies.js";
 import fairClaims from "./0028-fair-claims.js";
 import webhookFairness from "./0029-webhook-fairness.js";
 import approvedPolicy from "./0030-approved-policy.js";
+import httpEndpoints from "./0031-http-endpoints.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -78,6 +79,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 28, name: "fair-claims", sql: fairClaims },
   { version: 29, name: "webhook-fairness", sql: webhookFairness },
   { version: 30, name: "approved-policy", sql: approvedPolicy },
+  { version: 31, name: "http-endpoints", sql: httpEndpoints },
 ];
 
 /** The schema version this build migrates to. */

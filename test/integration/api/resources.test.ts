@@ -47,6 +47,8 @@ describe("resources", () => {
       rate_limit_per_minute: null,
       header_names: ["authorization"],
       pricing: {},
+      request: null,
+      response: null,
     });
   });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it, jest } from "@jest/globals";
 import { makeAgentPacer, makeAgentPacers, type CallFeedback } from "../../../server/net/agent-pacer.js";
-import { parseRetryAfter } from "../../../server/net/chat-completions.js";
+import { parseRetryAfter } from "../../../server/net/json-call.js";
 
 const answered: CallFeedback = { answered: true, tooManyRequests: false, retryAfterMs: undefined };
 const tooMany: CallFeedback = { answered: false, tooManyRequests: true, retryAfterMs: undefined };
