@@ -51372,6 +51372,25 @@ var AgentFailure = external_exports.object({
   http_status: external_exports.number().int().optional(),
   response_body: external_exports.string().optional()
 });
+var ArtifactPart = external_exports.discriminatedUnion("kind", [
+  external_exports.object({ kind: external_exports.literal("text"), text: external_exports.string(), media_type: external_exports.string().optional() }),
+  external_exports.object({ kind: external_exports.literal("data"), data: external_exports.unknown(), media_type: external_exports.string().optional() }),
+  external_exports.object({
+    kind: external_exports.literal("file"),
+    url: external_exports.string().optional(),
+    bytes_base64: external_exports.string().optional().describe("The file's bytes, when they are at most 64 KiB"),
+    size_bytes: external_exports.number().int().optional(),
+    media_type: external_exports.string().optional(),
+    filename: external_exports.string().optional()
+  })
+]);
+var AgentArtifact = external_exports.object({
+  artifact_id: external_exports.string(),
+  name: external_exports.string().optional(),
+  description: external_exports.string().optional(),
+  parts: external_exports.array(ArtifactPart),
+  metadata: external_exports.record(external_exports.string(), external_exports.unknown()).optional()
+});
 var RUN_EVENT_DATA = {
   "run.status_changed": external_exports.object({ from: RunStatus, to: RunStatus, verdict: Verdict, failure: RunFailure.optional() }),
   "run.resumed": external_exports.object({
@@ -51403,7 +51422,10 @@ var RUN_EVENT_DATA = {
       input_tokens: external_exports.number().int().nullable(),
       output_tokens: external_exports.number().int().nullable(),
       total_tokens: external_exports.number().int()
-    }).nullable().optional().describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)")
+    }).nullable().optional().describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)"),
+    artifacts: external_exports.array(AgentArtifact).optional().describe(
+      "Outputs the agent produced with this answer (an A2A task's artifacts), each recorded once: when it first appears or changes"
+    )
   }),
   "tool.called": external_exports.object({
     ...AtStep,
