@@ -50267,8 +50267,8 @@ var UrlPattern = external_exports.string().max(2048).refine(
 );
 var HeaderName = external_exports.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "not a valid HTTP header name");
 var HeaderValue = external_exports.string().max(8192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
-var EndpointProtocol = external_exports.enum(["openai-chat", "openai-responses", "anthropic-messages"]).describe(
-  "openai-chat: OpenAI-compatible Chat Completions with tools (POST {base_url}/chat/completions); openai-responses: OpenAI's Responses API (POST {base_url}/responses); anthropic-messages: Anthropic's Messages API (POST {base_url}/v1/messages). In all three the agent's function tools are answered from the spec's mocks"
+var EndpointProtocol = external_exports.enum(["openai-chat", "openai-responses", "anthropic-messages", "a2a"]).describe(
+  "openai-chat: OpenAI-compatible Chat Completions with tools (POST {base_url}/chat/completions); openai-responses: OpenAI's Responses API (POST {base_url}/responses); anthropic-messages: Anthropic's Messages API (POST {base_url}/v1/messages). In these three the agent's function tools are answered from the spec's mocks. a2a: Agent2Agent (1.0, or 0.3), its card at {base_url}/.well-known/agent-card.json; the agent runs its own tools"
 );
 var ModelPrice = external_exports.strictObject({
   input_usd_per_million_tokens: external_exports.number().min(0).max(1e5),
@@ -50303,7 +50303,7 @@ var EndpointFields = {
   url_pattern: UrlPattern,
   model: external_exports.string().min(1).max(200),
   readiness_path: external_exports.string().regex(/^\/[\x21-\x7e]*$/, "must be an absolute path").max(500).describe(
-    "Default: the protocol's: /models for openai-chat and openai-responses, /v1/models for anthropic-messages"
+    "Default: the protocol's: /models for openai-chat and openai-responses, /v1/models for anthropic-messages, /.well-known/agent-card.json for a2a"
   ),
   max_concurrency: external_exports.number().int().min(1).max(256).describe(
     "Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429"

@@ -55,9 +55,9 @@ const HeaderValue = z
   .regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
 
 export const EndpointProtocol = z
-  .enum(["openai-chat", "openai-responses", "anthropic-messages"])
+  .enum(["openai-chat", "openai-responses", "anthropic-messages", "a2a"])
   .describe(
-    "openai-chat: OpenAI-compatible Chat Completions with tools (POST {base_url}/chat/completions); openai-responses: OpenAI's Responses API (POST {base_url}/responses); anthropic-messages: Anthropic's Messages API (POST {base_url}/v1/messages). In all three the agent's function tools are answered from the spec's mocks",
+    "openai-chat: OpenAI-compatible Chat Completions with tools (POST {base_url}/chat/completions); openai-responses: OpenAI's Responses API (POST {base_url}/responses); anthropic-messages: Anthropic's Messages API (POST {base_url}/v1/messages). In these three the agent's function tools are answered from the spec's mocks. a2a: Agent2Agent (1.0, or 0.3), its card at {base_url}/.well-known/agent-card.json; the agent runs its own tools",
   );
 export type EndpointProtocol = z.infer<typeof EndpointProtocol>;
 
@@ -122,7 +122,7 @@ const EndpointFields = {
     .regex(/^\/[\x21-\x7e]*$/, "must be an absolute path")
     .max(500)
     .describe(
-      "Default: the protocol's: /models for openai-chat and openai-responses, /v1/models for anthropic-messages",
+      "Default: the protocol's: /models for openai-chat and openai-responses, /v1/models for anthropic-messages, /.well-known/agent-card.json for a2a",
     ),
   max_concurrency: z
     .number()

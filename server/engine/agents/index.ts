@@ -1,4 +1,5 @@
 import type { EndpointProtocol } from "../../contract/index.js";
+import { a2a } from "./a2a.js";
 import { anthropicMessages } from "./anthropic-messages.js";
 import { openAiChat } from "./openai-chat.js";
 import { openAiResponses } from "./openai-responses.js";
@@ -9,4 +10,5 @@ export const AGENT_PROTOCOLS: Readonly<Record<EndpointProtocol, AgentProtocol>> 
   "openai-chat": openAiChat,
   "openai-responses": openAiResponses,
   "anthropic-messages": anthropicMessages,
+  a2a,
 };
