@@ -54770,8 +54770,8 @@ var UrlPattern = external_exports.string().max(2048).refine(
 );
 var HeaderName = external_exports.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "not a valid HTTP header name");
 var HeaderValue = external_exports.string().max(8192).regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
-var EndpointProtocol = external_exports.enum(["openai-chat", "openai-responses", "anthropic-messages", "http"]).describe(
-  "openai-chat: OpenAI-compatible Chat Completions with tools (POST {base_url}/chat/completions); openai-responses: OpenAI's Responses API (POST {base_url}/responses); anthropic-messages: Anthropic's Messages API (POST {base_url}/v1/messages); in these three the agent's function tools are answered from the spec's mocks. http: any JSON API, called as the endpoint's request says and read as its response says; the agent runs its own tools"
+var EndpointProtocol = external_exports.enum(["openai-chat", "openai-responses", "anthropic-messages", "http", "a2a"]).describe(
+  "openai-chat: OpenAI-compatible Chat Completions with tools (POST {base_url}/chat/completions); openai-responses: OpenAI's Responses API (POST {base_url}/responses); anthropic-messages: Anthropic's Messages API (POST {base_url}/v1/messages); in these three the agent's function tools are answered from the spec's mocks. http: any JSON API, called as the endpoint's request says and read as its response says; a2a: Agent2Agent (1.0, or 0.3), its card at {base_url}/.well-known/agent-card.json; with these two the agent runs its own tools"
 );
 var ModelPrice = external_exports.strictObject({
   input_usd_per_million_tokens: external_exports.number().min(0).max(1e5),
@@ -54808,7 +54808,7 @@ var EndpointFields = {
   url_pattern: UrlPattern,
   model: external_exports.string().min(1).max(200),
   readiness_path: external_exports.string().regex(/^\/[\x21-\x7e]*$/, "must be an absolute path").max(500).describe(
-    "Default: the protocol's: /models for openai-chat and openai-responses, /v1/models for anthropic-messages"
+    "Default: the protocol's: /models for openai-chat and openai-responses, /v1/models for anthropic-messages, /.well-known/agent-card.json for a2a"
   ),
   max_concurrency: external_exports.number().int().min(1).max(256).describe(
     "Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429"
@@ -56263,6 +56263,25 @@ var AgentFailure = external_exports.object({
   http_status: external_exports.number().int().optional(),
   response_body: external_exports.string().optional()
 });
+var ArtifactPart = external_exports.discriminatedUnion("kind", [
+  external_exports.object({ kind: external_exports.literal("text"), text: external_exports.string(), media_type: external_exports.string().optional() }),
+  external_exports.object({ kind: external_exports.literal("data"), data: external_exports.unknown(), media_type: external_exports.string().optional() }),
+  external_exports.object({
+    kind: external_exports.literal("file"),
+    url: external_exports.string().optional(),
+    bytes_base64: external_exports.string().optional().describe("The file's bytes, when they are at most 64 KiB"),
+    size_bytes: external_exports.number().int().optional(),
+    media_type: external_exports.string().optional(),
+    filename: external_exports.string().optional()
+  })
+]);
+var AgentArtifact = external_exports.object({
+  artifact_id: external_exports.string(),
+  name: external_exports.string().optional(),
+  description: external_exports.string().optional(),
+  parts: external_exports.array(ArtifactPart),
+  metadata: external_exports.record(external_exports.string(), external_exports.unknown()).optional()
+});
 var RUN_EVENT_DATA = {
   "run.status_changed": external_exports.object({ from: RunStatus, to: RunStatus, verdict: Verdict, failure: RunFailure.optional() }),
   "run.resumed": external_exports.object({
@@ -56294,7 +56313,10 @@ var RUN_EVENT_DATA = {
       input_tokens: external_exports.number().int().nullable(),
       output_tokens: external_exports.number().int().nullable(),
       total_tokens: external_exports.number().int()
-    }).nullable().optional().describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)")
+    }).nullable().optional().describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)"),
+    artifacts: external_exports.array(AgentArtifact).optional().describe(
+      "Outputs the agent produced with this answer (an A2A task's artifacts), each recorded once: when it first appears or changes"
+    )
   }),
   "tool.called": external_exports.object({
     ...AtStep,

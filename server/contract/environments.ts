@@ -56,9 +56,9 @@ const HeaderValue = z
   .regex(/^[\t\x20-\x7e\x80-\xff]*$/, "header values may not hold control characters");
 
 export const EndpointProtocol = z
-  .enum(["openai-chat", "openai-responses", "anthropic-messages", "http"])
+  .enum(["openai-chat", "openai-responses", "anthropic-messages", "http", "a2a"])
   .describe(
-    "openai-chat: OpenAI-compatible Chat Completions with tools (POST {base_url}/chat/completions); openai-responses: OpenAI's Responses API (POST {base_url}/responses); anthropic-messages: Anthropic's Messages API (POST {base_url}/v1/messages); in these three the agent's function tools are answered from the spec's mocks. http: any JSON API, called as the endpoint's request says and read as its response says; the agent runs its own tools",
+    "openai-chat: OpenAI-compatible Chat Completions with tools (POST {base_url}/chat/completions); openai-responses: OpenAI's Responses API (POST {base_url}/responses); anthropic-messages: Anthropic's Messages API (POST {base_url}/v1/messages); in these three the agent's function tools are answered from the spec's mocks. http: any JSON API, called as the endpoint's request says and read as its response says; a2a: Agent2Agent (1.0, or 0.3), its card at {base_url}/.well-known/agent-card.json; with these two the agent runs its own tools",
   );
 export type EndpointProtocol = z.infer<typeof EndpointProtocol>;
 
@@ -125,7 +125,7 @@ const EndpointFields = {
     .regex(/^\/[\x21-\x7e]*$/, "must be an absolute path")
     .max(500)
     .describe(
-      "Default: the protocol's: /models for openai-chat and openai-responses, /v1/models for anthropic-messages",
+      "Default: the protocol's: /models for openai-chat and openai-responses, /v1/models for anthropic-messages, /.well-known/agent-card.json for a2a",
     ),
   max_concurrency: z
     .number()

@@ -24,6 +24,30 @@ const AgentFailure = z.object({
   response_body: z.string().optional(),
 });
 
+/** One part of an artifact: text, structured data, or a file (by URL, or its bytes when small). */
+const ArtifactPart = z.discriminatedUnion("kind", [
+  z.object({ kind: z.literal("text"), text: z.string(), media_type: z.string().optional() }),
+  z.object({ kind: z.literal("data"), data: z.unknown(), media_type: z.string().optional() }),
+  z.object({
+    kind: z.literal("file"),
+    url: z.string().optional(),
+    bytes_base64: z.string().optional().describe("The file's bytes, when they are at most 64 KiB"),
+    size_bytes: z.number().int().optional(),
+    media_type: z.string().optional(),
+    filename: z.string().optional(),
+  }),
+]);
+
+/** An output the agent produced besides its message (an A2A task's artifact). */
+export const AgentArtifact = z.object({
+  artifact_id: z.string(),
+  name: z.string().optional(),
+  description: z.string().optional(),
+  parts: z.array(ArtifactPart),
+  metadata: z.record(z.string(), z.unknown()).optional(),
+});
+export type AgentArtifact = z.infer<typeof AgentArtifact>;
+
 export const RUN_EVENT_DATA = {
   "run.status_changed": z.object({ from: RunStatus, to: RunStatus, verdict: Verdict, failure: RunFailure.optional() }),
   "run.resumed": z.object({
@@ -64,6 +88,12 @@ export const RUN_EVENT_DATA = {
       .nullable()
       .optional()
       .describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)"),
+    artifacts: z
+      .array(AgentArtifact)
+      .optional()
+      .describe(
+        "Outputs the agent produced with this answer (an A2A task's artifacts), each recorded once: when it first appears or changes",
+      ),
   }),
   "tool.called": z.object({
     ...AtStep,

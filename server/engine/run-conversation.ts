@@ -112,6 +112,7 @@ export async function runConversation({
         attempts: reply.attempts,
         model: reply.model,
         usage: reply.usage,
+        ...(reply.artifacts?.length ? { artifacts: reply.artifacts } : {}),
       });
       onReply?.(reply);
       for (const call of reply.hosted_tool_calls) {

@@ -105,19 +105,26 @@ const truncate = (text: string) => (text.length > RAW_LIMIT ? `${text.slice(0, R
 /** What a protocol reads from a 2xx JSON answer, or why the answer breaks the protocol. */
 export type AnswerReading<T> = { ok: true; answer: T } | { ok: false; message: string };
 
+/** An exchange as the retries left it: an answer that is not transient, or why there is none. */
+export type ExchangeOutcome =
+  | { kind: "answered"; response: OutboundResponse; attempts: number }
+  | Extract<CallOutcome<object>, { kind: "unreachable" | "timeout" }>;
+
+export interface ExchangeOptions extends Omit<JsonCallOptions, "body" | "decode"> {
+  /** Sent as it is. */
+  body?: string | undefined;
+}
+
 /**
- * One JSON exchange with an agent or a judge: transient failures are retried with backoff, a wait
- * the agent asks for (Retry-After) is waited out without counting as an attempt, and the answer is
- * classified, a 2xx one read by the protocol's `read`. Callers decide what each outcome means (a
- * failed agent, an unavailable judge).
+ * One HTTP exchange with an agent or a judge, however many attempts it takes: transient failures
+ * (connection errors, 429/500/502/503/504/529) are retried with backoff, a wait the agent asks for
+ * (Retry-After) is waited out without counting as an attempt, every attempt goes through the
+ * pacer. The first answer that is not transient is returned, whatever its status.
  */
-export async function postJsonCall<T extends object>(
-  egress: EgressPolicy,
-  options: JsonCallOptions,
-  read: (json: unknown) => AnswerReading<T>,
-): Promise<CallOutcome<T>> {
+export async function exchangeWithRetries(egress: EgressPolicy, options: ExchangeOptions): Promise<ExchangeOutcome> {
   const {
     url,
+    method = "POST",
     headers,
     body,
     timeoutMs,
@@ -129,26 +136,15 @@ export async function postJsonCall<T extends object>(
     deadline,
     now = Date.now,
   } = options;
-  const payload = body === undefined ? undefined : JSON.stringify(body);
-  const method = options.method ?? "POST";
   const send = () =>
-    sendOutbound(egress, {
-      url,
-      method,
-      headers,
-      ...(payload === undefined ? {} : { body: payload }),
-      timeoutMs,
-      signal,
-    });
+    sendOutbound(egress, { url, method, headers, ...(body !== undefined ? { body } : {}), timeoutMs, signal });
   let lastProblem = "";
   let waits = 0;
   for (let attempt = 1; attempt <= maxAttempts;) {
     if (signal.aborted) throw coerceError(signal.reason);
     try {
       const response = pacer ? await pacer.call(send, (r) => feedbackOf(r, now()), signal) : await send();
-      if (!TRANSIENT_STATUS.has(response.status)) {
-        return classify(response, attempt, read, options.decode);
-      }
+      if (!TRANSIENT_STATUS.has(response.status)) return { kind: "answered", response, attempts: attempt };
       lastProblem = `HTTP ${response.status}`;
       const retryAfterMs = feedbackOf(response, now()).retryAfterMs;
       if (retryAfterMs !== undefined) {
@@ -186,6 +182,25 @@ export async function postJsonCall<T extends object>(
     attempt++;
   }
   return { kind: "unreachable", message: `${url} failed ${maxAttempts} times; last: ${lastProblem}` };
+}
+
+/**
+ * One JSON exchange with an agent or a judge (`exchangeWithRetries`), its answer classified and a
+ * 2xx one read by the protocol's `read`. Callers decide what each outcome means (a failed agent,
+ * an unavailable judge).
+ */
+export async function postJsonCall<T extends object>(
+  egress: EgressPolicy,
+  options: JsonCallOptions,
+  read: (json: unknown) => AnswerReading<T>,
+): Promise<CallOutcome<T>> {
+  const { body, decode, ...exchange } = options;
+  const outcome = await exchangeWithRetries(egress, {
+    ...exchange,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+  if (outcome.kind !== "answered") return outcome;
+  return classify(outcome.response, outcome.attempts, read, decode);
 }
 
 function classify<T extends object>(

@@ -72,7 +72,10 @@ export async function callAgent<T extends object>(
 export const endpointUrl = (baseUrl: string, path: string) => new URL(`${baseUrl.replace(/\/+$/, "")}${path}`);
 
 /** The protocol's headers, but for those the environment sets itself (in any case). */
-function withHeaders(protocol: Record<string, string>, environment: Record<string, string>): Record<string, string> {
+export function withHeaders(
+  protocol: Record<string, string>,
+  environment: Record<string, string>,
+): Record<string, string> {
   const set = new Set(Object.keys(environment).map((name) => name.toLowerCase()));
   const kept = Object.entries(protocol).filter(([name]) => !set.has(name.toLowerCase()));
   return { ...Object.fromEntries(kept), ...environment };

@@ -1,4 +1,5 @@
 import type { EndpointProtocol } from "../../contract/index.js";
+import { a2a } from "./a2a.js";
 import { anthropicMessages } from "./anthropic-messages.js";
 import { httpAgent } from "./http.js";
 import { openAiChat } from "./openai-chat.js";
@@ -11,4 +12,5 @@ export const AGENT_PROTOCOLS: Readonly<Record<EndpointProtocol, AgentProtocol>> 
   "openai-responses": openAiResponses,
   "anthropic-messages": anthropicMessages,
   http: httpAgent,
+  a2a,
 };

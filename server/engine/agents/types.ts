@@ -1,3 +1,4 @@
+import type { AgentArtifact } from "../../contract/index.js";
 import type { AgentPacer } from "../../net/agent-pacer.js";
 import type { ThrottledWait, TokenUsage } from "../../net/json-call.js";
 import type { EgressPolicy } from "../../net/egress.js";
@@ -48,6 +49,8 @@ export interface AgentReply {
   usage: TokenUsage | null;
   /** HTTP attempts it took (more than 1 after transient errors). */
   attempts: number;
+  /** Outputs the agent produced besides its message (A2A artifacts), recorded with the answer. */
+  artifacts?: AgentArtifact[];
 }
 
 /** One call to the agent: the conversation so far, ending with what it is to answer. */
