@@ -1,4 +1,4 @@
-import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { readServiceNodeArgs } from "../../app/service-node-args.js";
 import { LOCAL_SETTINGS } from "./local-settings.js";
@@ -71,11 +71,20 @@ export async function spawnService(
 }
 
 /** Runs the operator CLI (`npx assure …` from a checkout) and returns its exit code and output. */
-export function runCli(args: string[], env: Record<string, string>) {
-  const result = spawnSync(process.execPath, ["build/app/cli.js", ...args], {
+export async function runCli(args: string[], env: Record<string, string>) {
+  // Not spawnSync: a test's in-process service must go on answering (and closing idle connections) meanwhile.
+  const child = spawn(process.execPath, ["build/app/cli.js", ...args], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? "", ...env },
-    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
   });
-  return { status: result.status, stdout: result.stdout, stderr: result.stderr, json: () => JSON.parse(result.stdout) };
+  let stdout = "";
+  let stderr = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const status = await new Promise<number | null>((resolve, reject) => {
+    child.once("error", reject);
+    child.once("close", resolve);
+  });
+  return { status, stdout, stderr, json: () => JSON.parse(stdout) };
 }

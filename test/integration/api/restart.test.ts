@@ -26,7 +26,7 @@ describe("durability across a crash", () => {
   });
 
   it("keeps every acknowledged write after kill -9 and a restart", async () => {
-    const key = runCli(["keys", "create", "--admin"], env);
+    const key = await runCli(["keys", "create", "--admin"], env);
     expect(key.status).toBe(0);
     service = await spawnService(env);
     const openapi = (await (await fetch(`${service.baseUrl}/v1/openapi.json`)).json()) as OpenApiDocument;

@@ -37,7 +37,7 @@ describe("webhook deliveries across a crash", () => {
   });
 
   it("delivers, after a kill -9 and a restart, every event committed but not yet delivered", async () => {
-    const token = runCli(["keys", "create", "--admin"], env).json().token as string;
+    const token = (await runCli(["keys", "create", "--admin"], env)).json().token as string;
     service = await spawnService(env);
     const openapi = (await (await fetch(`${service.baseUrl}/v1/openapi.json`)).json()) as OpenApiDocument;
     const client = () => makeApiClient(service!.baseUrl, makeResponseValidator(openapi), token);
@@ -87,7 +87,7 @@ describe("webhook deliveries across a crash", () => {
   });
 
   it("delivers, after a kill -9 in the middle of attempts, what was in flight once its lease lapses", async () => {
-    const token = runCli(["keys", "create", "--admin"], env).json().token as string;
+    const token = (await runCli(["keys", "create", "--admin"], env)).json().token as string;
     const openapi = (await (await fetch(`${service!.baseUrl}/v1/openapi.json`)).json()) as OpenApiDocument;
     const client = () => makeApiClient(service!.baseUrl, makeResponseValidator(openapi), token);
     const project = (await client().post("/v1/projects", { name: "crash-in-flight" })).body.project_id;

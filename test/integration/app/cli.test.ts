@@ -14,20 +14,20 @@ describe("assure keys (operator CLI)", () => {
   const env = { ASSURE_DB: join(dir, "assure.db") };
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it("creates an admin key whose token is shown once and stored only as a hash", () => {
-    const created = runCli(["keys", "create", "--admin", "--name", "bootstrap"], env);
+  it("creates an admin key whose token is shown once and stored only as a hash", async () => {
+    const created = await runCli(["keys", "create", "--admin", "--name", "bootstrap"], env);
     expect(created.status).toBe(0);
     const key = created.json();
     expect(key.token).toMatch(/^assure_[0-9a-z]{26}_[A-Za-z0-9_-]{43}$/);
     expect(key).toMatchObject({ project_id: null, name: "bootstrap", revoked_at: null });
     expect(key.scopes).toContain("projects:write");
 
-    const listed = runCli(["keys", "list"], env);
+    const listed = await runCli(["keys", "list"], env);
     expect(listed.stdout).not.toContain(key.token.split("_").at(-1));
     expect(listed.json().map((k: { key_id: string }) => k.key_id)).toContain(key.key_id);
   });
 
-  it("creates a project key with exactly the scopes asked for, and refuses bad requests with exit 2", () => {
+  it("creates a project key with exactly the scopes asked for, and refuses bad requests with exit 2", async () => {
     const store = openStore(env.ASSURE_DB, { clock: systemClock });
     store.createProject({
       project_id: "prj_cli",
@@ -37,7 +37,10 @@ describe("assure keys (operator CLI)", () => {
     });
     store.close();
 
-    const created = runCli(["keys", "create", "--project", "prj_cli", "--scopes", "runs:read,evidence:read"], env);
+    const created = await runCli(
+      ["keys", "create", "--project", "prj_cli", "--scopes", "runs:read,evidence:read"],
+      env,
+    );
     expect(created.status).toBe(0);
     expect(created.json()).toMatchObject({ project_id: "prj_cli", scopes: ["runs:read", "evidence:read"] });
 
@@ -51,18 +54,18 @@ describe("assure keys (operator CLI)", () => {
       ["keys", "explode"],
       ["keys", "create", "--bogus"],
     ]) {
-      const result = runCli(args, env);
+      const result = await runCli(args, env);
       expect(result.status).toBe(2);
       expect(result.stderr.length).toBeGreaterThan(0);
     }
   });
 
-  it("revokes a key", () => {
-    const key = runCli(["keys", "create", "--admin"], env).json();
-    const revoked = runCli(["keys", "revoke", key.key_id], env);
+  it("revokes a key", async () => {
+    const key = (await runCli(["keys", "create", "--admin"], env)).json();
+    const revoked = await runCli(["keys", "revoke", key.key_id], env);
     expect(revoked.json()).toEqual({ key_id: key.key_id, revoked: true, already_revoked: false });
-    expect(runCli(["keys", "revoke", key.key_id], env).json().already_revoked).toBe(true);
-    expect(runCli(["keys", "revoke", "key_nope"], env).status).toBe(2);
+    expect((await runCli(["keys", "revoke", key.key_id], env)).json().already_revoked).toBe(true);
+    expect((await runCli(["keys", "revoke", "key_nope"], env)).status).toBe(2);
   });
 });
 

@@ -44,7 +44,7 @@ describe("the release gate across a crash", () => {
   });
 
   it("still reaches its conclusion when the service is killed during a run and started again", async () => {
-    const token = runCli(["keys", "create", "--admin"], env).json().token;
+    const token = (await runCli(["keys", "create", "--admin"], env)).json().token;
     service = await spawnService(env);
     let client = makeApiClient(service.baseUrl, undefined, token);
     const project = (

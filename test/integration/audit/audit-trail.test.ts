@@ -131,7 +131,7 @@ describe("the audit trail", () => {
 
   it("records the CLI's writes, and keys can expire", async () => {
     const env = { ASSURE_DB: t.dbPath };
-    const created = runCli(
+    const created = await runCli(
       ["keys", "create", "--project", p.projectId, "--scopes", "runs:read", "--name", "ci", "--expires-in", "2s"],
       env,
     );
@@ -139,9 +139,9 @@ describe("the audit trail", () => {
     const key = created.json() as { key_id: string; token: string; expires_at: string };
     expect(Date.parse(key.expires_at) - Date.now()).toBeLessThanOrEqual(2000);
     expect((await t.anonymous.get("/v1/runs", { token: key.token })).status).toBe(200);
-    expect(runCli(["keys", "create", "--admin", "--expires-in", "soon"], env).status).toBe(2);
-    expect(runCli(["pages", "rotate-link-secret"], env).status).toBe(0);
-    expect(runCli(["keys", "revoke", key.key_id], env).status).toBe(0);
+    expect((await runCli(["keys", "create", "--admin", "--expires-in", "soon"], env)).status).toBe(2);
+    expect((await runCli(["pages", "rotate-link-secret"], env)).status).toBe(0);
+    expect((await runCli(["keys", "revoke", key.key_id], env)).status).toBe(0);
     // Revoked: refused at once, no cache outliving it.
     expect((await t.anonymous.get("/v1/runs", { token: key.token })).status).toBe(401);
 
@@ -159,17 +159,18 @@ describe("the audit trail", () => {
   });
 
   it("refuses an expired key with 401, and notes when each key was last used", async () => {
-    const created = runCli(
-      ["keys", "create", "--project", p.projectId, "--scopes", "runs:read", "--expires-in", "1s"],
-      { ASSURE_DB: t.dbPath },
+    const created = (
+      await runCli(["keys", "create", "--project", p.projectId, "--scopes", "runs:read", "--expires-in", "1s"], {
+        ASSURE_DB: t.dbPath,
+      })
     ).json() as { key_id: string; token: string; expires_at: string };
     expect((await t.anonymous.get("/v1/runs", { token: created.token })).status).toBe(200);
     await waitFor(() => Date.now() > Date.parse(created.expires_at), "the key to expire");
     const expired = await t.anonymous.get("/v1/runs", { token: created.token });
     expect(expired.status).toBe(401);
     expect(expired.body.error.message).toMatch(/expired/);
-    const listed = await waitFor(() => {
-      const keys = runCli(["keys", "list"], { ASSURE_DB: t.dbPath }).json() as {
+    const listed = await waitFor(async () => {
+      const keys = (await runCli(["keys", "list"], { ASSURE_DB: t.dbPath })).json() as {
         key_id: string;
         last_used_at: string | null;
         expires_at: string | null;

@@ -35,7 +35,7 @@ describe("a run and the service stopping", () => {
     dir = mkdtempSync(join(tmpdir(), "assure-crash-"));
     env = { ASSURE_DB: join(dir, "assure.db"), ASSURE_WORKERS: "2", ASSURE_WORKER_LEASE_MS: "1000" };
     agent = await startExampleAgent({ slowMs: 120, latencyMs: 150 });
-    token = runCli(["keys", "create", "--admin"], env).json().token;
+    token = (await runCli(["keys", "create", "--admin"], env)).json().token;
   });
   afterAll(async () => {
     await service?.kill();

@@ -43,7 +43,7 @@ describe("the disk full", () => {
 
   it("answers 503 STORAGE_UNAVAILABLE, writes nothing half-way, and recovers by itself when space returns", async () => {
     const env = { ASSURE_DB: join(dir, "assure.db"), ASSURE_WORKERS: "0" };
-    const token = runCli(["keys", "create", "--admin"], env).json().token as string;
+    const token = (await runCli(["keys", "create", "--admin"], env)).json().token as string;
     const largest = Math.max(...readdirSync(dir).map((name) => statSync(join(dir, name)).size));
     // Room for a few specs of ~1 MiB each (their text and canonical document), then no more.
     service = await spawnService(env, { fileSizeLimitKiB: Math.ceil(largest / 1024) + 3 * 1024 });

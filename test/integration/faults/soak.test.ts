@@ -42,7 +42,7 @@ describe("the soak: runs in flight while the service is killed -9 and restarted"
   it(`takes ${RUNS} runs to their verdicts through ${KILLS} kills at random moments: each case held once, traces gap-free`, async () => {
     const seed = Number(process.env.SOAK_SEED ?? Date.now() % 1_000_000);
     const random = seeded(seed);
-    const token = runCli(["keys", "create", "--admin"], env).json().token as string;
+    const token = (await runCli(["keys", "create", "--admin"], env)).json().token as string;
     service = await spawnService(env);
     let client: ApiClient = makeApiClient(service.baseUrl, undefined, token);
     const fixture = await seedOverApi(client, { name: "soak", agentBaseUrl: agent.baseUrl, maxConcurrency: 16 });

@@ -82,7 +82,7 @@ describe("signed links to the evidence pages", () => {
   it("revokes every link when an operator rotates the key (assure pages rotate-link-secret)", async () => {
     const link = (await p.client.get(`/v1/runs/${runId}`)).body.links.html as string;
     expect((await open(link)).status).toBe(200);
-    const rotated = runCli(["pages", "rotate-link-secret"], { ASSURE_DB: t.dbPath });
+    const rotated = await runCli(["pages", "rotate-link-secret"], { ASSURE_DB: t.dbPath });
     expect([rotated.status, rotated.json().rotated]).toEqual([0, "page_link_secret"]);
     expect((await open(link)).status).toBe(404);
     expect((await open((await p.client.get(`/v1/runs/${runId}`)).body.links.html)).status).toBe(200);

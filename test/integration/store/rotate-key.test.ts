@@ -68,7 +68,7 @@ describe("npx assure secrets rotate-key", () => {
     t = undefined;
     const oldKey = readFileSync(keyFileOf(dbPath), "utf8");
 
-    const rotated = runCli(["secrets", "rotate-key"], { ASSURE_DB: dbPath });
+    const rotated = await runCli(["secrets", "rotate-key"], { ASSURE_DB: dbPath });
     expect(rotated.stderr).toBe("");
     expect(rotated.status).toBe(0);
     const answer = rotated.json() as { rotated: { from_key_id: string; to_key_id: string }; resealed: number };
@@ -122,11 +122,11 @@ describe("npx assure secrets rotate-key", () => {
     await t.close();
     t = undefined;
 
-    const refused = runCli(["secrets", "rotate-key"], { ASSURE_DB: dbPath, ASSURE_ENCRYPTION_KEY: oldKey });
+    const refused = await runCli(["secrets", "rotate-key"], { ASSURE_DB: dbPath, ASSURE_ENCRYPTION_KEY: oldKey });
     expect(refused.status).toBe(2);
     expect(refused.stderr).toMatch(/ASSURE_NEW_ENCRYPTION_KEY/);
 
-    const rotated = runCli(["secrets", "rotate-key"], {
+    const rotated = await runCli(["secrets", "rotate-key"], {
       ASSURE_DB: dbPath,
       ASSURE_ENCRYPTION_KEY: oldKey,
       ASSURE_NEW_ENCRYPTION_KEY: newKey,

@@ -142,7 +142,7 @@ describe("secrets sealed at rest", () => {
     await expect(spawnService({ ASSURE_DB: dbPath, ASSURE_ENCRYPTION_KEY: other })).rejects.toThrow(
       /not the one this database's secrets are sealed with/,
     );
-    expect(runCli(["keys", "list"], { ASSURE_DB: dbPath, ASSURE_ENCRYPTION_KEY: other })).toMatchObject({
+    expect(await runCli(["keys", "list"], { ASSURE_DB: dbPath, ASSURE_ENCRYPTION_KEY: other })).toMatchObject({
       status: 2,
       stderr: expect.stringMatching(/not the one this database's secrets are sealed with/),
     });
