@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { defineTask } from "../../server/engine/define-task.js";
 import type { Task } from "../../server/engine/worker.js";
-import { gateCommit, type CommitToGate, type GateDeps } from "../gate/gate-commit.js";
+import type { CommitToGate, GateDeps } from "../gate/commit-to-gate.js";
+import { gateCommit } from "../gate/gate-commit.js";
 import { repositoryRef } from "../repository/files.js";
 import { buttonNamed } from "../checks/buttons.js";
 import { commitOfEvent } from "./commit-of-event.js";
