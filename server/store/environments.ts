@@ -22,12 +22,23 @@ export interface EnvironmentRow {
   rate_limit_per_minute: number | null;
   /** JSON object of header name → value, sealed: it never leaves the service except to the agent. */
   headers: string;
-  /** JSON array of the header names, in the clear: the API shows them. */
-  header_names: string;
-  /** JSON of Pricing. */
-  pricing: string;
+  /** The header names, in the clear: the API shows them. */
+  header_names: string[];
+  pricing: Pricing;
   created_at: string;
 }
+
+/** The row as stored: the header names and the pricing are JSON. */
+interface DbEnvironment extends Omit<EnvironmentRow, "header_names" | "pricing"> {
+  header_names: string;
+  pricing: string;
+}
+
+const fromDb = (row: DbEnvironment): EnvironmentRow => ({
+  ...row,
+  header_names: JSON.parse(row.header_names) as string[],
+  pricing: JSON.parse(row.pricing) as Pricing,
+});
 
 /** An environment to create: its header values given plain, to be sealed by the store. */
 export type NewEnvironment = Omit<EnvironmentRow, "headers" | "header_names"> & { headers: Record<string, string> };
@@ -66,8 +77,8 @@ export function toEnvironment(row: EnvironmentRow): Environment {
       readiness_path: row.readiness_path,
       max_concurrency: row.max_concurrency,
       rate_limit_per_minute: row.rate_limit_per_minute,
-      header_names: JSON.parse(row.header_names) as string[],
-      pricing: JSON.parse(row.pricing) as Pricing,
+      header_names: row.header_names,
+      pricing: row.pricing,
     },
     created_at: row.created_at,
   };
@@ -78,7 +89,13 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
     (environment_id, project_id, name, agent_id, protocol, base_url, url_pattern, model, readiness_path, max_concurrency, rate_limit_per_minute, headers, header_names, pricing, created_at)
     VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @url_pattern, @model, @readiness_path, @max_concurrency, @rate_limit_per_minute, @headers, @header_names, @pricing, @created_at)
     ON CONFLICT (project_id, name) DO NOTHING`);
-  const environments = makeProjectTable<EnvironmentRow>(db, listPage, "environments", "environment_id");
+  const environments = makeProjectTable<DbEnvironment, EnvironmentRow>(
+    db,
+    listPage,
+    "environments",
+    "environment_id",
+    fromDb,
+  );
   const byName = db.prepare("SELECT * FROM environments WHERE project_id = ? AND name = ?");
   const update = db.prepare(`UPDATE environments SET base_url = @base_url, url_pattern = @url_pattern, model = @model,
       readiness_path = @readiness_path, max_concurrency = @max_concurrency, rate_limit_per_minute = @rate_limit_per_minute, pricing = @pricing, headers = coalesce(@headers, headers), header_names = coalesce(@header_names, header_names)
@@ -88,7 +105,8 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
     reads: {
       getEnvironmentRow: environments.get,
       getEnvironmentRowByName(projectId: string, name: string): EnvironmentRow | undefined {
-        return byName.get(projectId, name) as EnvironmentRow | undefined;
+        const row = byName.get(projectId, name) as DbEnvironment | undefined;
+        return row && fromDb(row);
       },
       /** How to reach an environment's agent, its header values unsealed. */
       getEnvironmentTarget(environmentId: string): EnvironmentTarget | undefined {
@@ -118,9 +136,14 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
         const row: EnvironmentRow = {
           ...environment,
           headers: sealer.seal(JSON.stringify(headers), SEALED_AT.environmentHeaders(environment.environment_id)),
-          header_names: JSON.stringify(Object.keys(headers)),
+          header_names: Object.keys(headers),
         };
-        return insert.run(row).changes === 1 ? toEnvironment(row) : undefined;
+        const stored: DbEnvironment = {
+          ...row,
+          header_names: JSON.stringify(row.header_names),
+          pricing: JSON.stringify(row.pricing),
+        };
+        return insert.run(stored).changes === 1 ? toEnvironment(row) : undefined;
       },
       /** Changes how the agent is reached; headers, if given, replace the old ones whole (sealed). */
       updateEnvironment(environmentId: string, change: EnvironmentChange): Environment | undefined {
@@ -129,8 +152,14 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
           header_names: JSON.stringify(Object.keys(change.headers)),
         };
         const changed =
-          update.run({ ...change, headers: null, header_names: null, ...sealed, environment_id: environmentId })
-            .changes === 1;
+          update.run({
+            ...change,
+            pricing: JSON.stringify(change.pricing),
+            headers: null,
+            header_names: null,
+            ...sealed,
+            environment_id: environmentId,
+          }).changes === 1;
         return changed ? toEnvironment(environments.get(environmentId)!) : undefined;
       },
     },

@@ -61,7 +61,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
           max_concurrency: body.endpoint.max_concurrency ?? DEFAULT_MAX_CONCURRENCY,
           rate_limit_per_minute: body.endpoint.rate_limit_per_minute ?? null,
           headers: body.endpoint.headers ?? {},
-          pricing: JSON.stringify(body.endpoint.pricing ?? {}),
+          pricing: body.endpoint.pricing ?? {},
           created_at: clock.now().toISOString(),
         },
       ]);
@@ -111,7 +111,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
             endpoint.rate_limit_per_minute === undefined
               ? current.rate_limit_per_minute
               : endpoint.rate_limit_per_minute,
-          pricing: endpoint.pricing ? JSON.stringify(endpoint.pricing) : current.pricing,
+          pricing: endpoint.pricing ?? current.pricing,
           ...(endpoint.headers ? { headers: endpoint.headers } : {}),
         },
       ]);
@@ -150,7 +150,7 @@ function assertCredentialsStay(
   urlPattern: string | null,
   headers: Record<string, string> | undefined,
 ): void {
-  if (headers !== undefined || (JSON.parse(current.header_names) as string[]).length === 0) return;
+  if (headers !== undefined || current.header_names.length === 0) return;
   const moved = [
     ...(originOf(baseUrl) !== originOf(current.base_url)
       ? [`base_url now sends to ${originOf(baseUrl)}, not ${originOf(current.base_url)}`]
