@@ -18,6 +18,6 @@ export function makeProcessDelivery(deps: GateDeps): Task {
       deps.log.info(`Received ${what}: nothing to gate`);
       return;
     }
-    await handle(deps, JSON.parse(delivery.payload) as never, { id: delivery.delivery_id, what });
+    await handle(deps, delivery.payload as never, { id: delivery.delivery_id, what });
   });
 }
