@@ -4,7 +4,8 @@ import { clockedCache } from "../../server/clock.js";
 import { ApiError } from "../../server/errors.js";
 import type { CommitGate } from "../../server/releases/commit-gate.js";
 import { repositoryRef } from "../repository/files.js";
-import { gateCommit, type GateDeps } from "./gate-commit.js";
+import type { GateDeps } from "./commit-to-gate.js";
+import { gateCommit } from "./gate-commit.js";
 import { resolveCommit } from "./resolve-commit.js";
 
 /** How long GitHub's answer to "does the App reach this repository" is trusted: a new installation shows within a minute. */

@@ -1,5 +1,3 @@
-import { z } from "zod";
-import type { ProbotOctokit } from "probot";
 import {
   ASSURE_CONFIG_PATH,
   AssureConfig,
@@ -8,10 +6,7 @@ import {
   type ReleaseDecision,
 } from "../../server/contract/index.js";
 import { planAppDecision } from "../../server/releases/create-decision.js";
-import type { CreateRunDeps } from "../../server/runs/create-run.js";
 import { validateYaml } from "../../server/specs/read-yaml.js";
-import type { Logger } from "../../server/log.js";
-import type { SpecReader } from "../../server/spec-reader/spec-reader.js";
 import { syncCheckRunJob } from "../checks/sync-check-run.js";
 import { gateProblem, type GateProblem } from "../checks/gate-problem.js";
 import { pullRequestBase } from "../repository/pull-request-base.js";
@@ -19,54 +14,7 @@ import type { LoadSpecDocument } from "../../server/releases/read-policy.js";
 import { openCommit, readFileAt, repositoryRef, type CommitFiles } from "../repository/files.js";
 import { planRuns } from "./plan-runs.js";
 import { startPlannedRuns } from "./start-runs.js";
-
-export interface GateDeps extends CreateRunDeps {
-  log: Logger;
-  /** Reads the specs the App registers, and those its policy compares, off the event loop. */
-  specReader: SpecReader;
-  octokitFor(installationId: number): Promise<ProbotOctokit>;
-  /** How soon a commit whose agent was not ready is gated again. */
-  waitRetryMs: number;
-}
-
-/** A commit to gate, as a webhook names it. */
-export interface CommitToGate {
-  installationId: number;
-  repository: { id: number; full_name: string };
-  headSha: string;
-  /**
-   * The base branch's commit the head is judged against, whose `.assure/` is the policy: a pull
-   * request's base, or the default branch's tip for a commit no pull request names; null for a
-   * commit of the default branch (a baseline).
-   */
-  baseSha: string | null;
-  /**
-   * The commit whose `.assure/` is the policy, when it is not `baseSha`: the default branch's tip
-   * for a pull request into another branch — a pull request does not choose its own policy by
-   * choosing its base.
-   */
-  policySha?: string | null | undefined;
-  /** `refs/heads/<branch>` of the head, when known. */
-  ref: string | null;
-  pullRequest: number | null;
-  /** Whether it is the head of a pull request from a fork. */
-  fork: boolean;
-  /** Start the commit's runs again (a re-run): a new attempt. */
-  rerun: boolean;
-}
-
-/** A commit to gate, as its job carries it. */
-export const CommitToGatePayload = z.object({
-  installationId: z.number().int(),
-  repository: z.object({ id: z.number().int(), full_name: z.string() }),
-  headSha: z.string(),
-  baseSha: z.string().nullable(),
-  policySha: z.string().nullable().optional(),
-  ref: z.string().nullable(),
-  pullRequest: z.number().int().nullable(),
-  fork: z.boolean(),
-  rerun: z.boolean(),
-}) satisfies z.ZodType<CommitToGate>;
+import type { CommitToGate, GateDeps } from "./commit-to-gate.js";
 
 export type GateOutcome = {
   projectId: string | null;

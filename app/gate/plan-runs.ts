@@ -6,7 +6,7 @@ import { resolveRunAgent } from "../../server/runs/agent-url.js";
 import type { EnvironmentRow } from "../../server/store/index.js";
 import type { GateProblem } from "../checks/gate-problem.js";
 import type { CommitFiles } from "../repository/files.js";
-import type { CommitToGate, GateDeps } from "./gate-commit.js";
+import { sourceOf, type CommitToGate, type GateDeps } from "./commit-to-gate.js";
 
 /** A spec to run in an environment for the commit: a slot of its decision. */
 export interface PlannedPair {
@@ -21,16 +21,6 @@ export interface PlannedPair {
 }
 
 export type Annotations = GateProblem["annotations"];
-
-/** The source a commit's runs carry: it fills the environments' URL templates. */
-export function sourceOf(commit: CommitToGate): RunSource {
-  return {
-    repository: commit.repository.full_name,
-    commit_sha: commit.headSha,
-    ...(commit.ref ? { ref: commit.ref } : {}),
-    ...(commit.pullRequest ? { pull_request: commit.pullRequest } : {}),
-  };
-}
 
 /**
  * What the config asks to run at this commit: each spec file its globs match, registered as a

@@ -1,7 +1,7 @@
 import type { ProbotOctokit } from "probot";
 import type { GitHubCommit } from "../../server/store/github.js";
 import { repositoryRef } from "../repository/files.js";
-import type { CommitToGate } from "./gate-commit.js";
+import type { CommitToGate } from "./commit-to-gate.js";
 
 /** What an event (or an API request) says of a commit to gate; the rest is asked of GitHub. */
 export interface CommitHint {

@@ -3,8 +3,8 @@ import { actingForProject } from "../../server/auth/github-app-principal.js";
 import { ApiError } from "../../server/errors.js";
 import type { NewJob } from "../../server/store/jobs.js";
 import { createRun } from "../../server/runs/create-run.js";
-import type { CommitToGate, GateDeps } from "./gate-commit.js";
-import { sourceOf, type PlannedPair } from "./plan-runs.js";
+import { sourceOf, type CommitToGate, type GateDeps } from "./commit-to-gate.js";
+import type { PlannedPair } from "./plan-runs.js";
 
 /** The job that gates a commit again later: its agent was not ready yet. */
 export const GATE_GITHUB_COMMIT = "gate_github_commit";

@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type { Clock } from "../../server/clock.js";
 import type { ServiceStore } from "../../server/store/service-store.js";
 
@@ -22,15 +21,13 @@ export async function receiveDelivery(
 ): Promise<boolean> {
   if (!delivery.id.trim()) throw new Error("A delivery without an id cannot be told from another: refused");
   const now = clock.now().toISOString();
-  const payload = JSON.stringify(delivery.payload);
   const [isNew] = await store.write([
     "receiveDelivery",
     {
       delivery_id: delivery.id,
       event: delivery.name,
       action: delivery.payload.action ?? null,
-      payload,
-      body_sha256: createHash("sha256").update(payload).digest("hex"),
+      payload: delivery.payload,
       received_at: now,
     },
     {

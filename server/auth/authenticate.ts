@@ -1,7 +1,6 @@
 import type { Clock } from "../clock.js";
 import { ApiError } from "../errors.js";
 import type { Store } from "../store/index.js";
-import type { KeyIssuedFor } from "../store/api-keys.js";
 import { parseToken, secretMatches } from "./api-keys.js";
 import { SCOPES, type Scope } from "./scopes.js";
 
@@ -34,15 +33,14 @@ export function makeAuthenticator(store: Pick<Store, "getApiKeyRow">, clock: Clo
     if (row.expires_at !== null && row.expires_at <= clock.now().toISOString()) {
       throw unauthenticated(`The API key expired at ${row.expires_at}; get a new one.`);
     }
-    const scopes = row.project_id === null ? ALL_SCOPES : new Set(JSON.parse(row.scopes) as Scope[]);
-    const issuedFor = row.issued_for === null ? null : (JSON.parse(row.issued_for) as KeyIssuedFor);
+    const scopes = row.project_id === null ? ALL_SCOPES : new Set(row.scopes as Scope[]);
     return {
       key_id: row.key_id,
       name: row.name,
       project_id: row.project_id,
       scopes,
-      ...(issuedFor
-        ? { repository: { github_id: Number(issuedFor.repository_id), full_name: issuedFor.repository } }
+      ...(row.issued_for
+        ? { repository: { github_id: Number(row.issued_for.repository_id), full_name: row.issued_for.repository } }
         : {}),
     };
   };

@@ -50,11 +50,11 @@ export function newApiKey(
       key_id: keyId,
       secret_hash: minted.secretHash,
       project_id: projectId,
-      scopes: JSON.stringify(granted),
+      scopes: granted,
       name: name ?? null,
       created_at: clock.now().toISOString(),
       expires_at: expiresAt ?? null,
-      issued_for: issuedFor ? JSON.stringify(issuedFor) : null,
+      issued_for: issuedFor ?? null,
     },
     token: minted.token,
   };

@@ -89,7 +89,7 @@ export function makeWorker({
     try {
       const task = tasks[job.task];
       if (!task) throw new Error(`No task named '${job.task}'`);
-      await task(JSON.parse(job.payload), { job, signal: controller.signal });
+      await task(job.payload, { job, signal: controller.signal });
       if (controller.signal.aborted && stopped) {
         await handBack(job);
       } else {

@@ -164,7 +164,7 @@ export function ConversationBlock({
         {conversation.kind === "probe" ? "Security probe" : "Scenario"} <code>{conversation.scenario_id}</code>, repeat{" "}
         {conversation.repeat_index}
         {tries} <Status value={conversation.status} />
-        {conversation.counted === 0 && conversation.status === "completed" && (
+        {!conversation.counted && conversation.status === "completed" && (
           <span class="muted"> (tried again: not counted)</span>
         )}
       </h3>

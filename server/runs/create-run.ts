@@ -154,7 +154,7 @@ export async function createRun(
       agent_id: agent.agent_id,
       agent_version: agentAt.perCommit && body.source ? body.source.commit_sha : agent.version,
       agent_url: agentAt.url,
-      source: body.source ? JSON.stringify(body.source) : null,
+      source: body.source ?? null,
       started_by: principal.key_id,
       created_at: now,
       updated_at: now,

@@ -10,7 +10,7 @@ export function toRunEvent(row: EventRow): RunEvent {
     sequence: row.sequence,
     type: row.type,
     occurred_at: row.occurred_at,
-    data: JSON.parse(row.data) as Record<string, unknown>,
+    data: toLoggedEvent(row).data as Record<string, unknown>,
   };
 }
 
@@ -23,7 +23,7 @@ export function toConversationSummary(row: ConversationView) {
     repeat_index: row.repeat_index,
     attempt: row.attempt,
     retry: row.retry,
-    counted: row.counted === 1,
+    counted: row.counted,
     status: row.status,
     created_at: row.created_at,
     ended_at: row.ended_at,

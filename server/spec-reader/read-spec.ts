@@ -38,7 +38,7 @@ const versionRow = (
   document: parts.canonical,
   source_format: text.format,
   source_text: text.text,
-  source_lines: parts.lines && JSON.stringify(parts.lines),
+  source_lines: parts.lines,
   source,
 });
 

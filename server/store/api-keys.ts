@@ -4,15 +4,15 @@ export interface ApiKeyRow {
   key_id: string;
   secret_hash: Buffer;
   project_id: string | null;
-  /** JSON array of scope names. */
-  scopes: string;
+  /** The scope names. */
+  scopes: string[];
   name: string | null;
   created_at: string;
   revoked_at: string | null;
   /** When it stops working; null: never. */
   expires_at: string | null;
-  /** JSON of who it was issued to (a workflow run, for a key from a GitHub OIDC token); null for an operator's key. */
-  issued_for: string | null;
+  /** Who it was issued to (a workflow run, for a key from a GitHub OIDC token); null for an operator's key. */
+  issued_for: KeyIssuedFor | null;
   /** When a request last used it (to the minute); null: never. */
   last_used_at?: string | null;
 }
@@ -41,11 +41,27 @@ export interface ApiKeyInfo {
   last_used_at: string | null;
 }
 
+/** The row as stored: the scopes and who it was issued to are JSON. */
+interface DbApiKey extends Omit<ApiKeyRow, "scopes" | "issued_for"> {
+  scopes: string;
+  issued_for: string | null;
+}
+
+const fromDb = (row: DbApiKey): ApiKeyRow => ({
+  ...row,
+  scopes: JSON.parse(row.scopes) as string[],
+  issued_for: row.issued_for === null ? null : (JSON.parse(row.issued_for) as KeyIssuedFor),
+});
+
+const toDb = <Row extends Pick<ApiKeyRow, "scopes" | "issued_for">>(row: Row) => ({
+  ...row,
+  scopes: JSON.stringify(row.scopes),
+  issued_for: row.issued_for === null ? null : JSON.stringify(row.issued_for),
+});
+
 const toInfo = ({ secret_hash: _hash, ...row }: ApiKeyRow): ApiKeyInfo => ({
   ...row,
   last_used_at: row.last_used_at ?? null,
-  scopes: JSON.parse(row.scopes) as string[],
-  issued_for: row.issued_for === null ? null : (JSON.parse(row.issued_for) as KeyIssuedFor),
 });
 
 export function makeApiKeysStore(db: Db) {
@@ -69,10 +85,11 @@ export function makeApiKeysStore(db: Db) {
     reads: {
       /** The row with its secret hash, for authentication only. */
       getApiKeyRow(keyId: string): ApiKeyRow | undefined {
-        return byId.get(keyId) as ApiKeyRow | undefined;
+        const row = byId.get(keyId) as DbApiKey | undefined;
+        return row && fromDb(row);
       },
       listApiKeys(): ApiKeyInfo[] {
-        return (all.all() as ApiKeyRow[]).map(toInfo);
+        return (all.all() as DbApiKey[]).map((row) => toInfo(fromDb(row)));
       },
     },
     writes: {
@@ -81,7 +98,7 @@ export function makeApiKeysStore(db: Db) {
           Partial<Pick<ApiKeyRow, "expires_at" | "issued_for">>,
       ): ApiKeyInfo {
         const full = { expires_at: null, issued_for: null, ...row };
-        insert.run(full);
+        insert.run(toDb(full));
         return toInfo({ ...full, revoked_at: null });
       },
       /**
@@ -95,7 +112,7 @@ export function makeApiKeysStore(db: Db) {
       ): ApiKeyInfo | undefined {
         forgetSpentTokens.run(now);
         if (useToken.run(token.jti, token.expires_at).changes === 0) return undefined;
-        insert.run(row);
+        insert.run(toDb(row));
         return toInfo({ ...row, revoked_at: null });
       },
       touchApiKey(keyId: string, at: string): void {

@@ -20,7 +20,15 @@ export interface ConversationRow {
 }
 
 /** A conversation as the evidence shows it: whether the evaluations use it (the last completed try of its scenario and repeat). */
-export type ConversationView = ConversationRow & { counted: 0 | 1 };
+export type ConversationView = ConversationRow & { counted: boolean };
+
+/** A conversation as read with its `counted` column (0 or 1). */
+export type DbConversationView = ConversationRow & { counted: 0 | 1 };
+
+export const toConversationView = ({ counted, ...row }: DbConversationView): ConversationView => ({
+  ...row,
+  counted: counted === 1,
+});
 
 export function makeConversationsStore(db: Db) {
   const insert = db.prepare(`INSERT INTO conversations
@@ -45,7 +53,8 @@ export function makeConversationsStore(db: Db) {
   return {
     reads: {
       getConversation(conversationId: string): ConversationView | undefined {
-        return byId.get(conversationId) as ConversationView | undefined;
+        const row = byId.get(conversationId) as DbConversationView | undefined;
+        return row && toConversationView(row);
       },
       /** All of a run's conversations in the order they were held. */
       listRunConversations(runId: string): ConversationRow[] {
@@ -53,7 +62,9 @@ export function makeConversationsStore(db: Db) {
       },
       /** A page of a run's conversations after an id, as the evidence shows them. */
       pageRunConversations(runId: string, after: string | undefined, limit: number): ConversationView[] {
-        return pageOfRun.all({ run_id: runId, after: after ?? null, limit }) as ConversationView[];
+        return (pageOfRun.all({ run_id: runId, after: after ?? null, limit }) as DbConversationView[]).map(
+          toConversationView,
+        );
       },
     },
     writes: {

@@ -22,28 +22,44 @@ export interface EnvironmentRow {
   rate_limit_per_minute: number | null;
   /** JSON object of header name → value, sealed: it never leaves the service except to the agent. */
   headers: string;
-  /** JSON array of the header names, in the clear: the API shows them. */
-  header_names: string;
-  /** JSON of Pricing. */
-  pricing: string;
-  /** JSON of HttpEndpoint (protocol http); null for the others. */
-  http: string | null;
+  /** The header names, in the clear: the API shows them. */
+  header_names: string[];
+  pricing: Pricing;
+  /** protocol http: how the agent is called and read; null for the others. */
+  http: HttpEndpoint | null;
   created_at: string;
 }
 
+/** The row as stored: the header names, the pricing and the http mapping are JSON. */
+interface DbEnvironment extends Omit<EnvironmentRow, "header_names" | "pricing" | "http"> {
+  header_names: string;
+  pricing: string;
+  http: string | null;
+}
+
+const fromDb = (row: DbEnvironment): EnvironmentRow => ({
+  ...row,
+  header_names: JSON.parse(row.header_names) as string[],
+  pricing: JSON.parse(row.pricing) as Pricing,
+  http: row.http === null ? null : (JSON.parse(row.http) as HttpEndpoint),
+});
+
 /** An environment to create: its header values given plain, to be sealed by the store. */
-export type NewEnvironment = Omit<EnvironmentRow, "headers" | "header_names" | "http"> & {
-  headers: Record<string, string>;
-  http: HttpEndpoint | null;
-};
+export type NewEnvironment = Omit<EnvironmentRow, "headers" | "header_names"> & { headers: Record<string, string> };
 
 /** A change to an environment's endpoint: every field but the headers, which are kept unless given. */
 export type EnvironmentChange = Pick<
   EnvironmentRow,
-  "base_url" | "url_pattern" | "model" | "readiness_path" | "max_concurrency" | "rate_limit_per_minute" | "pricing"
+  | "base_url"
+  | "url_pattern"
+  | "model"
+  | "readiness_path"
+  | "max_concurrency"
+  | "rate_limit_per_minute"
+  | "pricing"
+  | "http"
 > & {
   headers?: Record<string, string>;
-  http: HttpEndpoint | null;
 };
 
 /** What the service needs to reach an environment's agent, header values included. */
@@ -60,9 +76,6 @@ export interface EnvironmentTarget {
   http: HttpEndpoint | null;
 }
 
-const httpOf = (row: EnvironmentRow): HttpEndpoint | null =>
-  row.http === null ? null : (JSON.parse(row.http) as HttpEndpoint);
-
 export function toEnvironment(row: EnvironmentRow): Environment {
   return {
     environment_id: row.environment_id,
@@ -77,10 +90,10 @@ export function toEnvironment(row: EnvironmentRow): Environment {
       readiness_path: row.readiness_path,
       max_concurrency: row.max_concurrency,
       rate_limit_per_minute: row.rate_limit_per_minute,
-      header_names: JSON.parse(row.header_names) as string[],
-      pricing: JSON.parse(row.pricing) as Pricing,
-      request: httpOf(row)?.request ?? null,
-      response: httpOf(row)?.response ?? null,
+      header_names: row.header_names,
+      pricing: row.pricing,
+      request: row.http?.request ?? null,
+      response: row.http?.response ?? null,
     },
     created_at: row.created_at,
   };
@@ -91,7 +104,13 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
     (environment_id, project_id, name, agent_id, protocol, base_url, url_pattern, model, readiness_path, max_concurrency, rate_limit_per_minute, headers, header_names, pricing, http, created_at)
     VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @url_pattern, @model, @readiness_path, @max_concurrency, @rate_limit_per_minute, @headers, @header_names, @pricing, @http, @created_at)
     ON CONFLICT (project_id, name) DO NOTHING`);
-  const environments = makeProjectTable<EnvironmentRow>(db, listPage, "environments", "environment_id");
+  const environments = makeProjectTable<DbEnvironment, EnvironmentRow>(
+    db,
+    listPage,
+    "environments",
+    "environment_id",
+    fromDb,
+  );
   const byName = db.prepare("SELECT * FROM environments WHERE project_id = ? AND name = ?");
   const update = db.prepare(`UPDATE environments SET base_url = @base_url, url_pattern = @url_pattern, model = @model,
       readiness_path = @readiness_path, max_concurrency = @max_concurrency, rate_limit_per_minute = @rate_limit_per_minute, pricing = @pricing, http = @http, headers = coalesce(@headers, headers), header_names = coalesce(@header_names, header_names)
@@ -101,7 +120,8 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
     reads: {
       getEnvironmentRow: environments.get,
       getEnvironmentRowByName(projectId: string, name: string): EnvironmentRow | undefined {
-        return byName.get(projectId, name) as EnvironmentRow | undefined;
+        const row = byName.get(projectId, name) as DbEnvironment | undefined;
+        return row && fromDb(row);
       },
       /** How to reach an environment's agent, its header values unsealed. */
       getEnvironmentTarget(environmentId: string): EnvironmentTarget | undefined {
@@ -118,7 +138,7 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
           max_concurrency,
           rate_limit_per_minute,
           headers: JSON.parse(headers) as Record<string, string>,
-          http: httpOf(row),
+          http: row.http,
         };
       },
       listEnvironments(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Environment> {
@@ -128,14 +148,19 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
     },
     writes: {
       /** Creates the environment, its header values sealed, or returns undefined if its project has one of that name. */
-      createEnvironment({ headers, http, ...environment }: NewEnvironment): Environment | undefined {
+      createEnvironment({ headers, ...environment }: NewEnvironment): Environment | undefined {
         const row: EnvironmentRow = {
           ...environment,
-          http: http && JSON.stringify(http),
           headers: sealer.seal(JSON.stringify(headers), SEALED_AT.environmentHeaders(environment.environment_id)),
-          header_names: JSON.stringify(Object.keys(headers)),
+          header_names: Object.keys(headers),
         };
-        return insert.run(row).changes === 1 ? toEnvironment(row) : undefined;
+        const stored: DbEnvironment = {
+          ...row,
+          header_names: JSON.stringify(row.header_names),
+          pricing: JSON.stringify(row.pricing),
+          http: row.http && JSON.stringify(row.http),
+        };
+        return insert.run(stored).changes === 1 ? toEnvironment(row) : undefined;
       },
       /** Changes how the agent is reached; headers, if given, replace the old ones whole (sealed). */
       updateEnvironment(environmentId: string, change: EnvironmentChange): Environment | undefined {
@@ -146,6 +171,7 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
         const changed =
           update.run({
             ...change,
+            pricing: JSON.stringify(change.pricing),
             http: change.http && JSON.stringify(change.http),
             headers: null,
             header_names: null,

@@ -1,15 +1,21 @@
+import { createHash } from "node:crypto";
 import type { Db } from "./db.js";
 import type { JobsStore, NewJob } from "./jobs.js";
 
+/** A GitHub webhook delivery, as it was received. */
 export interface DeliveryRow {
   delivery_id: string;
   event: string;
   action: string | null;
-  /** JSON of the webhook's payload. */
-  payload: string;
-  /** SHA-256 (hex) of the payload: the same body under another delivery id is the same delivery. */
-  body_sha256: string;
+  /** The webhook's payload (GitHub signed it; its shape is the event's). */
+  payload: unknown;
   received_at: string;
+}
+
+/** The row as stored: the payload is JSON, with its SHA-256 (hex): the same body under another delivery id is the same delivery. */
+interface DbDelivery extends Omit<DeliveryRow, "payload"> {
+  payload: string;
+  body_sha256: string;
 }
 
 /**
@@ -177,7 +183,10 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
   return {
     reads: {
       getDelivery(deliveryId: string): DeliveryRow | undefined {
-        return deliveryById.get(deliveryId) as DeliveryRow | undefined;
+        const row = deliveryById.get(deliveryId) as DbDelivery | undefined;
+        if (!row) return undefined;
+        const { body_sha256: _hash, payload, ...delivery } = row;
+        return { ...delivery, payload: JSON.parse(payload) as unknown };
       },
       getGitHubCommit({ repository_id, head_sha, check_name }: CommitKey): GitHubCommit | undefined {
         const row = commitByKey.get(repository_id, head_sha, check_name) as GitHubCommitRow | undefined;
@@ -219,7 +228,13 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
     },
     writes: {
       /** Keeps a delivery and queues its processing, once per delivery id and body: false for a delivery seen before. */
-      receiveDelivery(row: DeliveryRow, job: NewJob): boolean {
+      receiveDelivery(delivery: DeliveryRow, job: NewJob): boolean {
+        const payload = JSON.stringify(delivery.payload);
+        const row: DbDelivery = {
+          ...delivery,
+          payload,
+          body_sha256: createHash("sha256").update(payload).digest("hex"),
+        };
         if (insertDelivery.run(row).changes === 0) return false;
         jobs.enqueueJob(job);
         return true;

@@ -5,7 +5,8 @@ export interface JobRow {
   task: string;
   /** Unique per intended piece of work (e.g. `execute_run:<run_id>`): enqueueing twice is a no-op. */
   job_key: string;
-  payload: string;
+  /** What the task is given (stored as JSON). */
+  payload: unknown;
   state: "queued" | "running";
   run_at: string;
   attempts: number;
@@ -93,9 +94,12 @@ export function makeJobsStore(db: Db) {
             .sort(
               (a, b) => a.running - b.running || (a.first_due < b.first_due ? -1 : a.first_due > b.first_due ? 1 : 0),
             );
-          const job = keys[0] && (claim.get({ worker, now, until, key: keys[0].fair_key }) as ClaimedJob | undefined);
+          const job =
+            keys[0] &&
+            (claim.get({ worker, now, until, key: keys[0].fair_key }) as
+              (ClaimedJob & { payload: string }) | undefined);
           if (!job) break;
-          jobs.push(job);
+          jobs.push({ ...job, payload: JSON.parse(job.payload) as unknown });
         }
         return jobs;
       },

@@ -1,5 +1,5 @@
 import type { Db } from "./db.js";
-import type { ConversationView } from "./conversations.js";
+import { toConversationView, type ConversationView, type DbConversationView } from "./conversations.js";
 import type { Evaluation } from "../contract/index.js";
 import { toEvaluation } from "./evaluations.js";
 import type { EventRow } from "./events.js";
@@ -86,7 +86,7 @@ export function makePagesStore(db: Db) {
       },
       /** One page of a run's conversations, in the order they were made. */
       pageConversations(runId: string, offset: number, limit: number): ConversationView[] {
-        return conversationsAt.all(runId, limit, offset) as ConversationView[];
+        return (conversationsAt.all(runId, limit, offset) as DbConversationView[]).map(toConversationView);
       },
       countConversations(runId: string): number {
         return conversationCount.get(runId) as number;

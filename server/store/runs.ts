@@ -47,6 +47,9 @@ export interface RunRow {
   pricing?: string | null;
 }
 
+/** A run to create: its source given as it is, encoded by the store. */
+export type NewRun = Omit<RunRow, "source" | "agent_usage" | "pricing"> & { source: RunSource | null };
+
 export function toRun(row: RunRow): Run {
   return {
     run_id: row.run_id,
@@ -139,12 +142,13 @@ export function makeRunsStore(
   const createRunIdempotently = db.transaction(
     (
       request: IdempotentRequest,
-      row: RunRow,
+      newRun: NewRun,
       job: NewJob,
       maxQueued = Number.POSITIVE_INFINITY,
     ): IdempotentOutcome | { kind: "created"; run: Run } | { kind: "quota_exceeded"; active: number } => {
       const existing = lookUpKey(request);
       if (existing.kind !== "none") return existing;
+      const row: RunRow = { ...newRun, source: newRun.source ? JSON.stringify(newRun.source) : null };
       // Counted in the transaction that inserts: concurrent creations cannot overshoot the quota.
       const active = Number.isFinite(maxQueued) ? (countActive.get(row.project_id) as number) : 0;
       if (active >= maxQueued) return { kind: "quota_exceeded", active };

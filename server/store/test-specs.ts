@@ -85,7 +85,8 @@ export interface NewTestSpecVersion {
   document: string;
   source_format: "json" | "yaml";
   source_text: string;
-  source_lines: string | null;
+  /** spec_path → line in source_text, for the parts that evaluations cite (YAML only). */
+  source_lines: Record<string, number> | null;
   source: SpecSource | null;
 }
 
@@ -141,7 +142,7 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
         document: input.document,
         source_format: input.source_format,
         source_text: input.source_text,
-        source_lines: input.source_lines,
+        source_lines: input.source_lines && JSON.stringify(input.source_lines),
         source_repository: input.source?.repository ?? null,
         source_commit_sha: input.source?.commit_sha ?? null,
         source_path: input.source?.path ?? null,

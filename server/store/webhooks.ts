@@ -8,10 +8,10 @@ export interface WebhookRow {
   webhook_id: string;
   project_id: string;
   url: string;
-  /** JSON array of event types; null: every type. */
-  event_types: string | null;
+  /** The event types it is sent; null: every type. */
+  event_types: string[] | null;
   description: string | null;
-  enabled: 0 | 1;
+  enabled: boolean;
   disabled_reason: string | null;
   /** Sealed. */
   secret: string;
@@ -23,6 +23,21 @@ export interface WebhookRow {
   updated_at: string;
   deleted_at: string | null;
 }
+
+/** The row as stored: the event types are JSON, enabled is 0 or 1. */
+interface DbWebhook extends Omit<WebhookRow, "event_types" | "enabled"> {
+  event_types: string | null;
+  enabled: 0 | 1;
+}
+
+const fromDb = (row: DbWebhook): WebhookRow => ({
+  ...row,
+  event_types: row.event_types === null ? null : (JSON.parse(row.event_types) as string[]),
+  enabled: row.enabled === 1,
+});
+
+const eventTypesColumn = (eventTypes: readonly string[] | null) =>
+  eventTypes === null ? null : JSON.stringify(eventTypes);
 
 export interface DeliveryRow {
   delivery_id: string;
@@ -84,7 +99,7 @@ const DELIVERY_ID = "'dlv_' || lower(hex(randomblob(13)))";
  * due ones under a lease, and records each attempt with what follows from it.
  */
 export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
-  const webhooks = makeProjectTable<WebhookRow>(db, listPage, "live_webhooks", "webhook_id");
+  const webhooks = makeProjectTable<DbWebhook, WebhookRow>(db, listPage, "live_webhooks", "webhook_id", fromDb);
   const insert =
     db.prepare(`INSERT INTO webhooks (webhook_id, project_id, url, event_types, description, enabled, secret, created_at, updated_at)
     VALUES (@webhook_id, @project_id, @url, @event_types, @description, 1, @secret, @now, @now)`);
@@ -263,7 +278,12 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
         row: Pick<WebhookRow, "webhook_id" | "project_id" | "url" | "event_types" | "description"> & { secret: string },
         now: string,
       ): WebhookRow {
-        insert.run({ ...row, secret: sealer.seal(row.secret, SEALED_AT.webhookSecret(row.webhook_id)), now });
+        insert.run({
+          ...row,
+          event_types: eventTypesColumn(row.event_types),
+          secret: sealer.seal(row.secret, SEALED_AT.webhookSecret(row.webhook_id)),
+          now,
+        });
         return webhooks.get(row.webhook_id)!;
       },
       updateWebhook(
@@ -274,8 +294,14 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
         now: string,
       ): WebhookRow | undefined {
         const changed =
-          update.run({ ...change, disabled_reason: change.disabled_reason ?? null, webhook_id: webhookId, now })
-            .changes === 1;
+          update.run({
+            ...change,
+            event_types: eventTypesColumn(change.event_types),
+            enabled: change.enabled ? 1 : 0,
+            disabled_reason: change.disabled_reason ?? null,
+            webhook_id: webhookId,
+            now,
+          }).changes === 1;
         return changed ? webhooks.get(webhookId) : undefined;
       },
       /** Stops delivery to it; its deliveries and attempts are kept. */

@@ -112,7 +112,7 @@ export function makeWebhookDeliverer({
   async function attempt(delivery: DeliveryRow): Promise<void> {
     const webhook = store.getWebhookRow(delivery.webhook_id);
     // Disabled since it was claimed (a 410 to another attempt): left pending, for if it is enabled again.
-    if (webhook?.enabled === 0) return;
+    if (webhook?.enabled === false) return;
     const at = clock.now();
     const body = bodyOf(delivery);
     const sent =

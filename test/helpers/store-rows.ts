@@ -28,7 +28,7 @@ export function insertQueuedRun(store: Store, at: string): void {
     max_concurrency: 16,
     rate_limit_per_minute: null,
     headers: {},
-    pricing: "{}",
+    pricing: {},
     http: null,
     created_at: at,
   });

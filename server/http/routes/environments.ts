@@ -62,7 +62,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
           max_concurrency: body.endpoint.max_concurrency ?? DEFAULT_MAX_CONCURRENCY,
           rate_limit_per_minute: body.endpoint.rate_limit_per_minute ?? null,
           headers: body.endpoint.headers ?? {},
-          pricing: JSON.stringify(body.endpoint.pricing ?? {}),
+          pricing: body.endpoint.pricing ?? {},
           http: body.endpoint.response
             ? { request: HttpRequestTemplate.parse(body.endpoint.request ?? {}), response: body.endpoint.response }
             : null,
@@ -102,7 +102,6 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
       const url_pattern = endpoint.url_pattern === undefined ? current.url_pattern : endpoint.url_pattern;
       checkEndpoint(base_url, url_pattern, egress);
       assertCredentialsStay(current, base_url, url_pattern, endpoint.headers);
-      const shown = toEnvironment(current).endpoint;
       for (const field of ["request", "response"] as const) {
         if (endpoint[field] !== undefined && current.protocol !== "http") {
           throw new ApiError("VALIDATION_FAILED", {
@@ -124,11 +123,11 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
             endpoint.rate_limit_per_minute === undefined
               ? current.rate_limit_per_minute
               : endpoint.rate_limit_per_minute,
-          pricing: endpoint.pricing ? JSON.stringify(endpoint.pricing) : current.pricing,
-          http:
-            shown.request && shown.response
-              ? { request: endpoint.request ?? shown.request, response: endpoint.response ?? shown.response }
-              : null,
+          pricing: endpoint.pricing ?? current.pricing,
+          http: current.http && {
+            request: endpoint.request ?? current.http.request,
+            response: endpoint.response ?? current.http.response,
+          },
           ...(endpoint.headers ? { headers: endpoint.headers } : {}),
         },
       ]);
@@ -167,7 +166,7 @@ function assertCredentialsStay(
   urlPattern: string | null,
   headers: Record<string, string> | undefined,
 ): void {
-  if (headers !== undefined || (JSON.parse(current.header_names) as string[]).length === 0) return;
+  if (headers !== undefined || current.header_names.length === 0) return;
   const moved = [
     ...(originOf(baseUrl) !== originOf(current.base_url)
       ? [`base_url now sends to ${originOf(baseUrl)}, not ${originOf(current.base_url)}`]

@@ -30,9 +30,9 @@ export function toWebhook(row: WebhookRow): Webhook {
     webhook_id: row.webhook_id,
     project_id: row.project_id,
     url: row.url,
-    event_types: row.event_types ? (JSON.parse(row.event_types) as string[]) : null,
+    event_types: row.event_types,
     description: row.description,
-    enabled: row.enabled === 1,
+    enabled: row.enabled,
     disabled_reason: row.disabled_reason,
     failing_since: row.failing_since,
     secret_rotated_at: row.previous_secret_until
@@ -102,7 +102,7 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
           webhook_id: newId("webhook"),
           project_id: projectId,
           url: request.body.url,
-          event_types: request.body.event_types ? JSON.stringify(request.body.event_types) : null,
+          event_types: request.body.event_types ?? null,
           description: request.body.description ?? null,
           secret,
         },
@@ -148,14 +148,9 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
         current.webhook_id,
         {
           url: body.url ?? current.url,
-          event_types:
-            body.event_types === undefined
-              ? current.event_types
-              : body.event_types === null
-                ? null
-                : JSON.stringify(body.event_types),
+          event_types: body.event_types === undefined ? current.event_types : body.event_types,
           description: body.description === undefined ? current.description : body.description,
-          enabled: body.enabled === undefined ? current.enabled : body.enabled ? 1 : 0,
+          enabled: body.enabled ?? current.enabled,
           disabled_reason: body.enabled === false ? "disabled by a request" : null,
         },
         now(),

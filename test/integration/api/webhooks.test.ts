@@ -253,7 +253,7 @@ describe("outbound webhooks", () => {
         webhook_id: "whk_metadata",
         project_id: p.projectId,
         url: "http://169.254.169.254/hooks",
-        event_types: JSON.stringify(["run.status_changed"]),
+        event_types: ["run.status_changed"],
         description: null,
         secret: "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw",
       },

@@ -70,7 +70,7 @@ describe("reading a spec sent to the API", () => {
       ok: true,
       version: { spec_version: expect.stringMatching(/^git:[0-9a-f]{40}$/), source: { path: ".assure/specs/x.yaml" } },
     });
-    expect(JSON.parse((plain as { version: { source_lines: string } }).version.source_lines)).toMatchObject({
+    expect((plain as { version: { source_lines: Record<string, number> } }).version.source_lines).toMatchObject({
       "scenarios[0]": 4,
     });
   });

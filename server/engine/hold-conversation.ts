@@ -1,0 +1,79 @@
+import { randomBytes } from "node:crypto";
+import type { Clock } from "../clock.js";
+import type { Run } from "../contract/index.js";
+import { RunFailedError } from "../errors.js";
+import type { NewId } from "../ids.js";
+import type { ConversationRow } from "../store/index.js";
+import type { Agent, AgentReply } from "./agents/types.js";
+import type { ConversationPlan } from "./plan.js";
+import type { Recorder } from "./recorder.js";
+import { runConversation } from "./run-conversation.js";
+
+export interface HoldConversationOptions {
+  run: Run;
+  plan: ConversationPlan;
+  /** Which try of the planned conversation: its attempt (counting interrupted ones) at its retry. */
+  attempt: number;
+  retry: number;
+  agent: Agent;
+  recorder: Recorder;
+  signal: AbortSignal;
+  /** Told of each answer of the agent (the run meters its budget). */
+  onReply: (reply: AgentReply) => void;
+}
+
+/**
+ * Holds one conversation, its row and its start and end recorded; a failure that fails the run is
+ * recorded on it before it is thrown. Returns the conversation, completed.
+ */
+export async function holdConversation(
+  { clock, newId }: { clock: Clock; newId: NewId },
+  { run, plan, attempt, retry, agent, recorder, signal, onReply }: HoldConversationOptions,
+): Promise<ConversationRow> {
+  const now = () => clock.now().toISOString();
+  const conversation: ConversationRow = {
+    conversation_id: newId("conversation"),
+    run_id: run.run_id,
+    kind: plan.kind,
+    scenario_id: plan.scenario_id,
+    repeat_index: plan.repeat_index,
+    attempt,
+    retry,
+    retry_outcome: null,
+    status: "running",
+    canary: plan.canary ? `CANARY-${randomBytes(9).toString("base64url")}` : null,
+    created_at: now(),
+    ended_at: null,
+  };
+  const context = { conversation_id: conversation.conversation_id };
+  recorder.record("conversation.started", {
+    ...context,
+    kind: plan.kind,
+    scenario_id: plan.scenario_id,
+    repeat_index: plan.repeat_index,
+    attempt,
+    ...(retry > 0 ? { retry } : {}),
+  });
+  recorder.flushInBackground(["createConversation", conversation]);
+  try {
+    await runConversation({
+      plan,
+      conversationId: conversation.conversation_id,
+      canary: conversation.canary,
+      agent,
+      recorder,
+      signal,
+      onReply,
+    });
+  } catch (error) {
+    if (error instanceof RunFailedError && !signal.aborted) {
+      recorder.record("conversation.failed", { ...context, cause: error.failureCause });
+      await recorder.flush(["finishConversation", conversation.conversation_id, "failed", now()]);
+    }
+    throw error;
+  }
+  const endedAt = now();
+  recorder.record("conversation.completed", context);
+  recorder.flushInBackground(["finishConversation", conversation.conversation_id, "completed", endedAt]);
+  return { ...conversation, status: "completed", ended_at: endedAt };
+}
