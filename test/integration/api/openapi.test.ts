@@ -12,7 +12,12 @@ const SNAPSHOT = "docs/openapi-v1.json";
 
 /** Every version of the v1 snapshot that was committed, oldest first (as much history as the clone has). */
 function committedSnapshots(): { commit: string; text: string }[] {
-  const log = execFileSync("git", ["log", "--format=%H", "--reverse", "--", SNAPSHOT], { cwd: ROOT, encoding: "utf8" });
+  // Along main's own line: a branch merged into it is judged by its merge, not commit by commit
+  // interleaved with main's (where another branch's addition would look removed).
+  const log = execFileSync("git", ["log", "--first-parent", "--format=%H", "--reverse", "--", SNAPSHOT], {
+    cwd: ROOT,
+    encoding: "utf8",
+  });
   return log
     .split("\n")
     .filter(Boolean)
