@@ -54918,6 +54918,7 @@ var latencyMs = defineExpectationKind({
 // server/specs/expectations/max-tool-calls.ts
 var maxToolCalls = defineExpectationKind({
   name: "max_tool_calls",
+  readsToolCalls: true,
   args: external_exports.number().int().min(0).max(1e4),
   check(max, facts) {
     const count = facts.toolCalls.length;
@@ -55019,6 +55020,7 @@ function partialMatch(expected, actual) {
 // server/specs/expectations/tool-called.ts
 var toolCalled = defineExpectationKind({
   name: "tool_called",
+  readsToolCalls: true,
   args: external_exports.strictObject({ name: ToolName, args: JsonObject.optional() }),
   namesTools: ({ name }) => [{ name, path: ["name"] }],
   check({ name, args }, facts) {
@@ -55048,6 +55050,7 @@ var toolCalled = defineExpectationKind({
 // server/specs/expectations/tool-not-called.ts
 var toolNotCalled = defineExpectationKind({
   name: "tool_not_called",
+  readsToolCalls: true,
   args: external_exports.union([ToolName, external_exports.strictObject({ name: ToolName })]),
   namesTools: (args) => typeof args === "string" ? [{ name: args, path: [] }] : [{ name: args.name, path: ["name"] }],
   check(args, facts) {
@@ -55074,6 +55077,7 @@ function containsAll(seen, wanted) {
 }
 var toolSequence = defineExpectationKind({
   name: "tool_sequence",
+  readsToolCalls: true,
   args: external_exports.strictObject({
     tools: external_exports.array(ToolName).min(1).max(100),
     mode: external_exports.enum(["in_order", "exact", "any_order"]).default("in_order")
@@ -55273,12 +55277,20 @@ var expectations = {
         evidence_refs: []
       };
     }
-    const failed = checks.filter((e) => e.status !== "passed");
+    const failed = checks.filter((e) => e.status !== "passed" && e.status !== "inconclusive");
     if (failed.length > 0) {
       return {
         status: "failed",
         reason: `${failed.length} of ${checks.length} expectation check(s) failed`,
         evidence_refs: run2.cite.evaluations(failed)
+      };
+    }
+    const undecided = checks.filter((e) => e.status === "inconclusive");
+    if (undecided.length > 0) {
+      return {
+        status: "inconclusive",
+        reason: `${undecided.length} of ${checks.length} expectation check(s) could not be judged (the agent runs its own tools and reported no tool call); the others passed`,
+        evidence_refs: run2.cite.evaluations(undecided)
       };
     }
     return {
@@ -56295,7 +56307,10 @@ var RUN_EVENT_DATA = {
     scenario_id: external_exports.string(),
     repeat_index: external_exports.number().int(),
     attempt: external_exports.number().int(),
-    retry: external_exports.number().int().optional().describe("Set on a try again of a case whose checks failed (defaults.retry_failed): 1 for the first")
+    retry: external_exports.number().int().optional().describe("Set on a try again of a case whose checks failed (defaults.retry_failed): 1 for the first"),
+    tools_run_by: external_exports.enum(["assure", "agent"]).optional().describe(
+      "Who runs the tools the agent calls: assure, from the spec's mocks, or the agent itself (http, a2a), whose calls are known only as it reports them; absent on earlier runs (assure)"
+    )
   }),
   "conversation.completed": external_exports.object(InConversation),
   "conversation.failed": external_exports.object({ ...InConversation, cause: FailureCause }),

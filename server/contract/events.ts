@@ -66,6 +66,12 @@ export const RUN_EVENT_DATA = {
       .int()
       .optional()
       .describe("Set on a try again of a case whose checks failed (defaults.retry_failed): 1 for the first"),
+    tools_run_by: z
+      .enum(["assure", "agent"])
+      .optional()
+      .describe(
+        "Who runs the tools the agent calls: assure, from the spec's mocks, or the agent itself (http, a2a), whose calls are known only as it reports them; absent on earlier runs (assure)",
+      ),
   }),
   "conversation.completed": z.object(InConversation),
   "conversation.failed": z.object({ ...InConversation, cause: FailureCause }),

@@ -82,8 +82,9 @@ export async function converse(
     retry: number,
   ): Promise<ConversationRow | undefined> {
     const attempt = before.filter((c) => c.retry === retry).length + 1;
+    const protocol = AGENT_PROTOCOLS[target.protocol];
     const held = await lane.inSlot(() => {
-      const agent = AGENT_PROTOCOLS[target.protocol].makeAgent({
+      const agent = protocol.makeAgent({
         egress: deps.egress,
         target,
         timeoutMs: plan.timeout_ms,
@@ -93,7 +94,17 @@ export async function converse(
         ...(deps.agentBackoffMs ? { backoffMs: deps.agentBackoffMs } : {}),
       });
       const { signal } = lane;
-      return holdConversation(deps, { run, plan, attempt, retry, agent, recorder, signal, onReply: budget.meter });
+      return holdConversation(deps, {
+        run,
+        plan,
+        attempt,
+        retry,
+        agent,
+        toolsRunBy: protocol.toolsRunBy,
+        recorder,
+        signal,
+        onReply: budget.meter,
+      });
     });
     if (held) completed.push(held);
     return held;

@@ -16,6 +16,8 @@ export interface HoldConversationOptions {
   attempt: number;
   retry: number;
   agent: Agent;
+  /** Who runs the tools the agent calls (its protocol's say). */
+  toolsRunBy: "assure" | "agent";
   recorder: Recorder;
   signal: AbortSignal;
   /** Told of each answer of the agent (the run meters its budget). */
@@ -28,7 +30,7 @@ export interface HoldConversationOptions {
  */
 export async function holdConversation(
   { clock, newId }: { clock: Clock; newId: NewId },
-  { run, plan, attempt, retry, agent, recorder, signal, onReply }: HoldConversationOptions,
+  { run, plan, attempt, retry, agent, toolsRunBy, recorder, signal, onReply }: HoldConversationOptions,
 ): Promise<ConversationRow> {
   const now = () => clock.now().toISOString();
   const conversation: ConversationRow = {
@@ -53,6 +55,7 @@ export async function holdConversation(
     repeat_index: plan.repeat_index,
     attempt,
     ...(retry > 0 ? { retry } : {}),
+    tools_run_by: toolsRunBy,
   });
   recorder.flushInBackground(["createConversation", conversation]);
   try {

@@ -37,10 +37,13 @@ export function toHeldConversation(
   const replies: ReplyFact[] = [];
   const outputs: { sequence: number; text: string; turn: number }[] = [];
   const turns = new Set<number>();
+  let toolsRunBy: "assure" | "agent" = "assure";
   for (const event of events) {
     if (event.turn !== null && event.turn > 0) turns.add(event.turn);
     const { sequence } = event;
-    if (event.type === "tool.called") {
+    if (event.type === "conversation.started") {
+      toolsRunBy = event.data.tools_run_by ?? "assure";
+    } else if (event.type === "tool.called") {
       const { data } = event;
       toolCalls.push({
         sequence,
@@ -62,13 +65,23 @@ export function toHeldConversation(
       if (data.content) outputs.push({ sequence, text: data.content, turn: data.turn });
     }
   }
-  const facts: ConversationFacts = { turn: null, toolCalls, replies, outputs, canary: conversation.canary };
+  // An agent that runs its own tools and reported none: a missing call is no evidence.
+  const toolCallsKnown = toolsRunBy === "assure" || toolCalls.length > 0;
+  const facts: ConversationFacts = {
+    turn: null,
+    toolCalls,
+    replies,
+    outputs,
+    canary: conversation.canary,
+    toolCallsKnown,
+  };
   const inTurn = (turn: number): ConversationFacts => ({
     turn,
     toolCalls: toolCalls.filter((call) => call.turn === turn),
     replies: replies.filter((reply) => reply.turn === turn),
     outputs: outputs.filter((output) => output.turn === turn),
     canary: conversation.canary,
+    toolCallsKnown,
   });
   return {
     conversation,

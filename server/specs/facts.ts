@@ -31,6 +31,11 @@ export interface ConversationFacts {
   outputs: readonly { sequence: number; text: string }[];
   /** The canary planted in the conversation's system prompt, if any. */
   canary: string | null;
+  /**
+   * Whether the conversation's tool calls are known, so that a call missing from them is evidence
+   * it was not made: assure ran the tools, or the agent (running its own) reported at least one.
+   */
+  toolCallsKnown: boolean;
 }
 
 /** Checks and detectors read at most this much of each text, so that no pattern or output can stall the service. */
@@ -45,4 +50,6 @@ export interface CheckOutcome {
   reason: string;
   /** The trace entries the outcome rests on; none means the scope as a whole (the turn or conversation). */
   sequences: readonly number[];
+  /** The facts cannot decide it (the tool calls of an agent that reported none): neither holds nor fails. */
+  inconclusive?: boolean;
 }

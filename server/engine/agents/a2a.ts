@@ -458,4 +458,4 @@ function makeA2aAgent(options: AgentOptions): Agent {
 }
 
 /** A2A (Agent2Agent) through the official SDK: the agent runs its own tools; readiness is its card. */
-export const a2a: AgentProtocol = { readinessPath: CARD_PATH, makeAgent: makeA2aAgent };
+export const a2a: AgentProtocol = { readinessPath: CARD_PATH, toolsRunBy: "agent", makeAgent: makeA2aAgent };

@@ -179,4 +179,4 @@ function makeAnthropicMessagesAgent(options: AgentOptions): Agent {
 }
 
 /** Anthropic's Messages API: `tool_use` blocks answered from the spec's mocks as `tool_result`. */
-export const anthropicMessages: AgentProtocol = { readinessPath: "/v1/models", makeAgent: makeAnthropicMessagesAgent };
+export const anthropicMessages: AgentProtocol = { readinessPath: "/v1/models", toolsRunBy: "assure", makeAgent: makeAnthropicMessagesAgent };

@@ -152,4 +152,4 @@ function makeHttpAgent(options: AgentOptions): Agent {
 }
 
 /** Any JSON API, called as the environment's request template says and read by its JMESPath mapping. */
-export const httpAgent: AgentProtocol = { readinessPath: "/health", makeAgent: makeHttpAgent };
+export const httpAgent: AgentProtocol = { readinessPath: "/health", toolsRunBy: "agent", makeAgent: makeHttpAgent };

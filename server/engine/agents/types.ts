@@ -93,6 +93,11 @@ export interface AgentOptions {
 export interface AgentProtocol {
   /** Probed with GET under `base_url` before a run is accepted, unless the environment names another path. */
   readinessPath: string;
+  /**
+   * Who runs the tools the agent calls: assure, answering from the spec's mocks (a call it did not
+   * ask for is evidence that none was made), or the agent itself (only the calls it reports are known).
+   */
+  toolsRunBy: "assure" | "agent";
   /** One agent per conversation: it may keep what it needs between the conversation's calls. */
   makeAgent(options: AgentOptions): Agent;
 }

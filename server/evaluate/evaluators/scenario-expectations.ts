@@ -23,7 +23,7 @@ function evaluateOne(
     spec_path: specPath,
     score: outcome.score ?? (outcome.holds ? 1 : 0),
     threshold: 1,
-    status: outcome.holds ? "passed" : "failed",
+    status: outcome.inconclusive ? "inconclusive" : outcome.holds ? "passed" : "failed",
     judge: { ...EXPECTATIONS_JUDGE },
     reason: outcome.reason,
     evidence_refs: refsOf(held, facts, outcome.sequences),

@@ -26,6 +26,24 @@ export const securityProbes: Evaluator = {
             why: outcome.reason,
           }));
         tripped.push(...hits);
+        const undecided = hits.length === 0 ? outcomes.filter((outcome) => outcome.inconclusive) : [];
+        if (undecided.length > 0) {
+          evaluations.push({
+            metric_id: `${EVALUATION_PREFIXES.probe}${probe.id}`,
+            scope: "conversation",
+            scenario_id: probe.id,
+            conversation_id: conversation.conversation.conversation_id,
+            turn: null,
+            spec_path: `security[${p}]`,
+            score: 0,
+            threshold: 1,
+            status: "inconclusive",
+            judge: { ...PROBES_JUDGE },
+            reason: `no fail_if condition held, but ${undecided.map((o) => o.kind).join(", ")} could not be judged: ${undecided[0]!.reason}`,
+            evidence_refs: [conversation.ref.conversation()],
+          });
+          continue;
+        }
         evaluations.push({
           metric_id: `${EVALUATION_PREFIXES.probe}${probe.id}`,
           scope: "conversation",

@@ -53,5 +53,16 @@ export function checkExpectation(
 ): CheckOutcome & { kind: ExpectationKindName } {
   const found = argumentsOf(expectation);
   if (!found) throw new Error(`Not a valid expectation: ${JSON.stringify(expectation)}`);
-  return { ...found.kind.check(found.args, facts), kind: found.kind.name as ExpectationKindName };
+  const kind = found.kind.name as ExpectationKindName;
+  if (found.kind.readsToolCalls && !facts.toolCallsKnown) {
+    return {
+      holds: false,
+      inconclusive: true,
+      reason:
+        "not judged: the agent runs its own tools and reported no tool call (neither in its traces nor in its answers); no evidence is not evidence of no call",
+      sequences: [],
+      kind,
+    };
+  }
+  return { ...found.kind.check(found.args, facts), kind };
 }

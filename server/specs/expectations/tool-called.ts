@@ -6,6 +6,7 @@ import { defineExpectationKind, show } from "./define.js";
 /** The agent called a tool, optionally with arguments that include `args`. */
 export const toolCalled = defineExpectationKind({
   name: "tool_called",
+  readsToolCalls: true,
   args: z.strictObject({ name: ToolName, args: JsonObject.optional() }),
   namesTools: ({ name }) => [{ name, path: ["name"] }],
   check({ name, args }, facts) {

@@ -5,6 +5,7 @@ import { defineExpectationKind } from "./define.js";
 /** The agent never called a tool: `tool_not_called: delete_account`. */
 export const toolNotCalled = defineExpectationKind({
   name: "tool_not_called",
+  readsToolCalls: true,
   args: z.union([ToolName, z.strictObject({ name: ToolName })]),
   namesTools: (args) => (typeof args === "string" ? [{ name: args, path: [] }] : [{ name: args.name, path: ["name"] }]),
   check(args, facts) {

@@ -21,6 +21,7 @@ function containsAll(seen: readonly string[], wanted: readonly string[]): boolea
 /** The order of the agent's tool calls: `in_order` (others may come between), `exact`, or `any_order`. */
 export const toolSequence = defineExpectationKind({
   name: "tool_sequence",
+  readsToolCalls: true,
   args: z.strictObject({
     tools: z.array(ToolName).min(1).max(100),
     mode: z.enum(["in_order", "exact", "any_order"]).default("in_order"),

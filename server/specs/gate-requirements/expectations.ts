@@ -21,12 +21,20 @@ export const expectations: GateRequirement<typeof fields, Named<typeof fields, "
         evidence_refs: [],
       };
     }
-    const failed = checks.filter((e) => e.status !== "passed");
+    const failed = checks.filter((e) => e.status !== "passed" && e.status !== "inconclusive");
     if (failed.length > 0) {
       return {
         status: "failed",
         reason: `${failed.length} of ${checks.length} expectation check(s) failed`,
         evidence_refs: run.cite.evaluations(failed),
+      };
+    }
+    const undecided = checks.filter((e) => e.status === "inconclusive");
+    if (undecided.length > 0) {
+      return {
+        status: "inconclusive",
+        reason: `${undecided.length} of ${checks.length} expectation check(s) could not be judged (the agent runs its own tools and reported no tool call); the others passed`,
+        evidence_refs: run.cite.evaluations(undecided),
       };
     }
     return {

@@ -167,6 +167,37 @@ describe("protocol http: any JSON API, read by JMESPath", () => {
     },
   );
 
+  it("never passes a tool expectation on an agent that runs its own tools and reported none: inconclusive", async () => {
+    const { p, run } = await runHttp({ ...CHAT, response: { text: "reply", session_id: "session" } });
+    expect(run).toMatchObject({ status: "INCONCLUSIVE", verdict: "INCONCLUSIVE" });
+    const evaluations = (await p.client.get(`/v1/runs/${run.run_id}/evaluations?limit=200`)).body.data as {
+      metric_id: string;
+      status: string;
+      reason: string;
+    }[];
+    const byKind = (metric: string) => [
+      ...new Set(evaluations.filter((e) => e.metric_id === metric).map((e) => e.status)),
+    ];
+    for (const metric of [
+      "expect.tool_called",
+      "expect.tool_not_called",
+      "expect.tool_sequence",
+      "expect.max_tool_calls",
+    ]) {
+      expect([metric, byKind(metric)]).toEqual([metric, ["inconclusive"]]);
+    }
+    expect(byKind("expect.response")).toEqual(["passed"]);
+    expect(evaluations.find((e) => e.status === "inconclusive")!.reason).toMatch(/reported no tool call/);
+    const gate = (await p.client.get(`/v1/runs/${run.run_id}/evidence`)).body.gates[0];
+    expect(gate).toMatchObject({
+      id: "DET",
+      status: "inconclusive",
+      reason: expect.stringMatching(/could not be judged/),
+    });
+    const started = (await readTrace(p.client, run.run_id)).find((e) => e.type === "conversation.started")!;
+    expect(started.data.tools_run_by).toBe("agent");
+  });
+
   it("fails an agent whose answer the mapping cannot read, keeping the answer as evidence", async () => {
     const { p, run } = await runHttp({ ...CHAT, response: { text: "answer.text" } });
     expect(run).toMatchObject({ status: "FAILED", verdict: "FAIL", failure: { cause: "agent_contract_violation" } });

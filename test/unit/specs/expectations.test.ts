@@ -47,6 +47,22 @@ describe("expectation kinds", () => {
     expect(checkExpectation({ tool_called: { name: "refund" } }, facts)).toMatchObject({ holds: false, sequences: [] });
   });
 
+  it("does not judge the tool calls of an agent that runs its own tools and reported none, but judges its text", () => {
+    const unknown = { ...calls(), toolCallsKnown: false };
+    for (const expectation of [
+      { tool_not_called: "delete_account" },
+      { tool_called: { name: "lookup" } },
+      { tool_sequence: { tools: ["a", "b"], mode: "in_order" } },
+      { max_tool_calls: 3 },
+    ] as Expectation[]) {
+      expect(checkExpectation(expectation, unknown)).toMatchObject({ holds: false, inconclusive: true, sequences: [] });
+    }
+    expect(checkExpectation({ response: { contains: "done" } }, unknown)).toMatchObject({ holds: true });
+    expect(checkExpectation({ tool_not_called: "b" }, { ...calls("a"), toolCallsKnown: true })).toMatchObject({
+      holds: true,
+    });
+  });
+
   it("tool_not_called cites every forbidden call", () => {
     expect(checkExpectation({ tool_not_called: "b" }, calls("a", "b", "b"))).toMatchObject({
       holds: false,
