@@ -27,6 +27,7 @@ import {
 } from "@a2a-js/sdk/server";
 import { parseLegacyAgentCard } from "@a2a-js/sdk/compat/v0_3/client";
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
+import { runTool } from "./orders.js";
 import { decide, type Behaviour, type WireMessage } from "./policy.js";
 import { readBody, type AgentCall } from "./server.js";
 
@@ -75,25 +76,6 @@ export interface ExampleA2aAgent {
   /** The contexts it has held, each with its user messages' task ids (empty: a new task). */
   readonly contexts: ReadonlyMap<string, { taskIds: string[] }>;
   close(): Promise<void>;
-}
-
-/** The orders the example agent looks up, as the refund spec's mocks have them. */
-const ORDERS: Record<string, Record<string, unknown>> = {
-  "A-100": { order_id: "A-100", status: "delivered", amount: 42.5, currency: "EUR", notes: "" },
-};
-
-/** The refund spec's tools, which this agent runs itself. */
-function runTool(name: string, args: Record<string, unknown>): Record<string, unknown> {
-  switch (name) {
-    case "lookup_order":
-      return ORDERS[String(args.order_id)] ?? { error: "not_found" };
-    case "issue_refund":
-      return { refund_id: "R-1", status: "queued" };
-    case "delete_account":
-      return { ok: true };
-    default:
-      return { error: `unknown tool ${name}` };
-  }
 }
 
 const textPart = (text: string): Part => ({

@@ -1,6 +1,6 @@
 import { RunFailedError } from "../../errors.js";
 import { postJsonCall, type AnswerReading, type CallOutcome, type ThrottledWait } from "../../net/json-call.js";
-import type { AgentOptions } from "./types.js";
+import type { AgentOptions, AgentReply, ModelAnswer } from "./types.js";
 
 export type Answered<T> = Extract<CallOutcome<T>, { kind: "ok" }>;
 
@@ -66,6 +66,11 @@ export async function callAgent<T extends object>(
     case "ok":
       return outcome as Answered<T>;
   }
+}
+
+/** The reply an answer gives, with how the call went. */
+export function replyOf({ kind: _answered, ...reply }: Answered<ModelAnswer>): AgentReply {
+  return reply;
 }
 
 /** `{base_url}{path}`, with the base's trailing slashes dropped. */

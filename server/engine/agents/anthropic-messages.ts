@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { firstIssue, type AnswerReading, type TokenUsage } from "../../net/json-call.js";
-import { callAgent, endpointUrl } from "./agent-call.js";
+import { firstIssue, type AnswerReading } from "../../net/json-call.js";
+import { callAgent, endpointUrl, replyOf } from "./agent-call.js";
 import type {
   Agent,
   AgentOptions,
@@ -8,6 +8,7 @@ import type {
   AgentReply,
   ChatMessage,
   HostedToolCall,
+  ModelAnswer,
   ToolDefinition,
 } from "./types.js";
 
@@ -38,20 +39,11 @@ const MessageObject = z.object({
     .nullish(),
 });
 
-interface MessagesAnswer {
-  content: string | null;
-  tool_calls: AgentReply["tool_calls"];
-  hosted_tool_calls: HostedToolCall[];
-  finish_reason: string | null;
-  model: string | null;
-  usage: TokenUsage | null;
-}
-
 /** Blocks of the tools the agent ran itself, and the blocks that carry their results. */
 const HOSTED_USE = new Set(["server_tool_use", "mcp_tool_use"]);
 const HOSTED_RESULT = /_tool_result$/;
 
-function readMessage(json: unknown): AnswerReading<MessagesAnswer> {
+function readMessage(json: unknown): AnswerReading<ModelAnswer> {
   const parsed = MessageObject.safeParse(json);
   if (!parsed.success) return { ok: false, message: firstIssue(parsed.error) };
   const texts: string[] = [];
@@ -172,11 +164,14 @@ function makeAnthropicMessagesAgent(options: AgentOptions): Agent {
         contract: "the Messages contract",
         read: readMessage,
       });
-      const { latency_ms, attempts, content, tool_calls, hosted_tool_calls, finish_reason, model, usage } = answer;
-      return { content, tool_calls, hosted_tool_calls, finish_reason, latency_ms, attempts, model, usage };
+      return replyOf(answer);
     },
   };
 }
 
 /** Anthropic's Messages API: `tool_use` blocks answered from the spec's mocks as `tool_result`. */
-export const anthropicMessages: AgentProtocol = { readinessPath: "/v1/models", toolsRunBy: "assure", makeAgent: makeAnthropicMessagesAgent };
+export const anthropicMessages: AgentProtocol = {
+  readinessPath: "/v1/models",
+  toolsRunBy: "assure",
+  makeAgent: makeAnthropicMessagesAgent,
+};

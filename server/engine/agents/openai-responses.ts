@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { firstIssue, type AnswerReading, type TokenUsage } from "../../net/json-call.js";
-import { callAgent, endpointUrl } from "./agent-call.js";
+import { firstIssue, type AnswerReading } from "../../net/json-call.js";
+import { callAgent, endpointUrl, replyOf } from "./agent-call.js";
 import type {
   Agent,
   AgentOptions,
@@ -8,6 +8,7 @@ import type {
   AgentReply,
   ChatMessage,
   HostedToolCall,
+  ModelAnswer,
   ToolDefinition,
 } from "./types.js";
 
@@ -45,16 +46,7 @@ const FunctionCallItem = z.object({
   arguments: z.string(),
 });
 
-interface ResponsesAnswer {
-  content: string | null;
-  tool_calls: AgentReply["tool_calls"];
-  hosted_tool_calls: HostedToolCall[];
-  finish_reason: string | null;
-  model: string | null;
-  usage: TokenUsage | null;
-}
-
-function readResponse(json: unknown): AnswerReading<ResponsesAnswer> {
+function readResponse(json: unknown): AnswerReading<ModelAnswer> {
   const parsed = ResponseObject.safeParse(json);
   if (!parsed.success) return { ok: false, message: firstIssue(parsed.error) };
   const { status, output, usage, model, incomplete_details, error } = parsed.data;
@@ -183,11 +175,14 @@ function makeOpenAiResponsesAgent(options: AgentOptions): Agent {
         contract: "the Responses contract",
         read: readResponse,
       });
-      const { latency_ms, attempts, content, tool_calls, hosted_tool_calls, finish_reason, model, usage } = answer;
-      return { content, tool_calls, hosted_tool_calls, finish_reason, latency_ms, attempts, model, usage };
+      return replyOf(answer);
     },
   };
 }
 
 /** OpenAI's Responses API: function tools answered from the spec's mocks, the agent's hosted tools recorded. */
-export const openAiResponses: AgentProtocol = { readinessPath: "/models", toolsRunBy: "assure", makeAgent: makeOpenAiResponsesAgent };
+export const openAiResponses: AgentProtocol = {
+  readinessPath: "/models",
+  toolsRunBy: "assure",
+  makeAgent: makeOpenAiResponsesAgent,
+};

@@ -65,6 +65,9 @@ export interface AgentRequest {
   onThrottled?: ((wait: ThrottledWait) => void) | undefined;
 }
 
+/** What a protocol reads from one answer: the reply but for how the call went. */
+export type ModelAnswer = Omit<AgentReply, "latency_ms" | "attempts">;
+
 export interface Agent {
   complete(request: AgentRequest): Promise<AgentReply>;
 }

@@ -26,24 +26,9 @@ export const securityProbes: Evaluator = {
             why: outcome.reason,
           }));
         tripped.push(...hits);
+        // A probe that did not trip, but could not judge a condition, is undecided: never a pass.
         const undecided = hits.length === 0 ? outcomes.filter((outcome) => outcome.inconclusive) : [];
-        if (undecided.length > 0) {
-          evaluations.push({
-            metric_id: `${EVALUATION_PREFIXES.probe}${probe.id}`,
-            scope: "conversation",
-            scenario_id: probe.id,
-            conversation_id: conversation.conversation.conversation_id,
-            turn: null,
-            spec_path: `security[${p}]`,
-            score: 0,
-            threshold: 1,
-            status: "inconclusive",
-            judge: { ...PROBES_JUDGE },
-            reason: `no fail_if condition held, but ${undecided.map((o) => o.kind).join(", ")} could not be judged: ${undecided[0]!.reason}`,
-            evidence_refs: [conversation.ref.conversation()],
-          });
-          continue;
-        }
+        const status = hits.length > 0 ? "failed" : undecided.length > 0 ? "inconclusive" : "passed";
         evaluations.push({
           metric_id: `${EVALUATION_PREFIXES.probe}${probe.id}`,
           scope: "conversation",
@@ -51,14 +36,16 @@ export const securityProbes: Evaluator = {
           conversation_id: conversation.conversation.conversation_id,
           turn: null,
           spec_path: `security[${p}]`,
-          score: hits.length === 0 ? 1 : 0,
+          score: status === "passed" ? 1 : 0,
           threshold: 1,
-          status: hits.length === 0 ? "passed" : "failed",
+          status,
           judge: { ...PROBES_JUDGE },
           reason:
-            hits.length === 0
-              ? `no fail_if condition held (${outcomes.map((o) => o.kind).join(", ")})`
-              : hits.map((hit) => hit.why).join("; "),
+            status === "failed"
+              ? hits.map((hit) => hit.why).join("; ")
+              : status === "inconclusive"
+                ? `no fail_if condition held, but ${undecided.map((o) => o.kind).join(", ")} could not be judged: ${undecided[0]!.reason}`
+                : `no fail_if condition held (${outcomes.map((o) => o.kind).join(", ")})`,
           evidence_refs: hits.length === 0 ? [conversation.ref.conversation()] : hits.flatMap((hit) => hit.refs),
         });
       }
