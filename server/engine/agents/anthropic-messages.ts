@@ -179,4 +179,8 @@ function makeAnthropicMessagesAgent(options: AgentOptions): Agent {
 }
 
 /** Anthropic's Messages API: `tool_use` blocks answered from the spec's mocks as `tool_result`. */
-export const anthropicMessages: AgentProtocol = { readinessPath: "/v1/models", toolsRunBy: "assure", makeAgent: makeAnthropicMessagesAgent };
+export const anthropicMessages: AgentProtocol = {
+  readinessPath: "/v1/models",
+  toolsRunBy: "assure",
+  makeAgent: makeAnthropicMessagesAgent,
+};

@@ -77,4 +77,8 @@ function makeOpenAiChatAgent(options: AgentOptions): Agent {
 }
 
 /** OpenAI-compatible Chat Completions with tools: the baseline protocol most agent frameworks and model servers speak. */
-export const openAiChat: AgentProtocol = { readinessPath: "/models", toolsRunBy: "assure", makeAgent: makeOpenAiChatAgent };
+export const openAiChat: AgentProtocol = {
+  readinessPath: "/models",
+  toolsRunBy: "assure",
+  makeAgent: makeOpenAiChatAgent,
+};

@@ -190,4 +190,8 @@ function makeOpenAiResponsesAgent(options: AgentOptions): Agent {
 }
 
 /** OpenAI's Responses API: function tools answered from the spec's mocks, the agent's hosted tools recorded. */
-export const openAiResponses: AgentProtocol = { readinessPath: "/models", toolsRunBy: "assure", makeAgent: makeOpenAiResponsesAgent };
+export const openAiResponses: AgentProtocol = {
+  readinessPath: "/models",
+  toolsRunBy: "assure",
+  makeAgent: makeOpenAiResponsesAgent,
+};
