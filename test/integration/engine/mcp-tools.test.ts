@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { startExampleHttpAgent, type ExampleHttpAgent } from "../../../examples/agent/http-agent.js";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { readBody } from "../../../examples/agent/server.js";
+import { turnPath } from "../../../server/contract/index.js";
 import type { ApiClient } from "../../helpers/api-client.js";
 import { readTrace, startRun, waitForRun } from "../../helpers/runs.js";
 import { deterministicSpecYaml, seedProject } from "../../helpers/seed.js";
@@ -154,6 +155,14 @@ describe("mocked tools over MCP: a server per conversation, at {{mcp_url}}", () 
     }
     const returned = trace.find((e) => e.type === "tool.returned")!;
     expect(returned.data).toMatchObject({ source: { kind: "when" }, result: { order_id: "A-100" }, injected: false });
+
+    // The turn's view shows them in the agent's step, with their results.
+    const turn = (await p.client.get(turnPath(run.run_id, called[0]!.data.conversation_id, called[0]!.data.turn))).body;
+    expect(turn.steps[0]).toMatchObject({
+      step: 1,
+      content: "Order A-100 is delivered.",
+      tool_calls: [{ name: "lookup_order", result: { order_id: "A-100" } }],
+    });
 
     // The conversation ended: its URL is closed.
     await expect(connect(first!.url)).rejects.toThrow(/410|ended/);
