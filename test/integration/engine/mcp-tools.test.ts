@@ -183,6 +183,8 @@ describe("mocked tools over MCP: a server per conversation, at {{mcp_url}}", () 
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }),
     });
     expect(response.status).toBe(404);
+    // Stateless: no SSE stream to open, no session to delete.
+    expect((await fetch(`${baseUrl}/mcp/${"x".repeat(32)}`)).status).toBe(405);
     expect(await response.json()).toMatchObject({ error: { message: expect.stringMatching(/No live conversation/) } });
   });
 
