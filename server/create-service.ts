@@ -18,6 +18,7 @@ import { openServiceStore, type ServiceStore } from "./store/service-store.js";
 import { REFRESH_RELEASE_DECISION } from "./store/release-decisions.js";
 import { makeWorker, type TaskList, type Worker } from "./engine/worker.js";
 import { EXECUTE_RUN, makeExecuteRun } from "./engine/tasks/execute-run.js";
+import { makeMcpConversations } from "./engine/mcp-conversations.js";
 import { makeLlmJudge } from "./evaluate/judges/llm-judge.js";
 import { makeOidcVerifier } from "./auth/github-oidc.js";
 import { PAGE_LINK_SECRET, makePageLinks } from "./pages/page-links.js";
@@ -96,6 +97,7 @@ export async function createService(
   const newId = makeIdGenerator(clock);
   let worker: Worker | undefined;
   const apiActivity = makeApiActivity();
+  const mcp = makeMcpConversations({ baseUrl: config.baseUrl });
   const specReader = startSpecReader();
   const deps: ApiDeps = {
     specReader,
@@ -118,6 +120,7 @@ export async function createService(
     cursors: makeCursorCodec(store.cursorSecret),
     idempotencyWindowMs: config.idempotencyWindowMs,
     publicBaseUrl: config.baseUrl,
+    mcp,
     deprecations,
     verifyOidcToken: config.oidc.audience
       ? makeOidcVerifier({ ...config.oidc, audience: config.oidc.audience }, clock)
@@ -171,6 +174,7 @@ export async function createService(
         evaluators,
         maxConversations: config.maxConversations,
         maxConversationsPerProject: config.maxConversationsPerProject,
+        mcp,
       }),
       ...moreTasks,
     },

@@ -54686,7 +54686,14 @@ function compile2(expression, options) {
 }
 
 // server/contract/http-endpoint.ts
-var REQUEST_PLACEHOLDERS = ["message", "messages", "conversation_id", "session_id", "turn"];
+var REQUEST_PLACEHOLDERS = [
+  "message",
+  "messages",
+  "conversation_id",
+  "session_id",
+  "turn",
+  "mcp_url"
+];
 var PLACEHOLDER2 = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
 var placeholdersIn = (text) => [...text.matchAll(PLACEHOLDER2)].map((match) => match[1]);
 var PLACEHOLDER_LIST = REQUEST_PLACEHOLDERS.map((name) => `{{${name}}}`).join(", ");
@@ -54726,7 +54733,10 @@ var HttpRequestTemplate = external_exports.strictObject({
   method: external_exports.enum(["POST", "PUT", "PATCH", "GET"]).default("POST"),
   path: external_exports.string().max(2e3).regex(/^(\/[\x21-\x7e]*)?$/, "must be an absolute path, e.g. /chat").default("").describe("Appended to base_url (empty: base_url itself); placeholders in it are URL-encoded"),
   body: external_exports.unknown().optional().describe(
-    `Any JSON value, sent as the request body (not with GET). Placeholders: ${PLACEHOLDER_LIST}. A string that is exactly one placeholder takes the value with its JSON type; inside longer text the value is written in`
+    `Any JSON value, sent as the request body (not with GET). Placeholders: ${PLACEHOLDER_LIST}. A string that is exactly one placeholder takes the value with its JSON type; inside longer text the value is written in. {{mcp_url}} is the conversation's MCP server (the spec's tools answered from its mocks), valid while the conversation lives; a run needs the service's public base URL (ASSURE_BASE_URL) for it`
+  ),
+  mcp_url_header: external_exports.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, "must be an HTTP header name").optional().describe(
+    "A header that carries the conversation's MCP server URL (the spec's tools answered from its mocks) on every request, e.g. x-mcp-url; a run needs the service's public base URL (ASSURE_BASE_URL) for it"
   )
 }).superRefine((request2, ctx) => {
   checkPlaceholders([request2.path, ...stringsOf(request2.body)], ctx);

@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { runTool } from "./orders.js";
@@ -22,8 +24,42 @@ export interface ExampleHttpAgent {
   close(): Promise<void>;
 }
 
-/** Runs the policy until it answers in text, running each tool it calls itself. */
-function takeTurn(history: WireMessage[], behaviours: ReadonlySet<Behaviour>): { reply: string; steps: Step[] } {
+type RunTool = (name: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
+
+/**
+ * The tools as an MCP server serves them (assure's mocks, at the URL a request names): listed once,
+ * then each call made there. The text of a result is read as JSON where it is JSON.
+ */
+async function mcpTools(url: string): Promise<{ run: RunTool; close: () => Promise<void> }> {
+  const client = new Client({ name: "example-http-agent", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  const { tools } = await client.listTools();
+  const names = new Set(tools.map((tool) => tool.name));
+  return {
+    async run(name, args) {
+      if (!names.has(name)) return { error: `unknown tool ${name}` };
+      const result = await client.callTool({ name, arguments: args });
+      const content = result.content as { type: string; text?: string }[];
+      const text = content.find((item) => item.type === "text")?.text ?? "null";
+      try {
+        const value: unknown = JSON.parse(text);
+        return value && typeof value === "object" && !Array.isArray(value)
+          ? (value as Record<string, unknown>)
+          : { result: value };
+      } catch {
+        return { result: text };
+      }
+    },
+    close: () => client.close(),
+  };
+}
+
+/** Runs the policy until it answers in text, running each tool it calls (itself, or over MCP). */
+async function takeTurn(
+  history: WireMessage[],
+  behaviours: ReadonlySet<Behaviour>,
+  runTools: RunTool = async (name, args) => runTool(name, args),
+): Promise<{ reply: string; steps: Step[] }> {
   const steps: Step[] = [];
   for (let step = 0; step < 8; step++) {
     const decision = decide(history, behaviours);
@@ -37,7 +73,7 @@ function takeTurn(history: WireMessage[], behaviours: ReadonlySet<Behaviour>): {
     } catch {
       args = { raw: decision.arguments };
     }
-    const result = runTool(decision.name, args);
+    const result = await runTools(decision.name, args);
     const id = `call_${randomUUID()}`;
     history.push({
       role: "assistant",
@@ -54,7 +90,9 @@ function takeTurn(history: WireMessage[], behaviours: ReadonlySet<Behaviour>): {
  * The example refunds assistant as a deployed agent behind its own JSON API, running its own
  * tools: `POST /chat` with `{ session, text }` answers `{ reply, session, steps }`;
  * `POST /chat/stream` answers the same as server-sent events (the reply in pieces, then the
- * session and steps); `GET /health`. Sessions are kept in memory.
+ * session and steps); `GET /health`. Sessions are kept in memory. With `mcp_url` in the body (or an
+ * `x-mcp-url` header) it
+ * loads its tools from that MCP server (assure's mocks of the spec's tools) and calls them there.
  */
 export async function startExampleHttpAgent({ port = 0, host = "127.0.0.1" } = {}): Promise<ExampleHttpAgent> {
   const sessions = new Map<string, WireMessage[]>();
@@ -74,7 +112,7 @@ export async function startExampleHttpAgent({ port = 0, host = "127.0.0.1" } = {
       return json(404, { error: `no route ${req.method} ${path}` });
     }
     void readBody(req).then((text) => {
-      let body: { session?: unknown; text?: unknown; system?: unknown };
+      let body: { session?: unknown; text?: unknown; system?: unknown; mcp_url?: unknown };
       try {
         body = JSON.parse(text) as typeof body;
       } catch {
@@ -90,14 +128,31 @@ export async function startExampleHttpAgent({ port = 0, host = "127.0.0.1" } = {
       }
       sessions.set(session, history);
       history.push({ role: "user", content: body.text });
-      const { reply, steps } = takeTurn(history, deployed);
+      const header = req.headers["x-mcp-url"];
+      const mcpUrl = typeof body.mcp_url === "string" ? body.mcp_url : typeof header === "string" ? header : undefined;
+      void answer(history, mcpUrl).then(
+        ({ reply, steps }) => respond(reply, session, steps),
+        (error: unknown) => json(502, { error: `tools: ${error instanceof Error ? error.message : String(error)}` }),
+      );
+    });
+    function respond(reply: string, session: string, steps: Step[]) {
       if (path === "/chat") return json(200, { reply, session, steps });
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       for (const piece of reply.match(/.{1,16}/gs) ?? []) res.write(`data: ${JSON.stringify({ delta: piece })}\n\n`);
       res.write(`event: done\ndata: ${JSON.stringify({ session, steps })}\n\n`);
       res.end("data: [DONE]\n\n");
-    });
+    }
   });
+
+  async function answer(history: WireMessage[], mcpUrl: string | undefined) {
+    if (!mcpUrl) return takeTurn(history, deployed);
+    const tools = await mcpTools(mcpUrl);
+    try {
+      return await takeTurn(history, deployed, tools.run);
+    } finally {
+      await tools.close();
+    }
+  }
   await new Promise<void>((resolve) => server.listen(port, host, resolve));
   const address = server.address() as AddressInfo;
   return {

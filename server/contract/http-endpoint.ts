@@ -8,7 +8,14 @@ import { z } from "zod";
  */
 
 /** What a placeholder in the request template stands for, each turn. */
-export const REQUEST_PLACEHOLDERS = ["message", "messages", "conversation_id", "session_id", "turn"] as const;
+export const REQUEST_PLACEHOLDERS = [
+  "message",
+  "messages",
+  "conversation_id",
+  "session_id",
+  "turn",
+  "mcp_url",
+] as const;
 export type RequestPlaceholder = (typeof REQUEST_PLACEHOLDERS)[number];
 
 const PLACEHOLDER = /\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}/g;
@@ -73,7 +80,14 @@ export const HttpRequestTemplate = z
       .unknown()
       .optional()
       .describe(
-        `Any JSON value, sent as the request body (not with GET). Placeholders: ${PLACEHOLDER_LIST}. A string that is exactly one placeholder takes the value with its JSON type; inside longer text the value is written in`,
+        `Any JSON value, sent as the request body (not with GET). Placeholders: ${PLACEHOLDER_LIST}. A string that is exactly one placeholder takes the value with its JSON type; inside longer text the value is written in. {{mcp_url}} is the conversation's MCP server (the spec's tools answered from its mocks), valid while the conversation lives; a run needs the service's public base URL (ASSURE_BASE_URL) for it`,
+      ),
+    mcp_url_header: z
+      .string()
+      .regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, "must be an HTTP header name")
+      .optional()
+      .describe(
+        "A header that carries the conversation's MCP server URL (the spec's tools answered from its mocks) on every request, e.g. x-mcp-url; a run needs the service's public base URL (ASSURE_BASE_URL) for it",
       ),
   })
   .superRefine((request, ctx) => {

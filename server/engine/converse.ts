@@ -11,6 +11,7 @@ import { evaluateConversations, type EvaluateConversationsDeps } from "./evaluat
 import { holdConversation } from "./hold-conversation.js";
 import { limitsOf, type ConversationPlan } from "./plan.js";
 import { makePlanQueue } from "./plan-queue.js";
+import type { McpConversations } from "./mcp-conversations.js";
 import type { Recorder } from "./recorder.js";
 
 export interface ConverseDeps extends EvaluateConversationsDeps {
@@ -18,6 +19,8 @@ export interface ConverseDeps extends EvaluateConversationsDeps {
   clock: Clock;
   egress: EgressPolicy;
   lanes: ConversationLanes;
+  /** Serves the spec's tools over MCP to agents that run their own; none without a public base URL. */
+  mcp?: McpConversations | undefined;
   /** Tests shorten the agent's retry backoff; production keeps the default. */
   agentBackoffMs?: ((attempt: number) => number) | undefined;
 }
@@ -47,6 +50,13 @@ export async function converse(
   const environment = store.getEnvironmentTarget(run.environment_id);
   if (!environment) throw new RunFailedError("internal_error", `Environment ${run.environment_id} no longer exists`);
   const target = { ...environment, base_url: run.agent_url ?? environment.base_url };
+  const protocol = AGENT_PROTOCOLS[target.protocol];
+  if (protocol.sendsMcpUrl?.(target) && !deps.mcp?.enabled) {
+    throw new RunFailedError(
+      "internal_error",
+      "The environment sends the agent an MCP URL ({{mcp_url}} or mcp_url_header), but the service has no public base URL to build it from: set ASSURE_BASE_URL",
+    );
+  }
   const limits = limitsOf(spec);
   const deadline = Date.parse(run.started_at ?? now()) + limits.run_timeout_ms;
   const pacer = lanes.pacerOf(environment);
@@ -82,7 +92,6 @@ export async function converse(
     retry: number,
   ): Promise<ConversationRow | undefined> {
     const attempt = before.filter((c) => c.retry === retry).length + 1;
-    const protocol = AGENT_PROTOCOLS[target.protocol];
     const held = await lane.inSlot(() => {
       const agent = protocol.makeAgent({
         egress: deps.egress,

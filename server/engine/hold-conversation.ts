@@ -6,6 +6,7 @@ import type { NewId } from "../ids.js";
 import type { ConversationRow } from "../store/index.js";
 import type { Agent, AgentReply } from "./agents/types.js";
 import type { ConversationPlan } from "./plan.js";
+import type { McpConversations } from "./mcp-conversations.js";
 import type { Recorder } from "./recorder.js";
 import { runConversation } from "./run-conversation.js";
 
@@ -29,7 +30,7 @@ export interface HoldConversationOptions {
  * recorded on it before it is thrown. Returns the conversation, completed.
  */
 export async function holdConversation(
-  { clock, newId }: { clock: Clock; newId: NewId },
+  { clock, newId, mcp }: { clock: Clock; newId: NewId; mcp?: McpConversations | undefined },
   { run, plan, attempt, retry, agent, toolsRunBy, recorder, signal, onReply }: HoldConversationOptions,
 ): Promise<ConversationRow> {
   const now = () => clock.now().toISOString();
@@ -58,6 +59,16 @@ export async function holdConversation(
     tools_run_by: toolsRunBy,
   });
   recorder.flushInBackground(["createConversation", conversation]);
+  // An agent that runs its own tools may load them from the spec's mocks over MCP, at a URL of this conversation.
+  const lease =
+    toolsRunBy === "agent"
+      ? mcp?.open({
+          conversationId: conversation.conversation_id,
+          tools: plan.tools,
+          injection: plan.injection,
+          recorder,
+        })
+      : undefined;
   try {
     await runConversation({
       plan,
@@ -67,6 +78,7 @@ export async function holdConversation(
       recorder,
       signal,
       onReply,
+      mcp: lease,
     });
   } catch (error) {
     if (error instanceof RunFailedError && !signal.aborted) {
@@ -74,6 +86,8 @@ export async function holdConversation(
       await recorder.flush(["finishConversation", conversation.conversation_id, "failed", now()]);
     }
     throw error;
+  } finally {
+    lease?.close();
   }
   const endedAt = now();
   recorder.record("conversation.completed", context);

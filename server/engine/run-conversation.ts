@@ -1,6 +1,7 @@
 import { MAX_NESTING, jsonNestingBeyond } from "../specs/nesting.js";
 import type { Agent, AgentReply, ChatMessage, ToolDefinition } from "./agents/types.js";
 import type { ConversationPlan } from "./plan.js";
+import type { McpLease } from "./mcp-conversations.js";
 import type { Recorder } from "./recorder.js";
 import { RunFailedError } from "../errors.js";
 import { answerToolCall } from "./tool-mocks.js";
@@ -15,6 +16,8 @@ export interface RunConversationOptions {
   signal: AbortSignal;
   /** Told of each answer of the agent (the run meters its tokens). */
   onReply?: (reply: AgentReply) => void;
+  /** The conversation's MCP server, serving the spec's tools and mocks, when the agent runs its own tools. */
+  mcp?: McpLease | undefined;
 }
 
 function parseArguments(raw: string): { value: Record<string, unknown> | undefined; error: string | undefined } {
@@ -48,6 +51,7 @@ export async function runConversation({
   recorder,
   signal,
   onReply,
+  mcp,
 }: RunConversationOptions): Promise<void> {
   const { tools } = plan;
   const definitions: ToolDefinition[] = tools.map(({ name, description, parameters }) => ({
@@ -75,12 +79,14 @@ export async function runConversation({
       if (signal.aborted) throw signal.reason;
       recorder.throwIfFailed();
       let reply;
+      mcp?.answering(turn, step);
       try {
         reply = await agent.complete({
           messages,
           tools: definitions,
           conversationId,
           turn,
+          mcpUrl: mcp?.url,
           signal,
           onThrottled: (wait) => {
             recorder.record("agent.throttled", { ...at(turn, step), ...wait });

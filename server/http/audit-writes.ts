@@ -12,6 +12,7 @@ const READS = new Set(["GET", "HEAD", "OPTIONS"]);
  */
 export function auditWrites(route: RouteOptions, { newId, clock }: Pick<ApiDeps, "newId" | "clock">): void {
   if ([route.method].flat().every((method) => READS.has(method))) return;
+  if (route.config?.audited === false) return;
   const action =
     (route.schema as { operationId?: string } | undefined)?.operationId ?? `${[route.method].flat()[0]} ${route.url}`;
   const createdIdKey = route.config?.creates;

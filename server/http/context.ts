@@ -10,6 +10,7 @@ import type { VerifyOidcToken } from "../auth/github-oidc.js";
 import type { Clock } from "../clock.js";
 import type { NewId } from "../ids.js";
 import type { EgressPolicy } from "../net/egress.js";
+import type { McpConversations } from "../engine/mcp-conversations.js";
 import type { CheckReadiness } from "../net/readiness.js";
 import type { ServiceStore } from "../store/service-store.js";
 import type { CursorCodec } from "./cursor.js";
@@ -26,6 +27,8 @@ declare module "fastify" {
     acceptsYaml?: boolean;
     /** Which budget its requests spend: "public" (pages, badges, health) is per address; the API's is per key. */
     limit?: "public";
+    /** A route that writes only a run's evidence, through the engine (the MCP server's tool calls): no audit event. */
+    audited?: false;
     /** A route that creates a resource: the property of the written row that holds its id (its audit event's resource). */
     creates?: string;
   }
@@ -60,6 +63,8 @@ export interface ApiDeps {
   idempotencyWindowMs: number;
   /** The service's public base URL (ASSURE_BASE_URL), named as the server in the OpenAPI document. */
   publicBaseUrl?: string | undefined;
+  /** The live conversations whose tools are served over MCP (`/mcp/{token}`). */
+  mcp?: McpConversations | undefined;
   /** Tells the run engine that work was enqueued, so it starts at once instead of at its next poll. */
   nudgeEngine: () => void;
   /** What the API announces as deprecated; the contract's DEPRECATIONS unless given. */

@@ -80,12 +80,16 @@ export function toTurn(row: ConversationRow, turn: number, rows: readonly EventR
         content: data.content,
         latency_ms: data.latency_ms,
         ref,
-        tool_calls: [],
+        // Calls made over MCP while the agent worked on its answer come before it.
+        tool_calls: steps.get(data.step)?.tool_calls ?? [],
       });
     }
     if (event.type === "tool.called") {
       const { data } = event;
-      steps.get(data.step)?.tool_calls.push({
+      if (!steps.has(data.step)) {
+        steps.set(data.step, { step: data.step, content: null, latency_ms: 0, ref, tool_calls: [] });
+      }
+      steps.get(data.step)!.tool_calls.push({
         call_id: data.call_id,
         name: data.name,
         arguments: data.arguments,

@@ -1,7 +1,7 @@
 import { search, type JSONValue } from "@jmespath-community/jmespath";
 import { createParser } from "eventsource-parser";
 import { z } from "zod";
-import type { HttpEndpoint } from "../../contract/index.js";
+import { placeholdersIn, type HttpEndpoint } from "../../contract/index.js";
 import type { AnswerReading } from "../../net/json-call.js";
 import { callAgent, endpointUrl } from "./agent-call.js";
 import { fillBody, fillText, type PlaceholderValues } from "./http-template.js";
@@ -117,18 +117,21 @@ function makeHttpAgent(options: AgentOptions): Agent {
   const read = readerOf(http.response);
   let sessionId: string | null = null;
   return {
-    async complete({ messages, conversationId, turn, signal, onThrottled }): Promise<AgentReply> {
+    async complete({ messages, conversationId, turn, mcpUrl, signal, onThrottled }): Promise<AgentReply> {
       const values: PlaceholderValues = {
         message: messages.findLast((message) => message.role === "user")?.content ?? "",
         messages: messagesOf(messages),
         conversation_id: conversationId,
         session_id: sessionId,
         turn,
+        mcp_url: mcpUrl ?? null,
       };
+      const headers: Record<string, string> = http.response.stream === "sse" ? { accept: "text/event-stream" } : {};
+      if (http.request.mcp_url_header && mcpUrl) headers[http.request.mcp_url_header.toLowerCase()] = mcpUrl;
       const answer = await callAgent(options, {
         url: endpointUrl(target.base_url, fillText(http.request.path, values, encodeURIComponent)),
         method: http.request.method,
-        headers: http.response.stream === "sse" ? { accept: "text/event-stream" } : {},
+        headers,
         body: http.request.body === undefined ? undefined : fillBody(http.request.body, values),
         ...(http.response.stream === "sse" ? { decode: decodeEvents } : {}),
         signal,
@@ -151,5 +154,28 @@ function makeHttpAgent(options: AgentOptions): Agent {
   };
 }
 
+/** The strings of a JSON value, keys and values. */
+const textsOf = (value: unknown): string[] =>
+  typeof value === "string"
+    ? [value]
+    : Array.isArray(value)
+      ? value.flatMap(textsOf)
+      : value && typeof value === "object"
+        ? Object.entries(value).flatMap(([key, item]) => [key, ...textsOf(item)])
+        : [];
+
+/** Whether the environment sends the agent its conversation's MCP URL (in the template or a header). */
+function sendsMcpUrl(target: AgentOptions["target"]): boolean {
+  const request = target.http?.request;
+  if (!request) return false;
+  if (request.mcp_url_header) return true;
+  return [request.path, ...textsOf(request.body)].some((text) => placeholdersIn(text).includes("mcp_url"));
+}
+
 /** Any JSON API, called as the environment's request template says and read by its JMESPath mapping. */
-export const httpAgent: AgentProtocol = { readinessPath: "/health", toolsRunBy: "agent", makeAgent: makeHttpAgent };
+export const httpAgent: AgentProtocol = {
+  readinessPath: "/health",
+  toolsRunBy: "agent",
+  makeAgent: makeHttpAgent,
+  sendsMcpUrl,
+};

@@ -60,6 +60,8 @@ export interface AgentRequest {
   conversationId: string;
   /** The user turn being answered, from 1. */
   turn: number;
+  /** The URL of the conversation's MCP server (the spec's tools and mocks), for an agent that runs its own tools. */
+  mcpUrl?: string | undefined;
   signal: AbortSignal;
   /** Told of each wait the agent asks for before it answers. */
   onThrottled?: ((wait: ThrottledWait) => void) | undefined;
@@ -103,4 +105,6 @@ export interface AgentProtocol {
   toolsRunBy: "assure" | "agent";
   /** One agent per conversation: it may keep what it needs between the conversation's calls. */
   makeAgent(options: AgentOptions): Agent;
+  /** Whether the environment sends the agent its conversation's MCP URL (which needs the service's public base URL). */
+  sendsMcpUrl?(target: EnvironmentTarget): boolean;
 }

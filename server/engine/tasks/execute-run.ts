@@ -13,6 +13,7 @@ import { makeConversationLanes } from "../conversation-lanes.js";
 import { converse } from "../converse.js";
 import { defineTask } from "../define-task.js";
 import { judgeRun } from "../judge-run.js";
+import type { McpConversations } from "../mcp-conversations.js";
 import { makeRecorder } from "../recorder.js";
 import { isTerminal } from "../run-states.js";
 import { transitionRun } from "../transition-run.js";
@@ -36,6 +37,8 @@ export interface ExecuteRunDeps {
   /** Conversations held at once across every run of this process (ASSURE_MAX_CONVERSATIONS), and by one project's runs. */
   maxConversations?: number | undefined;
   maxConversationsPerProject?: number | undefined;
+  /** Serves the spec's tools over MCP to agents that run their own (each conversation at a URL of its own). */
+  mcp?: McpConversations | undefined;
 }
 
 /** The job that executes a run end to end, as its project's work. Safe to run again: it picks up where a crash left it. */
