@@ -1,3 +1,4 @@
+import { makeLiveTraces } from "./engine/traces/live-traces.js";
 import { z } from "zod";
 import { defineTask } from "./engine/define-task.js";
 import { systemClock, type Clock } from "./clock.js";
@@ -96,9 +97,11 @@ export async function createService(
   const newId = makeIdGenerator(clock);
   let worker: Worker | undefined;
   const apiActivity = makeApiActivity();
+  const liveTraces = makeLiveTraces();
   const specReader = startSpecReader();
   const deps: ApiDeps = {
     specReader,
+    liveTraces,
     activity: apiActivity,
     limits: makeLimits(config.limits),
     bodyLimits: { body: config.maxBodyBytes, spec: config.maxSpecBytes },
@@ -168,6 +171,7 @@ export async function createService(
           config.judge &&
           makeLlmJudge({ egress, ...config.judge, ...(agentBackoffMs ? { backoffMs: agentBackoffMs } : {}) }),
         ...(agentBackoffMs ? { agentBackoffMs } : {}),
+        liveTraces,
         evaluators,
         maxConversations: config.maxConversations,
         maxConversationsPerProject: config.maxConversationsPerProject,

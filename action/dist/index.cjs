@@ -56310,9 +56310,17 @@ var RUN_EVENT_DATA = {
     retry: external_exports.number().int().optional().describe("Set on a try again of a case whose checks failed (defaults.retry_failed): 1 for the first"),
     tools_run_by: external_exports.enum(["assure", "agent"]).optional().describe(
       "Who runs the tools the agent calls: assure, from the spec's mocks, or the agent itself (http, a2a), whose calls are known only as it reports them; absent on earlier runs (assure)"
+    ),
+    trace_id: external_exports.string().optional().describe(
+      "The W3C trace id sent (in traceparent) with every call of this conversation to an agent that runs its own tools: its OTLP spans with this id are the conversation's trace"
     )
   }),
   "conversation.completed": external_exports.object(InConversation),
+  "trace.received": external_exports.object({
+    ...InConversation,
+    spans: external_exports.number().int().describe("Spans of the conversation's trace the agent exported (OTLP), each counted once"),
+    tool_calls: external_exports.number().int().describe("Tool calls read from them, recorded as tool.called with source trace")
+  }).describe("The agent's own trace of a conversation arrived: what it tells counts as evidence of the tools it ran"),
   "conversation.failed": external_exports.object({ ...InConversation, cause: FailureCause }),
   "message.sent": external_exports.object({ ...InTurn, role: external_exports.enum(["system", "user"]), content: external_exports.string() }),
   "message.received": external_exports.object({

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { runTool } from "./orders.js";
 import { decide, type Behaviour, type WireMessage } from "./policy.js";
 import { readBody } from "./server.js";
+import { startAgentTracing, type AgentTracingOptions, type RequestTrace } from "./agent-tracing.js";
 
 /** What the agent did in a turn: each tool it ran, with what it gave back. */
 interface Step {
@@ -23,7 +24,11 @@ export interface ExampleHttpAgent {
 }
 
 /** Runs the policy until it answers in text, running each tool it calls itself. */
-function takeTurn(history: WireMessage[], behaviours: ReadonlySet<Behaviour>): { reply: string; steps: Step[] } {
+function takeTurn(
+  history: WireMessage[],
+  behaviours: ReadonlySet<Behaviour>,
+  trace?: RequestTrace,
+): { reply: string; steps: Step[] } {
   const steps: Step[] = [];
   for (let step = 0; step < 8; step++) {
     const decision = decide(history, behaviours);
@@ -37,7 +42,9 @@ function takeTurn(history: WireMessage[], behaviours: ReadonlySet<Behaviour>): {
     } catch {
       args = { raw: decision.arguments };
     }
-    const result = runTool(decision.name, args);
+    const result = trace
+      ? trace.tool(decision.name, args, () => runTool(decision.name, args))
+      : runTool(decision.name, args);
     const id = `call_${randomUUID()}`;
     history.push({
       role: "assistant",
@@ -54,9 +61,20 @@ function takeTurn(history: WireMessage[], behaviours: ReadonlySet<Behaviour>): {
  * The example refunds assistant as a deployed agent behind its own JSON API, running its own
  * tools: `POST /chat` with `{ session, text }` answers `{ reply, session, steps }`;
  * `POST /chat/stream` answers the same as server-sent events (the reply in pieces, then the
- * session and steps); `GET /health`. Sessions are kept in memory.
+ * session and steps); `GET /health`. Sessions are kept in memory. With `traces`, it exports
+ * OpenTelemetry GenAI spans of the tools it runs, joined to the trace of the caller's `traceparent`.
  */
-export async function startExampleHttpAgent({ port = 0, host = "127.0.0.1" } = {}): Promise<ExampleHttpAgent> {
+export async function startExampleHttpAgent({
+  port = 0,
+  host = "127.0.0.1",
+  traces,
+}: {
+  port?: number;
+  host?: string;
+  /** Export a span for each request and each tool it runs (OpenTelemetry, OTLP/HTTP), under the caller's traceparent. */
+  traces?: AgentTracingOptions;
+} = {}): Promise<ExampleHttpAgent> {
+  const tracing = traces ? await startAgentTracing(traces) : undefined;
   const sessions = new Map<string, WireMessage[]>();
   let deployed = new Set<Behaviour>();
   let requests = 0;
@@ -90,7 +108,9 @@ export async function startExampleHttpAgent({ port = 0, host = "127.0.0.1" } = {
       }
       sessions.set(session, history);
       history.push({ role: "user", content: body.text });
-      const { reply, steps } = takeTurn(history, deployed);
+      const trace = tracing?.request(req.headers);
+      const { reply, steps } = takeTurn(history, deployed, trace);
+      trace?.end();
       if (path === "/chat") return json(200, { reply, session, steps });
       res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       for (const piece of reply.match(/.{1,16}/gs) ?? []) res.write(`data: ${JSON.stringify({ delta: piece })}\n\n`);
@@ -109,10 +129,12 @@ export async function startExampleHttpAgent({ port = 0, host = "127.0.0.1" } = {
     behave(behaviours) {
       deployed = new Set(behaviours);
     },
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await tracing?.shutdown();
+    },
   };
 }

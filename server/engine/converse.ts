@@ -12,12 +12,15 @@ import { holdConversation } from "./hold-conversation.js";
 import { limitsOf, type ConversationPlan } from "./plan.js";
 import { makePlanQueue } from "./plan-queue.js";
 import type { Recorder } from "./recorder.js";
+import type { LiveTraces } from "./traces/live-traces.js";
 
 export interface ConverseDeps extends EvaluateConversationsDeps {
   store: ServiceStore;
   clock: Clock;
   egress: EgressPolicy;
   lanes: ConversationLanes;
+  /** The conversations whose agents' OTLP spans are being attached (POST /otlp/v1/traces). */
+  liveTraces?: LiveTraces | undefined;
   /** Tests shorten the agent's retry backoff; production keeps the default. */
   agentBackoffMs?: ((attempt: number) => number) | undefined;
 }

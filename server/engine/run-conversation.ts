@@ -4,6 +4,7 @@ import type { ConversationPlan } from "./plan.js";
 import type { Recorder } from "./recorder.js";
 import { RunFailedError } from "../errors.js";
 import { answerToolCall } from "./tool-mocks.js";
+import type { ConversationTrace } from "./traces/live-traces.js";
 
 export interface RunConversationOptions {
   plan: ConversationPlan;
@@ -15,6 +16,8 @@ export interface RunConversationOptions {
   signal: AbortSignal;
   /** Told of each answer of the agent (the run meters its tokens). */
   onReply?: (reply: AgentReply) => void;
+  /** The conversation's trace: each call carries its `traceparent`. */
+  trace?: ConversationTrace | undefined;
 }
 
 function parseArguments(raw: string): { value: Record<string, unknown> | undefined; error: string | undefined } {
@@ -48,6 +51,7 @@ export async function runConversation({
   recorder,
   signal,
   onReply,
+  trace,
 }: RunConversationOptions): Promise<void> {
   const { tools } = plan;
   const definitions: ToolDefinition[] = tools.map(({ name, description, parameters }) => ({
@@ -82,6 +86,7 @@ export async function runConversation({
           conversationId,
           turn,
           signal,
+          traceparent: trace?.callStarted(turn, step),
           onThrottled: (wait) => {
             recorder.record("agent.throttled", { ...at(turn, step), ...wait });
             recorder.flushInBackground();

@@ -30,6 +30,7 @@ import { registerTestSpecRoutes } from "./routes/test-specs.js";
 import { registerPageRoutes } from "./routes/pages.js";
 import { registerWebhookRoutes } from "./routes/webhooks.js";
 import { registerAuditRoutes } from "./routes/audit-events.js";
+import { registerOtlpRoutes } from "./routes/otlp.js";
 import { spend } from "../limits/limits.js";
 import { auditWrites } from "./audit-writes.js";
 
@@ -256,6 +257,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   registerWebhookRoutes(api, deps);
   registerAuditRoutes(api, deps);
   registerPageRoutes(api, deps);
+  registerOtlpRoutes(api, deps);
 
   await api.ready();
   const finished = finishOpenApiDocument(

@@ -10,6 +10,7 @@ import type { VerifyOidcToken } from "../auth/github-oidc.js";
 import type { Clock } from "../clock.js";
 import type { NewId } from "../ids.js";
 import type { EgressPolicy } from "../net/egress.js";
+import type { LiveTraces } from "../engine/traces/live-traces.js";
 import type { CheckReadiness } from "../net/readiness.js";
 import type { ServiceStore } from "../store/service-store.js";
 import type { CursorCodec } from "./cursor.js";
@@ -70,6 +71,8 @@ export interface ApiDeps {
   pages: PageLinks;
   /** The GitHub App, when it is configured: it plans the decisions of the repositories it gates. */
   commitGate?: CommitGate | undefined;
+  /** The live conversations whose agents' OTLP spans are attached (POST /otlp/v1/traces); none: every span is rejected. */
+  liveTraces?: LiveTraces | undefined;
   /** Reads specs on a thread of its own: a large one never holds the event loop. */
   specReader: SpecReader;
   /** GitHub's web address (github.com or an Enterprise Server's): pages link commits and pull requests there. */

@@ -155,9 +155,10 @@ function makeAnthropicMessagesAgent(options: AgentOptions): Agent {
   const { target } = options;
   const url = endpointUrl(target.base_url, "/v1/messages");
   return {
-    async complete({ messages, tools, signal, onThrottled }): Promise<AgentReply> {
+    async complete({ messages, tools, signal, onThrottled, traceparent }): Promise<AgentReply> {
       const { system, messages: wire } = toWire(messages);
       const answer = await callAgent(options, {
+        traceparent,
         url,
         headers: { "anthropic-version": ANTHROPIC_VERSION },
         body: {
@@ -179,4 +180,8 @@ function makeAnthropicMessagesAgent(options: AgentOptions): Agent {
 }
 
 /** Anthropic's Messages API: `tool_use` blocks answered from the spec's mocks as `tool_result`. */
-export const anthropicMessages: AgentProtocol = { readinessPath: "/v1/models", toolsRunBy: "assure", makeAgent: makeAnthropicMessagesAgent };
+export const anthropicMessages: AgentProtocol = {
+  readinessPath: "/v1/models",
+  toolsRunBy: "assure",
+  makeAgent: makeAnthropicMessagesAgent,
+};

@@ -117,7 +117,7 @@ function makeHttpAgent(options: AgentOptions): Agent {
   const read = readerOf(http.response);
   let sessionId: string | null = null;
   return {
-    async complete({ messages, conversationId, turn, signal, onThrottled }): Promise<AgentReply> {
+    async complete({ messages, conversationId, turn, signal, onThrottled, traceparent }): Promise<AgentReply> {
       const values: PlaceholderValues = {
         message: messages.findLast((message) => message.role === "user")?.content ?? "",
         messages: messagesOf(messages),
@@ -126,6 +126,7 @@ function makeHttpAgent(options: AgentOptions): Agent {
         turn,
       };
       const answer = await callAgent(options, {
+        traceparent,
         url: endpointUrl(target.base_url, fillText(http.request.path, values, encodeURIComponent)),
         method: http.request.method,
         headers: http.response.stream === "sse" ? { accept: "text/event-stream" } : {},

@@ -169,8 +169,9 @@ function makeOpenAiResponsesAgent(options: AgentOptions): Agent {
   const { target } = options;
   const url = endpointUrl(target.base_url, "/responses");
   return {
-    async complete({ messages, tools, signal, onThrottled }): Promise<AgentReply> {
+    async complete({ messages, tools, signal, onThrottled, traceparent }): Promise<AgentReply> {
       const answer = await callAgent(options, {
+        traceparent,
         url,
         body: {
           ...(target.model ? { model: target.model } : {}),
@@ -190,4 +191,8 @@ function makeOpenAiResponsesAgent(options: AgentOptions): Agent {
 }
 
 /** OpenAI's Responses API: function tools answered from the spec's mocks, the agent's hosted tools recorded. */
-export const openAiResponses: AgentProtocol = { readinessPath: "/models", toolsRunBy: "assure", makeAgent: makeOpenAiResponsesAgent };
+export const openAiResponses: AgentProtocol = {
+  readinessPath: "/models",
+  toolsRunBy: "assure",
+  makeAgent: makeOpenAiResponsesAgent,
+};
