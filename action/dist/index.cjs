@@ -54788,6 +54788,9 @@ var Endpoint = external_exports.object({
   readiness_path: external_exports.string().describe("Probed with GET before a run is accepted"),
   max_concurrency: external_exports.number().int().describe("Calls in flight to the agent at most, across every run against this environment"),
   rate_limit_per_minute: external_exports.number().int().nullable().describe("Calls per minute at most, evenly spaced; null: no limit"),
+  trace_wait_ms: external_exports.number().int().nullable().describe(
+    "How long, in ms, a conversation with an agent that runs its own tools waits for its late OTLP spans after its last answer; null: 5000"
+  ),
   header_names: external_exports.array(external_exports.string()).describe("Header values are write-only and never returned"),
   pricing: Pricing,
   request: HttpRequestTemplate.nullable().describe("How an http agent is called; null for the other protocols"),
@@ -54814,6 +54817,9 @@ var EndpointFields = {
     "Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429"
   ),
   rate_limit_per_minute: external_exports.number().int().min(1).max(6e5).describe("Calls per minute at most, evenly spaced"),
+  trace_wait_ms: external_exports.number().int().min(0).max(6e4).describe(
+    "For agents that run their own tools (http, a2a): how long, in ms, to wait for their OpenTelemetry spans after a conversation's last answer (default 5000); the wait ends sooner once spans stop arriving"
+  ),
   headers: external_exports.record(HeaderName, HeaderValue).refine((headers) => Object.keys(headers).length <= 50, "at most 50 headers").describe("Sent with every agent call, e.g. Authorization, and only to the environment's own URLs; write-only")
 };
 var CreateEnvironmentBody = external_exports.strictObject({
@@ -54828,6 +54834,7 @@ var CreateEnvironmentBody = external_exports.strictObject({
     readiness_path: EndpointFields.readiness_path.optional(),
     max_concurrency: EndpointFields.max_concurrency.optional(),
     rate_limit_per_minute: EndpointFields.rate_limit_per_minute.optional(),
+    trace_wait_ms: EndpointFields.trace_wait_ms.optional(),
     headers: EndpointFields.headers.optional(),
     pricing: Pricing.optional(),
     request: HttpRequestTemplate.optional().describe(
@@ -54859,6 +54866,7 @@ var UpdateEnvironmentBody = external_exports.strictObject({
     readiness_path: EndpointFields.readiness_path.optional(),
     max_concurrency: EndpointFields.max_concurrency.optional(),
     rate_limit_per_minute: EndpointFields.rate_limit_per_minute.nullable().optional().describe("null removes it"),
+    trace_wait_ms: EndpointFields.trace_wait_ms.nullable().optional().describe("null: the default"),
     headers: EndpointFields.headers.optional().describe("Replaces every header; write-only"),
     pricing: Pricing.optional().describe("Replaces every price"),
     request: HttpRequestTemplate.optional().describe("protocol http only: replaces the request template"),

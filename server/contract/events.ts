@@ -83,7 +83,10 @@ export const RUN_EVENT_DATA = {
   "trace.received": z
     .object({
       ...InConversation,
-      spans: z.number().int().describe("Spans of the conversation's trace the agent exported (OTLP), each counted once"),
+      spans: z
+        .number()
+        .int()
+        .describe("Spans of the conversation's trace the agent exported (OTLP), each counted once"),
       tool_calls: z.number().int().describe("Tool calls read from them, recorded as tool.called with source trace"),
     })
     .describe("The agent's own trace of a conversation arrived: what it tells counts as evidence of the tools it ran"),

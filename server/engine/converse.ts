@@ -107,6 +107,7 @@ export async function converse(
         recorder,
         signal,
         onReply: budget.meter,
+        traceWaitMs: target.trace_wait_ms ?? undefined,
       });
     });
     if (held) completed.push(held);

@@ -39,9 +39,10 @@ describe("tool calls from the agent's own OpenTelemetry traces (OTLP)", () => {
     const environment = await p.client.post("/v1/environments", {
       name: `http-${randomUUID()}`,
       agent_id: p.agentId,
-      endpoint: { protocol: "http", base_url: baseUrl, ...CHAT },
+      endpoint: { protocol: "http", base_url: baseUrl, trace_wait_ms: 3000, ...CHAT },
     });
     expect(environment.status).toBe(201);
+    expect(environment.body.endpoint.trace_wait_ms).toBe(3000);
     const tracesKey = t.issueKey(p.projectId, ["traces:write"]);
     return { p, environmentId: environment.body.environment_id as string, tracesKey };
   }
