@@ -1,3 +1,4 @@
+import { makeLiveTraces } from "./engine/traces/live-traces.js";
 import { z } from "zod";
 import { defineTask } from "./engine/define-task.js";
 import { systemClock, type Clock } from "./clock.js";
@@ -98,9 +99,11 @@ export async function createService(
   let worker: Worker | undefined;
   const apiActivity = makeApiActivity();
   const mcp = makeMcpConversations({ baseUrl: config.baseUrl });
+  const liveTraces = makeLiveTraces();
   const specReader = startSpecReader();
   const deps: ApiDeps = {
     specReader,
+    liveTraces,
     activity: apiActivity,
     limits: makeLimits(config.limits),
     bodyLimits: { body: config.maxBodyBytes, spec: config.maxSpecBytes },
@@ -171,6 +174,7 @@ export async function createService(
           config.judge &&
           makeLlmJudge({ egress, ...config.judge, ...(agentBackoffMs ? { backoffMs: agentBackoffMs } : {}) }),
         ...(agentBackoffMs ? { agentBackoffMs } : {}),
+        liveTraces,
         evaluators,
         maxConversations: config.maxConversations,
         maxConversationsPerProject: config.maxConversationsPerProject,

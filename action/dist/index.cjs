@@ -54798,6 +54798,9 @@ var Endpoint = external_exports.object({
   readiness_path: external_exports.string().describe("Probed with GET before a run is accepted"),
   max_concurrency: external_exports.number().int().describe("Calls in flight to the agent at most, across every run against this environment"),
   rate_limit_per_minute: external_exports.number().int().nullable().describe("Calls per minute at most, evenly spaced; null: no limit"),
+  trace_wait_ms: external_exports.number().int().nullable().describe(
+    "How long, in ms, a conversation with an agent that runs its own tools waits for its late OTLP spans after its last answer; null: 5000"
+  ),
   header_names: external_exports.array(external_exports.string()).describe("Header values are write-only and never returned"),
   pricing: Pricing,
   request: HttpRequestTemplate.nullable().describe("How an http agent is called; null for the other protocols"),
@@ -54824,6 +54827,9 @@ var EndpointFields = {
     "Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429"
   ),
   rate_limit_per_minute: external_exports.number().int().min(1).max(6e5).describe("Calls per minute at most, evenly spaced"),
+  trace_wait_ms: external_exports.number().int().min(0).max(6e4).describe(
+    "For agents that run their own tools (http, a2a): how long, in ms, to wait for their OpenTelemetry spans after a conversation's last answer (default 5000); the wait ends sooner once spans stop arriving"
+  ),
   headers: external_exports.record(HeaderName, HeaderValue).refine((headers) => Object.keys(headers).length <= 50, "at most 50 headers").describe("Sent with every agent call, e.g. Authorization, and only to the environment's own URLs; write-only")
 };
 var CreateEnvironmentBody = external_exports.strictObject({
@@ -54838,6 +54844,7 @@ var CreateEnvironmentBody = external_exports.strictObject({
     readiness_path: EndpointFields.readiness_path.optional(),
     max_concurrency: EndpointFields.max_concurrency.optional(),
     rate_limit_per_minute: EndpointFields.rate_limit_per_minute.optional(),
+    trace_wait_ms: EndpointFields.trace_wait_ms.optional(),
     headers: EndpointFields.headers.optional(),
     pricing: Pricing.optional(),
     request: HttpRequestTemplate.optional().describe(
@@ -54869,6 +54876,7 @@ var UpdateEnvironmentBody = external_exports.strictObject({
     readiness_path: EndpointFields.readiness_path.optional(),
     max_concurrency: EndpointFields.max_concurrency.optional(),
     rate_limit_per_minute: EndpointFields.rate_limit_per_minute.nullable().optional().describe("null removes it"),
+    trace_wait_ms: EndpointFields.trace_wait_ms.nullable().optional().describe("null: the default"),
     headers: EndpointFields.headers.optional().describe("Replaces every header; write-only"),
     pricing: Pricing.optional().describe("Replaces every price"),
     request: HttpRequestTemplate.optional().describe("protocol http only: replaces the request template"),
@@ -56320,9 +56328,17 @@ var RUN_EVENT_DATA = {
     retry: external_exports.number().int().optional().describe("Set on a try again of a case whose checks failed (defaults.retry_failed): 1 for the first"),
     tools_run_by: external_exports.enum(["assure", "agent"]).optional().describe(
       "Who runs the tools the agent calls: assure, from the spec's mocks, or the agent itself (http, a2a), whose calls are known only as it reports them; absent on earlier runs (assure)"
+    ),
+    trace_id: external_exports.string().optional().describe(
+      "The W3C trace id sent (in traceparent) with every call of this conversation to an agent that runs its own tools: its OTLP spans with this id are the conversation's trace"
     )
   }),
   "conversation.completed": external_exports.object(InConversation),
+  "trace.received": external_exports.object({
+    ...InConversation,
+    spans: external_exports.number().int().describe("Spans of the conversation's trace the agent exported (OTLP), each counted once"),
+    tool_calls: external_exports.number().int().describe("Tool calls read from them, recorded as tool.called with source trace")
+  }).describe("The agent's own trace of a conversation arrived: what it tells counts as evidence of the tools it ran"),
   "conversation.failed": external_exports.object({ ...InConversation, cause: FailureCause }),
   "message.sent": external_exports.object({ ...InTurn, role: external_exports.enum(["system", "user"]), content: external_exports.string() }),
   "message.received": external_exports.object({

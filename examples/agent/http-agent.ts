@@ -6,6 +6,7 @@ import type { AddressInfo } from "node:net";
 import { runTool } from "./orders.js";
 import { decide, type Behaviour, type WireMessage } from "./policy.js";
 import { readBody } from "./server.js";
+import { startAgentTracing, type AgentTracingOptions, type RequestTrace } from "./agent-tracing.js";
 
 /** What the agent did in a turn: each tool it ran, with what it gave back. */
 interface Step {
@@ -58,7 +59,7 @@ async function mcpTools(url: string): Promise<{ run: RunTool; close: () => Promi
 async function takeTurn(
   history: WireMessage[],
   behaviours: ReadonlySet<Behaviour>,
-  runTools: RunTool = async (name, args) => runTool(name, args),
+  runTools: RunTool,
 ): Promise<{ reply: string; steps: Step[] }> {
   const steps: Step[] = [];
   for (let step = 0; step < 8; step++) {
@@ -91,10 +92,21 @@ async function takeTurn(
  * tools: `POST /chat` with `{ session, text }` answers `{ reply, session, steps }`;
  * `POST /chat/stream` answers the same as server-sent events (the reply in pieces, then the
  * session and steps); `GET /health`. Sessions are kept in memory. With `mcp_url` in the body (or an
- * `x-mcp-url` header) it
- * loads its tools from that MCP server (assure's mocks of the spec's tools) and calls them there.
+ * `x-mcp-url` header) it loads its tools from that MCP server (assure's mocks of the spec's tools)
+ * and calls them there. With `traces`, it exports OpenTelemetry spans of the tools it runs itself,
+ * joined to the trace of the caller's `traceparent`.
  */
-export async function startExampleHttpAgent({ port = 0, host = "127.0.0.1" } = {}): Promise<ExampleHttpAgent> {
+export async function startExampleHttpAgent({
+  port = 0,
+  host = "127.0.0.1",
+  traces,
+}: {
+  port?: number;
+  host?: string;
+  /** Export a span for each request and each tool it runs (OpenTelemetry, OTLP/HTTP), under the caller's traceparent. */
+  traces?: AgentTracingOptions;
+} = {}): Promise<ExampleHttpAgent> {
+  const tracing = traces ? await startAgentTracing(traces) : undefined;
   const sessions = new Map<string, WireMessage[]>();
   let deployed = new Set<Behaviour>();
   let requests = 0;
@@ -130,10 +142,13 @@ export async function startExampleHttpAgent({ port = 0, host = "127.0.0.1" } = {
       history.push({ role: "user", content: body.text });
       const header = req.headers["x-mcp-url"];
       const mcpUrl = typeof body.mcp_url === "string" ? body.mcp_url : typeof header === "string" ? header : undefined;
-      void answer(history, mcpUrl).then(
-        ({ reply, steps }) => respond(reply, session, steps),
-        (error: unknown) => json(502, { error: `tools: ${error instanceof Error ? error.message : String(error)}` }),
-      );
+      const trace = tracing?.request(req.headers);
+      void answer(history, mcpUrl, trace)
+        .finally(() => trace?.end())
+        .then(
+          ({ reply, steps }) => respond(reply, session, steps),
+          (error: unknown) => json(502, { error: `tools: ${error instanceof Error ? error.message : String(error)}` }),
+        );
     });
     function respond(reply: string, session: string, steps: Step[]) {
       if (path === "/chat") return json(200, { reply, session, steps });
@@ -144,8 +159,12 @@ export async function startExampleHttpAgent({ port = 0, host = "127.0.0.1" } = {
     }
   });
 
-  async function answer(history: WireMessage[], mcpUrl: string | undefined) {
-    if (!mcpUrl) return takeTurn(history, deployed);
+  async function answer(history: WireMessage[], mcpUrl: string | undefined, trace: RequestTrace | undefined) {
+    if (!mcpUrl) {
+      return takeTurn(history, deployed, async (name, args) =>
+        trace ? trace.tool(name, args, () => runTool(name, args)) : runTool(name, args),
+      );
+    }
     const tools = await mcpTools(mcpUrl);
     try {
       return await takeTurn(history, deployed, tools.run);
@@ -164,10 +183,12 @@ export async function startExampleHttpAgent({ port = 0, host = "127.0.0.1" } = {
     behave(behaviours) {
       deployed = new Set(behaviours);
     },
-    close: () =>
-      new Promise<void>((resolve) => {
+    close: async () => {
+      await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }),
+      });
+      await tracing?.shutdown();
+    },
   };
 }

@@ -20,6 +20,7 @@ export const SCOPES = [
   "webhooks:read",
   "webhooks:write",
   "audit:read",
+  "traces:write",
 ] as const;
 export type Scope = (typeof SCOPES)[number];
 

@@ -95,6 +95,13 @@ export const Endpoint = z.object({
     .int()
     .nullable()
     .describe("Calls per minute at most, evenly spaced; null: no limit"),
+  trace_wait_ms: z
+    .number()
+    .int()
+    .nullable()
+    .describe(
+      "How long, in ms, a conversation with an agent that runs its own tools waits for its late OTLP spans after its last answer; null: 5000",
+    ),
   header_names: z.array(z.string()).describe("Header values are write-only and never returned"),
   pricing: Pricing,
   request: HttpRequestTemplate.nullable().describe("How an http agent is called; null for the other protocols"),
@@ -136,6 +143,14 @@ const EndpointFields = {
       "Calls in flight to the agent at most, across every run against this environment (default 16); lowered for a while when the agent answers 429",
     ),
   rate_limit_per_minute: z.number().int().min(1).max(600_000).describe("Calls per minute at most, evenly spaced"),
+  trace_wait_ms: z
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .describe(
+      "For agents that run their own tools (http, a2a): how long, in ms, to wait for their OpenTelemetry spans after a conversation's last answer (default 5000); the wait ends sooner once spans stop arriving",
+    ),
   headers: z
     .record(HeaderName, HeaderValue)
     .refine((headers) => Object.keys(headers).length <= 50, "at most 50 headers")
@@ -156,6 +171,7 @@ export const CreateEnvironmentBody = z
         readiness_path: EndpointFields.readiness_path.optional(),
         max_concurrency: EndpointFields.max_concurrency.optional(),
         rate_limit_per_minute: EndpointFields.rate_limit_per_minute.optional(),
+        trace_wait_ms: EndpointFields.trace_wait_ms.optional(),
         headers: EndpointFields.headers.optional(),
         pricing: Pricing.optional(),
         request: HttpRequestTemplate.optional().describe(
@@ -193,6 +209,7 @@ export const UpdateEnvironmentBody = z
         readiness_path: EndpointFields.readiness_path.optional(),
         max_concurrency: EndpointFields.max_concurrency.optional(),
         rate_limit_per_minute: EndpointFields.rate_limit_per_minute.nullable().optional().describe("null removes it"),
+        trace_wait_ms: EndpointFields.trace_wait_ms.nullable().optional().describe("null: the default"),
         headers: EndpointFields.headers.optional().describe("Replaces every header; write-only"),
         pricing: Pricing.optional().describe("Replaces every price"),
         request: HttpRequestTemplate.optional().describe("protocol http only: replaces the request template"),

@@ -72,8 +72,24 @@ export const RUN_EVENT_DATA = {
       .describe(
         "Who runs the tools the agent calls: assure, from the spec's mocks, or the agent itself (http, a2a), whose calls are known only as it reports them; absent on earlier runs (assure)",
       ),
+    trace_id: z
+      .string()
+      .optional()
+      .describe(
+        "The W3C trace id sent (in traceparent) with every call of this conversation to an agent that runs its own tools: its OTLP spans with this id are the conversation's trace",
+      ),
   }),
   "conversation.completed": z.object(InConversation),
+  "trace.received": z
+    .object({
+      ...InConversation,
+      spans: z
+        .number()
+        .int()
+        .describe("Spans of the conversation's trace the agent exported (OTLP), each counted once"),
+      tool_calls: z.number().int().describe("Tool calls read from them, recorded as tool.called with source trace"),
+    })
+    .describe("The agent's own trace of a conversation arrived: what it tells counts as evidence of the tools it ran"),
   "conversation.failed": z.object({ ...InConversation, cause: FailureCause }),
   "message.sent": z.object({ ...InTurn, role: z.enum(["system", "user"]), content: z.string() }),
   "message.received": z.object({

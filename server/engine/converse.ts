@@ -13,6 +13,7 @@ import { limitsOf, type ConversationPlan } from "./plan.js";
 import { makePlanQueue } from "./plan-queue.js";
 import type { McpConversations } from "./mcp-conversations.js";
 import type { Recorder } from "./recorder.js";
+import type { LiveTraces } from "./traces/live-traces.js";
 
 export interface ConverseDeps extends EvaluateConversationsDeps {
   store: ServiceStore;
@@ -21,6 +22,8 @@ export interface ConverseDeps extends EvaluateConversationsDeps {
   lanes: ConversationLanes;
   /** Serves the spec's tools over MCP to agents that run their own; none without a public base URL. */
   mcp?: McpConversations | undefined;
+  /** The conversations whose agents' OTLP spans are being attached (POST /otlp/v1/traces). */
+  liveTraces?: LiveTraces | undefined;
   /** Tests shorten the agent's retry backoff; production keeps the default. */
   agentBackoffMs?: ((attempt: number) => number) | undefined;
 }
@@ -113,6 +116,7 @@ export async function converse(
         recorder,
         signal,
         onReply: budget.meter,
+        traceWaitMs: target.trace_wait_ms ?? undefined,
       });
     });
     if (held) completed.push(held);

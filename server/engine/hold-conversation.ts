@@ -9,6 +9,7 @@ import type { ConversationPlan } from "./plan.js";
 import type { McpConversations } from "./mcp-conversations.js";
 import type { Recorder } from "./recorder.js";
 import { runConversation } from "./run-conversation.js";
+import { DEFAULT_TRACE_WAIT_MS, type ConversationTrace, type LiveTraces } from "./traces/live-traces.js";
 
 export interface HoldConversationOptions {
   run: Run;
@@ -23,6 +24,8 @@ export interface HoldConversationOptions {
   signal: AbortSignal;
   /** Told of each answer of the agent (the run meters its budget). */
   onReply: (reply: AgentReply) => void;
+  /** How long to wait for the agent's late spans after its last answer (agents that run their own tools). */
+  traceWaitMs?: number | undefined;
 }
 
 /**
@@ -30,8 +33,13 @@ export interface HoldConversationOptions {
  * recorded on it before it is thrown. Returns the conversation, completed.
  */
 export async function holdConversation(
-  { clock, newId, mcp }: { clock: Clock; newId: NewId; mcp?: McpConversations | undefined },
-  { run, plan, attempt, retry, agent, toolsRunBy, recorder, signal, onReply }: HoldConversationOptions,
+  {
+    clock,
+    newId,
+    mcp,
+    liveTraces,
+  }: { clock: Clock; newId: NewId; mcp?: McpConversations | undefined; liveTraces?: LiveTraces | undefined },
+  { run, plan, attempt, retry, agent, toolsRunBy, recorder, signal, onReply, traceWaitMs }: HoldConversationOptions,
 ): Promise<ConversationRow> {
   const now = () => clock.now().toISOString();
   const conversation: ConversationRow = {
@@ -49,6 +57,8 @@ export async function holdConversation(
     ended_at: null,
   };
   const context = { conversation_id: conversation.conversation_id };
+  // Only the tools of an agent that runs its own are read from its spans (assure's mocks are known).
+  const trace = toolsRunBy === "agent" ? liveTraces?.open(run.project_id, conversation.conversation_id) : undefined;
   recorder.record("conversation.started", {
     ...context,
     kind: plan.kind,
@@ -57,6 +67,7 @@ export async function holdConversation(
     attempt,
     ...(retry > 0 ? { retry } : {}),
     tools_run_by: toolsRunBy,
+    ...(trace ? { trace_id: trace.traceId } : {}),
   });
   recorder.flushInBackground(["createConversation", conversation]);
   // An agent that runs its own tools may load them from the spec's mocks over MCP, at a URL of this conversation.
@@ -79,8 +90,13 @@ export async function holdConversation(
       signal,
       onReply,
       mcp: lease,
+      trace,
     });
+    if (trace && traceWaitMs !== 0) await trace.waitForSpans(traceWaitMs ?? DEFAULT_TRACE_WAIT_MS, signal);
+    if (signal.aborted) throw signal.reason;
+    if (trace) recordTrace(recorder, conversation.conversation_id, trace);
   } catch (error) {
+    if (trace && !signal.aborted) recordTrace(recorder, conversation.conversation_id, trace);
     if (error instanceof RunFailedError && !signal.aborted) {
       recorder.record("conversation.failed", { ...context, cause: error.failureCause });
       await recorder.flush(["finishConversation", conversation.conversation_id, "failed", now()]);
@@ -88,9 +104,45 @@ export async function holdConversation(
     throw error;
   } finally {
     lease?.close();
+    trace?.close();
   }
   const endedAt = now();
   recorder.record("conversation.completed", context);
   recorder.flushInBackground(["finishConversation", conversation.conversation_id, "completed", endedAt]);
   return { ...conversation, status: "completed", ended_at: endedAt };
+}
+
+/** What the conversation's trace told, recorded once: each tool the agent ran, in the order it started them. */
+function recordTrace(recorder: Recorder, conversationId: string, trace: ConversationTrace): void {
+  if (trace.spanCount === 0) return;
+  const calls = trace.toolCalls();
+  trace.close();
+  for (const call of calls) {
+    const at = { conversation_id: conversationId, turn: call.turn, step: call.step };
+    recorder.record("tool.called", {
+      ...at,
+      call_id: call.callId,
+      name: call.name,
+      arguments: call.arguments,
+      arguments_raw: call.argumentsRaw,
+      ...(call.argumentsError ? { arguments_error: call.argumentsError } : {}),
+      executed_by: "agent",
+      source: { kind: "trace" },
+    });
+    if (call.result !== undefined) {
+      recorder.record("tool.returned", {
+        ...at,
+        call_id: call.callId,
+        name: call.name,
+        result: call.result,
+        source: { kind: "agent" },
+        injected: false,
+      });
+    }
+  }
+  recorder.record("trace.received", {
+    conversation_id: conversationId,
+    spans: trace.spanCount,
+    tool_calls: calls.length,
+  });
 }

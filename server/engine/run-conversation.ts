@@ -5,6 +5,7 @@ import type { McpLease } from "./mcp-conversations.js";
 import type { Recorder } from "./recorder.js";
 import { RunFailedError } from "../errors.js";
 import { answerToolCall } from "./tool-mocks.js";
+import type { ConversationTrace } from "./traces/live-traces.js";
 
 export interface RunConversationOptions {
   plan: ConversationPlan;
@@ -18,6 +19,8 @@ export interface RunConversationOptions {
   onReply?: (reply: AgentReply) => void;
   /** The conversation's MCP server, serving the spec's tools and mocks, when the agent runs its own tools. */
   mcp?: McpLease | undefined;
+  /** The conversation's trace: each call carries its `traceparent`. */
+  trace?: ConversationTrace | undefined;
 }
 
 function parseArguments(raw: string): { value: Record<string, unknown> | undefined; error: string | undefined } {
@@ -52,6 +55,7 @@ export async function runConversation({
   signal,
   onReply,
   mcp,
+  trace,
 }: RunConversationOptions): Promise<void> {
   const { tools } = plan;
   const definitions: ToolDefinition[] = tools.map(({ name, description, parameters }) => ({
@@ -88,6 +92,7 @@ export async function runConversation({
           turn,
           mcpUrl: mcp?.url,
           signal,
+          traceparent: trace?.callStarted(turn, step),
           onThrottled: (wait) => {
             recorder.record("agent.throttled", { ...at(turn, step), ...wait });
             recorder.flushInBackground();

@@ -31,6 +31,7 @@ import { registerPageRoutes } from "./routes/pages.js";
 import { registerWebhookRoutes } from "./routes/webhooks.js";
 import { registerAuditRoutes } from "./routes/audit-events.js";
 import { registerMcpRoutes } from "./routes/mcp.js";
+import { registerOtlpRoutes } from "./routes/otlp.js";
 import { spend } from "../limits/limits.js";
 import { auditWrites } from "./audit-writes.js";
 
@@ -158,6 +159,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
         url: route.url,
         scope: route.config?.scope,
         operationId: (route.schema as { operationId?: string } | undefined)?.operationId,
+        audited: route.config?.audited !== false,
       });
     }
     auditWrites(route, deps);
@@ -258,6 +260,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   registerAuditRoutes(api, deps);
   registerPageRoutes(api, deps);
   registerMcpRoutes(api, deps);
+  registerOtlpRoutes(api, deps);
 
   await api.ready();
   const finished = finishOpenApiDocument(

@@ -11,6 +11,7 @@ import type { Clock } from "../clock.js";
 import type { NewId } from "../ids.js";
 import type { EgressPolicy } from "../net/egress.js";
 import type { McpConversations } from "../engine/mcp-conversations.js";
+import type { LiveTraces } from "../engine/traces/live-traces.js";
 import type { CheckReadiness } from "../net/readiness.js";
 import type { ServiceStore } from "../store/service-store.js";
 import type { CursorCodec } from "./cursor.js";
@@ -27,7 +28,7 @@ declare module "fastify" {
     acceptsYaml?: boolean;
     /** Which budget its requests spend: "public" (pages, badges, health) is per address; the API's is per key. */
     limit?: "public";
-    /** A route that writes only a run's evidence, through the engine (the MCP server's tool calls): no audit event. */
+    /** A route that writes only a run's evidence, through the engine (the MCP server's tool calls, an agent's spans): no audit event. */
     audited?: false;
     /** A route that creates a resource: the property of the written row that holds its id (its audit event's resource). */
     creates?: string;
@@ -75,6 +76,8 @@ export interface ApiDeps {
   pages: PageLinks;
   /** The GitHub App, when it is configured: it plans the decisions of the repositories it gates. */
   commitGate?: CommitGate | undefined;
+  /** The live conversations whose agents' OTLP spans are attached (POST /otlp/v1/traces); none: every span is rejected. */
+  liveTraces?: LiveTraces | undefined;
   /** Reads specs on a thread of its own: a large one never holds the event loop. */
   specReader: SpecReader;
   /** GitHub's web address (github.com or an Enterprise Server's): pages link commits and pull requests there. */
@@ -87,6 +90,8 @@ export interface RouteEntry {
   url: string;
   scope: Scope | undefined;
   operationId: string | undefined;
+  /** false: its writes are a run's evidence, recorded by the engine, not audit events. */
+  audited: boolean;
 }
 
 export type Api = FastifyInstance<

@@ -20,6 +20,8 @@ export interface EnvironmentRow {
   /** Calls in flight to the agent, across every run against it. */
   max_concurrency: number;
   rate_limit_per_minute: number | null;
+  /** How long to wait for the agent's late spans after a conversation's last answer; null: the default. */
+  trace_wait_ms: number | null;
   /** JSON object of header name → value, sealed: it never leaves the service except to the agent. */
   headers: string;
   /** The header names, in the clear: the API shows them. */
@@ -45,7 +47,10 @@ const fromDb = (row: DbEnvironment): EnvironmentRow => ({
 });
 
 /** An environment to create: its header values given plain, to be sealed by the store. */
-export type NewEnvironment = Omit<EnvironmentRow, "headers" | "header_names"> & { headers: Record<string, string> };
+export type NewEnvironment = Omit<EnvironmentRow, "headers" | "header_names" | "trace_wait_ms"> & {
+  headers: Record<string, string>;
+  trace_wait_ms?: number | null;
+};
 
 /** A change to an environment's endpoint: every field but the headers, which are kept unless given. */
 export type EnvironmentChange = Pick<
@@ -56,6 +61,7 @@ export type EnvironmentChange = Pick<
   | "readiness_path"
   | "max_concurrency"
   | "rate_limit_per_minute"
+  | "trace_wait_ms"
   | "pricing"
   | "http"
 > & {
@@ -72,6 +78,8 @@ export interface EnvironmentTarget {
   headers: Record<string, string>;
   max_concurrency: number;
   rate_limit_per_minute: number | null;
+  /** How long to wait for the agent's late spans; null or absent: the default. */
+  trace_wait_ms?: number | null;
   /** protocol http: how the agent is called and read. */
   http: HttpEndpoint | null;
 }
@@ -90,6 +98,7 @@ export function toEnvironment(row: EnvironmentRow): Environment {
       readiness_path: row.readiness_path,
       max_concurrency: row.max_concurrency,
       rate_limit_per_minute: row.rate_limit_per_minute,
+      trace_wait_ms: row.trace_wait_ms,
       header_names: row.header_names,
       pricing: row.pricing,
       request: row.http?.request ?? null,
@@ -101,8 +110,8 @@ export function toEnvironment(row: EnvironmentRow): Environment {
 
 export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer) {
   const insert = db.prepare(`INSERT INTO environments
-    (environment_id, project_id, name, agent_id, protocol, base_url, url_pattern, model, readiness_path, max_concurrency, rate_limit_per_minute, headers, header_names, pricing, http, created_at)
-    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @url_pattern, @model, @readiness_path, @max_concurrency, @rate_limit_per_minute, @headers, @header_names, @pricing, @http, @created_at)
+    (environment_id, project_id, name, agent_id, protocol, base_url, url_pattern, model, readiness_path, max_concurrency, rate_limit_per_minute, trace_wait_ms, headers, header_names, pricing, http, created_at)
+    VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @url_pattern, @model, @readiness_path, @max_concurrency, @rate_limit_per_minute, @trace_wait_ms, @headers, @header_names, @pricing, @http, @created_at)
     ON CONFLICT (project_id, name) DO NOTHING`);
   const environments = makeProjectTable<DbEnvironment, EnvironmentRow>(
     db,
@@ -113,7 +122,7 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
   );
   const byName = db.prepare("SELECT * FROM environments WHERE project_id = ? AND name = ?");
   const update = db.prepare(`UPDATE environments SET base_url = @base_url, url_pattern = @url_pattern, model = @model,
-      readiness_path = @readiness_path, max_concurrency = @max_concurrency, rate_limit_per_minute = @rate_limit_per_minute, pricing = @pricing, http = @http, headers = coalesce(@headers, headers), header_names = coalesce(@header_names, header_names)
+      readiness_path = @readiness_path, max_concurrency = @max_concurrency, rate_limit_per_minute = @rate_limit_per_minute, trace_wait_ms = @trace_wait_ms, pricing = @pricing, http = @http, headers = coalesce(@headers, headers), header_names = coalesce(@header_names, header_names)
     WHERE environment_id = @environment_id`);
 
   return {
@@ -128,7 +137,8 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
         const row = environments.get(environmentId);
         if (!row) return undefined;
         const headers = sealer.open(row.headers, SEALED_AT.environmentHeaders(row.environment_id));
-        const { protocol, base_url, model, readiness_path, max_concurrency, rate_limit_per_minute } = row;
+        const { protocol, base_url, model, readiness_path, max_concurrency, rate_limit_per_minute, trace_wait_ms } =
+          row;
         return {
           environment_id: row.environment_id,
           protocol,
@@ -137,6 +147,7 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
           readiness_path,
           max_concurrency,
           rate_limit_per_minute,
+          trace_wait_ms,
           headers: JSON.parse(headers) as Record<string, string>,
           http: row.http,
         };
@@ -151,6 +162,7 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
       createEnvironment({ headers, ...environment }: NewEnvironment): Environment | undefined {
         const row: EnvironmentRow = {
           ...environment,
+          trace_wait_ms: environment.trace_wait_ms ?? null,
           headers: sealer.seal(JSON.stringify(headers), SEALED_AT.environmentHeaders(environment.environment_id)),
           header_names: Object.keys(headers),
         };

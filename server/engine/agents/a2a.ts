@@ -66,6 +66,8 @@ interface Exchange {
 /** What one user turn has used of the agent so far. */
 interface TurnState {
   signal: AbortSignal;
+  /** The call's W3C trace context, sent with each of its requests. */
+  traceparent: string | undefined;
   onThrottled: ((wait: ThrottledWait) => void) | undefined;
   /** The most attempts any exchange of the turn took. */
   attempts: number;
@@ -118,7 +120,7 @@ function makeEgressFetch(options: AgentOptions, turn: () => TurnState): typeof f
     if (init?.body !== undefined && init.body !== null && typeof init.body !== "string") {
       throw new Error("the A2A client gave a request body that is not text");
     }
-    const own = headerRecord(init?.headers);
+    const own = { ...headerRecord(init?.headers), ...(state.traceparent ? { traceparent: state.traceparent } : {}) };
     const headers = url.origin === origin ? withHeaders(own, target.headers) : own;
     const signal =
       init?.signal && init.signal !== state.signal ? AbortSignal.any([init.signal, state.signal]) : state.signal;
@@ -388,8 +390,8 @@ function makeA2aAgent(options: AgentOptions): Agent {
   }
 
   return {
-    async complete({ messages, signal, onThrottled }): Promise<AgentReply> {
-      turn = { signal, onThrottled, attempts: 1, latencyMs: 0, last: undefined };
+    async complete({ messages, signal, onThrottled, traceparent }): Promise<AgentReply> {
+      turn = { signal, onThrottled, traceparent, attempts: 1, latencyMs: 0, last: undefined };
       const user = messages.findLast((m) => m.role === "user")?.content ?? "";
       const system = messages.find((m) => m.role === "system")?.content;
       const first = !messages.some((m) => m.role === "assistant");

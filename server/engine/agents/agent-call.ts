@@ -22,6 +22,8 @@ export async function callAgent<T extends object>(
     decode?: (text: string) => unknown;
     signal: AbortSignal;
     onThrottled: ((wait: ThrottledWait) => void) | undefined;
+    /** The call's W3C trace context (AgentRequest.traceparent), sent as the `traceparent` header. */
+    traceparent?: string | undefined;
     /** Names the contract in a violation: "the Chat Completions contract". */
     contract: string;
     read: (json: unknown) => AnswerReading<T>;
@@ -32,7 +34,10 @@ export async function callAgent<T extends object>(
     egress,
     {
       url: call.url,
-      headers: withHeaders(call.headers ?? {}, target.headers),
+      headers: withHeaders(
+        { ...call.headers, ...(call.traceparent ? { traceparent: call.traceparent } : {}) },
+        target.headers,
+      ),
       body: call.body,
       ...(call.method ? { method: call.method } : {}),
       ...(call.decode ? { decode: call.decode } : {}),

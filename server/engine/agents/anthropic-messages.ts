@@ -147,9 +147,10 @@ function makeAnthropicMessagesAgent(options: AgentOptions): Agent {
   const { target } = options;
   const url = endpointUrl(target.base_url, "/v1/messages");
   return {
-    async complete({ messages, tools, signal, onThrottled }): Promise<AgentReply> {
+    async complete({ messages, tools, signal, onThrottled, traceparent }): Promise<AgentReply> {
       const { system, messages: wire } = toWire(messages);
       const answer = await callAgent(options, {
+        traceparent,
         url,
         headers: { "anthropic-version": ANTHROPIC_VERSION },
         body: {

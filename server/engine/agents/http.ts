@@ -117,7 +117,7 @@ function makeHttpAgent(options: AgentOptions): Agent {
   const read = readerOf(http.response);
   let sessionId: string | null = null;
   return {
-    async complete({ messages, conversationId, turn, mcpUrl, signal, onThrottled }): Promise<AgentReply> {
+    async complete({ messages, conversationId, turn, mcpUrl, signal, onThrottled, traceparent }): Promise<AgentReply> {
       const values: PlaceholderValues = {
         message: messages.findLast((message) => message.role === "user")?.content ?? "",
         messages: messagesOf(messages),
@@ -129,6 +129,7 @@ function makeHttpAgent(options: AgentOptions): Agent {
       const headers: Record<string, string> = http.response.stream === "sse" ? { accept: "text/event-stream" } : {};
       if (http.request.mcp_url_header && mcpUrl) headers[http.request.mcp_url_header.toLowerCase()] = mcpUrl;
       const answer = await callAgent(options, {
+        traceparent,
         url: endpointUrl(target.base_url, fillText(http.request.path, values, encodeURIComponent)),
         method: http.request.method,
         headers,

@@ -36,7 +36,7 @@ function makeOpenAiChatAgent(options: AgentOptions): Agent {
   let wireTools: ReturnType<typeof toWireTool>[] = [];
   let toolsSeen: readonly ToolDefinition[] | undefined;
   return {
-    async complete({ messages, tools, signal, onThrottled }): Promise<AgentReply> {
+    async complete({ messages, tools, signal, onThrottled, traceparent }): Promise<AgentReply> {
       if (messages !== messagesSeen || messages.length < wireMessages.length) {
         messagesSeen = messages;
         wireMessages = [];
@@ -47,6 +47,7 @@ function makeOpenAiChatAgent(options: AgentOptions): Agent {
         wireTools = tools.map(toWireTool);
       }
       const answer = await callAgent(options, {
+        traceparent,
         url,
         body: {
           ...(target.model ? { model: target.model } : {}),

@@ -161,8 +161,9 @@ function makeOpenAiResponsesAgent(options: AgentOptions): Agent {
   const { target } = options;
   const url = endpointUrl(target.base_url, "/responses");
   return {
-    async complete({ messages, tools, signal, onThrottled }): Promise<AgentReply> {
+    async complete({ messages, tools, signal, onThrottled, traceparent }): Promise<AgentReply> {
       const answer = await callAgent(options, {
+        traceparent,
         url,
         body: {
           ...(target.model ? { model: target.model } : {}),

@@ -65,6 +65,8 @@ export interface AgentRequest {
   signal: AbortSignal;
   /** Told of each wait the agent asks for before it answers. */
   onThrottled?: ((wait: ThrottledWait) => void) | undefined;
+  /** The W3C `traceparent` sent with the call: the conversation's trace, a span id new for this call. */
+  traceparent?: string | undefined;
 }
 
 /** What a protocol reads from one answer: the reply but for how the call went. */

@@ -1,3 +1,4 @@
+import type { LiveTraces } from "../traces/live-traces.js";
 import { z } from "zod";
 import { LRUCache } from "lru-cache";
 import type { Clock } from "../../clock.js";
@@ -34,6 +35,8 @@ export interface ExecuteRunDeps {
   evaluators?: readonly Evaluator[] | undefined;
   /** Tests shorten the agent's retry backoff; production keeps the default. */
   agentBackoffMs?: (attempt: number) => number;
+  /** The conversations whose agents' OTLP spans are being attached. */
+  liveTraces?: LiveTraces | undefined;
   /** Conversations held at once across every run of this process (ASSURE_MAX_CONVERSATIONS), and by one project's runs. */
   maxConversations?: number | undefined;
   maxConversationsPerProject?: number | undefined;

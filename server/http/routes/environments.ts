@@ -61,6 +61,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
           readiness_path: body.endpoint.readiness_path ?? AGENT_PROTOCOLS[body.endpoint.protocol].readinessPath,
           max_concurrency: body.endpoint.max_concurrency ?? DEFAULT_MAX_CONCURRENCY,
           rate_limit_per_minute: body.endpoint.rate_limit_per_minute ?? null,
+          trace_wait_ms: body.endpoint.trace_wait_ms ?? null,
           headers: body.endpoint.headers ?? {},
           pricing: body.endpoint.pricing ?? {},
           http: body.endpoint.response
@@ -123,6 +124,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
             endpoint.rate_limit_per_minute === undefined
               ? current.rate_limit_per_minute
               : endpoint.rate_limit_per_minute,
+          trace_wait_ms: endpoint.trace_wait_ms === undefined ? current.trace_wait_ms : endpoint.trace_wait_ms,
           pricing: endpoint.pricing ?? current.pricing,
           http: current.http && {
             request: endpoint.request ?? current.http.request,

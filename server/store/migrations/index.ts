@@ -31,6 +31,7 @@ import fairClaims from "./0028-fair-claims.js";
 import webhookFairness from "./0029-webhook-fairness.js";
 import approvedPolicy from "./0030-approved-policy.js";
 import httpEndpoints from "./0031-http-endpoints.js";
+import traceWait from "./0032-trace-wait.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -80,6 +81,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 29, name: "webhook-fairness", sql: webhookFairness },
   { version: 30, name: "approved-policy", sql: approvedPolicy },
   { version: 31, name: "http-endpoints", sql: httpEndpoints },
+  { version: 32, name: "trace-wait", sql: traceWait },
 ];
 
 /** The schema version this build migrates to. */

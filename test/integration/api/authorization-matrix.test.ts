@@ -102,6 +102,11 @@ describe("the authorization matrix", () => {
 
   it("covers every route with a scope", () => {
     expect(routes().length).toBeGreaterThanOrEqual(45);
+    // traces:write is a project key's scope, for an agent's OTLP exports only.
+    expect(PROJECT_KEY_SCOPES).toContain("traces:write");
+    expect(routes().filter((route) => route.scope === "traces:write")).toEqual([
+      expect.objectContaining({ method: "POST", url: "/otlp/v1/traces" }),
+    ]);
   });
 
   it.each(["none", "expired", "revoked"])(
@@ -140,15 +145,18 @@ describe("the authorization matrix", () => {
       const status = response.statusCode;
       const byId = route.url.includes(":");
       const adminOnly = route.scope !== undefined && ADMIN_ONLY_SCOPES.includes(route.scope);
+      // An OTLP export attaches spans to the caller's own project's conversations only: another's are rejected, not found.
       const expected = adminOnly
         ? [403]
-        : byId
-          ? route.method === "GET" || route.method === "DELETE"
-            ? [404]
-            : [400, 404]
-          : route.method === "GET"
-            ? [200]
-            : [400, 404, 201];
+        : route.scope === "traces:write"
+          ? [200]
+          : byId
+            ? route.method === "GET" || route.method === "DELETE"
+              ? [404]
+              : [400, 404]
+            : route.method === "GET"
+              ? [200]
+              : [400, 404, 201];
       if (!expected.includes(status)) {
         wrong.push(`${route.method} ${route.url} → ${status} (expected ${expected.join("/")})`);
       }

@@ -3,7 +3,6 @@ import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/se
 import { startOidcIssuer, type OidcIssuer } from "../../../examples/github/oidc-issuer.js";
 import { parseToken } from "../../../server/auth/api-keys.js";
 import { ADMIN_ONLY_SCOPES, SCOPES } from "../../../server/auth/scopes.js";
-import { MCP_PATH } from "../../../server/engine/mcp-conversations.js";
 import type { ApiClient, ApiResponse } from "../../helpers/api-client.js";
 import { waitForRun } from "../../helpers/runs.js";
 import { deterministicSpecYaml } from "../../helpers/seed.js";
@@ -54,8 +53,7 @@ describe("an audit event for every write route", () => {
   });
 
   // The conversations' MCP servers write a run's evidence through the engine, not the API's resources: not audited.
-  const writeRoutes = () =>
-    t.service.api.routeTable.filter((route) => WRITES.has(route.method) && !route.url.startsWith(`${MCP_PATH}/`));
+  const writeRoutes = () => t.service.api.routeTable.filter((route) => WRITES.has(route.method) && route.audited);
   const keyOf = (token: string) => parseToken(token)!.keyId;
 
   /** The ids the calls make, for the calls after them. */
