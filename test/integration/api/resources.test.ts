@@ -49,6 +49,7 @@ describe("resources", () => {
       pricing: {},
       request: null,
       response: null,
+      trace_wait_ms: null,
     });
   });
 

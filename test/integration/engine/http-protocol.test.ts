@@ -154,8 +154,11 @@ describe("protocol http: any JSON API, read by JMESPath", () => {
       const calls = trace.filter((e) => e.type === "tool.called");
       expect(calls.length).toBeGreaterThan(0);
       for (const call of calls) expect(call.data).toMatchObject({ executed_by: "agent", source: { kind: "reply" } });
-      const returned = trace.find((e) => e.type === "tool.returned")!;
-      expect(returned.data).toMatchObject({ source: { kind: "agent" }, result: { order_id: "A-100" } });
+      // Conversations run at once: which lookup is first in the trace varies; the delivered order's is among them.
+      const returned = trace.filter((e) => e.type === "tool.returned").map((e) => e.data);
+      expect(returned).toContainEqual(
+        expect.objectContaining({ source: { kind: "agent" }, result: expect.objectContaining({ order_id: "A-100" }) }),
+      );
 
       const model = await seedProject(t, modelAgent.baseUrl, { specYaml: deterministicSpecYaml() });
       const { run_id } = await startRun(model.client, {

@@ -106,8 +106,11 @@ describe("tool calls from the agent's own OpenTelemetry traces (OTLP)", () => {
       const calls = trace.filter((e) => e.type === "tool.called");
       expect(calls.length).toBeGreaterThan(0);
       for (const call of calls) expect(call.data).toMatchObject({ executed_by: "agent", source: { kind: "trace" } });
-      const returned = trace.find((e) => e.type === "tool.returned")!;
-      expect(returned.data).toMatchObject({ source: { kind: "agent" }, result: { order_id: "A-100" } });
+      // Conversations run at once: which lookup is first in the trace varies; the delivered order's is among them.
+      const returned = trace.filter((e) => e.type === "tool.returned").map((e) => e.data);
+      expect(returned).toContainEqual(
+        expect.objectContaining({ source: { kind: "agent" }, result: expect.objectContaining({ order_id: "A-100" }) }),
+      );
       const started = trace.filter((e) => e.type === "conversation.started");
       for (const s of started) expect(s.data.trace_id).toMatch(/^[0-9a-f]{32}$/);
       expect(trace.filter((e) => e.type === "trace.received")).toHaveLength(started.length);
