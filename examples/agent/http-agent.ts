@@ -68,10 +68,13 @@ async function takeTurn(
 export async function startExampleHttpAgent({
   port = 0,
   host = "127.0.0.1",
+  latencyMs = 0,
   traces,
 }: {
   port?: number;
   host?: string;
+  /** How long each turn takes before its tools run, as a model's would (default 0). */
+  latencyMs?: number;
   /** Export a span for each request and each tool it runs (OpenTelemetry, OTLP/HTTP), under the caller's traceparent. */
   traces?: AgentTracingOptions;
 } = {}): Promise<ExampleHttpAgent> {
@@ -129,6 +132,7 @@ export async function startExampleHttpAgent({
   });
 
   async function answer(history: WireMessage[], mcpUrl: string | undefined, trace: RequestTrace | undefined) {
+    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
     if (!mcpUrl) {
       return takeTurn(history, deployed, async (name, args) =>
         trace ? trace.tool(name, args, () => runTool(name, args)) : runTool(name, args),

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { OtlpSpan } from "./otlp.js";
 import { notYetRecorded, type MergedToolCall, type RecordedToolCall, type TracedToolCall } from "./merge-calls.js";
-import { toolCallOf } from "./tool-spans.js";
+import { toolCallOf, type ToolSpan } from "./tool-spans.js";
 
 /** Spans kept per conversation at most: the rest of a trace is counted as rejected. */
 export const MAX_SPANS_PER_CONVERSATION = 10_000;
@@ -72,7 +72,9 @@ export function makeLiveTraces(now: () => number = Date.now): LiveTraces {
       let traceId = hex(16);
       while (open.has(traceId)) traceId = hex(16);
       const calls = new Map<string, AgentCall>();
-      const spans = new Map<string, OtlpSpan>();
+      // Of each span, only its parent is kept (where it belongs); of a tool span, the call it tells, read at once.
+      const parents = new Map<string, string>();
+      const tools: (ToolSpan & { parentSpanId: string })[] = [];
       const recordedCalls: RecordedToolCall[] = [];
       let unrooted = 0;
       let lastCallAt = 0;
@@ -83,9 +85,11 @@ export function makeLiveTraces(now: () => number = Date.now): LiveTraces {
 
       const accept = (span: OtlpSpan): boolean => {
         if (closed || !span.spanId) return false;
-        if (spans.has(span.spanId)) return true; // sent again: recorded once
-        if (spans.size >= MAX_SPANS_PER_CONVERSATION) return false;
-        spans.set(span.spanId, span);
+        if (parents.has(span.spanId)) return true; // sent again: recorded once
+        if (parents.size >= MAX_SPANS_PER_CONVERSATION) return false;
+        parents.set(span.spanId, span.parentSpanId);
+        const tool = toolCallOf(span);
+        if (tool) tools.push({ ...tool, parentSpanId: span.parentSpanId });
         const call = calls.get(span.parentSpanId);
         if (call && !call.rooted) {
           call.rooted = true;
@@ -98,12 +102,12 @@ export function makeLiveTraces(now: () => number = Date.now): LiveTraces {
       open.set(traceId, { projectId, accept });
 
       /** The call a span belongs to: the one its parent chain reaches, else the last one started before it. */
-      function callOf(span: OtlpSpan, ordered: readonly AgentCall[]): AgentCall | undefined {
+      function callOf(span: { parentSpanId: string; startTimeUnixNano: bigint }, ordered: readonly AgentCall[]) {
         let parent = span.parentSpanId;
         for (let depth = 0; parent && depth < 256; depth++) {
           const call = calls.get(parent);
           if (call) return call;
-          parent = spans.get(parent)?.parentSpanId ?? "";
+          parent = parents.get(parent) ?? "";
         }
         const startedAt = Number(span.startTimeUnixNano / 1_000_000n);
         return ordered.findLast((call) => call.startedAt <= startedAt) ?? ordered[0];
@@ -155,15 +159,14 @@ export function makeLiveTraces(now: () => number = Date.now): LiveTraces {
           });
         },
         get spanCount() {
-          return spans.size;
+          return parents.size;
         },
         toolCalls() {
           const ordered = [...calls.values()];
           const traced: TracedToolCall[] = [];
-          for (const span of spans.values()) {
-            const call = toolCallOf(span);
-            const at = call && callOf(span, ordered);
-            if (call && at) traced.push({ ...call, turn: at.turn, step: at.step });
+          for (const tool of tools) {
+            const at = callOf(tool, ordered);
+            if (at) traced.push({ ...tool, turn: at.turn, step: at.step });
           }
           traced.sort(
             (a, b) =>
