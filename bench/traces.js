@@ -275,8 +275,11 @@ async function measureIngest({ root, workdir }) {
     log(`  at ${TRACES_TARGETS.spansPerSecond} spans/s…`);
     const paced = await measure(TRACES_TARGETS.spansPerSecond / SPANS_PER_EXPORT);
 
-    // Every span the service acknowledged is kept: the rest of the run is answered at once, and its traces counted.
     const problems = [];
+    if (agent.held === 0) {
+      problems.push(`the run's ${INGEST_CONVERSATIONS} conversations ran out while spans were posted`);
+    }
+    // Every span the service acknowledged is kept: the rest of the run is answered at once, and its traces counted.
     agent.answerAll();
     const ended = await waitForRun(call, run.run_id);
     if (ended.status !== "COMPLETED") problems.push(`the live conversations' run ended ${ended.status}`);

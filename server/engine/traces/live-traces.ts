@@ -63,6 +63,25 @@ export interface LiveTraces {
 
 const hex = (bytes: number) => randomBytes(bytes).toString("hex");
 
+const abortCallbacks = new WeakMap<AbortSignal, Set<() => void>>();
+/**
+ * Calls `callback` when `signal` aborts; returns how to forget it. One listener per signal, however
+ * many conversations of a run wait on it at once: an EventTarget's listeners are a list it walks on
+ * every add and remove.
+ */
+function onAbort(signal: AbortSignal, callback: () => void): () => void {
+  let callbacks = abortCallbacks.get(signal);
+  if (!callbacks) {
+    const all = new Set<() => void>();
+    callbacks = all;
+    abortCallbacks.set(signal, all);
+    signal.addEventListener("abort", () => [...all].forEach((call) => call()), { once: true });
+  }
+  callbacks.add(callback);
+  const registered = callbacks;
+  return () => void registered.delete(callback);
+}
+
 /** In-process: the conversations this process holds are the live ones. */
 export function makeLiveTraces(now: () => number = Date.now): LiveTraces {
   const open = new Map<string, { projectId: string; accept: (span: OtlpSpan) => boolean }>();
@@ -139,10 +158,11 @@ export function makeLiveTraces(now: () => number = Date.now): LiveTraces {
           const start = now();
           return new Promise<void>((resolve) => {
             let timer: NodeJS.Timeout | undefined;
+            let forget: () => void = () => undefined;
             const done = () => {
               clearTimeout(timer);
               onSpan = undefined;
-              signal.removeEventListener("abort", look);
+              forget();
               resolve();
             };
             // One timer, set for when the wait may end; each span that arrives moves it.
@@ -154,7 +174,7 @@ export function makeLiveTraces(now: () => number = Date.now): LiveTraces {
               timer = setTimeout(look, wait);
             }
             onSpan = look;
-            signal.addEventListener("abort", look, { once: true });
+            if (!signal.aborted) forget = onAbort(signal, look);
             look();
           });
         },

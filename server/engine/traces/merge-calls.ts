@@ -59,6 +59,7 @@ export function notYetRecorded(
     if (index >= 0) take(call, index);
     else unnamed.push(call);
   }
+  if (left.length === 0) return { fresh: unnamed, merged };
   const fresh: TracedToolCall[] = [];
   for (const call of unnamed) {
     const key = argumentsKey(call.arguments);

@@ -89,13 +89,14 @@ export function decodeTraceResponse(body: Uint8Array): { rejectedSpans: number; 
   };
 }
 
-function field(object: unknown, ...names: string[]): unknown {
+/** A field of a decoded message, by its name (protobuf, OTLP/JSON) or else its snake_case name (OTLP/JSON as some write it). */
+function field(object: unknown, name: string, snakeName?: string): unknown {
   if (object === null || typeof object !== "object") return undefined;
-  for (const name of names) {
-    const value = (object as Record<string, unknown>)[name];
-    if (value !== undefined && value !== null) return value;
-  }
-  return undefined;
+  const value = (object as Record<string, unknown>)[name];
+  if (value !== undefined && value !== null) return value;
+  if (snakeName === undefined) return undefined;
+  const snake = (object as Record<string, unknown>)[snakeName];
+  return snake === null ? undefined : snake;
 }
 
 const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
