@@ -157,6 +157,24 @@ describe("tool calls from the agent's own OpenTelemetry traces (OTLP)", () => {
     expect(await resultsOf(p.client, done.run_id)).toEqual(await modelProtocolResults());
   });
 
+  it("lets the next conversation start while one waits for its late spans: the wait holds none of the run's concurrency", async () => {
+    const agent = await startExampleHttpAgent();
+    closers.push(() => agent.close());
+    // One conversation at a time; an agent that exports no span, so each conversation waits the whole trace_wait_ms.
+    const { p, environmentId } = await projectFor(agent.baseUrl, deterministicSpecYaml({ repeat: 1, concurrency: 1 }));
+    const done = await run(p, environmentId);
+    expect(done.status).toBe("INCONCLUSIVE");
+    const trace = await readTrace(p.client, done.run_id);
+    const at = (type: string, conversation: string) =>
+      trace.find((e) => e.type === type && e.data.conversation_id === conversation)!.sequence;
+    const [first, second] = trace.filter((e) => e.type === "conversation.started").map((e) => e.data.conversation_id);
+    const lastAnswer = trace.findLast((e) => e.type === "message.received" && e.data.conversation_id === first)!;
+    // The second started after the first's last answer, before the first ended its wait.
+    expect(at("conversation.started", second)).toBeGreaterThan(lastAnswer.sequence);
+    expect(at("conversation.started", second)).toBeLessThan(at("conversation.completed", first));
+    expect(trace.filter((e) => e.type === "trace.received")).toEqual([]);
+  });
+
   /**
    * An agent that answers at once and exports its span late (after its answer), twice, with a span
    * of a trace assure never minted: what each export was told is kept.
