@@ -313,6 +313,9 @@ describe("mocked tools over MCP: a server per conversation, at {{mcp_url}}", () 
         "expect.tool_called": "failed",
       });
       expect(listed.run).toMatchObject({ status: "COMPLETED", verdict: "FAIL" });
+      // The run's page shows the listing in its conversation.
+      const page = await (await fetch(`${baseUrl}${listed.run.links.html as string}`)).text();
+      expect(page).toContain("listed the mocked tools over MCP: <code>lookup_order, delete_account</code>");
 
       // The same agent sent no MCP URL lists nothing: no evidence, so nothing is judged.
       const unlisted = await statuses({ text: "{{message}}" });
