@@ -24,10 +24,11 @@ import { median } from "./lib/statistics.js";
 
 /** Conversations held open while their spans are exported (the service's conversation slots). */
 const LIVE = 64;
-/** Spans in one export, as a batch span processor sends them. */
-const SPANS_PER_EXPORT = Number(process.env.BENCH_TRACES_SPANS_PER_EXPORT ?? 10);
-/** Exports of one agent request's trace (its root span in the last): 100 spans a conversation. */
-const EXPORTS_PER_TRACE = 10;
+/** A conversation's trace: 100 spans, in 10 slices of 10 (its root span in the last). */
+const SPANS_PER_SLICE = 10;
+const SLICES_PER_TRACE = 10;
+/** Spans in one export, in slices of as many conversations: a batch span processor's export holds the spans of the requests it served meanwhile. */
+const SPANS_PER_EXPORT = Number(process.env.BENCH_TRACES_SPANS_PER_EXPORT ?? 100);
 /** Conversations of the ingest run: more than the bench gets through while it posts. */
 const INGEST_CONVERSATIONS = 10_000;
 const CONNECTIONS = 16;
@@ -48,7 +49,7 @@ const isCount = (value, max) => Number.isInteger(value) && value >= 1 && value <
 
 export function describeTracesBench() {
   return (
-    `Agent traces: OTLP ingest of ${SPANS_PER_EXPORT}-span protobuf exports (${EXPORTS_PER_TRACE} a conversation) into ${LIVE} live conversations at once from a client loop of ${CONNECTIONS} connections, at saturation and at ${TRACES_TARGETS.spansPerSecond} spans/s, ` +
+    `Agent traces: OTLP ingest of ${SPANS_PER_EXPORT}-span protobuf exports (${SPANS_PER_SLICE} spans of each of ${SPANS_PER_EXPORT / SPANS_PER_SLICE} conversations, ${SPANS_PER_SLICE * SLICES_PER_TRACE} a conversation) into ${LIVE} live conversations at once from a client loop of ${CONNECTIONS} connections, at saturation and at ${TRACES_TARGETS.spansPerSecond} spans/s, ` +
     `${TIMING.warmupSeconds} s warm-up then ${TIMING.rounds * TIMING.sliceSeconds} s per target in ${TIMING.sliceSeconds} s slices alternating with a bare decoder; ` +
     `engine throughput of ${CASES} one-turn cases against the example http agent (${LATENCY_MS} ms) at concurrency ${CONCURRENCY}, spans exported vs tool calls from its answers (${ROUNDS} rounds, alternating, medians)`
   );
@@ -186,7 +187,14 @@ async function measureIngest({ root, workdir }) {
   const agent = await startHoldingAgent();
   const { service, call, tracesKey, environment, spec } = await startService(root, workdir, "ingest");
   let baseline;
-  const factory = await makeSpanFactory({ spansPerExport: SPANS_PER_EXPORT, exportsPerTrace: EXPORTS_PER_TRACE });
+  const factory = await makeSpanFactory({ spansPerSlice: SPANS_PER_SLICE, slicesPerTrace: SLICES_PER_TRACE });
+  const shape = {
+    factory,
+    width: LIVE,
+    slicesPerTrace: SLICES_PER_TRACE,
+    slicesPerExport: SPANS_PER_EXPORT / SPANS_PER_SLICE,
+    spansPerSlice: SPANS_PER_SLICE,
+  };
   try {
     const environmentId = await environment("held", {
       protocol: "http",
@@ -223,20 +231,11 @@ async function measureIngest({ root, workdir }) {
     const feeds = {
       // Each live conversation's request gets its spans; once all are answered, the agent answers it.
       service: exportFeed({
-        factory,
-        width: LIVE,
-        exportsPerTrace: EXPORTS_PER_TRACE,
-        spansPerExport: SPANS_PER_EXPORT,
+        ...shape,
         traceparents: agent.arrived,
         onComplete: (traceparent) => agent.answer(traceparent),
       }),
-      baseline: exportFeed({
-        factory,
-        width: LIVE,
-        exportsPerTrace: EXPORTS_PER_TRACE,
-        spansPerExport: SPANS_PER_EXPORT,
-        traceparents: { shift: randomTraceparent },
-      }),
+      baseline: exportFeed({ ...shape, traceparents: { shift: randomTraceparent } }),
     };
     const targets = { service: service.url, baseline: baseline.url };
     const pids = { service: service.pid, baseline: baseline.pid };
@@ -247,6 +246,7 @@ async function measureIngest({ root, workdir }) {
         url: targets[target],
         token: tracesKey,
         feed: feeds[target],
+        spansPerSlice: SPANS_PER_SLICE,
         seconds,
         connections: CONNECTIONS,
         rate,
@@ -263,7 +263,7 @@ async function measureIngest({ root, workdir }) {
           slices[target].push(await slice(target, TIMING.sliceSeconds, rate));
         }
       }
-      const of = (list) => summarizeExports(list, SPANS_PER_EXPORT);
+      const of = (list) => summarizeExports(list);
       return {
         service: of(slices.service),
         baseline: of(slices.baseline),
@@ -508,8 +508,10 @@ function targetLines(ingest, capture) {
 
 /** Runs the traces bench and prints its tables and target lines to stdout. */
 export async function runTracesBench({ root }) {
-  if (!isCount(SPANS_PER_EXPORT, 10_000) || !isCount(CASES, 10_000) || !isCount(ROUNDS, 99)) {
-    throw new Error("BENCH_TRACES_* settings must be whole numbers in range");
+  if (!isCount(SPANS_PER_EXPORT / SPANS_PER_SLICE, LIVE) || !isCount(CASES, 10_000) || !isCount(ROUNDS, 99)) {
+    throw new Error(
+      `BENCH_TRACES_* settings must be whole numbers in range (spans an export: a multiple of ${SPANS_PER_SLICE}, at most ${SPANS_PER_SLICE * LIVE})`,
+    );
   }
   const workdir = mkdtempSync(join(tmpdir(), "assure-bench-traces-"));
   try {

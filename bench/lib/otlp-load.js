@@ -10,17 +10,17 @@ const root = require("@opentelemetry/otlp-transformer/build/src/generated/root.j
 const { ExportTraceServiceRequest, ExportTraceServiceResponse } = root.opentelemetry.proto.collector.trace.v1;
 
 /**
- * The exports of agent requests, each request's spans in `exportsPerTrace` exports of
- * `spansPerExport` spans: GenAI tool and chat spans and HTTP client spans under the request's
- * `invoke_agent` span, which ends last (in the last export), all under the caller's `traceparent`.
+ * The spans of agent requests, each request's in `slicesPerTrace` slices of `spansPerSlice`:
+ * GenAI tool and chat spans and HTTP client spans under the request's `invoke_agent` span, which
+ * ends last (in the last slice), all under the caller's `traceparent`; and exports of such slices.
  *
  * The spans are made once with the OpenTelemetry SDK and serialized by its ProtobufTraceSerializer,
- * exactly as the official OTLP/HTTP protobuf exporter sends them; each request's exports are those
- * messages with the request's own trace and span ids, encoded by the same package's generated
- * encoder. (Making every span through the SDK costs about 0.4 ms an export: the bench's own
- * client would then be the bottleneck.)
+ * exactly as the official OTLP/HTTP protobuf exporter sends them; each request's spans are those,
+ * with the request's own trace and span ids, encoded by the same package's generated encoder.
+ * (Making every span through the SDK costs about 40 µs: the bench's own client would then be the
+ * bottleneck.)
  */
-export async function makeSpanFactory({ spansPerExport, exportsPerTrace }) {
+export async function makeSpanFactory({ spansPerSlice, slicesPerTrace }) {
   const { ROOT_CONTEXT, SpanKind, trace, defaultTextMapGetter } = await import("@opentelemetry/api");
   const { W3CTraceContextPropagator } = await import("@opentelemetry/core");
   const { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } =
@@ -87,7 +87,7 @@ export async function makeSpanFactory({ spansPerExport, exportsPerTrace }) {
   );
   const inside = trace.setSpan(parent, requestSpan);
   const serialized = (last) => {
-    for (let i = 0; i < spansPerExport - (last ? 1 : 0); i++) child(inside, i).end();
+    for (let i = 0; i < spansPerSlice - (last ? 1 : 0); i++) child(inside, i).end();
     if (last) requestSpan.end();
     const bytes = ProtobufTraceSerializer.serializeRequest(memory.getFinishedSpans());
     memory.reset();
@@ -96,12 +96,14 @@ export async function makeSpanFactory({ spansPerExport, exportsPerTrace }) {
   const templates = { middle: serialized(false), last: serialized(true) };
   await provider.shutdown();
 
-  /** The template export with this request's ids: its spans under the request's span, that under the caller. */
-  function exportOf(template, ids, callCount) {
-    const [resourceSpans] = template.resourceSpans;
-    const [scopeSpans] = resourceSpans.scopeSpans;
-    const fresh = randomBytes(8 * scopeSpans.spans.length);
-    const spans = scopeSpans.spans.map((span, i) => {
+  const [resourceSpans] = templates.middle.resourceSpans;
+  const [scopeSpans] = resourceSpans.scopeSpans;
+  const spansOf = (template) => template.resourceSpans[0].scopeSpans[0].spans;
+
+  /** A slice of the template's spans with this request's ids: under the request's span, that under the caller. */
+  function sliceOf(template, ids, callCount) {
+    const fresh = randomBytes(8 * spansOf(template).length);
+    return spansOf(template).map((span, i) => {
       const isRequest = span.name === "invoke_agent refunds";
       // Each tool call has an id of its own, as an agent's would.
       const attributes =
@@ -116,13 +118,11 @@ export async function makeSpanFactory({ spansPerExport, exportsPerTrace }) {
         attributes,
       };
     });
-    const message = { resourceSpans: [{ ...resourceSpans, scopeSpans: [{ ...scopeSpans, spans }] }] };
-    return Buffer.from(ExportTraceServiceRequest.encode(message).finish());
   }
 
   let calls = 0;
   return {
-    /** The exports of one request made under `traceparent`, one after another; undefined once all are made. */
+    /** The slices of one request made under `traceparent`, one after another; undefined once all are made. */
     trace(traceparent) {
       const [, traceId, callSpanId] = traceparent.split("-");
       const ids = {
@@ -133,11 +133,16 @@ export async function makeSpanFactory({ spansPerExport, exportsPerTrace }) {
       let made = 0;
       return {
         next() {
-          if (made === exportsPerTrace) return undefined;
-          const last = ++made === exportsPerTrace;
-          return exportOf(last ? templates.last : templates.middle, ids, ++calls);
+          if (made === slicesPerTrace) return undefined;
+          const last = ++made === slicesPerTrace;
+          return sliceOf(last ? templates.last : templates.middle, ids, ++calls);
         },
       };
+    },
+    /** One export of these slices (of one or several requests), as the agent's exporter sends it. */
+    encode(slices) {
+      const message = { resourceSpans: [{ ...resourceSpans, scopeSpans: [{ ...scopeSpans, spans: slices.flat() }] }] };
+      return Buffer.from(ExportTraceServiceRequest.encode(message).finish());
     },
   };
 }
@@ -146,36 +151,50 @@ export async function makeSpanFactory({ spansPerExport, exportsPerTrace }) {
 export const randomTraceparent = () => `00-${randomBytes(16).toString("hex")}-${randomBytes(8).toString("hex")}-01`;
 
 /**
- * The exports to post, request by request: up to `width` requests' traces at once, taken in turn,
- * each new one from `traceparents.shift()`; `onComplete(traceparent)` once every export of a
- * request's trace was answered. Counts the spans sent, answered, and rejected (partialSuccess).
+ * The exports to post: each holds a slice of each of `slicesPerExport` requests' traces (as a batch
+ * span processor's export holds the spans of the requests it served meanwhile). Up to `width`
+ * requests' traces are open at once, taken in turn, each new one from `traceparents.shift()`;
+ * `onComplete(traceparent)` once every slice of a request's trace was answered. Counts the spans
+ * sent, answered, and rejected (partialSuccess).
  */
-export function exportFeed({ factory, width, exportsPerTrace, spansPerExport, traceparents, onComplete }) {
+export function exportFeed({
+  factory,
+  width,
+  slicesPerTrace,
+  slicesPerExport,
+  spansPerSlice,
+  traceparents,
+  onComplete,
+}) {
   const open = [];
   let turn = 0;
   const counts = { sentSpans: 0, answeredSpans: 0, rejectedSpans: 0 };
   return {
     counts,
-    /** The next export to post, with its ticket; undefined while no request's trace is open. */
+    /** The next export to post, with the requests it holds slices of; undefined while none is open. */
     take() {
       while (open.length < width) {
         const traceparent = traceparents.shift();
         if (!traceparent) break;
-        open.push({ traceparent, exports: factory.trace(traceparent), sent: 0, answered: 0 });
+        open.push({ traceparent, slices: factory.trace(traceparent), sent: 0, answered: 0 });
       }
       if (open.length === 0) return undefined;
-      const index = turn++ % open.length;
-      const ticket = open[index];
-      const body = ticket.exports.next();
-      ticket.sent++;
-      counts.sentSpans += spansPerExport;
-      if (ticket.sent === exportsPerTrace) open.splice(index, 1); // its last export (with its root span) is out
-      return { body, ticket };
+      const tickets = [];
+      const slices = [];
+      for (let i = 0; i < slicesPerExport && open.length > 0; i++) {
+        const index = turn++ % open.length;
+        const ticket = open[index];
+        slices.push(ticket.slices.next());
+        tickets.push(ticket);
+        if (++ticket.sent === slicesPerTrace) open.splice(index, 1); // its last slice (with its root span) is out
+      }
+      counts.sentSpans += slices.length * spansPerSlice;
+      return { body: factory.encode(slices), tickets };
     },
-    answered(ticket, rejectedSpans) {
-      counts.answeredSpans += spansPerExport;
+    answered(tickets, rejectedSpans) {
+      counts.answeredSpans += tickets.length * spansPerSlice;
       counts.rejectedSpans += rejectedSpans;
-      if (++ticket.answered === exportsPerTrace) onComplete?.(ticket.traceparent);
+      for (const ticket of tickets) if (++ticket.answered === slicesPerTrace) onComplete?.(ticket.traceparent);
     },
   };
 }
@@ -185,12 +204,13 @@ export function exportFeed({ factory, width, exportsPerTrace, spansPerExport, tr
  * `rate` exports a second in all (else as fast as they are answered). Each answer's latency is from
  * when its request was due (so a slow answer that delays the next is counted in full).
  */
-export async function postExports({ url, token, feed, seconds, connections, rate }) {
+export async function postExports({ url, token, feed, spansPerSlice, seconds, connections, rate }) {
   const agent = new Agent({ keepAlive: true, maxSockets: connections });
   const target = new URL(`${url}/otlp/v1/traces`);
   const latenciesMs = [];
   let unexpected = 0;
   let errors = 0;
+  let spans = 0;
   const started = performance.now();
   const end = started + seconds * 1000;
   let scheduled = 0;
@@ -225,6 +245,7 @@ export async function postExports({ url, token, feed, seconds, connections, rate
       let due = performance.now();
       if (rate) {
         due = started + (scheduled++ / rate) * 1000;
+        if (due >= end) return;
         const wait = due - performance.now();
         if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       }
@@ -240,30 +261,32 @@ export async function postExports({ url, token, feed, seconds, connections, rate
         continue;
       }
       latenciesMs.push(performance.now() - due);
+      spans += item.tickets.length * spansPerSlice;
       if (answer.status !== 200) {
         unexpected++;
         continue;
       }
       const { partialSuccess } = ExportTraceServiceResponse.decode(answer.body);
-      feed.answered(item.ticket, Number(partialSuccess?.rejectedSpans ?? 0));
+      feed.answered(item.tickets, Number(partialSuccess?.rejectedSpans ?? 0));
     }
   }
   await Promise.all(Array.from({ length: connections }, loop));
   agent.destroy();
-  return { latenciesMs, seconds: (performance.now() - started) / 1000, unexpected, errors };
+  return { latenciesMs, spans, seconds: (performance.now() - started) / 1000, unexpected, errors };
 }
 
 /** Slices of one target as one measurement. */
-export function summarizeExports(slices, spansPerExport) {
+export function summarizeExports(slices) {
   const latencies = Float64Array.from(slices.flatMap((slice) => slice.latenciesMs)).sort();
   const seconds = slices.reduce((sum, slice) => sum + slice.seconds, 0);
   const cpuMs = slices.reduce((sum, slice) => sum + slice.cpuMs, 0);
+  const spans = slices.reduce((sum, slice) => sum + slice.spans, 0);
   return {
     exports: latencies.length,
-    spansPerSecond: (latencies.length * spansPerExport) / seconds,
+    spansPerSecond: spans / seconds,
     p50Ms: percentile(latencies, 0.5),
     p99Ms: percentile(latencies, 0.99),
-    cpuUsPerSpan: (cpuMs * 1000) / (latencies.length * spansPerExport),
+    cpuUsPerSpan: (cpuMs * 1000) / spans,
     unexpected: slices.reduce((sum, slice) => sum + slice.unexpected, 0),
     errors: slices.reduce((sum, slice) => sum + slice.errors, 0),
   };

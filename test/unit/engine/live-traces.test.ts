@@ -13,7 +13,6 @@ function span(traceId: string, parentSpanId: string, attributes: Record<string, 
     parentSpanId,
     name: "span",
     startTimeUnixNano: at,
-    endTimeUnixNano: at,
     attributes,
   };
 }
