@@ -19,7 +19,7 @@ export interface McpLiveConversation {
   tools: readonly Tool[];
   /** Answers a call from the spec's mocks, recording it in the turn and step being answered. */
   call(name: string, args: Record<string, unknown> | undefined): ToolAnswer;
-  /** The agent listed the tools: recorded, as evidence that the calls it makes reach assure. */
+  /** The agent listed the tools: recorded (once per agent call), as evidence that the calls it makes reach assure. */
   listed(): void;
 }
 
@@ -66,6 +66,7 @@ export function makeMcpConversations({ baseUrl }: { baseUrl: string | undefined 
       let turn = 1;
       let step = 1;
       let calls = 0;
+      let listedAt: string | undefined;
       live.set(token, {
         state: "live",
         conversationId,
@@ -108,6 +109,9 @@ export function makeMcpConversations({ baseUrl }: { baseUrl: string | undefined 
           return answer;
         },
         listed() {
+          // Once per agent call: an agent may list the tools before each call it makes.
+          if (listedAt === `${turn}/${step}`) return;
+          listedAt = `${turn}/${step}`;
           outsideAudit(() => {
             recorder.record("tools.listed", {
               conversation_id: conversationId,
