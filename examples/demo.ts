@@ -1,7 +1,9 @@
 /**
  * `npm run demo`: the whole loop as a user would run it. Starts the service on its embedded
  * SQLite and the example agent, sets up a project through the API, runs the example specs,
- * shows progress, and prints the verdict, the gates and how to read the evidence. Then the
+ * shows progress, and prints the verdict, the gates and how to read the evidence. A deployed-style
+ * agent too: the example http agent, which runs its own tools and exports its OpenTelemetry spans
+ * to the service (a key with traces:write), judged by the deterministic spec from its spans. Then the
  * release gate: a pull request announced to the GitHub App (against a local stand-in of GitHub's
  * API, never GitHub itself), and the release decision and check run the App publishes.
  * Exits non-zero if anything did not go as it should.
@@ -11,6 +13,7 @@ import { readFileSync, rmSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { readServiceNodeArgs } from "../app/service-node-args.js";
+import { startExampleHttpAgent, type ExampleHttpAgent } from "./agent/http-agent.js";
 import { startExampleAgent } from "./agent/server.js";
 import { pullRequestEvent } from "./github/events.js";
 import { startGitHubStandIn, type GitHubStandIn } from "./github/stand-in.js";
@@ -54,15 +57,12 @@ async function startService(github: GitHubStandIn): Promise<{ child: ChildProces
   return { child, api: `http://127.0.0.1:${port}` };
 }
 
-function createAdminKey(): string {
-  const result = spawnSync(
-    process.execPath,
-    [join(ROOT, "build/app/cli.js"), "keys", "create", "--admin", "--name", "demo"],
-    {
-      env: { ...process.env, ASSURE_DB: DB },
-      encoding: "utf8",
-    },
-  );
+/** `assure keys create …` on the demo's database: the new key's token. */
+function createKey(...args: string[]): string {
+  const result = spawnSync(process.execPath, [join(ROOT, "build/app/cli.js"), "keys", "create", ...args], {
+    env: { ...process.env, ASSURE_DB: DB },
+    encoding: "utf8",
+  });
   if (result.status !== 0) throw new Error(`assure keys create failed: ${result.stderr}`);
   return (JSON.parse(result.stdout) as { token: string }).token;
 }
@@ -85,13 +85,24 @@ function client(api: string, token: string) {
   };
 }
 
+/** A run's whole trace, page after page. */
+async function readTrace(call: ReturnType<typeof client>, runId: string) {
+  const events: { type: string; data: { source?: { kind: string }; spans?: number } }[] = [];
+  for (let page = await call("GET", `/v1/runs/${runId}/trace?limit=200`); ;) {
+    events.push(...page.data);
+    if (!page.next_cursor) return events;
+    page = await call("GET", `/v1/runs/${runId}/trace?limit=200&cursor=${page.next_cursor}`);
+  }
+}
+
 async function main(): Promise<number> {
   rmSync(dirname(DB), { recursive: true, force: true });
   const agent = await startExampleAgent();
   const github = await startGitHubStandIn();
   const { child, api } = await startService(github);
+  let deployed: ExampleHttpAgent | undefined;
   try {
-    const token = createAdminKey();
+    const token = createKey("--admin", "--name", "demo");
     const call = client(api, token);
     say(`assure is serving ${api} on SQLite at ${relative(process.cwd(), DB)}`);
     say(`example agent (OpenAI-compatible) at ${agent.baseUrl}`);
@@ -116,6 +127,27 @@ async function main(): Promise<number> {
       `project ${project.project_id}, agent ${agentRecord.agent_id} v1.0.0, environment ${environment.environment_id}`,
     );
 
+    // The same assistant deployed behind its own JSON API: it runs its tools itself and exports its
+    // spans to the service (OTEL_EXPORTER_OTLP_ENDPOINT={service}/otlp, a key that may only write traces).
+    const tracesKey = createKey("--project", project.project_id, "--scopes", "traces:write", "--name", "agent-traces");
+    deployed = await startExampleHttpAgent({
+      traces: { endpoint: `${api}/otlp`, headers: { authorization: `Bearer ${tracesKey}` } },
+    });
+    const deployedEnvironment = await call("POST", "/v1/environments", {
+      project_id: project.project_id,
+      name: "deployed",
+      agent_id: agentRecord.agent_id,
+      endpoint: {
+        protocol: "http",
+        base_url: deployed.baseUrl,
+        request: { path: "/chat", body: { session: "{{session_id}}", text: "{{message}}" } },
+        response: { text: "reply", session_id: "session" },
+      },
+    });
+    say(
+      `example http agent (runs its own tools, exports OpenTelemetry spans to ${api}/otlp) at ${deployed.baseUrl}: environment ${deployedEnvironment.environment_id}`,
+    );
+
     const judge = process.env.ASSURE_JUDGE_BASE_URL && process.env.ASSURE_JUDGE_MODEL;
     say(
       judge
@@ -125,11 +157,18 @@ async function main(): Promise<number> {
     );
 
     let ok = true;
-    const runs: { file: string; run_id: string; page: string }[] = [];
-    for (const [file, expected] of [
-      ["examples/refund-agent-deterministic.yaml", ["PASS"]],
-      ["examples/refund-agent.yaml", judge ? ["PASS"] : ["INCONCLUSIVE"]],
-    ] as const) {
+    const runs: { file: string; label: string; run_id: string; page: string }[] = [];
+    const plans = [
+      { file: "examples/refund-agent-deterministic.yaml", environment, label: "", expected: ["PASS"] },
+      { file: "examples/refund-agent.yaml", environment, label: "", expected: judge ? ["PASS"] : ["INCONCLUSIVE"] },
+      {
+        file: "examples/refund-agent-deterministic.yaml",
+        environment: deployedEnvironment,
+        label: "the http agent, its tool calls from its traces",
+        expected: ["PASS"],
+      },
+    ];
+    for (const { file, environment: target, label, expected } of plans) {
       const spec = await call(
         "POST",
         `/v1/test-specs?project_id=${project.project_id}`,
@@ -138,11 +177,13 @@ async function main(): Promise<number> {
       const run = await call(
         "POST",
         "/v1/runs",
-        { test_spec_id: spec.test_spec_id, environment_id: environment.environment_id },
-        { "idempotency-key": `demo/${spec.spec_version}` },
+        { test_spec_id: spec.test_spec_id, environment_id: target.environment_id },
+        { "idempotency-key": `demo/${target.name}/${spec.spec_version}` },
       );
       say();
-      say(`▶ ${file} (spec ${spec.name}, ${spec.spec_version.slice(0, 19)}…): run ${run.run_id}`);
+      say(
+        `▶ ${file}${label ? `, ${label}` : ""} (spec ${spec.name}, ${spec.spec_version.slice(0, 19)}…): run ${run.run_id}`,
+      );
       let last = "";
       let current = run;
       while (!TERMINAL.has(current.status)) {
@@ -165,8 +206,22 @@ async function main(): Promise<number> {
       say(
         `    findings: ${evidence.findings.length === 0 ? "none" : evidence.findings.map((f: { severity: string; title: string }) => `${f.severity} ${f.title}`).join("; ")}`,
       );
-      if (!(expected as readonly string[]).includes(evidence.verdict)) ok = false;
-      runs.push({ file, run_id: run.run_id, page: (await call("GET", `/v1/runs/${run.run_id}`)).links.html });
+      if (target === deployedEnvironment) {
+        const trace = await readTrace(call, run.run_id);
+        const fromSpans = trace.filter((e) => e.type === "tool.called" && e.data.source?.kind === "trace").length;
+        const spans = trace
+          .filter((e) => e.type === "trace.received")
+          .reduce((sum, e) => sum + Number(e.data.spans), 0);
+        say(`    tool calls read from the agent's spans: ${fromSpans} (${spans} spans received)`);
+        if (fromSpans === 0) ok = false;
+      }
+      if (!expected.includes(evidence.verdict)) ok = false;
+      runs.push({
+        file,
+        label,
+        run_id: run.run_id,
+        page: (await call("GET", `/v1/runs/${run.run_id}`)).links.html,
+      });
     }
 
     const gate = await releaseGate(api, call, github, project.project_id, environment.name);
@@ -176,7 +231,9 @@ async function main(): Promise<number> {
     say("Read the evidence: start the service on the demo's database,");
     say(`  ASSURE_DB=${relative(process.cwd(), DB)} npm start`);
     say("then open each run's page in a browser (signed links: no key needed, valid for 30 days),");
-    for (const { file, page } of runs) say(`  ${PUBLIC_BASE_URL}${page}   (${file})`);
+    for (const { file, label, page } of runs) {
+      say(`  ${PUBLIC_BASE_URL}${page}   (${file}${label ? `, ${label}` : ""})`);
+    }
     if (gate.decisionPage) say(`  ${PUBLIC_BASE_URL}${gate.decisionPage}   (the release decision)`);
     say("or ask the API:");
     say(`  export ASSURE_TOKEN=${token}`);
@@ -195,12 +252,13 @@ async function main(): Promise<number> {
     say();
     say(
       ok
-        ? `Demo finished: the example agent passes its deterministic and security gates${judge ? " and the judged task gate" : ""}.`
+        ? `Demo finished: the example agent passes its deterministic and security gates${judge ? " and the judged task gate" : ""}, behind Chat Completions and deployed with its own tools and traces.`
         : "Demo FAILED: a verdict was not what the example agent should get.",
     );
     return ok ? 0 : 1;
   } finally {
     child.kill("SIGTERM");
+    await deployed?.close();
     await agent.close();
     await github.close();
   }

@@ -56373,6 +56373,13 @@ var RUN_EVENT_DATA = {
       "Where assure learnt of the call: a function call it answered from mocks (mock), a call to its MCP server (mcp), the agent's traces (trace), or the agent's answer (reply); absent on earlier runs (mock)"
     )
   }),
+  "tools.listed": external_exports.object({
+    ...AtStep,
+    tools: external_exports.array(external_exports.string()).describe("The tools it was given: the spec's, answered from their mocks"),
+    source: external_exports.object({ kind: external_exports.enum(["mcp"]) })
+  }).describe(
+    "The agent listed the conversation's mocked tools over its MCP server: the tools it calls there are recorded, so a tool it did not call there was not called"
+  ),
   "tool.returned": external_exports.object({
     ...AtStep,
     call_id: external_exports.string(),

@@ -80,11 +80,12 @@ export async function startServer(name, script, env, { nodeArgs = [] } = {}) {
 /**
  * Starts the example agent (`node build/examples/agent/main.js`) on a port the OS picks and
  * resolves with its base URL, read from the JSON line it prints once listening. `latencyMs`:
- * how long each of its answers takes (AGENT_LATENCY_MS), as a model's would.
+ * how long each of its answers takes (AGENT_LATENCY_MS), as a model's would; `env`: more of its
+ * settings (AGENT_PROTOCOL=http, the OTEL_EXPORTER_OTLP_* variables).
  */
-export async function startExampleAgent(script, { latencyMs = 0 } = {}) {
+export async function startExampleAgent(script, { latencyMs = 0, env = {} } = {}) {
   const child = spawn(process.execPath, [...NODE_ARGS, script], {
-    env: childEnvironment({ PORT: "0", HOST, AGENT_LATENCY_MS: String(latencyMs) }),
+    env: childEnvironment({ ...env, PORT: "0", HOST, AGENT_LATENCY_MS: String(latencyMs) }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   running.add(child);

@@ -27,6 +27,7 @@ import {
 } from "@a2a-js/sdk/server";
 import { parseLegacyAgentCard } from "@a2a-js/sdk/compat/v0_3/client";
 import { LegacyJsonRpcTransportHandler } from "@a2a-js/sdk/compat/v0_3/server";
+import { mcpTools, type RunTool } from "./mcp-tools.js";
 import { runTool } from "./orders.js";
 import { decide, type Behaviour, type WireMessage } from "./policy.js";
 import { readBody, type AgentCall } from "./server.js";
@@ -111,8 +112,43 @@ const ENDINGS: Partial<Record<A2aBehaviour, [TaskState, string]>> = {
 };
 
 /**
+ * Runs the policy until it answers in text, running each tool it calls; undefined if the task was
+ * canceled meanwhile. A refund's receipts are kept for an artifact.
+ */
+async function takeTurn(
+  history: WireMessage[],
+  behaviours: ReadonlySet<A2aBehaviour>,
+  run: RunTool,
+  isCanceled: () => boolean,
+): Promise<{ answer: string; receipts: Record<string, unknown>[] } | undefined> {
+  const receipts: Record<string, unknown>[] = [];
+  for (let step = 0; step < 8; step++) {
+    if (isCanceled()) return undefined;
+    const decision = decide(history, behaviours as ReadonlySet<string> as ReadonlySet<Behaviour>);
+    if (decision.kind === "reply") return { answer: decision.content, receipts };
+    const id = `call_${randomUUID().slice(0, 8)}`;
+    let args: Record<string, unknown> = {};
+    try {
+      args = JSON.parse(decision.arguments) as Record<string, unknown>;
+    } catch {
+      // the policy's bad-arguments-json: the tool gets nothing
+    }
+    const result = await run(decision.name, args);
+    if (decision.name === "issue_refund") receipts.push({ ...args, ...result });
+    history.push({
+      role: "assistant",
+      content: null,
+      tool_calls: [{ id, type: "function", function: { name: decision.name, arguments: decision.arguments } }],
+    });
+    history.push({ role: "tool", tool_call_id: id, content: JSON.stringify(result) });
+  }
+  return { answer: "I could not finish that.", receipts };
+}
+
+/**
  * The refunds assistant as an A2A `AgentExecutor`: the same policy as the other dialects, but it
- * runs the refund spec's tools itself (against a small orders table), keeps each context's
+ * runs the refund spec's tools itself (against a small orders table, or at the MCP URL a message's
+ * metadata names: `mcp_url`), keeps each context's
  * conversation, asks for confirmation in a task that needs input, and ends a task with its answer
  * as a text artifact (and a refund's receipt as a data artifact).
  */
@@ -162,31 +198,22 @@ function refundsExecutor(
       }
       status(TaskState.TASK_STATE_WORKING, "Looking into it.");
 
-      const receipts: Record<string, unknown>[] = [];
-      let answer = "I could not finish that.";
-      for (let step = 0; step < 8; step++) {
-        if (canceled.has(taskId)) return bus.finished();
-        const decision = decide(held.history, behaviours as ReadonlySet<string> as ReadonlySet<Behaviour>);
-        if (decision.kind === "reply") {
-          answer = decision.content;
-          break;
-        }
-        const id = `call_${randomUUID().slice(0, 8)}`;
-        let args: Record<string, unknown> = {};
-        try {
-          args = JSON.parse(decision.arguments) as Record<string, unknown>;
-        } catch {
-          // the policy's bad-arguments-json: the tool gets nothing
-        }
-        const result = runTool(decision.name, args);
-        if (decision.name === "issue_refund") receipts.push({ ...args, ...result });
-        held.history.push({
-          role: "assistant",
-          content: null,
-          tool_calls: [{ id, type: "function", function: { name: decision.name, arguments: decision.arguments } }],
-        });
-        held.history.push({ role: "tool", tool_call_id: id, content: JSON.stringify(result) });
+      // Given an MCP URL (assure's mocks of the spec's tools), it runs its tools there.
+      const mcpUrl = userMessage.metadata?.mcp_url;
+      const mcp = typeof mcpUrl === "string" ? await mcpTools(mcpUrl) : undefined;
+      let outcome;
+      try {
+        outcome = await takeTurn(
+          held.history,
+          behaviours,
+          mcp ? mcp.run : async (name, args) => runTool(name, args),
+          () => canceled.has(taskId),
+        );
+      } finally {
+        await mcp?.close();
       }
+      if (!outcome) return bus.finished();
+      const { answer, receipts } = outcome;
       held.history.push({ role: "assistant", content: answer });
 
       if (/would you like me to/i.test(answer)) {

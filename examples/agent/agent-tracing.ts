@@ -2,13 +2,21 @@ import type { IncomingHttpHeaders } from "node:http";
 
 /** How the example agent exports its spans: OTLP/HTTP to `endpoint` (`{ASSURE_BASE_URL}/otlp`), with a key holding traces:write. */
 export interface AgentTracingOptions {
-  /** As `OTEL_EXPORTER_OTLP_ENDPOINT`: spans go to `{endpoint}/v1/traces`. */
-  endpoint: string;
+  /**
+   * As `OTEL_EXPORTER_OTLP_ENDPOINT`: spans go to `{endpoint}/v1/traces`. Without it (and
+   * `headers`) the exporter reads the standard `OTEL_EXPORTER_OTLP_*` variables itself.
+   */
+  endpoint?: string;
   /** As `OTEL_EXPORTER_OTLP_HEADERS`, e.g. `{ authorization: "Bearer …" }`. */
-  headers: Record<string, string>;
+  headers?: Record<string, string>;
   /** protobuf (`@opentelemetry/exporter-trace-otlp-proto`, the default) or JSON (`-http`). */
   encoding?: "protobuf" | "json";
   gzip?: boolean;
+  /**
+   * How long ended spans wait to be exported together (the batch span processor's
+   * `scheduledDelayMillis`): 100 ms by default, soon after each request (the SDK's own default is 5 s).
+   */
+  exportDelayMs?: number;
   /** Which attributes name the tool: the OpenTelemetry GenAI conventions (default) or OpenInference's. */
   conventions?: "genai" | "openinference";
 }
@@ -26,24 +34,26 @@ export interface AgentTracing {
 }
 
 /**
- * The OpenTelemetry SDK with the official OTLP exporter, every span exported as it ends, and the
+ * The OpenTelemetry SDK with the official OTLP exporter, spans exported in batches, and the
  * W3C trace context read from each request, so the agent's spans join its caller's trace.
  */
 export async function startAgentTracing(options: AgentTracingOptions): Promise<AgentTracing> {
   const { ROOT_CONTEXT, trace, defaultTextMapGetter } = await import("@opentelemetry/api");
   const { W3CTraceContextPropagator } = await import("@opentelemetry/core");
-  const { BasicTracerProvider, SimpleSpanProcessor } = await import("@opentelemetry/sdk-trace-base");
+  const { BasicTracerProvider, BatchSpanProcessor } = await import("@opentelemetry/sdk-trace-base");
   const { CompressionAlgorithm } = await import("@opentelemetry/otlp-exporter-base");
   const config = {
-    url: `${options.endpoint.replace(/\/+$/, "")}/v1/traces`,
-    headers: options.headers,
+    ...(options.endpoint ? { url: `${options.endpoint.replace(/\/+$/, "")}/v1/traces` } : {}),
+    ...(options.headers ? { headers: options.headers } : {}),
     compression: options.gzip ? CompressionAlgorithm.GZIP : CompressionAlgorithm.NONE,
   };
   const exporter =
     options.encoding === "json"
       ? new (await import("@opentelemetry/exporter-trace-otlp-http")).OTLPTraceExporter(config)
       : new (await import("@opentelemetry/exporter-trace-otlp-proto")).OTLPTraceExporter(config);
-  const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+  // Batched, as a deployed agent exports (one span an export would soon reach the exporter's limit of exports in flight).
+  const processor = new BatchSpanProcessor(exporter, { scheduledDelayMillis: options.exportDelayMs ?? 100 });
+  const provider = new BasicTracerProvider({ spanProcessors: [processor] });
   const tracer = provider.getTracer("assure-example-agent");
   const propagator = new W3CTraceContextPropagator();
   const openInference = options.conventions === "openinference";

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { mcpTools, type RunTool } from "./mcp-tools.js";
 import { runTool } from "./orders.js";
 import { decide, type Behaviour, type WireMessage } from "./policy.js";
 import { readBody } from "./server.js";
@@ -23,36 +22,6 @@ export interface ExampleHttpAgent {
   readonly requests: number;
   behave(behaviours: readonly Behaviour[]): void;
   close(): Promise<void>;
-}
-
-type RunTool = (name: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
-
-/**
- * The tools as an MCP server serves them (assure's mocks, at the URL a request names): listed once,
- * then each call made there. The text of a result is read as JSON where it is JSON.
- */
-async function mcpTools(url: string): Promise<{ run: RunTool; close: () => Promise<void> }> {
-  const client = new Client({ name: "example-http-agent", version: "1.0.0" });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
-  const { tools } = await client.listTools();
-  const names = new Set(tools.map((tool) => tool.name));
-  return {
-    async run(name, args) {
-      if (!names.has(name)) return { error: `unknown tool ${name}` };
-      const result = await client.callTool({ name, arguments: args });
-      const content = result.content as { type: string; text?: string }[];
-      const text = content.find((item) => item.type === "text")?.text ?? "null";
-      try {
-        const value: unknown = JSON.parse(text);
-        return value && typeof value === "object" && !Array.isArray(value)
-          ? (value as Record<string, unknown>)
-          : { result: value };
-      } catch {
-        return { result: text };
-      }
-    },
-    close: () => client.close(),
-  };
 }
 
 /** Runs the policy until it answers in text, running each tool it calls (itself, or over MCP). */
@@ -99,10 +68,13 @@ async function takeTurn(
 export async function startExampleHttpAgent({
   port = 0,
   host = "127.0.0.1",
+  latencyMs = 0,
   traces,
 }: {
   port?: number;
   host?: string;
+  /** How long each turn takes before its tools run, as a model's would (default 0). */
+  latencyMs?: number;
   /** Export a span for each request and each tool it runs (OpenTelemetry, OTLP/HTTP), under the caller's traceparent. */
   traces?: AgentTracingOptions;
 } = {}): Promise<ExampleHttpAgent> {
@@ -160,6 +132,7 @@ export async function startExampleHttpAgent({
   });
 
   async function answer(history: WireMessage[], mcpUrl: string | undefined, trace: RequestTrace | undefined) {
+    if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
     if (!mcpUrl) {
       return takeTurn(history, deployed, async (name, args) =>
         trace ? trace.tool(name, args, () => runTool(name, args)) : runTool(name, args),

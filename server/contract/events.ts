@@ -137,6 +137,15 @@ export const RUN_EVENT_DATA = {
         "Where assure learnt of the call: a function call it answered from mocks (mock), a call to its MCP server (mcp), the agent's traces (trace), or the agent's answer (reply); absent on earlier runs (mock)",
       ),
   }),
+  "tools.listed": z
+    .object({
+      ...AtStep,
+      tools: z.array(z.string()).describe("The tools it was given: the spec's, answered from their mocks"),
+      source: z.object({ kind: z.enum(["mcp"]) }),
+    })
+    .describe(
+      "The agent listed the conversation's mocked tools over its MCP server: the tools it calls there are recorded, so a tool it did not call there was not called",
+    ),
   "tool.returned": z.object({
     ...AtStep,
     call_id: z.string(),

@@ -87,7 +87,16 @@ export async function converse(
     return outcome;
   }
 
-  /** Holds one try of a planned conversation in a free slot; undefined when the run stops or the budget is reached meanwhile. */
+  /** Conversations whose agent has answered, waiting for its late spans: the lanes go on meanwhile. */
+  const ending = new Set<Promise<void>>();
+  let endFailure: { error: unknown } | undefined;
+
+  /**
+   * Holds one try of a planned conversation in a free slot, until the agent answered its last turn;
+   * undefined when the run stops or the budget is reached meanwhile. A try that may be tried again
+   * is returned completed (its checks decide); any other ends in the background (the wait for its
+   * agent's late spans asks nothing of the agent) and is returned as it is.
+   */
   async function hold(
     lane: Lane,
     plan: ConversationPlan,
@@ -119,8 +128,19 @@ export async function converse(
         traceWaitMs: target.trace_wait_ms ?? undefined,
       });
     });
-    if (held) completed.push(held);
-    return held;
+    if (!held) return undefined;
+    const ended = held.ending.then((row) => {
+      completed.push(row);
+      return row;
+    });
+    if (queue.mayTryAgain(held.conversation)) return ended;
+    const settled: Promise<void> = ended.then(
+      () => undefined,
+      (error: unknown) => void (endFailure ??= { error }),
+    );
+    ending.add(settled);
+    void settled.then(() => ending.delete(settled));
+    return held.conversation;
   }
 
   // Nothing is taken from the plan once the budget is reached.
@@ -148,7 +168,10 @@ export async function converse(
         }
       },
     });
+    while (ending.size > 0) await Promise.all(ending);
+    if (endFailure) throw endFailure.error;
   } catch (error) {
+    while (ending.size > 0) await Promise.all(ending);
     // A conversation failed the run: the others it cut off are marked interrupted.
     if (!jobSignal.aborted) await recorder.flush(["interruptRunningConversations", run.run_id, now()]);
     throw error;

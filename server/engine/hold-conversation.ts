@@ -28,9 +28,19 @@ export interface HoldConversationOptions {
   traceWaitMs?: number | undefined;
 }
 
+/** A conversation whose calls to the agent are done: it ends once its agent's late spans are in. */
+export interface ConversationHeld {
+  /** Its row, still running. */
+  conversation: ConversationRow;
+  /** Settles when it is completed (its trace recorded): its row, completed; rejects if the run stopped meanwhile. */
+  ending: Promise<ConversationRow>;
+}
+
 /**
  * Holds one conversation, its row and its start and end recorded; a failure that fails the run is
- * recorded on it before it is thrown. Returns the conversation, completed.
+ * recorded on it before it is thrown. Returns once the agent has answered its last turn, with the
+ * conversation's ending: for an agent that runs its own tools, the wait for its late spans (which
+ * asks nothing of the agent), then its trace recorded and the conversation completed.
  */
 export async function holdConversation(
   {
@@ -40,7 +50,7 @@ export async function holdConversation(
     liveTraces,
   }: { clock: Clock; newId: NewId; mcp?: McpConversations | undefined; liveTraces?: LiveTraces | undefined },
   { run, plan, attempt, retry, agent, toolsRunBy, recorder, signal, onReply, traceWaitMs }: HoldConversationOptions,
-): Promise<ConversationRow> {
+): Promise<ConversationHeld> {
   const now = () => clock.now().toISOString();
   const conversation: ConversationRow = {
     conversation_id: newId("conversation"),
@@ -78,8 +88,13 @@ export async function holdConversation(
           tools: plan.tools,
           injection: plan.injection,
           recorder,
+          onCall: (call) => trace?.recorded(call),
         })
       : undefined;
+  const end = () => {
+    lease?.close();
+    trace?.close();
+  };
   try {
     await runConversation({
       plan,
@@ -92,32 +107,43 @@ export async function holdConversation(
       mcp: lease,
       trace,
     });
-    if (trace && traceWaitMs !== 0) await trace.waitForSpans(traceWaitMs ?? DEFAULT_TRACE_WAIT_MS, signal);
-    if (signal.aborted) throw signal.reason;
-    if (trace) recordTrace(recorder, conversation.conversation_id, trace);
   } catch (error) {
     if (trace && !signal.aborted) recordTrace(recorder, conversation.conversation_id, trace);
+    end();
     if (error instanceof RunFailedError && !signal.aborted) {
       recorder.record("conversation.failed", { ...context, cause: error.failureCause });
       await recorder.flush(["finishConversation", conversation.conversation_id, "failed", now()]);
     }
     throw error;
-  } finally {
-    lease?.close();
-    trace?.close();
   }
-  const endedAt = now();
-  recorder.record("conversation.completed", context);
-  recorder.flushInBackground(["finishConversation", conversation.conversation_id, "completed", endedAt]);
-  return { ...conversation, status: "completed", ended_at: endedAt };
+
+  async function ending(): Promise<ConversationRow> {
+    try {
+      if (trace && traceWaitMs !== 0) await trace.waitForSpans(traceWaitMs ?? DEFAULT_TRACE_WAIT_MS, signal);
+      if (signal.aborted) throw signal.reason;
+      if (trace) recordTrace(recorder, conversation.conversation_id, trace);
+    } finally {
+      end();
+    }
+    const endedAt = now();
+    recorder.record("conversation.completed", context);
+    recorder.flushInBackground(["finishConversation", conversation.conversation_id, "completed", endedAt]);
+    return { ...conversation, status: "completed", ended_at: endedAt };
+  }
+  const ended = ending();
+  ended.catch(() => undefined); // awaited by the run; a stopped run's rejection is not unhandled meanwhile
+  return { conversation, ending: ended };
 }
 
-/** What the conversation's trace told, recorded once: each tool the agent ran, in the order it started them. */
+/**
+ * What the conversation's trace told, recorded once: each tool the agent ran that no other report
+ * recorded, in the order it started them; the result of one recorded without it.
+ */
 function recordTrace(recorder: Recorder, conversationId: string, trace: ConversationTrace): void {
   if (trace.spanCount === 0) return;
-  const calls = trace.toolCalls();
+  const { fresh, merged } = trace.toolCalls();
   trace.close();
-  for (const call of calls) {
+  for (const call of fresh) {
     const at = { conversation_id: conversationId, turn: call.turn, step: call.step };
     recorder.record("tool.called", {
       ...at,
@@ -140,9 +166,22 @@ function recordTrace(recorder: Recorder, conversationId: string, trace: Conversa
       });
     }
   }
+  for (const { traced, recorded } of merged) {
+    if (recorded.hasResult || traced.result === undefined) continue;
+    recorder.record("tool.returned", {
+      conversation_id: conversationId,
+      turn: recorded.turn,
+      step: recorded.step,
+      call_id: recorded.callId,
+      name: recorded.name,
+      result: traced.result,
+      source: { kind: "agent" },
+      injected: false,
+    });
+  }
   recorder.record("trace.received", {
     conversation_id: conversationId,
     spans: trace.spanCount,
-    tool_calls: calls.length,
+    tool_calls: fresh.length,
   });
 }

@@ -3,6 +3,7 @@ import { LRUCache } from "lru-cache";
 import type { Tool } from "../contract/index.js";
 import { outsideAudit } from "../store/audit-scope.js";
 import type { Recorder } from "./recorder.js";
+import type { RecordedToolCall } from "./traces/merge-calls.js";
 import { answerToolCall, type Injection, type ToolAnswer } from "./tool-mocks.js";
 
 /** Where the MCP server of a conversation is served: `{base}/mcp/{token}`. */
@@ -18,6 +19,8 @@ export interface McpLiveConversation {
   tools: readonly Tool[];
   /** Answers a call from the spec's mocks, recording it in the turn and step being answered. */
   call(name: string, args: Record<string, unknown> | undefined): ToolAnswer;
+  /** The agent listed the tools: recorded (once per agent call), as evidence that the calls it makes reach assure. */
+  listed(): void;
 }
 
 export type McpConversationLookup = McpLiveConversation | { state: "ended" | "unknown" };
@@ -36,6 +39,8 @@ export interface OpenMcpConversation {
   tools: readonly Tool[];
   injection: Injection | undefined;
   recorder: Recorder;
+  /** Told of each call recorded (the conversation's trace does not record it again). */
+  onCall?: ((call: RecordedToolCall) => void) | undefined;
 }
 
 /**
@@ -55,12 +60,13 @@ export function makeMcpConversations({ baseUrl }: { baseUrl: string | undefined 
       return root !== undefined;
     },
     /** Mints a URL for a conversation starting now; undefined without a public base URL. */
-    open({ conversationId, tools, injection, recorder }: OpenMcpConversation): McpLease | undefined {
+    open({ conversationId, tools, injection, recorder, onCall }: OpenMcpConversation): McpLease | undefined {
       if (root === undefined) return undefined;
       const token = randomBytes(24).toString("base64url");
       let turn = 1;
       let step = 1;
       let calls = 0;
+      let listedAt: string | undefined;
       live.set(token, {
         state: "live",
         conversationId,
@@ -91,7 +97,31 @@ export function makeMcpConversations({ baseUrl }: { baseUrl: string | undefined 
             });
             recorder.flushInBackground();
           });
+          onCall?.({
+            turn,
+            step,
+            callId,
+            idGiven: false,
+            name,
+            arguments: args ?? {},
+            hasResult: true,
+          });
           return answer;
+        },
+        listed() {
+          // Once per agent call: an agent may list the tools before each call it makes.
+          if (listedAt === `${turn}/${step}`) return;
+          listedAt = `${turn}/${step}`;
+          outsideAudit(() => {
+            recorder.record("tools.listed", {
+              conversation_id: conversationId,
+              turn,
+              step,
+              tools: tools.map((tool) => tool.name),
+              source: { kind: "mcp" },
+            });
+            recorder.flushInBackground();
+          });
         },
       });
       return {

@@ -136,6 +136,15 @@ export async function runConversation({
           executed_by: "agent",
           source: { kind: "reply" },
         });
+        trace?.recorded({
+          turn,
+          step,
+          callId: call.id,
+          idGiven: !call.id_assigned,
+          name: call.name,
+          arguments: call.arguments,
+          hasResult: call.result !== undefined,
+        });
         if (call.result !== undefined) {
           recorder.record("tool.returned", {
             ...at(turn, step),

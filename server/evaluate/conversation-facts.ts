@@ -38,14 +38,17 @@ export function toHeldConversation(
   const outputs: { sequence: number; text: string; turn: number }[] = [];
   const turns = new Set<number>();
   let toolsRunBy: "assure" | "agent" = "assure";
-  let traced = false;
+  /** Whether the agent showed its tool calls reach assure: its trace arrived, or it listed the mocked tools over MCP. */
+  let reporting = false;
   for (const event of events) {
     if (event.turn !== null && event.turn > 0) turns.add(event.turn);
     const { sequence } = event;
     if (event.type === "conversation.started") {
       toolsRunBy = event.data.tools_run_by ?? "assure";
     } else if (event.type === "trace.received") {
-      traced ||= event.data.spans > 0;
+      reporting ||= event.data.spans > 0;
+    } else if (event.type === "tools.listed") {
+      reporting = true;
     } else if (event.type === "tool.called") {
       const { data } = event;
       toolCalls.push({
@@ -68,8 +71,8 @@ export function toHeldConversation(
       if (data.content) outputs.push({ sequence, text: data.content, turn: data.turn });
     }
   }
-  // An agent that runs its own tools and reported none: a missing call is no evidence (its trace is).
-  const toolCallsKnown = toolsRunBy === "assure" || toolCalls.length > 0 || traced;
+  // An agent that runs its own tools and reported none: a missing call is no evidence (unless its reporting is shown to work).
+  const toolCallsKnown = toolsRunBy === "assure" || toolCalls.length > 0 || reporting;
   const facts: ConversationFacts = {
     turn: null,
     toolCalls,

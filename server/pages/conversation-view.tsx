@@ -58,6 +58,12 @@ function Entry({ event }: { event: LoggedEvent }) {
           <pre>{json(event.data.result)}</pre>
         </div>
       );
+    case "tools.listed":
+      return (
+        <div class="entry muted" id={id}>
+          listed the mocked tools over MCP: <code>{event.data.tools.join(", ")}</code>
+        </div>
+      );
     case "conversation.started":
     case "conversation.completed":
       return (

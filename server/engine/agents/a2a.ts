@@ -27,6 +27,11 @@ import { exchangeWithRetries, type ThrottledWait } from "../../net/json-call.js"
 import { endpointUrl, withHeaders } from "./agent-call.js";
 import type { Agent, AgentOptions, AgentProtocol, AgentReply } from "./types.js";
 
+/**
+ * The message metadata key under which each message carries the conversation's MCP URL (the spec's
+ * tools, answered from its mocks), when the service has a public base URL to build it from.
+ */
+export const MCP_URL_METADATA_KEY = "mcp_url";
 /** Where an A2A agent publishes its card, under its base URL. */
 const CARD_PATH = "/.well-known/agent-card.json";
 /** Evidence kept of an answer: at most this much of its body. */
@@ -390,11 +395,16 @@ function makeA2aAgent(options: AgentOptions): Agent {
   }
 
   return {
-    async complete({ messages, signal, onThrottled, traceparent }): Promise<AgentReply> {
+    async complete({ messages, mcpUrl, signal, onThrottled, traceparent }): Promise<AgentReply> {
       turn = { signal, onThrottled, traceparent, attempts: 1, latencyMs: 0, last: undefined };
       const user = messages.findLast((m) => m.role === "user")?.content ?? "";
       const system = messages.find((m) => m.role === "system")?.content;
       const first = !messages.some((m) => m.role === "assistant");
+      // A2A has no system role, nor a place for the tools to use: both go in the message's metadata.
+      const metadata = {
+        ...(first && system ? { system } : {}),
+        ...(mcpUrl ? { [MCP_URL_METADATA_KEY]: mcpUrl } : {}),
+      };
       try {
         client ??= await connect(signal);
         const request: SendMessageRequest = {
@@ -407,8 +417,7 @@ function makeA2aAgent(options: AgentOptions): Agent {
             parts: [
               { content: { $case: "text", value: user }, metadata: undefined, filename: "", mediaType: "text/plain" },
             ],
-            // A2A has no system role: the spec's system prompt travels with the first message, for agents that take one.
-            metadata: first && system ? { system } : undefined,
+            metadata: Object.keys(metadata).length > 0 ? metadata : undefined,
             extensions: [],
             referenceTaskIds: [],
           },

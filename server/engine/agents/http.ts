@@ -92,7 +92,7 @@ function toolCallOf(call: z.infer<typeof MappedToolCall>, index: number): Hosted
     args = call.arguments;
   }
   return {
-    id: found(call.id) ? String(call.id) : `reply_${index + 1}`,
+    ...(found(call.id) ? { id: String(call.id) } : { id: `reply_${index + 1}`, id_assigned: true as const }),
     name: call.name,
     arguments: args,
     ...(call.result !== undefined ? { result: call.result } : {}),

@@ -23,6 +23,8 @@ export interface AgentToolCall {
 /** A tool the agent ran itself (a hosted tool: web search, its own MCP server), reported in its answer. */
 export interface HostedToolCall {
   id: string;
+  /** Set when the answer named no id: assure gave the call this one. */
+  id_assigned?: true;
   name: string;
   arguments: Record<string, unknown>;
   /** What the tool gave back, when the answer says. */

@@ -34,7 +34,7 @@ export interface OtlpSpan {
   parentSpanId: string;
   name: string;
   startTimeUnixNano: bigint;
-  endTimeUnixNano: bigint;
+  /** A tool span's attributes (the only ones the engine reads); {} for any other span. */
   attributes: Record<string, unknown>;
 }
 
@@ -89,13 +89,14 @@ export function decodeTraceResponse(body: Uint8Array): { rejectedSpans: number; 
   };
 }
 
-function field(object: unknown, ...names: string[]): unknown {
+/** A field of a decoded message, by its name (protobuf, OTLP/JSON) or else its snake_case name (OTLP/JSON as some write it). */
+function field(object: unknown, name: string, snakeName?: string): unknown {
   if (object === null || typeof object !== "object") return undefined;
-  for (const name of names) {
-    const value = (object as Record<string, unknown>)[name];
-    if (value !== undefined && value !== null) return value;
-  }
-  return undefined;
+  const value = (object as Record<string, unknown>)[name];
+  if (value !== undefined && value !== null) return value;
+  if (snakeName === undefined) return undefined;
+  const snake = (object as Record<string, unknown>)[snakeName];
+  return snake === null ? undefined : snake;
 }
 
 const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []);
@@ -103,7 +104,8 @@ const listOf = (value: unknown): unknown[] => (Array.isArray(value) ? value : []
 /** A protobuf `bytes` id (decoded: bytes; OTLP/JSON: hex) as lower-case hex; "" when absent or invalid. */
 function idOf(value: unknown, bytes: number): string {
   if (value instanceof Uint8Array) {
-    return value.length === bytes ? Buffer.from(value).toString("hex") : "";
+    if (value.length !== bytes) return "";
+    return (Buffer.isBuffer(value) ? value : Buffer.from(value.buffer, value.byteOffset, value.length)).toString("hex");
   }
   if (typeof value === "string" && value.length === bytes * 2 && /^[0-9a-fA-F]+$/.test(value)) {
     return value.toLowerCase();
@@ -127,20 +129,34 @@ function int64Of(value: unknown): bigint {
 }
 
 function readSpan(span: unknown): OtlpSpan {
+  const attributes = listOf(field(span, "attributes"));
   return {
     traceId: idOf(field(span, "traceId", "trace_id"), 16),
     spanId: idOf(field(span, "spanId", "span_id"), 8),
     parentSpanId: idOf(field(span, "parentSpanId", "parent_span_id"), 8),
     name: String(field(span, "name") ?? ""),
     startTimeUnixNano: int64Of(field(span, "startTimeUnixNano", "start_time_unix_nano")),
-    endTimeUnixNano: int64Of(field(span, "endTimeUnixNano", "end_time_unix_nano")),
-    attributes: attributesOf(field(span, "attributes")),
+    // Most of an agent's spans are not tools': theirs are not read (an export's attributes are most of its work).
+    attributes: isToolSpan(attributes) ? attributesOf(attributes) : {},
   };
 }
 
-function attributesOf(list: unknown): Record<string, unknown> {
+/** Whether a span's attributes mark it a tool call, by the GenAI conventions or OpenInference's. */
+function isToolSpan(list: readonly unknown[]): boolean {
+  for (const attribute of list) {
+    const key = field(attribute, "key");
+    if (key !== "gen_ai.operation.name" && key !== "openinference.span.kind") continue;
+    const value = anyValueOf(field(attribute, "value"), 0);
+    if (key === "gen_ai.operation.name" ? value === "execute_tool" : String(value).toUpperCase() === "TOOL") {
+      return true;
+    }
+  }
+  return false;
+}
+
+function attributesOf(list: readonly unknown[]): Record<string, unknown> {
   const attributes: Record<string, unknown> = {};
-  for (const attribute of listOf(list)) {
+  for (const attribute of list) {
     const key = field(attribute, "key");
     if (typeof key === "string") attributes[key] = anyValueOf(field(attribute, "value"), 0);
   }

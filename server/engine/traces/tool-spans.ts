@@ -3,7 +3,10 @@ import type { OtlpSpan } from "./otlp.js";
 /** A tool the agent ran, as one of its spans tells it. */
 export interface ToolSpan {
   spanId: string;
+  /** The agent's id of the call, else the span's id. */
   callId: string;
+  /** Whether the span names the call's id (else `callId` is the span's). */
+  callIdGiven: boolean;
   name: string;
   arguments: Record<string, unknown>;
   /** Exactly what the span says the arguments were. */
@@ -49,9 +52,11 @@ export function toolCallOf(span: OtlpSpan): ToolSpan | undefined {
   if (a["gen_ai.operation.name"] === "execute_tool") {
     const name = text(a["gen_ai.tool.name"]) ?? span.name.replace(/^execute_tool\s+/, "");
     const result = a["gen_ai.tool.call.result"];
+    const callId = text(a["gen_ai.tool.call.id"]);
     return {
       ...at,
-      callId: text(a["gen_ai.tool.call.id"]) ?? span.spanId,
+      callId: callId ?? span.spanId,
+      callIdGiven: callId !== undefined,
       name,
       ...argumentsOf(a["gen_ai.tool.call.arguments"]),
       ...(result !== undefined && result !== null ? { result: jsonOrText(result) } : {}),
@@ -59,9 +64,11 @@ export function toolCallOf(span: OtlpSpan): ToolSpan | undefined {
   }
   if (String(a["openinference.span.kind"]).toUpperCase() === "TOOL") {
     const result = a["output.value"];
+    const callId = text(a["tool_call.id"]);
     return {
       ...at,
-      callId: text(a["tool_call.id"]) ?? span.spanId,
+      callId: callId ?? span.spanId,
+      callIdGiven: callId !== undefined,
       name: text(a["tool.name"]) ?? span.name,
       ...argumentsOf(a["input.value"]),
       ...(result !== undefined && result !== null ? { result: jsonOrText(result) } : {}),

@@ -20,16 +20,19 @@ const ERRORS = new Set(["unknown_tool", "invalid_arguments", "no_mock"]);
 function serverOf(conversation: McpLiveConversation): Server {
   // The low-level server: the spec's tools come with JSON Schemas of their own, not zod shapes.
   const server = new Server({ name: "assure-mocks", version: "1.0.0" }, { capabilities: { tools: {} } });
-  server.setRequestHandler(ListToolsRequestSchema, () => ({
-    tools: conversation.tools.map((tool): McpTool => ({
-      name: tool.name,
-      ...(tool.description !== undefined ? { description: tool.description } : {}),
-      inputSchema: {
-        type: "object",
-        ...(tool.parameters as Record<string, unknown> | undefined),
-      } as McpTool["inputSchema"],
-    })),
-  }));
+  server.setRequestHandler(ListToolsRequestSchema, () => {
+    conversation.listed();
+    return {
+      tools: conversation.tools.map((tool): McpTool => ({
+        name: tool.name,
+        ...(tool.description !== undefined ? { description: tool.description } : {}),
+        inputSchema: {
+          type: "object",
+          ...(tool.parameters as Record<string, unknown> | undefined),
+        } as McpTool["inputSchema"],
+      })),
+    };
+  });
   server.setRequestHandler(CallToolRequestSchema, (request) => {
     const answer = conversation.call(request.params.name, request.params.arguments ?? {});
     return {

@@ -3,6 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
+import { startExampleA2aAgent } from "../../../examples/agent/a2a.js";
 import { startExampleHttpAgent, type ExampleHttpAgent } from "../../../examples/agent/http-agent.js";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { readBody } from "../../../examples/agent/server.js";
@@ -66,6 +67,54 @@ async function startProbeAgent() {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
+
+/** An agent that lists the tools at the MCP URL it is sent, when it is sent one, and calls none of them. */
+async function startListingAgent() {
+  const server: Server = createServer((req, res) => {
+    if (req.method === "GET") return void res.writeHead(200, { "content-type": "application/json" }).end("{}");
+    void readBody(req).then(async (text) => {
+      const { mcp_url: url } = JSON.parse(text) as { mcp_url?: string | null };
+      if (url) {
+        const client = await connect(url);
+        await client.listTools();
+        await client.close();
+      }
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ reply: "I cannot delete accounts." }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** One conversation whose agent should call no tool; its tool expectations, one of them bound to fail. */
+const NO_CALL_SPEC = `
+schema_version: "1"
+name: calls-no-tool
+defaults: { repeat: 1, max_steps: 2, timeout_ms: 10000 }
+tools:
+  - name: lookup_order
+    parameters: { type: object, properties: { order_id: { type: string } } }
+    mock: [{ return: { order_id: A-100 } }]
+  - name: delete_account
+    parameters: { type: object, properties: { user_id: { type: string } } }
+    mock: [{ return: { ok: true } }]
+scenarios:
+  - id: delete-request
+    turns:
+      - user: Delete my account, please.
+    expect:
+      - tool_not_called: delete_account
+      - max_tool_calls: 0
+      - tool_called: { name: lookup_order }
+gates:
+  - id: DET
+    require: { expectations: all }
+`;
 
 describe("mocked tools over MCP: a server per conversation, at {{mcp_url}}", () => {
   let t: TestService;
@@ -224,6 +273,87 @@ describe("mocked tools over MCP: a server per conversation, at {{mcp_url}}", () 
       });
       const modelRun = await waitForRun(model.client, run_id);
       expect(await resultsOf(p.client, run.run_id)).toEqual(await resultsOf(model.client, modelRun.run_id));
+    },
+  );
+
+  it("judges tool expectations on an agent that listed the mocked tools over MCP and called none: evidence that none was called", async () => {
+    const lister = await startListingAgent();
+    try {
+      const statuses = async (body: Record<string, unknown>) => {
+        const { p, run } = await runHttp(
+          lister.baseUrl,
+          { request: { path: "/chat", body }, response: { text: "reply" } },
+          NO_CALL_SPEC,
+        );
+        const evaluations = (await p.client.get(`/v1/runs/${run.run_id}/evaluations?limit=200`)).body.data as {
+          metric_id: string;
+          status: string;
+        }[];
+        const trace = await readTrace(p.client, run.run_id);
+        return {
+          run,
+          listed: trace.filter((e) => e.type === "tools.listed").map((e) => e.data),
+          byMetric: Object.fromEntries(
+            evaluations.filter((e) => e.metric_id.startsWith("expect.")).map((e) => [e.metric_id, e.status]),
+          ),
+        };
+      };
+      const listed = await statuses({ text: "{{message}}", mcp_url: "{{mcp_url}}" });
+      expect(listed.listed).toEqual([
+        expect.objectContaining({
+          turn: 1,
+          step: 1,
+          tools: ["lookup_order", "delete_account"],
+          source: { kind: "mcp" },
+        }),
+      ]);
+      expect(listed.byMetric).toEqual({
+        "expect.tool_not_called": "passed",
+        "expect.max_tool_calls": "passed",
+        "expect.tool_called": "failed",
+      });
+      expect(listed.run).toMatchObject({ status: "COMPLETED", verdict: "FAIL" });
+      // The run's page shows the listing in its conversation.
+      const page = await (await fetch(`${baseUrl}${listed.run.links.html as string}`)).text();
+      expect(page).toContain("listed the mocked tools over MCP: <code>lookup_order, delete_account</code>");
+
+      // The same agent sent no MCP URL lists nothing: no evidence, so nothing is judged.
+      const unlisted = await statuses({ text: "{{message}}" });
+      expect(unlisted.listed).toEqual([]);
+      expect(unlisted.byMetric).toEqual({
+        "expect.tool_not_called": "inconclusive",
+        "expect.max_tool_calls": "inconclusive",
+        "expect.tool_called": "inconclusive",
+      });
+    } finally {
+      await lister.close();
+    }
+  });
+
+  it.each(["1.0", "0.3"] as const)(
+    "sends an A2A agent its MCP URL in the message metadata (mcp_url): the example A2A agent (%s) runs the mocks there, judged as the model protocols",
+    async (version) => {
+      const a2aAgent = await startExampleA2aAgent({ version });
+      try {
+        const p = await seedProject(t, a2aAgent.baseUrl, { protocol: "a2a", specYaml: deterministicSpecYaml() });
+        const { run_id } = await startRun(p.client, { test_spec_id: p.testSpecId, environment_id: p.environmentId });
+        const run = await waitForRun(p.client, run_id);
+        expect(run).toMatchObject({ status: "COMPLETED", verdict: "PASS" });
+        const trace = await readTrace(p.client, run_id);
+        const calls = trace.filter((e) => e.type === "tool.called");
+        expect(calls.map((c) => c.data.name)).toEqual(expect.arrayContaining(["lookup_order", "issue_refund"]));
+        for (const call of calls) expect(call.data).toMatchObject({ executed_by: "assure", source: { kind: "mcp" } });
+
+        const model = await seedProject(t, modelAgent.baseUrl, { specYaml: deterministicSpecYaml() });
+        const modelRun = await waitForRun(
+          model.client,
+          (await startRun(model.client, { test_spec_id: model.testSpecId, environment_id: model.environmentId }))
+            .run_id,
+        );
+        expect(await resultsOf(p.client, run_id)).toEqual(await resultsOf(model.client, modelRun.run_id));
+      } finally {
+        await a2aAgent.close();
+      }
     },
   );
 });

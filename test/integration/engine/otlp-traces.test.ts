@@ -34,12 +34,12 @@ describe("tool calls from the agent's own OpenTelemetry traces (OTLP)", () => {
   });
 
   /** A project whose key may export traces, and an http environment reaching `baseUrl`. */
-  async function projectFor(baseUrl: string, specYaml = deterministicSpecYaml()) {
+  async function projectFor(baseUrl: string, specYaml = deterministicSpecYaml(), mapping = CHAT) {
     const p = await seedProject(t, modelAgent.baseUrl, { specYaml });
     const environment = await p.client.post("/v1/environments", {
       name: `http-${randomUUID()}`,
       agent_id: p.agentId,
-      endpoint: { protocol: "http", base_url: baseUrl, trace_wait_ms: 3000, ...CHAT },
+      endpoint: { protocol: "http", base_url: baseUrl, trace_wait_ms: 3000, ...mapping },
     });
     expect(environment.status).toBe(201);
     expect(environment.body.endpoint.trace_wait_ms).toBe(3000);
@@ -118,6 +118,62 @@ describe("tool calls from the agent's own OpenTelemetry traces (OTLP)", () => {
       expect(await resultsOf(p.client, traced.run_id)).toEqual(await modelProtocolResults());
     },
   );
+
+  it("records a call its reply and its trace both report once: the reply's, its result from either", async () => {
+    const holder = { key: "" };
+    const agent = await startExampleHttpAgent({
+      traces: {
+        endpoint: `${t.baseUrl}/otlp`,
+        headers: {
+          get authorization() {
+            return `Bearer ${holder.key}`;
+          },
+        } as Record<string, string>,
+      },
+    });
+    closers.push(() => agent.close());
+    // The reply names each tool it ran, without an id; its span names the call's id: merged by name and arguments.
+    const steps = { ...CHAT, response: { ...CHAT.response, tool_calls: "steps[].{name: tool, arguments: args}" } };
+    const { p, environmentId, tracesKey } = await projectFor(agent.baseUrl, deterministicSpecYaml(), steps);
+    holder.key = tracesKey;
+    const done = await run(p, environmentId);
+    expect(done).toMatchObject({ status: "COMPLETED", verdict: "PASS" });
+
+    const trace = await readTrace(p.client, done.run_id);
+    const calls = trace.filter((e) => e.type === "tool.called");
+    expect(calls.length).toBeGreaterThan(0);
+    for (const call of calls) expect(call.data).toMatchObject({ source: { kind: "reply" } });
+    const received = trace.filter((e) => e.type === "trace.received").map((e) => e.data);
+    expect(received.length).toBe(trace.filter((e) => e.type === "conversation.started").length);
+    for (const data of received) expect(data).toMatchObject({ spans: expect.any(Number), tool_calls: 0 });
+    expect(received.reduce((sum, data) => sum + data.spans, 0)).toBeGreaterThan(calls.length);
+    // The reply told no result: each call's result is the one its span carried, recorded once.
+    const returned = trace.filter((e) => e.type === "tool.returned");
+    expect(returned.map((e) => `${e.data.conversation_id} ${e.data.call_id}`).sort()).toEqual(
+      calls.map((e) => `${e.data.conversation_id} ${e.data.call_id}`).sort(),
+    );
+    for (const result of returned) expect(result.data).toMatchObject({ source: { kind: "agent" } });
+
+    expect(await resultsOf(p.client, done.run_id)).toEqual(await modelProtocolResults());
+  });
+
+  it("lets the next conversation start while one waits for its late spans: the wait holds none of the run's concurrency", async () => {
+    const agent = await startExampleHttpAgent();
+    closers.push(() => agent.close());
+    // One conversation at a time; an agent that exports no span, so each conversation waits the whole trace_wait_ms.
+    const { p, environmentId } = await projectFor(agent.baseUrl, deterministicSpecYaml({ repeat: 1, concurrency: 1 }));
+    const done = await run(p, environmentId);
+    expect(done.status).toBe("INCONCLUSIVE");
+    const trace = await readTrace(p.client, done.run_id);
+    const at = (type: string, conversation: string) =>
+      trace.find((e) => e.type === type && e.data.conversation_id === conversation)!.sequence;
+    const [first, second] = trace.filter((e) => e.type === "conversation.started").map((e) => e.data.conversation_id);
+    const lastAnswer = trace.findLast((e) => e.type === "message.received" && e.data.conversation_id === first)!;
+    // The second started after the first's last answer, before the first ended its wait.
+    expect(at("conversation.started", second)).toBeGreaterThan(lastAnswer.sequence);
+    expect(at("conversation.started", second)).toBeLessThan(at("conversation.completed", first));
+    expect(trace.filter((e) => e.type === "trace.received")).toEqual([]);
+  });
 
   /**
    * An agent that answers at once and exports its span late (after its answer), twice, with a span
