@@ -67,7 +67,8 @@ export const VALIDATE_HELP = `Usage: assure validate [FILE...] [--config FILE]
 Checks spec files, the tables they read (vars_file) and .assure/config.yml offline, and prints
 each problem as file:line: path: message, with a suggestion for a misspelt key. Without FILE,
 checks .assure/config.yml (found from the current folder upwards) and every spec file it names.
-A FILE named config.yml (or given with --config) is read as the config; any other as a spec.
+A FILE named config.yml (or given with --config) is read as the config, a .csv or .jsonl file as
+a table, a folder as the spec files in it, any other file as a spec.
 
 Exit codes: 0 valid, 1 a problem was found, 64 a usage error, 65 a file could not be read.`;
 

@@ -50,20 +50,25 @@ gates:
       expectations: all
 `;
 
-/** Which protocol the agent at `baseUrl` answers the readiness probe of; undefined when none does. */
+/** Anthropic's base URL is the origin (its paths start with /v1): a URL given with /v1 is probed without it. */
+const baseUrlFor = (protocol: EndpointProtocol, url: string) =>
+  protocol === "anthropic-messages" ? trimmed(url).replace(/\/v1$/, "") : trimmed(url);
+
+/** Which protocol the agent answers the readiness probe of, at which base URL; undefined when none does. */
 async function probeProtocol(
   endpoint: Omit<LocalEndpoint, "protocol">,
   candidates: readonly EndpointProtocol[],
-): Promise<{ protocol: EndpointProtocol | undefined; tried: string[] }> {
+): Promise<{ protocol: EndpointProtocol | undefined; baseUrl: string; tried: string[] }> {
   const egress = makeEgressPolicy({ thisMachineOpen: true });
   const check = makeReadinessProbe({ egress, clock: systemClock, timeoutMs: 3000 });
   const tried: string[] = [];
   for (const protocol of candidates) {
     const readiness_path = endpoint.readiness_path ?? AGENT_PROTOCOLS[protocol].readinessPath;
+    const baseUrl = baseUrlFor(protocol, endpoint.base_url);
     const answer = await check({
       environment_id: `init:${protocol}`,
       protocol,
-      base_url: trimmed(endpoint.base_url),
+      base_url: baseUrl,
       model: null,
       readiness_path,
       headers: endpoint.headers ?? {},
@@ -72,10 +77,10 @@ async function probeProtocol(
       trace_wait_ms: null,
       http: null,
     });
-    if (answer.ready) return { protocol, tried };
+    if (answer.ready) return { protocol, baseUrl, tried };
     tried.push(`${protocol}: ${answer.reason}`);
   }
-  return { protocol: undefined, tried };
+  return { protocol: undefined, baseUrl: endpoint.base_url, tried };
 }
 
 /** `assure init`: see INIT_HELP (app/cli/help.ts). */
@@ -133,7 +138,7 @@ export async function initCommand(argv: string[]): Promise<number> {
   }
 
   const candidates = values.protocol ? [values.protocol as EndpointProtocol] : PROBED;
-  const { protocol, tried } = await probeProtocol(endpoint.data, candidates);
+  const { protocol, baseUrl, tried } = await probeProtocol(endpoint.data, candidates);
   if (!protocol) {
     process.stderr.write(
       `assure init: the agent at ${values.agent} answered no protocol's readiness probe:\n  ${tried.join("\n  ")}\n` +
@@ -152,9 +157,9 @@ export async function initCommand(argv: string[]): Promise<number> {
       ? "\n(GET /models answers for Chat Completions and for the Responses API alike: pass --protocol openai-responses if it speaks the latter.)"
       : "";
   process.stdout.write(
-    `The agent at ${values.agent} speaks ${protocol}.${also}\n` +
+    `The agent at ${baseUrl} speaks ${protocol}.${also}\n` +
       `Wrote ${where(ASSURE_CONFIG_PATH)} and ${where(STARTER_SPEC_PATH)}. Next:\n\n` +
-      `  npx assure test --agent ${values.agent}${protocolOption}\n`,
+      `  npx assure test --agent ${baseUrl}${protocolOption}\n`,
   );
   return EXIT.allowed;
 }

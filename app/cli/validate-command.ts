@@ -2,6 +2,7 @@ import { basename, join, relative, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { ASSURE_CONFIG_PATH } from "../../server/contract/index.js";
 import type { SpecFileProblem } from "../../server/specs/repository-spec.js";
+import { readTable } from "../../server/specs/tables.js";
 import { EXIT, InputError, UsageError } from "./exit-codes.js";
 import { readLocalConfig, specsOfConfig } from "./local-config.js";
 import { loadLocalSpec } from "./local-spec.js";
@@ -58,7 +59,16 @@ export async function validateCommand(argv: string[]): Promise<number> {
       }
       configs.push(found);
     }
-    const specs = specFilesOf(given.filter((file) => !configs.includes(file)));
+    const isTable = (file: string) => /\.(csv|jsonl)$/i.test(file);
+    for (const table of given.filter(isTable)) {
+      const read = readTable(table, readInputFile(table, "table"));
+      checked++;
+      if (!read.ok) {
+        const file = relative(root, resolve(table)) || table;
+        problems.push(...read.problems.map((p) => ({ file, line: p.line, path: "(table)", message: p.message })));
+      }
+    }
+    const specs = specFilesOf(given.filter((file) => !configs.includes(file) && !isTable(file)));
     for (const config of configs) {
       specs.push(...checkConfig(root, config, problems));
       checked++;
