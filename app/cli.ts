@@ -12,7 +12,8 @@ const COMMANDS: Record<CommandName, (argv: string[]) => Promise<number>> = {
   secrets: async (argv) => (await import("./cli/operator.js")).runOperatorCommand(["secrets", ...argv]),
 };
 
-const isCommand = (name: string | undefined): name is CommandName => name !== undefined && Object.hasOwn(COMMANDS, name);
+const isCommand = (name: string | undefined): name is CommandName =>
+  name !== undefined && Object.hasOwn(COMMANDS, name);
 const asksForHelp = (argv: readonly string[]) => argv.includes("--help") || argv.includes("-h");
 
 async function main(argv: string[]): Promise<number> {
