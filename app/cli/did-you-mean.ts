@@ -76,3 +76,20 @@ export function withSuggestion(schema: z.ZodType, problem: { path: string; messa
   const suggestion = suggestKey(unknown, knownKeysAt(schema, parent));
   return suggestion ? `${problem.message} — did you mean ${suggestion}?` : problem.message;
 }
+
+/**
+ * A file's problem as `validate` and `test` print it: an unknown key at its own line (the schema
+ * reports the object that holds it) and with the key it was probably meant to be.
+ */
+export function explainProblem<P extends { path: string; message: string; line: number }>(
+  schema: z.ZodType,
+  problem: P,
+  lineOf: ((path: readonly PropertyKey[]) => number | undefined) | undefined,
+): P {
+  if (!UNKNOWN_KEY.test(problem.message)) return problem;
+  return {
+    ...problem,
+    line: lineOf?.(parseSpecPath(problem.path)) ?? problem.line,
+    message: withSuggestion(schema, problem),
+  };
+}

@@ -1,8 +1,8 @@
 import { planConfigRuns } from "../../server/releases/config-plan.js";
 import { LocalAssureConfig } from "../../server/releases/gating-config.js";
 import type { SpecFileProblem } from "../../server/specs/repository-spec.js";
-import { validateYaml } from "../../server/specs/read-yaml.js";
-import { withSuggestion } from "./did-you-mean.js";
+import { readSpecYaml, validateYaml } from "../../server/specs/read-yaml.js";
+import { explainProblem } from "./did-you-mean.js";
 import { listAssureFiles } from "./project-files.js";
 
 export type ConfigRead =
@@ -13,14 +13,17 @@ export type ConfigRead =
 export function readLocalConfig(file: string, bytes: Buffer): ConfigRead {
   const read = validateYaml(bytes, LocalAssureConfig);
   if (read.ok) return { ok: true, config: read.value, lineOf: read.source.lineOf };
+  const yaml = readSpecYaml(bytes);
+  const lineOf = yaml.ok ? yaml.source.lineOf : undefined;
   return {
     ok: false,
-    problems: read.problems.map((problem) => ({
-      file,
-      line: problem.line ?? 1,
-      path: problem.path,
-      message: withSuggestion(LocalAssureConfig, problem),
-    })),
+    problems: read.problems.map((problem) =>
+      explainProblem(
+        LocalAssureConfig,
+        { file, line: problem.line ?? 1, path: problem.path, message: problem.message },
+        lineOf,
+      ),
+    ),
   };
 }
 

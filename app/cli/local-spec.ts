@@ -2,8 +2,9 @@ import { resolve } from "node:path";
 import { versionRow, type ReadVersion } from "../../server/spec-reader/read-spec.js";
 import { TestSpecDocument } from "../../server/specs/document.js";
 import { loadRepositorySpec, type SpecFileProblem } from "../../server/specs/repository-spec.js";
+import { readSpecYaml } from "../../server/specs/read-yaml.js";
 import { toSpecVersion } from "../../server/specs/spec-version.js";
-import { withSuggestion } from "./did-you-mean.js";
+import { explainProblem } from "./did-you-mean.js";
 import { readInputFile, readRepositoryFile, repositoryPath } from "./project-files.js";
 
 /** A spec file on this disk, read and validated as the App reads one at a commit. */
@@ -35,9 +36,13 @@ export async function loadLocalSpec(root: string, file: string): Promise<LocalSp
     return readRepositoryFile(root, table);
   });
   if (!loaded.ok) {
+    const yaml = readSpecYaml(bytes);
+    const lineOf = yaml.ok ? yaml.source.lineOf : undefined;
     return {
       ok: false,
-      problems: loaded.problems.map((problem) => ({ ...problem, message: withSuggestion(TestSpecDocument, problem) })),
+      problems: loaded.problems.map((problem) =>
+        problem.file === path ? explainProblem(TestSpecDocument, problem, lineOf) : problem,
+      ),
     };
   }
   const { document, text, expanded } = loaded.spec;

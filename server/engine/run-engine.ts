@@ -1,6 +1,5 @@
 import { z } from "zod";
 import type { Clock } from "../clock.js";
-import type { Config } from "../config.js";
 import type { Evaluator } from "../evaluate/evaluator.js";
 import { makeLlmJudge } from "../evaluate/judges/llm-judge.js";
 import type { NewId } from "../ids.js";
@@ -14,11 +13,21 @@ import { EXECUTE_RUN, makeExecuteRun } from "./tasks/execute-run.js";
 import type { LiveTraces } from "./traces/live-traces.js";
 import { makeWorker, type TaskList, type Worker } from "./worker.js";
 
+/** The service's settings the run engine reads (server/config.ts). */
+export interface RunEngineSettings {
+  /** The LLM judge of spec metrics, when one is configured. */
+  judge: { baseUrl: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined;
+  /** Runs executed at once, and of one project. */
+  workers: number;
+  maxRunsPerProject: number;
+  workerLeaseMs: number;
+  /** Conversations held at once, and of one project. */
+  maxConversations: number;
+  maxConversationsPerProject: number;
+}
+
 export interface RunEngineOptions {
-  config: Pick<
-    Config,
-    "judge" | "workers" | "workerLeaseMs" | "maxRunsPerProject" | "maxConversations" | "maxConversationsPerProject"
-  >;
+  config: RunEngineSettings;
   store: ServiceStore;
   clock: Clock;
   log: Logger;

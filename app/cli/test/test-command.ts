@@ -1,6 +1,5 @@
 import { writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
-import { toCheckState } from "../../checks/conclusion.js";
 import { readConfig, type Config } from "../../../server/config.js";
 import type { ReleaseDecision, TestSpecSummary } from "../../../server/contract/index.js";
 import { planConversations } from "../../../server/engine/plan.js";
@@ -18,7 +17,8 @@ import { makeProgress } from "./progress.js";
 import { colorStyle, plainStyle, renderDecision, renderRun } from "./render-text.js";
 import { readRunResult } from "./run-results.js";
 import { selectCases, type Selected } from "./select-cases.js";
-import { readTestOptions, type FailOn, type TestOptions } from "./test-options.js";
+import { readTestOptions, type TestOptions } from "./test-options.js";
+import { exitCodeOf } from "./exit-code.js";
 import { watchFiles } from "./watch.js";
 
 /** A spec to run: the file as read, and what of it runs. */
@@ -29,14 +29,6 @@ interface PlannedSpec {
 
 /** How often the progress and the decision are looked at while runs go on. */
 const POLL_MS = 100;
-
-/** What a decided release exits with: the App's check-run conclusion, as `--fail-on` asks. */
-export function exitCodeOf(decision: ReleaseDecision, failOn: FailOn): number {
-  const { conclusion } = toCheckState({ kind: "decision", status: decision.status, reasons: decision.reasons });
-  if (failOn === "never" || conclusion === "success") return EXIT.allowed;
-  if (conclusion === "failure") return EXIT.blocked;
-  return failOn === "failed" ? EXIT.allowed : EXIT.error;
-}
 
 /** Reads every spec to run and what of it runs; a spec, table, config or selection that will not do stops here. */
 async function planSpecs(
