@@ -91,6 +91,8 @@ export async function openLocalRunner({
       // A temporary database need not survive a power loss; a kept one is as durable as the service's.
       synchronous: temporary ? "NORMAL" : config.dbSynchronous,
       encryptionKey: config.encryptionKey,
+      // It serves no one while it runs: no writer thread to start, or to keep in memory.
+      writer: "this-thread",
     });
   } catch (error) {
     removeTemporary();

@@ -1,5 +1,4 @@
 import { hostname } from "node:os";
-import { create } from "xmlbuilder2";
 import type { XMLBuilder } from "xmlbuilder2/lib/interfaces.js";
 import type { ReleaseDecision } from "../../../server/contract/index.js";
 import { renderDecisionTitle } from "../../../server/releases/report/render-markdown.js";
@@ -93,7 +92,9 @@ function addRun(suites: XMLBuilder, result: RunResult): { tests: number; failure
  * per run, a test case per case × check (failed: `<failure>`; inconclusive or errored: `<error>`,
  * with the spec line and what the agent said and called), and one per gate.
  */
-export function renderJunit(decision: ReleaseDecision, runs: readonly RunResult[]): string {
+export async function renderJunit(decision: ReleaseDecision, runs: readonly RunResult[]): Promise<string> {
+  // Loaded when asked for: the XML builder is the largest library of the command.
+  const { create } = await import("xmlbuilder2");
   // Characters XML cannot hold (control characters an agent may send) are dropped.
   const root = create({ version: "1.0", encoding: "UTF-8", invalidCharReplacement: "" });
   const suites = root.ele("testsuites", { name: `assure test: ${renderDecisionTitle({ decision })}` });

@@ -146,7 +146,7 @@ async function runOnce(
   out.push(renderDecision(decision, exitCode, style));
   process.stdout.write(`${out.join("\n")}\n`);
   if (options.json) writeFileSync(options.json, renderJson(runner.store, decision, results));
-  if (options.junit) writeFileSync(options.junit, renderJunit(decision, results));
+  if (options.junit) writeFileSync(options.junit, await renderJunit(decision, results));
   return exitCode;
 }
 

@@ -1,5 +1,4 @@
 import { setTimeout as sleep } from "node:timers/promises";
-import { watch } from "chokidar";
 
 /** How long changes are gathered before a run starts (an editor writes a file in several steps). */
 const SETTLE_MS = 200;
@@ -13,6 +12,7 @@ export async function watchFiles(
   stopped: () => boolean,
   onChange: () => Promise<readonly string[]>,
 ): Promise<void> {
+  const { watch } = await import("chokidar");
   let watched = new Set(files);
   const watcher = watch([...watched], { ignoreInitial: true, atomic: true });
   let changed = false;
