@@ -21,6 +21,7 @@ import { describePagesBench, runPagesBench } from "./pages.js";
 import { describeWebhookBench, runWebhookBench } from "./webhooks.js";
 import { describeHostileBench, runHostileBench } from "./hostile.js";
 import { describeLimitsBench, runLimitsBench } from "./limits.js";
+import { describeCliBench, runCliBench } from "./cli.js";
 import { CONNECTIONS, measurePair } from "./lib/load.js";
 import { NODE_ARGS, runCli, startServer } from "./lib/processes.js";
 import { problemLines, resultsTable, targetLines } from "./lib/report.js";
@@ -43,7 +44,7 @@ const TIMING = {
 };
 /** A hard stop, in case something hangs: the bench normally takes about 3 minutes. */
 const OVERALL_TIMEOUT_MS = 30 * 60_000;
-const PARTS = ["api", "engine", "github", "pages", "webhooks", "load", "hostile"];
+const PARTS = ["api", "engine", "github", "pages", "webhooks", "load", "hostile", "cli"];
 
 const FIRST_PAGE = "GET /v1/runs?limit=50 (first page)";
 const DEEP_PAGE = `GET /v1/runs?limit=50 (after ${DEEP_POSITION.toLocaleString("en")} runs)`;
@@ -62,6 +63,7 @@ function describeMachine(parts) {
     ...(parts.includes("webhooks") ? [describeWebhookBench()] : []),
     ...(parts.includes("load") ? [describeLimitsBench()] : []),
     ...(parts.includes("hostile") ? [describeHostileBench()] : []),
+    ...(parts.includes("cli") ? [describeCliBench()] : []),
   ].join("\n");
 }
 
@@ -184,6 +186,10 @@ async function main() {
   if (parts.includes("hostile")) {
     console.log("");
     await runHostileBench({ root: ROOT });
+  }
+  if (parts.includes("cli")) {
+    console.log("");
+    await runCliBench({ root: ROOT });
   }
 }
 

@@ -6,7 +6,7 @@ import { parse, stringify } from "yaml";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { openStore } from "../../../server/store/index.js";
 import { systemClock } from "../../../server/clock.js";
-import { ROOT, runAssure } from "../../helpers/assure-cli.js";
+import { ROOT, runAssure, startAssure } from "../../helpers/assure-cli.js";
 import { startJudgeServer } from "../../helpers/judge-server.js";
 
 const DETERMINISTIC = join(ROOT, "examples/refund-agent-deterministic.yaml");
@@ -208,5 +208,37 @@ describe("assure test (the service's engine in this process)", () => {
     expect(result.stdout).toMatch(/^one \(\.assure\/specs\/one\.yaml, git:/m);
     expect(result.stdout).toMatch(/^two \(\.assure\/specs\/two\.yaml, git:/m);
     expect(result.stdout).toMatch(/Release allowed: 2 of 2 gates passed/);
+  });
+
+  it("stops on Ctrl-C while its runs go on, and exits 130", async () => {
+    const running = startAssure(["test", DETERMINISTIC, "--agent", agent.baseUrl, "--model", "refund-agent+slow"]);
+    await running.waitForOutput(/refund-agent-deterministic: 0\/6 conversations/, "the run to start");
+    expect(await running.stop("SIGINT")).toBe(130);
+    expect(running.stdout).not.toMatch(/Release/);
+  });
+
+  it("starts without the service's HTTP stack, the GitHub App, or libraries that only some runs need", () => {
+    /** The packages a bundle imports as it loads (its static imports; dynamic ones load when asked for). */
+    const loadedBy = (bundle: string) =>
+      [
+        ...readFileSync(join(ROOT, "build/app", bundle), "utf8").matchAll(/^import\s(?:[^;]*?\sfrom\s)?"([^"]+)";/gms),
+      ].map((m) => m[1]!);
+    expect(loadedBy("cli.js").filter((name) => !name.startsWith("node:") && !name.startsWith("./cli-"))).toEqual([]);
+    const test = loadedBy("cli-test.js");
+    expect(test).toContain("better-sqlite3");
+    for (const heavy of [
+      "probot",
+      "fastify",
+      "@fastify/swagger",
+      "fastify-type-provider-zod",
+      "piscina",
+      "jose",
+      "xmlbuilder2",
+      "chokidar",
+      "@a2a-js/sdk/client",
+      "@modelcontextprotocol/sdk/server/mcp.js",
+    ]) {
+      expect({ heavy, loaded: test.includes(heavy) }).toEqual({ heavy, loaded: false });
+    }
   });
 });
