@@ -188,12 +188,18 @@ export async function testCommand(argv: string[]): Promise<number> {
     if (stop) process.exit(EXIT.interrupted); // a second Ctrl-C does not wait
     stop = true;
   };
+  let runner: LocalRunner;
+  try {
+    runner = await openLocalRunner({
+      config,
+      log: createLogger({ level: options.env.LOG_LEVEL ?? "error", destination: process.stderr }),
+      dbPath: options.db,
+    });
+  } catch (raw) {
+    const why = coerceError(raw).message;
+    return reportError(options.db ? new InputError(`--db ${options.db} cannot be used: ${why}`) : raw);
+  }
   process.on("SIGINT", onInterrupt);
-  const runner = await openLocalRunner({
-    config,
-    log: createLogger({ level: options.env.LOG_LEVEL ?? "error", destination: process.stderr }),
-    dbPath: options.db,
-  });
   let pages: PageServer | undefined;
   try {
     const environmentId = await runner.useEndpoint(options.endpoint);
