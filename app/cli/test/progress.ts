@@ -35,7 +35,7 @@ export function makeProgress(stream: NodeJS.WriteStream, { quiet = false, now = 
         const seconds = ((now() - started) / 1000).toFixed(1);
         const what = going.length === 0 ? "evaluated" : going.length === 1 ? going[0] : `${going.length} specs`;
         const line = `[${"#".repeat(filled)}${".".repeat(BAR - filled)}] ${ended}/${planned} conversations · ${what} · ${seconds}s`;
-        stream.write(`\r\x1b[K${line.slice(0, Math.max(20, (stream.columns ?? 80) - 1))}`);
+        stream.write(`\r\x1b[K${line.slice(0, Math.max(20, (stream.columns || 80) - 1))}`);
         drawn = true;
       },
       done() {

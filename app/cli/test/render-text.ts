@@ -90,20 +90,23 @@ export function renderRun(run: RunResult, style: TextStyle): string {
   }
 
   const shown = run.checks.length <= FULL_TABLE_ROWS ? run.checks : run.checks.filter((c) => c.passed !== c.total);
-  if (run.checks.length > 0) {
+  if (shown.length > 0) {
     lines.push(
       ...table([["Case", "Check", "Line", "Passed", "95% interval", ""], ...shown.map(checkCells)], style, (row) =>
         shown[row]!.failed > 0 ? "red" : shown[row]!.passed !== shown[row]!.total ? "yellow" : undefined,
       ),
     );
-    if (shown.length < run.checks.length) {
-      lines.push(
-        style.paint(
-          "dim",
-          `  …and ${plural(run.checks.length - shown.length, "more check")} that passed every time (--json or --junit lists all)`,
-        ),
-      );
-    }
+  }
+  if (shown.length < run.checks.length) {
+    const rest = run.checks.length - shown.length;
+    lines.push(
+      style.paint(
+        "dim",
+        shown.length === 0
+          ? `  All ${plural(rest, "check")} passed every time (--json or --junit lists each)`
+          : `  …and ${plural(rest, "more check")} that passed every time (--json or --junit lists each)`,
+      ),
+    );
   }
 
   if (run.unmet.length > 0 || run.unmetRunWide.length > 0) {
