@@ -22,6 +22,7 @@ import { describeWebhookBench, runWebhookBench } from "./webhooks.js";
 import { describeHostileBench, runHostileBench } from "./hostile.js";
 import { describeLimitsBench, runLimitsBench } from "./limits.js";
 import { describeTracesBench, runTracesBench } from "./traces.js";
+import { describeCliBench, runCliBench } from "./cli.js";
 import { CONNECTIONS, measurePair } from "./lib/load.js";
 import { NODE_ARGS, runCli, startServer } from "./lib/processes.js";
 import { problemLines, resultsTable, targetLines } from "./lib/report.js";
@@ -44,7 +45,7 @@ const TIMING = {
 };
 /** A hard stop, in case something hangs: the bench normally takes about 3 minutes. */
 const OVERALL_TIMEOUT_MS = 30 * 60_000;
-const PARTS = ["api", "engine", "github", "pages", "webhooks", "load", "hostile", "traces"];
+const PARTS = ["api", "engine", "github", "pages", "webhooks", "load", "hostile", "traces", "cli"];
 
 const FIRST_PAGE = "GET /v1/runs?limit=50 (first page)";
 const DEEP_PAGE = `GET /v1/runs?limit=50 (after ${DEEP_POSITION.toLocaleString("en")} runs)`;
@@ -64,6 +65,7 @@ function describeMachine(parts) {
     ...(parts.includes("load") ? [describeLimitsBench()] : []),
     ...(parts.includes("hostile") ? [describeHostileBench()] : []),
     ...(parts.includes("traces") ? [describeTracesBench()] : []),
+    ...(parts.includes("cli") ? [describeCliBench()] : []),
   ].join("\n");
 }
 
@@ -190,6 +192,10 @@ async function main() {
   if (parts.includes("traces")) {
     console.log("");
     await runTracesBench({ root: ROOT });
+  }
+  if (parts.includes("cli")) {
+    console.log("");
+    await runCliBench({ root: ROOT });
   }
 }
 

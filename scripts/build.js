@@ -10,12 +10,39 @@ export const ENTRY_POINTS = {
   "store/writer-thread": "server/store/writer/writer-thread.ts",
   "webhooks/sender-thread": "server/webhooks/sender-thread.ts",
   "app/cli": "app/cli.ts",
+  // The CLI's commands, each loaded by build/app/cli.js only when it is the one run (cliCommands below).
+  "app/cli-test": "app/cli/test/test-command.ts",
+  "app/cli-validate": "app/cli/validate-command.ts",
+  "app/cli-init": "app/cli/init-command.ts",
+  "app/cli-operator": "app/cli/operator.ts",
   "examples/agent/main": "examples/agent/main.ts",
   "examples/demo": "examples/demo.ts",
   "examples/webhook-consumer": "examples/webhook-consumer.ts",
   // Libraries of the bench: the GitHub stand-in and the webhook payloads it sends.
   "examples/github/stand-in": "examples/github/stand-in.ts",
   "examples/github/events": "examples/github/events.ts",
+};
+
+/**
+ * app/cli.ts imports each command with `import("./cli/…")`. Bundled inline, every command's
+ * packages would load when any command starts (esbuild hoists their imports): instead each
+ * command is an entry of its own beside build/app/cli.js, imported from there at run time.
+ */
+const cliCommands = {
+  name: "cli-commands",
+  setup(build) {
+    const COMMANDS = {
+      "./cli/test/test-command.js": "./cli-test.js",
+      "./cli/validate-command.js": "./cli-validate.js",
+      "./cli/init-command.js": "./cli-init.js",
+      "./cli/operator.js": "./cli-operator.js",
+    };
+    build.onResolve({ filter: /^\.\/cli\// }, (args) =>
+      args.importer.endsWith(join("app", "cli.ts")) && args.kind === "dynamic-import" && COMMANDS[args.path]
+        ? { path: COMMANDS[args.path], external: true }
+        : undefined,
+    );
+  },
 };
 
 export async function buildService({ root = fileURLToPath(new URL("..", import.meta.url)) } = {}) {
@@ -32,6 +59,7 @@ export async function buildService({ root = fileURLToPath(new URL("..", import.m
     sourcemap: true,
     logLevel: "warning",
     banner: { js: "#!/usr/bin/env node" },
+    plugins: [cliCommands],
   });
   // Every entry is a program (the CLI is the package's bin): npx links the bin once, so a rebuild
   // must leave it executable, or `npx assure` fails with "Permission denied" after `npm start`.

@@ -1,6 +1,4 @@
 import { makeLiveTraces } from "./engine/traces/live-traces.js";
-import { z } from "zod";
-import { defineTask } from "./engine/define-task.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { Deprecation } from "./contract/index.js";
 import type { Evaluator } from "./evaluate/evaluator.js";
@@ -16,11 +14,9 @@ import { createLogger, type Logger } from "./log.js";
 import { makeEgressPolicy } from "./net/egress.js";
 import { makeReadinessProbe } from "./net/readiness.js";
 import { openServiceStore, type ServiceStore } from "./store/service-store.js";
-import { REFRESH_RELEASE_DECISION } from "./store/release-decisions.js";
-import { makeWorker, type TaskList, type Worker } from "./engine/worker.js";
-import { EXECUTE_RUN, makeExecuteRun } from "./engine/tasks/execute-run.js";
+import type { TaskList, Worker } from "./engine/worker.js";
+import { makeRunEngine } from "./engine/run-engine.js";
 import { makeMcpConversations } from "./engine/mcp-conversations.js";
-import { makeLlmJudge } from "./evaluate/judges/llm-judge.js";
 import { makeOidcVerifier } from "./auth/github-oidc.js";
 import { PAGE_LINK_SECRET, makePageLinks } from "./pages/page-links.js";
 import { makeWebhookDeliverer } from "./webhooks/deliverer.js";
@@ -152,36 +148,18 @@ export async function createService(
     await store.close();
     throw error;
   }
-  worker = makeWorker({
+  worker = makeRunEngine({
+    config,
     store,
     clock,
     log: logger,
-    concurrency: config.workers,
-    perKeyCap: config.maxRunsPerProject,
-    leaseMs: config.workerLeaseMs,
-    tasks: {
-      // A waiver's expiry: its decision is decided again when it comes.
-      [REFRESH_RELEASE_DECISION]: defineTask(z.object({ decision_id: z.string() }), async ({ decision_id }) => {
-        await store.write(["refreshDecision", decision_id, clock.now().toISOString()]);
-      }),
-      [EXECUTE_RUN]: makeExecuteRun({
-        store,
-        clock,
-        newId,
-        egress,
-        log: logger,
-        judge:
-          config.judge &&
-          makeLlmJudge({ egress, ...config.judge, ...(agentBackoffMs ? { backoffMs: agentBackoffMs } : {}) }),
-        ...(agentBackoffMs ? { agentBackoffMs } : {}),
-        liveTraces,
-        evaluators,
-        maxConversations: config.maxConversations,
-        maxConversationsPerProject: config.maxConversationsPerProject,
-        mcp,
-      }),
-      ...moreTasks,
-    },
+    newId,
+    egress,
+    liveTraces,
+    mcp,
+    evaluators,
+    agentBackoffMs,
+    tasks: moreTasks,
   });
   // A claimed delivery is the deliverer's for as long as a run is a worker's: after a crash, both are taken up again once it lapses.
   const deliverer = makeWebhookDeliverer({

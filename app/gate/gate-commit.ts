@@ -1,12 +1,12 @@
 import {
   ASSURE_CONFIG_PATH,
-  AssureConfig,
   DEFAULT_CHECK_NAME,
+  type AssureConfig,
   type DecisionBase,
   type ReleaseDecision,
 } from "../../server/contract/index.js";
 import { planAppDecision } from "../../server/releases/create-decision.js";
-import { validateYaml } from "../../server/specs/read-yaml.js";
+import { readGatingConfig } from "../../server/releases/gating-config.js";
 import { syncCheckRunJob } from "../checks/sync-check-run.js";
 import { gateProblem, type GateProblem } from "../checks/gate-problem.js";
 import { pullRequestBase } from "../repository/pull-request-base.js";
@@ -48,8 +48,8 @@ export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<
     deps.log.info(`${commit.repository.full_name}@${commit.headSha.slice(0, 7)}: no ${ASSURE_CONFIG_PATH}; not gated`);
     return undefined;
   }
-  const head = headConfig ? validateYaml(headConfig, AssureConfig) : undefined;
-  const base = baseConfig ? validateYaml(baseConfig, AssureConfig) : undefined;
+  const head = headConfig ? readGatingConfig(headConfig) : undefined;
+  const base = baseConfig ? readGatingConfig(baseConfig) : undefined;
   // The base branch's config names the check where it has one: rulesets require it by that name.
   const checkName =
     (base?.ok ? base.value.check_name : undefined) ??

@@ -20,11 +20,12 @@ FORBIDDEN.addAddress("fd00:ec2::254", "ipv6"); // AWS metadata over IPv6
 FORBIDDEN.addAddress("fd20:ce::254", "ipv6"); // Google Cloud metadata over IPv6
 FORBIDDEN.addAddress("::", "ipv6");
 
-/** This machine and what tunnels through to elsewhere: closed unless the allowlist opens it. */
-const CLOSED = new BlockList();
-CLOSED.addSubnet("127.0.0.0", 8, "ipv4");
-CLOSED.addAddress("::1", "ipv6");
-CLOSED.addSubnet("2001::", 32, "ipv6"); // Teredo: an IPv4 host behind a tunnel
+/** This machine's loopback, and what tunnels through to elsewhere: closed unless the allowlist opens it. */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet("127.0.0.0", 8, "ipv4");
+LOOPBACK.addAddress("::1", "ipv6");
+const TUNNELS = new BlockList();
+TUNNELS.addSubnet("2001::", 32, "ipv6"); // Teredo: an IPv4 host behind a tunnel
 
 const FORBIDDEN_HOSTS = new Set([
   "metadata.google.internal",
@@ -103,10 +104,21 @@ export interface EgressPolicy {
   lookup: typeof dnsLookup;
 }
 
+export interface EgressPolicyOptions {
+  allowlist?: readonly string[];
+  own?: BlockList;
+  /**
+   * This machine (loopback, its own addresses) may be called without an allowlist: for a process
+   * that runs as its user on the user's own machine (`assure test`), not for a service that others reach.
+   */
+  thisMachineOpen?: boolean;
+}
+
 export function makeEgressPolicy({
-  allowlist = [] as readonly string[],
+  allowlist = [],
   own = ownAddresses(),
-}: { allowlist?: readonly string[]; own?: BlockList } = {}): EgressPolicy {
+  thisMachineOpen = false,
+}: EgressPolicyOptions = {}): EgressPolicy {
   const allowedNets = new BlockList();
   const allowedHosts = new Set<string>();
   for (const entry of allowlist) {
@@ -123,7 +135,8 @@ export function makeEgressPolicy({
     if (FORBIDDEN.check(address, family)) return `not allowed: ${address} is a link-local or cloud metadata address`;
     if (allowedHosts.has(hostOf(hostname)) || allowedNets.check(address, family)) return undefined;
     if (restricted) return `not allowed: ${hostname} (${address}) is not on the egress allowlist`;
-    if (CLOSED.check(address, family) || own.check(address, family)) {
+    const thisMachine = LOOPBACK.check(address, family) || own.check(address, family);
+    if (TUNNELS.check(address, family) || (thisMachine && !thisMachineOpen)) {
       return `not allowed: ${address} is this machine (loopback, its own address) or a tunnel; ASSURE_EGRESS_ALLOWLIST can open it`;
     }
     return undefined;
@@ -133,7 +146,7 @@ export function makeEgressPolicy({
     const host = hostOf(hostname);
     if (FORBIDDEN_HOSTS.has(host)) return `not allowed: ${host} is a cloud metadata host`;
     if (isIP(host)) return checkAddress(host, host);
-    if (isLocalName(host) && !allowedHosts.has(host)) {
+    if (isLocalName(host) && !allowedHosts.has(host) && !thisMachineOpen) {
       return `not allowed: ${host} is this machine; ASSURE_EGRESS_ALLOWLIST can open it`;
     }
     return undefined;

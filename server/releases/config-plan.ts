@@ -19,7 +19,7 @@ export interface ConfigPair {
  * same config. Globs that match nothing are returned to be reported.
  */
 export function planConfigRuns(
-  config: AssureConfig,
+  config: Pick<AssureConfig, "runs">,
   paths: readonly string[],
 ): { pairs: ConfigPair[]; unmatched: { entry: number; spec: number; glob: string }[] } {
   const pairs: ConfigPair[] = [];

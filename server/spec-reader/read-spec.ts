@@ -27,7 +27,8 @@ export type ApiSpecRead =
 export type FileSpecRead =
   { ok: true; version: ReadVersion; document: TestSpecDocument } | { ok: false; problems: SpecFileProblem[] };
 
-const versionRow = (
+/** The row of a validated spec version, but for its project. */
+export const versionRow = (
   document: TestSpecDocument,
   parts: { canonical: string; spec_version: string; lines: Record<string, number> | null },
   text: { format: "json" | "yaml"; text: string },

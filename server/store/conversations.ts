@@ -50,8 +50,17 @@ export function makeConversationsStore(db: Db) {
     `SELECT c.*, ${counted} FROM conversations c WHERE c.run_id = @run_id AND (@after IS NULL OR c.conversation_id > @after) ORDER BY c.conversation_id LIMIT @limit`,
   );
 
+  const progress = db.prepare(`SELECT
+      COUNT(DISTINCT CASE WHEN status IN ('completed', 'failed') THEN kind || char(0) || scenario_id || char(0) || repeat_index END) AS ended,
+      COALESCE(SUM(status = 'running'), 0) AS running
+    FROM conversations WHERE run_id = ?`);
+
   return {
     reads: {
+      /** How far a run is: its planned conversations that ended (each counted once, whatever its tries), and those being held now. */
+      getRunProgress(runId: string): { ended: number; running: number } {
+        return progress.get(runId) as { ended: number; running: number };
+      },
       getConversation(conversationId: string): ConversationView | undefined {
         const row = byId.get(conversationId) as DbConversationView | undefined;
         return row && toConversationView(row);

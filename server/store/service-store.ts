@@ -2,6 +2,7 @@ import { openStore, type OpenStoreOptions, type Store, type StoreReads } from ".
 import { startWriter, type Writer, type WriterOptions } from "./writer/start-writer.js";
 import type { WriteCommand } from "./writer/commands.js";
 import { withPendingAudit } from "./audit-scope.js";
+import { makeSameThreadWriter } from "./writer/same-thread-writer.js";
 
 /**
  * The store as the service uses it: reads on this thread's connection, which never writes, and
@@ -10,12 +11,18 @@ import { withPendingAudit } from "./audit-scope.js";
  */
 export type ServiceStore = StoreReads & Pick<Store, "db" | "cursorSecret"> & Writer;
 
-export interface OpenServiceStoreOptions extends OpenStoreOptions, Pick<WriterOptions, "lazyCommitMs" | "onFailure"> {}
+export interface OpenServiceStoreOptions extends OpenStoreOptions, Pick<WriterOptions, "lazyCommitMs" | "onFailure"> {
+  /**
+   * Where writes are committed: on the writer thread (the service: SQLite and fsync stay off the
+   * event loop), or on this thread's connection (a command-line run, which serves no one meanwhile).
+   */
+  writer?: "thread" | "this-thread";
+}
 
 /** Opens (creating and migrating if needed) the database, then starts its writer thread. */
 export async function openServiceStore(
   path: string,
-  { lazyCommitMs, onFailure, ...options }: OpenServiceStoreOptions,
+  { lazyCommitMs, onFailure, writer: where = "thread", ...options }: OpenServiceStoreOptions,
 ): Promise<ServiceStore> {
   if (path === ":memory:" || path === "") {
     throw new Error(
@@ -23,10 +30,17 @@ export async function openServiceStore(
     );
   }
   const store = openStore(path, options);
+  let writer: Writer;
+  if (where === "this-thread") {
+    writer = makeSameThreadWriter(store, { lazyCommitMs });
+    return serviceStoreOf(store, writer, async () => {
+      await writer.close();
+      store.close();
+    });
+  }
   // A write on this connection would compete with the writer thread for SQLite's lock and make
   // the event loop wait in the busy handler: refuse it outright.
   store.db.pragma("query_only = ON");
-  let writer: Writer;
   try {
     const { clock: _clock, ...db } = options;
     writer = await startWriter({ path, db, lazyCommitMs, onFailure });
@@ -34,6 +48,13 @@ export async function openServiceStore(
     store.close();
     throw error;
   }
+  return serviceStoreOf(store, writer, async () => {
+    await writer.close();
+    store.close();
+  });
+}
+
+function serviceStoreOf(store: Store, writer: Writer, close: () => Promise<void>): ServiceStore {
   return {
     ...store.reads,
     db: store.db,
@@ -42,9 +63,6 @@ export async function openServiceStore(
     write: ((...commands: readonly WriteCommand[]) => writer.write(...withPendingAudit(commands))) as Writer["write"],
     writeLazily: writer.writeLazily,
     stats: writer.stats,
-    async close() {
-      await writer.close();
-      store.close();
-    },
+    close,
   };
 }

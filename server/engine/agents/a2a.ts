@@ -13,13 +13,7 @@ import {
   type StreamResponse,
   type Task,
 } from "@a2a-js/sdk";
-import {
-  ClientFactory,
-  DefaultAgentCardResolver,
-  JsonRpcTransportFactory,
-  RestTransportFactory,
-  type Client,
-} from "@a2a-js/sdk/client";
+import type { Client } from "@a2a-js/sdk/client";
 import { isLegacyAgentCard } from "@a2a-js/sdk/compat/v0_3/client";
 import type { AgentArtifact } from "../../contract/index.js";
 import { coerceError, RunFailedError } from "../../errors.js";
@@ -288,6 +282,10 @@ function makeA2aAgent(options: AgentOptions): Agent {
     if (!raw || typeof raw !== "object" || Array.isArray(raw)) {
       throw violation(`the agent card at ${cardUrl} is not an object`);
     }
+    // The client (and the JOSE library it brings) is loaded when an A2A agent is first called: a
+    // process that tests agents of other protocols (assure test) starts without it.
+    const { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, RestTransportFactory } =
+      await import("@a2a-js/sdk/client");
     const legacyCompat = { enabled: true };
     const cardResolver = new DefaultAgentCardResolver({ fetchImpl, legacyCompat });
     const factory = new ClientFactory({

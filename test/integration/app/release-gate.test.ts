@@ -347,6 +347,25 @@ describe("the release gate in pull requests", () => {
     ]);
   });
 
+  it("refuses a config that names no project (one written for local runs), saying so at its first line", async () => {
+    const local = `version: 1\nruns:\n  - specs: [".assure/specs/*.yaml"]\n    environments: [staging]\n`;
+    const head = await openPullRequest({
+      ".assure/config.yml": local,
+      ".assure/specs/refund.yaml": deterministicSpecYaml({ repeat: 1 }),
+    });
+    const run = await completed(head);
+    expect(run.conclusion).toBe("failure");
+    expect(run.output.title).toBe(".assure/config.yml is not valid");
+    expect(run.output.summary).toContain("a config without one serves local runs (assure test) only");
+    expect(run.annotations).toEqual([
+      expect.objectContaining({
+        path: ".assure/config.yml",
+        start_line: 1,
+        message: expect.stringContaining("no project is named"),
+      }),
+    ]);
+  });
+
   it("fails the check run of a spec that is not valid, and of an environment the project does not have", async () => {
     const head = await openPullRequest({
       ".assure/config.yml": config(projectId, [

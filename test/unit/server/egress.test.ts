@@ -52,6 +52,17 @@ describe("egress policy", () => {
     expect(open.checkHost(host)).toMatch(/^not allowed: /);
   });
 
+  it("opens this machine, and only it, to a process that runs as its user (assure test)", () => {
+    const user = makeEgressPolicy({ thisMachineOpen: true });
+    for (const host of ["127.0.0.1", "[::1]", "localhost", "agent.localhost", "[::ffff:127.0.0.1]"]) {
+      expect({ host, refusal: user.checkHost(host) }).toEqual({ host, refusal: undefined });
+    }
+    // Tunnels and cloud metadata stay closed.
+    for (const host of ["[2001:0:4136:e378:8000:63bf:3fff:fdd2]", "169.254.169.254", "metadata.google.internal"]) {
+      expect(user.checkHost(host)).toMatch(/^not allowed: /);
+    }
+  });
+
   it.each([
     "metadata.google.internal.",
     "METADATA.GOOGLE.INTERNAL",
