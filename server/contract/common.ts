@@ -54,6 +54,26 @@ export function extensible<T extends z.ZodEnum>(values: T): T {
   return values.meta({ extensible: true }) as T;
 }
 
+/**
+ * A query filter that takes an enum's values in any case (`failed` = `FAILED`). The document lists
+ * the upper- and lower-case spellings, which are what a client sends.
+ */
+export function caseInsensitive<T extends z.ZodEnum<Readonly<Record<string, string>>>>(values: T) {
+  const names = values.options as string[];
+  return z
+    .string()
+    .meta({ enum: [...names, ...names.map((name) => name.toLowerCase())] })
+    .transform((value) => value.toUpperCase())
+    .pipe(values);
+}
+
+/** Arrays whose items are each listed once: the document says `uniqueItems`, as the check does. */
+export function uniqueItems<T extends z.ZodArray>(array: T, message: string) {
+  return array
+    .refine((items) => new Set(items.map((item) => JSON.stringify(item))).size === items.length, message)
+    .meta({ uniqueItems: true });
+}
+
 /** A GitHub repository's `owner/name`. */
 export const RepositoryName = z.string().regex(/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/, "use owner/name");
 export const CommitSha = z.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, "a full lower-case hex commit SHA");

@@ -6,7 +6,9 @@ import {
   RepositoryName,
   ResourceId,
   Timestamp,
+  caseInsensitive,
   extensible,
+  uniqueItems,
   listOf,
 } from "./common.js";
 import { RunStatus, Verdict } from "./runs.js";
@@ -17,7 +19,9 @@ export const DecisionStatus = z.enum(["PENDING", "ALLOWED", "BLOCKED"]);
 export type DecisionStatus = z.infer<typeof DecisionStatus>;
 
 const CommitSubjectFields = { repository: RepositoryName, commit_sha: CommitSha };
-const RunsSubjectFields = { run_ids: z.array(ResourceId).min(1).max(200) };
+const RunsSubjectFields = {
+  run_ids: uniqueItems(z.array(ResourceId).min(1).max(200), "a run is listed twice"),
+};
 
 /** What a decision is about: a commit of a repository, or a set of runs. */
 export const DecisionSubject = z
@@ -129,13 +133,10 @@ export const ReleaseDecision = z
   .meta({ id: "ReleaseDecision" });
 export type ReleaseDecision = z.infer<typeof ReleaseDecision>;
 
-const Plan = z
-  .array(z.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId }))
-  .max(200)
-  .refine(
-    (plan) => new Set(plan.map((p) => `${p.test_spec_id} ${p.environment_id}`)).size === plan.length,
-    "a spec and environment is planned twice",
-  );
+const Plan = uniqueItems(
+  z.array(z.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId })).max(200),
+  "a spec and environment is planned twice",
+);
 
 export const CreateDecisionBody = z
   .strictObject({
@@ -146,7 +147,14 @@ export const CreateDecisionBody = z
       "For a pull request's head: its base branch, to find the baseline and judge the change",
     ),
   })
-  .meta({ id: "CreateDecisionBody" });
+  .meta({
+    id: "CreateDecisionBody",
+    // A decision on runs waits for those runs: no plan, no base (the two shapes exclude each other).
+    anyOf: [
+      { properties: { subject: { properties: { repository: true }, required: ["repository"] } } },
+      { properties: { subject: { properties: { run_ids: true }, required: ["run_ids"] }, plan: false, base: false } },
+    ],
+  });
 export type CreateDecisionBody = z.infer<typeof CreateDecisionBody>;
 
 export const NewAttemptBody = z
@@ -159,12 +167,7 @@ export const DecisionQuery = PageQuery.extend({
   project_id: ResourceId.optional().describe("Filter by project (admin keys); a project key sees its own project"),
   repository: RepositoryName.optional(),
   commit_sha: CommitSha.optional(),
-  status: z
-    .string()
-    .transform((value) => value.toUpperCase())
-    .pipe(DecisionStatus)
-    .optional()
-    .describe("Case-insensitive"),
+  status: caseInsensitive(DecisionStatus).optional().describe("Case-insensitive"),
 });
 
 export const ReleaseDecisionList = listOf(ReleaseDecision).meta({ id: "ReleaseDecisionList" });

@@ -98,7 +98,13 @@ export const CreateTestSpecBody = z
     message: "give spec or file, one of them",
     path: ["spec"],
   })
-  .meta({ id: "CreateTestSpecBody" });
+  .meta({
+    id: "CreateTestSpecBody",
+    oneOf: [
+      { required: ["spec"], properties: { file: false } },
+      { required: ["file"], properties: { spec: false } },
+    ],
+  });
 export type CreateTestSpecBody = z.infer<typeof CreateTestSpecBody>;
 
 export const CreateTestSpecQuery = z.strictObject({

@@ -22,16 +22,17 @@ export type RunEvent = z.infer<typeof RunEvent>;
 
 export const RunEventList = listOf(RunEvent).meta({ id: "RunEventList" });
 
-export const TraceQuery = z
-  .strictObject({
-    limit: z.coerce.number().int().min(1).max(200).default(50),
-    cursor: PageCursor.optional(),
-    after: z.coerce.number().int().min(0).optional().describe("Return entries with a sequence greater than this"),
-  })
-  .refine((query) => query.cursor === undefined || query.after === undefined, {
-    message: "pass either cursor or after, not both",
-    path: ["after"],
-  });
+/** `cursor` or `after`, not both: a rule between parameters, checked by the route (INVALID_PARAMETER_COMBINATION). */
+export const TraceQuery = z.strictObject({
+  limit: z.coerce.number().int().min(1).max(200).default(50),
+  cursor: PageCursor.optional(),
+  after: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("Return entries with a sequence greater than this; not with cursor"),
+});
 
 export const ConversationSummary = z
   .object({

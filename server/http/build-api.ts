@@ -130,7 +130,9 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
       info: {
         title: "assure API",
         version: "1",
-        description: "Assurance runs against AI agents, their evidence, and release verdicts.",
+        description:
+          "Assurance runs against AI agents, their evidence, and release verdicts. Every error is the `Error` envelope with a stable `code`; each operation lists the statuses and codes it answers.",
+        contact: { name: "The operators of this assure service" },
         license: { name: "Apache-2.0", identifier: "Apache-2.0" },
       },
       servers: [{ url: deps.publicBaseUrl ?? "/" }],
@@ -160,6 +162,13 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
         scope: route.config?.scope,
         operationId: (route.schema as { operationId?: string } | undefined)?.operationId,
         audited: route.config?.audited !== false,
+        errors: route.config?.errors ?? [],
+        location: route.config?.location === true,
+        reads: {
+          params: route.schema?.params !== undefined,
+          querystring: route.schema?.querystring !== undefined,
+          body: route.schema?.body !== undefined,
+        },
       });
     }
     auditWrites(route, deps);
@@ -266,6 +275,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   const finished = finishOpenApiDocument(
     api.swagger() as unknown as OpenApiDocument,
     deps.deprecations ?? DEPRECATIONS,
+    routeTable,
   );
   openApiDocument = JSON.stringify(finished.document);
   deprecated = new Map(

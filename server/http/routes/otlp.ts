@@ -76,7 +76,11 @@ export function registerOtlpRoutes(api: Api, { liveTraces }: Pick<ApiDeps, "live
               .describe("An ExportTraceServiceResponse (protobuf when the request was)"),
           }),
         },
-        config: { scope: "traces:write", audited: false },
+        config: {
+          scope: "traces:write",
+          audited: false,
+          errors: ["VALIDATION_FAILED", "UNSUPPORTED_MEDIA_TYPE", "PAYLOAD_TOO_LARGE"],
+        },
       },
       async (request, reply) => {
         const principal = principalOf(request);

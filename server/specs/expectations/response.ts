@@ -11,7 +11,8 @@ const Pattern = z
   .superRefine((source, ctx) => {
     const problem = patternError(source);
     if (problem) ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${problem}` });
-  });
+  })
+  .meta({ format: "regex" });
 
 const list = (value: string | string[] | undefined) =>
   value === undefined ? [] : Array.isArray(value) ? value : [value];
@@ -28,7 +29,8 @@ export const response = defineExpectationKind({
     .strictObject({ matches: Pattern.optional(), contains: OneOrMany.optional(), not_contains: OneOrMany.optional() })
     .refine((r) => r.matches !== undefined || r.contains !== undefined || r.not_contains !== undefined, {
       message: "name at least one of matches, contains, not_contains",
-    }),
+    })
+    .meta({ minProperties: 1 }),
   check({ matches, contains, not_contains }, facts) {
     const replies = facts.replies
       .filter((reply) => reply.content)

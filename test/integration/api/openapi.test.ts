@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { redocly } from "../../helpers/redocly.js";
+import { spectralProblems } from "../../helpers/spectral.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 
 const ROOT = fileURLToPath(new URL("../../..", import.meta.url));
@@ -71,7 +72,41 @@ describe("the v1 OpenAPI document", () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("passes Redocly's recommended rules with no error and no warning", () => {
+  it("passes Spectral's spectral:oas rules with no error and no warning", () => {
+    const problems = spectralProblems(file("served.json", served));
+    expect(problems.map((p) => `${p.code}: ${p.message} at ${p.path.join("/")}`)).toEqual([]);
+  }, 60_000);
+
+  it("lists, for every operation, the statuses it answers with the envelope and their codes, and its headers", () => {
+    type Response = {
+      headers?: Record<string, unknown>;
+      content?: { "application/json"?: { schema: { allOf?: { properties?: any }[] } } };
+    };
+    const document = JSON.parse(served) as {
+      paths: Record<string, Record<string, { responses: Record<string, Response> }>>;
+    };
+    const missing: string[] = [];
+    for (const [path, methods] of Object.entries(document.paths)) {
+      for (const [method, operation] of Object.entries(methods)) {
+        const where = `${method.toUpperCase()} ${path}`;
+        const errors = Object.entries(operation.responses).filter(([status]) => /^[45]\d\d$/.test(status));
+        if (errors.length === 0) missing.push(`${where}: no error status`);
+        for (const [status, response] of Object.entries(operation.responses)) {
+          if (!/^\d+$/.test(status)) continue;
+          if (!response.headers?.["X-Request-Id"]) missing.push(`${where} ${status}: no X-Request-Id`);
+        }
+        for (const [status, response] of errors) {
+          const codes =
+            response.content?.["application/json"]?.schema.allOf?.[1]?.properties?.error?.properties?.code?.enum;
+          if (!Array.isArray(codes) || codes.length === 0) missing.push(`${where} ${status}: no codes`);
+          if (status === "429" && !response.headers?.["Retry-After"]) missing.push(`${where} 429: no Retry-After`);
+        }
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
+  it("passes Redocly's recommended-strict rules with no error and no warning", () => {
     const lint = redocly(["lint", file("served.json", served), "--format=json"]);
     const report = JSON.parse(lint.stdout) as {
       totals: { errors: number; warnings: number };
