@@ -253,7 +253,8 @@ describe("release decisions", () => {
       t.issueKey(other.body.project_id, ["releases:write", "releases:read", "releases:waive"]),
     );
     const before = t.service.store.countRows();
-    const cases: [ApiClient, string, unknown, string][] = [
+    // What the decision names that its project does not have is not found (as another project's resources are).
+    const cases: [ApiClient, string, unknown, string, number][] = [
       [
         otherKey,
         "/v1/release-decisions",
@@ -262,6 +263,7 @@ describe("release decisions", () => {
           plan: [{ test_spec_id: p.testSpecId, environment_id: p.environmentId }],
         },
         "body.plan[0].test_spec_id",
+        404,
       ],
       [
         ci,
@@ -271,13 +273,14 @@ describe("release decisions", () => {
           plan: [{ test_spec_id: p.testSpecId, environment_id: "env_nope" }],
         },
         "body.plan[0].environment_id",
+        404,
       ],
-      [otherKey, "/v1/release-decisions", { subject: { run_ids: ["run_nope"] } }, "body.subject.run_ids[0]"],
-      [ci, "/v1/release-decisions", { subject: { repository: "not a repo", commit_sha: "x" } }, "body.subject"],
+      [otherKey, "/v1/release-decisions", { subject: { run_ids: ["run_nope"] } }, "body.subject.run_ids[0]", 404],
+      [ci, "/v1/release-decisions", { subject: { repository: "not a repo", commit_sha: "x" } }, "body.subject", 400],
     ];
-    for (const [client, path, body, field] of cases) {
+    for (const [client, path, body, field, status] of cases) {
       const refused = await client.post(path, body);
-      expect(refused.status).toBe(400);
+      expect(refused.status).toBe(status);
       expect(JSON.stringify(refused.body.error.details)).toContain(field);
     }
     expect(t.service.store.countRows()).toEqual(before);
@@ -287,15 +290,19 @@ describe("release decisions", () => {
     await waitForRun(ci, runId);
     const decision = (await decide(sha, [{ test_spec_id: p.testSpecId, environment_id: p.environmentId }])).body;
     const waive = (body: unknown) => reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers`, body);
-    expect((await waive({ run_id: runId, gate_id: "DET", reason: "nothing to lift" })).body.error.details[0].path).toBe(
-      "body.gate_id",
-    );
-    expect((await waive({ run_id: "run_nope", gate_id: "DET", reason: "x" })).body.error.details[0].path).toBe(
-      "body.run_id",
-    );
-    expect(
-      (await waive({ run_id: runId, gate_id: "DET", reason: "x", expires_at: "2020-01-01T00:00:00Z" })).status,
-    ).toBe(400);
+    // A waiver with nothing to lift is well-formed but cannot apply: 422 NOT_WAIVABLE, naming the field.
+    const notWaivable = [
+      [{ run_id: runId, gate_id: "DET", reason: "nothing to lift" }, "body.gate_id"],
+      [{ run_id: "run_nope", gate_id: "DET", reason: "x" }, "body.run_id"],
+    ] as const;
+    for (const [body, field] of notWaivable) {
+      const refused = await waive(body);
+      expect(refused.status).toBe(422);
+      expect(refused.body.error).toMatchObject({ code: "NOT_WAIVABLE", details: [{ path: field }] });
+    }
+    const expired = await waive({ run_id: runId, gate_id: "DET", reason: "x", expires_at: "2020-01-01T00:00:00Z" });
+    expect(expired.status).toBe(422);
+    expect(expired.body.error.code).toBe("NOT_WAIVABLE");
     expect((await otherKey.get(`/v1/release-decisions/${decision.decision_id}`)).status).toBe(404);
   });
 });
