@@ -56559,6 +56559,35 @@ var DecisionChanges = external_exports.object({
   usage: external_exports.array(UsageChange).describe("Per planned run compared with its baseline's run: tokens, cost, p95 latency")
 }).meta({ id: "DecisionChanges" });
 
+// server/contract/typed-events.ts
+var eventComponentName = (type) => `${type.split(/[._]/).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join("")}Event`;
+var componentRef = (name) => `#/components/schemas/${name}`;
+function typedEnvelope(name, envelope, data, description) {
+  const types = Object.keys(data);
+  for (const type of types) {
+    external_exports.object({ type: external_exports.literal(type), data: data[type] }).meta({
+      id: eventComponentName(type),
+      description: `The \`${type}\` event: its \`data\``
+    });
+  }
+  external_exports.object({
+    type: external_exports.string().meta({ not: { enum: types } }).describe("A type added after this version of the document: ignore it"),
+    data: external_exports.record(external_exports.string(), external_exports.unknown())
+  }).meta({ id: `Other${name}`, description: "An event of a type added after this version of the document" });
+  return envelope.meta({
+    id: name,
+    description: `${description} Told apart by \`type\`; ignore types you do not know.`,
+    discriminator: {
+      propertyName: "type",
+      mapping: Object.fromEntries(types.map((type) => [type, componentRef(eventComponentName(type))]))
+    },
+    oneOf: [
+      ...types.map((type) => ({ $ref: componentRef(eventComponentName(type)) })),
+      { $ref: componentRef(`Other${name}`) }
+    ]
+  });
+}
+
 // server/contract/releases.ts
 var DecisionStatus = external_exports.enum(["PENDING", "ALLOWED", "BLOCKED"]);
 var CommitSubjectFields = { repository: RepositoryName, commit_sha: CommitSha };
@@ -56709,7 +56738,7 @@ var DECISION_EVENT_DATA = {
   "release_decision.updated": DecisionUpdatedData
 };
 var DECISION_EVENT_TYPES = Object.keys(DECISION_EVENT_DATA);
-var DecisionEvent = external_exports.object({
+var DecisionEventEnvelope = external_exports.object({
   schema_version: external_exports.literal("1"),
   event_id: external_exports.string(),
   decision_id: external_exports.string(),
@@ -56718,11 +56747,17 @@ var DecisionEvent = external_exports.object({
   type: external_exports.string().describe("release_decision.updated; ignore types you do not know"),
   occurred_at: Timestamp,
   data: DecisionUpdatedData
-}).meta({ id: "DecisionEvent" });
+});
+var DecisionEvent = typedEnvelope(
+  "DecisionEvent",
+  DecisionEventEnvelope,
+  DECISION_EVENT_DATA,
+  `A decision's event: ${DECISION_EVENT_TYPES.join(", ")}; more may be added.`
+);
 var DecisionEventList = listOf(DecisionEvent).meta({ id: "DecisionEventList" });
 
 // server/contract/trace.ts
-var RunEvent = external_exports.object({
+var RunEventEnvelope = external_exports.object({
   schema_version: external_exports.literal("1"),
   event_id: external_exports.string().describe("Unique per event: deduplicate on it"),
   run_id: external_exports.string(),
@@ -56732,7 +56767,13 @@ var RunEvent = external_exports.object({
   ),
   occurred_at: Timestamp,
   data: external_exports.record(external_exports.string(), external_exports.unknown())
-}).meta({ id: "RunEvent" });
+});
+var RunEvent = typedEnvelope(
+  "RunEvent",
+  RunEventEnvelope,
+  RUN_EVENT_DATA,
+  `A run's event: one of ${RUN_EVENT_TYPES.join(", ")}; more may be added.`
+);
 var RunEventList = listOf(RunEvent).meta({ id: "RunEventList" });
 var TraceQuery = external_exports.strictObject({
   limit: external_exports.coerce.number().int().min(1).max(200).default(50),
@@ -56872,7 +56913,7 @@ var RecoverWebhookBody = external_exports.strictObject({
   since: external_exports.iso.datetime({ offset: true }).describe("Every event of the project since this time is sent again")
 }).meta({ id: "RecoverWebhookBody" });
 var RecoverWebhookResult = external_exports.object({ requeued: external_exports.number().int().describe("Deliveries queued to be sent again, at once") }).meta({ id: "RecoverWebhookResult" });
-var WebhookEvent = external_exports.union([RunEvent, DecisionEvent]);
+var WebhookEvent = external_exports.union([RunEventEnvelope, DecisionEventEnvelope]);
 
 // server/contract/audit.ts
 var AUDIT_ACTOR_TYPES = ["api_key", "cli", "github_oidc"];

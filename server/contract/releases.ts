@@ -13,6 +13,7 @@ import {
 } from "./common.js";
 import { RunStatus, Verdict } from "./runs.js";
 import { ChangeSettings, DecisionBase, DecisionBaseline, DecisionChanges, PolicyChange } from "./changes.js";
+import { typedEnvelope } from "./typed-events.js";
 
 /** PENDING while a planned run is missing or not terminal; then ALLOWED or BLOCKED, failing closed. */
 export const DecisionStatus = z.enum(["PENDING", "ALLOWED", "BLOCKED"]);
@@ -263,18 +264,24 @@ export type DecisionEventData<T extends DecisionEventType> = z.infer<(typeof DEC
 export const DECISION_EVENT_TYPES = Object.keys(DECISION_EVENT_DATA) as [DecisionEventType, ...DecisionEventType[]];
 
 /** A change of a decision, in the v1 envelope (spec §2.3) plus `decision_id`; `sequence` counts per decision. */
-export const DecisionEvent = z
-  .object({
-    schema_version: z.literal("1"),
-    event_id: z.string(),
-    decision_id: z.string(),
-    run_id: z.string().nullable().describe("The run whose end caused the change, if one did"),
-    sequence: z.number().int(),
-    type: z.string().describe("release_decision.updated; ignore types you do not know"),
-    occurred_at: Timestamp,
-    data: DecisionUpdatedData,
-  })
-  .meta({ id: "DecisionEvent" });
-export type DecisionEvent = z.infer<typeof DecisionEvent>;
+export const DecisionEventEnvelope = z.object({
+  schema_version: z.literal("1"),
+  event_id: z.string(),
+  decision_id: z.string(),
+  run_id: z.string().nullable().describe("The run whose end caused the change, if one did"),
+  sequence: z.number().int(),
+  type: z.string().describe("release_decision.updated; ignore types you do not know"),
+  occurred_at: Timestamp,
+  data: DecisionUpdatedData,
+});
+export type DecisionEvent = z.infer<typeof DecisionEventEnvelope>;
+
+/** The envelope as the document gives it, with one schema per type told apart by `type`. */
+export const DecisionEvent = typedEnvelope(
+  "DecisionEvent",
+  DecisionEventEnvelope,
+  DECISION_EVENT_DATA,
+  `A decision's event: ${DECISION_EVENT_TYPES.join(", ")}; more may be added.`,
+);
 
 export const DecisionEventList = listOf(DecisionEvent).meta({ id: "DecisionEventList" });

@@ -1,24 +1,31 @@
 import { z } from "zod";
 import { PageCursor, Timestamp, listOf } from "./common.js";
-import { RUN_EVENT_TYPES } from "./events.js";
+import { RUN_EVENT_DATA, RUN_EVENT_TYPES } from "./events.js";
+import { typedEnvelope } from "./typed-events.js";
 
 /** The versioned event envelope (spec §2.3): the trace entries of a run, and what webhooks deliver. */
-export const RunEvent = z
-  .object({
-    schema_version: z.literal("1"),
-    event_id: z.string().describe("Unique per event: deduplicate on it"),
-    run_id: z.string(),
-    sequence: z.number().int().describe("Gap-free from 1 within a run"),
-    type: z
-      .string()
-      .describe(
-        `One of ${RUN_EVENT_TYPES.join(", ")}; more may be added: ignore types you do not know. Each type's data: /v1/schemas/events.json`,
-      ),
-    occurred_at: Timestamp,
-    data: z.record(z.string(), z.unknown()),
-  })
-  .meta({ id: "RunEvent" });
-export type RunEvent = z.infer<typeof RunEvent>;
+export const RunEventEnvelope = z.object({
+  schema_version: z.literal("1"),
+  event_id: z.string().describe("Unique per event: deduplicate on it"),
+  run_id: z.string(),
+  sequence: z.number().int().describe("Gap-free from 1 within a run"),
+  type: z
+    .string()
+    .describe(
+      `One of ${RUN_EVENT_TYPES.join(", ")}; more may be added: ignore types you do not know. Each type's data: /v1/schemas/events.json`,
+    ),
+  occurred_at: Timestamp,
+  data: z.record(z.string(), z.unknown()),
+});
+export type RunEvent = z.infer<typeof RunEventEnvelope>;
+
+/** The envelope as the document gives it, with one schema per type told apart by `type`. */
+export const RunEvent = typedEnvelope(
+  "RunEvent",
+  RunEventEnvelope,
+  RUN_EVENT_DATA,
+  `A run's event: one of ${RUN_EVENT_TYPES.join(", ")}; more may be added.`,
+);
 
 export const RunEventList = listOf(RunEvent).meta({ id: "RunEventList" });
 

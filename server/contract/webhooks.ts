@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { OwningProject, PageQuery, ResourceId, Timestamp, listOf, uniqueItems } from "./common.js";
 import { RUN_EVENT_TYPES, type RunEventType } from "./events.js";
-import { DECISION_EVENT_TYPES, DecisionEvent, type DecisionEventType } from "./releases.js";
-import { RunEvent } from "./trace.js";
+import { DECISION_EVENT_TYPES, DecisionEventEnvelope, type DecisionEventType } from "./releases.js";
+import { RunEventEnvelope } from "./trace.js";
 import { HTTP_URL_WITH_QUERY_PATTERN } from "./url-syntax.js";
 
 /** Every event type a webhook can be sent: each run event of the trace, and a decision's updates. */
@@ -131,5 +131,5 @@ export const RecoverWebhookResult = z
 export const webhookPath = (webhookId: string) => `/v1/webhooks/${webhookId}`;
 
 /** What a webhook's body holds: a run's event (the trace envelope) or a decision's update. */
-export const WebhookEvent = z.union([RunEvent, DecisionEvent]);
+export const WebhookEvent = z.union([RunEventEnvelope, DecisionEventEnvelope]);
 export type WebhookEvent = z.infer<typeof WebhookEvent>;

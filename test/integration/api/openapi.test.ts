@@ -37,16 +37,41 @@ const CORRECTIONS = new Set(
   ).corrections.map((c) => c.pointer),
 );
 
+interface DiffChange {
+  kind: string;
+  impact: string;
+  verdicts: { ruleId: string }[];
+  base?: { pointer: string };
+  revision?: { pointer: string; value?: unknown };
+}
 interface DiffReport {
-  changes: { impact: string; base?: { pointer: string }; revision?: { pointer: string } }[];
+  changes: DiffChange[];
 }
 
-/** The breaking changes from `older` to `newer` (files), but for the listed corrections. */
+/**
+ * A new event type is additive (consumers ignore types they do not know, and the envelope's
+ * `Other…` schema took any type it did not list): the envelope gains a `oneOf` schema whose `type`
+ * is a constant, and `Other…` lists that type among those it is not. A diff rates both breaking.
+ */
+function addsAnEventType(change: DiffChange): boolean {
+  const pointer = change.revision?.pointer ?? "";
+  const rules = change.verdicts.map((verdict) => verdict.ruleId);
+  if (/^#\/components\/schemas\/(RunEvent|DecisionEvent)\/oneOf\/\d+$/.test(pointer)) {
+    const value = change.revision?.value as { properties?: { type?: { const?: unknown } } } | undefined;
+    return change.kind === "added" && typeof value?.properties?.type?.const === "string";
+  }
+  return (
+    /^#\/components\/schemas\/Other(RunEvent|DecisionEvent)\/properties\/type\/not\/enum$/.test(pointer) &&
+    rules.every((rule) => rule === "enum-values-added")
+  );
+}
+
+/** The breaking changes from `older` to `newer` (files), but for the listed corrections and new event types. */
 function breakingChanges(older: string, newer: string): { changes: string[]; report: string } {
   const diff = redocly(["diff", older, newer, "--format", "json", "--fail-on", "none"]);
   const report = JSON.parse(diff.stdout.slice(diff.stdout.indexOf("{"))) as DiffReport;
   const changes = report.changes
-    .filter((change) => change.impact === "major")
+    .filter((change) => change.impact === "major" && !addsAnEventType(change))
     .map((change) => change.revision?.pointer ?? change.base?.pointer ?? "?")
     .filter((pointer) => !CORRECTIONS.has(pointer));
   return { changes, report: diff.stdout };
@@ -135,6 +160,21 @@ describe("the v1 OpenAPI document", () => {
     }
   });
 
+  it("takes a new event type as additive", () => {
+    type Schemas = Record<string, any>;
+    const older = JSON.parse(served) as { components: { schemas: Schemas } };
+    const { RunEvent, OtherRunEvent } = older.components.schemas;
+    RunEvent.oneOf = RunEvent.oneOf.filter(
+      (variant: { $ref: string }) => !variant.$ref.endsWith("/FindingRaisedEvent"),
+    );
+    delete RunEvent.discriminator.mapping["finding.raised"];
+    OtherRunEvent.properties.type.not.enum = OtherRunEvent.properties.type.not.enum.filter(
+      (type: string) => type !== "finding.raised",
+    );
+    delete older.components.schemas.FindingRaisedEvent;
+    expect(breakingChanges(file("older.json", JSON.stringify(older)), file("served.json", served)).changes).toEqual([]);
+  });
+
   it("is checked by a diff that does catch breaking changes", () => {
     type Document = { paths: Record<string, unknown>; components: { schemas: Record<string, any> } };
     const breaking: ((d: Document) => unknown)[] = [
@@ -147,6 +187,8 @@ describe("the v1 OpenAPI document", () => {
         ]),
       (d: Document) => (d.components.schemas.CreateProjectBodyInput.properties.name.maxLength = 10), // a narrowed request type
     ];
+    // A field removed from an event type's data is caught.
+    breaking.push((d: Document) => delete d.components.schemas.ToolCalledEvent.properties.data.properties.name);
     // And the corrections accepted are only those listed: the same change elsewhere is caught.
     breaking.push((d: Document) => {
       const listProjects = d.paths["/v1/projects"] as { get: { parameters: { name: string; required?: boolean }[] } };
