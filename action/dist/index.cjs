@@ -56136,6 +56136,7 @@ var EvidenceRefs = external_exports.array(external_exports.string()).describe("A
 var GateStatus = external_exports.enum(["passed", "failed", "inconclusive", "waived"]);
 var GateOutcome = external_exports.object({
   id: external_exports.string().describe("Short code from the spec, e.g. SEC"),
+  gate_id: external_exports.string().describe("Short code from the spec, e.g. SEC: the gate as decisions' reasons and waivers name it"),
   title: external_exports.string().nullable(),
   status: GateStatus,
   reason: external_exports.string().describe("Why the gate decided so, in one sentence"),
@@ -57053,14 +57054,14 @@ function runSection(run2, absolute, decisionReasons) {
     "|---|---|---|---|"
   ];
   for (const gate2 of evidence.gates) {
-    const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate2.id);
+    const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate2.gate_id);
     const refList = decided?.evidence_refs ?? gate2.evidence_refs;
     const refs = refList.slice(0, 3).map((ref, i) => `[${i + 1}](${absolute(ref)})`).join(" ");
     const more = refList.length > 3 ? ` +${refList.length - 3}` : "";
     const baseRefs = (decided?.baseline_evidence_refs ?? []).slice(0, 3).map((ref, i) => `[base ${i + 1}](${absolute(ref)})`).join(" ");
     const status2 = decided?.status === "waived" ? `waived ([waiver](${absolute(decided.waiver_ref)}))` : decided?.status ?? gate2.status;
     lines.push(
-      `| ${cell(gate2.id)} | ${status2} | ${cell(decided?.reason ?? gate2.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`
+      `| ${cell(gate2.gate_id)} | ${status2} | ${cell(decided?.reason ?? gate2.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`
     );
   }
   if (evidence.failure) {
@@ -64194,7 +64195,7 @@ function annotationsOfRun(run2, absolute) {
     path: path2,
     line: lineOf(run2.lines, `gates[${position}]`),
     level: gate2.status === "failed" ? "failure" : "warning",
-    title: clip2(`gate ${gate2.id} ${gate2.status} (${run2.environmentName})`, 255),
+    title: clip2(`gate ${gate2.gate_id} ${gate2.status} (${run2.environmentName})`, 255),
     message: clip2(
       `${gate2.reason}${gate2.evidence_refs.length > 0 ? `
 Evidence: ${gate2.evidence_refs.map(absolute).join(" ")}` : ""}`,

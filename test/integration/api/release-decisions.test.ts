@@ -112,7 +112,19 @@ describe("release decisions", () => {
       reasons: [{ run_id: runId, gate_id: "DET", status: "failed", blocking: true, waiver_ref: null }],
     });
 
-    const waiverBody = { run_id: runId, gate_id: "DET", reason: "Known issue ACME-12; the fix ships next week." };
+    // The run's evidence names the gate as the decision's reason and the waiver do: gate_id (its
+    // deprecated id says the same, with Deprecation and Sunset headers).
+    const evidence = await ci.get(`/v1/runs/${runId}/evidence`);
+    const failedGate = evidence.body.gates.find((g: { status: string }) => g.status === "failed");
+    expect(failedGate).toMatchObject({ gate_id: decision.reasons[0].gate_id, id: decision.reasons[0].gate_id });
+    expect(evidence.headers.get("deprecation")).toBe(`@${Date.parse("2026-11-27T00:00:00Z") / 1000}`);
+    expect(evidence.headers.get("sunset")).toBe(new Date("2027-06-01T00:00:00Z").toUTCString());
+
+    const waiverBody = {
+      run_id: runId,
+      gate_id: failedGate.gate_id,
+      reason: "Known issue ACME-12; the fix ships next week.",
+    };
     const byCi = await ci.post(`/v1/release-decisions/${decision.decision_id}/waivers`, waiverBody);
     expect(byCi.status).toBe(403);
     expect(byCi.body.error.message).toContain("releases:waive");
