@@ -8,7 +8,12 @@ import {
 } from "fastify-type-provider-zod";
 import { assertScope, makeAuthenticator } from "../auth/authenticate.js";
 import { makeKeyUsageRecorder } from "../auth/key-usage.js";
-import { CreateTestSpecBody, DEPRECATIONS, type Deprecation } from "../contract/index.js";
+import {
+  CreateTestSpecBody,
+  DEPRECATIONS,
+  OtlpExportTraceServiceRequest,
+  type Deprecation,
+} from "../contract/index.js";
 import { ApiError, coerceError } from "../errors.js";
 import { MAX_NESTING, jsonNestingBeyond } from "../specs/nesting.js";
 import { formatSpecPath } from "../specs/read-yaml.js";
@@ -37,8 +42,11 @@ import { auditWrites } from "./audit-writes.js";
 
 const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml"];
 
-/** Bodies validated by the spec reader's thread rather than by the route (validating a 5 MB spec takes long). */
-const VALIDATED_WHERE_READ = new Set<unknown>([CreateTestSpecBody]);
+/**
+ * Bodies validated where they are read rather than by the route: a spec by the spec reader's
+ * thread (validating a 5 MB spec takes long), an OTLP export by its decoder (protobuf or JSON).
+ */
+const VALIDATED_WHERE_READ = new Set<unknown>([CreateTestSpecBody, OtlpExportTraceServiceRequest]);
 
 /**
  * Response schemas document what we send; they are not enforced at send time (the tests check
@@ -181,10 +189,10 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   api.addHook("onRequest", async (request, reply) => {
     deps.activity?.requestStarted();
     reply.header("x-request-id", request.id);
-    if (deprecated.size > 0) {
-      const headers = deprecated.get(
-        operationKey(request.routeOptions.method as string, request.routeOptions.url ?? ""),
-      );
+    // A request no route takes (404, 405) has no method or url of a route: nothing it uses is deprecated.
+    const { method, url } = request.routeOptions;
+    if (deprecated.size > 0 && typeof method === "string" && url !== undefined) {
+      const headers = deprecated.get(operationKey(method, url));
       if (headers) reply.headers(headers);
     }
     request.principal = undefined;
