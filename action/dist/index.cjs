@@ -52075,6 +52075,10 @@ function listOf(item) {
     has_more: external_exports.boolean()
   });
 }
+var SCHEMA_OF = "x-schema-of";
+function schemaOf(schema, component) {
+  return schema.meta({ [SCHEMA_OF]: component });
+}
 function extensible(values) {
   return values.meta({ extensible: true });
 }
@@ -55017,6 +55021,8 @@ var JsonValue = external_exports.lazy(
   () => external_exports.union([external_exports.string(), external_exports.number(), external_exports.boolean(), external_exports.null(), external_exports.array(JsonValue), external_exports.record(external_exports.string(), JsonValue)])
 ).meta({ id: "JsonValue" });
 var JsonObject = external_exports.record(external_exports.string(), JsonValue);
+var RecordedJson = JsonValue;
+var RecordedJsonObject = external_exports.record(external_exports.string(), RecordedJson);
 var Fraction = external_exports.number().min(0).max(1);
 var OneOrMany = external_exports.union([external_exports.string().min(1), external_exports.array(external_exports.string().min(1)).min(1).max(100)]);
 
@@ -55027,7 +55033,9 @@ var TEXT_LIMIT = 64 * 1024;
 var Pattern = external_exports.string().min(1).max(2e3).superRefine((source, ctx) => {
   const problem = patternError(source);
   if (problem) ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${problem}` });
-}).meta({ format: "regex" });
+}).describe(
+  "A regular expression in ECMAScript syntax (matched with the u flag), optionally led by inline flags such as (?i), (?m) or (?s)"
+);
 var list = (value) => value === void 0 ? [] : Array.isArray(value) ? value : [value];
 var response = defineExpectationKind({
   name: "response",
@@ -56013,7 +56021,12 @@ var TestSpecFields = {
   updated_at: Timestamp.describe("When the latest version was added")
 };
 var TestSpecSummary = external_exports.object(TestSpecFields).meta({ id: "TestSpecSummary" });
-var TestSpec = external_exports.object({ ...TestSpecFields, spec: external_exports.record(external_exports.string(), external_exports.unknown()).describe("The spec document of this version") }).meta({ id: "TestSpec" });
+var TestSpec = external_exports.object({
+  ...TestSpecFields,
+  spec: schemaOf(external_exports.record(external_exports.string(), external_exports.unknown()), "TestSpecDocumentInput").describe(
+    "The spec document of this version, as the spec format takes it: its defaults filled in, and a repository file's tables inlined as vars"
+  )
+}).meta({ id: "TestSpec" });
 var FileText = external_exports.string().max(7 * 1024 * 1024);
 var Encoding = external_exports.enum(["utf-8", "base64"]).default("utf-8").describe(
   "How content is written: the text (utf-8, the default), or base64 of the file's bytes, which keeps them exact whatever their encoding"
@@ -56346,7 +56359,7 @@ var AgentFailure = external_exports.object({
 });
 var ArtifactPart = external_exports.discriminatedUnion("kind", [
   external_exports.object({ kind: external_exports.literal("text"), text: external_exports.string(), media_type: external_exports.string().optional() }),
-  external_exports.object({ kind: external_exports.literal("data"), data: external_exports.unknown(), media_type: external_exports.string().optional() }),
+  external_exports.object({ kind: external_exports.literal("data"), data: RecordedJson, media_type: external_exports.string().optional() }),
   external_exports.object({
     kind: external_exports.literal("file"),
     url: external_exports.string().optional(),
@@ -56361,7 +56374,7 @@ var AgentArtifact = external_exports.object({
   name: external_exports.string().optional(),
   description: external_exports.string().optional(),
   parts: external_exports.array(ArtifactPart),
-  metadata: external_exports.record(external_exports.string(), external_exports.unknown()).optional()
+  metadata: RecordedJsonObject.optional()
 });
 var RUN_EVENT_DATA = {
   "run.status_changed": external_exports.object({ from: RunStatus, to: RunStatus, verdict: Verdict, failure: RunFailure.optional() }),
@@ -56414,7 +56427,7 @@ var RUN_EVENT_DATA = {
     ...AtStep,
     call_id: external_exports.string(),
     name: external_exports.string(),
-    arguments: external_exports.record(external_exports.string(), external_exports.unknown()).describe("Parsed; {} when arguments_raw is not a JSON object"),
+    arguments: RecordedJsonObject.describe("Parsed; {} when arguments_raw is not a JSON object"),
     arguments_raw: external_exports.string().describe("Exactly what the agent sent"),
     arguments_error: external_exports.string().optional(),
     executed_by: external_exports.enum(["assure", "agent"]).optional().describe(
@@ -56428,7 +56441,7 @@ var RUN_EVENT_DATA = {
     ...AtStep,
     call_id: external_exports.string(),
     name: external_exports.string(),
-    result: external_exports.unknown(),
+    result: RecordedJson.describe("The tool result handed back to the agent"),
     source: external_exports.object({
       kind: external_exports.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments", "agent"]),
       index: external_exports.number().int().optional()
@@ -56560,33 +56573,51 @@ var DecisionChanges = external_exports.object({
   usage: external_exports.array(UsageChange).describe("Per planned run compared with its baseline's run: tokens, cost, p95 latency")
 }).meta({ id: "DecisionChanges" });
 
+// server/contract/one-of.ts
+var componentRef = (name) => `#/components/schemas/${name}`;
+function oneOfBy(base, { id, description, propertyName }, variants, other) {
+  for (const variant of [...variants, ...other ? [other] : []]) {
+    variant.schema.meta({ id: variant.id, description: variant.description });
+  }
+  return base.meta({
+    id,
+    description,
+    discriminator: {
+      propertyName,
+      mapping: Object.fromEntries(
+        variants.flatMap((variant) => variant.values.map((value) => [value, componentRef(variant.id)]))
+      )
+    },
+    oneOf: [...variants, ...other ? [other] : []].map((variant) => ({ $ref: componentRef(variant.id) }))
+  });
+}
+
 // server/contract/typed-events.ts
 var eventComponentName = (type) => `${type.split(/[._]/).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join("")}Event`;
-var componentRef = (name) => `#/components/schemas/${name}`;
 function typedEnvelope(name, envelope, data, description) {
   const types = Object.keys(data);
-  for (const type of types) {
-    external_exports.object({ type: external_exports.literal(type), data: data[type] }).meta({
-      id: eventComponentName(type),
-      description: `The \`${type}\` event: its \`data\``
-    });
-  }
-  external_exports.object({
-    type: external_exports.string().meta({ not: { enum: types } }).describe("A type added after this version of the document: ignore it"),
-    data: external_exports.record(external_exports.string(), external_exports.unknown())
-  }).meta({ id: `Other${name}`, description: "An event of a type added after this version of the document" });
-  return envelope.meta({
-    id: name,
-    description: `${description} Told apart by \`type\`; ignore types you do not know.`,
-    discriminator: {
-      propertyName: "type",
-      mapping: Object.fromEntries(types.map((type) => [type, componentRef(eventComponentName(type))]))
+  return oneOfBy(
+    envelope,
+    {
+      id: name,
+      description: `${description} Told apart by \`type\`; ignore types you do not know.`,
+      propertyName: "type"
     },
-    oneOf: [
-      ...types.map((type) => ({ $ref: componentRef(eventComponentName(type)) })),
-      { $ref: componentRef(`Other${name}`) }
-    ]
-  });
+    types.map((type) => ({
+      id: eventComponentName(type),
+      values: [type],
+      schema: external_exports.object({ type: external_exports.literal(type), data: data[type] }),
+      description: `The \`${type}\` event: its \`data\``
+    })),
+    {
+      id: `Other${name}`,
+      schema: external_exports.object({
+        type: external_exports.string().meta({ not: { enum: types } }).describe("A type added after this version of the document: ignore it"),
+        data: external_exports.record(external_exports.string(), external_exports.unknown())
+      }),
+      description: "An event of a type added after this version of the document"
+    }
+  );
 }
 
 // server/contract/releases.ts
@@ -56799,16 +56830,53 @@ var ConversationSummary = external_exports.object({
   ended_at: Timestamp.nullable(),
   links: external_exports.object({ self: external_exports.string() })
 }).meta({ id: "ConversationSummary" });
-var ConversationMessage = external_exports.object({
-  sequence: external_exports.number().int(),
-  turn: external_exports.number().int().describe("0 for the system prompt"),
-  role: external_exports.enum(["system", "user", "assistant", "tool"]),
-  content: external_exports.unknown(),
-  tool_calls: external_exports.array(external_exports.object({ call_id: external_exports.string(), name: external_exports.string() })).optional(),
-  tool_call_id: external_exports.string().optional(),
-  name: external_exports.string().optional(),
-  ref: external_exports.string().describe("The trace entry")
-});
+var ToolCallRef = external_exports.object({ call_id: external_exports.string(), name: external_exports.string() });
+var ConversationMessage = oneOfBy(
+  external_exports.object({
+    sequence: external_exports.number().int(),
+    turn: external_exports.number().int().describe("0 for the system prompt"),
+    role: external_exports.enum(["system", "user", "assistant", "tool"]),
+    content: external_exports.unknown(),
+    tool_calls: external_exports.array(ToolCallRef).optional(),
+    tool_call_id: external_exports.string().optional(),
+    name: external_exports.string().optional(),
+    ref: external_exports.string().describe("The trace entry")
+  }),
+  {
+    id: "ConversationMessage",
+    description: "A message of the conversation; its content depends on its role",
+    propertyName: "role"
+  },
+  [
+    {
+      id: "PromptMessage",
+      values: ["system", "user"],
+      schema: external_exports.object({ role: external_exports.enum(["system", "user"]), content: external_exports.string() }),
+      description: "The system prompt (turn 0) or a user turn, as sent to the agent"
+    },
+    {
+      id: "AssistantMessage",
+      values: ["assistant"],
+      schema: external_exports.object({
+        role: external_exports.literal("assistant"),
+        content: external_exports.string().nullable().describe("The agent's text; null when it only called tools"),
+        tool_calls: external_exports.array(ToolCallRef).describe("The tools it called in this answer, in order")
+      }),
+      description: "An answer of the agent"
+    },
+    {
+      id: "ToolMessage",
+      values: ["tool"],
+      schema: external_exports.object({
+        role: external_exports.literal("tool"),
+        content: RecordedJson.describe("The tool's result, as handed back to the agent"),
+        tool_call_id: external_exports.string(),
+        name: external_exports.string().describe("The tool's name")
+      }),
+      description: "A tool's result"
+    }
+  ]
+);
 var Conversation = ConversationSummary.extend({
   turns: external_exports.array(external_exports.object({ turn: external_exports.number().int(), ref: external_exports.string() })),
   messages: external_exports.array(ConversationMessage)
@@ -56829,10 +56897,10 @@ var Turn2 = external_exports.object({
         external_exports.object({
           call_id: external_exports.string(),
           name: external_exports.string(),
-          arguments: external_exports.unknown(),
+          arguments: RecordedJsonObject.describe("Parsed; {} when arguments_raw is not a JSON object"),
           arguments_raw: external_exports.string(),
           arguments_error: external_exports.string().optional(),
-          result: external_exports.unknown(),
+          result: RecordedJson.describe("What the tool returned; null until it did"),
           ref: external_exports.string()
         })
       )
@@ -57010,6 +57078,71 @@ var AssureConfig = external_exports.strictObject({
   // Read from the base branch: how a pull request is judged against it.
   ...ChangeSettings.shape
 }).meta({ id: "AssureConfig", title: "assure repository configuration (.assure/config.yml)" });
+
+// server/contract/otlp.ts
+var Uint64 = external_exports.union([external_exports.string().regex(/^\d+$/), external_exports.number().int().min(0)]).describe("A 64-bit unsigned integer: decimal text, or a JSON number");
+var Int64 = external_exports.union([external_exports.string().regex(/^-?\d+$/), external_exports.number().int()]).describe("A 64-bit integer: decimal text, or a JSON number");
+var Count = external_exports.number().int().min(0);
+var hexId = (bytes, what) => external_exports.string().regex(new RegExp(`^(?:[0-9a-fA-F]{${bytes * 2}})?$`)).describe(`${what}: ${bytes} bytes as ${bytes * 2} hex digits`);
+var OtlpAnyValue = external_exports.lazy(
+  () => external_exports.object({
+    stringValue: external_exports.string().optional(),
+    boolValue: external_exports.boolean().optional(),
+    intValue: Int64.optional(),
+    doubleValue: external_exports.number().optional(),
+    arrayValue: external_exports.object({ values: external_exports.array(OtlpAnyValue).optional() }).optional(),
+    kvlistValue: external_exports.object({ values: external_exports.array(OtlpKeyValue).optional() }).optional(),
+    bytesValue: external_exports.string().optional().describe("base64")
+  })
+).meta({ id: "OtlpAnyValue", description: "An attribute's value: one of its fields set" });
+var OtlpKeyValue = external_exports.lazy(() => external_exports.object({ key: external_exports.string().optional(), value: OtlpAnyValue.optional() })).meta({ id: "OtlpKeyValue" });
+var Attributes = { attributes: external_exports.array(OtlpKeyValue).optional(), droppedAttributesCount: Count.optional() };
+var OtlpSpan = external_exports.object({
+  traceId: hexId(16, "The trace id").optional(),
+  spanId: hexId(8, "The span id").optional(),
+  traceState: external_exports.string().optional(),
+  parentSpanId: hexId(8, "The parent span's id; empty for a root span").optional(),
+  flags: external_exports.number().int().min(0).optional(),
+  name: external_exports.string().optional(),
+  kind: external_exports.number().int().min(0).optional().describe("0 unspecified, 1 internal, 2 server, 3 client, 4 producer, 5 consumer"),
+  startTimeUnixNano: Uint64.optional(),
+  endTimeUnixNano: Uint64.optional(),
+  ...Attributes,
+  events: external_exports.array(external_exports.object({ timeUnixNano: Uint64.optional(), name: external_exports.string().optional(), ...Attributes })).optional(),
+  droppedEventsCount: Count.optional(),
+  links: external_exports.array(
+    external_exports.object({
+      traceId: hexId(16, "The linked trace's id").optional(),
+      spanId: hexId(8, "The linked span's id").optional(),
+      traceState: external_exports.string().optional(),
+      flags: external_exports.number().int().min(0).optional(),
+      ...Attributes
+    })
+  ).optional(),
+  droppedLinksCount: Count.optional(),
+  status: external_exports.object({
+    message: external_exports.string().optional(),
+    code: external_exports.number().int().min(0).optional().describe("0 unset, 1 ok, 2 error")
+  }).optional()
+}).meta({ id: "OtlpSpan" });
+var OtlpExportTraceServiceRequest = external_exports.object({
+  resourceSpans: external_exports.array(
+    external_exports.object({
+      resource: external_exports.object(Attributes).optional(),
+      scopeSpans: external_exports.array(
+        external_exports.object({
+          scope: external_exports.object({ name: external_exports.string().optional(), version: external_exports.string().optional(), ...Attributes }).optional(),
+          spans: external_exports.array(OtlpSpan).optional(),
+          schemaUrl: external_exports.string().optional()
+        })
+      ).optional(),
+      schemaUrl: external_exports.string().optional()
+    })
+  ).optional()
+}).meta({
+  id: "OtlpExportTraceServiceRequest",
+  description: "OTLP/JSON ExportTraceServiceRequest (opentelemetry-proto collector/trace/v1)"
+});
 
 // server/releases/report/render-markdown.ts
 var TITLE_LIMIT = 70;

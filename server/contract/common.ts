@@ -45,6 +45,16 @@ export interface Page<T> {
   has_more: boolean;
 }
 
+export const SCHEMA_OF = "x-schema-of";
+
+/**
+ * A response value the document gives by a component's schema, where zod keeps it open (a stored
+ * spec is a document as the spec format takes it, checked when it was stored, and read back as is).
+ */
+export function schemaOf<T extends z.ZodType>(schema: T, component: string): T {
+  return schema.meta({ [SCHEMA_OF]: component }) as T;
+}
+
 /**
  * An enum of a response that may gain values (a new evaluation kind, agent protocol, failure
  * cause): the OpenAPI document gives it as a string with today's values in `x-extensible-enum`,

@@ -115,7 +115,18 @@ const YAML_BODY = {
   description: "The spec's YAML text (application/x-yaml and text/yaml are taken too)",
 };
 
-/** An operation as served: its scope said, its error answers and headers listed, a YAML body as text. */
+const PROTOBUF_TYPES = ["application/x-protobuf", "application/protobuf"];
+
+/** A protobuf body (an OTLP export, and its answer): bytes, the message named. */
+const protobufBody = (message: string) => ({
+  schema: {
+    type: "string",
+    contentMediaType: "application/x-protobuf",
+    description: `The ${message} message (opentelemetry-proto), protobuf-encoded`,
+  },
+});
+
+/** An operation as served: its scope said, its error answers and headers listed, a YAML or protobuf body as such. */
 function describeOperation(method: string, operation: Operation, route: RouteEntry, deprecated: boolean) {
   const scope = route.scope;
   // A bearer scheme lists no scopes in a security requirement: the scope is said in words and as x-scope.
@@ -124,6 +135,15 @@ function describeOperation(method: string, operation: Operation, route: RouteEnt
   operation.description = [operation.description ?? `${operation.summary ?? ""}.`, needs].join("\n\n");
   if (operation.requestBody?.content["application/yaml"]) {
     operation.requestBody.content["application/yaml"] = { schema: YAML_BODY };
+  }
+  // The one protobuf body: an OTLP trace export, answered in its encoding.
+  const content = operation.requestBody?.content ?? {};
+  if (PROTOBUF_TYPES.some((type) => content[type])) {
+    for (const type of PROTOBUF_TYPES.filter((candidate) => content[candidate])) {
+      content[type] = protobufBody("ExportTraceServiceRequest");
+    }
+    const answer = operation.responses?.["200"] as { content?: Record<string, unknown> } | undefined;
+    if (answer?.content) answer.content["application/x-protobuf"] = protobufBody("ExportTraceServiceResponse");
   }
   const responses: Record<string, Record<string, unknown>> = {};
   const ranges: Record<string, Record<string, unknown>> = {};

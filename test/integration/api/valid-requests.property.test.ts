@@ -136,7 +136,12 @@ describe("requests the OpenAPI document allows (property-based)", () => {
         Object.fromEntries(parameters.filter((p) => p.in === where).map((p) => [p.name, generate(p.schema, p.name)])),
         { requiredKeys: parameters.filter((p) => p.in === where && p.required).map((p) => p.name) },
       );
-    const bodies = Object.entries(operation.requestBody?.content ?? {}).map(([contentType, { schema }]) =>
+    // Bytes the document describes only in words (an OTLP export as protobuf) are not generated:
+    // no JSON Schema says which bytes are valid. The same operation's JSON form is.
+    const described = Object.entries(operation.requestBody?.content ?? {}).filter(
+      ([, { schema }]) => typeof schema !== "object" || !schema.contentMediaType || schema.contentSchema,
+    );
+    const bodies = described.map(([contentType, { schema }]) =>
       generate(schema).map((value) => ({
         contentType,
         payload: contentType.includes("json")
@@ -202,7 +207,9 @@ describe("requests the OpenAPI document allows (property-based)", () => {
           },
           ...(request.body ? { payload: request.body.payload } : {}),
         });
-        const body = response.body === "" ? undefined : (JSON.parse(response.body) as { error?: { code: string } });
+        const json = String(response.headers["content-type"] ?? "").startsWith("application/json");
+        const body =
+          response.body === "" || !json ? undefined : (JSON.parse(response.body) as { error?: { code: string } });
         const code = body?.error?.code;
         answers.set(
           `${response.statusCode}${code ? ` ${code}` : ""}`,
