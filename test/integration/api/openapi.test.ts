@@ -24,7 +24,12 @@ function committedSnapshots(): { commit: string; text: string }[] {
     .filter(Boolean)
     .map((commit) => ({
       commit,
-      text: execFileSync("git", ["show", `${commit}:${SNAPSHOT}`], { cwd: ROOT, encoding: "utf8" }),
+      // The document is past the default 1 MiB of output.
+      text: execFileSync("git", ["show", `${commit}:${SNAPSHOT}`], {
+        cwd: ROOT,
+        encoding: "utf8",
+        maxBuffer: 64 * 1024 * 1024,
+      }),
     }));
 }
 
