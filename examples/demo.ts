@@ -199,7 +199,7 @@ async function main(): Promise<number> {
       say(
         `  verdict ${evidence.verdict}${evidence.failure ? ` (${evidence.failure.cause}: ${evidence.failure.message})` : ""}`,
       );
-      for (const gate of evidence.gates) say(`    ${gate.id.padEnd(5)} ${gate.status.padEnd(12)} ${gate.reason}`);
+      for (const gate of evidence.gates) say(`    ${gate.gate_id.padEnd(5)} ${gate.status.padEnd(12)} ${gate.reason}`);
       say(
         `    evaluations: ${evidence.evaluations.passed} passed, ${evidence.evaluations.failed} failed of ${evidence.evaluations.total}`,
       );

@@ -1073,14 +1073,14 @@ var require_util = __commonJS({
         }
         const port = url2.port != null ? url2.port : url2.protocol === "https:" ? 443 : 80;
         let origin = url2.origin != null ? url2.origin : `${url2.protocol || ""}//${url2.hostname || ""}:${port}`;
-        let path = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
+        let path2 = url2.path != null ? url2.path : `${url2.pathname || ""}${url2.search || ""}`;
         if (origin[origin.length - 1] === "/") {
           origin = origin.slice(0, origin.length - 1);
         }
-        if (path && path[0] !== "/") {
-          path = `/${path}`;
+        if (path2 && path2[0] !== "/") {
+          path2 = `/${path2}`;
         }
-        return new URL(`${origin}${path}`);
+        return new URL(`${origin}${path2}`);
       }
       if (!isHttpOrHttpsPrefixed(url2.origin || url2.protocol)) {
         throw new InvalidArgumentError("Invalid URL protocol: the URL must start with `http:` or `https:`.");
@@ -1531,39 +1531,39 @@ var require_diagnostics = __commonJS({
       });
       diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
         const {
-          request: { method, path, origin }
+          request: { method, path: path2, origin }
         } = evt;
-        debuglog("sending request to %s %s/%s", method, origin, path);
+        debuglog("sending request to %s %s/%s", method, origin, path2);
       });
       diagnosticsChannel.channel("undici:request:headers").subscribe((evt) => {
         const {
-          request: { method, path, origin },
+          request: { method, path: path2, origin },
           response: { statusCode }
         } = evt;
         debuglog(
           "received response to %s %s/%s - HTTP %d",
           method,
           origin,
-          path,
+          path2,
           statusCode
         );
       });
       diagnosticsChannel.channel("undici:request:trailers").subscribe((evt) => {
         const {
-          request: { method, path, origin }
+          request: { method, path: path2, origin }
         } = evt;
-        debuglog("trailers received from %s %s/%s", method, origin, path);
+        debuglog("trailers received from %s %s/%s", method, origin, path2);
       });
       diagnosticsChannel.channel("undici:request:error").subscribe((evt) => {
         const {
-          request: { method, path, origin },
+          request: { method, path: path2, origin },
           error: error63
         } = evt;
         debuglog(
           "request to %s %s/%s errored - %s",
           method,
           origin,
-          path,
+          path2,
           error63.message
         );
       });
@@ -1612,9 +1612,9 @@ var require_diagnostics = __commonJS({
         });
         diagnosticsChannel.channel("undici:client:sendHeaders").subscribe((evt) => {
           const {
-            request: { method, path, origin }
+            request: { method, path: path2, origin }
           } = evt;
-          debuglog("sending request to %s %s/%s", method, origin, path);
+          debuglog("sending request to %s %s/%s", method, origin, path2);
         });
       }
       diagnosticsChannel.channel("undici:websocket:open").subscribe((evt) => {
@@ -1677,7 +1677,7 @@ var require_request = __commonJS({
     var kHandler = /* @__PURE__ */ Symbol("handler");
     var Request = class {
       constructor(origin, {
-        path,
+        path: path2,
         method,
         body,
         headers,
@@ -1692,11 +1692,11 @@ var require_request = __commonJS({
         expectContinue,
         servername
       }, handler2) {
-        if (typeof path !== "string") {
+        if (typeof path2 !== "string") {
           throw new InvalidArgumentError("path must be a string");
-        } else if (path[0] !== "/" && !(path.startsWith("http://") || path.startsWith("https://")) && method !== "CONNECT") {
+        } else if (path2[0] !== "/" && !(path2.startsWith("http://") || path2.startsWith("https://")) && method !== "CONNECT") {
           throw new InvalidArgumentError("path must be an absolute URL or start with a slash");
-        } else if (invalidPathRegex.test(path)) {
+        } else if (invalidPathRegex.test(path2)) {
           throw new InvalidArgumentError("invalid request path");
         }
         if (typeof method !== "string") {
@@ -1762,7 +1762,7 @@ var require_request = __commonJS({
         this.completed = false;
         this.aborted = false;
         this.upgrade = upgrade || null;
-        this.path = query ? buildURL(path, query) : path;
+        this.path = query ? buildURL(path2, query) : path2;
         this.origin = origin;
         this.idempotent = idempotent == null ? method === "HEAD" || method === "GET" : idempotent;
         this.blocking = blocking == null ? false : blocking;
@@ -6455,7 +6455,7 @@ var require_client_h1 = __commonJS({
       return method !== "GET" && method !== "HEAD" && method !== "OPTIONS" && method !== "TRACE" && method !== "CONNECT";
     }
     function writeH1(client, request2) {
-      const { method, path, host, upgrade, blocking, reset } = request2;
+      const { method, path: path2, host, upgrade, blocking, reset } = request2;
       let { body, headers, contentLength } = request2;
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH" || method === "QUERY" || method === "PROPFIND" || method === "PROPPATCH";
       if (util.isFormDataLike(body)) {
@@ -6536,7 +6536,7 @@ var require_client_h1 = __commonJS({
       if (blocking) {
         socket[kBlocking] = true;
       }
-      let header = `${method} ${path} HTTP/1.1\r
+      let header = `${method} ${path2} HTTP/1.1\r
 `;
       if (typeof host === "string") {
         header += `host: ${host}\r
@@ -7065,7 +7065,7 @@ var require_client_h2 = __commonJS({
     }
     function writeH2(client, request2) {
       const session = client[kHTTP2Session];
-      const { method, path, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
+      const { method, path: path2, host, upgrade, expectContinue, signal, headers: reqHeaders } = request2;
       let { body } = request2;
       if (upgrade) {
         util.errorRequest(client, request2, new Error("Upgrade not supported for H2"));
@@ -7162,7 +7162,7 @@ var require_client_h2 = __commonJS({
         });
         return true;
       }
-      headers[HTTP2_HEADER_PATH] = path;
+      headers[HTTP2_HEADER_PATH] = path2;
       headers[HTTP2_HEADER_SCHEME] = "https";
       const expectsPayload = method === "PUT" || method === "POST" || method === "PATCH";
       if (body && typeof body.read === "function") {
@@ -7515,9 +7515,9 @@ var require_redirect_handler = __commonJS({
           return this.handler.onHeaders(statusCode, headers, resume, statusText);
         }
         const { origin, pathname, search } = util.parseURL(new URL(this.location, this.opts.origin && new URL(this.opts.path, this.opts.origin)));
-        const path = search ? `${pathname}${search}` : pathname;
+        const path2 = search ? `${pathname}${search}` : pathname;
         this.opts.headers = cleanRequestHeaders(this.opts.headers, statusCode === 303, this.opts.origin !== origin);
-        this.opts.path = path;
+        this.opts.path = path2;
         this.opts.origin = origin;
         this.opts.maxRedirections = 0;
         this.opts.query = null;
@@ -8756,10 +8756,10 @@ var require_proxy_agent = __commonJS({
         };
         const {
           origin,
-          path = "/",
+          path: path2 = "/",
           headers = {}
         } = opts;
-        opts.path = origin + path;
+        opts.path = origin + path2;
         if (!("host" in headers) && !("Host" in headers)) {
           const { host } = new URL2(origin);
           headers.host = host;
@@ -10731,20 +10731,20 @@ var require_mock_utils = __commonJS({
       }
       return true;
     }
-    function safeUrl(path) {
-      if (typeof path !== "string") {
-        return path;
+    function safeUrl(path2) {
+      if (typeof path2 !== "string") {
+        return path2;
       }
-      const pathSegments = path.split("?");
+      const pathSegments = path2.split("?");
       if (pathSegments.length !== 2) {
-        return path;
+        return path2;
       }
       const qp = new URLSearchParams(pathSegments.pop());
       qp.sort();
       return [...pathSegments, qp.toString()].join("?");
     }
-    function matchKey(mockDispatch2, { path, method, body, headers }) {
-      const pathMatch = matchValue(mockDispatch2.path, path);
+    function matchKey(mockDispatch2, { path: path2, method, body, headers }) {
+      const pathMatch = matchValue(mockDispatch2.path, path2);
       const methodMatch = matchValue(mockDispatch2.method, method);
       const bodyMatch = typeof mockDispatch2.body !== "undefined" ? matchValue(mockDispatch2.body, body) : true;
       const headersMatch = matchHeaders(mockDispatch2, headers);
@@ -10766,7 +10766,7 @@ var require_mock_utils = __commonJS({
     function getMockDispatch(mockDispatches, key) {
       const basePath = key.query ? buildURL(key.path, key.query) : key.path;
       const resolvedPath = typeof basePath === "string" ? safeUrl(basePath) : basePath;
-      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path }) => matchValue(safeUrl(path), resolvedPath));
+      let matchedMockDispatches = mockDispatches.filter(({ consumed }) => !consumed).filter(({ path: path2 }) => matchValue(safeUrl(path2), resolvedPath));
       if (matchedMockDispatches.length === 0) {
         throw new MockNotMatchedError(`Mock dispatch not matched for path '${resolvedPath}'`);
       }
@@ -10804,9 +10804,9 @@ var require_mock_utils = __commonJS({
       }
     }
     function buildKey(opts) {
-      const { path, method, body, headers, query } = opts;
+      const { path: path2, method, body, headers, query } = opts;
       return {
-        path,
+        path: path2,
         method,
         body,
         headers,
@@ -11269,10 +11269,10 @@ var require_pending_interceptors_formatter = __commonJS({
       }
       format(pendingInterceptors) {
         const withPrettyHeaders = pendingInterceptors.map(
-          ({ method, path, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
+          ({ method, path: path2, data: { statusCode }, persist, times, timesInvoked, origin }) => ({
             Method: method,
             Origin: origin,
-            Path: path,
+            Path: path2,
             "Status code": statusCode,
             Persistent: persist ? PERSISTENT : NOT_PERSISTENT,
             Invocations: timesInvoked,
@@ -16151,9 +16151,9 @@ var require_util6 = __commonJS({
         }
       }
     }
-    function validateCookiePath(path) {
-      for (let i = 0; i < path.length; ++i) {
-        const code = path.charCodeAt(i);
+    function validateCookiePath(path2) {
+      for (let i = 0; i < path2.length; ++i) {
+        const code = path2.charCodeAt(i);
         if (code < 32 || // exclude CTLs (0-31)
         code > 126 || // exclude DEL and non-ascii
         code === 59) {
@@ -19073,11 +19073,11 @@ var require_undici = __commonJS({
           if (typeof opts.path !== "string") {
             throw new InvalidArgumentError("invalid opts.path");
           }
-          let path = opts.path;
+          let path2 = opts.path;
           if (!opts.path.startsWith("/")) {
-            path = `/${path}`;
+            path2 = `/${path2}`;
           }
-          url2 = new URL(util.parseOrigin(url2).origin + path);
+          url2 = new URL(util.parseOrigin(url2).origin + path2);
         } else {
           if (!opts) {
             opts = typeof url2 === "object" ? url2 : {};
@@ -21359,8 +21359,8 @@ var require_utils2 = __commonJS({
       }
       return output2;
     };
-    exports2.basename = (path, { windows } = {}) => {
-      const segs = path.split(windows ? /[\\/]/ : "/");
+    exports2.basename = (path2, { windows } = {}) => {
+      const segs = path2.split(windows ? /[\\/]/ : "/");
       const last = segs[segs.length - 1];
       if (last === "") {
         return segs[segs.length - 2];
@@ -22957,17 +22957,17 @@ var require_visit = __commonJS({
     visit2.BREAK = BREAK;
     visit2.SKIP = SKIP;
     visit2.REMOVE = REMOVE;
-    function visit_(key, node2, visitor, path) {
-      const ctrl = callVisitor(key, node2, visitor, path);
+    function visit_(key, node2, visitor, path2) {
+      const ctrl = callVisitor(key, node2, visitor, path2);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path, ctrl);
-        return visit_(key, ctrl, visitor, path);
+        replaceNode(key, path2, ctrl);
+        return visit_(key, ctrl, visitor, path2);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node2)) {
-          path = Object.freeze(path.concat(node2));
+          path2 = Object.freeze(path2.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = visit_(i, node2.items[i], visitor, path);
+            const ci = visit_(i, node2.items[i], visitor, path2);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -22978,13 +22978,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node2)) {
-          path = Object.freeze(path.concat(node2));
-          const ck = visit_("key", node2.key, visitor, path);
+          path2 = Object.freeze(path2.concat(node2));
+          const ck = visit_("key", node2.key, visitor, path2);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = visit_("value", node2.value, visitor, path);
+          const cv = visit_("value", node2.value, visitor, path2);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -23005,17 +23005,17 @@ var require_visit = __commonJS({
     visitAsync.BREAK = BREAK;
     visitAsync.SKIP = SKIP;
     visitAsync.REMOVE = REMOVE;
-    async function visitAsync_(key, node2, visitor, path) {
-      const ctrl = await callVisitor(key, node2, visitor, path);
+    async function visitAsync_(key, node2, visitor, path2) {
+      const ctrl = await callVisitor(key, node2, visitor, path2);
       if (identity.isNode(ctrl) || identity.isPair(ctrl)) {
-        replaceNode(key, path, ctrl);
-        return visitAsync_(key, ctrl, visitor, path);
+        replaceNode(key, path2, ctrl);
+        return visitAsync_(key, ctrl, visitor, path2);
       }
       if (typeof ctrl !== "symbol") {
         if (identity.isCollection(node2)) {
-          path = Object.freeze(path.concat(node2));
+          path2 = Object.freeze(path2.concat(node2));
           for (let i = 0; i < node2.items.length; ++i) {
-            const ci = await visitAsync_(i, node2.items[i], visitor, path);
+            const ci = await visitAsync_(i, node2.items[i], visitor, path2);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -23026,13 +23026,13 @@ var require_visit = __commonJS({
             }
           }
         } else if (identity.isPair(node2)) {
-          path = Object.freeze(path.concat(node2));
-          const ck = await visitAsync_("key", node2.key, visitor, path);
+          path2 = Object.freeze(path2.concat(node2));
+          const ck = await visitAsync_("key", node2.key, visitor, path2);
           if (ck === BREAK)
             return BREAK;
           else if (ck === REMOVE)
             node2.key = null;
-          const cv = await visitAsync_("value", node2.value, visitor, path);
+          const cv = await visitAsync_("value", node2.value, visitor, path2);
           if (cv === BREAK)
             return BREAK;
           else if (cv === REMOVE)
@@ -23059,23 +23059,23 @@ var require_visit = __commonJS({
       }
       return visitor;
     }
-    function callVisitor(key, node2, visitor, path) {
+    function callVisitor(key, node2, visitor, path2) {
       if (typeof visitor === "function")
-        return visitor(key, node2, path);
+        return visitor(key, node2, path2);
       if (identity.isMap(node2))
-        return visitor.Map?.(key, node2, path);
+        return visitor.Map?.(key, node2, path2);
       if (identity.isSeq(node2))
-        return visitor.Seq?.(key, node2, path);
+        return visitor.Seq?.(key, node2, path2);
       if (identity.isPair(node2))
-        return visitor.Pair?.(key, node2, path);
+        return visitor.Pair?.(key, node2, path2);
       if (identity.isScalar(node2))
-        return visitor.Scalar?.(key, node2, path);
+        return visitor.Scalar?.(key, node2, path2);
       if (identity.isAlias(node2))
-        return visitor.Alias?.(key, node2, path);
+        return visitor.Alias?.(key, node2, path2);
       return void 0;
     }
-    function replaceNode(key, path, node2) {
-      const parent = path[path.length - 1];
+    function replaceNode(key, path2, node2) {
+      const parent = path2[path2.length - 1];
       if (identity.isCollection(parent)) {
         parent.items[key] = node2;
       } else if (identity.isPair(parent)) {
@@ -23687,10 +23687,10 @@ var require_Collection = __commonJS({
     var createNode = require_createNode();
     var identity = require_identity();
     var Node = require_Node();
-    function collectionFromPath(schema, path, value) {
+    function collectionFromPath(schema, path2, value) {
       let v = value;
-      for (let i = path.length - 1; i >= 0; --i) {
-        const k = path[i];
+      for (let i = path2.length - 1; i >= 0; --i) {
+        const k = path2[i];
         if (typeof k === "number" && Number.isInteger(k) && k >= 0) {
           const a = [];
           a[k] = v;
@@ -23709,7 +23709,7 @@ var require_Collection = __commonJS({
         sourceObjects: /* @__PURE__ */ new Map()
       });
     }
-    var isEmptyPath = (path) => path == null || typeof path === "object" && !!path[Symbol.iterator]().next().done;
+    var isEmptyPath = (path2) => path2 == null || typeof path2 === "object" && !!path2[Symbol.iterator]().next().done;
     var Collection2 = class extends Node.NodeBase {
       constructor(type, schema) {
         super(type);
@@ -23739,11 +23739,11 @@ var require_Collection = __commonJS({
        * be a Pair instance or a `{ key, value }` object, which may not have a key
        * that already exists in the map.
        */
-      addIn(path, value) {
-        if (isEmptyPath(path))
+      addIn(path2, value) {
+        if (isEmptyPath(path2))
           this.add(value);
         else {
-          const [key, ...rest] = path;
+          const [key, ...rest] = path2;
           const node2 = this.get(key, true);
           if (identity.isCollection(node2))
             node2.addIn(rest, value);
@@ -23757,8 +23757,8 @@ var require_Collection = __commonJS({
        * Removes a value from the collection.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path) {
-        const [key, ...rest] = path;
+      deleteIn(path2) {
+        const [key, ...rest] = path2;
         if (rest.length === 0)
           return this.delete(key);
         const node2 = this.get(key, true);
@@ -23772,8 +23772,8 @@ var require_Collection = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path, keepScalar) {
-        const [key, ...rest] = path;
+      getIn(path2, keepScalar) {
+        const [key, ...rest] = path2;
         const node2 = this.get(key, true);
         if (rest.length === 0)
           return !keepScalar && identity.isScalar(node2) ? node2.value : node2;
@@ -23791,8 +23791,8 @@ var require_Collection = __commonJS({
       /**
        * Checks if the collection includes a value with the key `key`.
        */
-      hasIn(path) {
-        const [key, ...rest] = path;
+      hasIn(path2) {
+        const [key, ...rest] = path2;
         if (rest.length === 0)
           return this.has(key);
         const node2 = this.get(key, true);
@@ -23802,8 +23802,8 @@ var require_Collection = __commonJS({
        * Sets a value in this collection. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path, value) {
-        const [key, ...rest] = path;
+      setIn(path2, value) {
+        const [key, ...rest] = path2;
         if (rest.length === 0) {
           this.set(key, value);
         } else {
@@ -26318,9 +26318,9 @@ var require_Document = __commonJS({
           this.contents.add(value);
       }
       /** Adds a value to the document. */
-      addIn(path, value) {
+      addIn(path2, value) {
         if (assertCollection(this.contents))
-          this.contents.addIn(path, value);
+          this.contents.addIn(path2, value);
       }
       /**
        * Create a new `Alias` node, ensuring that the target `node` has the required anchor.
@@ -26395,14 +26395,14 @@ var require_Document = __commonJS({
        * Removes a value from the document.
        * @returns `true` if the item was found and removed.
        */
-      deleteIn(path) {
-        if (Collection2.isEmptyPath(path)) {
+      deleteIn(path2) {
+        if (Collection2.isEmptyPath(path2)) {
           if (this.contents == null)
             return false;
           this.contents = null;
           return true;
         }
-        return assertCollection(this.contents) ? this.contents.deleteIn(path) : false;
+        return assertCollection(this.contents) ? this.contents.deleteIn(path2) : false;
       }
       /**
        * Returns item at `key`, or `undefined` if not found. By default unwraps
@@ -26417,10 +26417,10 @@ var require_Document = __commonJS({
        * scalar values from their surrounding node; to disable set `keepScalar` to
        * `true` (collections are always returned intact).
        */
-      getIn(path, keepScalar) {
-        if (Collection2.isEmptyPath(path))
+      getIn(path2, keepScalar) {
+        if (Collection2.isEmptyPath(path2))
           return !keepScalar && identity.isScalar(this.contents) ? this.contents.value : this.contents;
-        return identity.isCollection(this.contents) ? this.contents.getIn(path, keepScalar) : void 0;
+        return identity.isCollection(this.contents) ? this.contents.getIn(path2, keepScalar) : void 0;
       }
       /**
        * Checks if the document includes a value with the key `key`.
@@ -26431,10 +26431,10 @@ var require_Document = __commonJS({
       /**
        * Checks if the document includes a value at `path`.
        */
-      hasIn(path) {
-        if (Collection2.isEmptyPath(path))
+      hasIn(path2) {
+        if (Collection2.isEmptyPath(path2))
           return this.contents !== void 0;
-        return identity.isCollection(this.contents) ? this.contents.hasIn(path) : false;
+        return identity.isCollection(this.contents) ? this.contents.hasIn(path2) : false;
       }
       /**
        * Sets a value in this document. For `!!set`, `value` needs to be a
@@ -26451,13 +26451,13 @@ var require_Document = __commonJS({
        * Sets a value in this document. For `!!set`, `value` needs to be a
        * boolean to add/remove the item from the set.
        */
-      setIn(path, value) {
-        if (Collection2.isEmptyPath(path)) {
+      setIn(path2, value) {
+        if (Collection2.isEmptyPath(path2)) {
           this.contents = value;
         } else if (this.contents == null) {
-          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path), value);
+          this.contents = Collection2.collectionFromPath(this.schema, Array.from(path2), value);
         } else if (assertCollection(this.contents)) {
-          this.contents.setIn(path, value);
+          this.contents.setIn(path2, value);
         }
       }
       /**
@@ -28418,9 +28418,9 @@ var require_cst_visit = __commonJS({
     visit2.BREAK = BREAK;
     visit2.SKIP = SKIP;
     visit2.REMOVE = REMOVE;
-    visit2.itemAtPath = (cst, path) => {
+    visit2.itemAtPath = (cst, path2) => {
       let item = cst;
-      for (const [field, index] of path) {
+      for (const [field, index] of path2) {
         const tok = item?.[field];
         if (tok && "items" in tok) {
           item = tok.items[index];
@@ -28429,23 +28429,23 @@ var require_cst_visit = __commonJS({
       }
       return item;
     };
-    visit2.parentCollection = (cst, path) => {
-      const parent = visit2.itemAtPath(cst, path.slice(0, -1));
-      const field = path[path.length - 1][0];
+    visit2.parentCollection = (cst, path2) => {
+      const parent = visit2.itemAtPath(cst, path2.slice(0, -1));
+      const field = path2[path2.length - 1][0];
       const coll = parent?.[field];
       if (coll && "items" in coll)
         return coll;
       throw new Error("Parent collection not found");
     };
-    function _visit(path, item, visitor) {
-      let ctrl = visitor(item, path);
+    function _visit(path2, item, visitor) {
+      let ctrl = visitor(item, path2);
       if (typeof ctrl === "symbol")
         return ctrl;
       for (const field of ["key", "value"]) {
         const token = item[field];
         if (token && "items" in token) {
           for (let i = 0; i < token.items.length; ++i) {
-            const ci = _visit(Object.freeze(path.concat([[field, i]])), token.items[i], visitor);
+            const ci = _visit(Object.freeze(path2.concat([[field, i]])), token.items[i], visitor);
             if (typeof ci === "number")
               i = ci - 1;
             else if (ci === BREAK)
@@ -28456,10 +28456,10 @@ var require_cst_visit = __commonJS({
             }
           }
           if (typeof ctrl === "function" && field === "key")
-            ctrl = ctrl(item, path);
+            ctrl = ctrl(item, path2);
         }
       }
-      return typeof ctrl === "function" ? ctrl(item, path) : ctrl;
+      return typeof ctrl === "function" ? ctrl(item, path2) : ctrl;
     }
     exports2.visit = visit2;
   }
@@ -33155,10 +33155,10 @@ function mergeDefs(...defs) {
 function cloneDef(schema) {
   return mergeDefs(schema._zod.def);
 }
-function getElementAtPath(obj, path) {
-  if (!path)
+function getElementAtPath(obj, path2) {
+  if (!path2)
     return obj;
-  return path.reduce((acc, key) => acc?.[key], obj);
+  return path2.reduce((acc, key) => acc?.[key], obj);
 }
 function promiseAllObject(promisesObj) {
   const keys = Object.keys(promisesObj);
@@ -33498,11 +33498,11 @@ function explicitlyAborted(x, startIndex = 0) {
   }
   return false;
 }
-function prefixIssues(path, issues) {
+function prefixIssues(path2, issues) {
   return issues.map((iss) => {
     var _a3;
     (_a3 = iss).path ?? (_a3.path = []);
-    iss.path.unshift(path);
+    iss.path.unshift(path2);
     return iss;
   });
 }
@@ -33964,16 +33964,16 @@ function flattenError(error63, mapper = (issue3) => issue3.message) {
 }
 function formatError(error63, mapper = (issue3) => issue3.message) {
   const fieldErrors = { _errors: [] };
-  const processError = (error64, path = []) => {
+  const processError = (error64, path2 = []) => {
     for (const issue3 of error64.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
-        issue3.errors.map((issues) => processError({ issues }, [...path, ...issue3.path]));
+        issue3.errors.map((issues) => processError({ issues }, [...path2, ...issue3.path]));
       } else if (issue3.code === "invalid_key") {
-        processError({ issues: issue3.issues }, [...path, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path2, ...issue3.path]);
       } else if (issue3.code === "invalid_element") {
-        processError({ issues: issue3.issues }, [...path, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path2, ...issue3.path]);
       } else {
-        const fullpath = [...path, ...issue3.path];
+        const fullpath = [...path2, ...issue3.path];
         if (fullpath.length === 0) {
           fieldErrors._errors.push(mapper(issue3));
         } else {
@@ -34012,17 +34012,17 @@ function formatError(error63, mapper = (issue3) => issue3.message) {
 }
 function treeifyError(error63, mapper = (issue3) => issue3.message) {
   const result = { errors: [] };
-  const processError = (error64, path = []) => {
+  const processError = (error64, path2 = []) => {
     var _a3;
     for (const issue3 of error64.issues) {
       if (issue3.code === "invalid_union" && issue3.errors.length) {
-        issue3.errors.map((issues) => processError({ issues }, [...path, ...issue3.path]));
+        issue3.errors.map((issues) => processError({ issues }, [...path2, ...issue3.path]));
       } else if (issue3.code === "invalid_key") {
-        processError({ issues: issue3.issues }, [...path, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path2, ...issue3.path]);
       } else if (issue3.code === "invalid_element") {
-        processError({ issues: issue3.issues }, [...path, ...issue3.path]);
+        processError({ issues: issue3.issues }, [...path2, ...issue3.path]);
       } else {
-        const fullpath = [...path, ...issue3.path];
+        const fullpath = [...path2, ...issue3.path];
         if (fullpath.length === 0) {
           result.errors.push(mapper(issue3));
           continue;
@@ -34061,8 +34061,8 @@ function treeifyError(error63, mapper = (issue3) => issue3.message) {
 }
 function toDotPath(_path) {
   const segs = [];
-  const path = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
-  for (const seg of path) {
+  const path2 = _path.map((seg) => typeof seg === "object" ? seg.key : seg);
+  for (const seg of path2) {
     if (typeof seg === "number")
       segs.push(`[${seg}]`);
     else if (typeof seg === "symbol")
@@ -51200,13 +51200,13 @@ function resolveRef(ref, ctx) {
   if (!ref.startsWith("#")) {
     throw new Error("External $ref is not supported, only local refs (#/...) are allowed");
   }
-  const path = ref.slice(1).split("/").filter(Boolean);
-  if (path.length === 0) {
+  const path2 = ref.slice(1).split("/").filter(Boolean);
+  if (path2.length === 0) {
     return ctx.rootSchema;
   }
   const defsKey = ctx.version === "draft-2020-12" ? "$defs" : "definitions";
-  if (path[0] === defsKey) {
-    const key = path[1] === void 0 ? void 0 : decodeJSONPointerSegment(path[1]);
+  if (path2[0] === defsKey) {
+    const key = path2[1] === void 0 ? void 0 : decodeJSONPointerSegment(path2[1]);
     if (!key || !ctx.defs[key]) {
       throw new Error(`Reference not found: ${ref}`);
     }
@@ -52075,8 +52075,19 @@ function listOf(item) {
     has_more: external_exports.boolean()
   });
 }
+var SCHEMA_OF = "x-schema-of";
+function schemaOf(schema, component) {
+  return schema.meta({ [SCHEMA_OF]: component });
+}
 function extensible(values) {
   return values.meta({ extensible: true });
+}
+function caseInsensitive(values) {
+  const names = values.options;
+  return external_exports.string().meta({ enum: [...names, ...names.map((name) => name.toLowerCase())] }).transform((value) => value.toUpperCase()).pipe(values);
+}
+function uniqueItems(array2, message) {
+  return array2.refine((items) => new Set(items.map((item) => JSON.stringify(item))).size === items.length, message).meta({ uniqueItems: true });
 }
 var RepositoryName = external_exports.string().regex(/^[A-Za-z0-9_.-]{1,100}\/[A-Za-z0-9_.-]{1,100}$/, "use owner/name");
 var CommitSha = external_exports.string().regex(/^([0-9a-f]{40}|[0-9a-f]{64})$/, "a full lower-case hex commit SHA");
@@ -52137,7 +52148,7 @@ var UpdateProjectBody = external_exports.strictObject({
   repositories: Repositories.optional().describe("Replaces the list whole: those left out are unbound"),
   public_badge: external_exports.boolean().optional().describe("Publish a badge of the latest decision on a branch, or stop"),
   oidc: ProjectOidc.nullable().optional().describe("Restrict GitHub OIDC sign-in (replaced whole); null lifts the restriction")
-}).refine((body) => Object.keys(body).length > 0, "name at least one field to change").meta({ id: "UpdateProjectBody" });
+}).refine((body) => Object.keys(body).length > 0, "name at least one field to change").meta({ id: "UpdateProjectBody", minProperties: 1 });
 var ProjectList = listOf(Project).meta({ id: "ProjectList" });
 
 // server/contract/agents.ts
@@ -52181,10 +52192,10 @@ function compileUrlPattern(pattern) {
   }
   const match = /^(https?):\/\/([^/:]+)(?::(\d+))?(\/[^?#]*)?$/i.exec(pattern);
   if (!match) return void 0;
-  const [, scheme, host, port, path = ""] = match;
+  const [, scheme, host, port, path2 = ""] = match;
   const glob = (text, oneOf) => text.split("*").map(escapeRegExp).join(`[^${oneOf}]+`);
   const hostRegExp = new RegExp(`^${glob(host.toLowerCase(), "./:")}$`);
-  const pathRegExp = new RegExp(`^${glob(trimSlashes(path), "/")}$`);
+  const pathRegExp = new RegExp(`^${glob(trimSlashes(path2), "/")}$`);
   const wantedPort = port && Number(port) !== defaultPort(scheme) ? port : "";
   return (url2) => {
     if (!URL.canParse(url2)) return false;
@@ -52192,7 +52203,7 @@ function compileUrlPattern(pattern) {
     return candidate.protocol === `${scheme.toLowerCase()}:` && candidate.port === wantedPort && !candidate.username && !candidate.password && !candidate.search && !candidate.hash && hostRegExp.test(candidate.hostname) && pathRegExp.test(trimSlashes(candidate.pathname));
   };
 }
-var trimSlashes = (path) => path.replace(/\/+$/, "");
+var trimSlashes = (path2) => path2.replace(/\/+$/, "");
 var defaultPort = (scheme) => scheme.toLowerCase() === "https" ? 443 : 80;
 var escapeRegExp = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -54728,10 +54739,12 @@ function jmespathProblem(expression) {
 var JmesPath = external_exports.string().min(1).max(2e3).superRefine((expression, ctx) => {
   const problem = jmespathProblem(expression);
   if (problem) ctx.addIssue({ code: "custom", message: `not a JMESPath expression: ${problem}` });
-});
+}).meta({ format: "jmespath" });
 var HttpRequestTemplate = external_exports.strictObject({
   method: external_exports.enum(["POST", "PUT", "PATCH", "GET"]).default("POST"),
-  path: external_exports.string().max(2e3).regex(/^(\/[\x21-\x7e]*)?$/, "must be an absolute path, e.g. /chat").default("").describe("Appended to base_url (empty: base_url itself); placeholders in it are URL-encoded"),
+  path: external_exports.string().max(2e3).regex(/^(\/[\x21-\x7e]*)?$/, "must be an absolute path, e.g. /chat").default("").describe(
+    `Appended to base_url (empty: base_url itself); placeholders in it are URL-encoded. A {{name}} other than ${PLACEHOLDER_LIST} is refused`
+  ),
   body: external_exports.unknown().optional().describe(
     `Any JSON value, sent as the request body (not with GET). Placeholders: ${PLACEHOLDER_LIST}. A string that is exactly one placeholder takes the value with its JSON type; inside longer text the value is written in. {{mcp_url}} is the conversation's MCP server (the spec's tools answered from its mocks), valid while the conversation lives; a run needs the service's public base URL (ASSURE_BASE_URL) for it`
   ),
@@ -54743,7 +54756,10 @@ var HttpRequestTemplate = external_exports.strictObject({
   if (request2.method === "GET" && request2.body !== void 0) {
     ctx.addIssue({ code: "custom", path: ["body"], message: "a GET request has no body" });
   }
-}).meta({ id: "HttpRequestTemplate" });
+}).meta({
+  id: "HttpRequestTemplate",
+  anyOf: [{ properties: { method: { enum: ["POST", "PUT", "PATCH"] } } }, { properties: { body: false } }]
+});
 var HttpResponseMapping = external_exports.strictObject({
   text: JmesPath.describe("The agent's reply text, e.g. reply"),
   session_id: JmesPath.optional().describe("Read after each turn and sent back as {{session_id}}, e.g. session"),
@@ -54752,6 +54768,20 @@ var HttpResponseMapping = external_exports.strictObject({
   ),
   stream: external_exports.enum(["sse"]).optional().describe("sse: the answer is server-sent events; each event's data is read, and their texts joined")
 }).meta({ id: "HttpResponseMapping" });
+
+// server/contract/url-syntax.ts
+var OCTET = "(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])";
+var IPV4 = `(?:${OCTET}\\.){3}${OCTET}`;
+var IPV6 = "\\[(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|::1)\\]";
+var PORT = "(?::(?:6553[0-5]|655[0-2][0-9]|65[0-4][0-9]{2}|6[0-4][0-9]{3}|[1-5][0-9]{4}|[1-9][0-9]{0,3}))?";
+var PATH_CHARACTER = "[A-Za-z0-9._~!$&'()*+,;=:@%-]";
+var QUERY = "(?:\\?[A-Za-z0-9._~!$&'()*+,;=:@%/?-]*)?";
+var hostName = (extra) => `(?:(?:[A-Za-z0-9-]${extra})+\\.)*[A-Za-z](?:[A-Za-z0-9-]${extra})*`;
+var path = (extra) => `(?:/(?:${PATH_CHARACTER}${extra})*)*`;
+var HTTP_URL_WITH_QUERY_PATTERN = `^https?://(?:${hostName("")}|${IPV4}|${IPV6})${PORT}${path("")}${QUERY}$`;
+var PLACEHOLDER3 = `|\\{(?:${URL_TEMPLATE_FIELDS.join("|")})\\}`;
+var URL_TEMPLATE_PATTERN = `^https?://(?:${hostName(PLACEHOLDER3)}|${IPV4}|${IPV6})${PORT}${path(PLACEHOLDER3)}$`;
+var URL_GLOB_PATTERN = `^https?://(?:${hostName("|\\*")}|${IPV4})${PORT}${path("")}$`;
 
 // server/contract/environments.ts
 var parsedUrl = (url2) => URL.canParse(url2) ? new URL(url2) : void 0;
@@ -54771,11 +54801,11 @@ var AgentUrlTemplate = external_exports.string().max(2048).superRefine((template
   const filled = fillUrlTemplate(template, SAMPLE_TEMPLATE_VALUES);
   const checked = HttpUrl.safeParse("url" in filled ? filled.url : template);
   for (const issue3 of checked.error?.issues ?? []) ctx.addIssue({ code: "custom", message: issue3.message });
-});
+}).meta({ pattern: URL_TEMPLATE_PATTERN });
 var UrlPattern = external_exports.string().max(2048).refine(
   (pattern) => compileUrlPattern(pattern) !== void 0,
   "must be an http or https URL, without credentials, query or fragment; * matches one host label or one path segment"
-).describe(
+).meta({ pattern: URL_GLOB_PATTERN }).describe(
   "Other URLs the agent may be reached at (a deployment's, one a run names): scheme and port exact, * matches one DNS label or path segment, e.g. https://pr-*.preview.acme.dev/v1"
 );
 var HeaderName = external_exports.string().regex(/^[A-Za-z0-9!#$%&'*+.^_`|~-]{1,100}$/, "not a valid HTTP header name");
@@ -54787,7 +54817,7 @@ var ModelPrice = external_exports.strictObject({
   input_usd_per_million_tokens: external_exports.number().min(0).max(1e5),
   output_usd_per_million_tokens: external_exports.number().min(0).max(1e5)
 }).meta({ id: "ModelPrice" });
-var Pricing = external_exports.record(external_exports.string().min(1).max(200), ModelPrice).refine((pricing) => Object.keys(pricing).length <= 100, "at most 100 models").describe(
+var Pricing = external_exports.record(external_exports.string().min(1).max(200), ModelPrice).refine((pricing) => Object.keys(pricing).length <= 100, "at most 100 models").meta({ maxProperties: 100 }).describe(
   `Prices by the model an answer names (or the endpoint's model when it names none); "*" prices any other model. A run keeps the prices it started with`
 );
 var Endpoint = external_exports.object({
@@ -54830,7 +54860,7 @@ var EndpointFields = {
   trace_wait_ms: external_exports.number().int().min(0).max(6e4).describe(
     "For agents that run their own tools (http, a2a): how long, in ms, to wait for their OpenTelemetry spans after a conversation's last answer (default 5000); the wait ends sooner once spans stop arriving"
   ),
-  headers: external_exports.record(HeaderName, HeaderValue).refine((headers) => Object.keys(headers).length <= 50, "at most 50 headers").describe("Sent with every agent call, e.g. Authorization, and only to the environment's own URLs; write-only")
+  headers: external_exports.record(HeaderName, HeaderValue).refine((headers) => Object.keys(headers).length <= 50, "at most 50 headers").meta({ maxProperties: 50 }).describe("Sent with every agent call, e.g. Authorization, and only to the environment's own URLs; write-only")
 };
 var CreateEnvironmentBody = external_exports.strictObject({
   project_id: OwningProject,
@@ -54853,6 +54883,19 @@ var CreateEnvironmentBody = external_exports.strictObject({
     response: HttpResponseMapping.optional().describe(
       "With protocol http, required: how the agent's answer is read"
     )
+  }).meta({
+    // The two shapes the checks below allow: http with its response mapping, or another protocol without either.
+    oneOf: [
+      { properties: { protocol: { const: "http" } }, required: ["protocol", "response"] },
+      {
+        required: ["protocol"],
+        properties: {
+          protocol: { enum: EndpointProtocol.options.filter((protocol) => protocol !== "http") },
+          request: false,
+          response: false
+        }
+      }
+    ]
   }).superRefine((endpoint2, ctx) => {
     if (endpoint2.protocol === "http" && !endpoint2.response) {
       ctx.addIssue({
@@ -54881,9 +54924,12 @@ var UpdateEnvironmentBody = external_exports.strictObject({
     pricing: Pricing.optional().describe("Replaces every price"),
     request: HttpRequestTemplate.optional().describe("protocol http only: replaces the request template"),
     response: HttpResponseMapping.optional().describe("protocol http only: replaces the response mapping")
-  }).refine((endpoint2) => Object.keys(endpoint2).length > 0, "name at least one field to change")
+  }).refine((endpoint2) => Object.keys(endpoint2).length > 0, "name at least one field to change").meta({ minProperties: 1 })
 }).meta({ id: "UpdateEnvironmentBody" });
 var EnvironmentList = listOf(Environment).meta({ id: "EnvironmentList" });
+
+// server/specs/whole-document.ts
+var WHOLE_DOCUMENT = { whole_document: true };
 
 // server/specs/expectations/define.ts
 function defineExpectationKind(kind) {
@@ -54975,6 +55021,8 @@ var JsonValue = external_exports.lazy(
   () => external_exports.union([external_exports.string(), external_exports.number(), external_exports.boolean(), external_exports.null(), external_exports.array(JsonValue), external_exports.record(external_exports.string(), JsonValue)])
 ).meta({ id: "JsonValue" });
 var JsonObject = external_exports.record(external_exports.string(), JsonValue);
+var RecordedJson = JsonValue;
+var RecordedJsonObject = external_exports.record(external_exports.string(), RecordedJson);
 var Fraction = external_exports.number().min(0).max(1);
 var OneOrMany = external_exports.union([external_exports.string().min(1), external_exports.array(external_exports.string().min(1)).min(1).max(100)]);
 
@@ -54985,13 +55033,15 @@ var TEXT_LIMIT = 64 * 1024;
 var Pattern = external_exports.string().min(1).max(2e3).superRefine((source, ctx) => {
   const problem = patternError(source);
   if (problem) ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${problem}` });
-});
+}).describe(
+  "A regular expression in ECMAScript syntax (matched with the u flag), optionally led by inline flags such as (?i), (?m) or (?s)"
+);
 var list = (value) => value === void 0 ? [] : Array.isArray(value) ? value : [value];
 var response = defineExpectationKind({
   name: "response",
   args: external_exports.strictObject({ matches: Pattern.optional(), contains: OneOrMany.optional(), not_contains: OneOrMany.optional() }).refine((r) => r.matches !== void 0 || r.contains !== void 0 || r.not_contains !== void 0, {
     message: "name at least one of matches, contains, not_contains"
-  }),
+  }).meta({ minProperties: 1 }),
   check({ matches, contains, not_contains }, facts) {
     const replies = facts.replies.filter((reply) => reply.content).map((reply) => ({ sequence: reply.sequence, text: reply.content.slice(0, TEXT_LIMIT) }));
     const problems = [];
@@ -55404,7 +55454,7 @@ function decideRate(passes, n, bar, confidence) {
 var percent = (x) => `${Math.round(x * 1e3) / 10}%`;
 
 // server/specs/vars.ts
-var PLACEHOLDER3 = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
+var PLACEHOLDER4 = /\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}/g;
 var ONLY_PLACEHOLDER = /^\{\{\s*([A-Za-z_][A-Za-z0-9_.-]*)\s*\}\}$/;
 var MAX_CONVERSATIONS_PER_SPEC = 1e4;
 var MAX_AGENT_CALLS_PER_SPEC = 2e5;
@@ -55422,7 +55472,7 @@ function countAgentCalls(spec) {
 var TEMPLATED_SCENARIO_FIELDS = ["system", "turns", "expect", "metrics"];
 function placeholdersIn2(value, into = /* @__PURE__ */ new Set()) {
   if (typeof value === "string") {
-    for (const match of value.matchAll(PLACEHOLDER3)) into.add(match[1]);
+    for (const match of value.matchAll(PLACEHOLDER4)) into.add(match[1]);
   } else if (Array.isArray(value)) {
     for (const item of value) placeholdersIn2(item, into);
   } else if (value !== null && typeof value === "object") {
@@ -55436,7 +55486,7 @@ function fillPlaceholders(value, row) {
     const only = ONLY_PLACEHOLDER.exec(value);
     if (only && Object.hasOwn(row, only[1])) return row[only[1]];
     return value.replace(
-      PLACEHOLDER3,
+      PLACEHOLDER4,
       (text, name) => Object.hasOwn(row, name) ? written(row[name]) : text
     );
   }
@@ -55625,6 +55675,7 @@ var GateCode = external_exports.string().regex(
 );
 var RESERVED_METRIC_PREFIXES = Object.values(EVALUATION_PREFIXES);
 var DETECTOR_PREFIX = EVALUATION_PREFIXES.detector;
+var startsWithOneOf = (prefixes) => `^(?:${prefixes.map((prefix) => prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`;
 var POLICY_GATE_ID = "policy";
 var BUDGET_GATE_ID = "budget";
 var OWASP_LLM_2025 = {
@@ -55646,15 +55697,16 @@ var Expectations = external_exports.array(Expectation).max(200);
 var Metric = external_exports.strictObject({
   id: LocalId.refine((id) => !RESERVED_METRIC_PREFIXES.some((prefix) => id.startsWith(prefix)), {
     message: `metric ids may not start with ${RESERVED_METRIC_PREFIXES.join(", ")}: those prefixes are reserved for the service's own evaluations`
-  }),
+  }).meta({ not: { pattern: startsWithOneOf(RESERVED_METRIC_PREFIXES) } }),
   threshold: Fraction.describe("A sample passes when its score is at least this"),
   criteria: Text2.describe("What the judge checks, in plain language"),
   scope: external_exports.enum(["conversation", "turn"]).default("conversation")
 });
+var PATH_SEGMENT = String.raw`(?:[^\x00\\%/.][^\x00\\%/]*|\.[^\x00\\%/.][^\x00\\%/]*|\.\.[^\x00\\%/]+)`;
 var VarsFilePath = external_exports.string().max(500).refine(
-  (path) => /^\.assure\/[^\0\\%]+\.(csv|jsonl)$/.test(path) && path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."),
+  (path2) => /^\.assure\/[^\0\\%]+\.(csv|jsonl)$/.test(path2) && path2.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."),
   "a .csv or .jsonl file under .assure/, from the repository's root, without '.' or '..' segments"
-);
+).meta({ pattern: `^\\.assure/(?:${PATH_SEGMENT}/)*${PATH_SEGMENT}\\.(?:csv|jsonl)$` });
 var VAR_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
 var Turn = external_exports.strictObject({
   user: Text2,
@@ -55690,7 +55742,7 @@ var Scenario = external_exports.strictObject({
 var SecurityProbe = external_exports.strictObject({
   id: LocalId.refine((id) => !id.startsWith(DETECTOR_PREFIX), {
     message: `probe ids may not start with ${DETECTOR_PREFIX}: it names the built-in detectors' findings`
-  }),
+  }).meta({ not: { pattern: startsWithOneOf([DETECTOR_PREFIX]) } }),
   category: ProbeCategory,
   severity: Severity,
   description: external_exports.string().max(2e3).optional(),
@@ -55732,7 +55784,7 @@ var GateSpec = external_exports.strictObject({
 }).superRefine(
   (gate2, ctx) => checkRequire(
     gate2.require,
-    (path, message) => ctx.addIssue({ code: "custom", path: ["require", ...path], message })
+    (path2, message) => ctx.addIssue({ code: "custom", path: ["require", ...path2], message, params: WHOLE_DOCUMENT })
   )
 );
 var TestSpecDocumentShape = external_exports.strictObject({
@@ -55762,7 +55814,7 @@ var TestSpecDocumentShape = external_exports.strictObject({
     }).refine(
       (budget2) => budget2.max_tokens !== void 0 || budget2.max_cost_usd !== void 0,
       "set max_tokens, max_cost_usd or both"
-    ).optional().describe(
+    ).meta({ minProperties: 1 }).optional().describe(
       "Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage (or a model has no price)"
     )
   }).optional(),
@@ -55775,7 +55827,7 @@ var TestSpecDocumentShape = external_exports.strictObject({
 // server/specs/check-tables.ts
 var MAX_ROW_PROBLEMS = 20;
 var ROW_ID = /^[A-Za-z0-9._:-]{1,64}$/;
-var formatPath = (path) => path.reduce(
+var formatPath = (path2) => path2.reduce(
   (out, part) => typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${String(part)}` : String(part),
   ""
 );
@@ -55799,8 +55851,8 @@ function checkTable(scenario, at2, problem) {
     }
   }
   let reported = 0;
-  const rowProblem = (r, path, message) => {
-    if (++reported <= MAX_ROW_PROBLEMS) problem([...at2, "vars", r, ...path], `row ${r + 1}: ${message}`);
+  const rowProblem = (r, path2, message) => {
+    if (++reported <= MAX_ROW_PROBLEMS) problem([...at2, "vars", r, ...path2], `row ${r + 1}: ${message}`);
   };
   const keys = /* @__PURE__ */ new Map();
   rows.forEach((row, r) => {
@@ -55847,7 +55899,7 @@ function checkTemplatedMocks(doc, problem) {
 
 // server/specs/check-references.ts
 function checkReferences(doc, ctx) {
-  const problem = (path, message) => ctx.addIssue({ code: "custom", path, message });
+  const problem = (path2, message) => ctx.addIssue({ code: "custom", path: path2, message, params: WHOLE_DOCUMENT });
   const scenarios = doc.scenarios ?? [];
   const probes = doc.security ?? [];
   const tools = /* @__PURE__ */ new Set();
@@ -55858,15 +55910,15 @@ function checkReferences(doc, ctx) {
     if (tools.has(tool.name)) problem(["tools", i, "name"], `duplicate tool name '${tool.name}'`);
     tools.add(tool.name);
   });
-  const checkTool = (name, path) => {
-    if (!tools.has(name)) problem(path, `tool '${name}' is not defined under tools`);
+  const checkTool = (name, path2) => {
+    if (!tools.has(name)) problem(path2, `tool '${name}' is not defined under tools`);
   };
-  const checkExpectations = (list3, path, canaryAllowed) => {
+  const checkExpectations = (list3, path2, canaryAllowed) => {
     (list3 ?? []).forEach((entry, i) => {
       const found = argumentsOf(entry);
       if (!found) return;
       const { kind, args } = found;
-      const at2 = [...path, i, kind.name];
+      const at2 = [...path2, i, kind.name];
       for (const tool of kind.namesTools?.(args) ?? []) checkTool(tool.name, [...at2, ...tool.path]);
       if (kind.needsCanary && !canaryAllowed) {
         problem(at2, `${kind.name} applies only to a security probe with canary: true`);
@@ -55874,10 +55926,10 @@ function checkReferences(doc, ctx) {
     });
   };
   const ids = /* @__PURE__ */ new Map();
-  const claimId = (id, path) => {
+  const claimId = (id, path2) => {
     const owner = ids.get(id);
-    if (owner) problem(path, `id '${id}' is already used by ${owner}`);
-    else ids.set(id, path.slice(0, 2).join("[") + "]");
+    if (owner) problem(path2, `id '${id}' is already used by ${owner}`);
+    else ids.set(id, path2.slice(0, 2).join("[") + "]");
   };
   scenarios.forEach((scenario, s) => {
     claimId(scenario.id, ["scenarios", s, "id"]);
@@ -55929,7 +55981,7 @@ function checkReferences(doc, ctx) {
     requirementOf(gate2.require)?.checkReferences?.(
       gate2.require,
       doc,
-      (path, message) => problem(["gates", g, "require", ...path], message)
+      (path2, message) => problem(["gates", g, "require", ...path2], message)
     );
   });
 }
@@ -55969,7 +56021,12 @@ var TestSpecFields = {
   updated_at: Timestamp.describe("When the latest version was added")
 };
 var TestSpecSummary = external_exports.object(TestSpecFields).meta({ id: "TestSpecSummary" });
-var TestSpec = external_exports.object({ ...TestSpecFields, spec: external_exports.record(external_exports.string(), external_exports.unknown()).describe("The spec document of this version") }).meta({ id: "TestSpec" });
+var TestSpec = external_exports.object({
+  ...TestSpecFields,
+  spec: schemaOf(external_exports.record(external_exports.string(), external_exports.unknown()), "TestSpecDocumentInput").describe(
+    "The spec document of this version, as the spec format takes it: its defaults filled in, and a repository file's tables inlined as vars"
+  )
+}).meta({ id: "TestSpec" });
 var FileText = external_exports.string().max(7 * 1024 * 1024);
 var Encoding = external_exports.enum(["utf-8", "base64"]).default("utf-8").describe(
   "How content is written: the text (utf-8, the default), or base64 of the file's bytes, which keeps them exact whatever their encoding"
@@ -55995,7 +56052,13 @@ var CreateTestSpecBody = external_exports.strictObject({
 }).refine((body) => body.spec === void 0 !== (body.file === void 0), {
   message: "give spec or file, one of them",
   path: ["spec"]
-}).meta({ id: "CreateTestSpecBody" });
+}).meta({
+  id: "CreateTestSpecBody",
+  oneOf: [
+    { required: ["spec"], properties: { file: false } },
+    { required: ["file"], properties: { spec: false } }
+  ]
+});
 var CreateTestSpecQuery = external_exports.strictObject({
   project_id: ResourceId.optional().describe("With an application/yaml body: the project (a project key may omit it)"),
   repository: SpecSourceFields.repository.optional().describe("With commit_sha and path, and a YAML body: where the file came from"),
@@ -56071,12 +56134,12 @@ var CreateRunBody = external_exports.strictObject({
   environment_id: ResourceId,
   spec_version: external_exports.string().min(1).max(200).optional().describe("Pin a version of the spec; default the latest"),
   source: external_exports.strictObject(RunSourceFields).optional().describe("Where the change under test comes from"),
-  agent_url: external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).optional().describe(
+  agent_url: external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).meta({ pattern: HTTP_URL_WITH_QUERY_PATTERN }).optional().describe(
     "Where this commit's agent was deployed; it must match the environment's url_pattern (without one, equal its base_url)"
   )
 }).meta({ id: "CreateRunBody" });
 var ListRunsQuery = ProjectScopedPageQuery.extend({
-  status: external_exports.string().transform((value) => value.toUpperCase()).pipe(RunStatus).optional().describe("Case-insensitive: failed = FAILED"),
+  status: caseInsensitive(RunStatus).optional().describe("Case-insensitive: failed = FAILED"),
   environment: external_exports.string().min(1).max(128).optional().describe("Environment id or name")
 });
 var RunList = listOf(Run).meta({ id: "RunList" });
@@ -56086,6 +56149,7 @@ var EvidenceRefs = external_exports.array(external_exports.string()).describe("A
 var GateStatus = external_exports.enum(["passed", "failed", "inconclusive", "waived"]);
 var GateOutcome = external_exports.object({
   id: external_exports.string().describe("Short code from the spec, e.g. SEC"),
+  gate_id: external_exports.string().describe("Short code from the spec, e.g. SEC: the gate as decisions' reasons and waivers name it"),
   title: external_exports.string().nullable(),
   status: GateStatus,
   reason: external_exports.string().describe("Why the gate decided so, in one sentence"),
@@ -56259,9 +56323,9 @@ var RULES = [
   }
 ];
 function pageLocationOf(ref) {
-  const path = ref.split(/[?#]/, 1)[0];
+  const path2 = ref.split(/[?#]/, 1)[0];
   for (const rule of RULES) {
-    const match = rule.pattern.exec(path);
+    const match = rule.pattern.exec(path2);
     if (match) return rule.locate(match);
   }
   return void 0;
@@ -56295,7 +56359,7 @@ var AgentFailure = external_exports.object({
 });
 var ArtifactPart = external_exports.discriminatedUnion("kind", [
   external_exports.object({ kind: external_exports.literal("text"), text: external_exports.string(), media_type: external_exports.string().optional() }),
-  external_exports.object({ kind: external_exports.literal("data"), data: external_exports.unknown(), media_type: external_exports.string().optional() }),
+  external_exports.object({ kind: external_exports.literal("data"), data: RecordedJson, media_type: external_exports.string().optional() }),
   external_exports.object({
     kind: external_exports.literal("file"),
     url: external_exports.string().optional(),
@@ -56310,7 +56374,7 @@ var AgentArtifact = external_exports.object({
   name: external_exports.string().optional(),
   description: external_exports.string().optional(),
   parts: external_exports.array(ArtifactPart),
-  metadata: external_exports.record(external_exports.string(), external_exports.unknown()).optional()
+  metadata: RecordedJsonObject.optional()
 });
 var RUN_EVENT_DATA = {
   "run.status_changed": external_exports.object({ from: RunStatus, to: RunStatus, verdict: Verdict, failure: RunFailure.optional() }),
@@ -56363,7 +56427,7 @@ var RUN_EVENT_DATA = {
     ...AtStep,
     call_id: external_exports.string(),
     name: external_exports.string(),
-    arguments: external_exports.record(external_exports.string(), external_exports.unknown()).describe("Parsed; {} when arguments_raw is not a JSON object"),
+    arguments: RecordedJsonObject.describe("Parsed; {} when arguments_raw is not a JSON object"),
     arguments_raw: external_exports.string().describe("Exactly what the agent sent"),
     arguments_error: external_exports.string().optional(),
     executed_by: external_exports.enum(["assure", "agent"]).optional().describe(
@@ -56384,7 +56448,7 @@ var RUN_EVENT_DATA = {
     ...AtStep,
     call_id: external_exports.string(),
     name: external_exports.string(),
-    result: external_exports.unknown(),
+    result: RecordedJson.describe("The tool result handed back to the agent"),
     source: external_exports.object({
       kind: external_exports.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments", "agent"]),
       index: external_exports.number().int().optional()
@@ -56516,10 +56580,59 @@ var DecisionChanges = external_exports.object({
   usage: external_exports.array(UsageChange).describe("Per planned run compared with its baseline's run: tokens, cost, p95 latency")
 }).meta({ id: "DecisionChanges" });
 
+// server/contract/one-of.ts
+var componentRef = (name) => `#/components/schemas/${name}`;
+function oneOfBy(base, { id, description, propertyName }, variants, other) {
+  for (const variant of [...variants, ...other ? [other] : []]) {
+    variant.schema.meta({ id: variant.id, description: variant.description });
+  }
+  return base.meta({
+    id,
+    description,
+    discriminator: {
+      propertyName,
+      mapping: Object.fromEntries(
+        variants.flatMap((variant) => variant.values.map((value) => [value, componentRef(variant.id)]))
+      )
+    },
+    oneOf: [...variants, ...other ? [other] : []].map((variant) => ({ $ref: componentRef(variant.id) }))
+  });
+}
+
+// server/contract/typed-events.ts
+var eventComponentName = (type) => `${type.split(/[._]/).map((word) => word.charAt(0).toUpperCase() + word.slice(1)).join("")}Event`;
+function typedEnvelope(name, envelope, data, description) {
+  const types = Object.keys(data);
+  return oneOfBy(
+    envelope,
+    {
+      id: name,
+      description: `${description} Told apart by \`type\`; ignore types you do not know.`,
+      propertyName: "type"
+    },
+    types.map((type) => ({
+      id: eventComponentName(type),
+      values: [type],
+      schema: external_exports.object({ type: external_exports.literal(type), data: data[type] }),
+      description: `The \`${type}\` event: its \`data\``
+    })),
+    {
+      id: `Other${name}`,
+      schema: external_exports.object({
+        type: external_exports.string().meta({ not: { enum: types } }).describe("A type added after this version of the document: ignore it"),
+        data: external_exports.record(external_exports.string(), external_exports.unknown())
+      }),
+      description: "An event of a type added after this version of the document"
+    }
+  );
+}
+
 // server/contract/releases.ts
 var DecisionStatus = external_exports.enum(["PENDING", "ALLOWED", "BLOCKED"]);
 var CommitSubjectFields = { repository: RepositoryName, commit_sha: CommitSha };
-var RunsSubjectFields = { run_ids: external_exports.array(ResourceId).min(1).max(200) };
+var RunsSubjectFields = {
+  run_ids: uniqueItems(external_exports.array(ResourceId).min(1).max(200), "a run is listed twice")
+};
 var DecisionSubject = external_exports.union([external_exports.object(CommitSubjectFields), external_exports.object(RunsSubjectFields)]).meta({ id: "DecisionSubject" });
 var PlannedRun = external_exports.object({
   test_spec_id: external_exports.string(),
@@ -56592,8 +56705,8 @@ var ReleaseDecision = external_exports.object({
     )
   })
 }).meta({ id: "ReleaseDecision" });
-var Plan = external_exports.array(external_exports.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId })).max(200).refine(
-  (plan) => new Set(plan.map((p) => `${p.test_spec_id} ${p.environment_id}`)).size === plan.length,
+var Plan = uniqueItems(
+  external_exports.array(external_exports.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId })).max(200),
   "a spec and environment is planned twice"
 );
 var CreateDecisionBody = external_exports.strictObject({
@@ -56603,7 +56716,14 @@ var CreateDecisionBody = external_exports.strictObject({
   base: DecisionBase.optional().describe(
     "For a pull request's head: its base branch, to find the baseline and judge the change"
   )
-}).meta({ id: "CreateDecisionBody" });
+}).meta({
+  id: "CreateDecisionBody",
+  // A decision on runs waits for those runs: no plan, no base (the two shapes exclude each other).
+  anyOf: [
+    { properties: { subject: { properties: { repository: true }, required: ["repository"] } } },
+    { properties: { subject: { properties: { run_ids: true }, required: ["run_ids"] }, plan: false, base: false } }
+  ]
+});
 var NewAttemptBody = external_exports.strictObject({
   plan: Plan.optional().describe("What the new attempt waits for; the current plan again if left out")
 }).meta({ id: "NewAttemptBody" });
@@ -56611,7 +56731,7 @@ var DecisionQuery = PageQuery.extend({
   project_id: ResourceId.optional().describe("Filter by project (admin keys); a project key sees its own project"),
   repository: RepositoryName.optional(),
   commit_sha: CommitSha.optional(),
-  status: external_exports.string().transform((value) => value.toUpperCase()).pipe(DecisionStatus).optional().describe("Case-insensitive")
+  status: caseInsensitive(DecisionStatus).optional().describe("Case-insensitive")
 });
 var ReleaseDecisionList = listOf(ReleaseDecision).meta({ id: "ReleaseDecisionList" });
 var Actor = external_exports.object({ key_id: external_exports.string().nullable(), github_login: external_exports.string().nullable() });
@@ -56657,7 +56777,7 @@ var DECISION_EVENT_DATA = {
   "release_decision.updated": DecisionUpdatedData
 };
 var DECISION_EVENT_TYPES = Object.keys(DECISION_EVENT_DATA);
-var DecisionEvent = external_exports.object({
+var DecisionEventEnvelope = external_exports.object({
   schema_version: external_exports.literal("1"),
   event_id: external_exports.string(),
   decision_id: external_exports.string(),
@@ -56666,11 +56786,17 @@ var DecisionEvent = external_exports.object({
   type: external_exports.string().describe("release_decision.updated; ignore types you do not know"),
   occurred_at: Timestamp,
   data: DecisionUpdatedData
-}).meta({ id: "DecisionEvent" });
+});
+var DecisionEvent = typedEnvelope(
+  "DecisionEvent",
+  DecisionEventEnvelope,
+  DECISION_EVENT_DATA,
+  `A decision's event: ${DECISION_EVENT_TYPES.join(", ")}; more may be added.`
+);
 var DecisionEventList = listOf(DecisionEvent).meta({ id: "DecisionEventList" });
 
 // server/contract/trace.ts
-var RunEvent = external_exports.object({
+var RunEventEnvelope = external_exports.object({
   schema_version: external_exports.literal("1"),
   event_id: external_exports.string().describe("Unique per event: deduplicate on it"),
   run_id: external_exports.string(),
@@ -56680,15 +56806,18 @@ var RunEvent = external_exports.object({
   ),
   occurred_at: Timestamp,
   data: external_exports.record(external_exports.string(), external_exports.unknown())
-}).meta({ id: "RunEvent" });
+});
+var RunEvent = typedEnvelope(
+  "RunEvent",
+  RunEventEnvelope,
+  RUN_EVENT_DATA,
+  `A run's event: one of ${RUN_EVENT_TYPES.join(", ")}; more may be added.`
+);
 var RunEventList = listOf(RunEvent).meta({ id: "RunEventList" });
 var TraceQuery = external_exports.strictObject({
   limit: external_exports.coerce.number().int().min(1).max(200).default(50),
   cursor: PageCursor.optional(),
-  after: external_exports.coerce.number().int().min(0).optional().describe("Return entries with a sequence greater than this")
-}).refine((query) => query.cursor === void 0 || query.after === void 0, {
-  message: "pass either cursor or after, not both",
-  path: ["after"]
+  after: external_exports.coerce.number().int().min(0).optional().describe("Return entries with a sequence greater than this; not with cursor")
 });
 var ConversationSummary = external_exports.object({
   conversation_id: external_exports.string(),
@@ -56708,16 +56837,53 @@ var ConversationSummary = external_exports.object({
   ended_at: Timestamp.nullable(),
   links: external_exports.object({ self: external_exports.string() })
 }).meta({ id: "ConversationSummary" });
-var ConversationMessage = external_exports.object({
-  sequence: external_exports.number().int(),
-  turn: external_exports.number().int().describe("0 for the system prompt"),
-  role: external_exports.enum(["system", "user", "assistant", "tool"]),
-  content: external_exports.unknown(),
-  tool_calls: external_exports.array(external_exports.object({ call_id: external_exports.string(), name: external_exports.string() })).optional(),
-  tool_call_id: external_exports.string().optional(),
-  name: external_exports.string().optional(),
-  ref: external_exports.string().describe("The trace entry")
-});
+var ToolCallRef = external_exports.object({ call_id: external_exports.string(), name: external_exports.string() });
+var ConversationMessage = oneOfBy(
+  external_exports.object({
+    sequence: external_exports.number().int(),
+    turn: external_exports.number().int().describe("0 for the system prompt"),
+    role: external_exports.enum(["system", "user", "assistant", "tool"]),
+    content: external_exports.unknown(),
+    tool_calls: external_exports.array(ToolCallRef).optional(),
+    tool_call_id: external_exports.string().optional(),
+    name: external_exports.string().optional(),
+    ref: external_exports.string().describe("The trace entry")
+  }),
+  {
+    id: "ConversationMessage",
+    description: "A message of the conversation; its content depends on its role",
+    propertyName: "role"
+  },
+  [
+    {
+      id: "PromptMessage",
+      values: ["system", "user"],
+      schema: external_exports.object({ role: external_exports.enum(["system", "user"]), content: external_exports.string() }),
+      description: "The system prompt (turn 0) or a user turn, as sent to the agent"
+    },
+    {
+      id: "AssistantMessage",
+      values: ["assistant"],
+      schema: external_exports.object({
+        role: external_exports.literal("assistant"),
+        content: external_exports.string().nullable().describe("The agent's text; null when it only called tools"),
+        tool_calls: external_exports.array(ToolCallRef).describe("The tools it called in this answer, in order")
+      }),
+      description: "An answer of the agent"
+    },
+    {
+      id: "ToolMessage",
+      values: ["tool"],
+      schema: external_exports.object({
+        role: external_exports.literal("tool"),
+        content: RecordedJson.describe("The tool's result, as handed back to the agent"),
+        tool_call_id: external_exports.string(),
+        name: external_exports.string().describe("The tool's name")
+      }),
+      description: "A tool's result"
+    }
+  ]
+);
 var Conversation = ConversationSummary.extend({
   turns: external_exports.array(external_exports.object({ turn: external_exports.number().int(), ref: external_exports.string() })),
   messages: external_exports.array(ConversationMessage)
@@ -56738,10 +56904,10 @@ var Turn2 = external_exports.object({
         external_exports.object({
           call_id: external_exports.string(),
           name: external_exports.string(),
-          arguments: external_exports.unknown(),
+          arguments: RecordedJsonObject.describe("Parsed; {} when arguments_raw is not a JSON object"),
           arguments_raw: external_exports.string(),
           arguments_error: external_exports.string().optional(),
-          result: external_exports.unknown(),
+          result: RecordedJson.describe("What the tool returned; null until it did"),
           ref: external_exports.string()
         })
       )
@@ -56755,8 +56921,11 @@ var WEBHOOK_EVENT_TYPES = [...RUN_EVENT_TYPES, ...DECISION_EVENT_TYPES];
 var WebhookUrl = external_exports.url({ protocol: /^https?$/, error: "must be an http or https URL" }).max(2048).refine(
   (url2) => !URL.canParse(url2) || !new URL(url2).username && !new URL(url2).password,
   "credentials in the URL are not allowed"
-).refine((url2) => !URL.canParse(url2) || !new URL(url2).hash, "must not have a fragment");
-var EventTypes = external_exports.array(external_exports.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length).refine((types) => new Set(types).size === types.length, "an event type is listed twice").describe("The event types to send; every type when left out");
+).refine((url2) => !URL.canParse(url2) || !new URL(url2).hash, "must not have a fragment").meta({ pattern: HTTP_URL_WITH_QUERY_PATTERN });
+var EventTypes = uniqueItems(
+  external_exports.array(external_exports.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length),
+  "an event type is listed twice"
+).describe("The event types to send; every type when left out");
 var Webhook = external_exports.object({
   webhook_id: external_exports.string(),
   project_id: external_exports.string(),
@@ -56787,7 +56956,7 @@ var UpdateWebhookBody = external_exports.strictObject({
   event_types: EventTypes.nullable().optional().describe("null: every event type"),
   description: external_exports.string().max(500).nullable().optional(),
   enabled: external_exports.boolean().optional().describe("true enables it again (and clears why it was disabled)")
-}).refine((body) => Object.keys(body).length > 0, "name at least one field to change").meta({ id: "UpdateWebhookBody" });
+}).refine((body) => Object.keys(body).length > 0, "name at least one field to change").meta({ id: "UpdateWebhookBody", minProperties: 1 });
 var WebhookList = listOf(Webhook).meta({ id: "WebhookList" });
 var WebhookDeliveryAttempt = external_exports.object({
   delivery_id: external_exports.string(),
@@ -56820,7 +56989,7 @@ var RecoverWebhookBody = external_exports.strictObject({
   since: external_exports.iso.datetime({ offset: true }).describe("Every event of the project since this time is sent again")
 }).meta({ id: "RecoverWebhookBody" });
 var RecoverWebhookResult = external_exports.object({ requeued: external_exports.number().int().describe("Deliveries queued to be sent again, at once") }).meta({ id: "RecoverWebhookResult" });
-var WebhookEvent = external_exports.union([RunEvent, DecisionEvent]);
+var WebhookEvent = external_exports.union([RunEventEnvelope, DecisionEventEnvelope]);
 
 // server/contract/audit.ts
 var AUDIT_ACTOR_TYPES = ["api_key", "cli", "github_oidc"];
@@ -56917,6 +57086,71 @@ var AssureConfig = external_exports.strictObject({
   ...ChangeSettings.shape
 }).meta({ id: "AssureConfig", title: "assure repository configuration (.assure/config.yml)" });
 
+// server/contract/otlp.ts
+var Uint64 = external_exports.union([external_exports.string().regex(/^\d+$/), external_exports.number().int().min(0)]).describe("A 64-bit unsigned integer: decimal text, or a JSON number");
+var Int64 = external_exports.union([external_exports.string().regex(/^-?\d+$/), external_exports.number().int()]).describe("A 64-bit integer: decimal text, or a JSON number");
+var Count = external_exports.number().int().min(0);
+var hexId = (bytes, what) => external_exports.string().regex(new RegExp(`^(?:[0-9a-fA-F]{${bytes * 2}})?$`)).describe(`${what}: ${bytes} bytes as ${bytes * 2} hex digits`);
+var OtlpAnyValue = external_exports.lazy(
+  () => external_exports.object({
+    stringValue: external_exports.string().optional(),
+    boolValue: external_exports.boolean().optional(),
+    intValue: Int64.optional(),
+    doubleValue: external_exports.number().optional(),
+    arrayValue: external_exports.object({ values: external_exports.array(OtlpAnyValue).optional() }).optional(),
+    kvlistValue: external_exports.object({ values: external_exports.array(OtlpKeyValue).optional() }).optional(),
+    bytesValue: external_exports.string().optional().describe("base64")
+  })
+).meta({ id: "OtlpAnyValue", description: "An attribute's value: one of its fields set" });
+var OtlpKeyValue = external_exports.lazy(() => external_exports.object({ key: external_exports.string().optional(), value: OtlpAnyValue.optional() })).meta({ id: "OtlpKeyValue" });
+var Attributes = { attributes: external_exports.array(OtlpKeyValue).optional(), droppedAttributesCount: Count.optional() };
+var OtlpSpan = external_exports.object({
+  traceId: hexId(16, "The trace id").optional(),
+  spanId: hexId(8, "The span id").optional(),
+  traceState: external_exports.string().optional(),
+  parentSpanId: hexId(8, "The parent span's id; empty for a root span").optional(),
+  flags: external_exports.number().int().min(0).optional(),
+  name: external_exports.string().optional(),
+  kind: external_exports.number().int().min(0).optional().describe("0 unspecified, 1 internal, 2 server, 3 client, 4 producer, 5 consumer"),
+  startTimeUnixNano: Uint64.optional(),
+  endTimeUnixNano: Uint64.optional(),
+  ...Attributes,
+  events: external_exports.array(external_exports.object({ timeUnixNano: Uint64.optional(), name: external_exports.string().optional(), ...Attributes })).optional(),
+  droppedEventsCount: Count.optional(),
+  links: external_exports.array(
+    external_exports.object({
+      traceId: hexId(16, "The linked trace's id").optional(),
+      spanId: hexId(8, "The linked span's id").optional(),
+      traceState: external_exports.string().optional(),
+      flags: external_exports.number().int().min(0).optional(),
+      ...Attributes
+    })
+  ).optional(),
+  droppedLinksCount: Count.optional(),
+  status: external_exports.object({
+    message: external_exports.string().optional(),
+    code: external_exports.number().int().min(0).optional().describe("0 unset, 1 ok, 2 error")
+  }).optional()
+}).meta({ id: "OtlpSpan" });
+var OtlpExportTraceServiceRequest = external_exports.object({
+  resourceSpans: external_exports.array(
+    external_exports.object({
+      resource: external_exports.object(Attributes).optional(),
+      scopeSpans: external_exports.array(
+        external_exports.object({
+          scope: external_exports.object({ name: external_exports.string().optional(), version: external_exports.string().optional(), ...Attributes }).optional(),
+          spans: external_exports.array(OtlpSpan).optional(),
+          schemaUrl: external_exports.string().optional()
+        })
+      ).optional(),
+      schemaUrl: external_exports.string().optional()
+    })
+  ).optional()
+}).meta({
+  id: "OtlpExportTraceServiceRequest",
+  description: "OTLP/JSON ExportTraceServiceRequest (opentelemetry-proto collector/trace/v1)"
+});
+
 // server/releases/report/render-markdown.ts
 var TITLE_LIMIT = 70;
 var cell = (text) => text.replaceAll("|", "\\|").replace(/\s*\n\s*/g, " ");
@@ -56960,14 +57194,14 @@ function runSection(run2, absolute, decisionReasons) {
     "|---|---|---|---|"
   ];
   for (const gate2 of evidence.gates) {
-    const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate2.id);
+    const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate2.gate_id);
     const refList = decided?.evidence_refs ?? gate2.evidence_refs;
     const refs = refList.slice(0, 3).map((ref, i) => `[${i + 1}](${absolute(ref)})`).join(" ");
     const more = refList.length > 3 ? ` +${refList.length - 3}` : "";
     const baseRefs = (decided?.baseline_evidence_refs ?? []).slice(0, 3).map((ref, i) => `[base ${i + 1}](${absolute(ref)})`).join(" ");
     const status2 = decided?.status === "waived" ? `waived ([waiver](${absolute(decided.waiver_ref)}))` : decided?.status ?? gate2.status;
     lines.push(
-      `| ${cell(gate2.id)} | ${status2} | ${cell(decided?.reason ?? gate2.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`
+      `| ${cell(gate2.gate_id)} | ${status2} | ${cell(decided?.reason ?? gate2.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`
     );
   }
   if (evidence.failure) {
@@ -57153,12 +57387,12 @@ var AssureApiError = class extends Error {
 };
 var sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 function makeAssureClient(apiUrl, { token, deadline, log }) {
-  async function request2(method, path, { body, headers = {} } = {}) {
-    const what = `${method} ${path.split("?")[0]}`;
+  async function request2(method, path2, { body, headers = {} } = {}) {
+    const what = `${method} ${path2.split("?")[0]}`;
     for (let attempt = 1; ; attempt++) {
       let response2;
       try {
-        response2 = await fetch(`${apiUrl}${path}`, {
+        response2 = await fetch(`${apiUrl}${path2}`, {
           method,
           headers: {
             accept: "application/json",
@@ -57192,8 +57426,8 @@ function makeAssureClient(apiUrl, { token, deadline, log }) {
     }
   }
   return {
-    get: (path) => request2("GET", path),
-    post: (path, body, headers) => request2("POST", path, { body, ...headers ? { headers } : {} })
+    get: (path2) => request2("GET", path2),
+    post: (path2, body, headers) => request2("POST", path2, { body, ...headers ? { headers } : {} })
   };
 }
 
@@ -57213,8 +57447,8 @@ function openCommitFiles(workspace, sha) {
   return {
     paths,
     /** The bytes of a file at the commit, or undefined if it has none. */
-    read(path) {
-      return present.has(path) ? git(["show", `${sha}:${path}`]) : void 0;
+    read(path2) {
+      return present.has(path2) ? git(["show", `${sha}:${path2}`]) : void 0;
     }
   };
 }
@@ -57227,7 +57461,7 @@ function planConfigRuns(config2, paths) {
   for (const [entry, runs] of config2.runs.entries()) {
     for (const [spec, glob] of runs.specs.entries()) {
       const isMatch = (0, import_picomatch.default)(glob, { dot: true });
-      const matching = paths.filter((path) => isMatch(path)).sort();
+      const matching = paths.filter((path2) => isMatch(path2)).sort();
       if (matching.length === 0) unmatched.push({ entry, spec, glob });
       for (const specPath of matching) {
         for (const [environment, environmentName] of runs.environments.entries()) {
@@ -57255,11 +57489,11 @@ var MAX_NESTING = 64;
 function tooDeep(value, max = MAX_NESTING) {
   const stack = [{ value, path: [] }];
   while (stack.length > 0) {
-    const { value: node2, path } = stack.pop();
+    const { value: node2, path: path2 } = stack.pop();
     if (node2 === null || typeof node2 !== "object") continue;
-    if (path.length >= max) return path;
-    if (Array.isArray(node2)) node2.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
-    else for (const [key, item] of Object.entries(node2)) stack.push({ value: item, path: [...path, key] });
+    if (path2.length >= max) return path2;
+    if (Array.isArray(node2)) node2.forEach((item, i) => stack.push({ value: item, path: [...path2, i] }));
+    else for (const [key, item] of Object.entries(node2)) stack.push({ value: item, path: [...path2, key] });
   }
   return void 0;
 }
@@ -57284,19 +57518,19 @@ function jsonNestingBeyond(text, max = MAX_NESTING) {
 function loneSurrogateAt(value) {
   const stack = [{ value, path: [] }];
   while (stack.length > 0) {
-    const { value: node2, path } = stack.pop();
+    const { value: node2, path: path2 } = stack.pop();
     if (typeof node2 === "string") {
-      if (!node2.isWellFormed()) return path;
+      if (!node2.isWellFormed()) return path2;
       continue;
     }
     if (node2 === null || typeof node2 !== "object") continue;
     if (Array.isArray(node2)) {
-      node2.forEach((item, i) => stack.push({ value: item, path: [...path, i] }));
+      node2.forEach((item, i) => stack.push({ value: item, path: [...path2, i] }));
       continue;
     }
     for (const [key, item] of Object.entries(node2)) {
-      if (!key.isWellFormed()) return [...path, key];
-      stack.push({ value: item, path: [...path, key] });
+      if (!key.isWellFormed()) return [...path2, key];
+      stack.push({ value: item, path: [...path2, key] });
     }
   }
   return void 0;
@@ -57304,9 +57538,9 @@ function loneSurrogateAt(value) {
 var LONE_SURROGATE = "is not well-formed Unicode: it holds a lone surrogate (\\ud800\u2013\\udfff)";
 
 // server/specs/read-yaml.ts
-function formatSpecPath(path, prefix = "") {
+function formatSpecPath(path2, prefix = "") {
   let out = prefix;
-  for (const part of path) {
+  for (const part of path2) {
     if (typeof part === "number" || typeof part === "string" && /^\d+$/.test(part)) out += `[${String(part)}]`;
     else out += out ? `.${String(part)}` : String(part);
   }
@@ -57336,9 +57570,9 @@ function readSpecYaml(bytes) {
   } catch (error63) {
     return { ok: false, problems: [{ path: "spec", message: error63 instanceof Error ? error63.message : String(error63) }] };
   }
-  const lineOf2 = (path) => {
-    for (let depth = path.length; depth >= 0; depth--) {
-      const node2 = yamlDocument.getIn(path.slice(0, depth), true);
+  const lineOf2 = (path2) => {
+    for (let depth = path2.length; depth >= 0; depth--) {
+      const node2 = yamlDocument.getIn(path2.slice(0, depth), true);
       if (node2?.range) return lineCounter.linePos(node2.range[0]).line;
     }
     return void 0;
@@ -59000,8 +59234,8 @@ var parse3 = function(data, opts = {}) {
 var MAX_TABLE_COLUMNS = 200;
 var MAX_ROW_CHARACTERS = 1024 * 1024;
 var MAX_PROBLEMS = 20;
-function readTable(path, bytes) {
-  if (path.endsWith(".jsonl")) return readJsonLines(bytes.toString("utf8"));
+function readTable(path2, bytes) {
+  if (path2.endsWith(".jsonl")) return readJsonLines(bytes.toString("utf8"));
   return readCsv(bytes.toString("utf8"));
 }
 function readCsv(text) {
@@ -59096,18 +59330,18 @@ function tableOf(rows, lines) {
 }
 
 // server/specs/repository-spec.ts
-async function loadRepositorySpec(path, bytes, readFile) {
+async function loadRepositorySpec(path2, bytes, readFile) {
   const read = readSpecYaml(bytes);
   if (!read.ok) {
     return {
       ok: false,
-      problems: read.problems.map((p) => ({ file: path, line: p.line ?? 1, path: p.path, message: p.message }))
+      problems: read.problems.map((p) => ({ file: path2, line: p.line ?? 1, path: p.path, message: p.message }))
     };
   }
   const { source } = read;
   const problems = [];
-  const atSpec = (specPath, message) => problems.push({ file: path, line: source.lineOf(specPath) ?? 1, path: formatSpecPath(specPath), message });
-  const files = [{ path, blob_sha: gitBlobSha(bytes) }];
+  const atSpec = (specPath, message) => problems.push({ file: path2, line: source.lineOf(specPath) ?? 1, path: formatSpecPath(specPath), message });
+  const files = [{ path: path2, blob_sha: gitBlobSha(bytes) }];
   const tables = /* @__PURE__ */ new Map();
   const scenarios = source.value?.scenarios;
   if (Array.isArray(scenarios)) {
@@ -59154,7 +59388,7 @@ async function loadRepositorySpec(path, bytes, readFile) {
           return { file: table.file, line: line ?? 1, path: formatSpecPath(issuePath), message: issue3.message };
         }
         return {
-          file: path,
+          file: path2,
           line: source.lineOf(issue3.path) ?? 1,
           path: formatSpecPath(issuePath),
           message: issue3.message
@@ -59173,10 +59407,10 @@ function toSpecVersion(document, source, { fromRepository = false, expanded = fa
 }
 function specLines(document, source) {
   const lines = {};
-  const note = (path) => {
-    const line = source.lineOf(path);
+  const note = (path2) => {
+    const line = source.lineOf(path2);
     if (line !== void 0) {
-      lines[path.reduce(
+      lines[path2.reduce(
         (out, part) => typeof part === "number" ? `${out}[${part}]` : out ? `${out}.${part}` : part,
         ""
       )] = line;
@@ -59212,8 +59446,8 @@ var Context = class {
       if ((0, import_fs2.existsSync)(process.env.GITHUB_EVENT_PATH)) {
         this.payload = JSON.parse((0, import_fs2.readFileSync)(process.env.GITHUB_EVENT_PATH, { encoding: "utf8" }));
       } else {
-        const path = process.env.GITHUB_EVENT_PATH;
-        process.stdout.write(`GITHUB_EVENT_PATH ${path} does not exist${import_os3.EOL}`);
+        const path2 = process.env.GITHUB_EVENT_PATH;
+        process.stdout.write(`GITHUB_EVENT_PATH ${path2} does not exist${import_os3.EOL}`);
       }
     }
     this.eventName = process.env.GITHUB_EVENT_NAME;
@@ -63369,9 +63603,9 @@ var repositoryRef = (fullName) => {
   return { owner, repo };
 };
 var status = (error63) => error63.status;
-async function readFileAt(octokit, repository, sha, path) {
+async function readFileAt(octokit, repository, sha, path2) {
   try {
-    const { data } = await octokit.rest.repos.getContent({ ...repository, path, ref: sha });
+    const { data } = await octokit.rest.repos.getContent({ ...repository, path: path2, ref: sha });
     if (Array.isArray(data) || data.type !== "file" || !("content" in data)) return void 0;
     if (data.encoding === "none" || data.content === "" && data.size > 0) {
       const blob = await octokit.rest.git.getBlob({ ...repository, file_sha: data.sha });
@@ -63402,19 +63636,19 @@ async function openCommit(octokit, repository, sha, fallbackRef) {
     }
     const reads = /* @__PURE__ */ new Map();
     let budget2 = MAX_COMMIT_BYTES;
-    const tooLarge = (path) => {
-      const size = sizes.get(path);
-      if (size === void 0 || reads.has(path)) return void 0;
-      if (size > MAX_FILE_BYTES) return `${path} is ${size} bytes; the App reads files of at most ${MAX_FILE_BYTES}`;
-      if (size > budget2) return `${path} would take the App past the ${MAX_COMMIT_BYTES} bytes it reads of a commit`;
+    const tooLarge = (path2) => {
+      const size = sizes.get(path2);
+      if (size === void 0 || reads.has(path2)) return void 0;
+      if (size > MAX_FILE_BYTES) return `${path2} is ${size} bytes; the App reads files of at most ${MAX_FILE_BYTES}`;
+      if (size > budget2) return `${path2} would take the App past the ${MAX_COMMIT_BYTES} bytes it reads of a commit`;
       return void 0;
     };
-    const read = (path) => {
-      if (!sizes.has(path) || tooLarge(path)) return Promise.resolve(void 0);
-      let bytes = reads.get(path);
+    const read = (path2) => {
+      if (!sizes.has(path2) || tooLarge(path2)) return Promise.resolve(void 0);
+      let bytes = reads.get(path2);
       if (!bytes) {
-        budget2 -= sizes.get(path);
-        reads.set(path, bytes = readFileAt(octokit, repository, ref, path));
+        budget2 -= sizes.get(path2);
+        reads.set(path2, bytes = readFileAt(octokit, repository, ref, path2));
       }
       return bytes;
     };
@@ -63520,7 +63754,7 @@ function compareSettings(base, head, add2) {
   }
 }
 function compareSpecs(name, base, head, add2) {
-  const at2 = (path) => `${name}: ${path}`;
+  const at2 = (path2) => `${name}: ${path2}`;
   const headScenarios = new Map((head.scenarios ?? []).map((scenario) => [scenario.id, scenario]));
   const removedScenarios = /* @__PURE__ */ new Set();
   (base.scenarios ?? []).forEach((scenario, s) => {
@@ -63688,8 +63922,8 @@ function compareGates(where, base, head, add2) {
 }
 
 // server/releases/read-policy.ts
-var loadSpecDocumentHere = async (path, bytes, readFile) => {
-  const loaded = await loadRepositorySpec(path, bytes, readFile);
+var loadSpecDocumentHere = async (path2, bytes, readFile) => {
+  const loaded = await loadRepositorySpec(path2, bytes, readFile);
   return loaded.ok ? loaded.spec.document : void 0;
 };
 async function readPolicy(config2, paths, readFile, loadDocument = loadSpecDocumentHere) {
@@ -63698,12 +63932,12 @@ async function readPolicy(config2, paths, readFile, loadDocument = loadSpecDocum
   if (!config2) return { config: config2, specs, runs };
   const { pairs } = planConfigRuns(config2, paths);
   const nameOf = /* @__PURE__ */ new Map();
-  for (const path of [...new Set(pairs.map((pair) => pair.specPath))].sort()) {
-    const bytes = await readFile(path);
+  for (const path2 of [...new Set(pairs.map((pair) => pair.specPath))].sort()) {
+    const bytes = await readFile(path2);
     if (!bytes) continue;
-    const document = await loadDocument(path, bytes, readFile);
+    const document = await loadDocument(path2, bytes, readFile);
     if (!document) continue;
-    nameOf.set(path, document.name);
+    nameOf.set(path2, document.name);
     if (!specs.has(document.name)) specs.set(document.name, document);
   }
   for (const pair of pairs) {
@@ -63782,7 +64016,7 @@ async function baseOfPullRequest(githubToken, commit, headConfig, configPath, fi
       headSha: commit.sha,
       baseConfig: read?.ok ? read.value : null,
       headConfig,
-      headFiles: { paths: files.paths, read: (path) => files.read(path) }
+      headFiles: { paths: files.paths, read: (path2) => files.read(path2) }
     });
     if (!base) {
       warn(
@@ -63824,8 +64058,8 @@ async function startGate(client, inputs, commit, files, log, warn = log) {
     );
   }
   const specs = /* @__PURE__ */ new Map();
-  for (const path of new Set(pairs.map((pair) => pair.specPath))) {
-    specs.set(path, await uploadSpec(client, projectId, commit, files, path));
+  for (const path2 of new Set(pairs.map((pair) => pair.specPath))) {
+    specs.set(path2, await uploadSpec(client, projectId, commit, files, path2));
   }
   const environments = await environmentsByName(client, projectId);
   const missing = [...new Set(pairs.map((pair) => pair.environmentName))].filter((name) => !environments.has(name));
@@ -63966,12 +64200,12 @@ function configFromInputs(inputs) {
     ...DEFAULT_CHANGE_SETTINGS
   };
 }
-async function uploadSpec(client, projectId, commit, files, path) {
-  const bytes = files.read(path);
-  const loaded = await loadRepositorySpec(path, bytes, (table) => files.read(table));
+async function uploadSpec(client, projectId, commit, files, path2) {
+  const bytes = files.read(path2);
+  const loaded = await loadRepositorySpec(path2, bytes, (table) => files.read(table));
   if (!loaded.ok) {
     throw new FileProblemsError(
-      `${path} is not a valid spec`,
+      `${path2} is not a valid spec`,
       loaded.problems.map((p) => ({ file: p.file, line: p.line, message: `${p.path}: ${p.message}` }))
     );
   }
@@ -63980,7 +64214,7 @@ async function uploadSpec(client, projectId, commit, files, path) {
   const file2 = {
     repository: commit.repository.full_name,
     commit_sha: commit.sha,
-    path,
+    path: path2,
     content: bytes.toString("base64"),
     encoding: "base64",
     ...tables.length > 0 ? { tables } : {}
@@ -63988,7 +64222,7 @@ async function uploadSpec(client, projectId, commit, files, path) {
   const { body } = await client.post("/v1/test-specs", { project_id: projectId, file: file2 });
   const { lines } = toSpecVersion(document, text, { fromRepository: true, expanded });
   return {
-    path,
+    path: path2,
     test_spec_id: body.test_spec_id,
     spec_version: body.spec_version,
     name: body.name,
@@ -64062,18 +64296,18 @@ var UNMET_STATUSES = /* @__PURE__ */ new Set(["failed", "inconclusive", "errored
 // server/releases/report/spec-annotations.ts
 var clip2 = (text, max) => text.length > max ? `${text.slice(0, max - 1)}\u2026` : text;
 function lineOf(lines, specPath) {
-  let path = specPath ?? "";
-  while (path) {
-    if (lines[path] !== void 0) return lines[path];
-    const parent = path.replace(/(\.[^.[\]]+|\[\d+\])$/, "");
-    if (parent === path) break;
-    path = parent;
+  let path2 = specPath ?? "";
+  while (path2) {
+    if (lines[path2] !== void 0) return lines[path2];
+    const parent = path2.replace(/(\.[^.[\]]+|\[\d+\])$/, "");
+    if (parent === path2) break;
+    path2 = parent;
   }
   return 1;
 }
 function annotationsOfRun(run2, absolute) {
   if (!run2.specPath) return [];
-  const path = run2.specPath;
+  const path2 = run2.specPath;
   const { run_id } = run2.evidence;
   const sameCheck = /* @__PURE__ */ new Map();
   for (const evaluation of run2.unmet) {
@@ -64086,7 +64320,7 @@ function annotationsOfRun(run2, absolute) {
     const times = group2.length > 1 ? `In ${group2.length} conversations: ` : "";
     const more = group2.length > 5 ? [`\u2026 and ${group2.length - 5} more`] : [];
     return {
-      path,
+      path: path2,
       line: lineOf(run2.lines, evaluation.spec_path),
       level: evaluation.status === "failed" ? "failure" : "warning",
       title: clip2(`${evaluation.metric_id} ${evaluation.status} (${run2.environmentName})`, 255),
@@ -64098,10 +64332,10 @@ function annotationsOfRun(run2, absolute) {
   const fromGates = run2.evidence.gates.map((gate2, position) => ({ gate: gate2, position })).filter(
     ({ gate: gate2 }) => (gate2.status === "failed" || gate2.status === "inconclusive") && !gate2.evidence_refs.some((ref) => explained.has(ref))
   ).map(({ gate: gate2, position }) => ({
-    path,
+    path: path2,
     line: lineOf(run2.lines, `gates[${position}]`),
     level: gate2.status === "failed" ? "failure" : "warning",
-    title: clip2(`gate ${gate2.id} ${gate2.status} (${run2.environmentName})`, 255),
+    title: clip2(`gate ${gate2.gate_id} ${gate2.status} (${run2.environmentName})`, 255),
     message: clip2(
       `${gate2.reason}${gate2.evidence_refs.length > 0 ? `
 Evidence: ${gate2.evidence_refs.map(absolute).join(" ")}` : ""}`,

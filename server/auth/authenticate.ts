@@ -64,7 +64,7 @@ export function resolveProjectId(principal: Principal, requested: string | undef
     return principal.project_id;
   }
   if (requested === undefined) {
-    throw new ApiError("VALIDATION_FAILED", {
+    throw new ApiError("PROJECT_ID_REQUIRED", {
       message: "An admin key must name the project.",
       details: [{ path: "project_id", message: "required with an admin key" }],
     });

@@ -45,6 +45,16 @@ export interface Page<T> {
   has_more: boolean;
 }
 
+export const SCHEMA_OF = "x-schema-of";
+
+/**
+ * A response value the document gives by a component's schema, where zod keeps it open (a stored
+ * spec is a document as the spec format takes it, checked when it was stored, and read back as is).
+ */
+export function schemaOf<T extends z.ZodType>(schema: T, component: string): T {
+  return schema.meta({ [SCHEMA_OF]: component }) as T;
+}
+
 /**
  * An enum of a response that may gain values (a new evaluation kind, agent protocol, failure
  * cause): the OpenAPI document gives it as a string with today's values in `x-extensible-enum`,
@@ -52,6 +62,26 @@ export interface Page<T> {
  */
 export function extensible<T extends z.ZodEnum>(values: T): T {
   return values.meta({ extensible: true }) as T;
+}
+
+/**
+ * A query filter that takes an enum's values in any case (`failed` = `FAILED`). The document lists
+ * the upper- and lower-case spellings, which are what a client sends.
+ */
+export function caseInsensitive<T extends z.ZodEnum<Readonly<Record<string, string>>>>(values: T) {
+  const names = values.options as string[];
+  return z
+    .string()
+    .meta({ enum: [...names, ...names.map((name) => name.toLowerCase())] })
+    .transform((value) => value.toUpperCase())
+    .pipe(values);
+}
+
+/** Arrays whose items are each listed once: the document says `uniqueItems`, as the check does. */
+export function uniqueItems<T extends z.ZodArray>(array: T, message: string) {
+  return array
+    .refine((items) => new Set(items.map((item) => JSON.stringify(item))).size === items.length, message)
+    .meta({ uniqueItems: true });
 }
 
 /** A GitHub repository's `owner/name`. */

@@ -16,5 +16,7 @@ export type Deprecation = (
   instead: string;
 };
 
-/** Nothing in v1 is deprecated yet. */
-export const DEPRECATIONS: readonly Deprecation[] = [];
+export const DEPRECATIONS: readonly Deprecation[] = [
+  // A gate is `gate_id` wherever it is named: in a decision's reasons, a waiver, a run's evidence.
+  { field: "Gate.id", since: "2026-11-27", sunset: "2027-06-01", instead: "gate_id" },
+];

@@ -8,6 +8,7 @@ import {
   placeholdersOf,
 } from "./agent-urls.js";
 import { HttpRequestTemplate, HttpResponseMapping } from "./http-endpoint.js";
+import { URL_GLOB_PATTERN, URL_TEMPLATE_PATTERN } from "./url-syntax.js";
 
 const parsedUrl = (url: string) => (URL.canParse(url) ? new URL(url) : undefined);
 const HttpUrl = z
@@ -36,7 +37,8 @@ const AgentUrlTemplate = z
     const filled = fillUrlTemplate(template, SAMPLE_TEMPLATE_VALUES);
     const checked = HttpUrl.safeParse("url" in filled ? filled.url : template);
     for (const issue of checked.error?.issues ?? []) ctx.addIssue({ code: "custom", message: issue.message });
-  });
+  })
+  .meta({ pattern: URL_TEMPLATE_PATTERN });
 
 const UrlPattern = z
   .string()
@@ -45,6 +47,7 @@ const UrlPattern = z
     (pattern) => compileUrlPattern(pattern) !== undefined,
     "must be an http or https URL, without credentials, query or fragment; * matches one host label or one path segment",
   )
+  .meta({ pattern: URL_GLOB_PATTERN })
   .describe(
     "Other URLs the agent may be reached at (a deployment's, one a run names): scheme and port exact, * matches one DNS label or path segment, e.g. https://pr-*.preview.acme.dev/v1",
   );
@@ -75,6 +78,7 @@ export type ModelPrice = z.infer<typeof ModelPrice>;
 export const Pricing = z
   .record(z.string().min(1).max(200), ModelPrice)
   .refine((pricing) => Object.keys(pricing).length <= 100, "at most 100 models")
+  .meta({ maxProperties: 100 })
   .describe(
     'Prices by the model an answer names (or the endpoint\'s model when it names none); "*" prices any other model. A run keeps the prices it started with',
   );
@@ -154,6 +158,7 @@ const EndpointFields = {
   headers: z
     .record(HeaderName, HeaderValue)
     .refine((headers) => Object.keys(headers).length <= 50, "at most 50 headers")
+    .meta({ maxProperties: 50 })
     .describe("Sent with every agent call, e.g. Authorization, and only to the environment's own URLs; write-only"),
 };
 
@@ -180,6 +185,20 @@ export const CreateEnvironmentBody = z
         response: HttpResponseMapping.optional().describe(
           "With protocol http, required: how the agent's answer is read",
         ),
+      })
+      .meta({
+        // The two shapes the checks below allow: http with its response mapping, or another protocol without either.
+        oneOf: [
+          { properties: { protocol: { const: "http" } }, required: ["protocol", "response"] },
+          {
+            required: ["protocol"],
+            properties: {
+              protocol: { enum: EndpointProtocol.options.filter((protocol) => protocol !== "http") },
+              request: false,
+              response: false,
+            },
+          },
+        ],
       })
       .superRefine((endpoint, ctx) => {
         if (endpoint.protocol === "http" && !endpoint.response) {
@@ -215,7 +234,8 @@ export const UpdateEnvironmentBody = z
         request: HttpRequestTemplate.optional().describe("protocol http only: replaces the request template"),
         response: HttpResponseMapping.optional().describe("protocol http only: replaces the response mapping"),
       })
-      .refine((endpoint) => Object.keys(endpoint).length > 0, "name at least one field to change"),
+      .refine((endpoint) => Object.keys(endpoint).length > 0, "name at least one field to change")
+      .meta({ minProperties: 1 }),
   })
   .meta({ id: "UpdateEnvironmentBody" });
 export type UpdateEnvironmentBody = z.infer<typeof UpdateEnvironmentBody>;

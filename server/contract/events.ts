@@ -2,6 +2,7 @@ import { z } from "zod";
 import { EvaluationKind, EvaluationStatus } from "./evidence.js";
 import { FailureCause, RunFailure, RunStatus, Verdict } from "./runs.js";
 import { ProbeCategory, Severity } from "../specs/document.js";
+import { RecordedJson, RecordedJsonObject } from "../specs/primitives.js";
 
 /**
  * Every event type a run records, and its `data`: one table for the engine that writes them and
@@ -27,7 +28,7 @@ const AgentFailure = z.object({
 /** One part of an artifact: text, structured data, or a file (by URL, or its bytes when small). */
 const ArtifactPart = z.discriminatedUnion("kind", [
   z.object({ kind: z.literal("text"), text: z.string(), media_type: z.string().optional() }),
-  z.object({ kind: z.literal("data"), data: z.unknown(), media_type: z.string().optional() }),
+  z.object({ kind: z.literal("data"), data: RecordedJson, media_type: z.string().optional() }),
   z.object({
     kind: z.literal("file"),
     url: z.string().optional(),
@@ -44,7 +45,7 @@ export const AgentArtifact = z.object({
   name: z.string().optional(),
   description: z.string().optional(),
   parts: z.array(ArtifactPart),
-  metadata: z.record(z.string(), z.unknown()).optional(),
+  metadata: RecordedJsonObject.optional(),
 });
 export type AgentArtifact = z.infer<typeof AgentArtifact>;
 
@@ -121,7 +122,7 @@ export const RUN_EVENT_DATA = {
     ...AtStep,
     call_id: z.string(),
     name: z.string(),
-    arguments: z.record(z.string(), z.unknown()).describe("Parsed; {} when arguments_raw is not a JSON object"),
+    arguments: RecordedJsonObject.describe("Parsed; {} when arguments_raw is not a JSON object"),
     arguments_raw: z.string().describe("Exactly what the agent sent"),
     arguments_error: z.string().optional(),
     executed_by: z
@@ -150,7 +151,7 @@ export const RUN_EVENT_DATA = {
     ...AtStep,
     call_id: z.string(),
     name: z.string(),
-    result: z.unknown(),
+    result: RecordedJson.describe("The tool result handed back to the agent"),
     source: z.object({
       kind: z.enum(["when", "default", "no_mock", "unknown_tool", "invalid_arguments", "agent"]),
       index: z.number().int().optional(),

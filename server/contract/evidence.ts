@@ -10,6 +10,9 @@ export const GateStatus = z.enum(["passed", "failed", "inconclusive", "waived"])
 export const GateOutcome = z
   .object({
     id: z.string().describe("Short code from the spec, e.g. SEC"),
+    gate_id: z
+      .string()
+      .describe("Short code from the spec, e.g. SEC: the gate as decisions' reasons and waivers name it"),
     title: z.string().nullable(),
     status: GateStatus,
     reason: z.string().describe("Why the gate decided so, in one sentence"),

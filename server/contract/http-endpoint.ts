@@ -58,6 +58,7 @@ function jmespathProblem(expression: string): string | undefined {
   }
 }
 
+/** The document names the format (`jmespath`): a validator that knows it can check it as the service does. */
 const JmesPath = z
   .string()
   .min(1)
@@ -65,7 +66,8 @@ const JmesPath = z
   .superRefine((expression, ctx) => {
     const problem = jmespathProblem(expression);
     if (problem) ctx.addIssue({ code: "custom", message: `not a JMESPath expression: ${problem}` });
-  });
+  })
+  .meta({ format: "jmespath" });
 
 export const HttpRequestTemplate = z
   .strictObject({
@@ -75,7 +77,9 @@ export const HttpRequestTemplate = z
       .max(2000)
       .regex(/^(\/[\x21-\x7e]*)?$/, "must be an absolute path, e.g. /chat")
       .default("")
-      .describe("Appended to base_url (empty: base_url itself); placeholders in it are URL-encoded"),
+      .describe(
+        `Appended to base_url (empty: base_url itself); placeholders in it are URL-encoded. A {{name}} other than ${PLACEHOLDER_LIST} is refused`,
+      ),
     body: z
       .unknown()
       .optional()
@@ -96,7 +100,11 @@ export const HttpRequestTemplate = z
       ctx.addIssue({ code: "custom", path: ["body"], message: "a GET request has no body" });
     }
   })
-  .meta({ id: "HttpRequestTemplate" });
+  // A GET request has no body.
+  .meta({
+    id: "HttpRequestTemplate",
+    anyOf: [{ properties: { method: { enum: ["POST", "PUT", "PATCH"] } } }, { properties: { body: false } }],
+  });
 export type HttpRequestTemplate = z.infer<typeof HttpRequestTemplate>;
 
 export const HttpResponseMapping = z

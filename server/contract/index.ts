@@ -22,3 +22,4 @@ export * from "./auth.js";
 export * from "./releases.js";
 export * from "./changes.js";
 export * from "./assure-config.js";
+export * from "./otlp.js";

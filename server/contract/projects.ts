@@ -85,7 +85,7 @@ export const UpdateProjectBody = z
       .describe("Restrict GitHub OIDC sign-in (replaced whole); null lifts the restriction"),
   })
   .refine((body) => Object.keys(body).length > 0, "name at least one field to change")
-  .meta({ id: "UpdateProjectBody" });
+  .meta({ id: "UpdateProjectBody", minProperties: 1 });
 export type UpdateProjectBody = z.infer<typeof UpdateProjectBody>;
 
 export const ProjectList = listOf(Project).meta({ id: "ProjectList" });

@@ -6,18 +6,23 @@ import {
   RepositoryName,
   ResourceId,
   Timestamp,
+  caseInsensitive,
   extensible,
+  uniqueItems,
   listOf,
 } from "./common.js";
 import { RunStatus, Verdict } from "./runs.js";
 import { ChangeSettings, DecisionBase, DecisionBaseline, DecisionChanges, PolicyChange } from "./changes.js";
+import { typedEnvelope } from "./typed-events.js";
 
 /** PENDING while a planned run is missing or not terminal; then ALLOWED or BLOCKED, failing closed. */
 export const DecisionStatus = z.enum(["PENDING", "ALLOWED", "BLOCKED"]);
 export type DecisionStatus = z.infer<typeof DecisionStatus>;
 
 const CommitSubjectFields = { repository: RepositoryName, commit_sha: CommitSha };
-const RunsSubjectFields = { run_ids: z.array(ResourceId).min(1).max(200) };
+const RunsSubjectFields = {
+  run_ids: uniqueItems(z.array(ResourceId).min(1).max(200), "a run is listed twice"),
+};
 
 /** What a decision is about: a commit of a repository, or a set of runs. */
 export const DecisionSubject = z
@@ -129,13 +134,10 @@ export const ReleaseDecision = z
   .meta({ id: "ReleaseDecision" });
 export type ReleaseDecision = z.infer<typeof ReleaseDecision>;
 
-const Plan = z
-  .array(z.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId }))
-  .max(200)
-  .refine(
-    (plan) => new Set(plan.map((p) => `${p.test_spec_id} ${p.environment_id}`)).size === plan.length,
-    "a spec and environment is planned twice",
-  );
+const Plan = uniqueItems(
+  z.array(z.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId })).max(200),
+  "a spec and environment is planned twice",
+);
 
 export const CreateDecisionBody = z
   .strictObject({
@@ -146,7 +148,14 @@ export const CreateDecisionBody = z
       "For a pull request's head: its base branch, to find the baseline and judge the change",
     ),
   })
-  .meta({ id: "CreateDecisionBody" });
+  .meta({
+    id: "CreateDecisionBody",
+    // A decision on runs waits for those runs: no plan, no base (the two shapes exclude each other).
+    anyOf: [
+      { properties: { subject: { properties: { repository: true }, required: ["repository"] } } },
+      { properties: { subject: { properties: { run_ids: true }, required: ["run_ids"] }, plan: false, base: false } },
+    ],
+  });
 export type CreateDecisionBody = z.infer<typeof CreateDecisionBody>;
 
 export const NewAttemptBody = z
@@ -159,12 +168,7 @@ export const DecisionQuery = PageQuery.extend({
   project_id: ResourceId.optional().describe("Filter by project (admin keys); a project key sees its own project"),
   repository: RepositoryName.optional(),
   commit_sha: CommitSha.optional(),
-  status: z
-    .string()
-    .transform((value) => value.toUpperCase())
-    .pipe(DecisionStatus)
-    .optional()
-    .describe("Case-insensitive"),
+  status: caseInsensitive(DecisionStatus).optional().describe("Case-insensitive"),
 });
 
 export const ReleaseDecisionList = listOf(ReleaseDecision).meta({ id: "ReleaseDecisionList" });
@@ -260,18 +264,24 @@ export type DecisionEventData<T extends DecisionEventType> = z.infer<(typeof DEC
 export const DECISION_EVENT_TYPES = Object.keys(DECISION_EVENT_DATA) as [DecisionEventType, ...DecisionEventType[]];
 
 /** A change of a decision, in the v1 envelope (spec §2.3) plus `decision_id`; `sequence` counts per decision. */
-export const DecisionEvent = z
-  .object({
-    schema_version: z.literal("1"),
-    event_id: z.string(),
-    decision_id: z.string(),
-    run_id: z.string().nullable().describe("The run whose end caused the change, if one did"),
-    sequence: z.number().int(),
-    type: z.string().describe("release_decision.updated; ignore types you do not know"),
-    occurred_at: Timestamp,
-    data: DecisionUpdatedData,
-  })
-  .meta({ id: "DecisionEvent" });
-export type DecisionEvent = z.infer<typeof DecisionEvent>;
+export const DecisionEventEnvelope = z.object({
+  schema_version: z.literal("1"),
+  event_id: z.string(),
+  decision_id: z.string(),
+  run_id: z.string().nullable().describe("The run whose end caused the change, if one did"),
+  sequence: z.number().int(),
+  type: z.string().describe("release_decision.updated; ignore types you do not know"),
+  occurred_at: Timestamp,
+  data: DecisionUpdatedData,
+});
+export type DecisionEvent = z.infer<typeof DecisionEventEnvelope>;
+
+/** The envelope as the document gives it, with one schema per type told apart by `type`. */
+export const DecisionEvent = typedEnvelope(
+  "DecisionEvent",
+  DecisionEventEnvelope,
+  DECISION_EVENT_DATA,
+  `A decision's event: ${DECISION_EVENT_TYPES.join(", ")}; more may be added.`,
+);
 
 export const DecisionEventList = listOf(DecisionEvent).meta({ id: "DecisionEventList" });

@@ -5,9 +5,11 @@ import {
   RepositoryName,
   ResourceId,
   Timestamp,
+  caseInsensitive,
   extensible,
   listOf,
 } from "./common.js";
+import { HTTP_URL_WITH_QUERY_PATTERN } from "./url-syntax.js";
 
 export const RUN_STATUSES = ["QUEUED", "RUNNING", "EVALUATING", "COMPLETED", "INCONCLUSIVE", "FAILED"] as const;
 /** The statuses a run ends in: it never changes again. */
@@ -113,6 +115,7 @@ export const CreateRunBody = z
     agent_url: z
       .url({ protocol: /^https?$/, error: "must be an http or https URL" })
       .max(2048)
+      .meta({ pattern: HTTP_URL_WITH_QUERY_PATTERN })
       .optional()
       .describe(
         "Where this commit's agent was deployed; it must match the environment's url_pattern (without one, equal its base_url)",
@@ -122,12 +125,7 @@ export const CreateRunBody = z
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 
 export const ListRunsQuery = ProjectScopedPageQuery.extend({
-  status: z
-    .string()
-    .transform((value) => value.toUpperCase())
-    .pipe(RunStatus)
-    .optional()
-    .describe("Case-insensitive: failed = FAILED"),
+  status: caseInsensitive(RunStatus).optional().describe("Case-insensitive: failed = FAILED"),
   environment: z.string().min(1).max(128).optional().describe("Environment id or name"),
 });
 export type ListRunsQuery = z.infer<typeof ListRunsQuery>;

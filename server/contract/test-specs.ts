@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { CommitSha, OwningProject, RepositoryName, ResourceId, Timestamp, listOf } from "./common.js";
+import { CommitSha, OwningProject, RepositoryName, ResourceId, Timestamp, listOf, schemaOf } from "./common.js";
 import { TestSpecDocument, VarsFilePath } from "../specs/document.js";
 
 const SpecSourceFields = {
@@ -53,7 +53,12 @@ export const TestSpecSummary = z.object(TestSpecFields).meta({ id: "TestSpecSumm
 export type TestSpecSummary = z.infer<typeof TestSpecSummary>;
 
 export const TestSpec = z
-  .object({ ...TestSpecFields, spec: z.record(z.string(), z.unknown()).describe("The spec document of this version") })
+  .object({
+    ...TestSpecFields,
+    spec: schemaOf(z.record(z.string(), z.unknown()), "TestSpecDocumentInput").describe(
+      "The spec document of this version, as the spec format takes it: its defaults filled in, and a repository file's tables inlined as vars",
+    ),
+  })
   .meta({ id: "TestSpec" });
 export type TestSpec = z.infer<typeof TestSpec>;
 
@@ -98,7 +103,13 @@ export const CreateTestSpecBody = z
     message: "give spec or file, one of them",
     path: ["spec"],
   })
-  .meta({ id: "CreateTestSpecBody" });
+  .meta({
+    id: "CreateTestSpecBody",
+    oneOf: [
+      { required: ["spec"], properties: { file: false } },
+      { required: ["file"], properties: { spec: false } },
+    ],
+  });
 export type CreateTestSpecBody = z.infer<typeof CreateTestSpecBody>;
 
 export const CreateTestSpecQuery = z.strictObject({

@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { OwningProject, PageQuery, ResourceId, Timestamp, listOf } from "./common.js";
+import { OwningProject, PageQuery, ResourceId, Timestamp, listOf, uniqueItems } from "./common.js";
 import { RUN_EVENT_TYPES, type RunEventType } from "./events.js";
-import { DECISION_EVENT_TYPES, DecisionEvent, type DecisionEventType } from "./releases.js";
-import { RunEvent } from "./trace.js";
+import { DECISION_EVENT_TYPES, DecisionEventEnvelope, type DecisionEventType } from "./releases.js";
+import { RunEventEnvelope } from "./trace.js";
+import { HTTP_URL_WITH_QUERY_PATTERN } from "./url-syntax.js";
 
 /** Every event type a webhook can be sent: each run event of the trace, and a decision's updates. */
 export const WEBHOOK_EVENT_TYPES = [...RUN_EVENT_TYPES, ...DECISION_EVENT_TYPES] as [
@@ -19,14 +20,13 @@ const WebhookUrl = z
     (url) => !URL.canParse(url) || (!new URL(url).username && !new URL(url).password),
     "credentials in the URL are not allowed",
   )
-  .refine((url) => !URL.canParse(url) || !new URL(url).hash, "must not have a fragment");
+  .refine((url) => !URL.canParse(url) || !new URL(url).hash, "must not have a fragment")
+  .meta({ pattern: HTTP_URL_WITH_QUERY_PATTERN });
 
-const EventTypes = z
-  .array(z.enum(WEBHOOK_EVENT_TYPES))
-  .min(1)
-  .max(WEBHOOK_EVENT_TYPES.length)
-  .refine((types) => new Set(types).size === types.length, "an event type is listed twice")
-  .describe("The event types to send; every type when left out");
+const EventTypes = uniqueItems(
+  z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length),
+  "an event type is listed twice",
+).describe("The event types to send; every type when left out");
 
 export const Webhook = z
   .object({
@@ -74,7 +74,7 @@ export const UpdateWebhookBody = z
     enabled: z.boolean().optional().describe("true enables it again (and clears why it was disabled)"),
   })
   .refine((body) => Object.keys(body).length > 0, "name at least one field to change")
-  .meta({ id: "UpdateWebhookBody" });
+  .meta({ id: "UpdateWebhookBody", minProperties: 1 });
 
 export const WebhookList = listOf(Webhook).meta({ id: "WebhookList" });
 
@@ -131,5 +131,5 @@ export const RecoverWebhookResult = z
 export const webhookPath = (webhookId: string) => `/v1/webhooks/${webhookId}`;
 
 /** What a webhook's body holds: a run's event (the trace envelope) or a decision's update. */
-export const WebhookEvent = z.union([RunEvent, DecisionEvent]);
+export const WebhookEvent = z.union([RunEventEnvelope, DecisionEventEnvelope]);
 export type WebhookEvent = z.infer<typeof WebhookEvent>;

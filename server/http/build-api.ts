@@ -8,7 +8,12 @@ import {
 } from "fastify-type-provider-zod";
 import { assertScope, makeAuthenticator } from "../auth/authenticate.js";
 import { makeKeyUsageRecorder } from "../auth/key-usage.js";
-import { CreateTestSpecBody, DEPRECATIONS, type Deprecation } from "../contract/index.js";
+import {
+  CreateTestSpecBody,
+  DEPRECATIONS,
+  OtlpExportTraceServiceRequest,
+  type Deprecation,
+} from "../contract/index.js";
 import { ApiError, coerceError } from "../errors.js";
 import { MAX_NESTING, jsonNestingBeyond } from "../specs/nesting.js";
 import { formatSpecPath } from "../specs/read-yaml.js";
@@ -37,8 +42,11 @@ import { auditWrites } from "./audit-writes.js";
 
 const YAML_TYPES = ["application/yaml", "application/x-yaml", "text/yaml"];
 
-/** Bodies validated by the spec reader's thread rather than by the route (validating a 5 MB spec takes long). */
-const VALIDATED_WHERE_READ = new Set<unknown>([CreateTestSpecBody]);
+/**
+ * Bodies validated where they are read rather than by the route: a spec by the spec reader's
+ * thread (validating a 5 MB spec takes long), an OTLP export by its decoder (protobuf or JSON).
+ */
+const VALIDATED_WHERE_READ = new Set<unknown>([CreateTestSpecBody, OtlpExportTraceServiceRequest]);
 
 /**
  * Response schemas document what we send; they are not enforced at send time (the tests check
@@ -130,7 +138,9 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
       info: {
         title: "assure API",
         version: "1",
-        description: "Assurance runs against AI agents, their evidence, and release verdicts.",
+        description:
+          "Assurance runs against AI agents, their evidence, and release verdicts. Every error is the `Error` envelope with a stable `code`; each operation lists the statuses and codes it answers.",
+        contact: { name: "The operators of this assure service" },
         license: { name: "Apache-2.0", identifier: "Apache-2.0" },
       },
       servers: [{ url: deps.publicBaseUrl ?? "/" }],
@@ -160,6 +170,13 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
         scope: route.config?.scope,
         operationId: (route.schema as { operationId?: string } | undefined)?.operationId,
         audited: route.config?.audited !== false,
+        errors: route.config?.errors ?? [],
+        location: route.config?.location === true,
+        reads: {
+          params: route.schema?.params !== undefined,
+          querystring: route.schema?.querystring !== undefined,
+          body: route.schema?.body !== undefined,
+        },
       });
     }
     auditWrites(route, deps);
@@ -172,10 +189,10 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   api.addHook("onRequest", async (request, reply) => {
     deps.activity?.requestStarted();
     reply.header("x-request-id", request.id);
-    if (deprecated.size > 0) {
-      const headers = deprecated.get(
-        operationKey(request.routeOptions.method as string, request.routeOptions.url ?? ""),
-      );
+    // A request no route takes (404, 405) has no method or url of a route: nothing it uses is deprecated.
+    const { method, url } = request.routeOptions;
+    if (deprecated.size > 0 && typeof method === "string" && url !== undefined) {
+      const headers = deprecated.get(operationKey(method, url));
       if (headers) reply.headers(headers);
     }
     request.principal = undefined;
@@ -266,6 +283,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   const finished = finishOpenApiDocument(
     api.swagger() as unknown as OpenApiDocument,
     deps.deprecations ?? DEPRECATIONS,
+    routeTable,
   );
   openApiDocument = JSON.stringify(finished.document);
   deprecated = new Map(

@@ -5,6 +5,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { ZodTypeProvider } from "fastify-type-provider-zod";
 import type { Principal } from "../auth/authenticate.js";
 import type { Deprecation } from "../contract/index.js";
+import type { ErrorCode } from "../errors.js";
 import type { Scope } from "../auth/scopes.js";
 import type { VerifyOidcToken } from "../auth/github-oidc.js";
 import type { Clock } from "../clock.js";
@@ -32,6 +33,13 @@ declare module "fastify" {
     audited?: false;
     /** A route that creates a resource: the property of the written row that holds its id (its audit event's resource). */
     creates?: string;
+    /**
+     * The error codes this route's own rules answer with, beside those every route of its kind can
+     * (authentication, validation, an unknown id in the path, limits): the OpenAPI document lists them.
+     */
+    errors?: readonly ErrorCode[];
+    /** Its successes carry `Location` (what was created, or found). */
+    location?: true;
   }
   interface FastifyInstance {
     /** Every route as registered: what the authorization matrix and the property suite walk. */
@@ -92,6 +100,11 @@ export interface RouteEntry {
   operationId: string | undefined;
   /** false: its writes are a run's evidence, recorded by the engine, not audit events. */
   audited: boolean;
+  /** Its own error codes (`config.errors`). */
+  errors: readonly ErrorCode[];
+  location: boolean;
+  /** Which parts of the request its schema reads. */
+  reads: { params: boolean; querystring: boolean; body: boolean };
 }
 
 export type Api = FastifyInstance<

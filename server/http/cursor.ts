@@ -3,8 +3,8 @@ import { ApiError } from "../errors.js";
 import type { Keyset } from "../store/index.js";
 
 const invalidCursor = () =>
-  new ApiError("VALIDATION_FAILED", {
-    message: "The cursor is invalid, or was issued for another list or other filters.",
+  new ApiError("INVALID_CURSOR", {
+    message: "The cursor is not one this list issued, or was issued for other filters.",
     details: [{ path: "query.cursor", message: "pass next_cursor exactly as returned, with the same filters" }],
   });
 

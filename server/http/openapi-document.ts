@@ -1,10 +1,15 @@
 import type { Deprecation } from "../contract/index.js";
+import type { RouteEntry } from "./context.js";
+import { RESPONSE_HEADERS, TAGS, errorResponses, successHeaders } from "./openapi-responses.js";
 
 type Operation = {
   operationId?: string;
+  summary?: string;
   deprecated?: boolean;
   description?: string;
-  responses?: Record<string, unknown>;
+  security?: Record<string, string[]>[];
+  requestBody?: { content: Record<string, unknown> };
+  responses?: Record<string, Record<string, unknown>>;
 };
 type Schema = { properties?: Record<string, { deprecated?: boolean; description?: string }> };
 
@@ -44,11 +49,13 @@ const note = (d: Deprecation) => `Deprecated since ${d.since}; sunset ${d.sunset
  * deprecated marked. Returns, per operation, the deprecations its responses carry headers for.
  * A deprecation naming nothing in the document is a mistake: it throws.
  */
-export function finishOpenApiDocument(generated: OpenApiDocument, deprecations: readonly Deprecation[]) {
-  const { components, ...rest } = generated;
-  const keep = componentsUsedBy(rest, components.schemas);
-  const schemas = Object.fromEntries(Object.entries(components.schemas).filter(([name]) => keep.has(name)));
-  const document: OpenApiDocument = { ...generated, components: { ...components, schemas } };
+export function finishOpenApiDocument(
+  generated: OpenApiDocument,
+  deprecations: readonly Deprecation[],
+  routes: readonly RouteEntry[],
+) {
+  const document: OpenApiDocument = { ...generated, components: { ...generated.components } };
+  const { schemas } = document.components;
 
   const operations = Object.entries(document.paths).flatMap(([path, methods]) =>
     Object.entries(methods).map(([method, operation]) => ({ key: operationKey(method, path), operation })),
@@ -80,7 +87,72 @@ export function finishOpenApiDocument(generated: OpenApiDocument, deprecations: 
       if (componentsUsedBy(successes, schemas).has(schemaName)) add(key, deprecation);
     }
   }
+  for (const { key, operation } of operations) {
+    const route = routes.find((candidate) => candidate.operationId === operation.operationId)!;
+    describeOperation(key.split(" ")[0]!, operation, route, byOperation.has(key));
+  }
+  document.tags = TAGS.filter((tag) =>
+    operations.some(({ operation }) => (operation as { tags?: string[] }).tags?.includes(tag.name)),
+  );
+  const { components: _components, ...rest } = document;
+  const keep = componentsUsedBy(rest, schemas);
+  const used = JSON.stringify(document.paths);
+  document.components = {
+    ...document.components,
+    schemas: Object.fromEntries(Object.entries(schemas).filter(([name]) => keep.has(name))),
+    headers: Object.fromEntries(
+      Object.entries(RESPONSE_HEADERS).filter(([name]) => used.includes(`"#/components/headers/${name}"`)),
+    ),
+  };
   return { document, byOperation };
+}
+
+/** A YAML body is the spec's text: a string whose content the spec's schema describes. */
+const YAML_BODY = {
+  type: "string",
+  contentMediaType: "application/yaml",
+  contentSchema: { $ref: "#/components/schemas/TestSpecDocumentInput" },
+  description: "The spec's YAML text (application/x-yaml and text/yaml are taken too)",
+};
+
+const PROTOBUF_TYPES = ["application/x-protobuf", "application/protobuf"];
+
+/** A protobuf body (an OTLP export, and its answer): bytes, the message named. */
+const protobufBody = (message: string) => ({
+  schema: {
+    type: "string",
+    contentMediaType: "application/x-protobuf",
+    description: `The ${message} message (opentelemetry-proto), protobuf-encoded`,
+  },
+});
+
+/** An operation as served: its scope said, its error answers and headers listed, a YAML or protobuf body as such. */
+function describeOperation(method: string, operation: Operation, route: RouteEntry, deprecated: boolean) {
+  const scope = route.scope;
+  // A bearer scheme lists no scopes in a security requirement: the scope is said in words and as x-scope.
+  if (scope) (operation as Record<string, unknown>)["x-scope"] = scope;
+  const needs = scope ? `Needs an API key with the scope \`${scope}\`.` : "Needs no API key.";
+  operation.description = [operation.description ?? `${operation.summary ?? ""}.`, needs].join("\n\n");
+  if (operation.requestBody?.content["application/yaml"]) {
+    operation.requestBody.content["application/yaml"] = { schema: YAML_BODY };
+  }
+  // The one protobuf body: an OTLP trace export, answered in its encoding.
+  const content = operation.requestBody?.content ?? {};
+  if (PROTOBUF_TYPES.some((type) => content[type])) {
+    for (const type of PROTOBUF_TYPES.filter((candidate) => content[candidate])) {
+      content[type] = protobufBody("ExportTraceServiceRequest");
+    }
+    const answer = operation.responses?.["200"] as { content?: Record<string, unknown> } | undefined;
+    if (answer?.content) answer.content["application/x-protobuf"] = protobufBody("ExportTraceServiceResponse");
+  }
+  const responses: Record<string, Record<string, unknown>> = {};
+  const ranges: Record<string, Record<string, unknown>> = {};
+  for (const [status, response] of Object.entries(operation.responses ?? {})) {
+    if (status.startsWith("2")) responses[status] = { ...response, headers: successHeaders(route, status, deprecated) };
+    // 4XX and 5XX stay: the envelope of any status a later version adds.
+    else ranges[status] = { ...response, description: "Any other error status (none today): the same envelope" };
+  }
+  operation.responses = { ...responses, ...(errorResponses(route, method, deprecated) as typeof responses), ...ranges };
 }
 
 /** `Deprecation` (RFC 9745: when, as `@<unix seconds>`) and `Sunset` (RFC 8594: an HTTP date); the earliest of each. */

@@ -236,9 +236,9 @@ export function renderRunPage(data: RunPageData): string {
         </thead>
         <tbody>
           {evidence.gates.map((gate) => (
-            <tr id={`gate-${gate.id}`}>
+            <tr id={`gate-${gate.gate_id}`}>
               <td>
-                <code>{gate.id}</code>
+                <code>{gate.gate_id}</code>
                 {gate.title && <div class="muted">{gate.title}</div>}
               </td>
               <td>

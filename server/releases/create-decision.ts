@@ -18,6 +18,12 @@ export interface DecisionDeps {
 
 const refused = (path: string, message: string) =>
   new ApiError("VALIDATION_FAILED", { message, details: [{ path, message }] });
+/** What a decision names that its project does not have: not found, as another project's resources are. */
+const notInProject = (path: string, message: string) =>
+  new ApiError("NOT_FOUND", {
+    message: `${message[0]!.toUpperCase()}${message.slice(1)}.`,
+    details: [{ path, message }],
+  });
 
 /** Checks that what a decision names belongs to its project: the runs of its subject, the specs and environments of its plan. */
 function assertInProject(
@@ -28,7 +34,7 @@ function assertInProject(
   if ("run_ids" in body.subject) {
     body.subject.run_ids.forEach((runId, i) => {
       if (store.getRun(runId)?.project_id !== projectId) {
-        throw refused(`body.subject.run_ids[${i}]`, `run '${runId}' is not a run of this project`);
+        throw notInProject(`body.subject.run_ids[${i}]`, `run '${runId}' is not a run of this project`);
       }
     });
     if (new Set(body.subject.run_ids).size !== body.subject.run_ids.length) {
@@ -43,10 +49,10 @@ function assertInProject(
   }
   (body.plan ?? []).forEach(({ test_spec_id, environment_id }, i) => {
     if (store.getTestSpecHead(test_spec_id)?.project_id !== projectId) {
-      throw refused(`body.plan[${i}].test_spec_id`, `test spec '${test_spec_id}' is not in this project`);
+      throw notInProject(`body.plan[${i}].test_spec_id`, `test spec '${test_spec_id}' is not in this project`);
     }
     if (store.getEnvironmentRow(environment_id)?.project_id !== projectId) {
-      throw refused(`body.plan[${i}].environment_id`, `environment '${environment_id}' is not in this project`);
+      throw notInProject(`body.plan[${i}].environment_id`, `environment '${environment_id}' is not in this project`);
     }
   });
 }
@@ -133,7 +139,7 @@ export async function requestAttempt(
   plan: CreateDecisionBody["plan"],
 ): Promise<ReleaseDecision> {
   if ("run_ids" in decision.subject) {
-    throw refused("decision", "a decision on a set of runs has no attempts: make a new one");
+    throw new ApiError("CONFLICT", { message: "A decision on a set of runs has no attempts: make a new one." });
   }
   const { repository, commit_sha } = decision.subject;
   assertActsFor(
@@ -208,7 +214,7 @@ export async function startAttempt(
   plan: CreateDecisionBody["plan"],
 ): Promise<ReleaseDecision> {
   if ("run_ids" in decision.subject) {
-    throw refused("decision", "a decision on a set of runs has no attempts: make a new one");
+    throw new ApiError("CONFLICT", { message: "A decision on a set of runs has no attempts: make a new one." });
   }
   assertInProject(deps, decision.project_id, { subject: decision.subject, plan });
   const [updated] = await deps.store.write([

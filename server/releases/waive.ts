@@ -25,20 +25,20 @@ export async function waiveGate(
   author: WaiverAuthor,
 ): Promise<Waiver> {
   if (body.gate_id === POLICY_GATE) {
-    throw new ApiError("VALIDATION_FAILED", {
+    throw new ApiError("NOT_WAIVABLE", {
       message: `'${POLICY_GATE}' is the decision's own gate (the head's policy changes): approve them with POST ${decision.links.self}/policy-approvals.`,
       details: [{ path: "body.gate_id", message: "a gate of the run" }],
     });
   }
   const reason = decision.reasons.find((r) => r.run_id === body.run_id && r.gate_id === body.gate_id);
   if (!decision.runs.some((run) => run.run_id === body.run_id)) {
-    throw new ApiError("VALIDATION_FAILED", {
+    throw new ApiError("NOT_WAIVABLE", {
       message: `Run '${body.run_id}' is not one this decision rests on.`,
       details: [{ path: "body.run_id", message: "a run of the decision" }],
     });
   }
   if (!reason || reason.status === "passed") {
-    throw new ApiError("VALIDATION_FAILED", {
+    throw new ApiError("NOT_WAIVABLE", {
       message: `Gate '${body.gate_id}' of run '${body.run_id}' does not block the decision: there is nothing to waive.`,
       details: [
         {
@@ -50,7 +50,7 @@ export async function waiveGate(
   }
   const now = deps.clock.now();
   if (body.expires_at !== undefined && Date.parse(body.expires_at) <= now.getTime()) {
-    throw new ApiError("VALIDATION_FAILED", {
+    throw new ApiError("NOT_WAIVABLE", {
       message: "The waiver would have expired already.",
       details: [{ path: "body.expires_at", message: "a time in the future" }],
     });
@@ -79,7 +79,7 @@ export async function revokeWaiver(
   author: WaiverAuthor,
 ): Promise<Waiver> {
   if (waiver.revokes !== null) {
-    throw new ApiError("VALIDATION_FAILED", {
+    throw new ApiError("CONFLICT", {
       message: "This record is itself a revocation.",
       details: [{ path: "waiver_id", message: "a waiver" }],
     });
@@ -101,7 +101,7 @@ export async function revokeWaiver(
 
 /**
  * Approves what the decision's head removes or relaxes in the base branch's policy: it lifts the
- * decision's gate `policy`. 400 when nothing needs approving; 409 when it is approved already.
+ * decision's gate `policy`. 422 when nothing needs approving; 409 when it is approved already.
  */
 export async function approvePolicy(
   deps: DecisionDeps,
@@ -111,7 +111,7 @@ export async function approvePolicy(
 ): Promise<PolicyApproval> {
   const policy = decision.reasons.find((r) => r.gate_id === POLICY_GATE && r.run_id === null);
   if (!policy || (policy.status !== "failed" && policy.status !== "waived")) {
-    throw new ApiError("VALIDATION_FAILED", {
+    throw new ApiError("NOTHING_TO_APPROVE", {
       message: "The decision's head changes no policy that needs an approval: there is nothing to approve.",
       details: [{ path: "decision_id", message: "a decision whose gate 'policy' blocks it" }],
     });

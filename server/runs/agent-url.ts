@@ -30,7 +30,7 @@ export function resolveRunAgent(
 ): RunAgent {
   const filled = fillUrlTemplate(environment.base_url, templateValues(source));
   if (named === undefined && "missing" in filled) {
-    throw new ApiError("VALIDATION_FAILED", {
+    throw new ApiError("SOURCE_INCOMPLETE", {
       message: `Environment '${environment.name}' reaches its agent at ${environment.base_url}, which needs what the run's source does not give.`,
       details: filled.missing.map((field) => ({
         path: `body.source.${sourceFieldOf(field)}`,

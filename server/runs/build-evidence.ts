@@ -71,6 +71,7 @@ function usageOf(
 function toGate(gate: GateResult) {
   return {
     id: gate.gate_id,
+    gate_id: gate.gate_id,
     title: gate.title,
     status: gate.status,
     reason: gate.reason,

@@ -1,3 +1,5 @@
+import type { z } from "zod";
+import { isWholeDocumentIssue } from "../specs/whole-document.js";
 import { CreateTestSpecBody, type SpecSource as SpecOrigin } from "../contract/index.js";
 import type { ErrorDetail } from "../errors.js";
 import { issueDetail } from "../contract/issue-details.js";
@@ -21,7 +23,22 @@ export type ReadVersion = Omit<NewTestSpecVersion, "project_id">;
 /** A spec sent to the API: the version to store (and what the body says of its project and repository), or the refusal. */
 export type ApiSpecRead =
   | { ok: true; version: ReadVersion; project_id?: string | undefined; repository?: string | undefined }
-  | { ok: false; code: "VALIDATION_FAILED" | "MALFORMED_BODY"; message: string; details?: ErrorDetail[] | undefined };
+  | {
+      ok: false;
+      code: "VALIDATION_FAILED" | "MALFORMED_BODY" | "SPEC_INCONSISTENT" | "SPEC_FILE_INVALID";
+      message: string;
+      details?: ErrorDetail[] | undefined;
+    };
+
+/** A spec whose parts each match the schema but that does not hold together is refused apart from one that breaks the schema. */
+function refusedSpec(issues: readonly z.core.$ZodIssue[]) {
+  return issues.every((issue) => isWholeDocumentIssue(issue as { code: string; params?: Record<string, unknown> }))
+    ? ({
+        code: "SPEC_INCONSISTENT",
+        message: "The spec does not hold together (a reference, an id, a table); see details.",
+      } as const)
+    : ({ code: "VALIDATION_FAILED", message: "The request does not match the schema; see details." } as const);
+}
 
 /** A repository's spec file: the version to store (and its document), or its problems by file and line. */
 export type FileSpecRead =
@@ -67,8 +84,7 @@ export async function readJsonBody(text: string): Promise<ApiSpecRead> {
   if (!parsed.success) {
     return {
       ok: false,
-      code: "VALIDATION_FAILED",
-      message: "The request does not match the schema; see details.",
+      ...refusedSpec(parsed.error.issues),
       details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "body")),
     };
   }
@@ -89,7 +105,7 @@ export async function readJsonBody(text: string): Promise<ApiSpecRead> {
   if (read.ok) return { ok: true, project_id, repository: where.repository, version: read.version };
   return {
     ok: false,
-    code: "VALIDATION_FAILED",
+    code: "SPEC_FILE_INVALID",
     message: `The spec file ${where.path} is not valid.`,
     details: read.problems.map((problem) => {
       const table = tables.findIndex((candidate) => candidate.path === problem.file);
@@ -119,8 +135,7 @@ export function readYamlBody(bytes: Uint8Array, source: SpecOrigin | null): ApiS
   if (!parsed.success) {
     return {
       ok: false,
-      code: "VALIDATION_FAILED",
-      message: "The request does not match the schema; see details.",
+      ...refusedSpec(parsed.error.issues),
       details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "spec", read.source.lineOf)),
     };
   }

@@ -52,7 +52,7 @@ export function startSpecReader({ threads = 1 }: { threads?: number } = {}): Spe
       return (await pool.run(args, { name: `call_${name}` })) as T;
     } catch (error) {
       if ((error as { code?: string }).code === "ERR_WORKER_OUT_OF_MEMORY") {
-        throw new ApiError("VALIDATION_FAILED", {
+        throw new ApiError("PAYLOAD_TOO_LARGE", {
           message: "The spec is too large to read.",
           details: [{ path: "spec", message: `reading it took more than ${READ_HEAP_MB} MB` }],
           cause: error,

@@ -1,4 +1,5 @@
 import type { z } from "zod";
+import { WHOLE_DOCUMENT } from "./whole-document.js";
 import { argumentsOf } from "./expectations/index.js";
 import { checkTable, checkTemplatedMocks, type Path } from "./check-tables.js";
 import { requirementOf } from "./gate-requirements/index.js";
@@ -7,7 +8,8 @@ import { MAX_AGENT_CALLS_PER_SPEC, MAX_CONVERSATIONS_PER_SPEC, countAgentCalls, 
 
 /** Checks that need the whole document: unique ids and references that must resolve. */
 export function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): void {
-  const problem = (path: Path, message: string) => ctx.addIssue({ code: "custom", path, message });
+  const problem = (path: Path, message: string) =>
+    ctx.addIssue({ code: "custom", path, message, params: WHOLE_DOCUMENT });
   const scenarios = doc.scenarios ?? [];
   const probes = doc.security ?? [];
   const tools = new Set<string>();

@@ -5,6 +5,7 @@ import { REQUIREMENT_FIELDS, checkRequire } from "./gate-requirements/index.js";
 import { MAX_CONVERSATIONS_PER_SPEC } from "./vars.js";
 import { Fraction, JsonObject, JsonValue, LocalId, Text, ToolName } from "./primitives.js";
 import { Severity } from "./severity.js";
+import { WHOLE_DOCUMENT } from "./whole-document.js";
 
 /** The test specification format, version 1. `examples/refund-agent.yaml` is a complete example. */
 
@@ -26,6 +27,10 @@ export { EVALUATION_PREFIXES } from "./evaluation-kinds/index.js";
 // Typed here as plain strings: the kinds' types read this document's, so its schemas' types may not read theirs.
 export const RESERVED_METRIC_PREFIXES: readonly string[] = Object.values(EVALUATION_PREFIXES);
 const DETECTOR_PREFIX: string = EVALUATION_PREFIXES.detector;
+
+/** A pattern for the document: the text starts with one of these. */
+const startsWithOneOf = (prefixes: readonly string[]) =>
+  `^(?:${prefixes.map((prefix) => prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`;
 
 /** A release decision's own gate, for what a pull request removes or relaxes in the base branch's policy. */
 export const POLICY_GATE_ID = "policy";
@@ -58,11 +63,14 @@ const Expectations = z.array(Expectation).max(200);
 export const Metric = z.strictObject({
   id: LocalId.refine((id) => !RESERVED_METRIC_PREFIXES.some((prefix) => id.startsWith(prefix)), {
     message: `metric ids may not start with ${RESERVED_METRIC_PREFIXES.join(", ")}: those prefixes are reserved for the service's own evaluations`,
-  }),
+  }).meta({ not: { pattern: startsWithOneOf(RESERVED_METRIC_PREFIXES) } }),
   threshold: Fraction.describe("A sample passes when its score is at least this"),
   criteria: Text.describe("What the judge checks, in plain language"),
   scope: z.enum(["conversation", "turn"]).default("conversation"),
 });
+
+/** A path segment other than `.` and `..`, without NUL, `\\` or `%` (as a pattern of the document). */
+const PATH_SEGMENT = String.raw`(?:[^\x00\\%/.][^\x00\\%/]*|\.[^\x00\\%/.][^\x00\\%/]*|\.\.[^\x00\\%/]+)`;
 
 /** Where a scenario's table is in the repository. */
 export const VarsFilePath = z
@@ -73,7 +81,8 @@ export const VarsFilePath = z
       /^\.assure\/[^\0\\%]+\.(csv|jsonl)$/.test(path) &&
       path.split("/").every((segment) => segment !== "" && segment !== "." && segment !== ".."),
     "a .csv or .jsonl file under .assure/, from the repository's root, without '.' or '..' segments",
-  );
+  )
+  .meta({ pattern: `^\\.assure/(?:${PATH_SEGMENT}/)*${PATH_SEGMENT}\\.(?:csv|jsonl)$` });
 
 /** A column of a scenario's table, as `{{name}}` names it. */
 const VAR_NAME = /^[A-Za-z_][A-Za-z0-9_.-]*$/;
@@ -121,7 +130,7 @@ export type Scenario = z.infer<typeof Scenario>;
 export const SecurityProbe = z.strictObject({
   id: LocalId.refine((id) => !id.startsWith(DETECTOR_PREFIX), {
     message: `probe ids may not start with ${DETECTOR_PREFIX}: it names the built-in detectors' findings`,
-  }),
+  }).meta({ not: { pattern: startsWithOneOf([DETECTOR_PREFIX]) } }),
   category: ProbeCategory,
   severity: Severity,
   description: z.string().max(2000).optional(),
@@ -175,9 +184,10 @@ export const GateSpec = z
       ),
     }),
   })
+  // How a gate's requirements combine is checked with the document's other rules (SPEC_INCONSISTENT).
   .superRefine((gate, ctx) =>
     checkRequire(gate.require, (path, message) =>
-      ctx.addIssue({ code: "custom", path: ["require", ...path], message }),
+      ctx.addIssue({ code: "custom", path: ["require", ...path], message, params: WHOLE_DOCUMENT }),
     ),
   );
 export type GateSpec = z.infer<typeof GateSpec>;
@@ -242,6 +252,7 @@ export const TestSpecDocumentShape = z.strictObject({
           (budget) => budget.max_tokens !== undefined || budget.max_cost_usd !== undefined,
           "set max_tokens, max_cost_usd or both",
         )
+        .meta({ minProperties: 1 })
         .optional()
         .describe(
           "Checked by the gate 'budget' the run gets: inconclusive when the agent does not report its usage (or a model has no price)",

@@ -21,5 +21,12 @@ export const JsonValue: z.ZodType<JsonValue> = z
   )
   .meta({ id: "JsonValue" });
 export const JsonObject = z.record(z.string(), JsonValue);
+
+/**
+ * A JSON value the service read off the wire and recorded (a tool's arguments or result, an
+ * artifact's data): published as `JsonValue`, typed `unknown` for the code that narrows it.
+ */
+export const RecordedJson = JsonValue as z.ZodType<unknown>;
+export const RecordedJsonObject = z.record(z.string(), RecordedJson);
 export const Fraction = z.number().min(0).max(1);
 export const OneOrMany = z.union([z.string().min(1), z.array(z.string().min(1)).min(1).max(100)]);

@@ -10,6 +10,8 @@ export function redocly(args: string[]) {
   const result = spawnSync(process.execPath, [CLI, ...args], {
     cwd: ROOT,
     encoding: "utf8",
+    // A diff's JSON report of a large change runs past the default 1 MiB.
+    maxBuffer: 256 * 1024 * 1024,
     env: {
       ...process.env,
       REDOCLY_TELEMETRY: "off",

@@ -9,7 +9,12 @@ export function registerAgentRoutes(api: Api, deps: ApiDeps) {
   const { store, clock, newId } = deps;
 
   api.post("/v1/agents", {
-    config: { scope: "agents:write", creates: "agent_id" },
+    config: {
+      scope: "agents:write",
+      creates: "agent_id",
+      location: true,
+      errors: ["PROJECT_ID_REQUIRED", "NOT_FOUND"],
+    },
     schema: {
       operationId: "createAgent",
       tags: ["agents"],

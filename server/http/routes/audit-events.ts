@@ -19,7 +19,7 @@ export const toAuditEvent = (row: AuditEventRow): AuditEvent => ({
 /** The audit trail, read-only: no route (and no command) changes or removes an event. */
 export function registerAuditRoutes(api: Api, { store, cursors }: ApiDeps) {
   api.get("/v1/audit-events", {
-    config: { scope: "audit:read" },
+    config: { scope: "audit:read", errors: ["NOT_FOUND"] },
     schema: {
       operationId: "listAuditEvents",
       tags: ["audit"],

@@ -5,7 +5,7 @@ import { responses } from "../schemas.js";
 
 export function registerAuthRoutes(api: Api, deps: ApiDeps) {
   api.post("/v1/auth/github-oidc", {
-    config: { creates: "key_id" },
+    config: { creates: "key_id", errors: ["UNAUTHENTICATED"] },
     schema: {
       operationId: "exchangeGitHubOidcToken",
       tags: ["auth"],

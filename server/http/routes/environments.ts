@@ -27,7 +27,12 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
   const { store, clock, newId, egress } = deps;
 
   api.post("/v1/environments", {
-    config: { scope: "environments:write", creates: "environment_id" },
+    config: {
+      scope: "environments:write",
+      creates: "environment_id",
+      location: true,
+      errors: ["PROJECT_ID_REQUIRED", "NOT_FOUND", "AGENT_URL_NOT_ALLOWED", "CONFLICT"],
+    },
     schema: {
       operationId: "createEnvironment",
       tags: ["environments"],
@@ -80,7 +85,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
   });
 
   api.patch("/v1/environments/:environment_id", {
-    config: { scope: "environments:write" },
+    config: { scope: "environments:write", errors: ["AGENT_URL_NOT_ALLOWED", "HEADERS_REQUIRED", "PROTOCOL_MISMATCH"] },
     schema: {
       operationId: "updateEnvironment",
       tags: ["environments"],
@@ -105,8 +110,8 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
       assertCredentialsStay(current, base_url, url_pattern, endpoint.headers);
       for (const field of ["request", "response"] as const) {
         if (endpoint[field] !== undefined && current.protocol !== "http") {
-          throw new ApiError("VALIDATION_FAILED", {
-            message: "The request does not match the schema; see details.",
+          throw new ApiError("PROTOCOL_MISMATCH", {
+            message: `The environment's protocol is ${current.protocol}: only protocol http takes a ${field}.`,
             details: [{ path: `body.endpoint.${field}`, message: `only protocol http takes a ${field}` }],
           });
         }
@@ -176,7 +181,7 @@ function assertCredentialsStay(
     ...(urlPattern !== current.url_pattern ? ["url_pattern changes where runs may call the agent"] : []),
   ];
   if (moved.length === 0) return;
-  throw new ApiError("VALIDATION_FAILED", {
+  throw new ApiError("HEADERS_REQUIRED", {
     message: `The environment's headers (its credentials) do not follow a new address: ${moved.join("; ")}. Send headers again in the same request, or headers: {} to send none.`,
     details: [{ path: "body.endpoint.headers", message: "required when base_url's origin or url_pattern changes" }],
   });
@@ -192,13 +197,13 @@ function checkEndpoint(baseUrl: string, urlPattern: string | null, egress: Pick<
   const url = "url" in sample ? sample.url : baseUrl;
   const refused = egress.checkHost(new URL(url).hostname);
   if (refused) {
-    throw new ApiError("VALIDATION_FAILED", {
+    throw new ApiError("AGENT_URL_NOT_ALLOWED", {
       message: "The agent's base_url may not be reached from this service.",
       details: [{ path: "body.endpoint.base_url", message: refused }],
     });
   }
   if (urlPattern && !compileUrlPattern(urlPattern)!(url)) {
-    throw new ApiError("VALIDATION_FAILED", {
+    throw new ApiError("AGENT_URL_NOT_ALLOWED", {
       message: "The agent's base_url must match the environment's url_pattern: runs that name no URL call it.",
       details: [{ path: "body.endpoint.base_url", message: `must match ${urlPattern}` }],
     });

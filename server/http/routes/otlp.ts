@@ -1,6 +1,7 @@
 import { promisify } from "node:util";
 import { gunzip } from "node:zlib";
 import { z } from "zod";
+import { OtlpExportTraceServiceRequest } from "../../contract/index.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { ApiError } from "../../errors.js";
 import { responses } from "../schemas.js";
@@ -63,6 +64,8 @@ export function registerOtlpRoutes(api: Api, { liveTraces }: Pick<ApiDeps, "live
           operationId: "exportTraces",
           tags: ["traces"],
           summary: "Export an agent's OpenTelemetry spans (OTLP/HTTP)",
+          consumes: Object.keys(ENCODINGS),
+          body: OtlpExportTraceServiceRequest,
           description:
             "An OTLP/HTTP `ExportTraceServiceRequest`, protobuf (`application/x-protobuf`) or JSON (`application/json`), `Content-Encoding: gzip` or none, at most 4 MiB. Spans whose trace id assure sent (`traceparent`) to an agent of the key's project in a conversation still held are attached to it; the answer's `partialSuccess.rejectedSpans` counts the others. Answered in the request's encoding.",
           response: responses({
@@ -76,11 +79,15 @@ export function registerOtlpRoutes(api: Api, { liveTraces }: Pick<ApiDeps, "live
               .describe("An ExportTraceServiceResponse (protobuf when the request was)"),
           }),
         },
-        config: { scope: "traces:write", audited: false },
+        config: {
+          scope: "traces:write",
+          audited: false,
+          errors: ["VALIDATION_FAILED", "UNSUPPORTED_MEDIA_TYPE", "PAYLOAD_TOO_LARGE"],
+        },
       },
       async (request, reply) => {
         const principal = principalOf(request);
-        const body = request.body;
+        const body = request.body as unknown;
         if (!(body instanceof OtlpBody)) {
           throw new ApiError("UNSUPPORTED_MEDIA_TYPE", {
             message: "OTLP/HTTP takes application/x-protobuf or application/json.",

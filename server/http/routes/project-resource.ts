@@ -34,7 +34,7 @@ export function registerProjectResource<Row extends { project_id: string }, Item
   const path = `/v1/${tag}`;
 
   api.get(path, {
-    config: { scope },
+    config: { scope, errors: ["NOT_FOUND"] },
     schema: {
       operationId: `list${pascal}s`,
       tags: [tag],

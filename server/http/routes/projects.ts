@@ -25,7 +25,7 @@ export function registerProjectRoutes(api: Api, deps: ApiDeps) {
   };
 
   api.post("/v1/projects", {
-    config: { scope: "projects:write", creates: "project_id" },
+    config: { scope: "projects:write", creates: "project_id", location: true, errors: ["FORBIDDEN", "CONFLICT"] },
     schema: {
       operationId: "createProject",
       tags: ["projects"],
@@ -52,7 +52,7 @@ export function registerProjectRoutes(api: Api, deps: ApiDeps) {
   });
 
   api.patch("/v1/projects/:project_id", {
-    config: { scope: "projects:write" },
+    config: { scope: "projects:write", errors: ["FORBIDDEN", "CONFLICT"] },
     schema: {
       operationId: "updateProject",
       tags: ["projects"],

@@ -42,7 +42,19 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
   const author = (request: FastifyRequest) => ({ key_id: principalOf(request).key_id, github_login: null });
 
   api.post("/v1/release-decisions", {
-    config: { scope: "releases:write", creates: "decision_id" },
+    config: {
+      scope: "releases:write",
+      creates: "decision_id",
+      location: true,
+      errors: [
+        "PROJECT_ID_REQUIRED",
+        "NOT_FOUND",
+        "FORBIDDEN",
+        "PLANNED_BY_APP",
+        "COMMIT_NOT_GATED",
+        "GITHUB_UNAVAILABLE",
+      ],
+    },
     schema: {
       operationId: "createReleaseDecision",
       tags,
@@ -66,7 +78,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
   });
 
   api.get("/v1/release-decisions", {
-    config: { scope: "releases:read" },
+    config: { scope: "releases:read", errors: ["NOT_FOUND"] },
     schema: {
       operationId: "listReleaseDecisions",
       tags,
@@ -98,7 +110,10 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
   });
 
   api.post("/v1/release-decisions/:decision_id/attempts", {
-    config: { scope: "releases:write" },
+    config: {
+      scope: "releases:write",
+      errors: ["CONFLICT", "FORBIDDEN", "PLANNED_BY_APP", "COMMIT_NOT_GATED", "GITHUB_UNAVAILABLE"],
+    },
     schema: {
       operationId: "startReleaseDecisionAttempt",
       tags,
@@ -142,7 +157,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
   });
 
   api.post("/v1/release-decisions/:decision_id/waivers", {
-    config: { scope: "releases:waive", creates: "waiver_id" },
+    config: { scope: "releases:waive", creates: "waiver_id", location: true, errors: ["NOT_WAIVABLE"] },
     schema: {
       operationId: "createWaiver",
       tags,
@@ -159,7 +174,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
   });
 
   api.post("/v1/release-decisions/:decision_id/policy-approvals", {
-    config: { scope: "releases:waive", creates: "approval_id" },
+    config: { scope: "releases:waive", creates: "approval_id", errors: ["NOTHING_TO_APPROVE", "CONFLICT"] },
     schema: {
       operationId: "approvePolicyChanges",
       tags,
@@ -253,7 +268,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
   });
 
   api.post("/v1/release-decisions/:decision_id/waivers/:waiver_id/revocations", {
-    config: { scope: "releases:waive", creates: "waiver_id" },
+    config: { scope: "releases:waive", creates: "waiver_id", errors: ["CONFLICT"] },
     schema: {
       operationId: "revokeWaiver",
       tags,

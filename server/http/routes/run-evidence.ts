@@ -37,7 +37,7 @@ export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
 
   for (const path of ["/v1/runs/:run_id/trace", "/v1/runs/:run_id/events"]) {
     api.get(path, {
-      ...evidence,
+      config: { ...evidence.config, errors: ["INVALID_PARAMETER_COMBINATION"] },
       schema: {
         operationId: path.endsWith("trace") ? "listTrace" : "listEvents",
         tags: ["evidence"],
@@ -52,6 +52,12 @@ export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
       },
       handler: async (request) => {
         const run = visibleRun(request, request.params.run_id);
+        if (request.query.cursor !== undefined && request.query.after !== undefined) {
+          throw new ApiError("INVALID_PARAMETER_COMBINATION", {
+            message: "Pass either cursor or after, not both.",
+            details: [{ path: "query.after", message: "not with cursor" }],
+          });
+        }
         return pageAfterKey(
           cursors,
           `trace|${run.run_id}`,

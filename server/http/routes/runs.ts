@@ -14,7 +14,21 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
   const { store, cursors } = deps;
 
   api.post("/v1/runs", {
-    config: { scope: "runs:execute", creates: "run_id" },
+    config: {
+      scope: "runs:execute",
+      creates: "run_id",
+      location: true,
+      errors: [
+        "IDEMPOTENCY_KEY_REQUIRED",
+        "IDEMPOTENCY_KEY_REUSED",
+        "NOT_FOUND",
+        "FORBIDDEN",
+        "AGENT_URL_NOT_ALLOWED",
+        "SOURCE_INCOMPLETE",
+        "RUN_QUOTA_EXCEEDED",
+        "ENVIRONMENT_NOT_READY",
+      ],
+    },
     schema: {
       operationId: "createRun",
       tags: ["runs"],
@@ -45,7 +59,7 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
   });
 
   api.get("/v1/runs", {
-    config: { scope: "runs:read" },
+    config: { scope: "runs:read", errors: ["NOT_FOUND", "PROJECT_ID_REQUIRED"] },
     schema: {
       operationId: "listRuns",
       tags: ["runs"],
@@ -112,7 +126,7 @@ function resolveEnvironment({ store }: ApiDeps, projectId: string | undefined, v
     const byName = store.getEnvironmentRowByName(projectId, value);
     if (byName) return byName.environment_id;
   } else if (!value.startsWith("env_")) {
-    throw new ApiError("VALIDATION_FAILED", {
+    throw new ApiError("PROJECT_ID_REQUIRED", {
       message: "Filtering by environment name needs a project; pass project_id or an environment id.",
       details: [{ path: "query.environment", message: "a name is only unique within a project" }],
     });

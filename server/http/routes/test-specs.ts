@@ -21,7 +21,7 @@ function sourceOf({ repository, commit_sha, path }: CreateTestSpecQuery): SpecSo
   const given = [repository, commit_sha, path].filter((value) => value !== undefined).length;
   if (given === 0) return null;
   if (given < 3) {
-    throw new ApiError("VALIDATION_FAILED", {
+    throw new ApiError("INVALID_PARAMETER_COMBINATION", {
       message: "Give repository, commit_sha and path together, or none of them.",
       details: [{ path: "query", message: "repository, commit_sha and path go together" }],
     });
@@ -33,7 +33,20 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
   const { store } = deps;
 
   api.post("/v1/test-specs", {
-    config: { scope: "specs:write", acceptsYaml: true, creates: "test_spec_id" },
+    config: {
+      scope: "specs:write",
+      acceptsYaml: true,
+      creates: "test_spec_id",
+      location: true,
+      errors: [
+        "PROJECT_ID_REQUIRED",
+        "NOT_FOUND",
+        "FORBIDDEN",
+        "INVALID_PARAMETER_COMBINATION",
+        "SPEC_INCONSISTENT",
+        "SPEC_FILE_INVALID",
+      ],
+    },
     bodyLimit: deps.bodyLimits.spec,
     schema: {
       operationId: "createTestSpec",
@@ -53,7 +66,7 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
       const yaml = Buffer.isBuffer(request.body) ? request.body : undefined;
       const source = sourceOf(request.query);
       if (source && !yaml) {
-        throw new ApiError("VALIDATION_FAILED", {
+        throw new ApiError("INVALID_PARAMETER_COMBINATION", {
           message:
             "A spec from a repository is sent as its file's text: Content-Type application/yaml, with repository, commit_sha and path in the query, or as {file} in JSON.",
           details: [{ path: "query.repository", message: "needs an application/yaml body" }],

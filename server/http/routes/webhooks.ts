@@ -72,7 +72,7 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
   const reachable = (url: string) => {
     const refused = egress.checkHost(new URL(url).hostname);
     if (refused) {
-      throw new ApiError("VALIDATION_FAILED", {
+      throw new ApiError("WEBHOOK_URL_NOT_ALLOWED", {
         message: "The webhook's url may not be reached from this service.",
         details: [{ path: "body.url", message: refused }],
       });
@@ -82,7 +82,12 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
     visibleOr404(principalOf(request), store.getWebhookRow(id), "Webhook", id);
 
   api.post("/v1/webhooks", {
-    config: { scope: "webhooks:write", creates: "webhook_id" },
+    config: {
+      scope: "webhooks:write",
+      creates: "webhook_id",
+      location: true,
+      errors: ["PROJECT_ID_REQUIRED", "NOT_FOUND", "WEBHOOK_URL_NOT_ALLOWED"],
+    },
     schema: {
       operationId: "createWebhook",
       tags,
@@ -130,7 +135,7 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
   });
 
   api.patch("/v1/webhooks/:webhook_id", {
-    config: { scope: "webhooks:write" },
+    config: { scope: "webhooks:write", errors: ["WEBHOOK_URL_NOT_ALLOWED"] },
     schema: {
       operationId: "updateWebhook",
       tags,

@@ -54,7 +54,7 @@ function runSection(
   ];
   for (const gate of evidence.gates) {
     // The decision's view of the gate: with its comparison against the base branch, and any waiver.
-    const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate.id);
+    const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate.gate_id);
     const refList = decided?.evidence_refs ?? gate.evidence_refs;
     const refs = refList
       .slice(0, 3)
@@ -70,7 +70,7 @@ function runSection(
         ? `waived ([waiver](${absolute(decided.waiver_ref!)}))`
         : (decided?.status ?? gate.status);
     lines.push(
-      `| ${cell(gate.id)} | ${status} | ${cell(decided?.reason ?? gate.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`,
+      `| ${cell(gate.gate_id)} | ${status} | ${cell(decided?.reason ?? gate.reason)} | ${refs}${more}${baseRefs ? ` ${baseRefs}` : ""} |`,
     );
   }
   if (evidence.failure) {

@@ -63,7 +63,7 @@ function annotationsOfRun(run: RunReport, absolute: (ref: string) => string): Sp
       path,
       line: lineOf(run.lines, `gates[${position}]`),
       level: gate.status === "failed" ? "failure" : "warning",
-      title: clip(`gate ${gate.id} ${gate.status} (${run.environmentName})`, 255),
+      title: clip(`gate ${gate.gate_id} ${gate.status} (${run.environmentName})`, 255),
       message: clip(
         `${gate.reason}${gate.evidence_refs.length > 0 ? `\nEvidence: ${gate.evidence_refs.map(absolute).join(" ")}` : ""}`,
         60_000,

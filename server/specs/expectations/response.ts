@@ -11,7 +11,11 @@ const Pattern = z
   .superRefine((source, ctx) => {
     const problem = patternError(source);
     if (problem) ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${problem}` });
-  });
+  })
+  // Not JSON Schema's `regex` format (ECMA-262 as written): a leading (?i) is taken too.
+  .describe(
+    "A regular expression in ECMAScript syntax (matched with the u flag), optionally led by inline flags such as (?i), (?m) or (?s)",
+  );
 
 const list = (value: string | string[] | undefined) =>
   value === undefined ? [] : Array.isArray(value) ? value : [value];
@@ -28,7 +32,8 @@ export const response = defineExpectationKind({
     .strictObject({ matches: Pattern.optional(), contains: OneOrMany.optional(), not_contains: OneOrMany.optional() })
     .refine((r) => r.matches !== undefined || r.contains !== undefined || r.not_contains !== undefined, {
       message: "name at least one of matches, contains, not_contains",
-    }),
+    })
+    .meta({ minProperties: 1 }),
   check({ matches, contains, not_contains }, facts) {
     const replies = facts.replies
       .filter((reply) => reply.content)

@@ -87,9 +87,9 @@ describe("which agent a run reaches", () => {
       environment_id: created.body.environment_id,
       source: { repository: "acme/refunds", commit_sha: SHA },
     });
-    expect(refused.status).toBe(400);
+    expect(refused.status).toBe(422);
     expect(refused.body.error).toMatchObject({
-      code: "VALIDATION_FAILED",
+      code: "SOURCE_INCOMPLETE",
       details: [{ path: "body.source.pull_request", message: "needed to fill {pull_request}" }],
     });
     expect(t.service.store.countRows().runs).toBe(runsBefore);
@@ -157,8 +157,9 @@ describe("which agent a run reaches", () => {
     const withoutHeaders = await client.patch(`/v1/environments/${id}`, {
       endpoint: { base_url: `${origin()}/{short_sha}/v1`, url_pattern: `${origin()}/*/v1` },
     });
+    expect(withoutHeaders.status).toBe(422);
     expect(withoutHeaders.body.error).toMatchObject({
-      code: "VALIDATION_FAILED",
+      code: "HEADERS_REQUIRED",
       details: [{ path: "body.endpoint.headers" }],
     });
     const patched = await client.patch(`/v1/environments/${id}`, {

@@ -169,6 +169,17 @@ describe("bad input", () => {
       "",
     ],
     ["a bad regex", EXAMPLE_SPEC_YAML.replace('"(?i)refund"', '"(unclosed"'), "regular expression"],
+  ])("refuses a YAML spec with %s and writes nothing", async (_name, yaml, message) => {
+    const before = t.service.store.countRows();
+    const response = await p.client.call("POST", "/v1/test-specs", { body: yaml, contentType: "application/yaml" });
+    expect(response.status).toBe(400);
+    expect(response.body.error.code).toBe("VALIDATION_FAILED");
+    if (message) expect(JSON.stringify(response.body.error)).toContain(message);
+    expect(t.service.store.countRows()).toEqual(before);
+  });
+
+  // Well-formed YAML of the spec's shape whose parts contradict each other: 422, not 400.
+  it.each([
     [
       "a gate with two requirements",
       EXAMPLE_SPEC_YAML.replace(
@@ -183,12 +194,12 @@ describe("bad input", () => {
       "not defined by any scenario",
     ],
     ["a canary check without a canary", EXAMPLE_SPEC_YAML.replace("canary: true ", "canary: false"), "canary"],
-  ])("refuses a YAML spec with %s and writes nothing", async (_name, yaml, message) => {
+  ])("refuses a YAML spec with %s as inconsistent and writes nothing", async (_name, yaml, message) => {
     const before = t.service.store.countRows();
     const response = await p.client.call("POST", "/v1/test-specs", { body: yaml, contentType: "application/yaml" });
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe("VALIDATION_FAILED");
-    if (message) expect(JSON.stringify(response.body.error)).toContain(message);
+    expect(response.status).toBe(422);
+    expect(response.body.error.code).toBe("SPEC_INCONSISTENT");
+    expect(JSON.stringify(response.body.error)).toContain(message);
     expect(t.service.store.countRows()).toEqual(before);
   });
 

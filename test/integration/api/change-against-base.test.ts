@@ -215,7 +215,8 @@ describe("a pull request's decision compared with its base branch", () => {
       gate_id: "policy",
       reason: "x",
     });
-    expect(asWaiver.status).toBe(400);
+    expect(asWaiver.status).toBe(422);
+    expect(asWaiver.body.error.code).toBe("NOT_WAIVABLE");
     expect(asWaiver.body.error.message).toContain("policy-approvals");
     expect(
       (await ci.post(`/v1/release-decisions/${head.decision_id}/policy-approvals`, { reason: "mine" })).status,
@@ -266,7 +267,8 @@ describe("a pull request's decision compared with its base branch", () => {
     expect(onRuns.status).toBe(400);
     expect(onRuns.body.error.details[0].path).toBe("body.base");
     const nothing = await reviewer.post(`/v1/release-decisions/${plain.decision_id}/policy-approvals`, { reason: "x" });
-    expect(nothing.status).toBe(400);
+    expect(nothing.status).toBe(422);
+    expect(nothing.body.error.code).toBe("NOTHING_TO_APPROVE");
     expect(nothing.body.error.message).toContain("changes no policy");
   });
 

@@ -112,7 +112,19 @@ describe("release decisions", () => {
       reasons: [{ run_id: runId, gate_id: "DET", status: "failed", blocking: true, waiver_ref: null }],
     });
 
-    const waiverBody = { run_id: runId, gate_id: "DET", reason: "Known issue ACME-12; the fix ships next week." };
+    // The run's evidence names the gate as the decision's reason and the waiver do: gate_id (its
+    // deprecated id says the same, with Deprecation and Sunset headers).
+    const evidence = await ci.get(`/v1/runs/${runId}/evidence`);
+    const failedGate = evidence.body.gates.find((g: { status: string }) => g.status === "failed");
+    expect(failedGate).toMatchObject({ gate_id: decision.reasons[0].gate_id, id: decision.reasons[0].gate_id });
+    expect(evidence.headers.get("deprecation")).toBe(`@${Date.parse("2026-11-27T00:00:00Z") / 1000}`);
+    expect(evidence.headers.get("sunset")).toBe(new Date("2027-06-01T00:00:00Z").toUTCString());
+
+    const waiverBody = {
+      run_id: runId,
+      gate_id: failedGate.gate_id,
+      reason: "Known issue ACME-12; the fix ships next week.",
+    };
     const byCi = await ci.post(`/v1/release-decisions/${decision.decision_id}/waivers`, waiverBody);
     expect(byCi.status).toBe(403);
     expect(byCi.body.error.message).toContain("releases:waive");
@@ -253,7 +265,8 @@ describe("release decisions", () => {
       t.issueKey(other.body.project_id, ["releases:write", "releases:read", "releases:waive"]),
     );
     const before = t.service.store.countRows();
-    const cases: [ApiClient, string, unknown, string][] = [
+    // What the decision names that its project does not have is not found (as another project's resources are).
+    const cases: [ApiClient, string, unknown, string, number][] = [
       [
         otherKey,
         "/v1/release-decisions",
@@ -262,6 +275,7 @@ describe("release decisions", () => {
           plan: [{ test_spec_id: p.testSpecId, environment_id: p.environmentId }],
         },
         "body.plan[0].test_spec_id",
+        404,
       ],
       [
         ci,
@@ -271,13 +285,14 @@ describe("release decisions", () => {
           plan: [{ test_spec_id: p.testSpecId, environment_id: "env_nope" }],
         },
         "body.plan[0].environment_id",
+        404,
       ],
-      [otherKey, "/v1/release-decisions", { subject: { run_ids: ["run_nope"] } }, "body.subject.run_ids[0]"],
-      [ci, "/v1/release-decisions", { subject: { repository: "not a repo", commit_sha: "x" } }, "body.subject"],
+      [otherKey, "/v1/release-decisions", { subject: { run_ids: ["run_nope"] } }, "body.subject.run_ids[0]", 404],
+      [ci, "/v1/release-decisions", { subject: { repository: "not a repo", commit_sha: "x" } }, "body.subject", 400],
     ];
-    for (const [client, path, body, field] of cases) {
+    for (const [client, path, body, field, status] of cases) {
       const refused = await client.post(path, body);
-      expect(refused.status).toBe(400);
+      expect(refused.status).toBe(status);
       expect(JSON.stringify(refused.body.error.details)).toContain(field);
     }
     expect(t.service.store.countRows()).toEqual(before);
@@ -287,15 +302,19 @@ describe("release decisions", () => {
     await waitForRun(ci, runId);
     const decision = (await decide(sha, [{ test_spec_id: p.testSpecId, environment_id: p.environmentId }])).body;
     const waive = (body: unknown) => reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers`, body);
-    expect((await waive({ run_id: runId, gate_id: "DET", reason: "nothing to lift" })).body.error.details[0].path).toBe(
-      "body.gate_id",
-    );
-    expect((await waive({ run_id: "run_nope", gate_id: "DET", reason: "x" })).body.error.details[0].path).toBe(
-      "body.run_id",
-    );
-    expect(
-      (await waive({ run_id: runId, gate_id: "DET", reason: "x", expires_at: "2020-01-01T00:00:00Z" })).status,
-    ).toBe(400);
+    // A waiver with nothing to lift is well-formed but cannot apply: 422 NOT_WAIVABLE, naming the field.
+    const notWaivable = [
+      [{ run_id: runId, gate_id: "DET", reason: "nothing to lift" }, "body.gate_id"],
+      [{ run_id: "run_nope", gate_id: "DET", reason: "x" }, "body.run_id"],
+    ] as const;
+    for (const [body, field] of notWaivable) {
+      const refused = await waive(body);
+      expect(refused.status).toBe(422);
+      expect(refused.body.error).toMatchObject({ code: "NOT_WAIVABLE", details: [{ path: field }] });
+    }
+    const expired = await waive({ run_id: runId, gate_id: "DET", reason: "x", expires_at: "2020-01-01T00:00:00Z" });
+    expect(expired.status).toBe(422);
+    expect(expired.body.error.code).toBe("NOT_WAIVABLE");
     expect((await otherKey.get(`/v1/release-decisions/${decision.decision_id}`)).status).toBe(404);
   });
 });

@@ -38,8 +38,10 @@ describe("specs from a repository", () => {
 
   it("refuse a source that is incomplete, malformed, or sent with a JSON body", async () => {
     const yaml = deterministicSpecYaml({ repeat: 1 });
+    const incomplete = await upload(yaml, `repository=acme/refunds&commit_sha=${SHA_A}`);
+    expect(incomplete.status).toBe(400);
+    expect(incomplete.body.error.code).toBe("INVALID_PARAMETER_COMBINATION");
     for (const query of [
-      `repository=acme/refunds&commit_sha=${SHA_A}`,
       `repository=acme/refunds&commit_sha=${SHA_A}&path=../outside.yaml`,
       `repository=acme/refunds&commit_sha=${SHA_A}&path=/absolute.yaml`,
       `repository=acme/refunds&commit_sha=HEAD&path=a.yaml`,
@@ -60,6 +62,7 @@ describe("specs from a repository", () => {
       },
     });
     expect(json.status).toBe(400);
+    expect(json.body.error.code).toBe("INVALID_PARAMETER_COMBINATION");
     expect(json.body.error.message).toMatch(/application\/yaml/);
   });
 });

@@ -93,8 +93,9 @@ describe("specs whose scenarios come from tables", () => {
       "/v1/test-specs",
       fileBody(p, "id,order_id,amount,reply\nfirst,A-100,42.5,Yes\nsecond,B-7\n"),
     );
-    expect(response.status).toBe(400);
-    expect(response.body.error.code).toBe("VALIDATION_FAILED");
+    // The request is well-formed; the repository's files it carries are not a valid spec.
+    expect(response.status).toBe(422);
+    expect(response.body.error.code).toBe("SPEC_FILE_INVALID");
     expect(response.body.error.details).toEqual([
       {
         path: "body.file.tables[0]",

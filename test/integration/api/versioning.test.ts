@@ -55,6 +55,14 @@ describe("deprecations, declared once in the contract", () => {
     }
   });
 
+  it("leave a request no route takes as it was: 404 or 405, without the headers", async () => {
+    const unknown = await t.admin.get("/v1/nothing-here");
+    expect([unknown.status, unknown.body.error.code]).toEqual([404, "NOT_FOUND"]);
+    expect(unknown.headers.get("deprecation")).toBeNull();
+    const wrongMethod = await t.admin.call("DELETE", "/v1/projects");
+    expect([wrongMethod.status, wrongMethod.body.error.code]).toEqual([405, "METHOD_NOT_ALLOWED"]);
+  });
+
   it("must name something that exists: the service does not start otherwise", async () => {
     await expect(
       startTestService({

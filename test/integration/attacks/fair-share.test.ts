@@ -73,7 +73,9 @@ describe("finding 6: one project starves the others", () => {
       body: stringify(spec),
       contentType: "application/yaml",
     });
-    expect(refused.status).toBe(400);
+    // Each part within its bounds, the whole over the cap: the spec does not hold together.
+    expect(refused.status).toBe(422);
+    expect(refused.body.error.code).toBe("SPEC_INCONSISTENT");
     expect(refused.body.error.details).toEqual([
       expect.objectContaining({
         path: "spec.scenarios",

@@ -78,7 +78,9 @@ describe("attacks with hostile input", () => {
           tables: [{ path: ".assure/refunds.jsonl", content: `{"id":"ok","order_id":"A-2","amount":2}\n${row}\n` }],
         },
       });
-      expect(response.status).toBe(400);
+      // A table of the repository's spec file that is not valid: the request itself is well-formed.
+      expect(response.status).toBe(422);
+      expect(response.body.error.code).toBe("SPEC_FILE_INVALID");
       expect(response.body.error.details).toEqual([
         {
           path: "body.file.tables[0]",
@@ -116,14 +118,16 @@ describe("attacks with hostile input", () => {
     it("stops reading a 1.2-million-row CSV table past the 10,000 rows a spec takes, and a 600,000-column header at the column cap", async () => {
       // Within the body limit: three bytes a row (four in the JSON body).
       const long = await upload(".assure/refunds.csv", `id,order_id,amount\n${",,\n".repeat(1_200_000)}`);
-      expect(long.status).toBe(400);
+      expect(long.status).toBe(422);
+      expect(long.body.error.code).toBe("SPEC_FILE_INVALID");
       expect(long.body.error.details[0].message).toMatch(/the table has more than 10000 rows; at most 10000$/);
 
       const wide = await upload(
         ".assure/refunds.csv",
         `${Array.from({ length: 600_000 }, (_, i) => `c${i % 10}`).join(",")}\n1\n`,
       );
-      expect(wide.status).toBe(400);
+      expect(wide.status).toBe(422);
+      expect(wide.body.error.code).toBe("SPEC_FILE_INVALID");
       expect(wide.body.error.details[0].message).toMatch(
         /a row is longer than 1048576 characters|names 600000 columns/,
       );

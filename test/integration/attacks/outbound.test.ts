@@ -38,9 +38,9 @@ describe("attacks on what the service sends out", () => {
         { base_url: elsewhere.baseUrl, url_pattern: `${newOrigin}/*` },
       ]) {
         const moved = await p.client.patch(`/v1/environments/${p.environmentId}`, { endpoint });
-        expect(moved.status).toBe(400);
+        expect(moved.status).toBe(422);
         expect(moved.body.error).toMatchObject({
-          code: "VALIDATION_FAILED",
+          code: "HEADERS_REQUIRED",
           details: [{ path: "body.endpoint.headers" }],
         });
       }

@@ -113,11 +113,12 @@ describe("protocol http: any JSON API, read by JMESPath", () => {
       expect(response.status).toBe(400);
       expect(response.body.error.details).toContainEqual({ path, message: expect.stringMatching(message) });
     }
-    // And a change may not give another protocol a mapping.
+    // And a change may not give another protocol a mapping: the body is well-formed, the result is not.
     const patched = await p.client.patch(`/v1/environments/${p.environmentId}`, {
       endpoint: { response: { text: "a" } },
     });
-    expect(patched.status).toBe(400);
+    expect(patched.status).toBe(422);
+    expect(patched.body.error.code).toBe("PROTOCOL_MISMATCH");
   });
 
   it("shows the request and response it stores, the defaults filled in", async () => {

@@ -101,7 +101,8 @@ describe("a run's token budget", () => {
     const p = await seedProject(t, agent.baseUrl);
     const yaml = budgeted(100).replace("id: DET", "id: budget");
     const response = await p.client.call("POST", "/v1/test-specs", { body: yaml, contentType: "application/yaml" });
-    expect(response.status).toBe(400);
+    expect(response.status).toBe(422);
+    expect(response.body.error.code).toBe("SPEC_INCONSISTENT");
     expect(response.body.error.details[0].message).toMatch(/the gate id 'budget' is the one defaults.budget adds/);
   });
 
