@@ -19,6 +19,7 @@ import { storeSpecVersion } from "../releases/add-spec-version.js";
 import { createDecision } from "../releases/create-decision.js";
 import { createRun } from "../runs/create-run.js";
 import type { ReadVersion } from "../spec-reader/read-spec.js";
+import type { OpenDb } from "../store/db.js";
 import { openServiceStore, type ServiceStore } from "../store/service-store.js";
 import { toNewEnvironment, trimmed, type LocalEndpoint } from "./local-environment.js";
 
@@ -39,6 +40,8 @@ export interface LocalRunnerOptions {
   workers?: number;
   /** Tests shorten the agent's and the judge's retry backoff. */
   agentBackoffMs?: (attempt: number) => number;
+  /** The SQLite driver: better-sqlite3 unless another is given (the Action's WebAssembly SQLite). */
+  openDb?: OpenDb | undefined;
 }
 
 export interface LocalRunner {
@@ -80,6 +83,7 @@ export async function openLocalRunner({
   clock = systemClock,
   workers = 4,
   agentBackoffMs,
+  openDb,
 }: LocalRunnerOptions): Promise<LocalRunner> {
   const temporary = dbPath ? undefined : mkdtempSync(join(tmpdir(), "assure-test-"));
   const path = dbPath ?? join(temporary!, "assure.db");
@@ -93,6 +97,7 @@ export async function openLocalRunner({
       encryptionKey: config.encryptionKey,
       // It serves no one while it runs: no writer thread to start, or to keep in memory.
       writer: "this-thread",
+      openDb,
     });
   } catch (error) {
     removeTemporary();

@@ -2,7 +2,7 @@ import type { Clock } from "../clock.js";
 import type { Run } from "../contract/index.js";
 import { makeAgentsStore } from "./agents.js";
 import { makeApiKeysStore } from "./api-keys.js";
-import { openDb, type Db, type OpenDbOptions } from "./db.js";
+import { openDb as openSqliteFile, type Db, type OpenDb, type OpenDbOptions } from "./db.js";
 import { makeEnvironmentsStore } from "./environments.js";
 import { migrate } from "./migrate.js";
 import { makePager } from "./pagination.js";
@@ -47,6 +47,8 @@ export interface OpenStoreOptions extends OpenDbOptions {
   clock: Clock;
   /** ASSURE_ENCRYPTION_KEY; without it, the key file beside the database (created on first start). */
   encryptionKey?: Buffer | undefined;
+  /** The driver: better-sqlite3 on a file unless another is given (the Action's WebAssembly SQLite). */
+  openDb?: OpenDb | undefined;
 }
 
 /**
@@ -55,7 +57,10 @@ export interface OpenStoreOptions extends OpenDbOptions {
  * thread use it). The service reads through one and writes through its writer thread
  * (`openServiceStore`), where every method of `writes` is a command: a write is declared once.
  */
-export function openStore(path: string, { clock, encryptionKey, ...dbOptions }: OpenStoreOptions) {
+export function openStore(
+  path: string,
+  { clock, encryptionKey, openDb = openSqliteFile, ...dbOptions }: OpenStoreOptions,
+) {
   const db = openDb(path, dbOptions);
   let sealer: Sealer;
   try {
