@@ -74,8 +74,9 @@ export async function uploadRun(
   await spend(limits.runCreates, `project:${head.project_id}`, "runs created in this project", Date.now());
 
   const agent = store.getAgent(environment.agent_id);
-  if (!agent)
+  if (!agent) {
     throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
+  }
   const now = clock.now().toISOString();
   const runId = newId("run");
   const [outcome] = await store.write([
