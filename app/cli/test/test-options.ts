@@ -172,10 +172,12 @@ function readUpload(
     throw new UsageError(`--upload takes the service's base URL (http or https), not '${values.upload}'`);
   }
   const token = env.ASSURE_TOKEN;
-  if (!token)
+  if (!token) {
     throw new UsageError("--upload sends the runs as the API key in ASSURE_TOKEN (with runs:execute): set it");
-  if (!values.environment)
+  }
+  if (!values.environment) {
     throw new UsageError("--upload needs --environment NAME: the service's environment the runs stand for");
+  }
   if ((values.repository === undefined) !== (values.commit === undefined)) {
     throw new UsageError("--repository and --commit go together: the commit the agent under test was built from");
   }
