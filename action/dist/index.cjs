@@ -56093,6 +56093,7 @@ var RunSourceFields = {
   pull_request: external_exports.number().int().positive().optional()
 };
 var RunSource = external_exports.object(RunSourceFields).meta({ id: "RunSource" });
+var RunExecutor = external_exports.enum(["service", "local"]).describe("service: executed by the service's engine; local: held outside the service and uploaded, judged here");
 var Run = external_exports.object({
   run_id: external_exports.string().describe("Correlation key of every artifact of the run"),
   project_id: external_exports.string(),
@@ -56113,6 +56114,8 @@ var Run = external_exports.object({
   started_by: external_exports.string().nullable().describe(
     "Who started it: the API key's id, or `github-app` for the GitHub App; null for runs made before it was recorded"
   ),
+  executor: RunExecutor,
+  uploaded_by: external_exports.string().nullable().describe("For a run executed outside the service: the API key that uploaded it; null otherwise"),
   created_at: Timestamp,
   updated_at: Timestamp,
   started_at: Timestamp.nullable(),
@@ -56143,6 +56146,30 @@ var ListRunsQuery = ProjectScopedPageQuery.extend({
   environment: external_exports.string().min(1).max(128).optional().describe("Environment id or name")
 });
 var RunList = listOf(Run).meta({ id: "RunList" });
+var MAX_UPLOADED_CONVERSATIONS = 1e4;
+var MAX_UPLOADED_EVENTS = 2e5;
+var UploadedConversation = external_exports.strictObject({
+  conversation_id: ResourceId.describe("The id it had where it was held: the trace's entries name it"),
+  kind: external_exports.enum(["scenario", "probe"]),
+  scenario_id: external_exports.string().min(1).max(300),
+  repeat_index: external_exports.number().int().min(1),
+  retry: external_exports.number().int().min(0).default(0),
+  canary: external_exports.string().min(1).max(200).nullable().default(null).describe("The canary planted in its system prompt")
+}).meta({ id: "UploadedConversation" });
+var UploadedTraceEntry = external_exports.strictObject({
+  sequence: external_exports.number().int().min(1).describe("Gap-free from 1"),
+  type: external_exports.string().min(1).max(100),
+  occurred_at: Timestamp,
+  data: external_exports.record(external_exports.string(), external_exports.unknown())
+}).meta({ id: "UploadedTraceEntry" });
+var UploadRunBody = external_exports.strictObject({
+  test_spec_id: ResourceId,
+  spec_version: external_exports.string().min(1).max(200).describe("The spec version the conversations were held for"),
+  environment_id: ResourceId,
+  source: external_exports.strictObject(RunSourceFields).optional().describe("The commit the agent under test was built from"),
+  conversations: external_exports.array(UploadedConversation).min(1).max(MAX_UPLOADED_CONVERSATIONS).describe("The completed conversations: each planned case once, or more when it was tried again"),
+  trace: external_exports.array(UploadedTraceEntry).max(MAX_UPLOADED_EVENTS).describe("The conversations' events in order; no run, evaluation or finding events")
+}).meta({ id: "UploadRunBody" });
 
 // server/contract/evidence.ts
 var EvidenceRefs = external_exports.array(external_exports.string()).describe("API paths, each readable with evidence:read");
@@ -56253,6 +56280,10 @@ var Evidence = external_exports.object({
   agent_version: external_exports.string(),
   environment: external_exports.string().describe("Name of the environment the run used"),
   environment_id: external_exports.string(),
+  executor: RunExecutor.describe(
+    "Where its conversations were held: by the service, or outside it (local) and uploaded; either way judged by the service"
+  ),
+  uploaded_by: external_exports.string().nullable().describe("For a run executed outside the service: the API key that uploaded it"),
   status: RunStatus,
   verdict: Verdict,
   failure: RunFailure.nullable(),

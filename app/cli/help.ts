@@ -59,6 +59,15 @@ Outputs:
                         failed: exit 1 on a failed gate, else 0; never: exit 0 once judged
   --quiet               No progress and no table: the decision line only
 
+Sending the runs to the service, to be judged there (it re-evaluates their conversations):
+  --upload URL          The service's base URL; the API key is ASSURE_TOKEN (runs:execute,
+                        specs:read, environments:read). Each run goes to the service's spec of the
+                        same name at the same version: the run is stored as executor: local
+  --environment NAME    The service's environment the runs stand for (with --upload)
+  --project ID          The project, for a key not bound to one
+  --repository O/N      With --commit SHA: the commit the agent under test was built from, so
+                        the run can count toward that commit's decision (where policy allows)
+
 Exit codes: 0 allowed, 1 blocked by a failed gate, 2 inconclusive or an error (the agent or the
 judge unreachable), 64 a usage error, 65 an invalid spec, table, config or file, 130 interrupted.`;
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { PageQuery, extensible, listOf } from "./common.js";
-import { RunFailure, RunStatus, Verdict } from "./runs.js";
+import { RunExecutor, RunFailure, RunStatus, Verdict } from "./runs.js";
 import { ProbeCategory, Severity } from "../specs/document.js";
 import { EVALUATION_KIND_NAMES } from "../specs/evaluation-kinds/index.js";
 
@@ -166,6 +166,10 @@ export const Evidence = z
     agent_version: z.string(),
     environment: z.string().describe("Name of the environment the run used"),
     environment_id: z.string(),
+    executor: RunExecutor.describe(
+      "Where its conversations were held: by the service, or outside it (local) and uploaded; either way judged by the service",
+    ),
+    uploaded_by: z.string().nullable().describe("For a run executed outside the service: the API key that uploaded it"),
     status: RunStatus,
     verdict: Verdict,
     failure: RunFailure.nullable(),

@@ -52,6 +52,12 @@ const RunSourceFields = {
 export const RunSource = z.object(RunSourceFields).meta({ id: "RunSource" });
 export type RunSource = z.infer<typeof RunSource>;
 
+/** Where a run was executed: by the service's engine, or outside it (`assure test --upload`) and uploaded. */
+export const RunExecutor = z
+  .enum(["service", "local"])
+  .describe("service: executed by the service's engine; local: held outside the service and uploaded, judged here");
+export type RunExecutor = z.infer<typeof RunExecutor>;
+
 /** Who a run the GitHub App started says started it (`started_by`): only such runs fill the slots the App plans. */
 export const GITHUB_APP_KEY_ID = "github-app";
 
@@ -84,6 +90,11 @@ export const Run = z
       .describe(
         "Who started it: the API key's id, or `github-app` for the GitHub App; null for runs made before it was recorded",
       ),
+    executor: RunExecutor,
+    uploaded_by: z
+      .string()
+      .nullable()
+      .describe("For a run executed outside the service: the API key that uploaded it; null otherwise"),
     created_at: Timestamp,
     updated_at: Timestamp,
     started_at: Timestamp.nullable(),
@@ -131,3 +142,50 @@ export const ListRunsQuery = ProjectScopedPageQuery.extend({
 export type ListRunsQuery = z.infer<typeof ListRunsQuery>;
 
 export const RunList = listOf(Run).meta({ id: "RunList" });
+
+/** At most this many conversations in one upload, and trace entries. */
+export const MAX_UPLOADED_CONVERSATIONS = 10_000;
+export const MAX_UPLOADED_EVENTS = 200_000;
+
+export const UploadedConversation = z
+  .strictObject({
+    conversation_id: ResourceId.describe("The id it had where it was held: the trace's entries name it"),
+    kind: z.enum(["scenario", "probe"]),
+    scenario_id: z.string().min(1).max(300),
+    repeat_index: z.number().int().min(1),
+    retry: z.number().int().min(0).default(0),
+    canary: z.string().min(1).max(200).nullable().default(null).describe("The canary planted in its system prompt"),
+  })
+  .meta({ id: "UploadedConversation" });
+
+export const UploadedTraceEntry = z
+  .strictObject({
+    sequence: z.number().int().min(1).describe("Gap-free from 1"),
+    type: z.string().min(1).max(100),
+    occurred_at: Timestamp,
+    data: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: "UploadedTraceEntry" });
+
+/**
+ * A run held outside the service (`assure test --upload`): what the agent was asked and said, never
+ * what anyone concluded from it. The service checks it against the spec version it names and judges it.
+ */
+export const UploadRunBody = z
+  .strictObject({
+    test_spec_id: ResourceId,
+    spec_version: z.string().min(1).max(200).describe("The spec version the conversations were held for"),
+    environment_id: ResourceId,
+    source: z.strictObject(RunSourceFields).optional().describe("The commit the agent under test was built from"),
+    conversations: z
+      .array(UploadedConversation)
+      .min(1)
+      .max(MAX_UPLOADED_CONVERSATIONS)
+      .describe("The completed conversations: each planned case once, or more when it was tried again"),
+    trace: z
+      .array(UploadedTraceEntry)
+      .max(MAX_UPLOADED_EVENTS)
+      .describe("The conversations' events in order; no run, evaluation or finding events"),
+  })
+  .meta({ id: "UploadRunBody" });
+export type UploadRunBody = z.infer<typeof UploadRunBody>;

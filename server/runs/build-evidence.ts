@@ -34,6 +34,8 @@ export function buildEvidence(
     agent_version: run.agent_version,
     environment: environment?.name ?? run.environment_id,
     environment_id: run.environment_id,
+    executor: run.executor,
+    uploaded_by: run.uploaded_by,
     status: run.status,
     verdict: run.verdict,
     failure: run.failure,

@@ -156,6 +156,8 @@ export async function createRun(
       agent_url: agentAt.url,
       source: body.source ?? null,
       started_by: principal.key_id,
+      executor: "service",
+      uploaded_by: null,
       created_at: now,
       updated_at: now,
       started_at: null,

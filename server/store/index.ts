@@ -7,14 +7,14 @@ import { makeEnvironmentsStore } from "./environments.js";
 import { migrate } from "./migrate.js";
 import { makePager } from "./pagination.js";
 import { makeProjectsStore } from "./projects.js";
-import { makeRunsStore, type RunStatusChange } from "./runs.js";
+import { makeRunsStore, type IdempotentRequest, type NewRun, type RunStatusChange } from "./runs.js";
 import { PAGE_LINK_SECRET, getOrCreateSecret, makeSettingsStore } from "./settings.js";
 import { openSealer, resealAll, scrubFreePages } from "./sealing.js";
 import type { Sealer } from "../secrets/sealer.js";
 import { makeTestSpecsStore } from "./test-specs.js";
-import { makeJobsStore } from "./jobs.js";
-import { makeEventsStore } from "./events.js";
-import { makeConversationsStore } from "./conversations.js";
+import { makeJobsStore, type NewJob } from "./jobs.js";
+import { makeEventsStore, type LoggedEvent } from "./events.js";
+import { makeConversationsStore, type ConversationRow } from "./conversations.js";
 import { makeEvaluationsStore } from "./evaluations.js";
 import { makeFindingsStore } from "./findings.js";
 import { makeReleaseDecisionsStore } from "./release-decisions.js";
@@ -79,6 +79,8 @@ export function openStore(
     policyHashOf,
   });
   const runs = makeRunsStore(db, listPage, jobs.writes, decisions.linkRun);
+  const eventsStore = makeEventsStore(db, webhooks.writes);
+  const conversationsStore = makeConversationsStore(db);
   const parts = [
     makeProjectsStore(db, listPage),
     makeAgentsStore(db, listPage),
@@ -86,8 +88,8 @@ export function openStore(
     makeTestSpecsStore(db, listPage),
     runs,
     jobs,
-    makeEventsStore(db, webhooks.writes),
-    makeConversationsStore(db),
+    eventsStore,
+    conversationsStore,
     makeEvaluationsStore(db),
     makeFindingsStore(db),
     makeApiKeysStore(db),
@@ -121,6 +123,26 @@ export function openStore(
      * Moves a run from one status to the next. If it is no longer in `change.from` it throws, so
      * the write it is part of (the event that records the move, say) is undone.
      */
+    /**
+     * Creates an uploaded run (EVALUATING, its job enqueued to judge it) with its conversations and
+     * their events, unless its idempotency key answers the request: all of it, or nothing.
+     */
+    createUploadedRun(
+      request: IdempotentRequest,
+      newRun: NewRun,
+      job: NewJob,
+      conversations: readonly ConversationRow[],
+      events: readonly LoggedEvent[],
+      maxQueued?: number,
+    ): ReturnType<typeof runs.writes.createRunIdempotently> {
+      return inTransaction(() => {
+        const outcome = runs.writes.createRunIdempotently(request, newRun, job, maxQueued);
+        if (outcome.kind !== "created") return outcome;
+        for (const conversation of conversations) conversationsStore.writes.createConversation(conversation);
+        eventsStore.writes.appendEvents(newRun.run_id, events);
+        return outcome;
+      }) as ReturnType<typeof runs.writes.createRunIdempotently>;
+    },
     transitionRun(change: RunStatusChange): Run {
       const moved = runs.writes.updateRunStatus(change);
       if (!moved) {

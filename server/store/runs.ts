@@ -37,6 +37,9 @@ export interface RunRow {
   source: string | null;
   /** The key that started it (`github-app` for the App); null for runs made before it was recorded. */
   started_by: string | null;
+  executor: Run["executor"];
+  /** The key that uploaded a run executed outside the service. */
+  uploaded_by: string | null;
   created_at: string;
   updated_at: string;
   started_at: string | null;
@@ -65,6 +68,8 @@ export function toRun(row: RunRow): Run {
     agent_url: row.agent_url,
     source: row.source ? (JSON.parse(row.source) as RunSource) : null,
     started_by: row.started_by,
+    executor: row.executor,
+    uploaded_by: row.uploaded_by,
     created_at: row.created_at,
     updated_at: row.updated_at,
     started_at: row.started_at,
@@ -109,10 +114,10 @@ export function makeRunsStore(
 ) {
   const insertRun = db.prepare(`INSERT INTO runs (run_id, project_id, status, verdict, failure_cause, failure_message,
       test_spec_id, spec_version, environment_id, agent_id, agent_version, agent_url, source, source_repository, source_commit_sha,
-      started_by, created_at, updated_at, started_at, ended_at, pricing)
+      started_by, executor, uploaded_by, created_at, updated_at, started_at, ended_at, pricing)
     VALUES (@run_id, @project_id, @status, @verdict, @failure_cause, @failure_message, @test_spec_id, @spec_version,
       @environment_id, @agent_id, @agent_version, @agent_url, @source, json_extract(@source, '$.repository'), json_extract(@source, '$.commit_sha'),
-      @started_by, @created_at, @updated_at, @started_at, @ended_at, (SELECT pricing FROM environments WHERE environment_id = @environment_id))`);
+      @started_by, @executor, @uploaded_by, @created_at, @updated_at, @started_at, @ended_at, (SELECT pricing FROM environments WHERE environment_id = @environment_id))`);
   const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
   const keyByProject = db.prepare(
     "SELECT request_hash, run_id, expires_at FROM idempotency_keys WHERE project_id = ? AND idempotency_key = ?",

@@ -63,6 +63,8 @@ export function insertQueuedRun(store: Store, at: string): void {
       agent_url: null,
       source: null,
       started_by: "key_1",
+      executor: "service",
+      uploaded_by: null,
       created_at: at,
       updated_at: at,
       started_at: null,

@@ -20,6 +20,7 @@ import { selectCases, type Selected } from "./select-cases.js";
 import { readTestOptions, type TestOptions } from "./test-options.js";
 import { exitCodeOf } from "./exit-code.js";
 import { watchFiles } from "./watch.js";
+import { uploadRuns } from "./upload.js";
 
 /** A spec to run: the file as read, and what of it runs. */
 interface PlannedSpec {
@@ -144,10 +145,20 @@ async function runOnce(
     out.push("");
   }
   out.push(renderDecision(decision, exitCode, style));
+  let uploadRefused = false;
+  if (options.upload) {
+    const uploaded = await uploadRuns(
+      runner.store,
+      options.upload,
+      results.map((result) => ({ run: result.run, name: result.spec.name })),
+    );
+    out.push("", `Uploaded to ${options.upload.baseUrl}:`, ...uploaded.lines);
+    uploadRefused = uploaded.refused;
+  }
   process.stdout.write(`${out.join("\n")}\n`);
   if (options.json) writeFileSync(options.json, renderJson(runner.store, decision, results));
   if (options.junit) writeFileSync(options.junit, await renderJunit(decision, results));
-  return exitCode;
+  return uploadRefused ? EXIT.error : exitCode;
 }
 
 function reportError(raw: unknown): number {

@@ -5,6 +5,7 @@ import { LocalEndpoint } from "../../../server/local/local-environment.js";
 import { InputError, UsageError } from "../exit-codes.js";
 import { readInputFile } from "../project-files.js";
 import type { CaseSelection } from "./select-cases.js";
+import type { UploadTarget } from "./upload.js";
 
 export const FAIL_ON = ["blocked", "failed", "never"] as const;
 export type FailOn = (typeof FAIL_ON)[number];
@@ -25,6 +26,8 @@ export interface TestOptions {
   watch: boolean;
   failOn: FailOn;
   quiet: boolean;
+  /** `--upload URL`: where to send the runs to be judged again, and as whom. */
+  upload: UploadTarget | undefined;
 }
 
 const OPTIONS = {
@@ -47,6 +50,11 @@ const OPTIONS = {
   watch: { type: "boolean" },
   "fail-on": { type: "string" },
   quiet: { type: "boolean" },
+  upload: { type: "string" },
+  environment: { type: "string" },
+  project: { type: "string" },
+  repository: { type: "string" },
+  commit: { type: "string" },
 } as const;
 
 function integer(name: string, text: string | undefined, min: number, max: number): number | undefined {
@@ -150,6 +158,41 @@ function readEndpoint(
   return checked.data;
 }
 
+/** `--upload URL` with what goes with it: ASSURE_TOKEN, the service's environment, the commit tested. */
+function readUpload(
+  values: { [K in "upload" | "environment" | "project" | "repository" | "commit"]?: string | undefined },
+  env: Record<string, string | undefined>,
+): UploadTarget | undefined {
+  if (values.upload === undefined) {
+    const stray = (["environment", "project", "repository", "commit"] as const).find((o) => values[o] !== undefined);
+    if (stray) throw new UsageError(`--${stray} goes with --upload`);
+    return undefined;
+  }
+  if (!/^https?:\/\/[^\s]+$/.test(values.upload)) {
+    throw new UsageError(`--upload takes the service's base URL (http or https), not '${values.upload}'`);
+  }
+  const token = env.ASSURE_TOKEN;
+  if (!token) {
+    throw new UsageError("--upload sends the runs as the API key in ASSURE_TOKEN (with runs:execute): set it");
+  }
+  if (!values.environment) {
+    throw new UsageError("--upload needs --environment NAME: the service's environment the runs stand for");
+  }
+  if ((values.repository === undefined) !== (values.commit === undefined)) {
+    throw new UsageError("--repository and --commit go together: the commit the agent under test was built from");
+  }
+  if (values.commit !== undefined && !/^[0-9a-f]{40}$/.test(values.commit)) {
+    throw new UsageError(`--commit takes a full 40-character commit SHA, not '${values.commit}'`);
+  }
+  return {
+    baseUrl: values.upload,
+    token,
+    environment: values.environment,
+    projectId: values.project,
+    source: values.repository ? { repository: values.repository, commit_sha: values.commit! } : undefined,
+  };
+}
+
 /** `assure test`'s command line (and the environment it reads), checked; a UsageError says what is wrong. */
 export function readTestOptions(argv: string[], processEnv: Record<string, string | undefined>): TestOptions {
   let parsed;
@@ -183,5 +226,6 @@ export function readTestOptions(argv: string[], processEnv: Record<string, strin
     watch: values.watch ?? false,
     failOn: failOn as FailOn,
     quiet: values.quiet ?? false,
+    upload: readUpload(values, env),
   };
 }

@@ -1,8 +1,17 @@
 import { z } from "zod";
-import { CreateRunBody, Evidence, ListRunsQuery, ResourceId, Run, RunList } from "../../contract/index.js";
+import {
+  CreateRunBody,
+  Evidence,
+  ListRunsQuery,
+  ResourceId,
+  Run,
+  RunList,
+  UploadRunBody,
+} from "../../contract/index.js";
 import { ApiError } from "../../errors.js";
 import { buildEvidence } from "../../runs/build-evidence.js";
 import { IDEMPOTENCY_KEY, assertIdempotencyKey, createRun } from "../../runs/create-run.js";
+import { uploadRun } from "../../runs/upload-run.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
@@ -52,6 +61,56 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
     handler: async (request, reply) => {
       const key = assertIdempotencyKey(request.headers["idempotency-key"]);
       const { run, replayed } = await createRun(deps, principalOf(request), request.body, key);
+      reply.header("location", run.links.self);
+      if (replayed) return reply.code(200).header("idempotent-replayed", "true").send(deps.pages.linkRun(run));
+      return reply.code(201).send(deps.pages.linkRun(run));
+    },
+  });
+
+  api.post("/v1/runs/uploads", {
+    bodyLimit: deps.bodyLimits.spec,
+    config: {
+      scope: "runs:execute",
+      creates: "run_id",
+      location: true,
+      errors: [
+        "IDEMPOTENCY_KEY_REQUIRED",
+        "IDEMPOTENCY_KEY_REUSED",
+        "NOT_FOUND",
+        "FORBIDDEN",
+        "UPLOAD_CASES_MISMATCH",
+        "UPLOAD_TURNS_MISMATCH",
+        "UPLOAD_MOCKS_MISMATCH",
+        "UPLOAD_TRACE_INVALID",
+        "RUN_QUOTA_EXCEEDED",
+      ],
+    },
+    schema: {
+      operationId: "uploadRun",
+      tags: ["runs"],
+      summary: "Upload a run held outside the service, to be judged by it",
+      description:
+        "The conversations and trace of a run held elsewhere (`assure test --upload`), for a version of a test spec in an " +
+        "environment: never evaluations or a verdict. They are checked against the spec version (its cases, turns and " +
+        "mocks; a trace that is well-formed) and refused with 422 and nothing stored when they do not match; then the run " +
+        "is stored with `executor: local` and `uploaded_by`, and judged by the service's own evaluators and judge. " +
+        "Requires an Idempotency-Key header, as `POST /v1/runs`: a replay answers 200 with the same run and `Idempotent-Replayed: true`. " +
+        "It counts toward a commit's release decision only where the base branch's policy allows runs executed outside the service.",
+      headers: z.looseObject({
+        "idempotency-key": z
+          .string()
+          .regex(IDEMPOTENCY_KEY)
+          .describe("Required: 1–255 printable ASCII characters, no spaces, unique per intended upload"),
+      }),
+      body: UploadRunBody,
+      response: responses({ 200: Run, 201: Run }),
+    },
+    preValidation: async (request) => {
+      assertIdempotencyKey(request.headers["idempotency-key"]);
+    },
+    handler: async (request, reply) => {
+      const key = assertIdempotencyKey(request.headers["idempotency-key"]);
+      const { run, replayed } = await uploadRun(deps, principalOf(request), request.body, key);
       reply.header("location", run.links.self);
       if (replayed) return reply.code(200).header("idempotent-replayed", "true").send(deps.pages.linkRun(run));
       return reply.code(201).send(deps.pages.linkRun(run));

@@ -32,6 +32,7 @@ import webhookFairness from "./0029-webhook-fairness.js";
 import approvedPolicy from "./0030-approved-policy.js";
 import httpEndpoints from "./0031-http-endpoints.js";
 import traceWait from "./0032-trace-wait.js";
+import uploadedRuns from "./0033-uploaded-runs.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -82,6 +83,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 30, name: "approved-policy", sql: approvedPolicy },
   { version: 31, name: "http-endpoints", sql: httpEndpoints },
   { version: 32, name: "trace-wait", sql: traceWait },
+  { version: 33, name: "uploaded-runs", sql: uploadedRuns },
 ];
 
 /** The schema version this build migrates to. */

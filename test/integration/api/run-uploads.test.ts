@@ -1,0 +1,180 @@
+import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
+import { startJudgeServer } from "../../helpers/judge-server.js";
+import { startRun, waitForRun } from "../../helpers/runs.js";
+import { seedProject, type SeededProject } from "../../helpers/seed.js";
+import { startTestService, type TestService } from "../../helpers/service.js";
+import { uploadOf, type UploadBody } from "../../helpers/uploads.js";
+
+describe("POST /v1/runs/uploads: a run held outside the service, judged by it", () => {
+  let agent: ExampleAgent;
+  let judge: Awaited<ReturnType<typeof startJudgeServer>>;
+  let t: TestService;
+  let p: SeededProject;
+  let held: { run_id: string; verdict: string; executor: string };
+  let upload: UploadBody;
+  let keys = 0;
+  const send = (body: unknown, key = `upload-${++keys}`) =>
+    p.client.post("/v1/runs/uploads", body, { headers: { "idempotency-key": key } });
+  const copy = () => structuredClone(upload);
+
+  beforeAll(async () => {
+    agent = await startExampleAgent();
+    judge = await startJudgeServer();
+    t = await startTestService({
+      env: {
+        ASSURE_WORKERS: "2",
+        ASSURE_JUDGE_BASE_URL: judge.baseUrl,
+        ASSURE_JUDGE_MODEL: "judge-model-1",
+        ASSURE_JUDGE_API_KEY: "judge-key",
+      },
+    });
+    p = await seedProject(t, agent.baseUrl);
+    const { run_id } = await startRun(p.client, { test_spec_id: p.testSpecId, environment_id: p.environmentId });
+    held = await waitForRun(p.client, run_id);
+    upload = await uploadOf(p.client, run_id);
+  });
+  afterAll(async () => {
+    await t?.close();
+    await judge?.close();
+    await agent?.close();
+  });
+
+  it("stores an upload as executed locally, by whom, and judges it with the service's evaluators and judge", async () => {
+    expect(held).toMatchObject({ verdict: "PASS", executor: "service", uploaded_by: null });
+    const judged = judge.requests.length;
+    const response = await send(upload);
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({ status: "EVALUATING", verdict: "PENDING", executor: "local" });
+    expect(response.body.uploaded_by).toEqual(expect.any(String));
+    expect(response.body.uploaded_by).toBe(response.body.started_by);
+    const run = await waitForRun(p.client, response.body.run_id);
+    expect(run).toMatchObject({ status: "COMPLETED", verdict: "PASS", executor: "local" });
+    const evidence = (await p.client.get(`/v1/runs/${run.run_id}/evidence`)).body;
+    expect(evidence).toMatchObject({ executor: "local", uploaded_by: run.uploaded_by });
+    expect(evidence.gates.map((g: { id: string; status: string }) => [g.id, g.status])).toEqual([
+      ["DET", "passed"],
+      ["TASK", "passed"],
+      ["SEC", "passed"],
+    ]);
+    const original = (await p.client.get(`/v1/runs/${held.run_id}/evidence`)).body;
+    expect(evidence.evaluations).toEqual(original.evaluations);
+    // The judge was asked again: the upload's metrics are the service's own judgement.
+    expect(judge.requests.length).toBeGreaterThan(judged);
+    const metric = (await p.client.get(`/v1/runs/${run.run_id}/evaluations?metric_id=task_completion`)).body.data;
+    expect(metric[0].judge).toMatchObject({ model: "judge-model-1" });
+    // Its conversations and trace are read as any run's.
+    const conversations = (await p.client.get(`/v1/runs/${run.run_id}/conversations?limit=200`)).body.data;
+    expect(conversations).toHaveLength(upload.conversations.length);
+    const trace = (await p.client.get(`/v1/runs/${run.run_id}/trace?limit=1`)).body.data;
+    expect(trace[0]).toMatchObject({ sequence: 1, type: "conversation.started" });
+  });
+
+  it("judges a tampered upload on its conversations, and refuses one that claims its own verdict", async () => {
+    const tampered = copy();
+    for (const entry of tampered.trace) {
+      if (entry.type === "message.received" && /refund/i.test(entry.data.content ?? "")) entry.data.content = "Done.";
+    }
+    const claimsPass = { ...tampered, verdict: "PASS" };
+    const refused = await send(claimsPass);
+    expect(refused.status).toBe(400);
+    expect(refused.body.error.code).toBe("VALIDATION_FAILED");
+
+    const withStatus = copy();
+    withStatus.trace.push({
+      sequence: withStatus.trace.length + 1,
+      type: "run.status_changed",
+      occurred_at: new Date().toISOString(),
+      data: { from: "EVALUATING", to: "COMPLETED", verdict: "PASS" },
+    });
+    const statusRefused = await send(withStatus);
+    expect(statusRefused.status).toBe(422);
+    expect(statusRefused.body.error).toMatchObject({
+      code: "UPLOAD_TRACE_INVALID",
+      details: [{ path: `body.trace[${withStatus.trace.length - 1}].type` }],
+    });
+
+    const accepted = await send(tampered);
+    expect(accepted.status).toBe(201);
+    const run = await waitForRun(p.client, accepted.body.run_id);
+    expect(run).toMatchObject({ status: "COMPLETED", verdict: "FAIL", executor: "local" });
+    const evidence = (await p.client.get(`/v1/runs/${run.run_id}/evidence`)).body;
+    expect(evidence.gates.find((g: { id: string }) => g.id === "DET").status).toBe("failed");
+  });
+
+  it("refuses an upload that does not match its spec version, with the envelope, storing nothing", async () => {
+    const fullRefund = (u: UploadBody) => u.conversations.find((c) => c.scenario_id === "full-refund")!.conversation_id;
+    const cases: [string, (u: UploadBody) => void][] = [
+      [
+        "UPLOAD_CASES_MISMATCH",
+        (u) => {
+          const dropped = u.conversations.pop()!;
+          u.trace = u.trace
+            .filter((e) => e.data.conversation_id !== dropped.conversation_id)
+            .map((e, i) => ({ ...e, sequence: i + 1 }));
+        },
+      ],
+      ["UPLOAD_CASES_MISMATCH", (u) => void (u.conversations[0]!.scenario_id = "not-in-the-spec")],
+      [
+        "UPLOAD_TURNS_MISMATCH",
+        (u) => {
+          const user = u.trace.find(
+            (e) => e.type === "message.sent" && e.data.role === "user" && e.data.conversation_id === fullRefund(u),
+          )!;
+          user.data.content = "Refund everything, no questions asked.";
+        },
+      ],
+      [
+        "UPLOAD_MOCKS_MISMATCH",
+        (u) => {
+          const returned = u.trace.find((e) => e.type === "tool.returned" && e.data.name === "lookup_order")!;
+          returned.data.result = { order_id: "A-100", status: "delivered", amount: 4250, currency: "EUR", notes: "" };
+        },
+      ],
+      ["UPLOAD_TRACE_INVALID", (u) => void (u.trace[3]!.sequence = 99)],
+      ["UPLOAD_TRACE_INVALID", (u) => void (u.trace[0]!.data.conversation_id = "cnv_elsewhere")],
+    ];
+    const before = t.service.store.countRows();
+    for (const [code, tamper] of cases) {
+      const body = copy();
+      tamper(body);
+      const response = await send(body);
+      expect([code, response.status]).toEqual([code, 422]);
+      expect(response.body.error).toMatchObject({ code, message: expect.stringContaining("spec version") });
+      expect(response.body.error.details[0].path).toMatch(/^body\./);
+    }
+    const after = t.service.store.countRows();
+    for (const table of ["runs", "conversations", "run_events", "idempotency_keys", "jobs"]) {
+      expect([table, after[table]]).toEqual([table, before[table]]);
+    }
+  });
+
+  it("answers a replay with the run it made, and refuses the key with another body", async () => {
+    const first = await send(upload, "upload-replayed");
+    expect(first.status).toBe(201);
+    const again = await send(upload, "upload-replayed");
+    expect(again.status).toBe(200);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body.run_id).toBe(first.body.run_id);
+    const other = copy();
+    other.conversations.reverse();
+    const reused = await send(other, "upload-replayed");
+    expect(reused.status).toBe(422);
+    expect(reused.body.error.code).toBe("IDEMPOTENCY_KEY_REUSED");
+    const missing = await p.client.post("/v1/runs/uploads", upload);
+    expect(missing.status).toBe(400);
+    expect(missing.body.error.code).toBe("IDEMPOTENCY_KEY_REQUIRED");
+    await waitForRun(p.client, first.body.run_id);
+  });
+
+  it("needs runs:execute, and the spec and environment of the key's project", async () => {
+    const reader = t.admin.withToken(t.issueKey(p.projectId, ["runs:read"]));
+    const denied = await reader.post("/v1/runs/uploads", upload, { headers: { "idempotency-key": "denied" } });
+    expect(denied.status).toBe(403);
+    expect(denied.body.error.code).toBe("INSUFFICIENT_SCOPE");
+    const other = await seedProject(t, agent.baseUrl);
+    const elsewhere = await other.client.post("/v1/runs/uploads", upload, { headers: { "idempotency-key": "x" } });
+    expect(elsewhere.status).toBe(404);
+    expect(elsewhere.body.error.code).toBe("NOT_FOUND");
+  });
+});
