@@ -1,7 +1,8 @@
 // Bundles the service's entry points into build/ with esbuild (dependencies stay in node_modules),
 // and the GitHub Action into action/dist/index.cjs (everything inside: a runner has no node_modules).
 import { build } from "esbuild";
-import { chmodSync, rmSync } from "node:fs";
+import { chmodSync, copyFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -95,7 +96,13 @@ export async function buildAction({ root = fileURLToPath(new URL("..", import.me
     format: "cjs",
     legalComments: "eof",
     logLevel: "warning",
+    // The engine (in-job runs) finds files by import.meta.url, which CommonJS lacks: the bundle's own URL.
+    define: { "import.meta.url": "import_meta_url" },
+    banner: { js: 'const import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
   });
+  // In-job runs keep their store in SQLite compiled to WebAssembly: sql.js loads its .wasm from
+  // beside the bundle.
+  copyFileSync(createRequire(import.meta.url).resolve("sql.js/dist/sql-wasm.wasm"), join(root, "action/dist/sql-wasm.wasm"));
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

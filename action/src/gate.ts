@@ -12,6 +12,7 @@ import { planConfigRuns, type ConfigPair } from "../../server/releases/config-pl
 import { validateYaml } from "../../server/specs/read-yaml.js";
 import { loadRepositorySpec } from "../../server/specs/repository-spec.js";
 import { toSpecVersion } from "../../server/specs/spec-version.js";
+import { versionRow, type ReadVersion } from "../../server/spec-reader/read-spec.js";
 import { AssureApiError, type AssureClient } from "./assure-client.js";
 import { baseOfPullRequest } from "./base-branch.js";
 import type { CommitFiles } from "./commit-files.js";
@@ -36,6 +37,8 @@ export interface UploadedSpec {
   spec_version: string;
   name: string;
   lines: Record<string, number>;
+  /** The version as read here from the commit's files: what a run held in the job plays. */
+  version: ReadVersion;
 }
 
 export interface StartedGate {
@@ -85,9 +88,12 @@ export async function startGate(
     throw new Error(`Project ${projectId} has no environment named ${missing.map((name) => `'${name}'`).join(", ")}.`);
   }
 
+  // In the job: every run is held here and uploaded, so the decision waits for uploads, not for the service.
+  const inJob = inputs.execute === "in-job";
   const plan = pairs.map((pair) => ({
     test_spec_id: specs.get(pair.specPath)!.test_spec_id,
     environment_id: environments.get(pair.environmentName)!.environment_id,
+    ...(inJob || pair.executor === "local" ? { executor: "local" as const } : {}),
   }));
   const subject = { repository: commit.repository.full_name, commit_sha: commit.sha };
   // A pull request is judged against its base branch, as the App judges it.
@@ -129,6 +135,7 @@ export async function startGate(
   const runs: StartedGate["runs"] = [];
   const skipped: ConfigPair[] = [];
   for (const pair of pairs) {
+    if (inJob || pair.executor === "local") continue; // uploaded into its slot, not started here
     // A run that waits for a deployment has no agent to test until one is named here (or deployed: the App).
     if (pair.onDeployment && !inputs.agentUrl) {
       skipped.push(pair);
@@ -176,9 +183,9 @@ async function gatedByApp(
   log(
     `${commit.repository.full_name} is gated by the assure GitHub App: it plans this commit's decision from GitHub, and starts its runs.`,
   );
-  if (inputs.agentUrl) {
+  if (inputs.agentUrl && inputs.execute !== "in-job") {
     warn(
-      "agent-url is not used: the GitHub App tests the agent its plan names (the environment's, or the deployment GitHub reports for on_deployment).",
+      "agent-url is not used: the GitHub App tests the agent its plan names (the environment's, or the deployment GitHub reports for on_deployment); with execute: in-job it is the agent of the runs the plan leaves to be executed outside the service.",
     );
   }
   let { body: decision } = await client.post<ReleaseDecision>("/v1/release-decisions", {
@@ -276,13 +283,14 @@ async function uploadSpec(
     ...(tables.length > 0 ? { tables } : {}),
   };
   const { body } = await client.post<TestSpec>("/v1/test-specs", { project_id: projectId, file });
-  const { lines } = toSpecVersion(document, text, { fromRepository: true, expanded });
+  const parts = toSpecVersion(document, text, { fromRepository: true, expanded });
   return {
     path,
     test_spec_id: body.test_spec_id,
     spec_version: body.spec_version,
     name: body.name,
-    lines: lines ?? {},
+    lines: parts.lines ?? {},
+    version: versionRow(document, parts, { format: "yaml", text: text.text }, null),
   };
 }
 

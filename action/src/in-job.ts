@@ -3,7 +3,6 @@ import {
   isTerminalRunStatus,
   type Environment,
   type PlannedRun,
-  type ReleaseDecision,
   type Run,
   type RunSource,
   type UploadRunBody,
@@ -13,20 +12,18 @@ import type { LocalEndpoint } from "../../server/local/local-environment.js";
 import { openLocalRunner, type LocalRunner } from "../../server/local/local-runner.js";
 import { uploadContents } from "../../server/local/upload-contents.js";
 import { createLogger } from "../../server/log.js";
-import type { ReadVersion } from "../../server/spec-reader/read-spec.js";
 import { contentAddress } from "../../server/specs/canonical-json.js";
 import { loadWasmSqlite } from "../../server/store/wasm-db.js";
 import type { AssureClient } from "./assure-client.js";
-import type { UploadedSpec } from "./gate.js";
+import type { StartedGate, UploadedSpec } from "./gate.js";
 
 /** How often the runs held in the job are looked at until they end. */
 const POLL_MS = 200;
 
 export interface InJobSlot {
   slot: PlannedRun;
+  /** The commit's spec file, with its version as read here: what the engine in the job plays. */
   spec: UploadedSpec;
-  /** The spec version as read from the commit's files here: what the engine in the job plays. */
-  version: ReadVersion;
 }
 
 export interface InJobOptions {
@@ -39,9 +36,17 @@ export interface InJobOptions {
   log: (line: string) => void;
 }
 
-/** The decision's slots this step is to fill: planned to be executed outside the service, not filled yet. */
-export const localSlots = (decision: ReleaseDecision) =>
-  decision.planned.filter((slot) => slot.executor === "local" && slot.run_id === null);
+/**
+ * The decision's slots this step fills: planned to be executed outside the service and not filled
+ * yet (a re-run of the workflow finds them filled), of specs this commit has.
+ */
+export function inJobSlotsOf({ decision, specs }: Pick<StartedGate, "decision" | "specs">): InJobSlot[] {
+  const byId = new Map([...specs.values()].map((spec) => [spec.test_spec_id, spec]));
+  return decision.planned.flatMap((slot) => {
+    const spec = byId.get(slot.test_spec_id);
+    return slot.executor === "local" && slot.run_id === null && spec ? [{ slot, spec }] : [];
+  });
+}
 
 /**
  * Holds the conversations of each local slot here, in the runner, against the agent inside the job
@@ -53,7 +58,7 @@ export async function executeInJob(
   client: AssureClient,
   slots: readonly InJobSlot[],
   { agentUrl, agentHeaders, source, deadline, log }: InJobOptions,
-): Promise<Run[]> {
+): Promise<StartedGate["runs"]> {
   if (slots.length === 0) return [];
   const runner = await openLocalRunner({
     config: readConfig({ ...process.env, ASSURE_DB: undefined }),
@@ -61,24 +66,32 @@ export async function executeInJob(
     openDb: await loadWasmSqlite(),
   });
   try {
-    const uploaded: Run[] = [];
+    const uploaded: StartedGate["runs"] = [];
     for (const [environmentId, group] of groupBy(slots, (s) => s.slot.environment_id)) {
       const { body: environment } = await client.get<Environment>(`/v1/environments/${environmentId}`);
       const localEnvironment = await runner.useEndpoint(endpointInJob(environment, agentUrl, agentHeaders));
       const runs = await holdRuns(runner, group, localEnvironment, deadline, log, environment.name);
       for (const [i, { slot, spec }] of group.entries()) {
+        const held = runs[i]!;
+        const contents = uploadContents(runner.store, held.run_id);
+        if (contents.conversations.length === 0) {
+          const why = held.failure ? `${held.failure.cause}: ${held.failure.message}` : held.status;
+          throw new Error(
+            `${spec.path} in ${environment.name}: no conversation with the agent in this job completed (${why}); nothing to upload.`,
+          );
+        }
         const body: UploadRunBody = {
           test_spec_id: slot.test_spec_id,
           spec_version: spec.spec_version,
           environment_id: slot.environment_id,
           source,
-          ...uploadContents(runner.store, runs[i]!.run_id),
+          ...contents,
         };
         const { body: run } = await client.post<Run>("/v1/runs/uploads", body, {
           "idempotency-key": `upload-${contentAddress(body)}`,
         });
         log(`${run.run_id}: ${spec.path} in ${environment.name} (held in this job, uploaded: the service judges it)`);
-        uploaded.push(run);
+        uploaded.push({ run, spec, environmentName: environment.name });
       }
     }
     return uploaded;
@@ -115,7 +128,7 @@ async function holdRuns(
   environmentName: string,
 ): Promise<Run[]> {
   const stored = [];
-  for (const { version } of slots) stored.push(await runner.addSpec(version));
+  for (const { spec } of slots) stored.push(await runner.addSpec(spec.version));
   const { runs } = await runner.startRuns(stored, environmentId);
   for (;;) {
     const current = runs.map((run) => runner.store.getRun(run.run_id)!);

@@ -13,6 +13,10 @@ export interface ActionInputs {
   /** The workflow's GitHub token: reads the pull request's base branch. */
   githubToken: string | undefined;
   agentUrl: string | undefined;
+  /** service: the service executes the runs; in-job: this step holds them against agent-url and uploads them. */
+  execute: "service" | "in-job";
+  /** Headers for the agent in the job (`Name: value` per line). */
+  agentHeaders: Record<string, string>;
   wait: boolean;
   timeoutMs: number;
   failOn: "blocked" | "never";
@@ -53,6 +57,14 @@ export function readInputs(): ActionInputs {
   if (specs.length > 0 !== environments.length > 0) {
     throw new InputError("Give specs and environments together (or neither, to read them from the config).");
   }
+  const execute = core.getInput("execute") || "service";
+  if (execute !== "service" && execute !== "in-job") {
+    throw new InputError(`execute must be 'service' or 'in-job', not '${execute}'.`);
+  }
+  if (execute === "in-job" && !agentUrl) {
+    throw new InputError("execute: in-job needs agent-url: the agent this job started, e.g. http://localhost:8080/v1.");
+  }
+  const agentHeaders = readHeaders(core.getMultilineInput("agent-headers"));
   const token = core.getInput("token") || undefined;
   if (token) core.setSecret(token);
   return {
@@ -64,9 +76,23 @@ export function readInputs(): ActionInputs {
     token,
     githubToken: core.getInput("github-token") || undefined,
     agentUrl: agentUrl?.replace(/\/+$/, ""),
+    execute,
+    agentHeaders,
     wait: (core.getInput("wait") || "true") === "true",
     timeoutMs: timeoutSeconds * 1000,
     failOn,
     newAttempt: (core.getInput("new-attempt") || "false") === "true",
   };
+}
+
+/** `Name: value` lines as headers; each value is masked in the log. */
+function readHeaders(lines: string[]): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const line of lines) {
+    const match = /^([A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*:\s*(.*)$/.exec(line.trim());
+    if (!match) throw new InputError(`agent-headers: each line is 'Name: value', not '${line.split(":")[0]}…'.`);
+    headers[match[1]!] = match[2]!;
+    if (match[2]) core.setSecret(match[2]);
+  }
+  return headers;
 }

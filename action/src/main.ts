@@ -28,6 +28,21 @@ async function gate(): Promise<void> {
   const started = await core.group(`Start the runs of ${commit.repository.full_name}@${commit.sha.slice(0, 7)}`, () =>
     startGate(client, inputs, commit, files, core.info, core.warning),
   );
+  if (inputs.execute === "in-job") {
+    // The engine is loaded only here: a step that lets the service execute its runs never starts it.
+    const { executeInJob, inJobSlotsOf } = await import("./in-job.js");
+    const slots = inJobSlotsOf(started);
+    const held = await core.group(`Hold ${slots.length} run(s) in this job against ${inputs.agentUrl}`, () =>
+      executeInJob(client, slots, {
+        agentUrl: inputs.agentUrl!,
+        agentHeaders: inputs.agentHeaders,
+        source: { repository: commit.repository.full_name, commit_sha: commit.sha },
+        deadline,
+        log: core.info,
+      }),
+    );
+    started.runs.push(...held);
+  }
   // The API's URL, and the page a person can open (a signed, expiring link; the API's without one).
   const decisionApiUrl = `${inputs.apiUrl}${started.decision.links.self}`;
   const pageOf = (decision: typeof started.decision) =>

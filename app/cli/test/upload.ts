@@ -1,7 +1,7 @@
 import type { Run, UploadRunBody } from "../../../server/contract/index.js";
 import { contentAddress } from "../../../server/specs/canonical-json.js";
 import type { ServiceStore } from "../../../server/store/service-store.js";
-import { toLoggedEvent } from "../../../server/store/index.js";
+import { uploadContents } from "../../../server/local/upload-contents.js";
 
 /** Where to send runs and as whom: `--upload URL`, `ASSURE_TOKEN`, and what the service knows them by. */
 export interface UploadTarget {
@@ -16,34 +16,6 @@ export interface UploadTarget {
 }
 
 const PAGE = 200;
-
-/** What an upload is made of: the run's completed conversations and their events, never its status, evaluations or findings. */
-export function uploadContents(store: ServiceStore, runId: string): Pick<UploadRunBody, "conversations" | "trace"> {
-  const conversations = store.listRunConversations(runId).filter((c) => c.status === "completed");
-  const held = new Set(conversations.map((c) => c.conversation_id));
-  const trace: UploadRunBody["trace"] = [];
-  for (let after = 0; ;) {
-    const page = store.listEvents(runId, after, PAGE);
-    for (const row of page) {
-      if (row.conversation_id === null || !held.has(row.conversation_id)) continue;
-      const event = toLoggedEvent(row);
-      trace.push({ sequence: trace.length + 1, type: event.type, occurred_at: event.occurred_at, data: event.data });
-    }
-    if (page.length < PAGE) break;
-    after = page.at(-1)!.sequence;
-  }
-  return {
-    conversations: conversations.map((c) => ({
-      conversation_id: c.conversation_id,
-      kind: c.kind,
-      scenario_id: c.scenario_id,
-      repeat_index: c.repeat_index,
-      retry: c.retry,
-      canary: c.canary,
-    })),
-    trace,
-  };
-}
 
 class UploadError extends Error {
   override name = "UploadError";
