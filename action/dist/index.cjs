@@ -56528,6 +56528,9 @@ var ChangeSettings = external_exports.strictObject({
   }).default({ threshold: 0.2, mode: "report" }),
   policy_changes: external_exports.enum(["require_approval", "report"]).default("require_approval").describe(
     "What the head removes or relaxes in the base branch's .assure/: blocks until approved (default), or is only listed"
+  ),
+  executed_outside_service: external_exports.enum(["allow", "never"]).default("never").describe(
+    "Whether a run executed outside the service and uploaded (executor: local, `assure test --upload`) counts toward a commit's decision: never (default), or allow. The service judges an uploaded run's conversations itself either way"
   )
 }).meta({ id: "ChangeSettings" });
 var DEFAULT_CHANGE_SETTINGS = ChangeSettings.parse({});
@@ -56671,6 +56674,9 @@ var PlannedRun = external_exports.object({
   spec_version: external_exports.string().nullable().describe(
     "The spec version the GitHub App planned (only its run of that version counts); null: the spec's run, whatever its version"
   ),
+  executor: RunExecutor.describe(
+    "service: the service executes its run; local: it waits for a run executed outside the service and uploaded (POST /v1/runs/uploads)"
+  ),
   run_id: external_exports.string().nullable().describe("null until the run is created"),
   waiting: external_exports.object({ for: external_exports.string(), until: Timestamp }).nullable().describe(
     "What it waits for before its run can start (a deployment, the agent to be ready), and until when; then the decision gives up"
@@ -56699,6 +56705,8 @@ var DecisionRun = external_exports.object({
   status: RunStatus,
   verdict: Verdict,
   planned: external_exports.boolean().describe("Whether the decision waits for it; other runs of the subject are shown, never decide"),
+  executor: RunExecutor.describe("Where it was executed: by the service, or outside it and uploaded (local)"),
+  uploaded_by: external_exports.string().nullable().describe("For a run executed outside the service: the API key that uploaded it"),
   attempt: external_exports.number().int().nullable().describe("The attempt it was planned in"),
   links: external_exports.object({ run: external_exports.string(), evidence: external_exports.string() })
 });
@@ -56737,7 +56745,15 @@ var ReleaseDecision = external_exports.object({
   })
 }).meta({ id: "ReleaseDecision" });
 var Plan = uniqueItems(
-  external_exports.array(external_exports.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId })).max(200),
+  external_exports.array(
+    external_exports.strictObject({
+      test_spec_id: ResourceId,
+      environment_id: ResourceId,
+      executor: RunExecutor.optional().describe(
+        "local: wait for a run of the commit executed outside the service and uploaded, instead of one the service executes (default service)"
+      )
+    })
+  ).max(200),
   "a spec and environment is planned twice"
 );
 var CreateDecisionBody = external_exports.strictObject({
@@ -57107,6 +57123,9 @@ var AssureConfig = external_exports.strictObject({
       environments: external_exports.array(Name).min(1).max(20).describe("Environment names in the project"),
       on_deployment: external_exports.string().min(1).max(255).optional().describe(
         "Wait for a successful deployment of the commit to this GitHub environment, and test the agent at its environment_url"
+      ),
+      executor: external_exports.enum(["service", "local"]).default("service").describe(
+        "Who executes these runs: the service (default), or someone outside it who uploads them (assure test --upload); local runs count only where the base branch's executed_outside_service allows"
       ),
       deployment_timeout: Duration.default(30 * 6e4).describe(
         "How long the runs wait for the deployment, or for their agent to be ready, before the decision gives up (default 30m)"
@@ -63741,12 +63760,18 @@ function compareConfigs(base, head, add2) {
   const pairs = (config2) => new Map(
     config2.runs.flatMap(
       (entry) => entry.specs.flatMap(
-        (spec) => entry.environments.map((environment) => [`${spec} in ${environment}`, entry.on_deployment ?? null])
+        (spec) => entry.environments.map(
+          (environment) => [`${spec} in ${environment}`, { deployment: entry.on_deployment ?? null, executor: entry.executor }]
+        )
       )
     )
   );
-  const headPairs = pairs(head);
-  for (const [pair, deployment] of pairs(base)) {
+  const headEntries = pairs(head);
+  const headPairs = new Map([...headEntries].map(([pair, { deployment }]) => [pair, deployment]));
+  for (const [pair, { deployment, executor }] of pairs(base)) {
+    if (headEntries.get(pair)?.executor === "local" && executor !== "local") {
+      add2("loosened", `${CONFIG}: runs`, `'${pair}' would be executed outside the service and uploaded`);
+    }
     if (!headPairs.has(pair)) add2("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
     else if (headPairs.get(pair) !== deployment) {
       add2(
@@ -63764,6 +63789,13 @@ function compareSettings(base, head, add2) {
       "loosened",
       `${CONFIG}: policy_changes`,
       "policy changes would no longer need an approval (require_approval \u2192 report)"
+    );
+  }
+  if (base.executed_outside_service === "never" && head.executed_outside_service === "allow") {
+    add2(
+      "loosened",
+      `${CONFIG}: executed_outside_service`,
+      "runs executed outside the service and uploaded would count toward decisions (never \u2192 allow)"
     );
   }
   if (base.flaky.mode === "report" && head.flaky.mode === "quarantine") {
@@ -64025,7 +64057,12 @@ async function baseBranchChain(octokit, repository, baseSha, headSha, depth) {
 // app/repository/pull-request-base.ts
 async function pullRequestBase(octokit, repository, sides, loadDocument = loadSpecDocumentHere) {
   const { baseConfig } = sides;
-  const settings = baseConfig ? { baseline: baseConfig.baseline, flaky: baseConfig.flaky, policy_changes: baseConfig.policy_changes } : DEFAULT_CHANGE_SETTINGS;
+  const settings = baseConfig ? {
+    baseline: baseConfig.baseline,
+    flaky: baseConfig.flaky,
+    policy_changes: baseConfig.policy_changes,
+    executed_outside_service: baseConfig.executed_outside_service
+  } : DEFAULT_CHANGE_SETTINGS;
   const commits = await baseBranchChain(octokit, repository, sides.baseSha, sides.headSha, settings.baseline.depth);
   if (!commits || commits.length === 0) return void 0;
   const baseFiles = await openCommit(octokit, repository, sides.policySha ?? sides.baseSha);
@@ -64227,7 +64264,9 @@ function configFromInputs(inputs) {
     project: inputs.project,
     check_name: "assure/release-gate",
     forks: "approve",
-    runs: [{ specs: inputs.specs, environments: inputs.environments, deployment_timeout: 30 * 6e4 }],
+    runs: [
+      { specs: inputs.specs, environments: inputs.environments, executor: "service", deployment_timeout: 30 * 6e4 }
+    ],
     ...DEFAULT_CHANGE_SETTINGS
   };
 }

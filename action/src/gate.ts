@@ -244,7 +244,9 @@ function configFromInputs(inputs: ActionInputs): AssureConfig {
     project: inputs.project,
     check_name: "assure/release-gate",
     forks: "approve",
-    runs: [{ specs: inputs.specs, environments: inputs.environments, deployment_timeout: 30 * 60_000 }],
+    runs: [
+      { specs: inputs.specs, environments: inputs.environments, executor: "service", deployment_timeout: 30 * 60_000 },
+    ],
     ...DEFAULT_CHANGE_SETTINGS,
   };
 }

@@ -37,7 +37,12 @@ export async function pullRequestBase(
 ): Promise<DecisionBase | undefined> {
   const { baseConfig } = sides;
   const settings: ChangeSettings = baseConfig
-    ? { baseline: baseConfig.baseline, flaky: baseConfig.flaky, policy_changes: baseConfig.policy_changes }
+    ? {
+        baseline: baseConfig.baseline,
+        flaky: baseConfig.flaky,
+        policy_changes: baseConfig.policy_changes,
+        executed_outside_service: baseConfig.executed_outside_service,
+      }
     : DEFAULT_CHANGE_SETTINGS;
   const commits = await baseBranchChain(octokit, repository, sides.baseSha, sides.headSha, settings.baseline.depth);
   if (!commits || commits.length === 0) return undefined;

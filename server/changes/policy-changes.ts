@@ -94,17 +94,27 @@ function compareConfigs(base: AssureConfig, head: AssureConfig | null, add: Add)
   if (FORKS_STRICTNESS[head.forks] < FORKS_STRICTNESS[base.forks]) {
     add("loosened", `${CONFIG}: forks`, `forks changes from '${base.forks}' to '${head.forks}'`);
   }
-  // Each spec glob in each environment, with the deployment whose agent it tests.
+  // Each spec glob in each environment, with the deployment whose agent it tests and who executes it.
   const pairs = (config: AssureConfig) =>
     new Map(
       config.runs.flatMap((entry) =>
         entry.specs.flatMap((spec) =>
-          entry.environments.map((environment) => [`${spec} in ${environment}`, entry.on_deployment ?? null] as const),
+          entry.environments.map(
+            (environment) =>
+              [
+                `${spec} in ${environment}`,
+                { deployment: entry.on_deployment ?? null, executor: entry.executor },
+              ] as const,
+          ),
         ),
       ),
     );
-  const headPairs = pairs(head);
-  for (const [pair, deployment] of pairs(base)) {
+  const headEntries = pairs(head);
+  const headPairs = new Map([...headEntries].map(([pair, { deployment }]) => [pair, deployment]));
+  for (const [pair, { deployment, executor }] of pairs(base)) {
+    if (headEntries.get(pair)?.executor === "local" && executor !== "local") {
+      add("loosened", `${CONFIG}: runs`, `'${pair}' would be executed outside the service and uploaded`);
+    }
     if (!headPairs.has(pair)) add("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
     else if (headPairs.get(pair) !== deployment) {
       add(
@@ -124,6 +134,13 @@ function compareSettings(base: AssureConfig, head: AssureConfig, add: Add): void
       "loosened",
       `${CONFIG}: policy_changes`,
       "policy changes would no longer need an approval (require_approval → report)",
+    );
+  }
+  if (base.executed_outside_service === "never" && head.executed_outside_service === "allow") {
+    add(
+      "loosened",
+      `${CONFIG}: executed_outside_service`,
+      "runs executed outside the service and uploaded would count toward decisions (never → allow)",
     );
   }
   if (base.flaky.mode === "report" && head.flaky.mode === "quarantine") {

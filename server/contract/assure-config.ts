@@ -52,6 +52,12 @@ export const AssureConfig = z
             .describe(
               "Wait for a successful deployment of the commit to this GitHub environment, and test the agent at its environment_url",
             ),
+          executor: z
+            .enum(["service", "local"])
+            .default("service")
+            .describe(
+              "Who executes these runs: the service (default), or someone outside it who uploads them (assure test --upload); local runs count only where the base branch's executed_outside_service allows",
+            ),
           deployment_timeout: Duration.default(30 * 60_000).describe(
             "How long the runs wait for the deployment, or for their agent to be ready, before the decision gives up (default 30m)",
           ),

@@ -43,6 +43,12 @@ export const ChangeSettings = z
       .describe(
         "What the head removes or relaxes in the base branch's .assure/: blocks until approved (default), or is only listed",
       ),
+    executed_outside_service: z
+      .enum(["allow", "never"])
+      .default("never")
+      .describe(
+        "Whether a run executed outside the service and uploaded (executor: local, `assure test --upload`) counts toward a commit's decision: never (default), or allow. The service judges an uploaded run's conversations itself either way",
+      ),
   })
   .meta({ id: "ChangeSettings" });
 export type ChangeSettings = z.infer<typeof ChangeSettings>;

@@ -11,7 +11,7 @@ import {
   uniqueItems,
   listOf,
 } from "./common.js";
-import { RunStatus, Verdict } from "./runs.js";
+import { RunExecutor, RunStatus, Verdict } from "./runs.js";
 import { ChangeSettings, DecisionBase, DecisionBaseline, DecisionChanges, PolicyChange } from "./changes.js";
 import { typedEnvelope } from "./typed-events.js";
 
@@ -40,6 +40,9 @@ export const PlannedRun = z.object({
     .describe(
       "The spec version the GitHub App planned (only its run of that version counts); null: the spec's run, whatever its version",
     ),
+  executor: RunExecutor.describe(
+    "service: the service executes its run; local: it waits for a run executed outside the service and uploaded (POST /v1/runs/uploads)",
+  ),
   run_id: z.string().nullable().describe("null until the run is created"),
   waiting: z
     .object({ for: z.string(), until: Timestamp })
@@ -85,6 +88,8 @@ export const DecisionRun = z.object({
   status: RunStatus,
   verdict: Verdict,
   planned: z.boolean().describe("Whether the decision waits for it; other runs of the subject are shown, never decide"),
+  executor: RunExecutor.describe("Where it was executed: by the service, or outside it and uploaded (local)"),
+  uploaded_by: z.string().nullable().describe("For a run executed outside the service: the API key that uploaded it"),
   attempt: z.number().int().nullable().describe("The attempt it was planned in"),
   links: z.object({ run: z.string(), evidence: z.string() }),
 });
@@ -135,7 +140,17 @@ export const ReleaseDecision = z
 export type ReleaseDecision = z.infer<typeof ReleaseDecision>;
 
 const Plan = uniqueItems(
-  z.array(z.strictObject({ test_spec_id: ResourceId, environment_id: ResourceId })).max(200),
+  z
+    .array(
+      z.strictObject({
+        test_spec_id: ResourceId,
+        environment_id: ResourceId,
+        executor: RunExecutor.optional().describe(
+          "local: wait for a run of the commit executed outside the service and uploaded, instead of one the service executes (default service)",
+        ),
+      }),
+    )
+    .max(200),
   "a spec and environment is planned twice",
 );
 
@@ -243,6 +258,12 @@ export const WaiverList = listOf(Waiver).meta({ id: "WaiverList" });
 
 /** The pseudo-gate of a run that could not be judged (FAILED): a waiver may name it. */
 export const RUN_GATE = "run";
+
+/**
+ * The pseudo-gate of a run executed outside the service where the base branch's policy does not
+ * let it count (`executed_outside_service: never`): no waiver lifts it, only the base's policy.
+ */
+export const EXECUTOR_GATE = "executor";
 
 export const decisionPath = (decisionId: string) => `/v1/release-decisions/${decisionId}`;
 

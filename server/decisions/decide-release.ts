@@ -1,4 +1,5 @@
 import {
+  EXECUTOR_GATE,
   POLICY_GATE,
   isTerminalRunStatus,
   RUN_GATE,
@@ -19,17 +20,18 @@ export interface SlotFacts {
   /** What it waits for before its run can start (a deployment, the agent to be ready), and until when. */
   waiting: { for: string; until: string } | null;
   run:
-    | (Pick<Run, "run_id" | "status" | "verdict" | "failure"> & {
-        gates: {
-          gate_id: string;
-          /** quarantined: failed only on cases quarantined as flaky; it does not block. */
-          status: "passed" | "failed" | "inconclusive" | "waived" | "quarantined";
-          reason: string;
-          evidence_refs: string[];
-          /** For a gate judged against the base branch: the baseline's evidence. */
-          baseline_evidence_refs?: string[];
-        }[];
-      })
+    | (Pick<Run, "run_id" | "status" | "verdict" | "failure"> &
+        Partial<Pick<Run, "executor" | "uploaded_by">> & {
+          gates: {
+            gate_id: string;
+            /** quarantined: failed only on cases quarantined as flaky; it does not block. */
+            status: "passed" | "failed" | "inconclusive" | "waived" | "quarantined";
+            reason: string;
+            evidence_refs: string[];
+            /** For a gate judged against the base branch: the baseline's evidence. */
+            baseline_evidence_refs?: string[];
+          }[];
+        })
     | null;
 }
 
@@ -46,6 +48,8 @@ export interface WaiverFacts {
 export interface PolicyFacts {
   changes: readonly PolicyChange[];
   mode: "require_approval" | "report";
+  /** Whether runs executed outside the service and uploaded count (the base branch's `executed_outside_service`). */
+  executedOutsideService?: "allow" | "never";
 }
 
 const reasonOf = (
@@ -112,6 +116,20 @@ export function decideRelease(
           blocking: true,
           reason: `${slot.label}: waiting for ${waiting.for} until ${waiting.until}`,
           evidence_refs: [],
+          waiver_ref: null,
+        }),
+      );
+      continue;
+    }
+    if (run?.executor === "local" && policy.executedOutsideService !== "allow") {
+      reasons.push(
+        reasonOf({
+          run_id: run.run_id,
+          gate_id: EXECUTOR_GATE,
+          status: "failed",
+          blocking: true,
+          reason: `${slot.label}: the run was executed outside the service (uploaded by ${run.uploaded_by ?? "an API key"}) and does not count: the base branch's .assure/config.yml does not allow it (executed_outside_service: never)`,
+          evidence_refs: [evidencePath(run.run_id)],
           waiver_ref: null,
         }),
       );

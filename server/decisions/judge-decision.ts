@@ -28,7 +28,10 @@ import { figuresOf, type AgentUsage } from "../usage/agent-usage.js";
 import { decideRelease, type SlotFacts } from "./decide-release.js";
 
 /** A run as deciding reads it. */
-export interface RunFacts extends Pick<Run, "run_id" | "status" | "verdict" | "failure" | "test_spec_id"> {
+export interface RunFacts extends Pick<
+  Run,
+  "run_id" | "status" | "verdict" | "failure" | "test_spec_id" | "executor" | "uploaded_by"
+> {
   /** The spec document of the version it ran. */
   spec: TestSpecDocument;
   usage: AgentUsage | null;
@@ -170,6 +173,8 @@ export function judgeDecision(record: DecisionRecord, facts: DecisionFacts, now:
             status: run.status,
             verdict: run.verdict,
             failure: run.failure,
+            executor: run.executor,
+            uploaded_by: run.uploaded_by,
             gates: withChange(
               withFlakiness(facts.gates(run.run_id), flaky.size > 0 ? casesOfRefs(run.run_id) : () => undefined, flaky),
               change,
@@ -190,6 +195,8 @@ export function judgeDecision(record: DecisionRecord, facts: DecisionFacts, now:
   const decided = decideRelease(slots, waivers, now, {
     changes: base?.policy_changes ?? [],
     mode: base?.settings.policy_changes ?? "require_approval",
+    // Read from the base branch (a decision without one allows none): the head cannot let its own uploads count.
+    executedOutsideService: base?.settings.executed_outside_service ?? "never",
   });
   return {
     status: decided.status,

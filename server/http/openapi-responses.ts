@@ -148,7 +148,9 @@ export function successHeaders(route: RouteEntry, status: string, deprecated: bo
   return headerRefs([
     ...ALWAYS,
     ...(route.location ? (["Location"] as const) : []),
-    ...((route.operationId === "createRun" || route.operationId === "uploadRun") && status === "200" ? (["Idempotent-Replayed"] as const) : []),
+    ...((route.operationId === "createRun" || route.operationId === "uploadRun") && status === "200"
+      ? (["Idempotent-Replayed"] as const)
+      : []),
     ...(deprecated ? (["Deprecation", "Sunset"] as const) : []),
   ]);
 }

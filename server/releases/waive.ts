@@ -1,4 +1,5 @@
 import {
+  EXECUTOR_GATE,
   POLICY_GATE,
   RUN_GATE,
   type PolicyApproval,
@@ -24,6 +25,12 @@ export async function waiveGate(
   body: CreateWaiverBody,
   author: WaiverAuthor,
 ): Promise<Waiver> {
+  if (body.gate_id === EXECUTOR_GATE) {
+    throw new ApiError("NOT_WAIVABLE", {
+      message: `'${EXECUTOR_GATE}' says a run executed outside the service does not count here: only the base branch's policy (executed_outside_service) lets it count.`,
+      details: [{ path: "body.gate_id", message: "a gate of the run" }],
+    });
+  }
   if (body.gate_id === POLICY_GATE) {
     throw new ApiError("NOT_WAIVABLE", {
       message: `'${POLICY_GATE}' is the decision's own gate (the head's policy changes): approve them with POST ${decision.links.self}/policy-approvals.`,

@@ -57,6 +57,8 @@ export function makeDecisionFacts(db: Db): DecisionFacts {
         verdict: row.verdict,
         failure: row.failure_cause ? { cause: row.failure_cause, message: row.failure_message ?? "" } : null,
         test_spec_id: row.test_spec_id,
+        executor: row.executor,
+        uploaded_by: row.uploaded_by,
         spec: JSON.parse(specDocument.get(row.test_spec_id, row.spec_version) as string) as TestSpecDocument,
         usage: row.agent_usage ? (JSON.parse(row.agent_usage) as AgentUsage) : null,
         pricing: JSON.parse(row.pricing ?? "{}") as Pricing,

@@ -1,4 +1,5 @@
 import {
+  DEFAULT_CHANGE_SETTINGS,
   GITHUB_APP_KEY_ID,
   POLICY_GATE,
   decisionPath,
@@ -60,6 +61,8 @@ interface SlotRow {
   environment_id: string;
   /** The spec version the App planned (a run of another version does not fill it); null: any. */
   spec_version: string | null;
+  /** Who executes its run: the service, or someone outside it who uploads it (only such a run fills it). */
+  executor: "service" | "local";
   run_id: string | null;
   /** What it waits for before its run can start, and until when (both null when it waits for nothing). */
   waiting_for: string | null;
@@ -96,6 +99,8 @@ export interface PlanSlot {
   test_spec_id: string;
   environment_id: string;
   spec_version?: string | null | undefined;
+  /** local: waits for an uploaded run (executor: local) instead of one the service executes. */
+  executor?: "service" | "local" | undefined;
 }
 
 export interface NewDecision {
@@ -212,8 +217,8 @@ export function makeReleaseDecisionsStore(
   const planByApp = db.prepare("UPDATE release_decisions SET planned_by = 'app' WHERE decision_id = ?");
 
   const insertSlot =
-    db.prepare(`INSERT INTO release_decision_slots (decision_id, attempt, position, test_spec_id, environment_id, spec_version, run_id)
-    VALUES (?, ?, ?, ?, ?, ?, ?)`);
+    db.prepare(`INSERT INTO release_decision_slots (decision_id, attempt, position, test_spec_id, environment_id, spec_version, run_id, executor)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
   const slotsOf = db.prepare(
     "SELECT * FROM release_decision_slots WHERE decision_id = ? AND attempt = ? ORDER BY position",
   );
@@ -222,18 +227,19 @@ export function makeReleaseDecisionsStore(
   );
   const fillSlot = db.prepare(`UPDATE release_decision_slots SET run_id = @run_id
     WHERE decision_id = @decision_id AND attempt = @attempt AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND run_id IS NULL
-      AND (spec_version IS NULL OR spec_version = @spec_version)`);
+      AND (spec_version IS NULL OR spec_version = @spec_version) AND executor = @executor`);
   const waitInSlot =
     db.prepare(`UPDATE release_decision_slots SET waiting_for = @waiting_for, wait_until = coalesce(wait_until, @wait_until)
     WHERE decision_id = @decision_id AND attempt = @attempt AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND run_id IS NULL
     RETURNING wait_until`);
   const decisionsOfRun = db.prepare("SELECT DISTINCT decision_id FROM release_decision_slots WHERE run_id = ?").pluck();
   // The App's slots take only the App's own runs: a run a client started for the commit tests what the client chose.
+  // A slot that waits for an upload takes only an uploaded run (whoever uploaded it), and no other slot does.
   const latestRunOf = db
     .prepare(
       `SELECT run_id FROM runs WHERE project_id = @project_id AND source_repository = @repository AND source_commit_sha = @commit_sha
       AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND (@spec_version IS NULL OR spec_version = @spec_version)
-      AND (@planned_by = 'client' OR started_by = '${GITHUB_APP_KEY_ID}')
+      AND executor = @executor AND (@planned_by = 'client' OR executor = 'local' OR started_by = '${GITHUB_APP_KEY_ID}')
     ORDER BY created_at DESC, run_id DESC LIMIT 1`,
     )
     .pluck();
@@ -291,6 +297,7 @@ export function makeReleaseDecisionsStore(
         test_spec_id: slot.test_spec_id,
         environment_id: slot.environment_id,
         spec_version: slot.spec_version,
+        executor: slot.executor,
         run_id: slot.run_id,
         waiting: slot.run_id ? null : waitOf(slot),
       })),
@@ -306,13 +313,16 @@ export function makeReleaseDecisionsStore(
         status: run.status,
         verdict: run.verdict,
         planned: current.some((slot) => slot.run_id === run.run_id),
+        executor: run.executor,
+        uploaded_by: run.uploaded_by,
         attempt: attemptOf.get(run.run_id) ?? null,
         links: { run: runPath(run.run_id), evidence: evidencePath(run.run_id) },
       })),
       baseline: row.baseline ? (JSON.parse(row.baseline) as DecisionBaseline) : null,
       changes: row.changes ? changesOf(JSON.parse(row.changes) as DecisionChanges) : null,
       policy_changes: base?.policy_changes ?? [],
-      change_settings: base?.settings ?? null,
+      // Settings saved before a key was added have its default.
+      change_settings: base ? { ...DEFAULT_CHANGE_SETTINGS, ...base.settings } : null,
       created_at: row.created_at,
       updated_at: row.updated_at,
       decided_at: row.decided_at,
@@ -423,6 +433,7 @@ export function makeReleaseDecisionsStore(
         slot.environment_id,
         slot.spec_version ?? null,
         null,
+        slot.executor ?? "service",
       ),
     );
   }
@@ -443,7 +454,14 @@ export function makeReleaseDecisionsStore(
   }
 
   const planOf = (slots: readonly PlanSlot[]) =>
-    contentAddress(slots.map((s) => [s.test_spec_id, s.environment_id, s.spec_version ?? null]));
+    contentAddress(
+      slots.map((s) => [
+        s.test_spec_id,
+        s.environment_id,
+        s.spec_version ?? null,
+        ...(s.executor === "local" ? ["local"] : []),
+      ]),
+    );
 
   return {
     reads: {
@@ -524,7 +542,16 @@ export function makeReleaseDecisionsStore(
         if ("run_ids" in subject) {
           subject.run_ids.forEach((runId, position) => {
             const run = toRun(runId)!;
-            insertSlot.run(decision.decision_id, 1, position, run.test_spec_id, run.environment_id, null, runId);
+            insertSlot.run(
+              decision.decision_id,
+              1,
+              position,
+              run.test_spec_id,
+              run.environment_id,
+              null,
+              runId,
+              run.executor,
+            );
           });
         } else {
           addSlots(decision.decision_id, 1, decision.plan);
@@ -680,14 +707,16 @@ export function makeReleaseDecisionsStore(
       const row = bySubject.get(run.project_id, run.source.repository, run.source.commit_sha) as
         DecisionRow | undefined;
       if (!row) return;
-      // The App's slots take only the App's own runs: a run a client started for the commit tests what the client chose.
-      if (row.planned_by === "app" && run.started_by !== GITHUB_APP_KEY_ID) return;
+      // The App's slots take only the App's own runs (a run a client started for the commit tests what the client chose),
+      // or, in a slot that waits for one, an uploaded run.
+      if (row.planned_by === "app" && run.executor === "service" && run.started_by !== GITHUB_APP_KEY_ID) return;
       const filled = fillSlot.run({
         decision_id: row.decision_id,
         attempt: row.attempt,
         test_spec_id: run.test_spec_id,
         environment_id: run.environment_id,
         spec_version: run.spec_version,
+        executor: run.executor,
         run_id: run.run_id,
       });
       if (filled.changes > 0) refresh(row.decision_id, now, run.run_id);

@@ -40,6 +40,26 @@ describe("decideRelease", () => {
     expect(decision.reasons[0]!.reason).toBe("spec in staging: waiting for its run");
   });
 
+  it("counts a run executed outside the service only where the base branch's policy allows it", () => {
+    const uploaded = slot({ ...completed("r1", gate("DET", "passed"))!, executor: "local", uploaded_by: "key_1" });
+    const policy = { changes: [], mode: "require_approval" as const };
+    for (const refused of [decideRelease([uploaded], [], NOW), decideRelease([uploaded], [], NOW, policy)]) {
+      expect(refused).toMatchObject({
+        status: "BLOCKED",
+        reasons: [{ run_id: "r1", gate_id: "executor", status: "failed", blocking: true, waiver_ref: null }],
+      });
+      expect(refused.reasons[0]!.reason).toMatch(/executed outside the service \(uploaded by key_1\).*never/);
+    }
+    // Not even a waiver of it lifts it: only the base branch's policy does.
+    expect(decideRelease([uploaded], [{ run_id: "r1", gate_id: "executor", ref: "/v1/w" }], NOW).status).toBe(
+      "BLOCKED",
+    );
+    const allowed = decideRelease([uploaded], [], NOW, { ...policy, executedOutsideService: "allow" });
+    expect(allowed).toMatchObject({ status: "ALLOWED", reasons: [{ gate_id: "DET", status: "passed" }] });
+    const service = slot({ ...completed("r2", gate("DET", "passed"))!, executor: "service", uploaded_by: null });
+    expect(decideRelease([service], [], NOW).status).toBe("ALLOWED");
+  });
+
   it("allows only when every gate of every planned run passed, or is waived", () => {
     expect(decideRelease([slot(completed("r1", gate("DET", "passed"), gate("SEC", "passed")))], [], NOW).status).toBe(
       "ALLOWED",
