@@ -102,7 +102,9 @@ export async function buildAction({ root = fileURLToPath(new URL("..", import.me
   });
   // In-job runs keep their store in SQLite compiled to WebAssembly: sql.js loads its .wasm from
   // beside the bundle.
-  copyFileSync(createRequire(import.meta.url).resolve("sql.js/dist/sql-wasm.wasm"), join(root, "action/dist/sql-wasm.wasm"));
+  const wasm = join(root, "action/dist/sql-wasm.wasm");
+  copyFileSync(createRequire(import.meta.url).resolve("sql.js/dist/sql-wasm.wasm"), wasm);
+  chmodSync(wasm, 0o644);
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

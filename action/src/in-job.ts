@@ -139,7 +139,9 @@ async function holdRuns(
       return current;
     }
     if (Date.now() > deadline) {
-      throw new Error(`Timed out holding the conversations in this job (${current.filter((r) => !isTerminalRunStatus(r.status)).length} run(s) still going).`);
+      throw new Error(
+        `Timed out holding the conversations in this job (${current.filter((r) => !isTerminalRunStatus(r.status)).length} run(s) still going).`,
+      );
     }
     await sleep(POLL_MS);
   }

@@ -44,7 +44,13 @@ describe("the GitHub Action with execute: in-job", () => {
     apiUrl = (await unusedBaseUrl()).replace(/\/v1$/, "");
     t = await startTestService({
       port: Number(new URL(apiUrl).port),
-      env: { ...github.env, ASSURE_BASE_URL: apiUrl, ASSURE_OIDC_ISSUER: issuer.issuer, ASSURE_OIDC_JWKS_URL: issuer.jwksUrl },
+      env: {
+        ...github.env,
+        ASSURE_BASE_URL: apiUrl,
+        ASSURE_OIDC_ISSUER: issuer.issuer,
+        ASSURE_OIDC_JWKS_URL: issuer.jwksUrl,
+        ASSURE_WORKERS: "2",
+      },
     });
     projectId = (
       await t.admin.post("/v1/projects", {
@@ -166,6 +172,10 @@ describe("the GitHub Action with execute: in-job", () => {
   it("refuses execute: in-job without an agent-url, before anything is sent", async () => {
     const { run } = await pullRequestInJob("ci", { executed_outside_service: "allow" }, { "agent-url": "" });
     expect(run.status).not.toBe(0);
-    expect(errors(run).map((e) => e.message).join("\n")).toContain("execute: in-job needs agent-url");
+    expect(
+      errors(run)
+        .map((e) => e.message)
+        .join("\n"),
+    ).toContain("execute: in-job needs agent-url");
   });
 });
