@@ -37,7 +37,8 @@ export async function spawnService(
   const logs: string[] = [];
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start:\n${logs.join("\n")}`)), 15_000);
+    // A start on a loaded 2-core machine (the suite's other files building and serving) takes seconds.
+    const timer = setTimeout(() => reject(new Error(`service did not start:\n${logs.join("\n")}`)), 45_000);
     const onLine = (chunk: Buffer) => {
       for (const line of chunk.toString().split("\n").filter(Boolean)) {
         logs.push(line);
