@@ -57522,7 +57522,8 @@ function planConfigRuns(config2, paths) {
             entry,
             environment,
             onDeployment: runs.on_deployment,
-            deploymentTimeoutMs: runs.deployment_timeout
+            deploymentTimeoutMs: runs.deployment_timeout,
+            executor: runs.executor
           });
         }
       }
@@ -63761,7 +63762,10 @@ function compareConfigs(base, head, add2) {
     config2.runs.flatMap(
       (entry) => entry.specs.flatMap(
         (spec) => entry.environments.map(
-          (environment) => [`${spec} in ${environment}`, { deployment: entry.on_deployment ?? null, executor: entry.executor }]
+          (environment) => [
+            `${spec} in ${environment}`,
+            { deployment: entry.on_deployment ?? null, executor: entry.executor }
+          ]
         )
       )
     )
@@ -64136,7 +64140,8 @@ async function startGate(client, inputs, commit, files, log, warn = log) {
   }
   const plan = pairs.map((pair) => ({
     test_spec_id: specs.get(pair.specPath).test_spec_id,
-    environment_id: environments.get(pair.environmentName).environment_id
+    environment_id: environments.get(pair.environmentName).environment_id,
+    ...pair.executor === "local" ? { executor: "local" } : {}
   }));
   const subject = { repository: commit.repository.full_name, commit_sha: commit.sha };
   const base = commit.pullRequest && commit.baseSha && inputs.githubToken ? await baseOfPullRequest(inputs.githubToken, commit, config2, inputs.configPath, files, warn) : void 0;
@@ -64173,7 +64178,7 @@ async function startGate(client, inputs, commit, files, log, warn = log) {
   const runs = [];
   const skipped = [];
   for (const pair of pairs) {
-    if (pair.onDeployment && !inputs.agentUrl) {
+    if (pair.executor === "local" || pair.onDeployment && !inputs.agentUrl) {
       skipped.push(pair);
       continue;
     }
@@ -64575,9 +64580,16 @@ async function gate() {
   setOutput("run-ids", JSON.stringify(started.runs.map(({ run: run2 }) => run2.run_id)));
   setOutput("decision-api-url", decisionApiUrl);
   setOutput("decision-url", decisionUrl);
-  const notes = started.skipped.length > 0 ? [
-    `${started.skipped.length} run(s) wait for a deployment (on_deployment) and were not started here: pass agent-url, or let the App start them when the deployment succeeds.`
-  ] : [];
+  const uploads = started.skipped.filter((pair) => pair.executor === "local").length;
+  const deployments = started.skipped.length - uploads;
+  const notes = [
+    ...deployments > 0 ? [
+      `${deployments} run(s) wait for a deployment (on_deployment) and were not started here: pass agent-url, or let the App start them when the deployment succeeds.`
+    ] : [],
+    ...uploads > 0 ? [
+      `${uploads} run(s) are executed outside the service (executor: local): the decision waits for them to be uploaded (assure test --upload).`
+    ] : []
+  ];
   notes.forEach((note) => notice(note));
   if (!inputs.wait) {
     setOutput("decision", started.decision.status);

@@ -88,6 +88,7 @@ export async function startGate(
   const plan = pairs.map((pair) => ({
     test_spec_id: specs.get(pair.specPath)!.test_spec_id,
     environment_id: environments.get(pair.environmentName)!.environment_id,
+    ...(pair.executor === "local" ? { executor: "local" as const } : {}),
   }));
   const subject = { repository: commit.repository.full_name, commit_sha: commit.sha };
   // A pull request is judged against its base branch, as the App judges it.
@@ -130,7 +131,8 @@ export async function startGate(
   const skipped: ConfigPair[] = [];
   for (const pair of pairs) {
     // A run that waits for a deployment has no agent to test until one is named here (or deployed: the App).
-    if (pair.onDeployment && !inputs.agentUrl) {
+    // A run executed outside the service is uploaded by whoever executes it (assure test --upload).
+    if (pair.executor === "local" || (pair.onDeployment && !inputs.agentUrl)) {
       skipped.push(pair);
       continue;
     }
