@@ -56814,6 +56814,7 @@ var CreatePolicyApprovalBody = external_exports.strictObject({ reason: external_
 var PolicyApprovalList = listOf(PolicyApproval).meta({ id: "PolicyApprovalList" });
 var RevokeWaiverBody = external_exports.strictObject({ reason: external_exports.string().min(1).max(2e3) }).meta({ id: "RevokeWaiverBody" });
 var WaiverList = listOf(Waiver).meta({ id: "WaiverList" });
+var EXECUTOR_GATE = "executor";
 var DecisionUpdatedData = external_exports.object({
   status: DecisionStatus,
   previous_status: DecisionStatus.nullable().describe("null when the decision was just made"),
@@ -57240,9 +57241,15 @@ function runSection(run2, absolute, decisionReasons) {
   const lines = [
     `#### ${cell(run2.specName)} in ${cell(run2.environmentName)}: ${evidence.verdict} ([evidence](${absolute(evidence.links.self)}))`,
     "",
+    evidence.executor === "local" ? `Executed outside the service (executor: local), uploaded by \`${cell(evidence.uploaded_by ?? "")}\`; judged by the service.` : "Executed by the service.",
+    "",
     "| Gate | Status | Reason | Evidence |",
     "|---|---|---|---|"
   ];
+  for (const reason of decisionReasons) {
+    if (reason.run_id !== evidence.run_id || reason.gate_id !== EXECUTOR_GATE) continue;
+    lines.push(`| ${EXECUTOR_GATE} | ${reason.status} | ${cell(reason.reason)} | |`);
+  }
   for (const gate2 of evidence.gates) {
     const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate2.gate_id);
     const refList = decided?.evidence_refs ?? gate2.evidence_refs;

@@ -3,6 +3,7 @@ import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/se
 import { startJudgeServer } from "../../helpers/judge-server.js";
 import { startRun, waitForRun } from "../../helpers/runs.js";
 import { waitFor } from "../../helpers/wait.js";
+import { renderDecisionSummary } from "../../../server/releases/report/render-markdown.js";
 import type { ApiClient } from "../../helpers/api-client.js";
 import { seedProject, type SeededProject } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
@@ -13,7 +14,7 @@ describe("POST /v1/runs/uploads: a run held outside the service, judged by it", 
   let judge: Awaited<ReturnType<typeof startJudgeServer>>;
   let t: TestService;
   let p: SeededProject;
-  let held: { run_id: string; verdict: string; executor: string };
+  let held: { run_id: string; verdict: string; executor: string; links: { html: string } };
   let upload: UploadBody;
   let keys = 0;
   const send = (body: unknown, key = `upload-${++keys}`) =>
@@ -65,6 +66,13 @@ describe("POST /v1/runs/uploads: a run held outside the service, judged by it", 
     expect(judge.requests.length).toBeGreaterThan(judged);
     const metric = (await p.client.get(`/v1/runs/${run.run_id}/evaluations?metric_id=task_completion`)).body.data;
     expect(metric[0].judge).toMatchObject({ model: "judge-model-1" });
+    // Its page says so, as the service's own runs' pages say theirs.
+    const page = await (await fetch(`${t.baseUrl}${run.links.html}`)).text();
+    expect(page).toContain(
+      `outside the service (<code>executor: local</code>), uploaded by <code>${run.uploaded_by}</code>`,
+    );
+    const servicePage = await (await fetch(`${t.baseUrl}${held.links.html}`)).text();
+    expect(servicePage).toContain("the service (<code>executor: service</code>)");
     // Its conversations and trace are read as any run's.
     const conversations = (await p.client.get(`/v1/runs/${run.run_id}/conversations?limit=200`)).body.data;
     expect(conversations).toHaveLength(upload.conversations.length);
@@ -252,6 +260,33 @@ describe("POST /v1/runs/uploads: a run held outside the service, judged by it", 
             planned: true,
           }),
         ]);
+        // The check run's summary (and the Action's job summary) says where the run was executed, and why it does not count.
+        const evidence = (await p.client.get(`/v1/runs/${uploaded.body.run_id}/evidence`)).body;
+        const summary = renderDecisionSummary(
+          {
+            decision: judged,
+            runs: [
+              {
+                evidence,
+                specName: "refund-agent",
+                specPath: null,
+                lines: {},
+                environmentName: "staging",
+                unmet: [],
+                findings: [],
+              },
+            ],
+            approval: null,
+          },
+          (ref) => `${t.baseUrl}${ref}`,
+          { limit: 65_535 },
+        );
+        expect(summary).toContain(
+          `Executed outside the service (executor: local), uploaded by \`${uploaded.body.uploaded_by}\`; judged by the service.`,
+        );
+        expect(summary.includes("| executor | failed |")).toBe(status === "BLOCKED");
+        const page = await (await fetch(`${t.baseUrl}${judged.links.html}`)).text();
+        expect(page).toContain(`executed outside the service, uploaded by ${uploaded.body.uploaded_by}`);
         const refusal = judged.reasons.find((r: { gate_id: string }) => r.gate_id === "executor");
         if (status === "BLOCKED") {
           expect(refusal).toMatchObject({ run_id: uploaded.body.run_id, status: "failed", blocking: true });
