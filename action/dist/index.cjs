@@ -91068,7 +91068,9 @@ async function holdRuns(runner, slots, environmentId, deadline, log, environment
       return current;
     }
     if (Date.now() > deadline) {
-      throw new Error(`Timed out holding the conversations in this job (${current.filter((r) => !isTerminalRunStatus(r.status)).length} run(s) still going).`);
+      throw new Error(
+        `Timed out holding the conversations in this job (${current.filter((r) => !isTerminalRunStatus(r.status)).length} run(s) still going).`
+      );
     }
     await (0, import_promises.setTimeout)(POLL_MS);
   }
@@ -92500,9 +92502,15 @@ function runSection(run2, absolute, decisionReasons) {
   const lines = [
     `#### ${cell(run2.specName)} in ${cell(run2.environmentName)}: ${evidence.verdict} ([evidence](${absolute(evidence.links.self)}))`,
     "",
+    evidence.executor === "local" ? `Executed outside the service (executor: local), uploaded by \`${cell(evidence.uploaded_by ?? "")}\`; judged by the service.` : "Executed by the service.",
+    "",
     "| Gate | Status | Reason | Evidence |",
     "|---|---|---|---|"
   ];
+  for (const reason of decisionReasons) {
+    if (reason.run_id !== evidence.run_id || reason.gate_id !== EXECUTOR_GATE) continue;
+    lines.push(`| ${EXECUTOR_GATE} | ${reason.status} | ${cell(reason.reason)} | |`);
+  }
   for (const gate2 of evidence.gates) {
     const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate2.gate_id);
     const refList = decided?.evidence_refs ?? gate2.evidence_refs;
@@ -92785,7 +92793,8 @@ function planConfigRuns(config2, paths) {
             entry,
             environment,
             onDeployment: runs.on_deployment,
-            deploymentTimeoutMs: runs.deployment_timeout
+            deploymentTimeoutMs: runs.deployment_timeout,
+            executor: runs.executor
           });
         }
       }
@@ -99358,8 +99367,8 @@ async function startGate(client, inputs, commit, files, log, warn = log) {
   const runs = [];
   const skipped = [];
   for (const pair of pairs) {
-    if (inJob || pair.executor === "local") continue;
-    if (pair.onDeployment && !inputs.agentUrl) {
+    if (inJob) continue;
+    if (pair.executor === "local" || pair.onDeployment && !inputs.agentUrl) {
       skipped.push(pair);
       continue;
     }
@@ -99801,9 +99810,16 @@ async function gate() {
   setOutput("run-ids", JSON.stringify(started.runs.map(({ run: run2 }) => run2.run_id)));
   setOutput("decision-api-url", decisionApiUrl);
   setOutput("decision-url", decisionUrl);
-  const notes = started.skipped.length > 0 ? [
-    `${started.skipped.length} run(s) wait for a deployment (on_deployment) and were not started here: pass agent-url, or let the App start them when the deployment succeeds.`
-  ] : [];
+  const uploads = started.skipped.filter((pair) => pair.executor === "local").length;
+  const deployments = started.skipped.length - uploads;
+  const notes = [
+    ...deployments > 0 ? [
+      `${deployments} run(s) wait for a deployment (on_deployment) and were not started here: pass agent-url, or let the App start them when the deployment succeeds.`
+    ] : [],
+    ...uploads > 0 ? [
+      `${uploads} run(s) are executed outside the service (executor: local): the decision waits for them to be uploaded (assure test --upload).`
+    ] : []
+  ];
   notes.forEach((note) => notice(note));
   if (!inputs.wait) {
     setOutput("decision", started.decision.status);

@@ -135,9 +135,10 @@ export async function startGate(
   const runs: StartedGate["runs"] = [];
   const skipped: ConfigPair[] = [];
   for (const pair of pairs) {
-    if (inJob || pair.executor === "local") continue; // uploaded into its slot, not started here
+    if (inJob) continue; // held in this job and uploaded into its slot (in-job.ts)
     // A run that waits for a deployment has no agent to test until one is named here (or deployed: the App).
-    if (pair.onDeployment && !inputs.agentUrl) {
+    // A run executed outside the service is uploaded by whoever executes it (assure test --upload, execute: in-job).
+    if (pair.executor === "local" || (pair.onDeployment && !inputs.agentUrl)) {
       skipped.push(pair);
       continue;
     }

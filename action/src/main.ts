@@ -51,12 +51,20 @@ async function gate(): Promise<void> {
   core.setOutput("run-ids", JSON.stringify(started.runs.map(({ run }) => run.run_id)));
   core.setOutput("decision-api-url", decisionApiUrl);
   core.setOutput("decision-url", decisionUrl);
-  const notes =
-    started.skipped.length > 0
+  const uploads = started.skipped.filter((pair) => pair.executor === "local").length;
+  const deployments = started.skipped.length - uploads;
+  const notes = [
+    ...(deployments > 0
       ? [
-          `${started.skipped.length} run(s) wait for a deployment (on_deployment) and were not started here: pass agent-url, or let the App start them when the deployment succeeds.`,
+          `${deployments} run(s) wait for a deployment (on_deployment) and were not started here: pass agent-url, or let the App start them when the deployment succeeds.`,
         ]
-      : [];
+      : []),
+    ...(uploads > 0
+      ? [
+          `${uploads} run(s) are executed outside the service (executor: local): the decision waits for them to be uploaded (assure test --upload).`,
+        ]
+      : []),
+  ];
   notes.forEach((note) => core.notice(note));
   if (!inputs.wait) {
     core.setOutput("decision", started.decision.status);

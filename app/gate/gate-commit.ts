@@ -176,6 +176,7 @@ async function planAndStart(
     test_spec_id: pair.test_spec_id,
     environment_id: pair.environment.environment_id,
     spec_version: pair.spec_version,
+    executor: pair.executor,
   }));
   const subject = { repository: commit.repository.full_name, commit_sha: commit.headSha };
   const base = commit.baseSha ? await baseOfHead(deps, commit, files, config, baseConfig) : undefined;

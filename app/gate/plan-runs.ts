@@ -16,8 +16,10 @@ export interface PlannedPair {
   environment: EnvironmentRow;
   /** The GitHub environment whose deployment the run waits for, and its URL once deployed. */
   deployment: { environment: string; url: string | undefined } | null;
-  /** How long the run may wait for its deployment, or for its agent to be ready. */
+  /** How long the run may wait for its deployment, or for its agent to be ready (or for its upload). */
   timeoutMs: number;
+  /** local: the decision waits for the run to be uploaded; the App starts none. */
+  executor: "service" | "local";
 }
 
 export type Annotations = GateProblem["annotations"];
@@ -101,6 +103,7 @@ export async function planRuns(
       environment: target.environment,
       deployment: target.deployment,
       timeoutMs: pair.deploymentTimeoutMs,
+      executor: pair.executor,
     });
   }
   const byName = new Map<string, string>();

@@ -60,6 +60,10 @@ export async function startPlannedRuns(
       (p) => p.test_spec_id === pair.test_spec_id && p.environment_id === pair.environment.environment_id,
     );
     if (slot?.run_id) continue;
+    if (pair.executor === "local") {
+      await waitFor(pair, "its run, executed outside the service, to be uploaded (assure test --upload)");
+      continue;
+    }
     if (pair.deployment && pair.deployment.url === undefined) {
       await waitFor(pair, `a successful deployment of '${pair.deployment.environment}' of this commit`);
       continue;

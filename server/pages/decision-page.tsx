@@ -4,7 +4,15 @@ import { Ref, Refs, Status, renderPage } from "./layout.js";
 export interface DecisionPageData {
   decision: ReleaseDecision;
   /** The planned runs, in order, with what they test. */
-  runs: { run_id: string; label: string; status: string; verdict: string; pull_request: number | undefined }[];
+  runs: {
+    run_id: string;
+    label: string;
+    status: string;
+    verdict: string;
+    pull_request: number | undefined;
+    executor: "service" | "local";
+    uploaded_by: string | null;
+  }[];
   waivers: Waiver[];
   approvals: PolicyApproval[];
   hrefOf(ref: string): string | undefined;
@@ -149,7 +157,13 @@ export function renderDecisionPage(data: DecisionPageData): string {
       </h2>,
       <p>
         <Ref href={hrefOf(`/v1/runs/${run.run_id}`)} label={`Run ${run.run_id}`} />{" "}
-        <span class="muted">({run.status})</span>
+        <span class="muted">
+          ({run.status};{" "}
+          {run.executor === "local"
+            ? `executed outside the service, uploaded by ${run.uploaded_by}`
+            : "executed by the service"}
+          )
+        </span>
       </p>,
       <ReasonRows reasons={decision.reasons.filter((reason) => reason.run_id === run.run_id)} hrefOf={hrefOf} />,
     ]),

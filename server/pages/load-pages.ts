@@ -121,6 +121,8 @@ export function loadDecisionPage(context: PageContext, decision: ReleaseDecision
         status: run.status,
         verdict: run.verdict,
         pull_request: store.getRun(run.run_id)?.source?.pull_request,
+        executor: run.executor,
+        uploaded_by: run.uploaded_by,
       };
     }),
     waivers: store.listWaivers(decision.decision_id, undefined, 500, context.now()),

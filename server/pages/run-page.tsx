@@ -177,6 +177,19 @@ export function renderRunPage(data: RunPageData): string {
           </>
         )}
       </dd>
+      <dt>Executed by</dt>
+      <dd>
+        {run.executor === "local" ? (
+          <>
+            outside the service (<code>executor: local</code>), uploaded by <code>{run.uploaded_by}</code>; its
+            conversations were judged by the service
+          </>
+        ) : (
+          <>
+            the service (<code>executor: service</code>)
+          </>
+        )}
+      </dd>
       {source && (
         <>
           <dt>Commit</dt>

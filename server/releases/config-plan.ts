@@ -11,6 +11,8 @@ export interface ConfigPair {
   /** The GitHub environment whose deployment the run waits for, if any. */
   onDeployment: string | undefined;
   deploymentTimeoutMs: number;
+  /** local: the run is executed outside the service and uploaded; the decision waits for the upload. */
+  executor: "service" | "local";
 }
 
 /**
@@ -39,6 +41,7 @@ export function planConfigRuns(
             environment,
             onDeployment: runs.on_deployment,
             deploymentTimeoutMs: runs.deployment_timeout,
+            executor: runs.executor,
           });
         }
       }

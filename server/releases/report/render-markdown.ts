@@ -1,4 +1,4 @@
-import { POLICY_GATE, type CaseChange, type DecisionReason } from "../../contract/index.js";
+import { EXECUTOR_GATE, POLICY_GATE, type CaseChange, type DecisionReason } from "../../contract/index.js";
 import type { DecisionReport, RunReport } from "./report.js";
 
 const TITLE_LIMIT = 70;
@@ -49,9 +49,18 @@ function runSection(
   const lines = [
     `#### ${cell(run.specName)} in ${cell(run.environmentName)}: ${evidence.verdict} ([evidence](${absolute(evidence.links.self)}))`,
     "",
+    evidence.executor === "local"
+      ? `Executed outside the service (executor: local), uploaded by \`${cell(evidence.uploaded_by ?? "")}\`; judged by the service.`
+      : "Executed by the service.",
+    "",
     "| Gate | Status | Reason | Evidence |",
     "|---|---|---|---|",
   ];
+  // Gates of the decision's own about the run (not the run's): whether an uploaded run counts here.
+  for (const reason of decisionReasons) {
+    if (reason.run_id !== evidence.run_id || reason.gate_id !== EXECUTOR_GATE) continue;
+    lines.push(`| ${EXECUTOR_GATE} | ${reason.status} | ${cell(reason.reason)} | |`);
+  }
   for (const gate of evidence.gates) {
     // The decision's view of the gate: with its comparison against the base branch, and any waiver.
     const decided = decisionReasons.find((r) => r.run_id === evidence.run_id && r.gate_id === gate.gate_id);

@@ -10,6 +10,7 @@ import { readConversations, startRun, waitForRun } from "../../helpers/runs.js";
 import { seedProject, type SeededProject } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 import { waitFor } from "../../helpers/wait.js";
+import { uploadOf } from "../../helpers/uploads.js";
 import { startWebhookReceiver, type WebhookReceiver } from "../../helpers/webhook-receiver.js";
 
 /**
@@ -107,6 +108,30 @@ describe("the authorization matrix", () => {
     expect(routes().filter((route) => route.scope === "traces:write")).toEqual([
       expect.objectContaining({ method: "POST", url: "/otlp/v1/traces" }),
     ]);
+  });
+
+  it("lets only a key of the spec's project with runs:execute upload a run", async () => {
+    expect(routes().filter((route) => route.url === "/v1/runs/uploads")).toEqual([
+      expect.objectContaining({ method: "POST", scope: "runs:execute" }),
+    ]);
+    const owner = t.admin.withToken(t.issueKey(a.projectId, [...PROJECT_KEY_SCOPES]));
+    const body = await uploadOf(owner, params.run_id!);
+    const upload = (token: string) =>
+      t.admin
+        .withToken(token)
+        .post("/v1/runs/uploads", body, { headers: { "idempotency-key": `matrix-${token.slice(-6)}` } });
+    const unscoped = await upload(
+      t.issueKey(
+        a.projectId,
+        PROJECT_KEY_SCOPES.filter((s) => s !== "runs:execute"),
+      ),
+    );
+    expect([unscoped.status, unscoped.body.error.code]).toEqual([403, "INSUFFICIENT_SCOPE"]);
+    const elsewhere = await upload(tokens.wrongProject!);
+    expect([elsewhere.status, elsewhere.body.error.code]).toEqual([404, "NOT_FOUND"]);
+    const allowed = await upload(t.issueKey(a.projectId, ["runs:execute"]));
+    expect(allowed.status).toBe(201);
+    await waitForRun(owner, allowed.body.run_id);
   });
 
   it.each(["none", "expired", "revoked"])(

@@ -2,6 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { startJudgeServer } from "../../helpers/judge-server.js";
 import { startRun, waitForRun } from "../../helpers/runs.js";
+import { waitFor } from "../../helpers/wait.js";
+import { renderDecisionSummary } from "../../../server/releases/report/render-markdown.js";
+import type { ApiClient } from "../../helpers/api-client.js";
 import { seedProject, type SeededProject } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 import { uploadOf, type UploadBody } from "../../helpers/uploads.js";
@@ -11,7 +14,7 @@ describe("POST /v1/runs/uploads: a run held outside the service, judged by it", 
   let judge: Awaited<ReturnType<typeof startJudgeServer>>;
   let t: TestService;
   let p: SeededProject;
-  let held: { run_id: string; verdict: string; executor: string };
+  let held: { run_id: string; verdict: string; executor: string; links: { html: string } };
   let upload: UploadBody;
   let keys = 0;
   const send = (body: unknown, key = `upload-${++keys}`) =>
@@ -63,6 +66,13 @@ describe("POST /v1/runs/uploads: a run held outside the service, judged by it", 
     expect(judge.requests.length).toBeGreaterThan(judged);
     const metric = (await p.client.get(`/v1/runs/${run.run_id}/evaluations?metric_id=task_completion`)).body.data;
     expect(metric[0].judge).toMatchObject({ model: "judge-model-1" });
+    // Its page says so, as the service's own runs' pages say theirs.
+    const page = await (await fetch(`${t.baseUrl}${run.links.html}`)).text();
+    expect(page).toContain(
+      `outside the service (<code>executor: local</code>), uploaded by <code>${run.uploaded_by}</code>`,
+    );
+    const servicePage = await (await fetch(`${t.baseUrl}${held.links.html}`)).text();
+    expect(servicePage).toContain("the service (<code>executor: service</code>)");
     // Its conversations and trace are read as any run's.
     const conversations = (await p.client.get(`/v1/runs/${run.run_id}/conversations?limit=200`)).body.data;
     expect(conversations).toHaveLength(upload.conversations.length);
@@ -134,6 +144,7 @@ describe("POST /v1/runs/uploads: a run held outside the service, judged by it", 
       ["UPLOAD_TRACE_INVALID", (u) => void (u.trace[3]!.sequence = 99)],
       ["UPLOAD_TRACE_INVALID", (u) => void (u.trace[0]!.data.conversation_id = "cnv_elsewhere")],
     ];
+    await waitFor(() => t.service.store.countRows().jobs === 0 || undefined, "earlier runs to be judged");
     const before = t.service.store.countRows();
     for (const [code, tamper] of cases) {
       const body = copy();
@@ -176,5 +187,129 @@ describe("POST /v1/runs/uploads: a run held outside the service, judged by it", 
     const elsewhere = await other.client.post("/v1/runs/uploads", upload, { headers: { "idempotency-key": "x" } });
     expect(elsewhere.status).toBe(404);
     expect(elsewhere.body.error.code).toBe("NOT_FOUND");
+  });
+
+  describe("in a commit's release decision", () => {
+    let commits = 0;
+    let releases: ApiClient;
+    beforeAll(() => {
+      releases = t.admin.withToken(t.issueKey(p.projectId, ["releases:read", "releases:write", "runs:execute"]));
+    });
+    const nextSha = () => (++commits).toString(16).padStart(40, "e");
+    const decide = async (executed_outside_service?: "allow" | "never") => {
+      const commit_sha = nextSha();
+      const response = await releases.post("/v1/release-decisions", {
+        subject: { repository: "acme/refunds", commit_sha },
+        plan: [{ test_spec_id: p.testSpecId, environment_id: p.environmentId, executor: "local" }],
+        base: {
+          commits: [{ sha: nextSha(), committed_at: "2026-11-20T10:00:00Z" }],
+          ...(executed_outside_service ? { settings: { executed_outside_service } } : {}),
+        },
+      });
+      expect(response.status).toBe(201);
+      return { commit_sha, decision: response.body };
+    };
+    const decided = (decisionId: string) =>
+      waitFor(async () => {
+        const decision = (await releases.get(`/v1/release-decisions/${decisionId}`)).body;
+        return decision.status === "PENDING" ? undefined : decision;
+      }, "the decision");
+
+    it("waits for an upload in a slot executed locally, which a run the service executes does not fill", async () => {
+      const { commit_sha, decision } = await decide("allow");
+      expect(decision).toMatchObject({
+        status: "PENDING",
+        planned: [{ executor: "local", run_id: null }],
+        change_settings: { executed_outside_service: "allow" },
+      });
+      const serviceRun = await p.client.post(
+        "/v1/runs",
+        {
+          test_spec_id: p.testSpecId,
+          environment_id: p.environmentId,
+          source: { repository: "acme/refunds", commit_sha },
+        },
+        { headers: { "idempotency-key": `service-${commit_sha}` } },
+      );
+      expect(serviceRun.status).toBe(201);
+      await waitForRun(p.client, serviceRun.body.run_id);
+      const still = (await releases.get(`/v1/release-decisions/${decision.decision_id}`)).body;
+      expect(still).toMatchObject({ status: "PENDING", planned: [{ run_id: null }] });
+      expect(still.runs).toEqual([
+        expect.objectContaining({ run_id: serviceRun.body.run_id, executor: "service", planned: false }),
+      ]);
+    });
+
+    it("refuses an uploaded run where the base policy is the default, saying why, and counts it where the base allows", async () => {
+      for (const [policy, status] of [
+        [undefined, "BLOCKED"],
+        ["never", "BLOCKED"],
+        ["allow", "ALLOWED"],
+      ] as const) {
+        const { commit_sha, decision } = await decide(policy);
+        const uploaded = await send({ ...upload, source: { repository: "acme/refunds", commit_sha } });
+        expect(uploaded.status).toBe(201);
+        await waitForRun(p.client, uploaded.body.run_id);
+        const judged = await decided(decision.decision_id);
+        expect([policy, judged.status]).toEqual([policy, status]);
+        expect(judged.runs).toEqual([
+          expect.objectContaining({
+            run_id: uploaded.body.run_id,
+            executor: "local",
+            uploaded_by: expect.any(String),
+            planned: true,
+          }),
+        ]);
+        // The check run's summary (and the Action's job summary) says where the run was executed, and why it does not count.
+        const evidence = (await p.client.get(`/v1/runs/${uploaded.body.run_id}/evidence`)).body;
+        const summary = renderDecisionSummary(
+          {
+            decision: judged,
+            runs: [
+              {
+                evidence,
+                specName: "refund-agent",
+                specPath: null,
+                lines: {},
+                environmentName: "staging",
+                unmet: [],
+                findings: [],
+              },
+            ],
+            approval: null,
+          },
+          (ref) => `${t.baseUrl}${ref}`,
+          { limit: 65_535 },
+        );
+        expect(summary).toContain(
+          `Executed outside the service (executor: local), uploaded by \`${uploaded.body.uploaded_by}\`; judged by the service.`,
+        );
+        expect(summary.includes("| executor | failed |")).toBe(status === "BLOCKED");
+        const page = await (await fetch(`${t.baseUrl}${judged.links.html}`)).text();
+        expect(page).toContain(`executed outside the service, uploaded by ${uploaded.body.uploaded_by}`);
+        const refusal = judged.reasons.find((r: { gate_id: string }) => r.gate_id === "executor");
+        if (status === "BLOCKED") {
+          expect(refusal).toMatchObject({ run_id: uploaded.body.run_id, status: "failed", blocking: true });
+          expect(refusal.reason).toMatch(
+            /executed outside the service .* does not count.*executed_outside_service: never/,
+          );
+          expect(judged.reasons.map((r: { gate_id: string }) => r.gate_id)).toEqual(["executor"]);
+          const waived = await t.admin.post(`/v1/release-decisions/${decision.decision_id}/waivers`, {
+            run_id: uploaded.body.run_id,
+            gate_id: "executor",
+            reason: "let it through",
+          });
+          expect(waived.status).toBe(422);
+          expect(waived.body.error.code).toBe("NOT_WAIVABLE");
+        } else {
+          expect(refusal).toBeUndefined();
+          expect(judged.reasons.map((r: { gate_id: string; status: string }) => [r.gate_id, r.status])).toEqual([
+            ["DET", "passed"],
+            ["TASK", "passed"],
+            ["SEC", "passed"],
+          ]);
+        }
+      }
+    });
   });
 });

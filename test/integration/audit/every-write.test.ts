@@ -5,6 +5,7 @@ import { parseToken } from "../../../server/auth/api-keys.js";
 import { ADMIN_ONLY_SCOPES, SCOPES } from "../../../server/auth/scopes.js";
 import type { ApiClient, ApiResponse } from "../../helpers/api-client.js";
 import { waitForRun } from "../../helpers/runs.js";
+import { uploadOf } from "../../helpers/uploads.js";
 import { deterministicSpecYaml } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 import { waitFor } from "../../helpers/wait.js";
@@ -189,6 +190,16 @@ describe("an audit event for every write route", () => {
         made.run_id = response.body.run_id;
         await waitForRun(owner, made.run_id!);
         return byOwner(response, made.run_id!);
+      },
+    ],
+    [
+      "uploadRun",
+      async () => {
+        const response = await owner.post("/v1/runs/uploads", await uploadOf(owner, made.run_id!), {
+          headers: { "idempotency-key": "every-write-upload" },
+        });
+        await waitForRun(owner, response.body.run_id);
+        return byOwner(response, response.body.run_id);
       },
     ],
     [

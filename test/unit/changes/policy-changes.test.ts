@@ -245,6 +245,16 @@ describe("everything that defines a case is policy", () => {
       "changed .assure/config.yml: runs: '.assure/specs/*.yaml in preview' tests the deployment of 'preview' instead of the environment's own agent",
     ]);
   });
+
+  it("lists runs executed outside the service let count, or a run moved outside it, as loosenings", () => {
+    expect(messages((_, config) => (config.executed_outside_service = "allow"))).toEqual([
+      "loosened .assure/config.yml: executed_outside_service: runs executed outside the service and uploaded would count toward decisions (never → allow)",
+    ]);
+    expect(messages((_, config) => (config.runs[0].executor = "local"))).toEqual([
+      "loosened .assure/config.yml: runs: '.assure/specs/*.yaml in staging' would be executed outside the service and uploaded",
+      "loosened .assure/config.yml: runs: '.assure/specs/*.yaml in preview' would be executed outside the service and uploaded",
+    ]);
+  });
 });
 
 describe("policy changes that dilute a metric gate, or move a spec to another environment", () => {
