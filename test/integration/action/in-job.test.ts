@@ -117,7 +117,7 @@ describe("the GitHub Action with execute: in-job", () => {
         "github-token": github.workflowToken(),
         execute: "in-job",
         "agent-url": agent.baseUrl,
-        "agent-headers": "X-Job-Key: job-secret-1",
+        "agent-headers": "Authorization: Bearer job-secret-1",
         ...inputs,
       },
       event: "pull_request",
@@ -148,8 +148,14 @@ describe("the GitHub Action with execute: in-job", () => {
     // The job summary reads as for a run the service executed, and says where this one was executed.
     expect(run.summary).toContain("Release allowed");
     expect(run.summary).toMatch(/local/);
-    // The header given to the job's agent, and the service's sealed one, never reach the log.
-    expect(run.stdout).not.toContain("job-secret-1");
+    // The header given to the job's agent is masked (the runner hides what follows ::add-mask::), and
+    // the service's sealed one never reaches the job.
+    expect(agent.calls.filter((c) => c.path.endsWith("/chat/completions")).map((c) => c.authorization)).toContain(
+      "Bearer job-secret-1",
+    );
+    const logged = run.stdout.replace(/^::add-mask::.*$/gm, "");
+    expect(run.stdout).toContain("::add-mask::Bearer job-secret-1");
+    expect(logged).not.toContain("job-secret-1");
     expect(run.stdout).not.toContain("Bearer sealed");
   });
 
