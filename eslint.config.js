@@ -21,14 +21,27 @@ const boundaries = [
   },
   {
     files: ["action/src/**/*.ts"],
+    ignores: ["action/src/in-job.ts"],
     patterns: [
       {
-        regex: "^(\\.\\./)+server/(?!contract/|specs/|releases/)",
-        message: "The Action bundles only pure modules of the service: the contract, specs and release planning.",
+        regex: "^(\\.\\./)+server/(?!contract/|specs/|releases/|spec-reader/read-spec)",
+        message:
+          "The Action bundles only pure modules of the service: the contract, specs and release planning (the engine only in in-job.ts).",
       },
       {
         regex: "^(\\.\\./)+app/(?!repository/)",
         message: "The Action reads a repository as the App does (app/repository), and nothing else of the App.",
+      },
+    ],
+  },
+  {
+    // In-job runs: the service's engine in the runner, on a WebAssembly SQLite — never the HTTP layer or a native store.
+    files: ["action/src/in-job.ts"],
+    patterns: [
+      {
+        regex: "^(\\.\\./)+server/(http|app)/|/store/(?!wasm-db)",
+        message:
+          "In-job runs use the engine through server/local and the WebAssembly store (store/wasm-db), nothing else of the service.",
       },
     ],
   },
@@ -72,8 +85,9 @@ export default tseslint.config(
     files: ["test/**", "bench/**", "examples/**"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },
   },
-  ...boundaries.map(({ files, patterns }) => ({
+  ...boundaries.map(({ files, ignores, patterns }) => ({
     files,
+    ...(ignores ? { ignores } : {}),
     rules: { "no-restricted-imports": ["error", { patterns }] },
   })),
   prettier,

@@ -42,10 +42,11 @@ export async function openServiceStore(
   // the event loop wait in the busy handler: refuse it outright.
   store.db.pragma("query_only = ON");
   try {
-    if (options.openDb)
+    if (options.openDb) {
       throw new Error(
         "The writer thread opens the database file with better-sqlite3: another driver writes on this thread",
       );
+    }
     const { clock: _clock, openDb: _openDb, ...db } = options;
     writer = await startWriter({ path, db, lazyCommitMs, onFailure });
   } catch (error) {
