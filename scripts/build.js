@@ -65,19 +65,28 @@ export async function buildService({ root = fileURLToPath(new URL("..", import.m
   // Every entry is a program (the CLI is the package's bin): npx links the bin once, so a rebuild
   // must leave it executable, or `npx assure` fails with "Permission denied" after `npm start`.
   for (const entry of Object.keys(ENTRY_POINTS)) chmodSync(join(root, "build", `${entry}.js`), 0o755);
-  // The spec reader's thread, run by piscina, which loads its script with require(): CommonJS, with
+  // The reader threads, run by piscina, which loads its script with require(): CommonJS, with
   // what it uses inside (Node 20's require() of an ES module can crash when two calls load it at once).
-  await build({
-    absWorkingDir: root,
-    entryPoints: ["server/spec-reader/reader-thread.ts"],
-    outfile: "build/specs/reader-thread.cjs",
-    bundle: true,
-    platform: "node",
-    target: "node20",
-    format: "cjs",
-    sourcemap: true,
-    logLevel: "warning",
-  });
+  for (const [entry, outfile] of [
+    ["server/spec-reader/reader-thread.ts", "build/specs/reader-thread.cjs"],
+    // The OTLP trace reader's thread, likewise; the OpenTelemetry package's generated module stays in
+    // node_modules (required by path from import.meta.url, which CommonJS has not: given it below).
+    ["server/trace-reader/reader-thread.ts", "build/traces/reader-thread.cjs"],
+  ]) {
+    await build({
+      absWorkingDir: root,
+      entryPoints: [entry],
+      outfile,
+      bundle: true,
+      platform: "node",
+      target: "node20",
+      format: "cjs",
+      sourcemap: true,
+      logLevel: "warning",
+      define: { "import.meta.url": "__importMetaUrl" },
+      banner: { js: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
+    });
+  }
 }
 
 /**

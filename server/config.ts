@@ -37,6 +37,12 @@ const EnvSchema = z.object({
   ASSURE_REQUEST_TIMEOUT_MS: Duration.default(60_000),
   ASSURE_MAX_BODY_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_BODY_LIMIT),
   ASSURE_MAX_SPEC_BYTES: z.coerce.number().int().min(1024).default(DEFAULT_SPEC_BODY_LIMIT),
+  /** OTLP export bytes being read or waiting to be read at once; past it an export is answered 429 with Retry-After. */
+  ASSURE_OTLP_QUEUE_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(16 * 1024 * 1024),
   ASSURE_PAGE_LINK_TTL_SECONDS: z.coerce.number().int().min(1).max(31_536_000).default(2_592_000),
   ASSURE_READINESS_TIMEOUT_MS: Duration.default(2000),
   ASSURE_READINESS_CACHE_MS: Duration.default(5000),
@@ -96,6 +102,8 @@ export interface Config {
   /** Request bodies at most this large; a test spec's route takes `maxSpecBytes`. */
   maxBodyBytes: number;
   maxSpecBytes: number;
+  /** OTLP export bytes being read or waiting at once (ASSURE_OTLP_QUEUE_BYTES). */
+  otlpQueueBytes: number;
   /** A slow client's deadlines: its headers, and its whole request. */
   headersTimeoutMs: number;
   requestTimeoutMs: number;
@@ -174,6 +182,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     headersTimeoutMs: e.ASSURE_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: e.ASSURE_REQUEST_TIMEOUT_MS,
     maxSpecBytes: e.ASSURE_MAX_SPEC_BYTES,
+    otlpQueueBytes: e.ASSURE_OTLP_QUEUE_BYTES,
     webhookRetryScale: e.ASSURE_WEBHOOK_RETRY_SCALE,
     webhookRateUnderLoad: e.ASSURE_WEBHOOK_RATE_UNDER_LOAD,
     readinessTimeoutMs: e.ASSURE_READINESS_TIMEOUT_MS,

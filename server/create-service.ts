@@ -23,6 +23,7 @@ import { makeWebhookDeliverer } from "./webhooks/deliverer.js";
 import { LATEST_MIGRATION } from "./store/migrations/index.js";
 import type { CommitGate } from "./releases/commit-gate.js";
 import { startSpecReader } from "./spec-reader/spec-reader.js";
+import { startTraceReader } from "./trace-reader/trace-reader.js";
 
 export interface Service {
   api: Api;
@@ -97,8 +98,10 @@ export async function createService(
   const mcp = makeMcpConversations({ baseUrl: config.baseUrl });
   const liveTraces = makeLiveTraces();
   const specReader = startSpecReader();
+  const traceReader = startTraceReader({ maxPendingBytes: config.otlpQueueBytes });
   const deps: ApiDeps = {
     specReader,
+    traceReader,
     liveTraces,
     activity: apiActivity,
     limits: makeLimits(config.limits),
@@ -196,6 +199,7 @@ export async function createService(
         await deliverer.stop();
         await api.close();
         await specReader.close();
+        await traceReader.close();
         await store.close();
       },
     };

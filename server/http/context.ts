@@ -20,6 +20,7 @@ import type { PageLinks } from "../pages/page-links.js";
 import type { Logger } from "../log.js";
 import type { CommitGate } from "../releases/commit-gate.js";
 import type { SpecReader } from "../spec-reader/spec-reader.js";
+import type { TraceReader } from "../trace-reader/trace-reader.js";
 
 declare module "fastify" {
   interface FastifyContextConfig {
@@ -88,6 +89,8 @@ export interface ApiDeps {
   liveTraces?: LiveTraces | undefined;
   /** Reads specs on a thread of its own: a large one never holds the event loop. */
   specReader: SpecReader;
+  /** Reads OTLP exports on a thread of its own, its queue bounded (POST /otlp/v1/traces). */
+  traceReader: TraceReader;
   /** GitHub's web address (github.com or an Enterprise Server's): pages link commits and pull requests there. */
   githubWebUrl?: string | undefined;
 }

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import type { OtlpSpan } from "./otlp.js";
 import { notYetRecorded, type MergedToolCall, type RecordedToolCall, type TracedToolCall } from "./merge-calls.js";
-import { toolCallOf, type ToolSpan } from "./tool-spans.js";
+import type { SpanFact, TraceFacts } from "./span-facts.js";
+import type { ToolSpan } from "./tool-spans.js";
 
 /** Spans kept per conversation at most: the rest of a trace is counted as rejected. */
 export const MAX_SPANS_PER_CONVERSATION = 10_000;
@@ -57,8 +57,8 @@ export interface ConversationTrace {
 export interface LiveTraces {
   /** Mints a trace for a conversation of `projectId` whose spans are attached while it is open. */
   open(projectId: string, conversationId: string): ConversationTrace;
-  /** Attaches exported spans to the open traces of `projectId`; returns how many were not attached. */
-  attach(projectId: string, spans: readonly OtlpSpan[]): { rejected: number };
+  /** Attaches an export's spans (read by the trace reader) to the open traces of `projectId`; returns how many were not attached. */
+  attach(projectId: string, traces: readonly TraceFacts[]): { rejected: number };
 }
 
 const hex = (bytes: number) => randomBytes(bytes).toString("hex");
@@ -84,7 +84,7 @@ function onAbort(signal: AbortSignal, callback: () => void): () => void {
 
 /** In-process: the conversations this process holds are the live ones. */
 export function makeLiveTraces(now: () => number = Date.now): LiveTraces {
-  const open = new Map<string, { projectId: string; accept: (span: OtlpSpan) => boolean }>();
+  const open = new Map<string, { projectId: string; accept: (span: SpanFact) => boolean }>();
 
   return {
     open(projectId) {
@@ -102,13 +102,12 @@ export function makeLiveTraces(now: () => number = Date.now): LiveTraces {
       /** Told of each span attached: the wait, if one is under way, looks again. */
       let onSpan: (() => void) | undefined;
 
-      const accept = (span: OtlpSpan): boolean => {
+      const accept = (span: SpanFact): boolean => {
         if (closed || !span.spanId) return false;
         if (parents.has(span.spanId)) return true; // sent again: recorded once
         if (parents.size >= MAX_SPANS_PER_CONVERSATION) return false;
         parents.set(span.spanId, span.parentSpanId);
-        const tool = toolCallOf(span);
-        if (tool) tools.push({ ...tool, parentSpanId: span.parentSpanId });
+        if (span.tool) tools.push({ ...span.tool, parentSpanId: span.parentSpanId });
         const call = calls.get(span.parentSpanId);
         if (call && !call.rooted) {
           call.rooted = true;
@@ -203,11 +202,15 @@ export function makeLiveTraces(now: () => number = Date.now): LiveTraces {
         },
       };
     },
-    attach(projectId, exported) {
+    attach(projectId, traces) {
       let rejected = 0;
-      for (const span of exported) {
-        const trace = open.get(span.traceId);
-        if (!trace || trace.projectId !== projectId || !trace.accept(span)) rejected++;
+      for (const { traceId, spans } of traces) {
+        const trace = open.get(traceId);
+        if (!trace || trace.projectId !== projectId) {
+          rejected += spans.length;
+          continue;
+        }
+        for (const span of spans) if (!trace.accept(span)) rejected++;
       }
       return { rejected };
     },

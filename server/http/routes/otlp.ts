@@ -1,23 +1,14 @@
-import { promisify } from "node:util";
-import { gunzip } from "node:zlib";
 import { z } from "zod";
 import { OtlpExportTraceServiceRequest } from "../../contract/index.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
 import { ApiError } from "../../errors.js";
 import { responses } from "../schemas.js";
-import {
-  decodeTraceExport,
-  encodeTraceResponse,
-  OtlpDecodeError,
-  type OtlpEncoding,
-} from "../../engine/traces/otlp.js";
+import { encodeTraceResponse, type OtlpEncoding } from "../../engine/traces/otlp.js";
+import { MAX_OTLP_BODY_BYTES } from "../../trace-reader/read-export.js";
+import { TraceReaderBusy } from "../../trace-reader/trace-reader.js";
 
-/** An OTLP export at most this large, compressed or not. */
-export const MAX_OTLP_BODY_BYTES = 4 * 1024 * 1024;
-/** Spans read from one export at most: the rest are rejected. */
-export const MAX_SPANS_PER_EXPORT = 10_000;
-
-const unzip = promisify(gunzip);
+/** How soon an exporter refused for a full queue is asked to try again (OTLP/HTTP throttling: 429 with Retry-After). */
+export const OTLP_RETRY_AFTER_SECONDS = 1;
 
 /** The export's bytes, as they came: read by the route, not by the API's JSON parser. */
 class OtlpBody {
@@ -39,7 +30,7 @@ const ENCODINGS: Record<string, OtlpEncoding> = {
  * not, with a project key holding `traces:write`. Spans of a trace the engine minted for one of
  * the project's live conversations are attached to it; the others are counted as rejected.
  */
-export function registerOtlpRoutes(api: Api, { liveTraces }: Pick<ApiDeps, "liveTraces">) {
+export function registerOtlpRoutes(api: Api, { liveTraces, traceReader }: Pick<ApiDeps, "liveTraces" | "traceReader">) {
   void api.register(async (otlp) => {
     // Its own parsers: the body's bytes as they came (gzip too), whatever the API does with JSON.
     otlp.removeAllContentTypeParsers();
@@ -67,7 +58,7 @@ export function registerOtlpRoutes(api: Api, { liveTraces }: Pick<ApiDeps, "live
           consumes: Object.keys(ENCODINGS),
           body: OtlpExportTraceServiceRequest,
           description:
-            "An OTLP/HTTP `ExportTraceServiceRequest`, protobuf (`application/x-protobuf`) or JSON (`application/json`), `Content-Encoding: gzip` or none, at most 4 MiB. Spans whose trace id assure sent (`traceparent`) to an agent of the key's project in a conversation still held are attached to it; the answer's `partialSuccess.rejectedSpans` counts the others. Answered in the request's encoding.",
+            "An OTLP/HTTP `ExportTraceServiceRequest`, protobuf (`application/x-protobuf`) or JSON (`application/json`), `Content-Encoding: gzip` or none, at most 4 MiB. Spans whose trace id assure sent (`traceparent`) to an agent of the key's project in a conversation still held are attached to it; the answer's `partialSuccess.rejectedSpans` counts the others. Answered in the request's encoding. While the service is reading as many exports as it holds, an export is refused with 429 (`RATE_LIMITED`) and `Retry-After`, as OTLP/HTTP throttles: nothing of it was taken, and the exporter sends it again.",
           response: responses({
             200: z
               .object({
@@ -94,34 +85,25 @@ export function registerOtlpRoutes(api: Api, { liveTraces }: Pick<ApiDeps, "live
           });
         }
         const contentEncoding = String(request.headers["content-encoding"] ?? "identity").toLowerCase();
-        let bytes = body.bytes;
-        if (contentEncoding === "gzip") {
-          try {
-            bytes = await unzip(bytes, { maxOutputLength: MAX_OTLP_BODY_BYTES });
-          } catch (error) {
-            const tooLarge = (error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE";
-            throw new ApiError(tooLarge ? "PAYLOAD_TOO_LARGE" : "VALIDATION_FAILED", {
-              message: tooLarge
-                ? `The export is larger than ${MAX_OTLP_BODY_BYTES} bytes uncompressed.`
-                : "The body is not gzip as its Content-Encoding says.",
-            });
-          }
-        } else if (contentEncoding !== "identity") {
+        if (contentEncoding !== "gzip" && contentEncoding !== "identity") {
           throw new ApiError("UNSUPPORTED_MEDIA_TYPE", { message: "Content-Encoding may be gzip or none." });
         }
-        let spans;
+        let read;
         try {
-          spans = decodeTraceExport(bytes, body.encoding);
+          read = await traceReader.read(body.bytes, body.encoding, contentEncoding);
         } catch (error) {
-          if (!(error instanceof OtlpDecodeError)) throw error;
-          throw new ApiError("VALIDATION_FAILED", {
-            message: `The body is not an OTLP ExportTraceServiceRequest: ${error.message}`,
+          if (!(error instanceof TraceReaderBusy)) throw error;
+          throw new ApiError("RATE_LIMITED", {
+            message:
+              "The service is reading as many trace exports as it holds; nothing of this one was taken. Retry after Retry-After seconds.",
+            headers: { "retry-after": String(OTLP_RETRY_AFTER_SECONDS) },
           });
         }
-        const read = spans.slice(0, MAX_SPANS_PER_EXPORT);
+        if (!read.ok) throw new ApiError(read.code, { message: read.message });
         const projectId = principal.project_id;
-        const { rejected } = liveTraces && projectId ? liveTraces.attach(projectId, read) : { rejected: read.length };
-        const rejectedSpans = rejected + (spans.length - read.length);
+        const { rejected } =
+          liveTraces && projectId ? liveTraces.attach(projectId, read.traces) : { rejected: read.spans };
+        const rejectedSpans = rejected + read.overflow;
         const answer = encodeTraceResponse(
           body.encoding,
           rejectedSpans,

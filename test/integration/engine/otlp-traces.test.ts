@@ -338,6 +338,35 @@ describe("tool calls from the agent's own OpenTelemetry traces (OTLP)", () => {
       expect((await post("{}", { "content-type": "application/json" }, "nope")).status).toBe(401);
     });
 
+    it("refuses an export whose bytes would take its reader's queue past its bound with 429 and Retry-After (OTLP throttling); one within it is read", async () => {
+      const one = JSON.stringify(foreign());
+      // A queue bound of less than two such exports: the larger one can never fit, the small one always.
+      const small = await startTestService({ env: { ASSURE_OTLP_QUEUE_BYTES: String(one.length + 10) } });
+      try {
+        const p = await seedProject(small, modelAgent.baseUrl);
+        const smallKey = small.issueKey(p.projectId, ["traces:write"]);
+        const send = (body: string) =>
+          fetch(`${small.baseUrl}/otlp/v1/traces`, {
+            method: "POST",
+            headers: { authorization: `Bearer ${smallKey}`, "content-type": "application/json" },
+            body,
+          });
+        const two = foreign();
+        two.resourceSpans.push(foreign().resourceSpans[0]!);
+        const refused = await send(JSON.stringify(two));
+        expect(refused.status).toBe(429);
+        expect(refused.headers.get("retry-after")).toBe("1");
+        expect(await refused.json()).toEqual({
+          error: expect.objectContaining({ code: "RATE_LIMITED", retryable: true }),
+        });
+        const taken = await send(one);
+        expect(taken.status).toBe(200);
+        expect(await taken.json()).toMatchObject({ partialSuccess: { rejectedSpans: 1 } });
+      } finally {
+        await small.close();
+      }
+    });
+
     it("refuses an export larger than 4 MiB (413)", async () => {
       const big = JSON.stringify({ pad: "x".repeat(5 * 1024 * 1024) });
       expect((await post(big, { "content-type": "application/json" })).status).toBe(413);

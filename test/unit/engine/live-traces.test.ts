@@ -1,6 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, jest } from "@jest/globals";
 import type { OtlpSpan } from "../../../server/engine/traces/otlp.js";
-import { makeLiveTraces, TRACE_QUIET_MS, TRACE_SETTLE_MS } from "../../../server/engine/traces/live-traces.js";
+import {
+  makeLiveTraces,
+  TRACE_QUIET_MS,
+  TRACE_SETTLE_MS,
+  type LiveTraces,
+} from "../../../server/engine/traces/live-traces.js";
+import { factsOf } from "../../../server/engine/traces/span-facts.js";
 
 let serial = 0;
 const spanId = () => (++serial).toString(16).padStart(16, "0");
@@ -25,6 +31,9 @@ const toolSpan = (traceId: string, parent: string, name: string, args: unknown, 
     ...(id ? { "gen_ai.tool.call.id": id } : {}),
     "gen_ai.tool.call.result": '{"ok":true}',
   });
+
+/** Spans attached as the trace reader's thread sends them: reduced to their facts, by trace. */
+const attach = (traces: LiveTraces, projectId: string, spans: OtlpSpan[]) => traces.attach(projectId, factsOf(spans));
 
 /** A wait for spans, and whether it has ended yet. */
 function waiting(promise: Promise<void>) {
@@ -54,13 +63,13 @@ describe("a live conversation's trace", () => {
     const second = callSpan(trace.callStarted(2, 1));
     const wait = waiting(trace.waitForSpans(60_000, new AbortController().signal));
     const root1 = span(trace.traceId, first);
-    expect(traces.attach("project", [root1, toolSpan(trace.traceId, root1.spanId, "lookup_order", {})])).toEqual({
+    expect(attach(traces, "project", [root1, toolSpan(trace.traceId, root1.spanId, "lookup_order", {})])).toEqual({
       rejected: 0,
     });
     // One call's root is not enough: the other call's spans may still come.
     await jest.advanceTimersByTimeAsync(TRACE_SETTLE_MS + 10);
     expect(wait.ended()).toBe(false);
-    traces.attach("project", [span(trace.traceId, second)]);
+    attach(traces, "project", [span(trace.traceId, second)]);
     await jest.advanceTimersByTimeAsync(TRACE_SETTLE_MS - 10);
     expect(wait.ended()).toBe(false);
     await jest.advanceTimersByTimeAsync(20);
@@ -72,7 +81,7 @@ describe("a live conversation's trace", () => {
     trace.callStarted(1, 1);
     const wait = waiting(trace.waitForSpans(60_000, new AbortController().signal));
     // A span outside any call's request (its parent is unknown): no call's root.
-    traces.attach("project", [span(trace.traceId, spanId())]);
+    attach(traces, "project", [span(trace.traceId, spanId())]);
     await jest.advanceTimersByTimeAsync(TRACE_QUIET_MS - 10);
     expect(wait.ended()).toBe(false);
     await jest.advanceTimersByTimeAsync(20);
@@ -99,18 +108,18 @@ describe("a live conversation's trace", () => {
     const { traces, trace, callSpan } = open();
     const call = callSpan(trace.callStarted(1, 1));
     const mine = span(trace.traceId, call);
-    expect(traces.attach("project", [mine, mine])).toEqual({ rejected: 0 });
-    expect(traces.attach("another-project", [span(trace.traceId, call)])).toEqual({ rejected: 1 });
-    expect(traces.attach("project", [span("f".repeat(32), call)])).toEqual({ rejected: 1 });
+    expect(attach(traces, "project", [mine, mine])).toEqual({ rejected: 0 });
+    expect(attach(traces, "another-project", [span(trace.traceId, call)])).toEqual({ rejected: 1 });
+    expect(attach(traces, "project", [span("f".repeat(32), call)])).toEqual({ rejected: 1 });
     expect(trace.spanCount).toBe(1);
     trace.close();
-    expect(traces.attach("project", [span(trace.traceId, call)])).toEqual({ rejected: 1 });
+    expect(attach(traces, "project", [span(trace.traceId, call)])).toEqual({ rejected: 1 });
   });
 
   it("leaves out of its tool calls those another report already recorded, and adds their results", () => {
     const { traces, trace, callSpan } = open();
     const call = callSpan(trace.callStarted(1, 1));
-    traces.attach("project", [
+    attach(traces, "project", [
       toolSpan(trace.traceId, call, "lookup_order", { order_id: "A-100" }),
       toolSpan(trace.traceId, call, "issue_refund", { order_id: "A-100", amount: 42.5 }, "call_7"),
     ]);
