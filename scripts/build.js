@@ -106,8 +106,8 @@ export async function buildAction({ root = fileURLToPath(new URL("..", import.me
     legalComments: "eof",
     logLevel: "warning",
     // The engine (in-job runs) finds files by import.meta.url, which CommonJS lacks: the bundle's own URL.
-    define: { "import.meta.url": "import_meta_url" },
-    banner: { js: 'const import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
+    define: { "import.meta.url": "__importMetaUrl" },
+    banner: { js: 'const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;' },
   });
   // In-job runs keep their store in SQLite compiled to WebAssembly: sql.js loads its .wasm from
   // beside the bundle.

@@ -1,4 +1,4 @@
-const import_meta_url = require("node:url").pathToFileURL(__filename).href;
+const __importMetaUrl = require("node:url").pathToFileURL(__filename).href;
 "use strict";
 var __create = Object.create;
 var __defProp = Object.defineProperty;
@@ -57476,6 +57476,7 @@ function readConfig2(env = process.env) {
     headersTimeoutMs: e.ASSURE_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: e.ASSURE_REQUEST_TIMEOUT_MS,
     maxSpecBytes: e.ASSURE_MAX_SPEC_BYTES,
+    otlpQueueBytes: e.ASSURE_OTLP_QUEUE_BYTES,
     webhookRetryScale: e.ASSURE_WEBHOOK_RETRY_SCALE,
     webhookRateUnderLoad: e.ASSURE_WEBHOOK_RATE_UNDER_LOAD,
     readinessTimeoutMs: e.ASSURE_READINESS_TIMEOUT_MS,
@@ -57581,6 +57582,8 @@ var init_config = __esm({
       ASSURE_REQUEST_TIMEOUT_MS: Duration2.default(6e4),
       ASSURE_MAX_BODY_BYTES: external_exports.coerce.number().int().min(1024).default(DEFAULT_BODY_LIMIT),
       ASSURE_MAX_SPEC_BYTES: external_exports.coerce.number().int().min(1024).default(DEFAULT_SPEC_BODY_LIMIT),
+      /** OTLP export bytes being read or waiting to be read at once; past it an export is answered 429 with Retry-After. */
+      ASSURE_OTLP_QUEUE_BYTES: external_exports.coerce.number().int().min(0).default(16 * 1024 * 1024),
       ASSURE_PAGE_LINK_TTL_SECONDS: external_exports.coerce.number().int().min(1).max(31536e3).default(2592e3),
       ASSURE_READINESS_TIMEOUT_MS: Duration2.default(2e3),
       ASSURE_READINESS_CACHE_MS: Duration2.default(5e3),
@@ -77326,20 +77329,12 @@ var init_merge_calls = __esm({
   }
 });
 
-// server/engine/traces/tool-spans.ts
-var init_tool_spans = __esm({
-  "server/engine/traces/tool-spans.ts"() {
-    "use strict";
-  }
-});
-
 // server/engine/traces/live-traces.ts
 var DEFAULT_TRACE_WAIT_MS;
 var init_live_traces = __esm({
   "server/engine/traces/live-traces.ts"() {
     "use strict";
     init_merge_calls();
-    init_tool_spans();
     DEFAULT_TRACE_WAIT_MS = 5e3;
   }
 });
@@ -83608,8 +83603,8 @@ var init_start_writer = __esm({
     "use strict";
     import_node_worker_threads = require("node:worker_threads");
     WRITER_THREAD_SCRIPT = new URL(
-      import_meta_url.endsWith(".ts") ? "../../../build/store/writer-thread.js" : "../store/writer-thread.js",
-      import_meta_url
+      __importMetaUrl.endsWith(".ts") ? "../../../build/store/writer-thread.js" : "../store/writer-thread.js",
+      __importMetaUrl
     );
     WriterStoppedError = class extends Error {
       name = "WriterStoppedError";
@@ -83744,10 +83739,11 @@ async function openServiceStore(path2, { lazyCommitMs, onFailure, writer: where 
   }
   store.db.pragma("query_only = ON");
   try {
-    if (options.openDb)
+    if (options.openDb) {
       throw new Error(
         "The writer thread opens the database file with better-sqlite3: another driver writes on this thread"
       );
+    }
     const { clock: _clock, openDb: _openDb, ...db } = options;
     writer = await startWriter({ path: path2, db, lazyCommitMs, onFailure });
   } catch (error63) {
