@@ -39586,13 +39586,18 @@ function caseInsensitive(values) {
 function uniqueItems(array2, message) {
   return array2.refine((items) => new Set(items.map((item) => JSON.stringify(item))).size === items.length, message).meta({ uniqueItems: true });
 }
-var Timestamp, ResourceId, PageLimit, PageCursor, PageQuery, OwningProject, ProjectScopedPageQuery, SCHEMA_OF, RepositoryName, CommitSha, Name;
+var Timestamp, ResourceId, TokenUsage, PageLimit, PageCursor, PageQuery, OwningProject, ProjectScopedPageQuery, SCHEMA_OF, RepositoryName, CommitSha, Name;
 var init_common = __esm({
   "server/contract/common.ts"() {
     "use strict";
     init_zod();
     Timestamp = external_exports.string().describe("ISO 8601 UTC timestamp, millisecond precision");
     ResourceId = external_exports.string().min(1).max(128);
+    TokenUsage = external_exports.object({
+      input_tokens: external_exports.number().int().nullable(),
+      output_tokens: external_exports.number().int().nullable(),
+      total_tokens: external_exports.number().int()
+    });
     PageLimit = external_exports.coerce.number({ error: "limit must be an integer from 1 to 200" }).int("limit must be an integer from 1 to 200").min(1, "limit must be at least 1").max(200, "limit must be at most 200").default(50).describe("Page size: 1 to 200, default 50");
     PageCursor = external_exports.string().min(1).max(2048).describe("Opaque cursor from a previous page's next_cursor; bound to the filters it was issued with");
     PageQuery = external_exports.strictObject({
@@ -46091,11 +46096,7 @@ var init_evidence = __esm({
         temperature: external_exports.number().optional(),
         seed: external_exports.number().int().optional(),
         prompt_version: external_exports.string().optional(),
-        usage: external_exports.object({
-          input_tokens: external_exports.number().int().nullable(),
-          output_tokens: external_exports.number().int().nullable(),
-          total_tokens: external_exports.number().int()
-        }).nullable().optional().describe("An LLM judge's tokens for this evaluation, as its answer reported them (null: none reported)")
+        usage: TokenUsage.nullable().optional().describe("An LLM judge's tokens for this evaluation, as its answer reported them (null: none reported)")
       }).describe("Who judged, and how: provenance, not internals"),
       evidence_refs: EvidenceRefs,
       reason: external_exports.string(),
@@ -46308,6 +46309,7 @@ var init_events = __esm({
     init_runs();
     init_document();
     init_primitives();
+    init_common();
     InConversation = { conversation_id: external_exports.string() };
     InTurn = {
       ...InConversation,
@@ -46378,11 +46380,7 @@ var init_events = __esm({
         latency_ms: external_exports.number(),
         attempts: external_exports.number().int(),
         model: external_exports.string().nullable().optional().describe("The model the answer names: what it costs is priced by it"),
-        usage: external_exports.object({
-          input_tokens: external_exports.number().int().nullable(),
-          output_tokens: external_exports.number().int().nullable(),
-          total_tokens: external_exports.number().int()
-        }).nullable().optional().describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)"),
+        usage: TokenUsage.nullable().optional().describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)"),
         artifacts: external_exports.array(AgentArtifact).optional().describe(
           "Outputs the agent produced with this answer (an A2A task's artifacts), each recorded once: when it first appears or changes"
         )

@@ -5,6 +5,13 @@ export const Timestamp = z.string().describe("ISO 8601 UTC timestamp, millisecon
 /** A path-parameter id: any short string; an unknown or malformed id is simply not found (404). */
 export const ResourceId = z.string().min(1).max(128);
 
+/** Tokens as an answer reported them: a count it did not report is null (unknown, not zero). */
+export const TokenUsage = z.object({
+  input_tokens: z.number().int().nullable(),
+  output_tokens: z.number().int().nullable(),
+  total_tokens: z.number().int(),
+});
+
 export const PageLimit = z.coerce
   .number({ error: "limit must be an integer from 1 to 200" })
   .int("limit must be an integer from 1 to 200")

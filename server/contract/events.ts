@@ -3,6 +3,7 @@ import { EvaluationKind, EvaluationStatus } from "./evidence.js";
 import { FailureCause, RunFailure, RunStatus, Verdict } from "./runs.js";
 import { ProbeCategory, Severity } from "../specs/document.js";
 import { RecordedJson, RecordedJsonObject } from "../specs/primitives.js";
+import { TokenUsage } from "./common.js";
 
 /**
  * Every event type a run records, and its `data`: one table for the engine that writes them and
@@ -102,13 +103,7 @@ export const RUN_EVENT_DATA = {
     latency_ms: z.number(),
     attempts: z.number().int(),
     model: z.string().nullable().optional().describe("The model the answer names: what it costs is priced by it"),
-    usage: z
-      .object({
-        input_tokens: z.number().int().nullable(),
-        output_tokens: z.number().int().nullable(),
-        total_tokens: z.number().int(),
-      })
-      .nullable()
+    usage: TokenUsage.nullable()
       .optional()
       .describe("The tokens the agent reported for this answer; null when it reported none (unknown, not zero)"),
     artifacts: z

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { PageQuery, extensible, listOf } from "./common.js";
+import { PageQuery, TokenUsage, extensible, listOf } from "./common.js";
 import { RunExecutor, RunFailure, RunStatus, Verdict } from "./runs.js";
 import { ProbeCategory, Severity } from "../specs/document.js";
 import { EVALUATION_KIND_NAMES } from "../specs/evaluation-kinds/index.js";
@@ -50,13 +50,7 @@ export const Evaluation = z
         temperature: z.number().optional(),
         seed: z.number().int().optional(),
         prompt_version: z.string().optional(),
-        usage: z
-          .object({
-            input_tokens: z.number().int().nullable(),
-            output_tokens: z.number().int().nullable(),
-            total_tokens: z.number().int(),
-          })
-          .nullable()
+        usage: TokenUsage.nullable()
           .optional()
           .describe("An LLM judge's tokens for this evaluation, as its answer reported them (null: none reported)"),
       })

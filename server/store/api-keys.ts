@@ -29,15 +29,8 @@ export interface KeyIssuedFor {
   event_name: string | null;
 }
 
-export interface ApiKeyInfo {
-  key_id: string;
-  project_id: string | null;
-  scopes: string[];
-  name: string | null;
-  created_at: string;
-  revoked_at: string | null;
-  expires_at: string | null;
-  issued_for: KeyIssuedFor | null;
+/** A key as it is shown: everything but its secret's hash. */
+export interface ApiKeyInfo extends Omit<ApiKeyRow, "secret_hash" | "last_used_at"> {
   last_used_at: string | null;
 }
 
