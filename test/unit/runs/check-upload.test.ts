@@ -62,7 +62,7 @@ function honest(): Upload {
 
 let ids = 0;
 const check = (upload: Upload, toolsRunBy: "assure" | "agent" = "assure") =>
-  checkUpload(SPEC, upload, { toolsRunBy, newId: (kind) => `${kind}_${++ids}` });
+  checkUpload(SPEC, upload, { toolsRunBy, newId: (kind) => `${kind}_${++ids}`, now: new Date("2026-11-27T11:00:00Z") });
 const refusal = (upload: Upload, toolsRunBy?: "assure" | "agent") => {
   try {
     check(upload, toolsRunBy);
@@ -118,7 +118,12 @@ describe("checkUpload", () => {
     const withoutSystem = honest();
     withoutSystem.trace = withoutSystem.trace
       .filter(
-        (e) => !(e.type === "message.sent" && e.data.role === "system" && e.data.conversation_id.includes("scenario")),
+        (e) =>
+          !(
+            e.type === "message.sent" &&
+            e.data.role === "system" &&
+            String(e.data.conversation_id).includes("scenario")
+          ),
       )
       .map((e, i) => ({ ...e, sequence: i + 1 }));
     expect(refusal(withoutSystem)?.code).toBe("UPLOAD_TURNS_MISMATCH");
@@ -140,6 +145,12 @@ describe("checkUpload", () => {
     const rewritten = honest();
     rewritten.trace.find((e) => e.type === "tool.called")!.data.arguments = { order_id: "A-100" };
     expect(refusal(rewritten)?.code).toBe("UPLOAD_TRACE_INVALID");
+  });
+
+  it("refuses an event that has not happened yet", () => {
+    const future = honest();
+    future.trace[2]!.occurred_at = "2026-11-27T12:00:00.000Z";
+    expect(refusal(future)).toEqual({ code: "UPLOAD_TRACE_INVALID", path: "body.trace[2].occurred_at" });
   });
 
   it("refuses a conversation that does not end, or a step past the spec's limit", () => {
