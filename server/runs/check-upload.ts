@@ -19,6 +19,9 @@ const UPLOADABLE: ReadonlySet<string> = new Set<RunEventType>([
   "trace.received",
 ]);
 
+/** How far ahead of the service's clock the uploading machine's may be. */
+const CLOCK_SKEW_MS = 5 * 60_000;
+
 const refuse = (code: ErrorCode, path: string, message: string) =>
   new ApiError(code, {
     message: `The upload does not match the spec version: ${message}.`,
@@ -45,7 +48,11 @@ export interface CheckedUpload {
 export function checkUpload(
   spec: TestSpecDocument,
   body: Pick<UploadRunBody, "conversations" | "trace">,
-  { toolsRunBy, newId }: { toolsRunBy: "assure" | "agent"; newId: (kind: "conversation" | "event") => string },
+  {
+    toolsRunBy,
+    newId,
+    now,
+  }: { toolsRunBy: "assure" | "agent"; newId: (kind: "conversation" | "event") => string; now: Date },
 ): CheckedUpload {
   const plans = new Map<string, ConversationPlan>();
   for (const plan of planConversations(spec, { includeProbes: true })) plans.set(planKey(plan), plan);
@@ -94,6 +101,11 @@ export function checkUpload(
   const events: LoggedEvent[] = body.trace.map((entry, i) => {
     const at = `body.trace[${i}]`;
     if (entry.sequence !== i + 1) throw refuse("UPLOAD_TRACE_INVALID", `${at}.sequence`, `expected ${i + 1}`);
+    // A time to come would schedule its webhook deliveries then: events happened before they were sent
+    // (give or take the uploading machine's clock).
+    if (Date.parse(entry.occurred_at) > now.getTime() + CLOCK_SKEW_MS) {
+      throw refuse("UPLOAD_TRACE_INVALID", `${at}.occurred_at`, "a time that has not come yet");
+    }
     if (!UPLOADABLE.has(entry.type)) {
       throw refuse(
         "UPLOAD_TRACE_INVALID",

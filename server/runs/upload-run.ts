@@ -70,6 +70,7 @@ export async function uploadRun(
   const checked = checkUpload(spec, body, {
     toolsRunBy: AGENT_PROTOCOLS[environment.protocol].toolsRunBy,
     newId: (kind) => newId(kind),
+    now: clock.now(),
   });
   await spend(limits.runCreates, `project:${head.project_id}`, "runs created in this project", Date.now());
 

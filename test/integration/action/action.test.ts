@@ -205,6 +205,19 @@ describe("the GitHub Action", () => {
     );
   });
 
+  it("starts no run for an entry executed outside the service: the decision waits for its upload", async () => {
+    const pr = pullRequest(files(["staging"], { executor: "local" }));
+    const run = await act(pr, { wait: "false" });
+    expect(run.status).toBe(0);
+    expect(run.outputs.decision).toBe("PENDING");
+    expect(JSON.parse(run.outputs["run-ids"]!)).toEqual([]);
+    expect(run.commands).toContainEqual(
+      expect.objectContaining({ command: "notice", message: expect.stringContaining("executed outside the service") }),
+    );
+    const decision = (await client.get(new URL(run.outputs["decision-api-url"]!).pathname)).body;
+    expect(decision).toMatchObject({ planned_by: "client", planned: [{ executor: "local", run_id: null }], runs: [] });
+  });
+
   it("fails the step for a sloppy agent, annotating the spec lines", async () => {
     const pr = pullRequest(files(["sloppy"]));
     const run = await act(pr);

@@ -38,7 +38,16 @@ describe("assure test --upload: runs held here, judged by the service", () => {
     runAssure(["test", SPEC, "--agent", agent.baseUrl, ...args], { env });
 
   it("sends each run's conversations and trace; the service stores it as executed locally and judges it itself", async () => {
-    const result = await assure(["--upload", t.baseUrl, "--environment", "staging"]);
+    const result = await assure([
+      "--upload",
+      t.baseUrl,
+      "--environment",
+      "staging",
+      "--repository",
+      "acme/refunds",
+      "--commit",
+      SHA,
+    ]);
     expect(result.stderr).not.toMatch(/not uploaded|Error/);
     expect(result.status).toBe(0);
     expect(result.stdout).toMatch(/Release allowed/);
@@ -54,6 +63,7 @@ describe("assure test --upload: runs held here, judged by the service", () => {
       executor: "local",
       spec_version: specVersion,
       environment_id: p.environmentId,
+      source: { repository: "acme/refunds", commit_sha: SHA },
       uploaded_by: expect.any(String),
     });
     const evaluations = (await p.client.get(`/v1/runs/${run.run_id}/evaluations?limit=200`)).body.data;
@@ -79,5 +89,11 @@ describe("assure test --upload: runs held here, judged by the service", () => {
     const noEnvironment = await assure(["--upload", t.baseUrl]);
     expect(noEnvironment.status).toBe(64);
     expect(noEnvironment.stderr).toMatch(/--environment/);
+    const halfSource = await assure(["--upload", t.baseUrl, "--environment", "staging", "--commit", SHA]);
+    expect(halfSource.status).toBe(64);
+    expect(halfSource.stderr).toMatch(/--repository and --commit go together/);
+    const stray = await assure(["--environment", "staging"]);
+    expect(stray.status).toBe(64);
+    expect(stray.stderr).toMatch(/--environment goes with --upload/);
   });
 });

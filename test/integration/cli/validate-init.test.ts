@@ -42,6 +42,22 @@ describe("assure validate and assure init", () => {
     expect(result.stderr).toBe("2 files valid\n");
   });
 
+  it("checks executed_outside_service and a run's executor: allow or never, service or local", async () => {
+    const valid = repository({
+      ".assure/config.yml": `${CONFIG}    executor: local\nexecuted_outside_service: allow\n`,
+      ".assure/specs/refunds.yaml": DETERMINISTIC,
+    });
+    expect(await runAssure(["validate"], { cwd: valid })).toMatchObject({ status: 0, stderr: "2 files valid\n" });
+    const invalid = repository({
+      ".assure/config.yml": `${CONFIG}    executor: laptop\nexecuted_outside_service: sometimes\n`,
+      ".assure/specs/refunds.yaml": DETERMINISTIC,
+    });
+    const result = await runAssure(["validate"], { cwd: invalid });
+    expect(result.status).toBe(1);
+    expect(result.stdout).toMatch(/^\.assure\/config\.yml:5: runs\[0\]\.executor: .*"service".*"local"/m);
+    expect(result.stdout).toMatch(/^\.assure\/config\.yml:6: executed_outside_service: .*"allow".*"never"/m);
+  });
+
   it("names every problem by file and line, suggests the key a typo meant, and exits 1", async () => {
     const root = repository({
       ".assure/config.yml": CONFIG.replace("environments:", "enviroments:"),
