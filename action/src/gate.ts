@@ -7,6 +7,7 @@ import {
   type Run,
   type RunSource,
   type TestSpec,
+  type TestSpecDocument,
 } from "../../server/contract/index.js";
 import { planConfigRuns, type ConfigPair } from "../../server/releases/config-plan.js";
 import { validateYaml } from "../../server/specs/read-yaml.js";
@@ -36,6 +37,8 @@ export interface UploadedSpec {
   spec_version: string;
   name: string;
   lines: Record<string, number>;
+  /** The spec as read here: what the report names its checks by. */
+  document: TestSpecDocument;
 }
 
 export interface StartedGate {
@@ -283,6 +286,7 @@ async function uploadSpec(
     spec_version: body.spec_version,
     name: body.name,
     lines: lines ?? {},
+    document,
   };
 }
 
