@@ -75,8 +75,9 @@ function failureSection(run: RunReport, absolute: (ref: string) => string): stri
     }
   }
   const more = run.failures.length - FAILURES_SHOWN;
-  if (more > 0)
+  if (more > 0) {
     lines.push(`- and ${plural(more, "more check")} not passed: [the evidence](${absolute(run.evidence.links.self)})`);
+  }
   return lines;
 }
 
