@@ -57488,8 +57488,9 @@ function failureSection(run2, absolute) {
     }
   }
   const more = run2.failures.length - FAILURES_SHOWN;
-  if (more > 0)
+  if (more > 0) {
     lines.push(`- and ${plural2(more, "more check")} not passed: [the evidence](${absolute(run2.evidence.links.self)})`);
+  }
   return lines;
 }
 function runSection(run2, absolute, decisionReasons) {
