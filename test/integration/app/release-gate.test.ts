@@ -164,7 +164,7 @@ describe("the release gate in pull requests", () => {
     const lines = spec.split("\n");
     // The summary names each failed check: its case, the check as written, its spec line, and what the agent did.
     const named = [
-      ...run.output.summary.matchAll(
+      ...run.output.summary!.matchAll(
         /^- ❌ `[\w-]+` `((?:tool_called|tool_sequence|response)[^`]*)` at `\.assure\/specs\/refund\.yaml:(\d+)`: failed, `[^`]+` \(\[evidence\]\(https:\/\/assure\.example\.test\S+\)\)\n {2}- repeat 1, turn \d+: (?:said `[^`]*`|no reply); (?:called `lookup_order\([^`]*\)`|called no tool)$/gm,
       ),
     ];
@@ -259,7 +259,7 @@ describe("the release gate in pull requests", () => {
     expect(run.annotations).toHaveLength(120);
     expect(run.annotationRequests).toEqual([50, 50, 20]);
     // The summary names the first 20 and links the evidence for the rest.
-    expect(run.output.summary.match(/^- ❌ /gm)).toHaveLength(20);
+    expect(run.output.summary!.match(/^- ❌ /gm)).toHaveLength(20);
     expect(run.output.summary).toMatch(/^- and 100 more checks not passed: \[the evidence\]\(https:\/\/\S+\)$/m);
   });
 
