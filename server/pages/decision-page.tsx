@@ -126,8 +126,22 @@ function FailureRows({
                   const { at, reply, calls } = excerptParts(excerpt);
                   return (
                     <div class="excerpt">
-                      <span class="muted">{at}:</span> {reply === null ? "no reply" : <q>{reply}</q>};{" "}
-                      {calls === null ? "called no tool" : <code>{calls}</code>}
+                      <span class="muted">{at}:</span>{" "}
+                      {reply === null ? (
+                        "no reply"
+                      ) : (
+                        <>
+                          said <q>{reply}</q>
+                        </>
+                      )}
+                      ;{" "}
+                      {calls === null ? (
+                        "called no tool"
+                      ) : (
+                        <>
+                          called <code>{calls}</code>
+                        </>
+                      )}
                     </div>
                   );
                 })}

@@ -96,10 +96,10 @@ describe("the evidence pages in a real browser", () => {
     const rows = page.locator("table.failures tbody tr");
     expect(await rows.count()).toBeGreaterThan(0);
     const first = await rows.first().locator("td").allTextContents();
-    expect(first[1]).toMatch(/^tool_called \{"name":"lookup_order"/);
+    expect(first[1]).toMatch(/^tool_called \{.*lookup_ord/);
     expect(first[2]).toMatch(/^line \d+$/);
     expect(first[3]).toMatch(/^failed/);
-    expect(first[5]).toMatch(/^repeat \d+, turn \d+: .*called lookup_order\(/);
+    expect(first[5]).toMatch(/^repeat \d+, turn \d+: said I could not find order .*; called lookup_order\(/);
     const evidence = rows.first().locator('a:has-text("evidence")');
     const href = (await evidence.getAttribute("href"))!;
     expect(href).toMatch(
@@ -113,7 +113,7 @@ describe("the evidence pages in a real browser", () => {
   });
 
   it("keeps what a hostile agent says as text: no script runs, no dialog, the payloads shown literally", async () => {
-    const { run, decision } = await decidedRun("refund-agent+hostile");
+    const { run } = await decidedRun("refund-agent+hostile");
     const { page, dialogs } = await openPage(run.links.html);
     await page.waitForTimeout(200);
     expect(dialogs).toEqual([]);
@@ -123,7 +123,8 @@ describe("the evidence pages in a real browser", () => {
     await expect(page.evaluate(() => document.querySelectorAll("[onerror]").length)).resolves.toBe(0);
     await page.close();
     // The decision's page quotes the agent in its failures: as text too.
-    const opened = await openPage(decision.links.html);
+    const failing = await decidedRun("refund-agent+hostile+wrong-arguments");
+    const opened = await openPage(failing.decision.links.html);
     await opened.page.waitForTimeout(200);
     expect(opened.dialogs).toEqual([]);
     await expect(opened.page.locator("table.failures .excerpt").count()).resolves.toBeGreaterThan(0);
