@@ -48,8 +48,9 @@ async function exportTraces(runner: Runner, request: IncomingMessage, response: 
   try {
     const encoding = otlpEncodingOf(request.headers["content-type"]);
     const body = await readBody(request, MAX_OTLP_BODY_BYTES);
-    if (!body)
+    if (!body) {
       throw new ApiError("PAYLOAD_TOO_LARGE", { message: `The export is larger than ${MAX_OTLP_BODY_BYTES} bytes.` });
+    }
     const answer = await answerOtlpExport(runner.liveTraces, runner.projectId, {
       body,
       encoding,
