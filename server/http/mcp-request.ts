@@ -1,11 +1,6 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
-import {
-  CallToolRequestSchema,
-  ListToolsRequestSchema,
-  type Tool as McpTool,
-} from "@modelcontextprotocol/sdk/types.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { McpConversationLookup, McpLiveConversation } from "../engine/mcp-conversations.js";
 
 /** A JSON-RPC error with no request to answer (the MCP transport's own form of refusal). */
@@ -15,8 +10,24 @@ const refusal = (code: number, message: string) =>
 /** The answers that are not a mock's: the agent sees them as a tool error. */
 const ERRORS = new Set(["unknown_tool", "invalid_arguments", "no_mock"]);
 
+/**
+ * The MCP SDK's server side, loaded at the first request: `assure test` starts without it, and
+ * most runs never need it.
+ */
+async function loadSdk() {
+  const [server, transport, types] = await Promise.all([
+    import("@modelcontextprotocol/sdk/server/index.js"),
+    import("@modelcontextprotocol/sdk/server/streamableHttp.js"),
+    import("@modelcontextprotocol/sdk/types.js"),
+  ]);
+  return { ...server, ...transport, ...types };
+}
+let loaded: ReturnType<typeof loadSdk> | undefined;
+const sdk = () => (loaded ??= loadSdk());
+
 /** An MCP server for one request of a live conversation: the plan's tools, answered from their mocks. */
-function serverOf(conversation: McpLiveConversation): Server {
+async function serverOf(conversation: McpLiveConversation): Promise<Server> {
+  const { Server, ListToolsRequestSchema, CallToolRequestSchema } = await sdk();
   // The low-level server: the spec's tools come with JSON Schemas of their own, not zod shapes.
   const server = new Server({ name: "assure-mocks", version: "1.0.0" }, { capabilities: { tools: {} } });
   server.setRequestHandler(ListToolsRequestSchema, () => {
@@ -71,7 +82,8 @@ export async function serveMcpRequest(
   response: ServerResponse,
   body?: unknown,
 ): Promise<void> {
-  const server = serverOf(conversation);
+  const server = await serverOf(conversation);
+  const { StreamableHTTPServerTransport } = await sdk();
   const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   response.on("close", () => {

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import { MCP_PATH } from "../../../server/engine/mcp-conversations.js";
 import { ApiError, coerceError } from "../../../server/errors.js";
-import { toEnvelope } from "../../../server/http/error-response.js";
+import { toEnvelope } from "../../../server/http/error-envelope.js";
 import { mcpRefusal, serveMcpRequest } from "../../../server/http/mcp-request.js";
 import { answerOtlpExport, MAX_OTLP_BODY_BYTES, otlpEncodingOf } from "../../../server/http/otlp-export.js";
 import { PAGE_HEADERS } from "../../../server/http/routes/pages.js";
