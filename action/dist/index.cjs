@@ -57375,7 +57375,8 @@ function grouped(evaluations) {
   return [...groups.values()];
 }
 function excerptsWanted(source, { shown = FAILURES_SHOWN, each = EXCERPTS_PER_FAILURE } = {}) {
-  return listFailures(source, /* @__PURE__ */ new Map()).slice(0, shown).flatMap((failure2) => failure2.evaluation_ids.slice(0, each)).map((id) => source.evaluations.find((e) => e.evaluation_id === id)).filter((evaluation) => evaluation.conversation_id !== null);
+  const byId = new Map(source.evaluations.map((e) => [e.evaluation_id, e]));
+  return listFailures(source, /* @__PURE__ */ new Map()).slice(0, shown).flatMap((failure2) => failure2.evaluation_ids.slice(0, each)).map((id) => byId.get(id)).filter((evaluation) => evaluation.conversation_id !== null);
 }
 function listFailures(source, excerpts) {
   const failures = grouped(source.evaluations).map((evaluations) => {

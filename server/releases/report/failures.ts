@@ -116,10 +116,11 @@ export function excerptsWanted(
   source: FailureSource,
   { shown = FAILURES_SHOWN, each = EXCERPTS_PER_FAILURE }: { shown?: number; each?: number } = {},
 ): Evaluation[] {
+  const byId = new Map(source.evaluations.map((e) => [e.evaluation_id, e]));
   return listFailures(source, new Map())
     .slice(0, shown)
     .flatMap((failure) => failure.evaluation_ids.slice(0, each))
-    .map((id) => source.evaluations.find((e) => e.evaluation_id === id)!)
+    .map((id) => byId.get(id)!)
     .filter((evaluation) => evaluation.conversation_id !== null);
 }
 
