@@ -7,6 +7,7 @@ import {
   type Run,
   type RunSource,
   type TestSpec,
+  type TestSpecDocument,
 } from "../../server/contract/index.js";
 import { planConfigRuns, type ConfigPair } from "../../server/releases/config-plan.js";
 import { validateYaml } from "../../server/specs/read-yaml.js";
@@ -39,6 +40,8 @@ export interface UploadedSpec {
   lines: Record<string, number>;
   /** The version as read here from the commit's files: what a run held in the job plays. */
   version: ReadVersion;
+  /** The spec as read here: what the report names its checks by. */
+  document: TestSpecDocument;
 }
 
 export interface StartedGate {
@@ -294,6 +297,7 @@ async function uploadSpec(
     name: body.name,
     lines: parts.lines ?? {},
     version: versionRow(document, parts, { format: "yaml", text: text.text }, null),
+    document,
   };
 }
 

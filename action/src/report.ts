@@ -6,11 +6,18 @@ import {
   type PageKind,
   type ReleaseDecision,
   type Run,
+  type Turn,
 } from "../../server/contract/index.js";
+import {
+  excerptOfTurns,
+  excerptsWanted,
+  listFailures,
+  type AgentExcerpt,
+} from "../../server/releases/report/failures.js";
 import { UNMET_STATUSES, type DecisionReport, type RunReport } from "../../server/releases/report/report.js";
 import { renderDecisionSummary } from "../../server/releases/report/render-markdown.js";
 import { specAnnotations } from "../../server/releases/report/spec-annotations.js";
-import type { AssureClient } from "./assure-client.js";
+import { AssureApiError, type AssureClient } from "./assure-client.js";
 import type { UploadedSpec } from "./gate.js";
 
 /** A step's job summary may hold 1 MiB. */
@@ -22,6 +29,39 @@ const SHOWN_PER_LEVEL = 10;
 export interface ReadReport {
   report: DecisionReport;
   pageLinks: Map<string, string>;
+}
+
+/** Turns of a conversation an excerpt of the whole of it reads at most (its last turn's reply, the tools called). */
+const TURNS_READ = 20;
+
+/** What the agent said and called where an evaluation looked, read through the API; undefined when its conversation is gone. */
+async function readExcerpt(
+  client: AssureClient,
+  runId: string,
+  evaluation: Evaluation,
+): Promise<AgentExcerpt | undefined> {
+  const base = `/v1/runs/${runId}/conversations/${evaluation.conversation_id}`;
+  try {
+    const { body: conversation } = await client.get<{
+      conversation_id: string;
+      scenario_id: string;
+      repeat_index: number;
+      turns: { turn: number }[];
+    }>(base);
+    const numbers =
+      evaluation.turn === null
+        ? conversation.turns
+            .map((t) => t.turn)
+            .filter((turn) => turn > 0)
+            .slice(-TURNS_READ)
+        : [evaluation.turn];
+    const turns: Turn[] = [];
+    for (const turn of numbers) turns.push((await client.get<Turn>(`${base}/turns/${turn}`)).body);
+    return excerptOfTurns(conversation, evaluation.turn, turns);
+  } catch (error) {
+    if (error instanceof AssureApiError && error.status === 404) return undefined;
+    throw error;
+  }
 }
 
 /** The decision's report, read through the API: each planned run's evidence and unmet evaluations, with its spec's lines. */
@@ -50,6 +90,13 @@ export async function readReport(
       cursor = body.next_cursor;
     } while (cursor);
     const spec = bySpecId.get(test_spec_id);
+    const source = { evaluations: unmet, document: spec?.document, lines: spec?.lines ?? {} };
+    // The Markdown shows one excerpt per failure: only those are read.
+    const excerpts = new Map<string, AgentExcerpt>();
+    for (const evaluation of excerptsWanted(source, { each: 1 })) {
+      const excerpt = await readExcerpt(client, run_id, evaluation);
+      if (excerpt) excerpts.set(evaluation.evaluation_id, excerpt);
+    }
     runs.push({
       evidence,
       specName: spec?.name ?? test_spec_id,
@@ -57,6 +104,7 @@ export async function readReport(
       lines: spec?.lines ?? {},
       environmentName: evidence.environment,
       unmet,
+      failures: listFailures(source, excerpts),
       findings: evidence.findings,
     });
   }

@@ -1,4 +1,6 @@
 import { UNMET_STATUSES, type DecisionReport, type RunReport } from "../../server/releases/report/report.js";
+import { excerptsWanted, listFailures } from "../../server/releases/report/failures.js";
+import { agentExcerpts } from "../../server/runs/agent-excerpt.js";
 import { buildEvidence } from "../../server/runs/build-evidence.js";
 import type { GitHubCommit } from "../../server/store/github.js";
 import type { ServiceStore } from "../../server/store/service-store.js";
@@ -20,15 +22,22 @@ export function readGateView(store: ServiceStore, commit: GitHubCommit): GateVie
     if (!run) continue;
     const source = store.getSpecVersionSource(run.test_spec_id, run.spec_version);
     const evidence = buildEvidence(store, run);
+    const unmet = store
+      .listEvaluations(run.run_id, {}, undefined, 10_000)
+      .filter((evaluation) => UNMET_STATUSES.has(evaluation.status));
+    const failureSource = {
+      evaluations: unmet,
+      document: store.getSpecDocument(run.test_spec_id, run.spec_version),
+      lines: source?.lines ?? {},
+    };
     runs.push({
       evidence,
       specName: source?.name ?? run.test_spec_id,
       specPath: source?.path ?? null,
       lines: source?.lines ?? {},
       environmentName: evidence.environment,
-      unmet: store
-        .listEvaluations(run.run_id, {}, undefined, 10_000)
-        .filter((evaluation) => UNMET_STATUSES.has(evaluation.status)),
+      unmet,
+      failures: listFailures(failureSource, agentExcerpts(store, excerptsWanted(failureSource))),
       findings: evidence.findings,
     });
   }

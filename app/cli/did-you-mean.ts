@@ -1,5 +1,6 @@
 import { closest, distance } from "fastest-levenshtein";
 import type { z } from "zod";
+import { parseSpecPath } from "../../server/specs/read-yaml.js";
 
 type Def = {
   type: string;
@@ -53,13 +54,6 @@ export function suggestKey(unknown: string, known: readonly string[]): string | 
   if (known.length === 0) return undefined;
   const nearest = closest(unknown, [...known]);
   return distance(unknown, nearest) <= Math.max(2, Math.floor(unknown.length / 3)) ? nearest : undefined;
-}
-
-/** `scenarios[0].turns[1].expect` → `["scenarios", 0, "turns", 1, "expect"]` (as formatSpecPath writes paths). */
-export function parseSpecPath(path: string): (string | number)[] {
-  return [...path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((match) =>
-    match[2] === undefined ? match[1]! : Number(match[2]),
-  );
 }
 
 const UNKNOWN_KEY = /^Unrecognized keys?: "([^"]+)"/;

@@ -52,8 +52,11 @@ Outputs:
   --json FILE           The decision and each run's evidence (GET /v1/runs/{id}/evidence),
                         evaluations and findings
   --junit FILE          JUnit XML: a test case per case and check, and one per gate
-  --open                Serve the evidence pages on 127.0.0.1 and print their links; stays
-                        up until Ctrl-C  (--port N: its port, default any free one)
+  --open                Print the evidence pages' links and serve them until Ctrl-C
+  --port N              The port of assure test's server on 127.0.0.1 (default any free one):
+                        the evidence pages, and for an agent that runs its own tools the OTLP
+                        receiver (OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:N/otlp, no key)
+                        and the conversations' MCP servers ({{mcp_url}})
   --watch               Run again whenever a spec, a table or the config changes
   --fail-on WHAT        blocked (default): exit 1 on a failed gate, 2 when only inconclusive;
                         failed: exit 1 on a failed gate, else 0; never: exit 0 once judged

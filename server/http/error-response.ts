@@ -1,9 +1,11 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { ApiError, coerceError, type ErrorCode, type ErrorDetail } from "../errors.js";
-import type { ErrorEnvelope } from "../contract/index.js";
 import type { Logger } from "../log.js";
 import { issueDetail } from "../contract/issue-details.js";
+import { toEnvelope } from "./error-envelope.js";
+
+export { toEnvelope };
 
 /** Fastify's own error codes, as the API's. */
 const FASTIFY_CODES: Record<string, ErrorCode> = {
@@ -83,18 +85,6 @@ export function toApiError(raw: unknown): ApiError {
     message: "Something went wrong on our side; retry, and quote the request id if it persists.",
     cause: error,
   });
-}
-
-export function toEnvelope(error: ApiError, requestId: string): ErrorEnvelope {
-  return {
-    error: {
-      code: error.code,
-      message: error.message,
-      retryable: error.retryable,
-      request_id: requestId,
-      ...(error.details ? { details: error.details } : {}),
-    },
-  };
 }
 
 /** The only place that writes an error response. Unknown failures are logged with their stack, never sent. */

@@ -7,7 +7,9 @@ import type { Principal } from "../auth/authenticate.js";
 import { systemClock, type Clock } from "../clock.js";
 import type { Config } from "../config.js";
 import type { ReleaseDecision, Run, TestSpecSummary } from "../contract/index.js";
+import { makeMcpConversations, type McpConversations } from "../engine/mcp-conversations.js";
 import { makeRunEngine } from "../engine/run-engine.js";
+import { makeLiveTraces, type LiveTraces } from "../engine/traces/live-traces.js";
 import type { Worker } from "../engine/worker.js";
 import { makeIdGenerator, type NewId } from "../ids.js";
 import { NO_LIMITS } from "../limits/limits.js";
@@ -42,6 +44,12 @@ export interface LocalRunnerOptions {
   agentBackoffMs?: (attempt: number) => number;
   /** The SQLite driver: better-sqlite3 unless another is given (the Action's WebAssembly SQLite). */
   openDb?: OpenDb | undefined;
+  /**
+   * Where this process serves agents that run their own tools (`assure test`'s loopback server):
+   * conversations' MCP URLs are minted under it. Without it an environment that sends `{{mcp_url}}`
+   * cannot run.
+   */
+  baseUrl?: string | undefined;
 }
 
 export interface LocalRunner {
@@ -53,6 +61,10 @@ export interface LocalRunner {
   pages: PageLinks;
   /** Where the database is: a temporary file unless one was given. */
   dbPath: string;
+  /** The live conversations' traces, which agents' OTLP exports are attached to (`answerOtlpExport`). */
+  liveTraces: LiveTraces;
+  /** The live conversations whose mocked tools are served over MCP (`serveMcpRequest`). */
+  mcp: McpConversations;
   /** Sets the local environment's endpoint (the agent under test): created once, changed after. */
   useEndpoint(endpoint: LocalEndpoint): Promise<string>;
   /** Stores a spec version (or finds the one it equals). */
@@ -84,6 +96,7 @@ export async function openLocalRunner({
   workers = 4,
   agentBackoffMs,
   openDb,
+  baseUrl,
 }: LocalRunnerOptions): Promise<LocalRunner> {
   const temporary = dbPath ? undefined : mkdtempSync(join(tmpdir(), "assure-test-"));
   const path = dbPath ?? join(temporary!, "assure.db");
@@ -106,6 +119,8 @@ export async function openLocalRunner({
   const newId = makeIdGenerator(clock);
   const now = () => clock.now().toISOString();
   const egress = makeEgressPolicy({ thisMachineOpen: true });
+  const liveTraces = makeLiveTraces();
+  const mcp = makeMcpConversations({ baseUrl });
   const worker: Worker = makeRunEngine({
     config: { ...config, workers, maxRunsPerProject: workers },
     store,
@@ -114,6 +129,8 @@ export async function openLocalRunner({
     newId,
     egress,
     agentBackoffMs,
+    liveTraces,
+    mcp,
   });
   worker.start();
 
@@ -137,6 +154,8 @@ export async function openLocalRunner({
     newId,
     projectId,
     dbPath: path,
+    liveTraces,
+    mcp,
     pages: makePageLinks({
       secret: () => store.getSecretSetting(PAGE_LINK_SECRET)!,
       now: () => clock.now(),

@@ -1,4 +1,5 @@
 import { type DecisionReason, type PolicyApproval, type ReleaseDecision, type Waiver } from "../contract/index.js";
+import { excerptParts, FAILURES_SHOWN, type Failure } from "../releases/report/failures.js";
 import { Ref, Refs, Status, renderPage } from "./layout.js";
 
 export interface DecisionPageData {
@@ -12,6 +13,10 @@ export interface DecisionPageData {
     pull_request: number | undefined;
     executor: "service" | "local";
     uploaded_by: string | null;
+    /** Its spec's file in the repository, when it came from one. */
+    spec_path: string | null;
+    /** Its checks that did not pass, by case, with the agent's words. */
+    failures: Failure[];
   }[];
   waivers: Waiver[];
   approvals: PolicyApproval[];
@@ -64,6 +69,95 @@ function ReasonRows({
         ))}
       </tbody>
     </table>
+  );
+}
+
+/** A run's checks that did not pass, as `assure test` names them: case, check, spec line, why, what the agent did. */
+function FailureRows({
+  run,
+  hrefOf,
+}: {
+  run: DecisionPageData["runs"][number];
+  hrefOf: (ref: string) => string | undefined;
+}) {
+  const shown = run.failures.slice(0, FAILURES_SHOWN);
+  const more = run.failures.length - shown.length;
+  return (
+    <>
+      <h3 id={`failures-${run.run_id}`}>Not passed: {run.failures.length}</h3>
+      <table class="failures">
+        <thead>
+          <tr>
+            <th>Case</th>
+            <th>Check</th>
+            <th>Spec line</th>
+            <th>Status</th>
+            <th>Why</th>
+            <th>What the agent did</th>
+          </tr>
+        </thead>
+        <tbody>
+          {shown.map((failure) => (
+            <tr>
+              <td>
+                <code>{failure.case}</code>
+              </td>
+              <td>
+                <code>{failure.check}</code>
+              </td>
+              <td>
+                {failure.line === undefined ? (
+                  <span class="muted">—</span>
+                ) : (
+                  <code>{run.spec_path ? `${run.spec_path}:${failure.line}` : `line ${failure.line}`}</code>
+                )}
+              </td>
+              <td>
+                <Status value={failure.status} />
+                {failure.evaluation_ids.length > 1 && <div class="muted">in {failure.evaluation_ids.length}</div>}
+              </td>
+              <td>
+                {failure.reason}{" "}
+                <Ref
+                  href={hrefOf(`/v1/runs/${run.run_id}/evaluations/${failure.evaluation_ids[0]}`)}
+                  label="evidence"
+                />
+              </td>
+              <td>
+                {failure.excerpts.map((excerpt) => {
+                  const { at, reply, calls } = excerptParts(excerpt);
+                  return (
+                    <div class="excerpt">
+                      <span class="muted">{at}:</span>{" "}
+                      {reply === null ? (
+                        "no reply"
+                      ) : (
+                        <>
+                          said <q>{reply}</q>
+                        </>
+                      )}
+                      ;{" "}
+                      {calls === null ? (
+                        "called no tool"
+                      ) : (
+                        <>
+                          called <code>{calls}</code>
+                        </>
+                      )}
+                    </div>
+                  );
+                })}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      {more > 0 && (
+        <p>
+          and {more} more not passed: <Ref href={hrefOf(`/v1/runs/${run.run_id}/evidence`)} label="the evidence" />
+        </p>
+      )}
+    </>
   );
 }
 
@@ -166,6 +260,7 @@ export function renderDecisionPage(data: DecisionPageData): string {
         </span>
       </p>,
       <ReasonRows reasons={decision.reasons.filter((reason) => reason.run_id === run.run_id)} hrefOf={hrefOf} />,
+      run.failures.length > 0 && <FailureRows run={run} hrefOf={hrefOf} />,
     ]),
     (data.waivers.length > 0 || data.approvals.length > 0) && [
       <h2 id="waivers">Waivers and approvals</h2>,

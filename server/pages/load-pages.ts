@@ -1,4 +1,6 @@
 import { pageLocationOf, pageUrlOf, type Run, type ReleaseDecision } from "../contract/index.js";
+import { excerptsWanted, FAILURE_STATUSES, listFailures } from "../releases/report/failures.js";
+import { agentExcerpts } from "../runs/agent-excerpt.js";
 import { buildEvidence } from "../runs/build-evidence.js";
 import { toLoggedEvent } from "../store/index.js";
 import type { ServiceStore } from "../store/service-store.js";
@@ -19,6 +21,9 @@ function groupBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 
 /** Cases tallied on a run's page, the failing first (the rest are counted). */
 export const CASES_SHOWN = 100;
+
+/** Evaluations of each status a decision's page reads per run to name its failures. */
+const FAILURE_EVALUATIONS_READ = 10_000;
 
 /** Conversations shown per page of a run. */
 export const CONVERSATIONS_PER_PAGE = 100;
@@ -115,14 +120,25 @@ export function loadDecisionPage(context: PageContext, decision: ReleaseDecision
     runs: planned.map((run) => {
       const spec = store.getTestSpec(run.test_spec_id)?.name ?? run.test_spec_id;
       const environment = store.getEnvironmentRow(run.environment_id)?.name ?? run.environment_id;
+      const full = store.getRun(run.run_id);
+      const source = full && store.getSpecVersionSource(full.test_spec_id, full.spec_version);
+      const failureSource = {
+        evaluations: FAILURE_STATUSES.flatMap((status) =>
+          store.listEvaluations(run.run_id, { status }, undefined, FAILURE_EVALUATIONS_READ),
+        ).sort((a, b) => (a.evaluation_id < b.evaluation_id ? -1 : 1)),
+        document: full && store.getSpecDocument(full.test_spec_id, full.spec_version),
+        lines: source?.lines ?? {},
+      };
       return {
         run_id: run.run_id,
         label: `${spec} in ${environment}`,
         status: run.status,
         verdict: run.verdict,
-        pull_request: store.getRun(run.run_id)?.source?.pull_request,
+        pull_request: full?.source?.pull_request,
         executor: run.executor,
         uploaded_by: run.uploaded_by,
+        spec_path: source?.path ?? null,
+        failures: listFailures(failureSource, agentExcerpts(store, excerptsWanted(failureSource))),
       };
     }),
     waivers: store.listWaivers(decision.decision_id, undefined, 500, context.now()),

@@ -53,3 +53,16 @@ export function agentExcerpt(
     tool_calls,
   };
 }
+
+/** The excerpts of the given evaluations, by evaluation id (those with none left out). */
+export function agentExcerpts(
+  store: Pick<StoreReads, "getConversation" | "listConversationEvents">,
+  evaluations: readonly Pick<Evaluation, "evaluation_id" | "conversation_id" | "turn">[],
+): Map<string, AgentExcerpt> {
+  const excerpts = new Map<string, AgentExcerpt>();
+  for (const evaluation of evaluations) {
+    const excerpt = agentExcerpt(store, evaluation);
+    if (excerpt) excerpts.set(evaluation.evaluation_id, excerpt);
+  }
+  return excerpts;
+}

@@ -30,6 +30,13 @@ export function formatSpecPath(path: readonly PropertyKey[], prefix = ""): strin
   return out || "(root)";
 }
 
+/** `scenarios[0].turns[1].expect` → `["scenarios", 0, "turns", 1, "expect"]` (as formatSpecPath writes paths). */
+export function parseSpecPath(path: string): (string | number)[] {
+  return [...path.matchAll(/([^.[\]]+)|\[(\d+)\]/g)].map((match) =>
+    match[2] === undefined ? match[1]! : Number(match[2]),
+  );
+}
+
 /**
  * Reads a spec written in YAML (JSON is YAML too). Validation is the spec schema's job, once;
  * this keeps the line map so that its errors, and later annotations, can name lines.

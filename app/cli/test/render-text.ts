@@ -1,13 +1,12 @@
 import { styleText } from "node:util";
 import type { ReleaseDecision } from "../../../server/contract/index.js";
+import { excerptParts, FAILURES_SHOWN } from "../../../server/releases/report/failures.js";
 import { renderDecisionTitle } from "../../../server/releases/report/render-markdown.js";
 import { percent } from "../../../server/specs/pass-rate.js";
 import type { CheckRow, RunResult, UnmetCheck } from "./run-results.js";
 
 /** Rows of the table shown in full; past that, only the rows that did not pass every time. */
 const FULL_TABLE_ROWS = 40;
-/** Unmet checks shown with their evidence, per run. */
-const FAILURES_SHOWN = 20;
 
 type Color = "green" | "red" | "yellow" | "dim" | "bold";
 
@@ -64,11 +63,9 @@ function failureLines(run: RunResult, unmet: UnmetCheck, style: TextStyle): stri
     `      ${unmet.status} in ${notPassed} of ${unmet.total}: ${clip(oneLine(unmet.reason), 300)}`,
   ];
   for (const excerpt of unmet.excerpts) {
-    const at = `repeat ${excerpt.repeat_index}${excerpt.turn === null ? "" : `, turn ${excerpt.turn}`}`;
-    const said = excerpt.reply === null ? "no reply" : `said "${clip(oneLine(excerpt.reply), 160)}"`;
-    const calls = excerpt.tool_calls.map((call) => `${call.name}(${clip(oneLine(call.arguments_raw), 60)})`);
-    const called = calls.length === 0 ? "called no tool" : `called ${clip(calls.join(", "), 160)}`;
-    lines.push(style.paint("dim", `      ${at}: ${said}; ${called}`));
+    const { at, reply, calls } = excerptParts(excerpt);
+    const said = reply === null ? "no reply" : `said "${reply}"`;
+    lines.push(style.paint("dim", `      ${at}: ${said}; ${calls === null ? "called no tool" : `called ${calls}`}`));
   }
   return lines;
 }

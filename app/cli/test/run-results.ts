@@ -1,9 +1,16 @@
 import type { Evaluation, Evidence, Run, TestSpecDocument } from "../../../server/contract/index.js";
-import { agentExcerpt, type AgentExcerpt } from "../../../server/runs/agent-excerpt.js";
+import {
+  checkKey,
+  checkLabel,
+  checkLine,
+  excerptsWanted,
+  FAILURE_STATUSES,
+  listFailures,
+} from "../../../server/releases/report/failures.js";
+import { agentExcerpts, type AgentExcerpt } from "../../../server/runs/agent-excerpt.js";
 import { buildEvidence } from "../../../server/runs/build-evidence.js";
 import { wilsonInterval } from "../../../server/specs/pass-rate.js";
 import type { ServiceStore } from "../../../server/store/service-store.js";
-import { parseSpecPath } from "../did-you-mean.js";
 
 /** One check of one case, over its repeats: what the table shows. */
 export interface CheckRow {
@@ -44,11 +51,7 @@ export interface RunResult {
   unmetRunWide: Evaluation[];
 }
 
-/** Conversations whose evidence a failure shows at most. */
-const EXCERPTS_PER_CHECK = 3;
 const PAGE = 500;
-
-const UNMET = ["failed", "errored", "inconclusive"] as const;
 
 /** Every evaluation of a run in creation order, or those of one status. */
 export function* evaluationsOf(store: ServiceStore, runId: string, status?: string): Generator<Evaluation> {
@@ -58,43 +61,6 @@ export function* evaluationsOf(store: ServiceStore, runId: string, status?: stri
     if (page.length < PAGE) return;
     after = page.at(-1)!.evaluation_id;
   }
-}
-
-const compactJson = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
-const clip = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
-/** What a check is, as written in the spec: `tool_called {"name":"lookup_order"}`, `metric helpfulness`. */
-export function checkLabel(
-  document: TestSpecDocument,
-  check: { kind: string; metric_id: string; spec_path: string | null },
-): string {
-  if (check.kind === "expectation" && check.spec_path) {
-    let at: unknown = document;
-    for (const part of parseSpecPath(check.spec_path)) {
-      at = (at as Record<string | number, unknown> | undefined)?.[part];
-    }
-    const entry = at && typeof at === "object" ? Object.entries(at)[0] : undefined;
-    if (entry) return clip(`${entry[0]} ${compactJson(entry[1])}`, 60);
-  }
-  return check.kind === "metric" ? `metric ${check.metric_id}` : check.metric_id;
-}
-
-/** The line a check is written at: its own spec_path's, or its metric's or probe's. */
-function lineOf(
-  document: TestSpecDocument,
-  lines: Record<string, number>,
-  check: Pick<CheckRow, "kind" | "metric_id" | "spec_path" | "case">,
-) {
-  if (check.spec_path && lines[check.spec_path] !== undefined) return lines[check.spec_path];
-  const baseId = check.case.replace(/\[.*\]$/, "");
-  const s = (document.scenarios ?? []).findIndex((scenario) => scenario.id === baseId);
-  if (check.kind === "metric" && s >= 0) {
-    const m = (document.scenarios![s]!.metrics ?? []).findIndex((metric) => metric.id === check.metric_id);
-    return lines[`scenarios[${s}].metrics[${m}]`] ?? lines[`scenarios[${s}]`];
-  }
-  const p = (document.security ?? []).findIndex((probe) => probe.id === baseId);
-  if (p >= 0) return lines[`security[${p}]`];
-  return s >= 0 ? lines[`scenarios[${s}]`] : undefined;
 }
 
 /** A run's evidence and its checks by case, read back from the store. */
@@ -113,7 +79,7 @@ export function readRunResult(
       kind: tally.kind,
       metric_id: tally.metric_id,
       spec_path: tally.spec_path,
-      line: lineOf(spec.document, spec.lines, check),
+      line: checkLine(spec.document, spec.lines, check),
       passed: tally.passed,
       failed: tally.failed,
       inconclusive: tally.inconclusive,
@@ -128,39 +94,30 @@ export function readRunResult(
       (a.line ?? Infinity) - (b.line ?? Infinity) || a.case.localeCompare(b.case) || a.check.localeCompare(b.check),
   );
 
-  const unmetByCheck = new Map<string, Evaluation[]>();
-  const unmetRunWide: Evaluation[] = [];
-  for (const status of UNMET) {
-    for (const evaluation of evaluationsOf(store, run.run_id, status)) {
-      if (evaluation.conversation_id === null) {
-        unmetRunWide.push(evaluation);
-        continue;
-      }
-      const key = JSON.stringify([
-        evaluation.scenario_id,
-        evaluation.kind,
-        evaluation.metric_id,
-        evaluation.kind === "expectation" ? evaluation.spec_path : null,
-      ]);
-      unmetByCheck.set(key, [...(unmetByCheck.get(key) ?? []), evaluation]);
-    }
-  }
-  const unmet = checks.flatMap((row): UnmetCheck[] => {
-    const key = JSON.stringify([row.case === "(run)" ? null : row.case, row.kind, row.metric_id, row.spec_path]);
-    const evaluations = unmetByCheck.get(key);
-    if (!evaluations) return [];
-    const status = UNMET.find((s) => evaluations.some((e) => e.status === s))!;
+  const unmetEvaluations = FAILURE_STATUSES.flatMap((status) => [...evaluationsOf(store, run.run_id, status)]);
+  const unmetRunWide = unmetEvaluations.filter((evaluation) => evaluation.conversation_id === null);
+  const source = {
+    evaluations: unmetEvaluations
+      .filter((evaluation) => evaluation.conversation_id !== null)
+      .sort((a, b) => (a.evaluation_id < b.evaluation_id ? -1 : 1)),
+    document: spec.document,
+    lines: spec.lines,
+  };
+  const failures = listFailures(source, agentExcerpts(store, excerptsWanted(source, { shown: Infinity })));
+  const rows = new Map(
+    checks.map((row) => [checkKey({ ...row, scenario_id: row.case === "(run)" ? null : row.case }), row]),
+  );
+  const unmet = failures.flatMap((failure): UnmetCheck[] => {
+    const row = rows.get(checkKey({ ...failure, scenario_id: failure.case === "(run)" ? null : failure.case }));
+    if (!row) return [];
     const { interval: _interval, ...counts } = row;
     return [
       {
         ...counts,
-        status,
-        reason: evaluations.find((e) => e.status === status)!.reason,
-        excerpts: evaluations
-          .slice(0, EXCERPTS_PER_CHECK)
-          .map((evaluation) => agentExcerpt(store, evaluation))
-          .filter((excerpt): excerpt is AgentExcerpt => excerpt !== undefined),
-        evaluation_ids: evaluations.map((e) => e.evaluation_id),
+        status: failure.status,
+        reason: failure.reason,
+        excerpts: failure.excerpts,
+        evaluation_ids: failure.evaluation_ids,
       },
     ];
   });

@@ -2,6 +2,7 @@ import { writeFileSync } from "node:fs";
 import { setTimeout as sleep } from "node:timers/promises";
 import { readConfig, type Config } from "../../../server/config.js";
 import type { ReleaseDecision, TestSpecSummary } from "../../../server/contract/index.js";
+import { AGENT_PROTOCOLS } from "../../../server/engine/agents/index.js";
 import { planConversations } from "../../../server/engine/plan.js";
 import { ApiError, ConfigError, coerceError } from "../../../server/errors.js";
 import { openLocalRunner, type LocalRunner } from "../../../server/local/local-runner.js";
@@ -12,7 +13,7 @@ import { findProjectRoot } from "../project-files.js";
 import { ProblemsError, specFilesToRun } from "../spec-files.js";
 import { renderJson } from "./json-output.js";
 import { renderJunit } from "./junit.js";
-import { servePages, type PageServer } from "./page-server.js";
+import { startLocalServer, type LocalServer } from "./local-server.js";
 import { makeProgress } from "./progress.js";
 import { colorStyle, plainStyle, renderDecision, renderRun } from "./render-text.js";
 import { readRunResult } from "./run-results.js";
@@ -94,7 +95,7 @@ async function runOnce(
   environmentId: string,
   specs: PlannedSpec[],
   options: TestOptions,
-  pages: PageServer | undefined,
+  pages: LocalServer | undefined,
   interrupted: () => boolean,
 ): Promise<number> {
   const stored: TestSpecSummary[] = [];
@@ -199,22 +200,37 @@ export async function testCommand(argv: string[]): Promise<number> {
     if (stop) process.exit(EXIT.interrupted); // a second Ctrl-C does not wait
     stop = true;
   };
+  // The pages, and the OTLP receiver and MCP servers of agents that run their own tools, on loopback:
+  // listening before the engine starts, which gives agents URLs under it.
+  let server: LocalServer;
+  try {
+    server = await startLocalServer(options.port);
+  } catch (raw) {
+    return reportError(new UsageError(`--port ${options.port} cannot be used: ${coerceError(raw).message}`));
+  }
   let runner: LocalRunner;
   try {
     runner = await openLocalRunner({
       config,
       log: createLogger({ level: options.env.LOG_LEVEL ?? "error", destination: process.stderr }),
       dbPath: options.db,
+      baseUrl: server.origin,
     });
   } catch (raw) {
+    await server.close();
     const why = coerceError(raw).message;
     return reportError(options.db ? new InputError(`--db ${options.db} cannot be used: ${why}`) : raw);
   }
+  server.attach(runner);
+  if (AGENT_PROTOCOLS[options.endpoint.protocol].toolsRunBy === "agent" && !options.quiet) {
+    process.stderr.write(
+      `The agent runs its own tools: export its spans to OTEL_EXPORTER_OTLP_ENDPOINT=${server.otlpEndpoint} (no key needed); {{mcp_url}} is served at ${server.origin}/mcp/…\n`,
+    );
+  }
   process.on("SIGINT", onInterrupt);
-  let pages: PageServer | undefined;
+  const pages = options.open ? server : undefined;
   try {
     const environmentId = await runner.useEndpoint(options.endpoint);
-    pages = options.open ? await servePages(runner, options.port) : undefined;
     let code = await runOnce(runner, environmentId, plan.specs, options, pages, () => stop);
     if (options.watch && !stop) {
       code = await watchFiles(
@@ -240,7 +256,7 @@ export async function testCommand(argv: string[]): Promise<number> {
     return reportError(raw);
   } finally {
     process.off("SIGINT", onInterrupt);
-    await pages?.close();
     await runner.close();
+    await server.close();
   }
 }

@@ -206,7 +206,6 @@ export function readTestOptions(argv: string[], processEnv: Record<string, strin
   if (!(FAIL_ON as readonly string[]).includes(failOn)) {
     throw new UsageError(`--fail-on takes one of ${FAIL_ON.join(", ")}, not '${failOn}'`);
   }
-  if (values.port !== undefined && !values.open) throw new UsageError("--port goes with --open");
   const env = readEnvironment(values["env-file"] ?? [], processEnv);
   return {
     specs: positionals,

@@ -1,4 +1,6 @@
 import { EXECUTOR_GATE, POLICY_GATE, type CaseChange, type DecisionReason } from "../../contract/index.js";
+import { excerptParts, FAILURES_SHOWN, type Failure } from "./failures.js";
+import { codeSpan } from "./markdown-text.js";
 import type { DecisionReport, RunReport } from "./report.js";
 
 const TITLE_LIMIT = 70;
@@ -38,6 +40,45 @@ export function renderDecisionTitle({ decision }: Pick<DecisionReport, "decision
     count("untested") && "nothing was tested",
   ].filter(Boolean);
   return clip(`Release blocked: ${parts.join(", ")}`, TITLE_LIMIT);
+}
+
+const MARK: Record<Failure["status"], string> = { failed: "❌", errored: "⚠️", inconclusive: "❔" };
+
+/**
+ * A run's checks that did not pass, as `assure test` names them: case, check, spec line, why, and
+ * what the agent said and called where it did not pass — the first ones, then a count and the
+ * evidence. Everything that comes from the spec or the agent is a code span.
+ */
+function failureSection(run: RunReport, absolute: (ref: string) => string): string[] {
+  if (run.failures.length === 0) return [];
+  const { run_id } = run.evidence;
+  const lines = ["", `**Not passed** (${plural(run.failures.length, "check")}):`, ""];
+  for (const failure of run.failures.slice(0, FAILURES_SHOWN)) {
+    const where =
+      run.specPath && failure.line !== undefined
+        ? ` at ${codeSpan(`${run.specPath}:${failure.line}`)}`
+        : failure.line !== undefined
+          ? ` at line ${failure.line}`
+          : "";
+    const times = failure.evaluation_ids.length;
+    const evidence = `[evidence](${absolute(`/v1/runs/${run_id}/evaluations/${failure.evaluation_ids[0]}`)})`;
+    lines.push(
+      `- ${MARK[failure.status]} ${codeSpan(failure.case)} ${codeSpan(failure.check)}${where}: ${failure.status}` +
+        `${times > 1 ? ` in ${times} conversations` : ""}, ${codeSpan(clip(failure.reason, 300))} (${evidence})`,
+    );
+    const [excerpt] = failure.excerpts;
+    if (excerpt) {
+      const { at, reply, calls } = excerptParts(excerpt);
+      lines.push(
+        `  - ${at}: ${reply === null ? "no reply" : `said ${codeSpan(reply)}`}; ${calls === null ? "called no tool" : `called ${codeSpan(calls)}`}`,
+      );
+    }
+  }
+  const more = run.failures.length - FAILURES_SHOWN;
+  if (more > 0) {
+    lines.push(`- and ${plural(more, "more check")} not passed: [the evidence](${absolute(run.evidence.links.self)})`);
+  }
+  return lines;
 }
 
 function runSection(
@@ -85,14 +126,7 @@ function runSection(
   if (evidence.failure) {
     lines.push("", `The run could not be judged: \`${evidence.failure.cause}\`: ${cell(evidence.failure.message)}`);
   }
-  if (run.unmet.length > 0) {
-    lines.push("", "| Metric | Scope | Score | Threshold | Judge | Evidence |", "|---|---|---|---|---|---|");
-    for (const e of run.unmet) {
-      lines.push(
-        `| \`${cell(e.metric_id)}\` ${e.status} | ${e.scope} | ${e.score} | ${e.threshold} | ${cell(`${e.judge.provider}/${e.judge.model}`)} | [evaluation](${absolute(`/v1/runs/${e.run_id}/evaluations/${e.evaluation_id}`)}) |`,
-      );
-    }
-  }
+  lines.push(...failureSection(run, absolute));
   if (run.findings.length > 0) {
     lines.push(
       "",

@@ -1,4 +1,5 @@
 import type { Evaluation, Evidence, Finding, PolicyApproval, ReleaseDecision } from "../../contract/index.js";
+import type { Failure } from "./failures.js";
 
 /** One planned run as a report shows it: its evidence, where its spec is, and what it did not meet. */
 export interface RunReport {
@@ -10,6 +11,8 @@ export interface RunReport {
   environmentName: string;
   /** Its failed, inconclusive and errored evaluations, in the order they were made. */
   unmet: Evaluation[];
+  /** Its checks that did not pass, by case, with the agent's words (`listFailures`). */
+  failures: Failure[];
   findings: Finding[];
 }
 

@@ -232,6 +232,17 @@ describe("the GitHub Action", () => {
     }
     expect(errors(run).at(-1)!.message).toMatch(/^Release blocked: 1 of 1 gate failed/);
     expect(run.summary).toContain("Release blocked");
+    // The job summary names each failed check as the check run does, with what the agent did, read through the API.
+    const named = [
+      ...run.summary.matchAll(
+        /^- ❌ `[\w-]+` `((?:tool_called|tool_sequence|response)[^`]*)` at `([^`]+):(\d+)`: failed, `[^`]+` \(\[evidence\]\(\S+\)\)\n {2}- repeat 1, turn \d+: (?:said `[^`]*`|no reply); (?:called `lookup_order\([^`]*\)`|called no tool)$/gm,
+      ),
+    ];
+    expect(named.length).toBeGreaterThan(0);
+    for (const [, check, path, line] of named) {
+      expect(path).toBe(SPEC_PATH);
+      expect(lines[Number(line) - 1]).toContain(check!.split(" ")[0]);
+    }
   });
 
   it("leaves a fork's pull request to the App: no OIDC token, a notice, success", async () => {

@@ -162,6 +162,14 @@ describe("the release gate in pull requests", () => {
     expect(run.output.title).toBe("Release blocked: 1 of 1 gate failed");
     expect(run.annotations.length).toBeGreaterThan(0);
     const lines = spec.split("\n");
+    // The summary names each failed check: its case, the check as written, its spec line, and what the agent did.
+    const named = [
+      ...run.output.summary!.matchAll(
+        /^- ❌ `[\w-]+` `((?:tool_called|tool_sequence|response)[^`]*)` at `\.assure\/specs\/refund\.yaml:(\d+)`: failed, `[^`]+` \(\[evidence\]\(https:\/\/assure\.example\.test\S+\)\)\n {2}- repeat 1, turn \d+: (?:said `[^`]*`|no reply); (?:called `lookup_order\([^`]*\)`|called no tool)$/gm,
+      ),
+    ];
+    expect(named.length).toBeGreaterThan(0);
+    for (const [, check, line] of named) expect(lines[Number(line) - 1]).toContain(check!.split(" ")[0]);
     for (const annotation of run.annotations) {
       expect(annotation).toMatchObject({ path: ".assure/specs/refund.yaml", annotation_level: "failure" });
       // The line holds the expectation that failed (a tool_called on wrong arguments).
@@ -250,6 +258,9 @@ describe("the release gate in pull requests", () => {
     expect(run.conclusion).toBe("failure");
     expect(run.annotations).toHaveLength(120);
     expect(run.annotationRequests).toEqual([50, 50, 20]);
+    // The summary names the first 20 and links the evidence for the rest.
+    expect(run.output.summary!.match(/^- ❌ /gm)).toHaveLength(20);
+    expect(run.output.summary).toMatch(/^- and 100 more checks not passed: \[the evidence\]\(https:\/\/\S+\)$/m);
   });
 
   it("turns the current check run green when a reviewer waives the failed gate (a new check run: a completed one cannot change)", async () => {

@@ -237,6 +237,9 @@ describe("assure test (the service's engine in this process)", () => {
       "chokidar",
       "@a2a-js/sdk/client",
       "@modelcontextprotocol/sdk/server/mcp.js",
+      // Loaded when an agent that runs its own tools first asks for them over MCP.
+      "@modelcontextprotocol/sdk/server/index.js",
+      "@modelcontextprotocol/sdk/server/streamableHttp.js",
     ]) {
       expect({ heavy, loaded: test.includes(heavy) }).toEqual({ heavy, loaded: false });
     }

@@ -92,6 +92,19 @@ describe("the evidence pages in a real browser", () => {
     const { page } = await openPage(decision.links.html);
     await expect(page.locator("h1 .verdict").textContent()).resolves.toBe("BLOCKED");
     await page.screenshot({ path: `${SCREENSHOTS}decision-page.png`, fullPage: true });
+    // Each failed check by case, as written in the spec, at its line, with what the agent said and called.
+    const rows = page.locator("table.failures tbody tr");
+    expect(await rows.count()).toBeGreaterThan(0);
+    const first = await rows.first().locator("td").allTextContents();
+    expect(first[1]).toMatch(/^tool_called \{.*lookup_ord/);
+    expect(first[2]).toMatch(/^line \d+$/);
+    expect(first[3]).toMatch(/^failed/);
+    expect(first[5]).toMatch(/^repeat \d+, turn \d+: said I could not find order .*; called lookup_order\(/);
+    const evidence = rows.first().locator('a:has-text("evidence")');
+    const href = (await evidence.getAttribute("href"))!;
+    expect(href).toMatch(
+      new RegExp(`/runs/${run.run_id}\\?exp=\\d+&sig=[\\w-]+&find=evaluation-\\w+#evaluation-\\w+$`),
+    );
     const runLink = page.locator(`a:has-text("Run ${run.run_id}")`);
     await runLink.click();
     await page.waitForURL(new RegExp(`/runs/${run.run_id}\\?exp=`));
@@ -109,6 +122,15 @@ describe("the evidence pages in a real browser", () => {
     await expect(page.locator("main script, main img, main a[href^='javascript:']").count()).resolves.toBe(0);
     await expect(page.evaluate(() => document.querySelectorAll("[onerror]").length)).resolves.toBe(0);
     await page.close();
+    // The decision's page quotes the agent in its failures: as text too.
+    const failing = await decidedRun("refund-agent+hostile+wrong-arguments");
+    const opened = await openPage(failing.decision.links.html);
+    await opened.page.waitForTimeout(200);
+    expect(opened.dialogs).toEqual([]);
+    await expect(opened.page.locator("table.failures .excerpt").count()).resolves.toBeGreaterThan(0);
+    await expect(opened.page.locator("main script, main img, main a[href^='javascript:']").count()).resolves.toBe(0);
+    await expect(opened.page.evaluate(() => document.querySelectorAll("[onerror]").length)).resolves.toBe(0);
+    await opened.page.close();
   });
 
   it("has no serious or critical accessibility violation (axe-core) on either page", async () => {

@@ -65,6 +65,27 @@ function hugeRun(): RunView {
     lines: {},
     environmentName: "staging",
     unmet: Array.from({ length: 2000 }, (_, i) => evaluation(i)),
+    failures: Array.from({ length: 2000 }, (_, i) => ({
+      case: `case-${i}`,
+      check: "expect.tool_called",
+      kind: "expectation",
+      metric_id: "expect.tool_called",
+      spec_path: null,
+      line: i,
+      status: "failed" as const,
+      reason: "x".repeat(300),
+      evaluation_ids: [`evl_${i}`],
+      excerpts: [
+        {
+          conversation_id: `cnv_${i}`,
+          scenario_id: `case-${i}`,
+          repeat_index: 1,
+          turn: 1,
+          reply: "y".repeat(5000),
+          tool_calls: [{ name: "lookup_order", arguments_raw: "z".repeat(5000) }],
+        },
+      ],
+    })),
     findings: [],
   };
 }
@@ -90,7 +111,11 @@ describe("check run output", () => {
   });
 
   it("keeps the summary under GitHub's limit, saying what was cut and where to read it all", () => {
-    const summary = renderSummary(view("BLOCKED", [reason("failed")], [hugeRun()]), absolute, 1800);
+    const summary = renderSummary(
+      view("BLOCKED", [reason("failed")], Array.from({ length: 20 }, hugeRun)),
+      absolute,
+      1800,
+    );
     expect(summary.length).toBeLessThanOrEqual(SUMMARY_LIMIT);
     expect(summary).toMatch(
       /lines? cut to fit; the whole decision: https:\/\/assure\.example\.test\/v1\/release-decisions\/dec_1/,

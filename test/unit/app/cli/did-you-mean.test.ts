@@ -1,5 +1,6 @@
 import { describe, expect, it } from "@jest/globals";
-import { knownKeysAt, parseSpecPath, suggestKey, withSuggestion } from "../../../../app/cli/did-you-mean.js";
+import { knownKeysAt, suggestKey, withSuggestion } from "../../../../app/cli/did-you-mean.js";
+import { parseSpecPath } from "../../../../server/specs/read-yaml.js";
 import { LocalAssureConfig } from "../../../../server/releases/gating-config.js";
 import { TestSpecDocument } from "../../../../server/specs/document.js";
 
