@@ -83554,21 +83554,6 @@ var init_create_decision = __esm({
   }
 });
 
-// server/auth/visibility.ts
-function visibleOr404(principal, resource, what, id) {
-  if (!resource || !canSee(principal, resource.project_id)) {
-    throw new ApiError("NOT_FOUND", { message: `${what} '${id}' was not found.` });
-  }
-  return resource;
-}
-var init_visibility = __esm({
-  "server/auth/visibility.ts"() {
-    "use strict";
-    init_authenticate();
-    init_errors4();
-  }
-});
-
 // server/auth/github-app-principal.ts
 var init_github_app_principal = __esm({
   "server/auth/github-app-principal.ts"() {
@@ -83615,14 +83600,30 @@ var init_agent_url = __esm({
   }
 });
 
-// server/runs/create-run.ts
-async function createRun({ store, clock, newId, checkReadiness, egress, idempotencyWindowMs, nudgeEngine, limits }, principal, body, idempotencyKey) {
-  if (idempotencyKey.startsWith(APP_RUN_KEY_PREFIX) && principal.key_id !== GITHUB_APP_KEY_ID) {
-    throw new ApiError("VALIDATION_FAILED", {
-      message: `Idempotency-Keys that start with '${APP_RUN_KEY_PREFIX}' are the GitHub App's: choose another.`,
-      details: [{ path: "headers.idempotency-key", message: `may not start with '${APP_RUN_KEY_PREFIX}'` }]
-    });
+// server/auth/visibility.ts
+function visibleOr404(principal, resource, what, id) {
+  if (!resource || !canSee(principal, resource.project_id)) {
+    throw new ApiError("NOT_FOUND", { message: `${what} '${id}' was not found.` });
   }
+  return resource;
+}
+var init_visibility = __esm({
+  "server/auth/visibility.ts"() {
+    "use strict";
+    init_authenticate();
+    init_errors4();
+  }
+});
+
+// server/runs/run-target.ts
+function refuseAppRunKey(idempotencyKey) {
+  if (!idempotencyKey.startsWith(APP_RUN_KEY_PREFIX)) return;
+  throw new ApiError("VALIDATION_FAILED", {
+    message: `Idempotency-Keys that start with '${APP_RUN_KEY_PREFIX}' are the GitHub App's: choose another.`,
+    details: [{ path: "headers.idempotency-key", message: `may not start with '${APP_RUN_KEY_PREFIX}'` }]
+  });
+}
+function resolveRunTarget(store, principal, body) {
   if (body.source) {
     assertActsFor(
       principal,
@@ -83643,6 +83644,22 @@ async function createRun({ store, clock, newId, checkReadiness, egress, idempote
       message: `Environment '${body.environment_id}' was not found in the test spec's project.`
     });
   }
+  return { spec, environment };
+}
+var init_run_target = __esm({
+  "server/runs/run-target.ts"() {
+    "use strict";
+    init_authenticate();
+    init_visibility();
+    init_contract();
+    init_errors4();
+  }
+});
+
+// server/runs/create-run.ts
+async function createRun({ store, clock, newId, checkReadiness, egress, idempotencyWindowMs, nudgeEngine, limits }, principal, body, idempotencyKey) {
+  if (principal.key_id !== GITHUB_APP_KEY_ID) refuseAppRunKey(idempotencyKey);
+  const { spec, environment } = resolveRunTarget(store, principal, body);
   const request2 = () => {
     const now2 = clock.now();
     return {
@@ -83727,14 +83744,13 @@ var NEVER2, QUOTA_RETRY_AFTER_SECONDS;
 var init_create_run = __esm({
   "server/runs/create-run.ts"() {
     "use strict";
-    init_visibility();
-    init_authenticate();
     init_contract();
     init_github_app_principal();
     init_execute_run();
     init_errors4();
     init_canonical_json();
     init_agent_url();
+    init_run_target();
     init_limits2();
     NEVER2 = "9999-12-31T23:59:59.999Z";
     QUOTA_RETRY_AFTER_SECONDS = 30;

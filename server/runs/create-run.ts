@@ -1,6 +1,4 @@
 import type { Principal } from "../auth/authenticate.js";
-import { visibleOr404 } from "../auth/visibility.js";
-import { assertActsFor } from "../auth/authenticate.js";
 import type { Clock } from "../clock.js";
 import { APP_RUN_KEY_PREFIX, DERIVED_RUN_KEY_PREFIX, type CreateRunBody, type Run } from "../contract/index.js";
 import { GITHUB_APP_KEY_ID } from "../auth/github-app-principal.js";
@@ -12,6 +10,7 @@ import type { CheckReadiness } from "../net/readiness.js";
 import { contentAddress } from "../specs/canonical-json.js";
 import type { ServiceStore } from "../store/service-store.js";
 import { resolveRunAgent } from "./agent-url.js";
+import { refuseAppRunKey, resolveRunTarget } from "./run-target.js";
 import { spend, type Limits } from "../limits/limits.js";
 
 const NEVER = "9999-12-31T23:59:59.999Z";
@@ -64,32 +63,8 @@ export async function createRun(
   body: CreateRunBody,
   idempotencyKey: string,
 ): Promise<{ run: Run; replayed: boolean }> {
-  if (idempotencyKey.startsWith(APP_RUN_KEY_PREFIX) && principal.key_id !== GITHUB_APP_KEY_ID) {
-    throw new ApiError("VALIDATION_FAILED", {
-      message: `Idempotency-Keys that start with '${APP_RUN_KEY_PREFIX}' are the GitHub App's: choose another.`,
-      details: [{ path: "headers.idempotency-key", message: `may not start with '${APP_RUN_KEY_PREFIX}'` }],
-    });
-  }
-  if (body.source) {
-    assertActsFor(
-      principal,
-      body.source.repository,
-      store.getProject(principal.project_id ?? "")?.repositories ?? [],
-      "body.source.repository",
-    );
-  }
-  const spec = visibleOr404(
-    principal,
-    store.getTestSpecHead(body.test_spec_id, body.spec_version),
-    body.spec_version === undefined ? "Test spec" : `Version ${body.spec_version} of test spec`,
-    body.test_spec_id,
-  );
-  const environment = store.getEnvironmentRow(body.environment_id);
-  if (!environment || environment.project_id !== spec.project_id) {
-    throw new ApiError("NOT_FOUND", {
-      message: `Environment '${body.environment_id}' was not found in the test spec's project.`,
-    });
-  }
+  if (principal.key_id !== GITHUB_APP_KEY_ID) refuseAppRunKey(idempotencyKey);
+  const { spec, environment } = resolveRunTarget(store, principal, body);
 
   const request = () => {
     const now = clock.now();

@@ -1,12 +1,12 @@
-import { assertActsFor, type Principal } from "../auth/authenticate.js";
-import { visibleOr404 } from "../auth/visibility.js";
-import { APP_RUN_KEY_PREFIX, type Run, type UploadRunBody } from "../contract/index.js";
+import type { Principal } from "../auth/authenticate.js";
+import type { Run, UploadRunBody } from "../contract/index.js";
 import { AGENT_PROTOCOLS } from "../engine/agents/index.js";
 import { executeRunJob } from "../engine/tasks/execute-run.js";
 import { ApiError } from "../errors.js";
 import { spend } from "../limits/limits.js";
 import { contentAddress } from "../specs/canonical-json.js";
 import { checkUpload } from "./check-upload.js";
+import { refuseAppRunKey, resolveRunTarget } from "./run-target.js";
 import type { CreateRunDeps } from "./create-run.js";
 
 export type UploadRunDeps = Pick<
@@ -26,32 +26,8 @@ export async function uploadRun(
   body: UploadRunBody,
   idempotencyKey: string,
 ): Promise<{ run: Run; replayed: boolean }> {
-  if (idempotencyKey.startsWith(APP_RUN_KEY_PREFIX)) {
-    throw new ApiError("VALIDATION_FAILED", {
-      message: `Idempotency-Keys that start with '${APP_RUN_KEY_PREFIX}' are the GitHub App's: choose another.`,
-      details: [{ path: "headers.idempotency-key", message: `may not start with '${APP_RUN_KEY_PREFIX}'` }],
-    });
-  }
-  if (body.source) {
-    assertActsFor(
-      principal,
-      body.source.repository,
-      store.getProject(principal.project_id ?? "")?.repositories ?? [],
-      "body.source.repository",
-    );
-  }
-  const head = visibleOr404(
-    principal,
-    store.getTestSpecHead(body.test_spec_id, body.spec_version),
-    `Version ${body.spec_version} of test spec`,
-    body.test_spec_id,
-  );
-  const environment = store.getEnvironmentRow(body.environment_id);
-  if (!environment || environment.project_id !== head.project_id) {
-    throw new ApiError("NOT_FOUND", {
-      message: `Environment '${body.environment_id}' was not found in the test spec's project.`,
-    });
-  }
+  refuseAppRunKey(idempotencyKey);
+  const { spec: head, environment } = resolveRunTarget(store, principal, body);
   const request = () => {
     const now = clock.now();
     return {

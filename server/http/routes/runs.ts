@@ -1,3 +1,5 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { Principal } from "../../auth/authenticate.js";
 import { z } from "zod";
 import {
   CreateRunBody,
@@ -19,8 +21,30 @@ import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
 
 const RunParams = z.strictObject({ run_id: ResourceId });
 
+const keyOf = (request: FastifyRequest) => assertIdempotencyKey(request.headers["idempotency-key"]);
+
 export function registerRunRoutes(api: Api, deps: ApiDeps) {
   const { store, cursors } = deps;
+
+  /**
+   * A route that makes a run under an Idempotency-Key: 201 with it, or 200 with the same run on a
+   * replay (`Idempotent-Replayed: true`). The key is checked before the body, so a request without
+   * one is told so whatever its body.
+   */
+  const createsRunIdempotently = <Body>(
+    make: (principal: Principal, body: Body, idempotencyKey: string) => Promise<{ run: Run; replayed: boolean }>,
+  ) => ({
+    preValidation: async (request: FastifyRequest) => {
+      keyOf(request);
+    },
+    handler: async (request: FastifyRequest, reply: FastifyReply) => {
+      // The body was validated against the route's schema (Body) before the handler runs.
+      const { run, replayed } = await make(principalOf(request), request.body as Body, keyOf(request));
+      reply.header("location", run.links.self);
+      if (replayed) return reply.code(200).header("idempotent-replayed", "true").send(deps.pages.linkRun(run));
+      return reply.code(201).send(deps.pages.linkRun(run));
+    },
+  });
 
   api.post("/v1/runs", {
     config: {
@@ -54,17 +78,7 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
       body: CreateRunBody,
       response: responses({ 200: Run, 201: Run }),
     },
-    // The key is checked before the body, so a request without one is told so whatever its body.
-    preValidation: async (request) => {
-      assertIdempotencyKey(request.headers["idempotency-key"]);
-    },
-    handler: async (request, reply) => {
-      const key = assertIdempotencyKey(request.headers["idempotency-key"]);
-      const { run, replayed } = await createRun(deps, principalOf(request), request.body, key);
-      reply.header("location", run.links.self);
-      if (replayed) return reply.code(200).header("idempotent-replayed", "true").send(deps.pages.linkRun(run));
-      return reply.code(201).send(deps.pages.linkRun(run));
-    },
+    ...createsRunIdempotently<CreateRunBody>((principal, body, key) => createRun(deps, principal, body, key)),
   });
 
   api.post("/v1/runs/uploads", {
@@ -105,16 +119,7 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
       body: UploadRunBody,
       response: responses({ 200: Run, 201: Run }),
     },
-    preValidation: async (request) => {
-      assertIdempotencyKey(request.headers["idempotency-key"]);
-    },
-    handler: async (request, reply) => {
-      const key = assertIdempotencyKey(request.headers["idempotency-key"]);
-      const { run, replayed } = await uploadRun(deps, principalOf(request), request.body, key);
-      reply.header("location", run.links.self);
-      if (replayed) return reply.code(200).header("idempotent-replayed", "true").send(deps.pages.linkRun(run));
-      return reply.code(201).send(deps.pages.linkRun(run));
-    },
+    ...createsRunIdempotently<UploadRunBody>((principal, body, key) => uploadRun(deps, principal, body, key)),
   });
 
   api.get("/v1/runs", {
