@@ -83644,7 +83644,11 @@ function resolveRunTarget(store, principal, body) {
       message: `Environment '${body.environment_id}' was not found in the test spec's project.`
     });
   }
-  return { spec, environment };
+  const agent = store.getAgent(environment.agent_id);
+  if (!agent) {
+    throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
+  }
+  return { spec, environment, agent };
 }
 var init_run_target = __esm({
   "server/runs/run-target.ts"() {
@@ -83659,7 +83663,7 @@ var init_run_target = __esm({
 // server/runs/create-run.ts
 async function createRun({ store, clock, newId, checkReadiness, egress, idempotencyWindowMs, nudgeEngine, limits }, principal, body, idempotencyKey) {
   if (principal.key_id !== GITHUB_APP_KEY_ID) refuseAppRunKey(idempotencyKey);
-  const { spec, environment } = resolveRunTarget(store, principal, body);
+  const { spec, environment, agent } = resolveRunTarget(store, principal, body);
   const request2 = () => {
     const now2 = clock.now();
     return {
@@ -83693,10 +83697,6 @@ async function createRun({ store, clock, newId, checkReadiness, egress, idempote
       message: `The agent entrypoint of environment '${environment.name}' is unavailable: ${readiness.reason}`,
       headers: { "retry-after": "5" }
     });
-  }
-  const agent = store.getAgent(environment.agent_id);
-  if (!agent) {
-    throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
   }
   const now = clock.now().toISOString();
   const runId = newId("run");

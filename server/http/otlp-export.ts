@@ -1,8 +1,7 @@
 import type { LiveTraces } from "../engine/traces/live-traces.js";
 import { encodeTraceResponse, type OtlpEncoding } from "../engine/traces/otlp.js";
 import { ApiError } from "../errors.js";
-import type { ContentEncoding, ExportRead } from "../trace-reader/read-export.js";
-import { TraceReaderBusy } from "../trace-reader/trace-reader.js";
+import { TraceReaderBusy, type ContentEncoding, type ExportRead } from "../trace-reader/read-export.js";
 
 export { MAX_OTLP_BODY_BYTES, MAX_SPANS_PER_EXPORT } from "../trace-reader/read-export.js";
 

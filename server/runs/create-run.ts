@@ -64,7 +64,7 @@ export async function createRun(
   idempotencyKey: string,
 ): Promise<{ run: Run; replayed: boolean }> {
   if (principal.key_id !== GITHUB_APP_KEY_ID) refuseAppRunKey(idempotencyKey);
-  const { spec, environment } = resolveRunTarget(store, principal, body);
+  const { spec, environment, agent } = resolveRunTarget(store, principal, body);
 
   const request = () => {
     const now = clock.now();
@@ -107,10 +107,6 @@ export async function createRun(
     });
   }
 
-  const agent = store.getAgent(environment.agent_id);
-  if (!agent) {
-    throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
-  }
   const now = clock.now().toISOString();
   const runId = newId("run");
   const [outcome] = await store.write([

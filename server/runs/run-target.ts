@@ -15,7 +15,8 @@ export function refuseAppRunKey(idempotencyKey: string): void {
 
 /**
  * What a new run (started, or uploaded) is of: the spec version and the environment the key may
- * see, in one project, for a commit of a repository the key acts for. 404 for what it may not see.
+ * see, in one project, for a commit of a repository the key acts for, and the agent the environment
+ * deploys. 404 for what it may not see.
  */
 export function resolveRunTarget(
   store: ServiceStore,
@@ -47,5 +48,9 @@ export function resolveRunTarget(
       message: `Environment '${body.environment_id}' was not found in the test spec's project.`,
     });
   }
-  return { spec, environment };
+  const agent = store.getAgent(environment.agent_id);
+  if (!agent) {
+    throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
+  }
+  return { spec, environment, agent };
 }

@@ -27,7 +27,7 @@ export async function uploadRun(
   idempotencyKey: string,
 ): Promise<{ run: Run; replayed: boolean }> {
   refuseAppRunKey(idempotencyKey);
-  const { spec: head, environment } = resolveRunTarget(store, principal, body);
+  const { spec: head, environment, agent } = resolveRunTarget(store, principal, body);
   const request = () => {
     const now = clock.now();
     return {
@@ -50,10 +50,6 @@ export async function uploadRun(
   });
   await spend(limits.runCreates, `project:${head.project_id}`, "runs created in this project", Date.now());
 
-  const agent = store.getAgent(environment.agent_id);
-  if (!agent) {
-    throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
-  }
   const now = clock.now().toISOString();
   const runId = newId("run");
   const [outcome] = await store.write([

@@ -16,6 +16,14 @@ export const MAX_SPANS_PER_EXPORT = 10_000;
 
 export type ContentEncoding = "gzip" | "identity";
 
+/** The reader's queue is full: the export is refused before anything of it was read (the exporter retries). */
+export class TraceReaderBusy extends Error {
+  constructor(readonly pendingBytes: number) {
+    super(`${pendingBytes} bytes of exports are being read`);
+    this.name = "TraceReaderBusy";
+  }
+}
+
 /** An export read: its spans' facts by trace and how many spans past the limit it held; or why it was refused. */
 export type ExportRead =
   | { ok: true; traces: TraceFacts[]; spans: number; overflow: number }

@@ -1,7 +1,9 @@
 import { fileURLToPath } from "node:url";
 import { Piscina } from "piscina";
 import type { OtlpEncoding } from "../engine/traces/otlp.js";
-import type { ContentEncoding, ExportRead } from "./read-export.js";
+import { TraceReaderBusy, type ContentEncoding, type ExportRead } from "./read-export.js";
+
+export { TraceReaderBusy };
 
 /** The thread's script, a CommonJS bundle beside the service's (see spec-reader.ts: tests use the bundle their global setup builds). */
 const READER_THREAD_SCRIPT = new URL(
@@ -11,14 +13,6 @@ const READER_THREAD_SCRIPT = new URL(
 
 /** How much memory reading one export may take: a 4 MiB export decodes to far less. */
 const READ_HEAP_MB = 256;
-
-/** The reader's queue is full: the export is refused before anything of it was read (the exporter retries). */
-export class TraceReaderBusy extends Error {
-  constructor(readonly pendingBytes: number) {
-    super(`${pendingBytes} bytes of exports are being read`);
-    this.name = "TraceReaderBusy";
-  }
-}
 
 /** Reads OTLP exports off the event loop: see read-export.ts. */
 export interface TraceReader {

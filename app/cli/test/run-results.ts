@@ -6,6 +6,7 @@ import {
   excerptsWanted,
   FAILURE_STATUSES,
   listFailures,
+  type CaseCheck,
 } from "../../../server/releases/report/failures.js";
 import { agentExcerpts, type AgentExcerpt } from "../../../server/runs/agent-excerpt.js";
 import { buildEvidence } from "../../../server/runs/build-evidence.js";
@@ -13,13 +14,7 @@ import { wilsonInterval } from "../../../server/specs/pass-rate.js";
 import type { ServiceStore } from "../../../server/store/service-store.js";
 
 /** One check of one case, over its repeats: what the table shows. */
-export interface CheckRow {
-  case: string;
-  check: string;
-  kind: string;
-  metric_id: string;
-  spec_path: string | null;
-  line: number | undefined;
+export interface CheckRow extends CaseCheck {
   passed: number;
   failed: number;
   inconclusive: number;

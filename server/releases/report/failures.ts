@@ -13,8 +13,8 @@ export const FAILURES_SHOWN = 20;
 /** Conversations whose excerpt a failure carries at most. */
 export const EXCERPTS_PER_FAILURE = 3;
 
-/** One check of one case that did not pass, as every report names it. */
-export interface Failure {
+/** One check of one case, as every report names it. */
+export interface CaseCheck {
   /** The scenario's or probe's id (with its row, `refund[2]`); `(run)` for a check of the whole run. */
   case: string;
   /** What the check is, as written in the spec: `tool_called {"name":"lookup_order"}`, `metric helpfulness`. */
@@ -24,6 +24,10 @@ export interface Failure {
   spec_path: string | null;
   /** The spec line it is written at (its metric's or case's when it has none of its own). */
   line: number | undefined;
+}
+
+/** One check of one case that did not pass. */
+export interface Failure extends CaseCheck {
   status: FailureStatus;
   /** The reason of its first evaluation of that status. */
   reason: string;
