@@ -45492,7 +45492,7 @@ var init_gate_requirements = __esm({
 });
 
 // server/specs/document-shape.ts
-var GateCode, RESERVED_METRIC_PREFIXES, DETECTOR_PREFIX, startsWithOneOf, POLICY_GATE_ID, BUDGET_GATE_ID, OWASP_LLM_2025, ProbeCategory, Expectations, Metric, PATH_SEGMENT, VarsFilePath, VAR_NAME, Turn, RunLimits, Scenario, SecurityProbe, Tool, NoRegression, GateSpec, TestSpecDocumentShape;
+var GateCode, RESERVED_METRIC_PREFIXES, DETECTOR_PREFIX, startsWithOneOf, POLICY_GATE_ID, RUN_GATE_ID, EXECUTOR_GATE_ID, DECISION_GATE_IDS, BUDGET_GATE_ID, OWASP_LLM_2025, ProbeCategory, Expectations, Metric, PATH_SEGMENT, VarsFilePath, VAR_NAME, Turn, RunLimits, Scenario, SecurityProbe, Tool, NoRegression, GateSpec, TestSpecDocumentShape;
 var init_document_shape = __esm({
   "server/specs/document-shape.ts"() {
     "use strict";
@@ -45515,6 +45515,13 @@ var init_document_shape = __esm({
     DETECTOR_PREFIX = EVALUATION_PREFIXES.detector;
     startsWithOneOf = (prefixes) => `^(?:${prefixes.map((prefix) => prefix.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("|")})`;
     POLICY_GATE_ID = "policy";
+    RUN_GATE_ID = "run";
+    EXECUTOR_GATE_ID = "executor";
+    DECISION_GATE_IDS = {
+      [POLICY_GATE_ID]: "the policy changes of a pull request",
+      [RUN_GATE_ID]: "a run that could not be judged",
+      [EXECUTOR_GATE_ID]: "a run executed outside the service that the base's policy does not count"
+    };
     BUDGET_GATE_ID = "budget";
     OWASP_LLM_2025 = {
       prompt_injection: "LLM01:2025 Prompt Injection",
@@ -45820,10 +45827,10 @@ function checkReferences(doc, ctx) {
     if (gate2.id === BUDGET_GATE_ID && doc.defaults?.budget) {
       problem(["gates", g, "id"], `the gate id '${BUDGET_GATE_ID}' is the one defaults.budget adds`);
     }
-    if (gate2.id === POLICY_GATE_ID) {
+    if (Object.hasOwn(DECISION_GATE_IDS, gate2.id)) {
       problem(
         ["gates", g, "id"],
-        `the gate id '${POLICY_GATE_ID}' is a release decision's own (the policy changes of a pull request)`
+        `the gate id '${gate2.id}' is a release decision's own (${DECISION_GATE_IDS[gate2.id]})`
       );
     }
     gates.add(gate2.id);
@@ -46627,6 +46634,7 @@ var init_releases = __esm({
     init_runs();
     init_changes();
     init_typed_events();
+    init_document();
     DecisionStatus = external_exports.enum(["PENDING", "ALLOWED", "BLOCKED"]);
     CommitSubjectFields = { repository: RepositoryName, commit_sha: CommitSha };
     RunsSubjectFields = {
@@ -46779,8 +46787,8 @@ var init_releases = __esm({
     PolicyApprovalList = listOf(PolicyApproval).meta({ id: "PolicyApprovalList" });
     RevokeWaiverBody = external_exports.strictObject({ reason: external_exports.string().min(1).max(2e3) }).meta({ id: "RevokeWaiverBody" });
     WaiverList = listOf(Waiver).meta({ id: "WaiverList" });
-    RUN_GATE = "run";
-    EXECUTOR_GATE = "executor";
+    RUN_GATE = RUN_GATE_ID;
+    EXECUTOR_GATE = EXECUTOR_GATE_ID;
     decisionPath = (decisionId) => `/v1/release-decisions/${decisionId}`;
     DecisionUpdatedData = external_exports.object({
       status: DecisionStatus,
@@ -99391,12 +99399,21 @@ function compareConfigs(base, head, add2) {
       )
     )
   );
-  const headEntries = pairs(head);
-  const headPairs = new Map([...headEntries].map(([pair, { deployment }]) => [pair, deployment]));
-  for (const [pair, { deployment, executor }] of pairs(base)) {
-    if (headEntries.get(pair)?.executor === "local" && executor !== "local") {
-      add2("loosened", `${CONFIG}: runs`, `'${pair}' would be executed outside the service and uploaded`);
+  const headPairs = new Map([...pairs(head)].map(([pair, { deployment }]) => [pair, deployment]));
+  const baseLocal = new Set(
+    [...pairs(base)].filter(([, { executor }]) => executor === "local").map(([pair]) => pair)
+  );
+  for (const entry of head.runs.filter((run2) => run2.executor === "local")) {
+    for (const spec of entry.specs) {
+      for (const environment of entry.environments) {
+        const pair = `${spec} in ${environment}`;
+        if (!baseLocal.has(pair)) {
+          add2("loosened", `${CONFIG}: runs`, `'${pair}' would be executed outside the service and uploaded`);
+        }
+      }
     }
+  }
+  for (const [pair, { deployment }] of pairs(base)) {
     if (!headPairs.has(pair)) add2("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
     else if (headPairs.get(pair) !== deployment) {
       add2(
@@ -100002,11 +100019,12 @@ function readInputs() {
 }
 function readHeaders(lines) {
   const headers = {};
-  for (const line of lines) {
+  for (const [i, line] of lines.entries()) {
     const match = /^([A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*:\s*(.*)$/.exec(line.trim());
-    if (!match) throw new InputError(`agent-headers: each line is 'Name: value', not '${line.split(":")[0]}\u2026'.`);
-    headers[match[1]] = match[2];
-    if (match[2]) setSecret(match[2]);
+    if (!match) throw new InputError(`agent-headers: line ${i + 1} is not 'Name: value'.`);
+    const value = match[2];
+    headers[match[1]] = value;
+    for (const secret of [value, value.replace(/^\S+\s+/, "")]) if (secret) setSecret(secret);
   }
   return headers;
 }

@@ -88,11 +88,14 @@ export function readInputs(): ActionInputs {
 /** `Name: value` lines as headers; each value is masked in the log. */
 function readHeaders(lines: string[]): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const line of lines) {
+  for (const [i, line] of lines.entries()) {
     const match = /^([A-Za-z0-9!#$%&'*+.^_`|~-]+)\s*:\s*(.*)$/.exec(line.trim());
-    if (!match) throw new InputError(`agent-headers: each line is 'Name: value', not '${line.split(":")[0]}…'.`);
-    headers[match[1]!] = match[2]!;
-    if (match[2]) core.setSecret(match[2]);
+    // The line is not echoed: it may be a secret written without its name.
+    if (!match) throw new InputError(`agent-headers: line ${i + 1} is not 'Name: value'.`);
+    const value = match[2]!;
+    headers[match[1]!] = value;
+    // Masked whole, and the credential after a scheme (`Bearer …`) on its own, should it be printed alone.
+    for (const secret of [value, value.replace(/^\S+\s+/, "")]) if (secret) core.setSecret(secret);
   }
   return headers;
 }

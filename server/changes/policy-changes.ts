@@ -109,12 +109,24 @@ function compareConfigs(base: AssureConfig, head: AssureConfig | null, add: Add)
         ),
       ),
     );
-  const headEntries = pairs(head);
-  const headPairs = new Map([...headEntries].map(([pair, { deployment }]) => [pair, deployment]));
-  for (const [pair, { deployment, executor }] of pairs(base)) {
-    if (headEntries.get(pair)?.executor === "local" && executor !== "local") {
-      add("loosened", `${CONFIG}: runs`, `'${pair}' would be executed outside the service and uploaded`);
+  const headPairs = new Map([...pairs(head)].map(([pair, { deployment }]) => [pair, deployment]));
+  // Every head entry executed outside the service that the base does not execute so, each time it is
+  // written: a glob is matched against files (a new, narrower glob above the base's takes its files),
+  // so a pair counts as new unless the base has the very same one local.
+  const baseLocal = new Set<string>(
+    [...pairs(base)].filter(([, { executor }]) => executor === "local").map(([pair]) => pair),
+  );
+  for (const entry of head.runs.filter((run) => run.executor === "local")) {
+    for (const spec of entry.specs) {
+      for (const environment of entry.environments) {
+        const pair = `${spec} in ${environment}`;
+        if (!baseLocal.has(pair)) {
+          add("loosened", `${CONFIG}: runs`, `'${pair}' would be executed outside the service and uploaded`);
+        }
+      }
     }
+  }
+  for (const [pair, { deployment }] of pairs(base)) {
     if (!headPairs.has(pair)) add("removed", `${CONFIG}: runs`, `'${pair}' no longer runs`);
     else if (headPairs.get(pair) !== deployment) {
       add(

@@ -14,6 +14,7 @@ import {
 import { RunExecutor, RunStatus, Verdict } from "./runs.js";
 import { ChangeSettings, DecisionBase, DecisionBaseline, DecisionChanges, PolicyChange } from "./changes.js";
 import { typedEnvelope } from "./typed-events.js";
+import { EXECUTOR_GATE_ID, RUN_GATE_ID } from "../specs/document.js";
 
 /** PENDING while a planned run is missing or not terminal; then ALLOWED or BLOCKED, failing closed. */
 export const DecisionStatus = z.enum(["PENDING", "ALLOWED", "BLOCKED"]);
@@ -257,13 +258,13 @@ export const RevokeWaiverBody = z
 export const WaiverList = listOf(Waiver).meta({ id: "WaiverList" });
 
 /** The pseudo-gate of a run that could not be judged (FAILED): a waiver may name it. */
-export const RUN_GATE = "run";
+export const RUN_GATE = RUN_GATE_ID;
 
 /**
  * The pseudo-gate of a run executed outside the service where the base branch's policy does not
  * let it count (`executed_outside_service: never`): no waiver lifts it, only the base's policy.
  */
-export const EXECUTOR_GATE = "executor";
+export const EXECUTOR_GATE = EXECUTOR_GATE_ID;
 
 export const decisionPath = (decisionId: string) => `/v1/release-decisions/${decisionId}`;
 

@@ -133,12 +133,11 @@ export function checkUpload(
   });
 
   const byConversation = new Map<string, { event: LoggedEvent; index: number }[]>();
-  events.forEach((event, index) =>
-    byConversation.set(event.conversation_id!, [
-      ...(byConversation.get(event.conversation_id!) ?? []),
-      { event, index },
-    ]),
-  );
+  events.forEach((event, index) => {
+    const own = byConversation.get(event.conversation_id!);
+    if (own) own.push({ event, index });
+    else byConversation.set(event.conversation_id!, [{ event, index }]);
+  });
   const conversations = body.conversations.map((conversation) => {
     const id = ids.get(conversation.conversation_id)!;
     const plan = plans.get(planKey(conversation))!;
@@ -196,7 +195,14 @@ function checkConversation(
   const users: string[] = [];
   let sentSystem = false;
   const calls = new Map<string, { result: unknown; source: unknown; injected: boolean; index: number } | null>();
+  const agentCalls = new Set<string>();
+  const ends = { "conversation.started": 0, "conversation.completed": 0 };
   for (const { event, index } of own) {
+    if (event.type === "conversation.started" || event.type === "conversation.completed") {
+      if (++ends[event.type] > 1) {
+        throw refuse("UPLOAD_TRACE_INVALID", path(index), `${name}: ${event.type} twice`);
+      }
+    }
     if (event.turn !== null && (event.turn < 0 || event.turn > plan.turns.length)) {
       throw refuse("UPLOAD_TURNS_MISMATCH", `${path(index)}.data.turn`, `${name} has ${plan.turns.length} turns`);
     }
@@ -226,6 +232,14 @@ function checkConversation(
     }
     if (event.type === "tool.called") {
       const { data } = event;
+      // An id may come again in a later step (some agents number calls per step), never while its call waits for its result.
+      if (calls.get(`${data.call_id}`)) {
+        throw refuse(
+          "UPLOAD_TRACE_INVALID",
+          `${path(index)}.data.call_id`,
+          `${name}: call ${data.call_id} made again before its result`,
+        );
+      }
       if (data.executed_by === "agent") {
         if (toolsRunBy !== "agent") {
           throw refuse(
@@ -234,9 +248,18 @@ function checkConversation(
             `${name}: the environment's agent runs no tools of its own: the spec's mocks answer them`,
           );
         }
+        agentCalls.add(`${data.call_id}`);
         continue;
       }
       let args: Record<string, unknown> | undefined;
+      if (data.arguments_error !== undefined && !same(data.arguments, {})) {
+        // Arguments that could not be read are recorded as none: expectations on them judge nothing.
+        throw refuse(
+          "UPLOAD_TRACE_INVALID",
+          `${path(index)}.data.arguments`,
+          `${name}: arguments that could not be read are {}`,
+        );
+      }
       if (data.arguments_error === undefined) {
         try {
           args = JSON.parse(data.arguments_raw === "" ? "{}" : data.arguments_raw) as Record<string, unknown>;
@@ -249,6 +272,15 @@ function checkConversation(
       }
       const answer = answerToolCall(plan.tools, data.name, args, plan.injection);
       calls.set(`${data.call_id}`, { ...answer, index });
+    }
+    if (event.type === "tool.returned" && event.data.source.kind === "agent") {
+      if (!agentCalls.has(`${event.data.call_id}`)) {
+        throw refuse(
+          "UPLOAD_TRACE_INVALID",
+          `${path(index)}.data.call_id`,
+          `${name}: an agent's result for a call its agent did not make`,
+        );
+      }
     }
     if (event.type === "tool.returned" && event.data.source.kind !== "agent") {
       const expected = calls.get(event.data.call_id);

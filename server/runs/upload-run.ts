@@ -42,13 +42,14 @@ export async function uploadRun(
   if (earlier.kind === "replay") return { run: earlier.run, replayed: true };
   if (earlier.kind === "key_reused") throw keyReused();
 
+  // Spent before the check: a refused upload costs its sender as much as an accepted one, so checks cannot be had for free.
+  await spend(limits.runCreates, `project:${head.project_id}`, "runs created in this project", Date.now());
   const spec = store.getSpecDocument(head.test_spec_id, head.spec_version)!;
   const checked = checkUpload(spec, body, {
     toolsRunBy: AGENT_PROTOCOLS[environment.protocol].toolsRunBy,
     newId: (kind) => newId(kind),
     now: clock.now(),
   });
-  await spend(limits.runCreates, `project:${head.project_id}`, "runs created in this project", Date.now());
 
   const now = clock.now().toISOString();
   const runId = newId("run");

@@ -3,7 +3,7 @@ import { WHOLE_DOCUMENT } from "./whole-document.js";
 import { argumentsOf } from "./expectations/index.js";
 import { checkTable, checkTemplatedMocks, type Path } from "./check-tables.js";
 import { requirementOf } from "./gate-requirements/index.js";
-import { BUDGET_GATE_ID, POLICY_GATE_ID, type Expectation, type TestSpecDocument } from "./document-shape.js";
+import { BUDGET_GATE_ID, DECISION_GATE_IDS, type Expectation, type TestSpecDocument } from "./document-shape.js";
 import { MAX_AGENT_CALLS_PER_SPEC, MAX_CONVERSATIONS_PER_SPEC, countAgentCalls, countConversations } from "./vars.js";
 
 /** Checks that need the whole document: unique ids and references that must resolve. */
@@ -85,10 +85,10 @@ export function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): vo
     if (gate.id === BUDGET_GATE_ID && doc.defaults?.budget) {
       problem(["gates", g, "id"], `the gate id '${BUDGET_GATE_ID}' is the one defaults.budget adds`);
     }
-    if (gate.id === POLICY_GATE_ID) {
+    if (Object.hasOwn(DECISION_GATE_IDS, gate.id)) {
       problem(
         ["gates", g, "id"],
-        `the gate id '${POLICY_GATE_ID}' is a release decision's own (the policy changes of a pull request)`,
+        `the gate id '${gate.id}' is a release decision's own (${DECISION_GATE_IDS[gate.id]})`,
       );
     }
     gates.add(gate.id);

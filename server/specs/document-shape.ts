@@ -34,6 +34,17 @@ const startsWithOneOf = (prefixes: readonly string[]) =>
 
 /** A release decision's own gate, for what a pull request removes or relaxes in the base branch's policy. */
 export const POLICY_GATE_ID = "policy";
+/** A release decision's own gate of a run that could not be judged (FAILED). */
+export const RUN_GATE_ID = "run";
+/** A release decision's own gate of a run executed outside the service where the base's policy does not let it count. */
+export const EXECUTOR_GATE_ID = "executor";
+
+/** The gate ids a release decision gives its own rows: a spec's gate may not take them (it would read as the decision's). */
+export const DECISION_GATE_IDS: Record<string, string> = {
+  [POLICY_GATE_ID]: "the policy changes of a pull request",
+  [RUN_GATE_ID]: "a run that could not be judged",
+  [EXECUTOR_GATE_ID]: "a run executed outside the service that the base's policy does not count",
+};
 
 /** The gate a run gets when its spec sets `defaults.budget`. */
 export const BUDGET_GATE_ID = "budget";

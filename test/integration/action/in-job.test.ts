@@ -184,4 +184,15 @@ describe("the GitHub Action with execute: in-job", () => {
         .join("\n"),
     ).toContain("execute: in-job needs agent-url");
   });
+
+  it("refuses an agent-headers line that is not 'Name: value' without printing it (it may be a bare secret)", async () => {
+    const { run } = await pullRequestInJob(
+      "ci",
+      { executed_outside_service: "allow" },
+      { "agent-headers": "Bearer sk-bare-secret-9" },
+    );
+    expect(run.status).not.toBe(0);
+    expect(errors(run).map((e) => e.message)).toEqual(["agent-headers: line 1 is not 'Name: value'."]);
+    expect(run.stdout).not.toContain("sk-bare-secret-9");
+  });
 });

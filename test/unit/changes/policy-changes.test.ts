@@ -255,6 +255,20 @@ describe("everything that defines a case is policy", () => {
       "loosened .assure/config.yml: runs: '.assure/specs/*.yaml in preview' would be executed outside the service and uploaded",
     ]);
   });
+
+  it("finds a spec moved outside the service by an entry of its own above the base's, or by the base's glob written twice", () => {
+    // A narrower glob listed first takes its file from the base's entry, which stays as it was.
+    const narrower = messages((_, config) =>
+      config.runs.unshift({ ...config.runs[0], specs: [".assure/specs/refund.yaml"], executor: "local" }),
+    );
+    expect(narrower).toContain(
+      "loosened .assure/config.yml: runs: '.assure/specs/refund.yaml in staging' would be executed outside the service and uploaded",
+    );
+    const twice = messages((_, config) => config.runs.unshift({ ...config.runs[0], executor: "local" }));
+    expect(twice).toContain(
+      "loosened .assure/config.yml: runs: '.assure/specs/*.yaml in staging' would be executed outside the service and uploaded",
+    );
+  });
 });
 
 describe("policy changes that dilute a metric gate, or move a spec to another environment", () => {

@@ -163,4 +163,57 @@ describe("checkUpload", () => {
     long.trace.find((e) => e.type === "message.received")!.data.step = 99;
     expect(refusal(long)?.code).toBe("UPLOAD_TURNS_MISMATCH");
   });
+
+  /** The honest upload with `events` put in after the event of `type` (the first one), renumbered. */
+  const withAfter = (type: string, events: (at: Record<string, unknown>) => Record<string, unknown>[]) => {
+    const upload = honest();
+    const i = upload.trace.findIndex((e) => e.type === type);
+    const inserted = events(upload.trace[i]!.data).map((data) => ({
+      sequence: 0,
+      type: data.type as string,
+      occurred_at: upload.trace[i]!.occurred_at,
+      data: Object.fromEntries(Object.entries(data).filter(([k]) => k !== "type")),
+    }));
+    upload.trace.splice(i + 1, 0, ...inserted);
+    upload.trace.forEach((e, n) => (e.sequence = n + 1));
+    return upload;
+  };
+
+  it("refuses a call made again before its result, an agent's result for a call never made, and a conversation started twice", () => {
+    // A second call under the first's id, before the first was answered: the first would never need its mock's answer.
+    const again = withAfter("tool.called", (at) => [
+      { ...at, type: "tool.called", name: "issue_refund", arguments: {}, arguments_raw: "{}" },
+    ]);
+    expect(refusal(again)?.code).toBe("UPLOAD_TRACE_INVALID");
+    // A result "from the agent" for something no one called, where the spec's mocks answer every call.
+    const invented = withAfter("tool.returned", (at) => [
+      {
+        ...at,
+        type: "tool.returned",
+        call_id: "c9",
+        source: { kind: "agent" },
+        result: { refunded: true },
+        injected: false,
+      },
+    ]);
+    expect(refusal(invented)?.code).toBe("UPLOAD_TRACE_INVALID");
+    expect(refusal(invented, "agent")?.code).toBe("UPLOAD_TRACE_INVALID");
+    const twice = withAfter("conversation.started", (at) => [{ ...at, type: "conversation.started" }]);
+    expect(refusal(twice)?.code).toBe("UPLOAD_TRACE_INVALID");
+  });
+
+  it("refuses arguments recorded for a call whose arguments could not be read", () => {
+    const upload = honest();
+    const called = upload.trace.find((e) => e.type === "tool.called")!;
+    called.data.arguments_raw = "{not json";
+    called.data.arguments_error = "not JSON";
+    // What the engine records for unreadable arguments: none.
+    called.data.arguments = {};
+    const answer = upload.trace.find((e) => e.type === "tool.returned")!;
+    const plan = [...planConversations(SPEC, { includeProbes: true })][0]!;
+    Object.assign(answer.data, answerToolCall(plan.tools, "lookup_order", undefined, plan.injection));
+    expect(refusal(upload)).toBeUndefined();
+    called.data.arguments = { order_id: "A-100", amount: 1000 };
+    expect(refusal(upload)?.code).toBe("UPLOAD_TRACE_INVALID");
+  });
 });

@@ -94,4 +94,20 @@ describe("gate requirements", () => {
       }),
     ]);
   });
+
+  it("may not take the ids a release decision gives its own rows", () => {
+    for (const id of ["policy", "run", "executor"]) {
+      const spec = TestSpecDocument.safeParse({
+        schema_version: "1",
+        name: "s",
+        scenarios: [{ id: "a", turns: [{ user: "hi" }], expect: [{ tool_not_called: "x" }] }],
+        gates: [{ id, require: { expectations: "all" } }],
+      });
+      expect(spec.error?.issues.filter((issue) => issue.path.join(".") === "gates.0.id")).toEqual([
+        expect.objectContaining({
+          message: expect.stringContaining(`the gate id '${id}' is a release decision's own`),
+        }),
+      ]);
+    }
+  });
 });
