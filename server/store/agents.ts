@@ -1,11 +1,11 @@
 import type { Agent } from "../contract/index.js";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import type { ListPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
 
 export type AgentRow = Agent;
 
-export function makeAgentsStore(db: Db, listPage: ListPage) {
+export function makeAgentsStore(db: Sql, listPage: ListPage) {
   const insert = db.prepare(`INSERT INTO agents (agent_id, project_id, name, version, description, created_at)
     VALUES (@agent_id, @project_id, @name, @version, @description, @created_at)`);
   const agents = makeProjectTable<AgentRow>(db, listPage, "agents", "agent_id");
@@ -16,8 +16,8 @@ export function makeAgentsStore(db: Db, listPage: ListPage) {
       listAgents: agents.list,
     },
     writes: {
-      createAgent(row: AgentRow): Agent {
-        insert.run(row);
+      async createAgent(row: AgentRow): Promise<Agent> {
+        await insert.run(row);
         return row;
       },
     },

@@ -1,4 +1,4 @@
-import type { Db } from "./db.js";
+import type { Sql, SqlStatement } from "./sql/sql.js";
 
 /** The position after which the next page starts: lists are ordered newest first. */
 export interface Keyset {
@@ -23,8 +23,8 @@ export type Filter = readonly [clause: string, value: unknown];
  * Keyset pagination over `created_at DESC, <id> DESC`: every page is one index range scan, so
  * page 1,000 costs what page 1 costs. Statements are prepared once per filter combination.
  */
-export function makePager(db: Db) {
-  const statements = new Map<string, ReturnType<Db["prepare"]>>();
+export function makePager(db: Sql) {
+  const statements = new Map<string, SqlStatement>();
   const prepare = (sql: string) => {
     let statement = statements.get(sql);
     if (!statement) {
@@ -34,12 +34,12 @@ export function makePager(db: Db) {
     return statement;
   };
 
-  return function listPage<Row extends { created_at: string }>(
+  return async function listPage<Row extends { created_at: string }>(
     table: string,
     idColumn: string,
     filters: readonly Filter[],
     { limit, after }: PageRequest,
-  ): RowPage<Row> {
+  ): Promise<RowPage<Row>> {
     const clauses = filters.map(([clause]) => clause);
     const params = filters.map(([, value]) => value);
     if (after) {
@@ -48,7 +48,7 @@ export function makePager(db: Db) {
     }
     const where = clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : "";
     const sql = `SELECT * FROM ${table} ${where} ORDER BY created_at DESC, ${idColumn} DESC LIMIT ?`;
-    const rows = prepare(sql).all([...params, limit + 1]) as Row[];
+    const rows = await prepare(sql).all<Row>([...params, limit + 1]);
     const hasMore = rows.length > limit;
     if (hasMore) rows.length = limit;
     const last = rows.at(-1) as (Row & Record<string, unknown>) | undefined;

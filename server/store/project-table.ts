@@ -1,4 +1,4 @@
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 
 /**
@@ -6,7 +6,7 @@ import type { ListPage, PageRequest, RowPage } from "./pagination.js";
  * newest first, maybe of one project; each row as `toItem` makes it.
  */
 export function makeProjectTable<Row extends { created_at: string }, Item = Row>(
-  db: Db,
+  db: Sql,
   listPage: ListPage,
   table: string,
   idColumn: string,
@@ -14,12 +14,12 @@ export function makeProjectTable<Row extends { created_at: string }, Item = Row>
 ) {
   const byId = db.prepare(`SELECT * FROM ${table} WHERE ${idColumn} = ?`);
   return {
-    get: (id: string): Item | undefined => {
-      const row = byId.get(id) as Row | undefined;
+    get: async (id: string): Promise<Item | undefined> => {
+      const row = await byId.get<Row>(id);
       return row && toItem(row);
     },
-    list: (filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Item> => {
-      const { rows, next } = listPage<Row>(
+    list: async (filter: { project_id?: string | undefined }, page: PageRequest): Promise<RowPage<Item>> => {
+      const { rows, next } = await listPage<Row>(
         table,
         idColumn,
         filter.project_id ? [["project_id = ?", filter.project_id]] : [],

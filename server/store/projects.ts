@@ -1,5 +1,5 @@
 import type { Project, ProjectOidc, RepositoryBinding } from "../contract/index.js";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import type { ListPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
 
@@ -26,7 +26,7 @@ const toProject = (record: ProjectRecord): Project => ({
 export type BindingOutcome =
   { kind: "bound"; project: Project } | { kind: "bound_elsewhere"; repository: RepositoryBinding };
 
-export function makeProjectsStore(db: Db, listPage: ListPage) {
+export function makeProjectsStore(db: Sql, listPage: ListPage) {
   const insert = db.prepare(`INSERT INTO projects (project_id, name, description, public_badge, oidc, created_at)
     VALUES (@project_id, @name, @description, @public_badge, @oidc, @created_at) ON CONFLICT (name) DO NOTHING`);
   const updateOidc = db.prepare("UPDATE projects SET oidc = ? WHERE project_id = ?");
@@ -44,31 +44,40 @@ export function makeProjectsStore(db: Db, listPage: ListPage) {
   );
 
   /** Replaces the project's repositories, unless one of them is bound to another project: then nothing changes. */
-  function bindRepositories(
+  async function bindRepositories(
     projectId: string,
     repositories: readonly RepositoryBinding[],
     now: string,
-  ): BindingOutcome {
-    const taken = repositories.find((repository) => {
-      const owner = boundTo.get(repository.github_id) as string | undefined;
-      return owner !== undefined && owner !== projectId;
-    });
+  ): Promise<BindingOutcome> {
+    const taken = await firstBound(repositories, (owner) => owner !== projectId);
     if (taken) return { kind: "bound_elsewhere", repository: taken };
-    unbindAll.run(projectId);
-    for (const { github_id, full_name } of repositories) bind.run(github_id, projectId, full_name, now);
-    return { kind: "bound", project: projects.get(projectId)! };
+    await unbindAll.run(projectId);
+    for (const { github_id, full_name } of repositories) await bind.run(github_id, projectId, full_name, now);
+    return { kind: "bound", project: (await projects.get(projectId))! };
+  }
+
+  /** The first of `repositories` bound to a project that `isOther` says is another one. */
+  async function firstBound(
+    repositories: readonly RepositoryBinding[],
+    isOther: (owner: string) => boolean,
+  ): Promise<RepositoryBinding | undefined> {
+    for (const repository of repositories) {
+      const owner = await boundTo.get<string>(repository.github_id);
+      if (owner !== undefined && isOther(owner)) return repository;
+    }
+    return undefined;
   }
 
   return {
     reads: {
       getProject: projects.get,
-      getProjectByName(name: string): Project | undefined {
-        const record = byName.get(name) as ProjectRecord | undefined;
+      async getProjectByName(name: string): Promise<Project | undefined> {
+        const record = await byName.get<ProjectRecord>(name);
         return record && toProject(record);
       },
       /** The project a GitHub repository is bound to, by the repository's numeric id. */
-      getProjectByRepository(githubId: number): Project | undefined {
-        const record = byRepository.get(githubId) as ProjectRecord | undefined;
+      async getProjectByRepository(githubId: number): Promise<Project | undefined> {
+        const record = await byRepository.get<ProjectRecord>(githubId);
         return record && toProject(record);
       },
       listProjects: projects.list,
@@ -78,22 +87,27 @@ export function makeProjectsStore(db: Db, listPage: ListPage) {
        * Creates the project with its repositories: undefined if a project of that name exists; a
        * refusal, and no project, if a repository is bound to another one.
        */
-      createProject(row: ProjectRow, repositories: readonly RepositoryBinding[] = []): BindingOutcome | undefined {
-        const taken = repositories.find((repository) => boundTo.get(repository.github_id) !== undefined);
+      async createProject(
+        row: ProjectRow,
+        repositories: readonly RepositoryBinding[] = [],
+      ): Promise<BindingOutcome | undefined> {
+        const taken = await firstBound(repositories, () => true);
         if (taken) return { kind: "bound_elsewhere", repository: taken };
         if (
-          insert.run({
+          (
+            await insert.run({
             ...row,
             public_badge: row.public_badge ? 1 : 0,
             oidc: row.oidc ? JSON.stringify(row.oidc) : null,
-          }).changes !== 1
+            })
+          ).changes !== 1
         ) {
           return undefined;
         }
         return bindRepositories(row.project_id, repositories, row.created_at);
       },
       /** Changes what is given; `repositories` replaces the list whole. Undefined if there is no such project. */
-      updateProject(
+      async updateProject(
         projectId: string,
         change: {
           description?: string | null | undefined;
@@ -102,18 +116,18 @@ export function makeProjectsStore(db: Db, listPage: ListPage) {
           oidc?: ProjectOidc | null | undefined;
         },
         now: string,
-      ): BindingOutcome | undefined {
-        if (!projects.get(projectId)) return undefined;
+      ): Promise<BindingOutcome | undefined> {
+        if (!(await projects.get(projectId))) return undefined;
         if (change.repositories !== undefined) {
-          const outcome = bindRepositories(projectId, change.repositories, now);
+          const outcome = await bindRepositories(projectId, change.repositories, now);
           if (outcome.kind !== "bound") return outcome;
         }
-        if (change.description !== undefined) updateDescription.run(change.description, projectId);
-        if (change.public_badge !== undefined) updateBadge.run(change.public_badge ? 1 : 0, projectId);
+        if (change.description !== undefined) await updateDescription.run(change.description, projectId);
+        if (change.public_badge !== undefined) await updateBadge.run(change.public_badge ? 1 : 0, projectId);
         if (change.oidc !== undefined) {
-          updateOidc.run(change.oidc === null ? null : JSON.stringify(change.oidc), projectId);
+          await updateOidc.run(change.oidc === null ? null : JSON.stringify(change.oidc), projectId);
         }
-        return { kind: "bound", project: projects.get(projectId)! };
+        return { kind: "bound", project: (await projects.get(projectId))! };
       },
     },
   };
