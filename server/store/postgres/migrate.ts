@@ -42,8 +42,12 @@ export async function migratePostgres(
 
 async function migrateLocked(client: pg.ClientBase, clock: Clock, migrations: readonly Migration[]) {
   await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
-  await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version bigint PRIMARY KEY, name text COLLATE "C" NOT NULL, applied_at text COLLATE "C" NOT NULL)`);
+  // Looked up first: a role that may not create tables still starts on a database already migrated.
+  const exists = await client.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS found");
+  if (exists.rows[0]?.found !== true) {
+    await client.query(`CREATE TABLE schema_migrations (
+      version bigint PRIMARY KEY, name text COLLATE "C" NOT NULL, applied_at text COLLATE "C" NOT NULL)`);
+  }
   const recorded = await client.query<{ version: string }>("SELECT version FROM schema_migrations");
   const applied = new Set(recorded.rows.map((row) => Number(row.version)));
   const newest = Math.max(0, ...applied);

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import pg from "pg";
 import { FakeClock } from "../../helpers/fake-clock.js";
 import {
+  TEST_DATABASE_URL,
   createScratchDatabase,
   withClient,
   withScratchDatabase,
@@ -203,6 +204,42 @@ describe("migratePostgres", () => {
         await pool.end();
       }
     });
+  });
+
+  it("needs no superuser: the database's owner migrates it, and a role that may only read finds nothing to do", async () => {
+    const suffix = randomBytes(6).toString("hex");
+    const [owner, reader] = [`assure_test_owner_${suffix}`, `assure_test_reader_${suffix}`];
+    const asRole = (database: ScratchDatabase, role: string) => {
+      const url = new URL(database.url);
+      url.username = role;
+      return new pg.Client({ connectionString: url.toString() });
+    };
+    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await admin.connect();
+    try {
+      await admin.query(`CREATE ROLE ${owner} LOGIN NOSUPERUSER; CREATE ROLE ${reader} LOGIN NOSUPERUSER`);
+      await withScratchDatabase(async (database) => {
+        await admin.query(`ALTER DATABASE ${database.name} OWNER TO ${owner}`);
+        const ownerClient = asRole(database, owner);
+        await ownerClient.connect();
+        try {
+          expect(await migratePostgres(ownerClient, clock)).toEqual(everyVersion);
+          await ownerClient.query(`GRANT SELECT ON schema_migrations TO ${reader}`);
+        } finally {
+          await ownerClient.end();
+        }
+        const readerClient = asRole(database, reader);
+        await readerClient.connect();
+        try {
+          expect(await migratePostgres(readerClient, clock)).toEqual([]);
+        } finally {
+          await readerClient.end();
+        }
+      });
+    } finally {
+      await admin.query(`DROP ROLE IF EXISTS ${owner}; DROP ROLE IF EXISTS ${reader}`);
+      await admin.end();
+    }
   });
 
   it("refuses a database at a newer version than this build knows, with SQLite's message", async () => {
