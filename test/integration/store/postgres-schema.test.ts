@@ -12,8 +12,7 @@ import {
 import { SCHEMA_ASPECTS, describePostgresSchema, describeSqliteSchema } from "../../helpers/schema-shape.js";
 import { openDb, type Db } from "../../../server/store/db.js";
 import { migrate } from "../../../server/store/migrate.js";
-import { MIGRATIONS } from "../../../server/store/migrations/index.js";
-import { POSTGRES_BASELINE_VERSION } from "../../../server/store/postgres/baseline.js";
+import { LATEST_MIGRATION, MIGRATIONS } from "../../../server/store/migrations/index.js";
 import { migratePostgres } from "../../../server/store/postgres/migrate.js";
 import { makeSealer } from "../../../server/secrets/sealer.js";
 
@@ -199,7 +198,6 @@ describe("migratePostgres", () => {
             applied_at: clock.now().toISOString(),
           })),
         );
-        expect(recorded.rows).toHaveLength(POSTGRES_BASELINE_VERSION);
       } finally {
         await pool.end();
       }
@@ -243,7 +241,7 @@ describe("migratePostgres", () => {
   });
 
   it("refuses a database at a newer version than this build knows, with SQLite's message", async () => {
-    const newer = `The database is at schema version 99, newer than this build knows (${MIGRATIONS.at(-1)!.version}); upgrade assure.`;
+    const newer = `The database is at schema version 99, newer than this build knows (${LATEST_MIGRATION}); upgrade assure.`;
     const sqlite = migratedSqlite();
     try {
       sqlite.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 'now')").run();
@@ -261,23 +259,30 @@ describe("migratePostgres", () => {
   });
 
   it("applies a later migration's PostgreSQL SQL, and refuses one that has none, changing nothing", async () => {
-    const later = { version: 34, name: "settings-notes", postgres: "ALTER TABLE settings ADD COLUMN note text" };
-    const sqliteOnly = { version: 35, name: "sqlite-only", sql: "ALTER TABLE settings ADD COLUMN other TEXT" };
+    const [laterVersion, sqliteOnlyVersion] = [LATEST_MIGRATION + 1, LATEST_MIGRATION + 2];
+    const later = { version: laterVersion, name: "notes", postgres: "ALTER TABLE settings ADD COLUMN note text" };
+    const sqliteOnly = {
+      version: sqliteOnlyVersion,
+      name: "sqlite-only",
+      sql: "ALTER TABLE settings ADD COLUMN other TEXT",
+    };
     await withScratchDatabase((database) =>
       withClient(database, async (client) => {
         await migratePostgres(client, clock);
-        expect(await migratePostgres(client, clock, [...MIGRATIONS, later])).toEqual([34]);
+        expect(await migratePostgres(client, clock, [...MIGRATIONS, later])).toEqual([laterVersion]);
         await client.query("INSERT INTO settings (key, value, note) VALUES ('k', 'v', 'noted')");
         await expect(migratePostgres(client, clock, [...MIGRATIONS, later, sqliteOnly])).rejects.toThrow(
-          "Migration 35 (sqlite-only) has no PostgreSQL SQL: it cannot be applied.",
+          `Migration ${sqliteOnlyVersion} (sqlite-only) has no PostgreSQL SQL: it cannot be applied.`,
         );
         const newest = await client.query("SELECT max(version) AS version FROM schema_migrations");
-        expect(newest.rows).toEqual([{ version: "34" }]);
+        expect(newest.rows).toEqual([{ version: String(laterVersion) }]);
       }),
     );
     await withScratchDatabase((database) =>
       withClient(database, async (client) => {
-        await expect(migratePostgres(client, clock, [...MIGRATIONS, sqliteOnly])).rejects.toThrow(/Migration 35/);
+        await expect(migratePostgres(client, clock, [...MIGRATIONS, sqliteOnly])).rejects.toThrow(
+          `Migration ${sqliteOnlyVersion} `,
+        );
         const tables = await client.query(
           "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'",
         );
