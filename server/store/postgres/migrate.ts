@@ -1,6 +1,7 @@
 import pg from "pg";
 import type { Clock } from "../../clock.js";
-import { MIGRATIONS, type Migration } from "../migrations/index.js";
+import { MIGRATIONS, type Migration, type MigrationContext } from "../migrations/index.js";
+import { SEALED_AT, SEAL_CHECK } from "../sealing.js";
 import { POSTGRES_BASELINE, POSTGRES_BASELINE_VERSION } from "./baseline.js";
 
 /**
@@ -12,14 +13,15 @@ export const MIGRATION_LOCK_KEY = 0x617373757265;
 
 /**
  * Brings a PostgreSQL database to this build's schema and returns the versions it applied. An empty
- * database gets the baseline (SQLite's schema at migration 33) and versions 1 to 33 recorded; every
- * later migration runs its `postgres` SQL. All of it is one transaction under the advisory lock: nodes
- * starting together migrate once (the others wait, then find nothing to do), and a failure leaves
- * the database as it was.
+ * database gets the baseline (SQLite's schema at migration 33), the seal check migration 10 leaves in
+ * a new SQLite file, and versions 1 to 33 recorded; every later migration runs its `postgres` SQL.
+ * All of it is one transaction under the advisory lock: nodes starting together migrate once (the
+ * others wait, then find nothing to do), and a failure leaves the database as it was.
  */
 export async function migratePostgres(
   db: pg.Pool | pg.ClientBase,
   clock: Clock,
+  context: MigrationContext,
   migrations: readonly Migration[] = MIGRATIONS,
 ): Promise<number[]> {
   const client = db instanceof pg.Pool ? await db.connect() : db;
@@ -27,7 +29,7 @@ export async function migratePostgres(
   try {
     await client.query("BEGIN");
     try {
-      const applied = await migrateLocked(client, clock, migrations);
+      const applied = await migrateLocked(client, clock, context, migrations);
       await client.query("COMMIT");
       return applied;
     } catch (error) {
@@ -40,7 +42,12 @@ export async function migratePostgres(
   }
 }
 
-async function migrateLocked(client: pg.ClientBase, clock: Clock, migrations: readonly Migration[]) {
+async function migrateLocked(
+  client: pg.ClientBase,
+  clock: Clock,
+  { sealer }: MigrationContext,
+  migrations: readonly Migration[],
+) {
   await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
   // Looked up first: a role that may not create tables still starts on a database already migrated.
   const exists = await client.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS found");
@@ -67,6 +74,11 @@ async function migrateLocked(client: pg.ClientBase, clock: Clock, migrations: re
   const done: number[] = [];
   if (applied.size === 0) {
     await client.query(POSTGRES_BASELINE);
+    // What recordSealCheck seals: later starts open it to tell a wrong key.
+    await client.query("INSERT INTO settings (key, value) VALUES ($1, $2)", [
+      SEAL_CHECK,
+      sealer.seal("assure", SEALED_AT.setting(SEAL_CHECK)),
+    ]);
     for (const migration of migrations.filter((m) => m.version <= POSTGRES_BASELINE_VERSION)) {
       await record(migration);
       done.push(migration.version);

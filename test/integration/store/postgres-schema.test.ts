@@ -15,13 +15,20 @@ import { migrate } from "../../../server/store/migrate.js";
 import { LATEST_MIGRATION, MIGRATIONS } from "../../../server/store/migrations/index.js";
 import { migratePostgres } from "../../../server/store/postgres/migrate.js";
 import { makeSealer } from "../../../server/secrets/sealer.js";
+import { SEALED_AT, SEAL_CHECK } from "../../../server/store/sealing.js";
+
+interface Setting {
+  key: string;
+  value: string;
+}
 
 const clock = new FakeClock();
+const context = { sealer: makeSealer(randomBytes(32)) };
 
 /** A SQLite database in memory, migrated as the store migrates its file. */
 function migratedSqlite(): Db {
   const db = openDb(":memory:");
-  migrate(db, clock, { sealer: makeSealer(randomBytes(32)) });
+  migrate(db, clock, context);
   return db;
 }
 
@@ -35,7 +42,7 @@ describe("the PostgreSQL schema", () => {
     database = await createScratchDatabase();
     postgres = new pg.Client({ connectionString: database.url });
     await postgres.connect();
-    await migratePostgres(postgres, clock);
+    await migratePostgres(postgres, clock, context);
   });
   afterAll(async () => {
     sqlite.close();
@@ -62,13 +69,23 @@ describe("the PostgreSQL schema", () => {
     }
     await withScratchDatabase((other) =>
       withClient(other, async (client) => {
-        await migratePostgres(client, clock);
+        await migratePostgres(client, clock, context);
         await client.query("DROP INDEX jobs_by_fair_key; ALTER TABLE runs DROP COLUMN uploaded_by");
         const broken = await describePostgresSchema(client);
         expect(broken.indexes).not.toEqual(intact.indexes);
         expect(broken.columns).not.toEqual(intact.columns);
       }),
     );
+  });
+
+  it("starts with the settings a new SQLite file starts with: the seal check, sealed with the key", async () => {
+    const fromSqlite = sqlite.prepare("SELECT key, value FROM settings ORDER BY key").all() as Setting[];
+    const fromPostgres = (await postgres.query<Setting>("SELECT key, value FROM settings ORDER BY key")).rows;
+    expect(fromPostgres.map(({ key }) => key)).toEqual([SEAL_CHECK]);
+    expect(fromPostgres.map(({ key }) => key)).toEqual(fromSqlite.map(({ key }) => key));
+    const opened = (settings: Setting[]) =>
+      settings.map(({ key, value }) => context.sealer.open(value, SEALED_AT.setting(key)));
+    expect(opened(fromPostgres)).toEqual(opened(fromSqlite));
   });
 
   it('compares text as SQLite does: bytewise (every text column is COLLATE "C")', async () => {
@@ -181,7 +198,7 @@ describe("migratePostgres", () => {
       const nodes = [1, 2, 3].map(() => new pg.Client({ connectionString: database.url }));
       try {
         await Promise.all(nodes.map((node) => node.connect()));
-        const applied = await Promise.all(nodes.map((node) => migratePostgres(node, clock)));
+        const applied = await Promise.all(nodes.map((node) => migratePostgres(node, clock, context)));
         expect(applied.filter((versions) => versions.length > 0)).toEqual([everyVersion]);
         expect(applied.filter((versions) => versions.length === 0)).toHaveLength(2);
       } finally {
@@ -189,7 +206,7 @@ describe("migratePostgres", () => {
       }
       const pool = new pg.Pool({ connectionString: database.url });
       try {
-        expect(await migratePostgres(pool, clock)).toEqual([]);
+        expect(await migratePostgres(pool, clock, context)).toEqual([]);
         const recorded = await pool.query("SELECT version, name, applied_at FROM schema_migrations ORDER BY version");
         expect(recorded.rows).toEqual(
           MIGRATIONS.map(({ version, name }) => ({
@@ -221,7 +238,7 @@ describe("migratePostgres", () => {
         const ownerClient = asRole(database, owner);
         await ownerClient.connect();
         try {
-          expect(await migratePostgres(ownerClient, clock)).toEqual(everyVersion);
+          expect(await migratePostgres(ownerClient, clock, context)).toEqual(everyVersion);
           await ownerClient.query(`GRANT SELECT ON schema_migrations TO ${reader}`);
         } finally {
           await ownerClient.end();
@@ -229,7 +246,7 @@ describe("migratePostgres", () => {
         const readerClient = asRole(database, reader);
         await readerClient.connect();
         try {
-          expect(await migratePostgres(readerClient, clock)).toEqual([]);
+          expect(await migratePostgres(readerClient, clock, context)).toEqual([]);
         } finally {
           await readerClient.end();
         }
@@ -245,15 +262,15 @@ describe("migratePostgres", () => {
     const sqlite = migratedSqlite();
     try {
       sqlite.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 'now')").run();
-      expect(() => migrate(sqlite, clock, { sealer: makeSealer(randomBytes(32)) })).toThrow(newer);
+      expect(() => migrate(sqlite, clock, context)).toThrow(newer);
     } finally {
       sqlite.close();
     }
     await withScratchDatabase((database) =>
       withClient(database, async (client) => {
-        await migratePostgres(client, clock);
+        await migratePostgres(client, clock, context);
         await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES (99, 'future', 'now')");
-        await expect(migratePostgres(client, clock)).rejects.toThrow(newer);
+        await expect(migratePostgres(client, clock, context)).rejects.toThrow(newer);
       }),
     );
   });
@@ -268,10 +285,10 @@ describe("migratePostgres", () => {
     };
     await withScratchDatabase((database) =>
       withClient(database, async (client) => {
-        await migratePostgres(client, clock);
-        expect(await migratePostgres(client, clock, [...MIGRATIONS, later])).toEqual([laterVersion]);
+        await migratePostgres(client, clock, context);
+        expect(await migratePostgres(client, clock, context, [...MIGRATIONS, later])).toEqual([laterVersion]);
         await client.query("INSERT INTO settings (key, value, note) VALUES ('k', 'v', 'noted')");
-        await expect(migratePostgres(client, clock, [...MIGRATIONS, later, sqliteOnly])).rejects.toThrow(
+        await expect(migratePostgres(client, clock, context, [...MIGRATIONS, later, sqliteOnly])).rejects.toThrow(
           `Migration ${sqliteOnlyVersion} (sqlite-only) has no PostgreSQL SQL: it cannot be applied.`,
         );
         const newest = await client.query("SELECT max(version) AS version FROM schema_migrations");
@@ -280,7 +297,7 @@ describe("migratePostgres", () => {
     );
     await withScratchDatabase((database) =>
       withClient(database, async (client) => {
-        await expect(migratePostgres(client, clock, [...MIGRATIONS, sqliteOnly])).rejects.toThrow(
+        await expect(migratePostgres(client, clock, context, [...MIGRATIONS, sqliteOnly])).rejects.toThrow(
           `Migration ${sqliteOnlyVersion} `,
         );
         const tables = await client.query(
