@@ -47,6 +47,8 @@ export interface Migration {
   run?(db: Db, context: MigrationContext): void;
   /** The migration overwrote values that must not survive in free pages or the WAL: VACUUM after it. */
   scrub?: boolean;
+  /** The same change on PostgreSQL (migrations after its baseline, 33, carry one): SQL run in the migration's transaction. */
+  postgres?: string;
 }
 
 /** Append-only: never edit a migration that has shipped; add the next number. */
