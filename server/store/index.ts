@@ -83,7 +83,7 @@ export async function openStore(
  * the network. In the service, every method of `writes` is also a command its writer applies: a
  * write is declared once.
  */
-async function storeOn(sql: Sql, sealer: Sealer, { scrubFreePages }: { scrubFreePages(): void }) {
+export async function storeOn(sql: Sql, sealer: Sealer, { scrubFreePages }: { scrubFreePages(): void }) {
   const listPage = makePager(sql);
   const jobs = makeJobsStore(sql);
   const webhooks = makeWebhooksStore(sql, listPage, sealer);

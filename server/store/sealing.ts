@@ -49,17 +49,27 @@ export function openSealer(db: Db, dbPath: string, configuredKey: Buffer | undef
       return makeSealer(staged);
     }
   }
-  if (check !== undefined) {
-    try {
-      sealer.open(check, SEALED_AT.setting(SEAL_CHECK));
-    } catch {
-      throw new EncryptionKeyError(
-        `The encryption key (id ${sealer.keyId}) is not the one this database's secrets are sealed with (id ${sealedKeyId(check) ?? "unknown"}): ` +
-          "set ASSURE_ENCRYPTION_KEY, or the key file beside the database, to that key.",
-      );
-    }
-  }
+  if (check !== undefined) assertOpens(sealer, check);
   return sealer;
+}
+
+/** The sealer of a PostgreSQL database's secrets: the configured key, which must open its seal check. */
+export async function openPostgresSealer(sql: Sql, key: Buffer): Promise<Sealer> {
+  const sealer = makeSealer(key);
+  const check = await sql.prepare("SELECT value FROM settings WHERE key = ?").pluck().get<string>(SEAL_CHECK);
+  if (check !== undefined) assertOpens(sealer, check);
+  return sealer;
+}
+
+function assertOpens(sealer: Sealer, check: string): void {
+  try {
+    sealer.open(check, SEALED_AT.setting(SEAL_CHECK));
+  } catch {
+    throw new EncryptionKeyError(
+      `The encryption key (id ${sealer.keyId}) is not the one this database's secrets are sealed with (id ${sealedKeyId(check) ?? "unknown"}): ` +
+        "set ASSURE_ENCRYPTION_KEY, or the key file beside the database, to that key.",
+    );
+  }
 }
 
 /** Seals the check value once, so later starts can tell a wrong key. */
