@@ -1,5 +1,5 @@
 import type { Sealer } from "../secrets/sealer.js";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
 import { SEALED_AT } from "./sealing.js";
@@ -98,7 +98,7 @@ const DELIVERY_ID = "'dlv_' || lower(hex(randomblob(13)))";
  * event (`enqueue…`, called in its transaction), so none is lost; the delivery worker claims the
  * due ones under a lease, and records each attempt with what follows from it.
  */
-export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
+export function makeWebhooksStore(db: Sql, listPage: ListPage, sealer: Sealer) {
   const webhooks = makeProjectTable<DbWebhook, WebhookRow>(db, listPage, "live_webhooks", "webhook_id", fromDb);
   const insert =
     db.prepare(`INSERT INTO webhooks (webhook_id, project_id, url, event_types, description, enabled, secret, created_at, updated_at)
@@ -199,23 +199,21 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
     reads: {
       getWebhookRow: webhooks.get,
       /** When the earliest pending delivery is due (a leased one too); null when none is pending. */
-      nextWebhookDeliveryDue(): string | null {
-        return nextDue.get() as string | null;
+      async nextWebhookDeliveryDue(): Promise<string | null> {
+        return (await nextDue.get<string | null>()) ?? null;
       },
       /** The endpoints with a delivery to claim now (not paused), whether they are failing, and when they were last claimed. */
-      listDueWebhookEndpoints(now: string): DueEndpoint[] {
-        return (dueEndpoints.all({ now }) as (Omit<DueEndpoint, "failing"> & { failing: 0 | 1 })[]).map((row) => ({
-          ...row,
-          failing: row.failing === 1,
-        }));
+      async listDueWebhookEndpoints(now: string): Promise<DueEndpoint[]> {
+        const rows = await dueEndpoints.all<Omit<DueEndpoint, "failing"> & { failing: 0 | 1 }>({ now });
+        return rows.map((row) => ({ ...row, failing: row.failing === 1 }));
       },
-      listWebhooks(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<WebhookRow> {
+      listWebhooks(filter: { project_id?: string | undefined }, page: PageRequest): Promise<RowPage<WebhookRow>> {
         return webhooks.list(filter, page);
       },
       /** The secrets that sign now: the current one, and the one it replaced while the overlap lasts. */
-      webhookSecrets(webhookId: string, now: string): string[] {
-        const row = secretsOf.get(webhookId) as
-          Pick<WebhookRow, "secret" | "previous_secret" | "previous_secret_until"> | undefined;
+      async webhookSecrets(webhookId: string, now: string): Promise<string[]> {
+        const row =
+          await secretsOf.get<Pick<WebhookRow, "secret" | "previous_secret" | "previous_secret_until">>(webhookId);
         if (!row) return [];
         const at = SEALED_AT.webhookSecret(webhookId);
         const previous =
@@ -225,12 +223,11 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
         return [sealer.open(row.secret, at), ...previous];
       },
       /** An event's row, where it was recorded. */
-      getOutboxEvent(source: "run" | "decision", eventId: string): Record<string, unknown> | undefined {
-        return (source === "run" ? runEvent.get(eventId) : decisionEvent.get(eventId)) as
-          Record<string, unknown> | undefined;
+      getOutboxEvent(source: "run" | "decision", eventId: string): Promise<Record<string, unknown> | undefined> {
+        return (source === "run" ? runEvent : decisionEvent).get<Record<string, unknown>>(eventId);
       },
-      getWebhookDelivery(webhookId: string, deliveryId: string): DeliveryRow | undefined {
-        return delivery.get(webhookId, deliveryId) as DeliveryRow | undefined;
+      getWebhookDelivery(webhookId: string, deliveryId: string): Promise<DeliveryRow | undefined> {
+        return delivery.get<DeliveryRow>(webhookId, deliveryId);
       },
       /** A page of an endpoint's attempts, newest first, with filters. */
       listWebhookAttempts(
@@ -243,7 +240,7 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
         },
         after: { attempted_at: string; delivery_id: string; attempt: number } | undefined,
         limit: number,
-      ): AttemptRow[] {
+      ): Promise<AttemptRow[]> {
         const where = ["a.webhook_id = @webhook_id"];
         if (filter.event_id) where.push("d.event_id = @event_id");
         if (filter.event_type) where.push("d.event_type = @event_type");
@@ -260,7 +257,7 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
             `SELECT a.*, d.event_id, d.event_type FROM webhook_attempts a JOIN webhook_deliveries d ON d.delivery_id = a.delivery_id
             WHERE ${where.join(" AND ")} ORDER BY a.attempted_at DESC, a.delivery_id DESC, a.attempt DESC LIMIT @limit`,
           )
-          .all({
+          .all<AttemptRow>({
             webhook_id: webhookId,
             event_id: filter.event_id ?? null,
             event_type: filter.event_type ?? null,
@@ -269,78 +266,80 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
             after_delivery: after?.delivery_id ?? null,
             after_attempt: after?.attempt ?? null,
             limit,
-          }) as AttemptRow[];
+          });
       },
     },
     writes: {
       /** Creates an endpoint; its secret is sealed. */
-      createWebhook(
+      async createWebhook(
         row: Pick<WebhookRow, "webhook_id" | "project_id" | "url" | "event_types" | "description"> & { secret: string },
         now: string,
-      ): WebhookRow {
-        insert.run({
+      ): Promise<WebhookRow> {
+        await insert.run({
           ...row,
           event_types: eventTypesColumn(row.event_types),
           secret: sealer.seal(row.secret, SEALED_AT.webhookSecret(row.webhook_id)),
           now,
         });
-        return webhooks.get(row.webhook_id)!;
+        return (await webhooks.get(row.webhook_id))!;
       },
-      updateWebhook(
+      async updateWebhook(
         webhookId: string,
         change: Pick<WebhookRow, "url" | "event_types" | "description" | "enabled"> & {
           disabled_reason?: string | null;
         },
         now: string,
-      ): WebhookRow | undefined {
-        const changed =
-          update.run({
-            ...change,
-            event_types: eventTypesColumn(change.event_types),
-            enabled: change.enabled ? 1 : 0,
-            disabled_reason: change.disabled_reason ?? null,
-            webhook_id: webhookId,
-            now,
-          }).changes === 1;
-        return changed ? webhooks.get(webhookId) : undefined;
+      ): Promise<WebhookRow | undefined> {
+        const { changes } = await update.run({
+          ...change,
+          event_types: eventTypesColumn(change.event_types),
+          enabled: change.enabled ? 1 : 0,
+          disabled_reason: change.disabled_reason ?? null,
+          webhook_id: webhookId,
+          now,
+        });
+        return changes === 1 ? webhooks.get(webhookId) : undefined;
       },
       /** Stops delivery to it; its deliveries and attempts are kept. */
-      deleteWebhook(webhookId: string, now: string): boolean {
-        return remove.run({ webhook_id: webhookId, now }).changes === 1;
+      async deleteWebhook(webhookId: string, now: string): Promise<boolean> {
+        return (await remove.run({ webhook_id: webhookId, now })).changes === 1;
       },
       /** A new secret; the old one signs beside it until `overlapUntil`. */
-      rotateWebhookSecret(
+      async rotateWebhookSecret(
         webhookId: string,
         secret: string,
         overlapUntil: string,
         now: string,
-      ): WebhookRow | undefined {
-        const changed =
-          rotate.run({
-            webhook_id: webhookId,
-            secret: sealer.seal(secret, SEALED_AT.webhookSecret(webhookId)),
-            until: overlapUntil,
-            now,
-          }).changes === 1;
-        return changed ? webhooks.get(webhookId) : undefined;
+      ): Promise<WebhookRow | undefined> {
+        const { changes } = await rotate.run({
+          webhook_id: webhookId,
+          secret: sealer.seal(secret, SEALED_AT.webhookSecret(webhookId)),
+          until: overlapUntil,
+          now,
+        });
+        return changes === 1 ? webhooks.get(webhookId) : undefined;
       },
       /** In the transaction that appends a run's events: their deliveries. */
-      enqueueRunEvents(runId: string, from: number, to: number, now: string): void {
-        if (hasWebhooks.get() === undefined) return; // most services have none: not even the join
-        enqueueRun.run({ run_id: runId, from, to, now });
+      async enqueueRunEvents(runId: string, from: number, to: number, now: string): Promise<void> {
+        if ((await hasWebhooks.get()) === undefined) return; // most services have none: not even the join
+        await enqueueRun.run({ run_id: runId, from, to, now });
       },
       /** In the transaction that appends a decision's event: its deliveries. */
-      enqueueDecisionEvent(decisionId: string, sequence: number, now: string): void {
-        if (hasWebhooks.get() === undefined) return;
-        enqueueDecision.run({ decision_id: decisionId, sequence, now });
+      async enqueueDecisionEvent(decisionId: string, sequence: number, now: string): Promise<void> {
+        if ((await hasWebhooks.get()) === undefined) return;
+        await enqueueDecision.run({ decision_id: decisionId, sequence, now });
       },
       /** Takes due deliveries under a lease until `leaseUntil`: at most `limit`, and per endpoint `perEndpoint` less its `inFlight`. */
       /** Claims, of each endpoint, as many due deliveries as `allocation` gives it (oldest due first), and notes when. */
-      claimWebhookDeliveries(now: string, leaseUntil: string, allocation: Record<string, number>): DeliveryRow[] {
+      async claimWebhookDeliveries(
+        now: string,
+        leaseUntil: string,
+        allocation: Record<string, number>,
+      ): Promise<DeliveryRow[]> {
         const claimed: DeliveryRow[] = [];
         for (const [webhookId, room] of Object.entries(allocation)) {
-          const taken = claimOf.all({ webhook_id: webhookId, now, lease_until: leaseUntil, room }) as DeliveryRow[];
-          if (taken.length > 0) noteClaimed.run(now, webhookId);
+          const taken = await claimOf.all<DeliveryRow>({ webhook_id: webhookId, now, lease_until: leaseUntil, room });
+          if (taken.length > 0) await noteClaimed.run(now, webhookId);
           claimed.push(...taken);
         }
         return claimed;
@@ -349,32 +348,31 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
        * Records an attempt and settles its delivery: delivered, to be tried again, or given up. The
        * endpoint is marked failing (since the first failure) or healthy, and disabled when asked.
        */
-      recordWebhookAttempt(outcome: AttemptOutcome): { failing_since: string | null } {
-        insertAttempt.run(outcome);
-        const webhookId = settle.get({ ...outcome, delivered: outcome.delivered ? 1 : 0 }) as string;
-        if (outcome.delivered) markHealthy.run(webhookId);
+      async recordWebhookAttempt(outcome: AttemptOutcome): Promise<{ failing_since: string | null }> {
+        await insertAttempt.run(outcome);
+        const webhookId = (await settle.get<string>({ ...outcome, delivered: outcome.delivered ? 1 : 0 }))!;
+        if (outcome.delivered) await markHealthy.run(webhookId);
         else {
-          const failures = markFailing.get(outcome.attempted_at, webhookId) as number;
+          const failures = (await markFailing.get<number>(outcome.attempted_at, webhookId))!;
           const pauseMs = outcome.pause_ms?.[Math.min(failures, outcome.pause_ms.length) - 1];
-          if (pauseMs) pause.run(new Date(Date.parse(outcome.attempted_at) + pauseMs).toISOString(), webhookId);
+          if (pauseMs) await pause.run(new Date(Date.parse(outcome.attempted_at) + pauseMs).toISOString(), webhookId);
         }
-        if (outcome.disable) disable.run(outcome.disable, outcome.attempted_at, webhookId);
-        return { failing_since: failingSince.get(webhookId) as string | null };
+        if (outcome.disable) await disable.run(outcome.disable, outcome.attempted_at, webhookId);
+        return { failing_since: (await failingSince.get<string | null>(webhookId)) ?? null };
       },
-      disableWebhook(webhookId: string, reason: string, now: string): void {
-        disable.run(reason, now, webhookId);
+      async disableWebhook(webhookId: string, reason: string, now: string): Promise<void> {
+        await disable.run(reason, now, webhookId);
       },
       /** Sends a delivery again, at once. */
-      redeliverWebhookDelivery(webhookId: string, deliveryId: string, now: string): DeliveryRow | undefined {
-        return requeue.get({ webhook_id: webhookId, delivery_id: deliveryId, now }) as DeliveryRow | undefined;
+      redeliverWebhookDelivery(webhookId: string, deliveryId: string, now: string): Promise<DeliveryRow | undefined> {
+        return requeue.get<DeliveryRow>({ webhook_id: webhookId, delivery_id: deliveryId, now });
       },
       /** Queues every event of the endpoint's project since `since` again (the types it takes), at once. */
-      recoverWebhook(webhookId: string, since: string, now: string): number {
-        supersede.run({ webhook_id: webhookId, since, now });
-        return (
-          recoverRun.run({ webhook_id: webhookId, since, now }).changes +
-          recoverDecision.run({ webhook_id: webhookId, since, now }).changes
-        );
+      async recoverWebhook(webhookId: string, since: string, now: string): Promise<number> {
+        await supersede.run({ webhook_id: webhookId, since, now });
+        const runs = await recoverRun.run({ webhook_id: webhookId, since, now });
+        const decisions = await recoverDecision.run({ webhook_id: webhookId, since, now });
+        return runs.changes + decisions.changes;
       },
     },
   };
