@@ -104,16 +104,13 @@ export function openStore(
     ...mergeOf(parts, "reads"),
     /** The schema version the database is migrated to. */
     schemaVersion(): number {
-      return db.prepare("SELECT MAX(version) FROM schema_migrations").pluck().get() as number;
+      return db.prepare("SELECT MAX(version) AS version FROM schema_migrations").pluck().get() as number;
     },
     /** Counts rows of every table: used by tests and operators to see that nothing was written. */
     countRows(): Record<string, number> {
-      const tables = db
-        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-        .pluck()
-        .all() as string[];
+      const tables = db.prepare(db.dialect.tableNames).pluck().all() as string[];
       return Object.fromEntries(
-        tables.map((table) => [table, db.prepare(`SELECT COUNT(*) FROM "${table}"`).pluck().get() as number]),
+        tables.map((table) => [table, db.prepare(`SELECT COUNT(*) AS n FROM "${table}"`).pluck().get() as number]),
       );
     },
   };

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Db, Statement } from "../db.js";
+import { sqliteDialect } from "./dialect.js";
 import type { Sql, SqlStatement, TransactionOptions } from "./sql.js";
 
 /**
@@ -49,6 +50,7 @@ export function sqliteSql(db: Db): Sql {
 
   return {
     kind: "sqlite",
+    dialect: sqliteDialect,
     prepare: (sql) => statementOf(sql, db.prepare(sql)),
     exec: (sql) => when(() => void db.exec(sql)),
     get inTransaction() {
