@@ -1,12 +1,53 @@
-import { evaluationPath, findingPath, type Pricing, type TestSpecDocument } from "../contract/index.js";
-import type { DecisionFacts, GateFacts, RunFacts } from "../decisions/judge-decision.js";
+import {
+  evaluationPath,
+  findingPath,
+  type DecisionBase,
+  type Pricing,
+  type Run,
+  type TestSpecDocument,
+} from "../contract/index.js";
+import type { DecisionFacts, DecisionRecord, GateFacts } from "../decisions/judge-decision.js";
 import { CASE_KINDS } from "../specs/evaluation-kinds/index.js";
 import type { AgentUsage } from "../usage/agent-usage.js";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import type { RunRow } from "./runs.js";
 
-/** What deciding a release reads (`DecisionFacts`), as SQLite queries and decoded rows. */
-export function makeDecisionFacts(db: Db): DecisionFacts {
+/** The port's reads as the database answers them: later. */
+type FactReads = {
+  [Read in keyof DecisionFacts]: (...args: Parameters<DecisionFacts[Read]>) => Promise<ReturnType<DecisionFacts[Read]>>;
+};
+
+/** The runs judging compares case by case (judge-decision's JUDGED); it reads no further into the others. */
+const JUDGED: ReadonlySet<Run["status"]> = new Set(["COMPLETED", "INCONCLUSIVE"]);
+
+/**
+ * A read whose answers are kept by their arguments, to be given again synchronously (`answer`):
+ * asking what was not read first is a defect of the reading ahead, and throws.
+ */
+function remembered<Args extends string[], Answer>(name: string, read: (...args: Args) => Promise<Answer>) {
+  const answers = new Map<string, Answer>();
+  return {
+    async read(...args: Args): Promise<Answer> {
+      const key = JSON.stringify(args);
+      if (!answers.has(key)) answers.set(key, await read(...args));
+      return answers.get(key) as Answer;
+    },
+    answer(...args: Args): Answer {
+      const key = JSON.stringify(args);
+      if (!answers.has(key)) {
+        throw new Error(`deciding asked for ${name}(${args.join(", ")}), which was not read ahead`);
+      }
+      return answers.get(key) as Answer;
+    },
+  };
+}
+
+/**
+ * What deciding a release reads (`DecisionFacts`), as SQL queries and decoded rows. Judging is
+ * pure and synchronous, and the database answers later: everything judging a decision (or
+ * choosing its baseline) can ask for is read first, and the port answers from that.
+ */
+export function makeDecisionFacts(db: Sql) {
   const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
   const specDocument = db
     .prepare("SELECT document FROM test_spec_versions WHERE test_spec_id = ? AND spec_version = ? LIMIT 1")
@@ -15,7 +56,7 @@ export function makeDecisionFacts(db: Db): DecisionFacts {
   const labelOf = db
     .prepare(
       `SELECT (SELECT name FROM test_specs WHERE test_spec_id = ?) || ' in ' ||
-      (SELECT name FROM environments WHERE environment_id = ?)`,
+      (SELECT name FROM environments WHERE environment_id = ?) AS label`,
     )
     .pluck();
   const decidedOnCommit = db
@@ -34,10 +75,10 @@ export function makeDecisionFacts(db: Db): DecisionFacts {
   // evaluation of it passed; the mean score; the evaluation to cite (a failed one when there is one).
   // A check is its spec path: two expectations of a scenario share a metric id (expect.tool_called).
   const caseEvaluations = db.prepare(`SELECT kind, scenario_id, spec_path, metric_id, conversation_id, NULL AS turn,
-      CASE WHEN MIN(status = 'passed') = 1 THEN 'passed' ELSE 'failed' END AS status, AVG(score) AS score,
+      CASE WHEN MIN(CASE WHEN status = 'passed' THEN 1 ELSE 0 END) = 1 THEN 'passed' ELSE 'failed' END AS status, AVG(score) AS score,
       COALESCE(MIN(CASE WHEN status = 'failed' THEN evaluation_id END), MIN(evaluation_id)) AS evaluation_id
     FROM evaluations
-    WHERE run_id = @run_id AND kind IN (SELECT value FROM json_each(@kinds)) AND scenario_id IS NOT NULL
+    WHERE run_id = @run_id AND kind IN (${db.dialect.jsonArrayValues("@kinds")}) AND scenario_id IS NOT NULL
       AND status IN ('passed', 'failed')
     GROUP BY kind, scenario_id, metric_id, conversation_id, spec_path`);
   const kinds = JSON.stringify(CASE_KINDS);
@@ -47,10 +88,11 @@ export function makeDecisionFacts(db: Db): DecisionFacts {
       FROM evaluations WHERE run_id = @run_id AND status != 'passed'
     UNION ALL SELECT finding_id, 'finding', 'probe', probe_id, spec_path, NULL, 'failed', 0, NULL, NULL FROM findings WHERE run_id = @run_id`);
 
-  return {
-    run(runId): RunFacts | undefined {
-      const row = runById.get(runId) as RunRow | undefined;
+  const reads: FactReads = {
+    async run(runId) {
+      const row = await runById.get<RunRow>(runId);
       if (!row) return undefined;
+      const spec = await specDocument.get<string>(row.test_spec_id, row.spec_version);
       return {
         run_id: row.run_id,
         status: row.status,
@@ -59,15 +101,19 @@ export function makeDecisionFacts(db: Db): DecisionFacts {
         test_spec_id: row.test_spec_id,
         executor: row.executor,
         uploaded_by: row.uploaded_by,
-        spec: JSON.parse(specDocument.get(row.test_spec_id, row.spec_version) as string) as TestSpecDocument,
+        spec: JSON.parse(spec!) as TestSpecDocument,
         usage: row.agent_usage ? (JSON.parse(row.agent_usage) as AgentUsage) : null,
         pricing: JSON.parse(row.pricing ?? "{}") as Pricing,
       };
     },
-    gates(runId): GateFacts[] {
-      return (
-        gatesOf.all(runId) as { gate_id: string; status: GateFacts["status"]; reason: string; evidence_refs: string }[]
-      ).map((gate) => ({
+    async gates(runId) {
+      const rows = await gatesOf.all<{
+        gate_id: string;
+        status: GateFacts["status"];
+        reason: string;
+        evidence_refs: string;
+      }>(runId);
+      return rows.map((gate) => ({
         gate_id: gate.gate_id,
         status: gate.status,
         reason: gate.reason,
@@ -75,18 +121,67 @@ export function makeDecisionFacts(db: Db): DecisionFacts {
       }));
     },
     caseEvaluations: (runId) =>
-      caseEvaluations.all({ run_id: runId, kinds }) as ReturnType<DecisionFacts["caseEvaluations"]>,
-    citedCases(runId) {
+      caseEvaluations.all<ReturnType<DecisionFacts["caseEvaluations"]>[number]>({ run_id: runId, kinds }),
+    async citedCases(runId) {
       type Cited = ReturnType<DecisionFacts["citedCases"]>[number] & { id: string; what: "evaluation" | "finding" };
-      return (citedOfRun.all({ run_id: runId }) as Cited[]).map(({ id, what, ...row }) => ({
+      return (await citedOfRun.all<Cited>({ run_id: runId })).map(({ id, what, ...row }) => ({
         ...row,
         ref: what === "evaluation" ? evaluationPath(runId, id) : findingPath(runId, id),
       }));
     },
     runOfSlot: (decisionId, testSpecId, environmentId) =>
-      runOfSlot.get(decisionId, testSpecId, environmentId) as string | null | undefined,
-    slotLabel: (testSpecId, environmentId) => labelOf.get(testSpecId, environmentId) as string,
+      runOfSlot.get<string | null>(decisionId, testSpecId, environmentId),
+    slotLabel: async (testSpecId, environmentId) => (await labelOf.get<string>(testSpecId, environmentId))!,
     decidedDecisionOf: (projectId, repository, commitSha) =>
-      decidedOnCommit.get(projectId, repository, commitSha) as string | undefined,
+      decidedOnCommit.get<string>(projectId, repository, commitSha),
+  };
+
+  return {
+    /** Everything `judgeDecision` reads to judge `record`: its runs, and what they are compared with. */
+    async forJudging(record: DecisionRecord): Promise<DecisionFacts> {
+      const run = remembered("run", reads.run);
+      const gates = remembered("gates", reads.gates);
+      const caseEvaluations = remembered("caseEvaluations", reads.caseEvaluations);
+      const citedCases = remembered("citedCases", reads.citedCases);
+      const runOfSlot = remembered("runOfSlot", reads.runOfSlot);
+      const slotLabel = remembered("slotLabel", reads.slotLabel);
+      const { base, baseline, history } = record;
+      // The base branch's decisions a judged run is compared with: for flakiness, and the baseline.
+      const compared = [...history, ...(baseline?.found && baseline.decision_id ? [baseline.decision_id] : [])];
+      for (const slot of record.slots) {
+        await slotLabel.read(slot.test_spec_id, slot.environment_id);
+        const head = slot.run_id ? await run.read(slot.run_id) : undefined;
+        if (!head) continue;
+        await gates.read(head.run_id);
+        if (!base || !baseline || !JUDGED.has(head.status)) continue;
+        await caseEvaluations.read(head.run_id);
+        await citedCases.read(head.run_id);
+        for (const decisionId of compared) {
+          const runId = await runOfSlot.read(decisionId, slot.test_spec_id, slot.environment_id);
+          const other = runId ? await run.read(runId) : undefined;
+          if (other && JUDGED.has(other.status)) await caseEvaluations.read(other.run_id);
+        }
+      }
+      return {
+        run: run.answer,
+        gates: gates.answer,
+        caseEvaluations: caseEvaluations.answer,
+        citedCases: citedCases.answer,
+        runOfSlot: runOfSlot.answer,
+        slotLabel: slotLabel.answer,
+        decidedDecisionOf: remembered("decidedDecisionOf", reads.decidedDecisionOf).answer,
+      };
+    },
+    /** Everything `chooseBaselineOf` reads: the decided decisions of the base branch's commits it looks at. */
+    async forBaseline(
+      decision: { project_id: string; repository: string },
+      base: DecisionBase,
+    ): Promise<Pick<DecisionFacts, "decidedDecisionOf">> {
+      const decidedDecisionOf = remembered("decidedDecisionOf", reads.decidedDecisionOf);
+      for (const commit of base.commits.slice(0, base.settings.baseline.depth)) {
+        await decidedDecisionOf.read(decision.project_id, decision.repository, commit.sha);
+      }
+      return { decidedDecisionOf: decidedDecisionOf.answer };
+    },
   };
 }

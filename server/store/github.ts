@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import type { JobsStore, NewJob } from "./jobs.js";
 
 /** A GitHub webhook delivery, as it was received. */
@@ -123,7 +123,7 @@ type ApprovalPressRow = Omit<ApprovalPress, "granted"> & { granted: 0 | 1 };
 export type CommitKey = Pick<GitHubCommit, "repository_id" | "head_sha" | "check_name">;
 
 /** The GitHub App's records: deliveries, gated commits and the check runs published for them. */
-export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueueJob">) {
+export function makeGitHubStore(db: Sql, jobs: Pick<JobsStore["writes"], "enqueueJob">) {
   // Neither the id nor the body may be seen before (the id is not signed: a replayed body under a new id is the same delivery).
   const insertDelivery =
     db.prepare(`INSERT INTO github_deliveries (delivery_id, event, action, payload, body_sha256, received_at)
@@ -135,10 +135,11 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
     VALUES (@repository_id, @head_sha, @check_name, @repository, @installation_id, @ref, @pull_request, @base_sha, @fork, @project_id,
       @decision_id, @problem, @updated_at, NULL)
     ON CONFLICT (repository_id, head_sha, check_name) DO UPDATE SET repository = excluded.repository,
-      installation_id = excluded.installation_id, ref = COALESCE(excluded.ref, ref), pull_request = COALESCE(excluded.pull_request, pull_request),
-      base_sha = COALESCE(excluded.base_sha, base_sha), fork = MAX(fork, excluded.fork),
+      installation_id = excluded.installation_id, ref = COALESCE(excluded.ref, github_commits.ref),
+      pull_request = COALESCE(excluded.pull_request, github_commits.pull_request), base_sha = COALESCE(excluded.base_sha, github_commits.base_sha),
+      fork = CASE WHEN excluded.fork > github_commits.fork THEN excluded.fork ELSE github_commits.fork END,
       project_id = excluded.project_id, decision_id = excluded.decision_id, problem = excluded.problem, updated_at = excluded.updated_at,
-      revision = revision + 1`);
+      revision = github_commits.revision + 1`);
   const commitByKey = db.prepare(
     "SELECT * FROM github_commits WHERE repository_id = ? AND head_sha = ? AND check_name = ?",
   );
@@ -150,7 +151,7 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
     "COALESCE((SELECT MAX(sequence) FROM release_decision_events e WHERE e.decision_id = c.decision_id), 0)";
   const sequenceOf = db
     .prepare(
-      `SELECT ${DECISION_SEQUENCE} FROM github_commits c WHERE repository_id = ? AND head_sha = ? AND check_name = ?`,
+      `SELECT ${DECISION_SEQUENCE} AS sequence FROM github_commits c WHERE repository_id = ? AND head_sha = ? AND check_name = ?`,
     )
     .pluck();
   // A commit is stale when it was gated again, or its decision changed, since its check run was last published.
@@ -174,7 +175,7 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
     db.prepare(`INSERT INTO github_approval_presses (repository_id, head_sha, login, permission, granted, pressed_at, delivery_id, action, refusal)
     VALUES (@repository_id, @head_sha, @login, @permission, @granted, @pressed_at, @delivery_id, @action, @refusal) ON CONFLICT (delivery_id) DO NOTHING`);
   const pressesOf = db.prepare(
-    "SELECT * FROM github_approval_presses WHERE repository_id = ? AND head_sha = ? AND action = ? ORDER BY pressed_at, rowid",
+    "SELECT * FROM github_approval_presses WHERE repository_id = ? AND head_sha = ? AND action = ? ORDER BY pressed_at, delivery_id",
   );
   const latestCheckRun =
     db.prepare(`SELECT * FROM github_check_runs WHERE repository_id = ? AND head_sha = ? AND check_name = ?
@@ -182,84 +183,88 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
 
   return {
     reads: {
-      getDelivery(deliveryId: string): DeliveryRow | undefined {
-        const row = deliveryById.get(deliveryId) as DbDelivery | undefined;
+      async getDelivery(deliveryId: string): Promise<DeliveryRow | undefined> {
+        const row = await deliveryById.get<DbDelivery>(deliveryId);
         if (!row) return undefined;
         const { body_sha256: _hash, payload, ...delivery } = row;
         return { ...delivery, payload: JSON.parse(payload) as unknown };
       },
-      getGitHubCommit({ repository_id, head_sha, check_name }: CommitKey): GitHubCommit | undefined {
-        const row = commitByKey.get(repository_id, head_sha, check_name) as GitHubCommitRow | undefined;
+      async getGitHubCommit({ repository_id, head_sha, check_name }: CommitKey): Promise<GitHubCommit | undefined> {
+        const row = await commitByKey.get<GitHubCommitRow>(repository_id, head_sha, check_name);
         return row && toGitHubCommit(row);
       },
-      listGitHubCommitsOfSha(repositoryId: number, headSha: string): GitHubCommit[] {
-        return (commitsOfSha.all(repositoryId, headSha) as GitHubCommitRow[]).map(toGitHubCommit);
+      async listGitHubCommitsOfSha(repositoryId: number, headSha: string): Promise<GitHubCommit[]> {
+        return (await commitsOfSha.all<GitHubCommitRow>(repositoryId, headSha)).map(toGitHubCommit);
       },
       /** The version a check run of the commit shows if published now. */
-      getCommitVersion(commit: GitHubCommit): CommitVersion {
+      async getCommitVersion(commit: GitHubCommit): Promise<CommitVersion> {
         return {
           revision: commit.revision,
-          sequence: sequenceOf.get(commit.repository_id, commit.head_sha, commit.check_name) as number,
+          sequence: (await sequenceOf.get<number>(commit.repository_id, commit.head_sha, commit.check_name))!,
         };
       },
       /** Gated commits whose check run is missing or behind what they would publish now. */
-      listStaleGitHubCommits(limit: number): GitHubCommit[] {
-        return (stale.all(limit) as GitHubCommitRow[]).map(toGitHubCommit);
+      async listStaleGitHubCommits(limit: number): Promise<GitHubCommit[]> {
+        return (await stale.all<GitHubCommitRow>(limit)).map(toGitHubCommit);
       },
       /** The presses of a fork commit's "Approve and run" button, in order. */
-      listApprovalPresses(
+      async listApprovalPresses(
         repositoryId: number,
         headSha: string,
         action: ApprovalPress["action"] = "approve",
-      ): ApprovalPress[] {
-        return (pressesOf.all(repositoryId, headSha, action) as ApprovalPressRow[]).map((row) => ({
+      ): Promise<ApprovalPress[]> {
+        return (await pressesOf.all<ApprovalPressRow>(repositoryId, headSha, action)).map((row) => ({
           ...row,
           granted: row.granted === 1,
         }));
       },
       /** The latest successful deployment of a commit to a GitHub environment. */
-      getLatestDeployment(repositoryId: number, headSha: string, environment: string): DeploymentRow | undefined {
-        return latestDeployment.get(repositoryId, headSha, environment) as DeploymentRow | undefined;
+      getLatestDeployment(
+        repositoryId: number,
+        headSha: string,
+        environment: string,
+      ): Promise<DeploymentRow | undefined> {
+        return latestDeployment.get<DeploymentRow>(repositoryId, headSha, environment);
       },
       /** The newest check run the App made for the commit under that name: the one GitHub shows. */
-      getLatestCheckRun({ repository_id, head_sha, check_name }: CommitKey): CheckRunRow | undefined {
-        return latestCheckRun.get(repository_id, head_sha, check_name) as CheckRunRow | undefined;
+      getLatestCheckRun({ repository_id, head_sha, check_name }: CommitKey): Promise<CheckRunRow | undefined> {
+        return latestCheckRun.get<CheckRunRow>(repository_id, head_sha, check_name);
       },
     },
     writes: {
       /** Keeps a delivery and queues its processing, once per delivery id and body: false for a delivery seen before. */
-      receiveDelivery(delivery: DeliveryRow, job: NewJob): boolean {
+      async receiveDelivery(delivery: DeliveryRow, job: NewJob): Promise<boolean> {
         const payload = JSON.stringify(delivery.payload);
         const row: DbDelivery = {
           ...delivery,
           payload,
           body_sha256: createHash("sha256").update(payload).digest("hex"),
         };
-        if (insertDelivery.run(row).changes === 0) return false;
-        jobs.enqueueJob(job);
+        if ((await insertDelivery.run(row)).changes === 0) return false;
+        await jobs.enqueueJob(job);
         return true;
       },
       /** Records what the App gates for a commit (or the problem that kept it from it), and queues publishing it. */
-      saveGitHubCommit(commit: GatedCommit, publish: NewJob): void {
-        upsertCommit.run({
+      async saveGitHubCommit(commit: GatedCommit, publish: NewJob): Promise<void> {
+        await upsertCommit.run({
           ...commit,
           fork: commit.fork ? 1 : 0,
           problem: commit.problem === null ? null : JSON.stringify(commit.problem),
         });
-        jobs.enqueueJob(publish);
+        await jobs.enqueueJob(publish);
       },
       /** Keeps a press of the approve button, once per delivery. */
-      recordApprovalPress(press: ApprovalPress): void {
-        insertPress.run({ ...press, granted: press.granted ? 1 : 0 });
+      async recordApprovalPress(press: ApprovalPress): Promise<void> {
+        await insertPress.run({ ...press, granted: press.granted ? 1 : 0 });
       },
-      saveDeployment(row: DeploymentRow): void {
-        insertDeployment.run(row);
+      async saveDeployment(row: DeploymentRow): Promise<void> {
+        await insertDeployment.run(row);
       },
-      markGitHubCommitSynced(key: CommitKey, version: CommitVersion, now: string): void {
-        markSynced.run({ ...key, ...version, now });
+      async markGitHubCommitSynced(key: CommitKey, version: CommitVersion, now: string): Promise<void> {
+        await markSynced.run({ ...key, ...version, now });
       },
-      saveCheckRun(row: CheckRunRow): void {
-        insertCheckRun.run(row);
+      async saveCheckRun(row: CheckRunRow): Promise<void> {
+        await insertCheckRun.run(row);
       },
     },
   };

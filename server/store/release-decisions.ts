@@ -22,7 +22,7 @@ import {
 import type { DecisionFacts, DecisionRecord, Judged } from "../decisions/judge-decision.js";
 import { makeIdGenerator } from "../ids.js";
 import { contentAddress } from "../specs/canonical-json.js";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import type { JobsStore } from "./jobs.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
@@ -148,7 +148,7 @@ export interface DecisionJudge {
   chooseBaselineOf(
     decision: { project_id: string; repository: string },
     base: DecisionBase,
-    facts: DecisionFacts,
+    facts: Pick<DecisionFacts, "decidedDecisionOf">,
   ): { baseline: DecisionBaseline; history: string[] };
   /** What an approval of a decision's policy changes approves. */
   policyHashOf(base: DecisionBase | null): string;
@@ -188,10 +188,10 @@ export const REFRESH_RELEASE_DECISION = "refresh_release_decision";
  * changes.
  */
 export function makeReleaseDecisionsStore(
-  db: Db,
+  db: Sql,
   listPage: ListPage,
   jobs: Pick<JobsStore["writes"], "enqueueJob">,
-  outbox: { enqueueDecisionEvent(decisionId: string, sequence: number, now: string): void },
+  outbox: { enqueueDecisionEvent(decisionId: string, sequence: number, now: string): Promise<void> },
   judge: DecisionJudge,
 ) {
   const facts = makeDecisionFacts(db);
@@ -238,7 +238,7 @@ export function makeReleaseDecisionsStore(
   const latestRunOf = db
     .prepare(
       `SELECT run_id FROM runs WHERE project_id = @project_id AND source_repository = @repository AND source_commit_sha = @commit_sha
-      AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND (@spec_version IS NULL OR spec_version = @spec_version)
+      AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND (CAST(@spec_version AS TEXT) IS NULL OR spec_version = @spec_version)
       AND executor = @executor AND (@planned_by = 'client' OR executor = 'local' OR started_by = '${GITHUB_APP_KEY_ID}')
     ORDER BY created_at DESC, run_id DESC LIMIT 1`,
     )
@@ -250,7 +250,7 @@ export function makeReleaseDecisionsStore(
   // A policy approval is kept as a waiver of the decision's gate `policy`, naming no run; the API shows it apart.
   const waiversOf =
     db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
-    WHERE w.decision_id = @decision_id AND w.run_id IS NOT NULL AND (@after IS NULL OR w.waiver_id > @after) ORDER BY w.waiver_id LIMIT @limit`);
+    WHERE w.decision_id = @decision_id AND w.run_id IS NOT NULL AND (CAST(@after AS TEXT) IS NULL OR w.waiver_id > @after) ORDER BY w.waiver_id LIMIT @limit`);
   const waiverById =
     db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
     WHERE w.decision_id = ? AND w.waiver_id = ? AND w.run_id IS NOT NULL`);
@@ -263,7 +263,7 @@ export function makeReleaseDecisionsStore(
     VALUES (@waiver_id, @decision_id, @run_id, @gate_id, @reason, @expires_at, @revokes, @created_by_key, @created_by_login, @created_at, @policy_hash)`);
 
   const lastEvent = db
-    .prepare("SELECT COALESCE(MAX(sequence), 0) FROM release_decision_events WHERE decision_id = ?")
+    .prepare("SELECT COALESCE(MAX(sequence), 0) AS sequence FROM release_decision_events WHERE decision_id = ?")
     .pluck();
   const insertEvent =
     db.prepare(`INSERT INTO release_decision_events (decision_id, sequence, event_id, type, occurred_at, run_id, data)
@@ -272,17 +272,22 @@ export function makeReleaseDecisionsStore(
     "SELECT * FROM release_decision_events WHERE decision_id = ? AND sequence > ? ORDER BY sequence LIMIT ?",
   );
 
-  const toRun = (runId: string) => runById.get(runId) as RunRow | undefined;
+  const toRun = (runId: string) => runById.get<RunRow>(runId);
 
-  function toDecision(row: DecisionRow): ReleaseDecision {
-    const slots = allSlotsOf.all(row.decision_id) as SlotRow[];
+  /** The runs a decision shows: its commit's, or (a decision of runs) those it names. */
+  async function runsOfDecision(row: DecisionRow, slots: readonly SlotRow[]): Promise<RunRow[]> {
+    if (row.repository !== null) return runsOfSource.all<RunRow>(row.project_id, row.repository, row.commit_sha);
+    const runs: RunRow[] = [];
+    for (const slot of slots) runs.push((await toRun(slot.run_id!))!);
+    return runs;
+  }
+
+  async function toDecision(row: DecisionRow): Promise<ReleaseDecision> {
+    const slots = await allSlotsOf.all<SlotRow>(row.decision_id);
     const current = slots.filter((slot) => slot.attempt === row.attempt);
     const base = row.base ? (JSON.parse(row.base) as DecisionBase) : null;
     const attemptOf = new Map(slots.filter((slot) => slot.run_id).map((slot) => [slot.run_id!, slot.attempt]));
-    const runs =
-      row.repository !== null
-        ? (runsOfSource.all(row.project_id, row.repository, row.commit_sha) as RunRow[])
-        : slots.map((slot) => toRun(slot.run_id!)!);
+    const runs = await runsOfDecision(row, slots);
     return {
       decision_id: row.decision_id,
       project_id: row.project_id,
@@ -364,29 +369,29 @@ export function makeReleaseDecisionsStore(
    * Decides again from what the decision rests on now; if its status or reasons changed, saves
    * them and appends a `release_decision.updated` event (`runId`: the run whose end caused it).
    */
-  function refresh(decisionId: string, now: string, runId: string | null = null): void {
-    const row = byId.get(decisionId) as DecisionRow;
+  async function refresh(decisionId: string, now: string, runId: string | null = null): Promise<void> {
+    const row = (await byId.get<DecisionRow>(decisionId))!;
     const record: DecisionRecord = {
       decision_id: decisionId,
       base: row.base ? (JSON.parse(row.base) as DecisionBase) : null,
       baseline: row.baseline ? (JSON.parse(row.baseline) as DecisionBaseline) : null,
       history: row.history ? (JSON.parse(row.history) as string[]) : [],
-      slots: (slotsOf.all(decisionId, row.attempt) as SlotRow[]).map((slot) => ({
+      slots: (await slotsOf.all<SlotRow>(decisionId, row.attempt)).map((slot) => ({
         test_spec_id: slot.test_spec_id,
         environment_id: slot.environment_id,
         run_id: slot.run_id,
         waiting: waitOf(slot),
       })),
-      waivers: inForce.all(decisionId, now) as DecisionRecord["waivers"][number][],
+      waivers: await inForce.all<DecisionRecord["waivers"][number]>(decisionId, now),
     };
-    const decided = judge.judgeDecision(record, facts, now);
+    const decided = judge.judgeDecision(record, await facts.forJudging(record), now);
     const reasons = JSON.stringify(decided.reasons);
     const changes = decided.changes && JSON.stringify(decided.changes);
-    const isNew = lastEvent.get(decisionId) === 0;
-    if (changes !== row.changes) saveChanges.run(changes, decisionId);
+    const isNew = (await lastEvent.get<number>(decisionId)) === 0;
+    if (changes !== row.changes) await saveChanges.run(changes, decisionId);
     if (!isNew && decided.status === row.status && reasons === row.reasons) return;
-    saveState.run({ decision_id: decisionId, status: decided.status, reasons, now });
-    appendEvent(decisionId, now, runId, "release_decision.updated", {
+    await saveState.run({ decision_id: decisionId, status: decided.status, reasons, now });
+    await appendEvent(decisionId, now, runId, "release_decision.updated", {
       status: decided.status,
       previous_status: isNew ? null : row.status,
       attempt: row.attempt,
@@ -395,37 +400,37 @@ export function makeReleaseDecisionsStore(
   }
 
   /** Appends an event to a decision's, and queues its delivery to webhooks. */
-  function appendEvent<T extends DecisionEventType>(
+  async function appendEvent<T extends DecisionEventType>(
     decisionId: string,
     now: string,
     runId: string | null,
     type: T,
     data: DecisionEventData<T>,
-  ): void {
-    const sequence = (lastEvent.get(decisionId) as number) + 1;
+  ): Promise<void> {
+    const sequence = (await lastEvent.get<number>(decisionId))! + 1;
     const eventId = makeIdGenerator({ now: () => new Date(now) })("event");
-    insertEvent.run(decisionId, sequence, eventId, type, now, runId, JSON.stringify(data));
-    outbox.enqueueDecisionEvent(decisionId, sequence, now);
+    await insertEvent.run(decisionId, sequence, eventId, type, now, runId, JSON.stringify(data));
+    await outbox.enqueueDecisionEvent(decisionId, sequence, now);
   }
 
   /** Fills the current attempt's slot of each given (spec, environment) with the latest run of the subject that tests it. */
-  function fillSlotsFromRuns(row: DecisionRow): void {
-    for (const slot of slotsOf.all(row.decision_id, row.attempt) as SlotRow[]) {
+  async function fillSlotsFromRuns(row: DecisionRow): Promise<void> {
+    for (const slot of await slotsOf.all<SlotRow>(row.decision_id, row.attempt)) {
       if (slot.run_id) continue;
-      const runId = latestRunOf.get({
+      const runId = await latestRunOf.get<string>({
         ...slot,
         project_id: row.project_id,
         repository: row.repository,
         commit_sha: row.commit_sha,
         planned_by: row.planned_by,
-      }) as string | undefined;
-      if (runId) fillSlot.run({ ...slot, run_id: runId, spec_version: (toRun(runId) as RunRow).spec_version });
+      });
+      if (runId) await fillSlot.run({ ...slot, run_id: runId, spec_version: (await toRun(runId))!.spec_version });
     }
   }
 
-  function addSlots(decisionId: string, attempt: number, plan: readonly PlanSlot[]): void {
-    plan.forEach((slot, position) =>
-      insertSlot.run(
+  async function addSlots(decisionId: string, attempt: number, plan: readonly PlanSlot[]): Promise<void> {
+    for (const [position, slot] of plan.entries()) {
+      await insertSlot.run(
         decisionId,
         attempt,
         position,
@@ -434,18 +439,18 @@ export function makeReleaseDecisionsStore(
         slot.spec_version ?? null,
         null,
         slot.executor ?? "service",
-      ),
-    );
+      );
+    }
   }
 
   /** Keeps what the decision is judged against (a pull request's base branch), with the baseline and history chosen from it now. */
-  function setBase(row: Pick<DecisionRow, "decision_id" | "project_id" | "repository">, base: DecisionBase): void {
-    const { baseline, history } = judge.chooseBaselineOf(
-      { project_id: row.project_id, repository: row.repository! },
-      base,
-      facts,
-    );
-    saveBase.run({
+  async function setBase(
+    row: Pick<DecisionRow, "decision_id" | "project_id" | "repository">,
+    base: DecisionBase,
+  ): Promise<void> {
+    const decision = { project_id: row.project_id, repository: row.repository! };
+    const { baseline, history } = judge.chooseBaselineOf(decision, base, await facts.forBaseline(decision, base));
+    await saveBase.run({
       decision_id: row.decision_id,
       base: JSON.stringify(base),
       baseline: JSON.stringify(baseline),
@@ -463,17 +468,31 @@ export function makeReleaseDecisionsStore(
       ]),
     );
 
+  /** Each row as the API shows it, in order. */
+  async function toDecisions(rows: readonly DecisionRow[]): Promise<ReleaseDecision[]> {
+    const shown: ReleaseDecision[] = [];
+    for (const row of rows) shown.push(await toDecision(row));
+    return shown;
+  }
+
+  /** The decision as it is now. */
+  const decisionNow = async (decisionId: string) => toDecision((await byId.get<DecisionRow>(decisionId))!);
+
   return {
     reads: {
-      getDecision(decisionId: string): ReleaseDecision | undefined {
-        const row = decisions.get(decisionId);
+      async getDecision(decisionId: string): Promise<ReleaseDecision | undefined> {
+        const row = await decisions.get(decisionId);
         return row && toDecision(row);
       },
-      getDecisionForCommit(projectId: string, repository: string, commitSha: string): ReleaseDecision | undefined {
-        const row = bySubject.get(projectId, repository, commitSha) as DecisionRow | undefined;
+      async getDecisionForCommit(
+        projectId: string,
+        repository: string,
+        commitSha: string,
+      ): Promise<ReleaseDecision | undefined> {
+        const row = await bySubject.get<DecisionRow>(projectId, repository, commitSha);
         return row && toDecision(row);
       },
-      listDecisions(
+      async listDecisions(
         filter: {
           project_id?: string | undefined;
           repository?: string | undefined;
@@ -481,7 +500,7 @@ export function makeReleaseDecisionsStore(
           status?: DecisionStatus | undefined;
         },
         page: PageRequest,
-      ): RowPage<ReleaseDecision> {
+      ): Promise<RowPage<ReleaseDecision>> {
         const filters = (
           [
             ["project_id = ?", filter.project_id],
@@ -490,26 +509,25 @@ export function makeReleaseDecisionsStore(
             ["status = ?", filter.status],
           ] as const
         ).filter(([, value]) => value !== undefined);
-        const { rows, next } = listPage<DecisionRow>("release_decisions", "decision_id", filters, page);
-        return { rows: rows.map(toDecision), next };
+        const { rows, next } = await listPage<DecisionRow>("release_decisions", "decision_id", filters, page);
+        return { rows: await toDecisions(rows), next };
       },
-      listDecisionEvents(decisionId: string, afterSequence: number, limit: number): DecisionEvent[] {
-        return (eventsPage.all(decisionId, afterSequence, limit) as DecisionEventRow[]).map(toDecisionEvent);
+      async listDecisionEvents(decisionId: string, afterSequence: number, limit: number): Promise<DecisionEvent[]> {
+        return (await eventsPage.all<DecisionEventRow>(decisionId, afterSequence, limit)).map(toDecisionEvent);
       },
-      getWaiver(decisionId: string, waiverId: string, now: string): Waiver | undefined {
-        const row = waiverById.get(decisionId, waiverId) as WaiverRow | undefined;
+      async getWaiver(decisionId: string, waiverId: string, now: string): Promise<Waiver | undefined> {
+        const row = await waiverById.get<WaiverRow>(decisionId, waiverId);
         return row && toWaiver(row, now);
       },
-      listWaivers(decisionId: string, after: string | undefined, limit: number, now: string): Waiver[] {
-        return (waiversOf.all({ decision_id: decisionId, after: after ?? null, limit }) as WaiverRow[]).map((row) =>
-          toWaiver(row, now),
-        );
+      async listWaivers(decisionId: string, after: string | undefined, limit: number, now: string): Promise<Waiver[]> {
+        const rows = await waiversOf.all<WaiverRow>({ decision_id: decisionId, after: after ?? null, limit });
+        return rows.map((row) => toWaiver(row, now));
       },
-      listPolicyApprovals(decisionId: string): PolicyApproval[] {
-        return (approvalsOf.all(decisionId) as WaiverRow[]).map(toApproval);
+      async listPolicyApprovals(decisionId: string): Promise<PolicyApproval[]> {
+        return (await approvalsOf.all<WaiverRow>(decisionId)).map(toApproval);
       },
-      getPolicyApproval(decisionId: string, approvalId: string): PolicyApproval | undefined {
-        const row = (approvalsOf.all(decisionId) as WaiverRow[]).find((r) => r.waiver_id === approvalId);
+      async getPolicyApproval(decisionId: string, approvalId: string): Promise<PolicyApproval | undefined> {
+        const row = (await approvalsOf.all<WaiverRow>(decisionId)).find((r) => r.waiver_id === approvalId);
         return row && toApproval(row);
       },
     },
@@ -518,15 +536,21 @@ export function makeReleaseDecisionsStore(
        * Makes the decision, or finds the one of its commit. A commit's decision waits for `plan`, each
        * slot filled with the subject's latest run of that spec and environment if there is one.
        */
-      createDecision(decision: NewDecision, now: string): { decision: ReleaseDecision; created: boolean } {
+      async createDecision(
+        decision: NewDecision,
+        now: string,
+      ): Promise<{ decision: ReleaseDecision; created: boolean }> {
         const { subject } = decision;
         if ("repository" in subject) {
-          const existing = bySubject.get(decision.project_id, subject.repository, subject.commit_sha) as
-            DecisionRow | undefined;
-          if (existing) return { decision: toDecision(existing), created: false };
+          const existing = await bySubject.get<DecisionRow>(
+            decision.project_id,
+            subject.repository,
+            subject.commit_sha,
+          );
+          if (existing) return { decision: await toDecision(existing), created: false };
         }
         const commit = "repository" in subject ? subject : { repository: null, commit_sha: null };
-        insertDecision.run({
+        await insertDecision.run({
           decision_id: decision.decision_id,
           project_id: decision.project_id,
           ...commit,
@@ -534,15 +558,15 @@ export function makeReleaseDecisionsStore(
           planned_by: "client",
         });
         if (decision.base && "repository" in subject) {
-          setBase(
+          await setBase(
             { decision_id: decision.decision_id, project_id: decision.project_id, repository: subject.repository },
             decision.base,
           );
         }
         if ("run_ids" in subject) {
-          subject.run_ids.forEach((runId, position) => {
-            const run = toRun(runId)!;
-            insertSlot.run(
+          for (const [position, runId] of subject.run_ids.entries()) {
+            const run = (await toRun(runId))!;
+            await insertSlot.run(
               decision.decision_id,
               1,
               position,
@@ -552,13 +576,13 @@ export function makeReleaseDecisionsStore(
               runId,
               run.executor,
             );
-          });
+          }
         } else {
-          addSlots(decision.decision_id, 1, decision.plan);
-          fillSlotsFromRuns(byId.get(decision.decision_id) as DecisionRow);
+          await addSlots(decision.decision_id, 1, decision.plan);
+          await fillSlotsFromRuns((await byId.get<DecisionRow>(decision.decision_id))!);
         }
-        refresh(decision.decision_id, now);
-        return { decision: toDecision(byId.get(decision.decision_id) as DecisionRow), created: true };
+        await refresh(decision.decision_id, now);
+        return { decision: await decisionNow(decision.decision_id), created: true };
       },
       /**
        * Makes or brings up to date a commit's decision as the GitHub App plans it. A decision a client
@@ -566,49 +590,56 @@ export function makeReleaseDecisionsStore(
        * or a re-run, starts a new attempt too; a base branch that became known (or moved) is taken, its
        * baseline chosen again. Whatever order the App learns things in, the decision ends up the same.
        */
-      planAppDecision(plan: AppPlan, now: string): { decision: ReleaseDecision; created: boolean } {
-        const existing = bySubject.get(plan.project_id, plan.subject.repository, plan.subject.commit_sha) as
-          DecisionRow | undefined;
+      async planAppDecision(plan: AppPlan, now: string): Promise<{ decision: ReleaseDecision; created: boolean }> {
+        const existing = await bySubject.get<DecisionRow>(
+          plan.project_id,
+          plan.subject.repository,
+          plan.subject.commit_sha,
+        );
         if (!existing) {
-          insertDecision.run({
+          await insertDecision.run({
             decision_id: plan.decision_id,
             project_id: plan.project_id,
             ...plan.subject,
             now,
             planned_by: "app",
           });
-          const row = byId.get(plan.decision_id) as DecisionRow;
-          if (plan.base) setBase(row, plan.base);
-          addSlots(plan.decision_id, 1, plan.plan);
-          fillSlotsFromRuns(byId.get(plan.decision_id) as DecisionRow);
-          refresh(plan.decision_id, now);
-          return { decision: toDecision(byId.get(plan.decision_id) as DecisionRow), created: true };
+          const row = (await byId.get<DecisionRow>(plan.decision_id))!;
+          if (plan.base) await setBase(row, plan.base);
+          await addSlots(plan.decision_id, 1, plan.plan);
+          await fillSlotsFromRuns((await byId.get<DecisionRow>(plan.decision_id))!);
+          await refresh(plan.decision_id, now);
+          return { decision: await decisionNow(plan.decision_id), created: true };
         }
-        const current = slotsOf.all(existing.decision_id, existing.attempt) as SlotRow[];
-        if (existing.planned_by !== "app") planByApp.run(existing.decision_id);
+        const current = await slotsOf.all<SlotRow>(existing.decision_id, existing.attempt);
+        if (existing.planned_by !== "app") await planByApp.run(existing.decision_id);
         if (existing.planned_by !== "app" || plan.rerun || planOf(current) !== planOf(plan.plan)) {
-          raiseAttempt.run(now, existing.decision_id);
-          addSlots(existing.decision_id, existing.attempt + 1, plan.plan);
+          await raiseAttempt.run(now, existing.decision_id);
+          await addSlots(existing.decision_id, existing.attempt + 1, plan.plan);
           // A re-run waits for new runs; otherwise the App's runs of the plan, if it made them already, count.
-          if (!plan.rerun) fillSlotsFromRuns(byId.get(existing.decision_id) as DecisionRow);
+          if (!plan.rerun) await fillSlotsFromRuns((await byId.get<DecisionRow>(existing.decision_id))!);
         }
         const storedBase = existing.base ? contentAddress(JSON.parse(existing.base)) : null;
-        if (plan.base && contentAddress(plan.base) !== storedBase) setBase(existing, plan.base);
-        refresh(existing.decision_id, now);
-        return { decision: toDecision(byId.get(existing.decision_id) as DecisionRow), created: false };
+        if (plan.base && contentAddress(plan.base) !== storedBase) await setBase(existing, plan.base);
+        await refresh(existing.decision_id, now);
+        return { decision: await decisionNow(existing.decision_id), created: false };
       },
       /** Starts the subject's runs again: a new attempt waits for `plan` (the current one if not given), with no runs yet. */
-      startDecisionAttempt(decisionId: string, plan: NewDecision["plan"] | undefined, now: string): ReleaseDecision {
-        const row = byId.get(decisionId) as DecisionRow;
-        const next: readonly PlanSlot[] = plan ?? (slotsOf.all(decisionId, row.attempt) as SlotRow[]);
-        raiseAttempt.run(now, decisionId);
-        addSlots(decisionId, row.attempt + 1, next);
-        refresh(decisionId, now);
-        return toDecision(byId.get(decisionId) as DecisionRow);
+      async startDecisionAttempt(
+        decisionId: string,
+        plan: NewDecision["plan"] | undefined,
+        now: string,
+      ): Promise<ReleaseDecision> {
+        const row = (await byId.get<DecisionRow>(decisionId))!;
+        const next: readonly PlanSlot[] = plan ?? (await slotsOf.all<SlotRow>(decisionId, row.attempt));
+        await raiseAttempt.run(now, decisionId);
+        await addSlots(decisionId, row.attempt + 1, next);
+        await refresh(decisionId, now);
+        return decisionNow(decisionId);
       },
       /** Records a waiver, refreshes the decision, and schedules its refresh when the waiver expires. */
-      addWaiver(waiver: NewWaiver, now: string): Waiver {
-        insertWaiver.run({
+      async addWaiver(waiver: NewWaiver, now: string): Promise<Waiver> {
+        await insertWaiver.run({
           ...waiver,
           revokes: null,
           created_by_key: waiver.created_by.key_id,
@@ -617,7 +648,7 @@ export function makeReleaseDecisionsStore(
           policy_hash: null,
         });
         if (waiver.expires_at !== null) {
-          jobs.enqueueJob({
+          await jobs.enqueueJob({
             task: REFRESH_RELEASE_DECISION,
             job_key: `${REFRESH_RELEASE_DECISION}:${waiver.waiver_id}`,
             payload: { decision_id: waiver.decision_id },
@@ -625,16 +656,16 @@ export function makeReleaseDecisionsStore(
             max_attempts: 5,
           });
         }
-        refresh(waiver.decision_id, now);
-        return toWaiver(waiverById.get(waiver.decision_id, waiver.waiver_id) as WaiverRow, now);
+        await refresh(waiver.decision_id, now);
+        return toWaiver((await waiverById.get<WaiverRow>(waiver.decision_id, waiver.waiver_id))!, now);
       },
       /** Records an approval of the head's policy changes, and refreshes the decision. */
-      approvePolicy(
+      async approvePolicy(
         approval: Pick<NewWaiver, "decision_id" | "reason" | "created_by"> & { approval_id: string },
         now: string,
-      ): PolicyApproval {
-        const row = byId.get(approval.decision_id) as DecisionRow;
-        insertWaiver.run({
+      ): Promise<PolicyApproval> {
+        const row = (await byId.get<DecisionRow>(approval.decision_id))!;
+        await insertWaiver.run({
           policy_hash: policyHashOf(row.base ? (JSON.parse(row.base) as DecisionBase) : null),
           waiver_id: approval.approval_id,
           decision_id: approval.decision_id,
@@ -647,19 +678,18 @@ export function makeReleaseDecisionsStore(
           created_by_login: approval.created_by.github_login,
           created_at: now,
         });
-        refresh(approval.decision_id, now);
-        return toApproval(
-          (approvalsOf.all(approval.decision_id) as WaiverRow[]).find((row) => row.waiver_id === approval.approval_id)!,
-        );
+        await refresh(approval.decision_id, now);
+        const approvals = await approvalsOf.all<WaiverRow>(approval.decision_id);
+        return toApproval(approvals.find((row) => row.waiver_id === approval.approval_id)!);
       },
       /** Takes a waiver back with a record of its own; undefined if it was revoked already. */
-      revokeWaiver(
+      async revokeWaiver(
         revocation: Omit<NewWaiver, "run_id" | "gate_id" | "expires_at"> & { revokes: string },
         now: string,
-      ): Waiver | undefined {
-        const target = waiverById.get(revocation.decision_id, revocation.revokes) as WaiverRow;
+      ): Promise<Waiver | undefined> {
+        const target = (await waiverById.get<WaiverRow>(revocation.decision_id, revocation.revokes))!;
         if (target.revoked_by !== null) return undefined;
-        insertWaiver.run({
+        await insertWaiver.run({
           ...revocation,
           policy_hash: null,
           run_id: target.run_id,
@@ -669,48 +699,47 @@ export function makeReleaseDecisionsStore(
           created_by_login: revocation.created_by.github_login,
           created_at: now,
         });
-        refresh(revocation.decision_id, now);
-        return toWaiver(waiverById.get(revocation.decision_id, revocation.waiver_id) as WaiverRow, now);
+        await refresh(revocation.decision_id, now);
+        return toWaiver((await waiverById.get<WaiverRow>(revocation.decision_id, revocation.waiver_id))!, now);
       },
       /**
        * Says what a planned run waits for before it can start (a deployment, the agent to be ready):
        * the decision shows it, and gives up at the deadline set the first time (a wait is not
        * extended by saying it again). Returns the deadline; nothing happens (undefined) once the slot has its run.
        */
-      waitForPlannedRun(wait: SlotWait, now: string): string | undefined {
-        const row = byId.get(wait.decision_id) as DecisionRow | undefined;
+      async waitForPlannedRun(wait: SlotWait, now: string): Promise<string | undefined> {
+        const row = await byId.get<DecisionRow>(wait.decision_id);
         if (!row) return undefined;
-        const set = waitInSlot.get({ ...wait, attempt: row.attempt }) as { wait_until: string } | undefined;
+        const set = await waitInSlot.get<{ wait_until: string }>({ ...wait, attempt: row.attempt });
         if (!set) return undefined;
-        jobs.enqueueJob({
+        await jobs.enqueueJob({
           task: REFRESH_RELEASE_DECISION,
           job_key: `${REFRESH_RELEASE_DECISION}:${wait.decision_id}:${set.wait_until}`,
           payload: { decision_id: wait.decision_id },
           run_at: set.wait_until,
           max_attempts: 5,
         });
-        refresh(wait.decision_id, now);
+        await refresh(wait.decision_id, now);
         return set.wait_until;
       },
       /** Decides again (a waiver expired, say). */
-      refreshDecision(decisionId: string, now: string): void {
-        if (byId.get(decisionId)) refresh(decisionId, now);
+      async refreshDecision(decisionId: string, now: string): Promise<void> {
+        if (await byId.get(decisionId)) await refresh(decisionId, now);
       },
       /** Decides again every decision that waits for this run: called when the run ends. */
-      refreshDecisionsOfRun(runId: string, now: string): void {
-        for (const decisionId of decisionsOfRun.all(runId) as string[]) refresh(decisionId, now, runId);
+      async refreshDecisionsOfRun(runId: string, now: string): Promise<void> {
+        for (const decisionId of await decisionsOfRun.all<string>(runId)) await refresh(decisionId, now, runId);
       },
     },
     /** When a run with a commit source is created: it fills its slot in that commit's decision, if the current attempt plans it. */
-    linkRun(run: Run, now: string): void {
+    async linkRun(run: Run, now: string): Promise<void> {
       if (!run.source) return;
-      const row = bySubject.get(run.project_id, run.source.repository, run.source.commit_sha) as
-        DecisionRow | undefined;
+      const row = await bySubject.get<DecisionRow>(run.project_id, run.source.repository, run.source.commit_sha);
       if (!row) return;
       // The App's slots take only the App's own runs (a run a client started for the commit tests what the client chose),
       // or, in a slot that waits for one, an uploaded run.
       if (row.planned_by === "app" && run.executor === "service" && run.started_by !== GITHUB_APP_KEY_ID) return;
-      const filled = fillSlot.run({
+      const filled = await fillSlot.run({
         decision_id: row.decision_id,
         attempt: row.attempt,
         test_spec_id: run.test_spec_id,
@@ -719,7 +748,7 @@ export function makeReleaseDecisionsStore(
         executor: run.executor,
         run_id: run.run_id,
       });
-      if (filled.changes > 0) refresh(row.decision_id, now, run.run_id);
+      if (filled.changes > 0) await refresh(row.decision_id, now, run.run_id);
     },
   };
 }

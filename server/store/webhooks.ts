@@ -1,5 +1,5 @@
 import type { Sealer } from "../secrets/sealer.js";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
 import { SEALED_AT } from "./sealing.js";
@@ -91,22 +91,22 @@ export interface DueEndpoint {
   last_claimed_at: string | null;
 }
 
-const DELIVERY_ID = "'dlv_' || lower(hex(randomblob(13)))";
-
 /**
  * Webhooks and their outbox. An event's deliveries are written by the write that records the
  * event (`enqueue…`, called in its transaction), so none is lost; the delivery worker claims the
  * due ones under a lease, and records each attempt with what follows from it.
  */
-export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
+export function makeWebhooksStore(db: Sql, listPage: ListPage, sealer: Sealer) {
+  const d = db.dialect;
+  const DELIVERY_ID = `'dlv_' || ${d.randomHex(13)}`;
   const webhooks = makeProjectTable<DbWebhook, WebhookRow>(db, listPage, "live_webhooks", "webhook_id", fromDb);
   const insert =
     db.prepare(`INSERT INTO webhooks (webhook_id, project_id, url, event_types, description, enabled, secret, created_at, updated_at)
     VALUES (@webhook_id, @project_id, @url, @event_types, @description, 1, @secret, @now, @now)`);
   const update =
-    db.prepare(`UPDATE webhooks SET url = @url, event_types = @event_types, description = @description, enabled = @enabled,
-      disabled_reason = CASE WHEN @enabled = 1 THEN NULL ELSE coalesce(@disabled_reason, disabled_reason) END,
-      failing_since = CASE WHEN @enabled = 1 AND enabled = 0 THEN NULL ELSE failing_since END, updated_at = @now
+    db.prepare(`UPDATE webhooks SET url = @url, event_types = @event_types, description = @description, enabled = CAST(@enabled AS INTEGER),
+      disabled_reason = CASE WHEN CAST(@enabled AS INTEGER) = 1 THEN NULL ELSE coalesce(@disabled_reason, disabled_reason) END,
+      failing_since = CASE WHEN CAST(@enabled AS INTEGER) = 1 AND enabled = 0 THEN NULL ELSE failing_since END, updated_at = @now
     WHERE webhook_id = @webhook_id AND deleted_at IS NULL`);
   const remove = db.prepare(
     "UPDATE webhooks SET deleted_at = @now, enabled = 0, updated_at = @now WHERE webhook_id = @webhook_id AND deleted_at IS NULL",
@@ -119,7 +119,7 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
   );
 
   // The outbox: one delivery per subscribed, enabled endpoint of the event's project.
-  const subscribed = `w.enabled = 1 AND w.deleted_at IS NULL AND (w.event_types IS NULL OR e.type IN (SELECT value FROM json_each(w.event_types)))`;
+  const subscribed = `w.enabled = 1 AND w.deleted_at IS NULL AND (w.event_types IS NULL OR e.type IN (${d.jsonArrayValues("w.event_types")}))`;
   const enqueueRun =
     db.prepare(`INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, event_source, event_type, status, next_attempt_at, created_at)
     SELECT ${DELIVERY_ID}, w.webhook_id, e.event_id, 'run', e.type, 'pending', @now, @now
@@ -136,7 +136,7 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
   // flight): a hanging receiver cannot take every slot.
   // Live endpoints with a delivery due now, unless paused after failing.
   const dueEndpoints =
-    db.prepare(`SELECT w.webhook_id, w.failing_since IS NOT NULL AS failing, w.last_claimed_at FROM webhooks w
+    db.prepare(`SELECT w.webhook_id, CASE WHEN w.failing_since IS NOT NULL THEN 1 ELSE 0 END AS failing, w.last_claimed_at FROM webhooks w
     WHERE w.enabled = 1 AND w.deleted_at IS NULL AND (w.paused_until IS NULL OR w.paused_until <= @now)
       AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= @now
         AND (d.lease_until IS NULL OR d.lease_until <= @now))`);
@@ -153,7 +153,7 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
   const settle = db
     .prepare(
       `UPDATE webhook_deliveries SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = @next_attempt_at,
-      status = CASE WHEN @delivered = 1 THEN 'delivered' WHEN @next_attempt_at IS NULL THEN 'failed' ELSE 'pending' END
+      status = CASE WHEN @delivered = 1 THEN 'delivered' WHEN CAST(@next_attempt_at AS TEXT) IS NULL THEN 'failed' ELSE 'pending' END
     WHERE delivery_id = @delivery_id RETURNING webhook_id`,
     )
     .pluck();
@@ -171,7 +171,9 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
     "UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE webhook_id = ? AND enabled = 1",
   );
   const failingSince = db.prepare("SELECT failing_since FROM webhooks WHERE webhook_id = ?").pluck();
-  const nextDue = db.prepare("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'").pluck();
+  const nextDue = db
+    .prepare("SELECT MIN(next_attempt_at) AS due FROM webhook_deliveries WHERE status = 'pending'")
+    .pluck();
 
   const runEvent = db.prepare("SELECT * FROM run_events WHERE event_id = ?");
   const decisionEvent = db.prepare("SELECT * FROM release_decision_events WHERE event_id = ?");
@@ -199,23 +201,21 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
     reads: {
       getWebhookRow: webhooks.get,
       /** When the earliest pending delivery is due (a leased one too); null when none is pending. */
-      nextWebhookDeliveryDue(): string | null {
-        return nextDue.get() as string | null;
+      async nextWebhookDeliveryDue(): Promise<string | null> {
+        return (await nextDue.get<string | null>()) ?? null;
       },
       /** The endpoints with a delivery to claim now (not paused), whether they are failing, and when they were last claimed. */
-      listDueWebhookEndpoints(now: string): DueEndpoint[] {
-        return (dueEndpoints.all({ now }) as (Omit<DueEndpoint, "failing"> & { failing: 0 | 1 })[]).map((row) => ({
-          ...row,
-          failing: row.failing === 1,
-        }));
+      async listDueWebhookEndpoints(now: string): Promise<DueEndpoint[]> {
+        const rows = await dueEndpoints.all<Omit<DueEndpoint, "failing"> & { failing: 0 | 1 }>({ now });
+        return rows.map((row) => ({ ...row, failing: row.failing === 1 }));
       },
-      listWebhooks(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<WebhookRow> {
+      listWebhooks(filter: { project_id?: string | undefined }, page: PageRequest): Promise<RowPage<WebhookRow>> {
         return webhooks.list(filter, page);
       },
       /** The secrets that sign now: the current one, and the one it replaced while the overlap lasts. */
-      webhookSecrets(webhookId: string, now: string): string[] {
-        const row = secretsOf.get(webhookId) as
-          Pick<WebhookRow, "secret" | "previous_secret" | "previous_secret_until"> | undefined;
+      async webhookSecrets(webhookId: string, now: string): Promise<string[]> {
+        const row =
+          await secretsOf.get<Pick<WebhookRow, "secret" | "previous_secret" | "previous_secret_until">>(webhookId);
         if (!row) return [];
         const at = SEALED_AT.webhookSecret(webhookId);
         const previous =
@@ -225,12 +225,11 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
         return [sealer.open(row.secret, at), ...previous];
       },
       /** An event's row, where it was recorded. */
-      getOutboxEvent(source: "run" | "decision", eventId: string): Record<string, unknown> | undefined {
-        return (source === "run" ? runEvent.get(eventId) : decisionEvent.get(eventId)) as
-          Record<string, unknown> | undefined;
+      getOutboxEvent(source: "run" | "decision", eventId: string): Promise<Record<string, unknown> | undefined> {
+        return (source === "run" ? runEvent : decisionEvent).get<Record<string, unknown>>(eventId);
       },
-      getWebhookDelivery(webhookId: string, deliveryId: string): DeliveryRow | undefined {
-        return delivery.get(webhookId, deliveryId) as DeliveryRow | undefined;
+      getWebhookDelivery(webhookId: string, deliveryId: string): Promise<DeliveryRow | undefined> {
+        return delivery.get<DeliveryRow>(webhookId, deliveryId);
       },
       /** A page of an endpoint's attempts, newest first, with filters. */
       listWebhookAttempts(
@@ -243,7 +242,7 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
         },
         after: { attempted_at: string; delivery_id: string; attempt: number } | undefined,
         limit: number,
-      ): AttemptRow[] {
+      ): Promise<AttemptRow[]> {
         const where = ["a.webhook_id = @webhook_id"];
         if (filter.event_id) where.push("d.event_id = @event_id");
         if (filter.event_type) where.push("d.event_type = @event_type");
@@ -260,7 +259,7 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
             `SELECT a.*, d.event_id, d.event_type FROM webhook_attempts a JOIN webhook_deliveries d ON d.delivery_id = a.delivery_id
             WHERE ${where.join(" AND ")} ORDER BY a.attempted_at DESC, a.delivery_id DESC, a.attempt DESC LIMIT @limit`,
           )
-          .all({
+          .all<AttemptRow>({
             webhook_id: webhookId,
             event_id: filter.event_id ?? null,
             event_type: filter.event_type ?? null,
@@ -269,78 +268,80 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
             after_delivery: after?.delivery_id ?? null,
             after_attempt: after?.attempt ?? null,
             limit,
-          }) as AttemptRow[];
+          });
       },
     },
     writes: {
       /** Creates an endpoint; its secret is sealed. */
-      createWebhook(
+      async createWebhook(
         row: Pick<WebhookRow, "webhook_id" | "project_id" | "url" | "event_types" | "description"> & { secret: string },
         now: string,
-      ): WebhookRow {
-        insert.run({
+      ): Promise<WebhookRow> {
+        await insert.run({
           ...row,
           event_types: eventTypesColumn(row.event_types),
           secret: sealer.seal(row.secret, SEALED_AT.webhookSecret(row.webhook_id)),
           now,
         });
-        return webhooks.get(row.webhook_id)!;
+        return (await webhooks.get(row.webhook_id))!;
       },
-      updateWebhook(
+      async updateWebhook(
         webhookId: string,
         change: Pick<WebhookRow, "url" | "event_types" | "description" | "enabled"> & {
           disabled_reason?: string | null;
         },
         now: string,
-      ): WebhookRow | undefined {
-        const changed =
-          update.run({
-            ...change,
-            event_types: eventTypesColumn(change.event_types),
-            enabled: change.enabled ? 1 : 0,
-            disabled_reason: change.disabled_reason ?? null,
-            webhook_id: webhookId,
-            now,
-          }).changes === 1;
-        return changed ? webhooks.get(webhookId) : undefined;
+      ): Promise<WebhookRow | undefined> {
+        const { changes } = await update.run({
+          ...change,
+          event_types: eventTypesColumn(change.event_types),
+          enabled: change.enabled ? 1 : 0,
+          disabled_reason: change.disabled_reason ?? null,
+          webhook_id: webhookId,
+          now,
+        });
+        return changes === 1 ? webhooks.get(webhookId) : undefined;
       },
       /** Stops delivery to it; its deliveries and attempts are kept. */
-      deleteWebhook(webhookId: string, now: string): boolean {
-        return remove.run({ webhook_id: webhookId, now }).changes === 1;
+      async deleteWebhook(webhookId: string, now: string): Promise<boolean> {
+        return (await remove.run({ webhook_id: webhookId, now })).changes === 1;
       },
       /** A new secret; the old one signs beside it until `overlapUntil`. */
-      rotateWebhookSecret(
+      async rotateWebhookSecret(
         webhookId: string,
         secret: string,
         overlapUntil: string,
         now: string,
-      ): WebhookRow | undefined {
-        const changed =
-          rotate.run({
-            webhook_id: webhookId,
-            secret: sealer.seal(secret, SEALED_AT.webhookSecret(webhookId)),
-            until: overlapUntil,
-            now,
-          }).changes === 1;
-        return changed ? webhooks.get(webhookId) : undefined;
+      ): Promise<WebhookRow | undefined> {
+        const { changes } = await rotate.run({
+          webhook_id: webhookId,
+          secret: sealer.seal(secret, SEALED_AT.webhookSecret(webhookId)),
+          until: overlapUntil,
+          now,
+        });
+        return changes === 1 ? webhooks.get(webhookId) : undefined;
       },
       /** In the transaction that appends a run's events: their deliveries. */
-      enqueueRunEvents(runId: string, from: number, to: number, now: string): void {
-        if (hasWebhooks.get() === undefined) return; // most services have none: not even the join
-        enqueueRun.run({ run_id: runId, from, to, now });
+      async enqueueRunEvents(runId: string, from: number, to: number, now: string): Promise<void> {
+        if ((await hasWebhooks.get()) === undefined) return; // most services have none: not even the join
+        await enqueueRun.run({ run_id: runId, from, to, now });
       },
       /** In the transaction that appends a decision's event: its deliveries. */
-      enqueueDecisionEvent(decisionId: string, sequence: number, now: string): void {
-        if (hasWebhooks.get() === undefined) return;
-        enqueueDecision.run({ decision_id: decisionId, sequence, now });
+      async enqueueDecisionEvent(decisionId: string, sequence: number, now: string): Promise<void> {
+        if ((await hasWebhooks.get()) === undefined) return;
+        await enqueueDecision.run({ decision_id: decisionId, sequence, now });
       },
       /** Takes due deliveries under a lease until `leaseUntil`: at most `limit`, and per endpoint `perEndpoint` less its `inFlight`. */
       /** Claims, of each endpoint, as many due deliveries as `allocation` gives it (oldest due first), and notes when. */
-      claimWebhookDeliveries(now: string, leaseUntil: string, allocation: Record<string, number>): DeliveryRow[] {
+      async claimWebhookDeliveries(
+        now: string,
+        leaseUntil: string,
+        allocation: Record<string, number>,
+      ): Promise<DeliveryRow[]> {
         const claimed: DeliveryRow[] = [];
         for (const [webhookId, room] of Object.entries(allocation)) {
-          const taken = claimOf.all({ webhook_id: webhookId, now, lease_until: leaseUntil, room }) as DeliveryRow[];
-          if (taken.length > 0) noteClaimed.run(now, webhookId);
+          const taken = await claimOf.all<DeliveryRow>({ webhook_id: webhookId, now, lease_until: leaseUntil, room });
+          if (taken.length > 0) await noteClaimed.run(now, webhookId);
           claimed.push(...taken);
         }
         return claimed;
@@ -349,32 +350,31 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
        * Records an attempt and settles its delivery: delivered, to be tried again, or given up. The
        * endpoint is marked failing (since the first failure) or healthy, and disabled when asked.
        */
-      recordWebhookAttempt(outcome: AttemptOutcome): { failing_since: string | null } {
-        insertAttempt.run(outcome);
-        const webhookId = settle.get({ ...outcome, delivered: outcome.delivered ? 1 : 0 }) as string;
-        if (outcome.delivered) markHealthy.run(webhookId);
+      async recordWebhookAttempt(outcome: AttemptOutcome): Promise<{ failing_since: string | null }> {
+        await insertAttempt.run(outcome);
+        const webhookId = (await settle.get<string>({ ...outcome, delivered: outcome.delivered ? 1 : 0 }))!;
+        if (outcome.delivered) await markHealthy.run(webhookId);
         else {
-          const failures = markFailing.get(outcome.attempted_at, webhookId) as number;
+          const failures = (await markFailing.get<number>(outcome.attempted_at, webhookId))!;
           const pauseMs = outcome.pause_ms?.[Math.min(failures, outcome.pause_ms.length) - 1];
-          if (pauseMs) pause.run(new Date(Date.parse(outcome.attempted_at) + pauseMs).toISOString(), webhookId);
+          if (pauseMs) await pause.run(new Date(Date.parse(outcome.attempted_at) + pauseMs).toISOString(), webhookId);
         }
-        if (outcome.disable) disable.run(outcome.disable, outcome.attempted_at, webhookId);
-        return { failing_since: failingSince.get(webhookId) as string | null };
+        if (outcome.disable) await disable.run(outcome.disable, outcome.attempted_at, webhookId);
+        return { failing_since: (await failingSince.get<string | null>(webhookId)) ?? null };
       },
-      disableWebhook(webhookId: string, reason: string, now: string): void {
-        disable.run(reason, now, webhookId);
+      async disableWebhook(webhookId: string, reason: string, now: string): Promise<void> {
+        await disable.run(reason, now, webhookId);
       },
       /** Sends a delivery again, at once. */
-      redeliverWebhookDelivery(webhookId: string, deliveryId: string, now: string): DeliveryRow | undefined {
-        return requeue.get({ webhook_id: webhookId, delivery_id: deliveryId, now }) as DeliveryRow | undefined;
+      redeliverWebhookDelivery(webhookId: string, deliveryId: string, now: string): Promise<DeliveryRow | undefined> {
+        return requeue.get<DeliveryRow>({ webhook_id: webhookId, delivery_id: deliveryId, now });
       },
       /** Queues every event of the endpoint's project since `since` again (the types it takes), at once. */
-      recoverWebhook(webhookId: string, since: string, now: string): number {
-        supersede.run({ webhook_id: webhookId, since, now });
-        return (
-          recoverRun.run({ webhook_id: webhookId, since, now }).changes +
-          recoverDecision.run({ webhook_id: webhookId, since, now }).changes
-        );
+      async recoverWebhook(webhookId: string, since: string, now: string): Promise<number> {
+        await supersede.run({ webhook_id: webhookId, since, now });
+        const runs = await recoverRun.run({ webhook_id: webhookId, since, now });
+        const decisions = await recoverDecision.run({ webhook_id: webhookId, since, now });
+        return runs.changes + decisions.changes;
       },
     },
   };

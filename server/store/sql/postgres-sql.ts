@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
+import { postgresDialect } from "./dialect.js";
 import { numberParameters, type NumberedStatement } from "./numbered-parameters.js";
 import { TransactionLostError, type Sql, type SqlStatement } from "./sql.js";
 
@@ -76,6 +77,7 @@ export function postgresSql({
 
   return {
     kind: "postgres",
+    dialect: postgresDialect,
     prepare(sql) {
       let name = names.get(sql);
       if (name === undefined) {

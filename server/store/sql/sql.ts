@@ -1,3 +1,5 @@
+import type { Dialect } from "./dialect.js";
+
 /**
  * The store's door to a database, whichever it is: statements answer later (PostgreSQL is across
  * the network), and a transaction is a function whose statements — wherever in the call chain
@@ -24,6 +26,8 @@ export interface TransactionOptions {
 
 export interface Sql {
   readonly kind: "sqlite" | "postgres";
+  /** The SQL fragments of this database's dialect, for what the dialects write differently. */
+  readonly dialect: Dialect;
   prepare(sql: string): SqlStatement;
   /** Runs statements that take no parameters (DDL, a script). */
   exec(sql: string): Promise<void>;
