@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
+import { sqliteDialect, type Dialect } from "./sql/dialect.js";
 
 /** A prepared statement: what the store asks of one (better-sqlite3's, or the WebAssembly driver's). */
 export interface Statement {
@@ -32,6 +33,8 @@ export interface Db {
   /** False once closed. */
   readonly open: boolean;
   close(): this;
+  /** The SQL fragments of this database's dialect, for what the dialects write differently. */
+  readonly dialect: Dialect;
 }
 
 /** Opens the database at `path` (creating it if needed). */
@@ -51,5 +54,5 @@ export const openDb: OpenDb = (path, { synchronous = "FULL", busyTimeoutMs = 500
   db.pragma(`synchronous = ${synchronous}`);
   db.pragma("foreign_keys = ON");
   db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-  return db;
+  return Object.assign(db, { dialect: sqliteDialect });
 };

@@ -1,5 +1,6 @@
 import initSqlJs, { type BindParams, type Database, type SqlValue, type Statement as SqlJsStatement } from "sql.js";
 import type { Db, OpenDb, Statement, Transaction } from "./db.js";
+import { sqliteDialect } from "./sql/dialect.js";
 
 type TransactionFunction = Parameters<Db["transaction"]>[0];
 type ArgumentsOf<F> = F extends (...args: infer A) => unknown ? A : never;
@@ -64,6 +65,7 @@ function wrapDatabase(db: Database): Db {
   }
 
   const wrapper: Db = {
+    dialect: sqliteDialect,
     prepare(sql: string): Statement {
       compile(sql); // a syntax error is thrown here, as better-sqlite3 throws it
       let pluck = false;
