@@ -12,6 +12,10 @@ const EnvSchema = z.object({
   PORT: Port.default(3000),
   HOST: z.string().min(1).default("0.0.0.0"),
   ASSURE_DB: z.string().min(1).default("./data/assure.db"),
+  /** PostgreSQL instead of the SQLite file: postgres://user:password@host:port/database. */
+  ASSURE_DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
+  /** Connections this process keeps to PostgreSQL at most. */
+  ASSURE_DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(1000).default(10),
   ASSURE_BASE_URL: z.url().optional(),
   ASSURE_DB_SYNCHRONOUS: Synchronous.default("FULL"),
   /** The key that seals secrets at rest; without it, a key file beside the database. */
@@ -87,6 +91,9 @@ export interface Config {
   port: number;
   host: string;
   dbPath: string;
+  /** ASSURE_DATABASE_URL: the service runs on PostgreSQL, and ASSURE_DB is not used. Never logged (it may hold a password). */
+  databaseUrl: string | undefined;
+  databasePoolSize: number;
   baseUrl: string | undefined;
   dbSynchronous: z.infer<typeof Synchronous>;
   /** ASSURE_ENCRYPTION_KEY, if set: never logged. */
@@ -161,10 +168,17 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     throw new ConfigError(`Invalid configuration:\n  ${problems.join("\n  ")}`);
   }
   const e = parsed.data;
+  if (e.ASSURE_DATABASE_URL && !e.ASSURE_ENCRYPTION_KEY) {
+    throw new ConfigError(
+      "Invalid configuration:\n  ASSURE_ENCRYPTION_KEY: required with ASSURE_DATABASE_URL — every node seals and opens secrets with the same key (openssl rand -base64 32)",
+    );
+  }
   return {
     port: e.PORT,
     host: e.HOST,
     dbPath: e.ASSURE_DB,
+    databaseUrl: e.ASSURE_DATABASE_URL,
+    databasePoolSize: e.ASSURE_DATABASE_POOL_SIZE,
     baseUrl: e.ASSURE_BASE_URL?.replace(/\/+$/, ""),
     dbSynchronous: e.ASSURE_DB_SYNCHRONOUS,
     encryptionKey: e.ASSURE_ENCRYPTION_KEY,

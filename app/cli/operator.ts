@@ -45,7 +45,7 @@ function auditEvent(
   };
 }
 
-function createKey(store: Store, options: Options) {
+async function createKey(store: Store, options: Options) {
   if (Boolean(options.admin) === Boolean(options.project)) {
     throw new UsageError("Pass either --admin or --project <id>.");
   }
@@ -56,12 +56,12 @@ function createKey(store: Store, options: Options) {
   const expiresIn = options["expires-in"] === undefined ? undefined : durationOf(options["expires-in"]);
   const expiresAt =
     expiresIn === undefined ? undefined : new Date(systemClock.now().getTime() + expiresIn).toISOString();
-  const key = store.transaction(() => {
-    const issued = issueApiKey(
+  const key = await store.transaction(async () => {
+    const issued = await issueApiKey(
       { store, clock: systemClock, newId: makeIdGenerator(systemClock) },
       { projectId: options.project ?? null, scopes, name: options.name, expiresAt },
     );
-    store.appendAuditEvent(
+    await store.appendAuditEvent(
       auditEvent("keys.create", { resource_id: issued.key_id, project_id: issued.project_id, key_id: issued.key_id }),
     );
     return issued;
@@ -69,16 +69,17 @@ function createKey(store: Store, options: Options) {
   return { ...key, note: "The token is shown once; store it now." };
 }
 
-function revokeKey(store: Store, keyId: string | undefined) {
+async function revokeKey(store: Store, keyId: string | undefined) {
   if (!keyId) throw new UsageError("Name the key_id to revoke.");
-  if (!store.getApiKeyRow(keyId)) throw new UsageError(`Key '${keyId}' does not exist.`);
-  const revokedNow = store.transaction(() => {
-    const revoked = store.revokeApiKey(keyId, systemClock.now().toISOString());
+  const key = await store.getApiKeyRow(keyId);
+  if (!key) throw new UsageError(`Key '${keyId}' does not exist.`);
+  const revokedNow = await store.transaction(async () => {
+    const revoked = await store.revokeApiKey(keyId, systemClock.now().toISOString());
     if (revoked) {
-      store.appendAuditEvent(
+      await store.appendAuditEvent(
         auditEvent("keys.revoke", {
           resource_id: keyId,
-          project_id: store.getApiKeyRow(keyId)!.project_id,
+          project_id: key.project_id,
           key_id: keyId,
         }),
       );
@@ -93,7 +94,7 @@ function revokeKey(store: Store, keyId: string | undefined) {
  * key is ASSURE_NEW_ENCRYPTION_KEY and the operator sets it as ASSURE_ENCRYPTION_KEY afterwards; with
  * the key file, a new key is drawn, staged beside it, and promoted once the secrets are committed.
  */
-function rotateKey(store: Store, config: Config) {
+async function rotateKey(store: Store, config: Config) {
   const configured = config.encryptionKey !== undefined;
   let next: Buffer;
   if (configured) {
@@ -112,9 +113,9 @@ function rotateKey(store: Store, config: Config) {
   const to = makeSealer(next);
   if (to.keyId === store.encryptionKeyId) throw new UsageError("The new key is the current one.");
   const from = store.encryptionKeyId;
-  const resealed = store.transaction(() => {
-    const count = store.resealSecrets(to);
-    store.appendAuditEvent(auditEvent("secrets.rotate-key", { resource_id: to.keyId, project_id: null }));
+  const resealed = await store.transaction(async () => {
+    const count = await store.resealSecrets(to);
+    await store.appendAuditEvent(auditEvent("secrets.rotate-key", { resource_id: to.keyId, project_id: null }));
     return count;
   });
   store.scrubFreePages();
@@ -128,7 +129,7 @@ function rotateKey(store: Store, config: Config) {
   };
 }
 
-function run(argv: string[]): unknown {
+async function run(argv: string[]): Promise<unknown> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
@@ -149,14 +150,14 @@ function run(argv: string[]): unknown {
     (group === "secrets" && command === "rotate-key");
   if (!known) throw new UsageError("Unknown command.");
   const config = readConfig();
-  const store = openStore(config.dbPath, { clock: systemClock, encryptionKey: config.encryptionKey });
+  const store = await openStore(config.dbPath, { clock: systemClock, encryptionKey: config.encryptionKey });
   try {
-    if (group === "secrets") return rotateKey(store, config);
+    if (group === "secrets") return await rotateKey(store, config);
     if (group === "pages") {
       // The service reads the key each time it checks a link: every link signed before stops opening at once.
-      store.transaction(() => {
-        store.putSecretSetting(PAGE_LINK_SECRET, newPageLinkSecret());
-        store.appendAuditEvent(
+      await store.transaction(async () => {
+        await store.putSecretSetting(PAGE_LINK_SECRET, newPageLinkSecret());
+        await store.appendAuditEvent(
           auditEvent("pages.rotate-link-secret", { resource_id: PAGE_LINK_SECRET, project_id: null }),
         );
       });
@@ -165,11 +166,11 @@ function run(argv: string[]): unknown {
         note: "Every page link signed before no longer opens; links minted from now on do.",
       };
     }
-    if (command === "create") return createKey(store, values);
-    if (command === "list") return store.listApiKeys();
-    return revokeKey(store, rest[0]);
+    if (command === "create") return await createKey(store, values);
+    if (command === "list") return await store.listApiKeys();
+    return await revokeKey(store, rest[0]);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
@@ -177,9 +178,9 @@ function run(argv: string[]): unknown {
  * The operator's commands (keys, pages, secrets) on the service's database at ASSURE_DB: JSON on
  * stdout; a bad request exits 2 with the reason and the usage on stderr, anything else 1.
  */
-export function runOperatorCommand(argv: string[]): number {
+export async function runOperatorCommand(argv: string[]): Promise<number> {
   try {
-    console.log(JSON.stringify(run(argv), null, 2));
+    console.log(JSON.stringify(await run(argv), null, 2));
     return 0;
   } catch (raw) {
     const error = coerceError(raw);

@@ -1,6 +1,6 @@
 import type { EndpointProtocol, Environment, HttpEndpoint, Pricing } from "../contract/index.js";
 import type { Sealer } from "../secrets/sealer.js";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
 import { SEALED_AT } from "./sealing.js";
@@ -108,7 +108,7 @@ export function toEnvironment(row: EnvironmentRow): Environment {
   };
 }
 
-export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer) {
+export function makeEnvironmentsStore(db: Sql, listPage: ListPage, sealer: Sealer) {
   const insert = db.prepare(`INSERT INTO environments
     (environment_id, project_id, name, agent_id, protocol, base_url, url_pattern, model, readiness_path, max_concurrency, rate_limit_per_minute, trace_wait_ms, headers, header_names, pricing, http, created_at)
     VALUES (@environment_id, @project_id, @name, @agent_id, @protocol, @base_url, @url_pattern, @model, @readiness_path, @max_concurrency, @rate_limit_per_minute, @trace_wait_ms, @headers, @header_names, @pricing, @http, @created_at)
@@ -128,13 +128,13 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
   return {
     reads: {
       getEnvironmentRow: environments.get,
-      getEnvironmentRowByName(projectId: string, name: string): EnvironmentRow | undefined {
-        const row = byName.get(projectId, name) as DbEnvironment | undefined;
+      async getEnvironmentRowByName(projectId: string, name: string): Promise<EnvironmentRow | undefined> {
+        const row = await byName.get<DbEnvironment>(projectId, name);
         return row && fromDb(row);
       },
       /** How to reach an environment's agent, its header values unsealed. */
-      getEnvironmentTarget(environmentId: string): EnvironmentTarget | undefined {
-        const row = environments.get(environmentId);
+      async getEnvironmentTarget(environmentId: string): Promise<EnvironmentTarget | undefined> {
+        const row = await environments.get(environmentId);
         if (!row) return undefined;
         const headers = sealer.open(row.headers, SEALED_AT.environmentHeaders(row.environment_id));
         const { protocol, base_url, model, readiness_path, max_concurrency, rate_limit_per_minute, trace_wait_ms } =
@@ -152,14 +152,17 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
           http: row.http,
         };
       },
-      listEnvironments(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<Environment> {
-        const { rows, next } = environments.list(filter, page);
+      async listEnvironments(
+        filter: { project_id?: string | undefined },
+        page: PageRequest,
+      ): Promise<RowPage<Environment>> {
+        const { rows, next } = await environments.list(filter, page);
         return { rows: rows.map(toEnvironment), next };
       },
     },
     writes: {
       /** Creates the environment, its header values sealed, or returns undefined if its project has one of that name. */
-      createEnvironment({ headers, ...environment }: NewEnvironment): Environment | undefined {
+      async createEnvironment({ headers, ...environment }: NewEnvironment): Promise<Environment | undefined> {
         const row: EnvironmentRow = {
           ...environment,
           trace_wait_ms: environment.trace_wait_ms ?? null,
@@ -172,25 +175,24 @@ export function makeEnvironmentsStore(db: Db, listPage: ListPage, sealer: Sealer
           pricing: JSON.stringify(row.pricing),
           http: row.http && JSON.stringify(row.http),
         };
-        return insert.run(stored).changes === 1 ? toEnvironment(row) : undefined;
+        return (await insert.run(stored)).changes === 1 ? toEnvironment(row) : undefined;
       },
       /** Changes how the agent is reached; headers, if given, replace the old ones whole (sealed). */
-      updateEnvironment(environmentId: string, change: EnvironmentChange): Environment | undefined {
+      async updateEnvironment(environmentId: string, change: EnvironmentChange): Promise<Environment | undefined> {
         const sealed = change.headers && {
           headers: sealer.seal(JSON.stringify(change.headers), SEALED_AT.environmentHeaders(environmentId)),
           header_names: JSON.stringify(Object.keys(change.headers)),
         };
-        const changed =
-          update.run({
-            ...change,
-            pricing: JSON.stringify(change.pricing),
-            http: change.http && JSON.stringify(change.http),
-            headers: null,
-            header_names: null,
-            ...sealed,
-            environment_id: environmentId,
-          }).changes === 1;
-        return changed ? toEnvironment(environments.get(environmentId)!) : undefined;
+        const { changes } = await update.run({
+          ...change,
+          pricing: JSON.stringify(change.pricing),
+          http: change.http && JSON.stringify(change.http),
+          headers: null,
+          header_names: null,
+          ...sealed,
+          environment_id: environmentId,
+        });
+        return changes === 1 ? toEnvironment((await environments.get(environmentId))!) : undefined;
       },
     },
   };

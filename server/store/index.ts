@@ -3,6 +3,8 @@ import type { Run } from "../contract/index.js";
 import { makeAgentsStore } from "./agents.js";
 import { makeApiKeysStore } from "./api-keys.js";
 import { openDb as openSqliteFile, type Db, type OpenDb, type OpenDbOptions } from "./db.js";
+import type { Sql } from "./sql/sql.js";
+import { sqliteSql } from "./sql/sqlite-sql.js";
 import { makeEnvironmentsStore } from "./environments.js";
 import { migrate } from "./migrate.js";
 import { makePager } from "./pagination.js";
@@ -49,80 +51,90 @@ export interface OpenStoreOptions extends OpenDbOptions {
   encryptionKey?: Buffer | undefined;
   /** The driver: better-sqlite3 on a file unless another is given (the Action's WebAssembly SQLite). */
   openDb?: OpenDb | undefined;
+  /** Refuse every write on this connection (the service's reading connection beside its writer thread). */
+  readOnly?: boolean | undefined;
 }
 
 /**
- * The one door to persistence: every SQL statement of the service lives behind it. This is the
- * synchronous store of one connection, reads and writes alike (the operator's CLI and the writer
- * thread use it). The service reads through one and writes through its writer thread
- * (`openServiceStore`), where every method of `writes` is a command: a write is declared once.
+ * Opens (creating and migrating if needed) the SQLite database at `path`: the store of one
+ * connection, reads and writes alike (the operator's CLI and the writer thread use it). The
+ * service reads through one and writes through its writer thread (`openServiceStore`).
  */
-export function openStore(
+export async function openStore(
   path: string,
-  { clock, encryptionKey, openDb = openSqliteFile, ...dbOptions }: OpenStoreOptions,
-) {
+  { clock, encryptionKey, openDb = openSqliteFile, readOnly = false, ...dbOptions }: OpenStoreOptions,
+): Promise<Store> {
   const db = openDb(path, dbOptions);
-  let sealer: Sealer;
   try {
-    sealer = openSealer(db, path, encryptionKey);
+    const sealer = openSealer(db, path, encryptionKey);
     migrate(db, clock, { sealer });
+    // A write on a reading connection would compete with the writer thread for SQLite's lock.
+    if (readOnly) db.pragma("query_only = ON");
+    return await storeOn(sqliteSql(db), sealer, { scrubFreePages: () => scrubFreePages(db) });
   } catch (error) {
     db.close();
     throw error;
   }
-  const listPage = makePager(db);
-  const jobs = makeJobsStore(db);
-  const webhooks = makeWebhooksStore(db, listPage, sealer);
-  const decisions = makeReleaseDecisionsStore(db, listPage, jobs.writes, webhooks.writes, {
+}
+
+/**
+ * The one door to persistence: every SQL statement of the service lives behind it, on whichever
+ * database `sql` reaches. Every read and write answers later (a promise): on PostgreSQL, across
+ * the network. In the service, every method of `writes` is also a command its writer applies: a
+ * write is declared once.
+ */
+async function storeOn(sql: Sql, sealer: Sealer, { scrubFreePages }: { scrubFreePages(): void }) {
+  const listPage = makePager(sql);
+  const jobs = makeJobsStore(sql);
+  const webhooks = makeWebhooksStore(sql, listPage, sealer);
+  const decisions = makeReleaseDecisionsStore(sql, listPage, jobs.writes, webhooks.writes, {
     judgeDecision,
     chooseBaselineOf,
     policyHashOf,
   });
-  const runs = makeRunsStore(db, listPage, jobs.writes, decisions.linkRun);
-  const eventsStore = makeEventsStore(db, webhooks.writes);
-  const conversationsStore = makeConversationsStore(db);
+  const runs = makeRunsStore(sql, listPage, jobs.writes, decisions.linkRun);
+  const eventsStore = makeEventsStore(sql, webhooks.writes);
+  const conversationsStore = makeConversationsStore(sql);
   const parts = [
-    makeProjectsStore(db, listPage),
-    makeAgentsStore(db, listPage),
-    makeEnvironmentsStore(db, listPage, sealer),
-    makeTestSpecsStore(db, listPage),
+    makeProjectsStore(sql, listPage),
+    makeAgentsStore(sql, listPage),
+    makeEnvironmentsStore(sql, listPage, sealer),
+    makeTestSpecsStore(sql, listPage),
     runs,
     jobs,
     eventsStore,
     conversationsStore,
-    makeEvaluationsStore(db),
-    makeFindingsStore(db),
-    makeApiKeysStore(db),
+    makeEvaluationsStore(sql),
+    makeFindingsStore(sql),
+    makeApiKeysStore(sql),
     decisions,
-    makeGitHubStore(db, jobs.writes),
-    makeSettingsStore(db, sealer),
-    makePagesStore(db),
+    makeGitHubStore(sql, jobs.writes),
+    makeSettingsStore(sql, sealer),
+    makePagesStore(sql),
     webhooks,
-    makeAuditEventsStore(db, listPage),
+    makeAuditEventsStore(sql, listPage),
   ] as const;
+  const tableNames =
+    sql.kind === "sqlite"
+      ? "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+      : "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'";
   const reads = {
     ...mergeOf(parts, "reads"),
     /** The schema version the database is migrated to. */
-    schemaVersion(): number {
-      return db.prepare("SELECT MAX(version) FROM schema_migrations").pluck().get() as number;
+    async schemaVersion(): Promise<number> {
+      return (await sql.prepare("SELECT MAX(version) AS version FROM schema_migrations").pluck().get<number>())!;
     },
     /** Counts rows of every table: used by tests and operators to see that nothing was written. */
-    countRows(): Record<string, number> {
-      const tables = db
-        .prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'")
-        .pluck()
-        .all() as string[];
-      return Object.fromEntries(
-        tables.map((table) => [table, db.prepare(`SELECT COUNT(*) FROM "${table}"`).pluck().get() as number]),
-      );
+    async countRows(): Promise<Record<string, number>> {
+      const counts: Record<string, number> = {};
+      for (const table of await sql.prepare(tableNames).pluck().all<string>()) {
+        counts[table] = (await sql.prepare(`SELECT COUNT(*) AS count FROM "${table}"`).pluck().get<number>())!;
+      }
+      return counts;
     },
   };
   const writes = {
     ...mergeOf(parts, "writes"),
-    /**
-     * Moves a run from one status to the next. If it is no longer in `change.from` it throws, so
-     * the write it is part of (the event that records the move, say) is undone.
-     */
     /**
      * Creates an uploaded run (EVALUATING, its job enqueued to judge it) with its conversations and
      * their events, unless its idempotency key answers the request: all of it, or nothing.
@@ -135,25 +147,31 @@ export function openStore(
       events: readonly LoggedEvent[],
       maxQueued?: number,
     ): ReturnType<typeof runs.writes.createRunIdempotently> {
-      return inTransaction(() => {
-        const outcome = runs.writes.createRunIdempotently(request, newRun, job, maxQueued);
+      return sql.transaction(async () => {
+        const outcome = await runs.writes.createRunIdempotently(request, newRun, job, maxQueued);
         if (outcome.kind !== "created") return outcome;
-        for (const conversation of conversations) conversationsStore.writes.createConversation(conversation);
-        eventsStore.writes.appendEvents(newRun.run_id, events);
+        for (const conversation of conversations) await conversationsStore.writes.createConversation(conversation);
+        await eventsStore.writes.appendEvents(newRun.run_id, events);
         return outcome;
-      }) as ReturnType<typeof runs.writes.createRunIdempotently>;
+      });
     },
-    transitionRun(change: RunStatusChange): Run {
-      const moved = runs.writes.updateRunStatus(change);
+    /**
+     * Moves a run from one status to the next. If it is no longer in `change.from` it throws, so
+     * the write it is part of (the event that records the move, say) is undone.
+     */
+    async transitionRun(change: RunStatusChange): Promise<Run> {
+      const moved = await runs.writes.updateRunStatus(change);
       if (!moved) {
         throw new RunMovedError(`Run ${change.run_id} is no longer ${change.from}; it was not moved to ${change.to}`);
       }
       return moved;
     },
   };
-  const inTransaction = db.transaction((work: () => unknown) => work());
+  const cursorSecret = await getOrCreateSecret(sql, sealer, "cursor_secret");
+  // Made once, so that page links can be signed; read each time they are (a rotation revokes them).
+  const pageLinkSecret = await getOrCreateSecret(sql, sealer, PAGE_LINK_SECRET);
   return {
-    db,
+    sql,
     reads,
     writes,
     ...reads,
@@ -166,22 +184,19 @@ export function openStore(
      * Seals every secret again under `to`, atomically (within the caller's transaction, if any):
      * from then on only `to` opens them, so close this store after (its parts hold the old key).
      */
-    resealSecrets(to: Sealer): number {
-      return resealAll(db, sealer, to);
+    resealSecrets(to: Sealer): Promise<number> {
+      return resealAll(sql, sealer, to);
     },
     /** VACUUM and an emptied WAL: after a rotation, no old ciphertext survives in free pages. */
-    scrubFreePages(): void {
-      scrubFreePages(db);
-    },
+    scrubFreePages,
     /** Runs `work` in one transaction: all of its writes commit together, or none do. */
-    transaction<T>(work: () => T): T {
-      return inTransaction(work) as T;
+    transaction<T>(work: () => Promise<T>): Promise<T> {
+      return sql.transaction(work);
     },
-    cursorSecret: getOrCreateSecret(db, sealer, "cursor_secret"),
-    /** Made once, so that page links can be signed; read each time they are (a rotation revokes them). */
-    pageLinkSecret: getOrCreateSecret(db, sealer, PAGE_LINK_SECRET),
-    close(): void {
-      if (db.open) db.close();
+    cursorSecret,
+    pageLinkSecret,
+    close(): Promise<void> {
+      return sql.close();
     },
   };
 }
@@ -197,7 +212,7 @@ function mergeOf<const P extends readonly Part[], K extends keyof Part>(
   return Object.assign({}, ...parts.map((part) => part[key])) as UnionToIntersection<P[number][K]>;
 }
 
-export type Store = ReturnType<typeof openStore>;
+export type Store = Awaited<ReturnType<typeof storeOn>>;
 export type StoreReads = Store["reads"];
 export type StoreWrites = Store["writes"];
-export type { Db };
+export type { Db, Sql };

@@ -96,9 +96,9 @@ export function makeProjectsStore(db: Sql, listPage: ListPage) {
         if (
           (
             await insert.run({
-            ...row,
-            public_badge: row.public_badge ? 1 : 0,
-            oidc: row.oidc ? JSON.stringify(row.oidc) : null,
+              ...row,
+              public_badge: row.public_badge ? 1 : 0,
+              oidc: row.oidc ? JSON.stringify(row.oidc) : null,
             })
           ).changes !== 1
         ) {

@@ -7,6 +7,7 @@ import {
 } from "../secrets/encryption-key.js";
 import { makeSealer, sealedKeyId, type Sealer } from "../secrets/sealer.js";
 import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 
 /**
  * Where each sealed value lives, as the associated data it is sealed with: a value moved to
@@ -89,22 +90,22 @@ const SEALED_COLUMNS = [
  * transaction (or the caller's): afterwards the database opens with `to` only. A settings value
  * that is not sealed (it names no key) is left as it is. Returns how many values were sealed again.
  */
-export function resealAll(db: Db, from: Sealer, to: Sealer): number {
-  let count = 0;
-  db.transaction(() => {
+export function resealAll(sql: Sql, from: Sealer, to: Sealer): Promise<number> {
+  return sql.transaction(async () => {
+    let count = 0;
     for (const { table, id, column, at } of SEALED_COLUMNS) {
-      const rows = db
+      const rows = await sql
         .prepare(`SELECT ${id} AS id, ${column} AS value FROM ${table} WHERE ${column} IS NOT NULL`)
-        .all() as { id: string; value: string }[];
-      const update = db.prepare(`UPDATE ${table} SET ${column} = ? WHERE ${id} = ?`);
+        .all<{ id: string; value: string }>();
+      const update = sql.prepare(`UPDATE ${table} SET ${column} = ? WHERE ${id} = ?`);
       for (const row of rows) {
         if (sealedKeyId(row.value) === undefined) continue;
-        update.run(to.seal(from.open(row.value, at(row.id)), at(row.id)), row.id);
+        await update.run(to.seal(from.open(row.value, at(row.id)), at(row.id)), row.id);
         count++;
       }
     }
-  })();
-  return count;
+    return count;
+  });
 }
 
 /** Rebuilds the file from its live rows and empties the WAL: overwritten values (old ciphertexts, say) do not linger there. */

@@ -9,7 +9,7 @@ import { makeSameThreadWriter } from "./writer/same-thread-writer.js";
  * writes through the writer thread, which owns the only writing connection. SQLite (fsync
  * included) thus stays off the event loop, and writes made at the same moment share a commit.
  */
-export type ServiceStore = StoreReads & Pick<Store, "db" | "cursorSecret"> & Writer;
+export type ServiceStore = StoreReads & Pick<Store, "sql" | "cursorSecret"> & Writer;
 
 export interface OpenServiceStoreOptions extends OpenStoreOptions, Pick<WriterOptions, "lazyCommitMs" | "onFailure"> {
   /**
@@ -29,18 +29,18 @@ export async function openServiceStore(
       "The service needs a database file: its reading and writing threads cannot share an in-memory database.",
     );
   }
-  const store = openStore(path, options);
   let writer: Writer;
   if (where === "this-thread") {
+    const store = await openStore(path, options);
     writer = makeSameThreadWriter(store, { lazyCommitMs });
     return serviceStoreOf(store, writer, async () => {
       await writer.close();
-      store.close();
+      await store.close();
     });
   }
   // A write on this connection would compete with the writer thread for SQLite's lock and make
   // the event loop wait in the busy handler: refuse it outright.
-  store.db.pragma("query_only = ON");
+  const store = await openStore(path, { ...options, readOnly: true });
   try {
     if (options.openDb) {
       throw new Error(
@@ -50,19 +50,19 @@ export async function openServiceStore(
     const { clock: _clock, openDb: _openDb, ...db } = options;
     writer = await startWriter({ path, db, lazyCommitMs, onFailure });
   } catch (error) {
-    store.close();
+    await store.close();
     throw error;
   }
   return serviceStoreOf(store, writer, async () => {
     await writer.close();
-    store.close();
+    await store.close();
   });
 }
 
 function serviceStoreOf(store: Store, writer: Writer, close: () => Promise<void>): ServiceStore {
   return {
     ...store.reads,
-    db: store.db,
+    sql: store.sql,
     cursorSecret: store.cursorSecret,
     // A request's audit event rides with its first write (server/store/audit-scope.ts).
     write: ((...commands: readonly WriteCommand[]) => writer.write(...withPendingAudit(commands))) as Writer["write"],

@@ -9,10 +9,9 @@ export const PAGE_LINK_SECRET = "page_link_secret";
 /** Returns the stored secret of that name, creating it once; it survives restarts, and is stored sealed. */
 export async function getOrCreateSecret(db: Sql, sealer: Sealer, name: string): Promise<Buffer> {
   const at = SEALED_AT.setting(name);
-  await db.prepare("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING").run(
-    name,
-    sealer.seal(randomBytes(32).toString("base64"), at),
-  );
+  await db
+    .prepare("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING")
+    .run(name, sealer.seal(randomBytes(32).toString("base64"), at));
   const sealed = await db.prepare("SELECT value FROM settings WHERE key = ?").pluck().get<string>(name);
   return Buffer.from(sealer.open(sealed!, at), "base64");
 }

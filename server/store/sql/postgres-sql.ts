@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { numberParameters, type NumberedStatement } from "./numbered-parameters.js";
-import type { Sql, SqlStatement } from "./sql.js";
+import { TransactionLostError, type Sql, type SqlStatement } from "./sql.js";
 
 export interface PostgresOptions {
   /** postgres://user:password@host:port/database (libpq's URL, `sslmode` included). */
@@ -100,7 +100,11 @@ export function postgresSql({
           await frame.client.query(`RELEASE SAVEPOINT ${name}`);
           return result;
         } catch (error) {
-          await frame.client.query(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
+          try {
+            await frame.client.query(`ROLLBACK TO SAVEPOINT ${name}; RELEASE SAVEPOINT ${name}`);
+          } catch {
+            throw new TransactionLostError(error);
+          }
           throw error;
         }
       }

@@ -36,3 +36,15 @@ export interface Sql {
   readonly inTransaction: boolean;
   close(): Promise<void>;
 }
+
+/**
+ * A savepoint could not be rolled back because the database had already undone the whole
+ * transaction (SQLite on disk full or I/O errors; PostgreSQL when the connection is lost): nothing
+ * more may run in it. `cause` is the failure that undid it.
+ */
+export class TransactionLostError extends Error {
+  override name = "TransactionLostError";
+  constructor(override readonly cause: unknown) {
+    super("The transaction was rolled back by the database", { cause });
+  }
+}

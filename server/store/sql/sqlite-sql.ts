@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Db, Statement } from "../db.js";
-import type { Sql, SqlStatement, TransactionOptions } from "./sql.js";
+import { TransactionLostError, type Sql, type SqlStatement, type TransactionOptions } from "./sql.js";
 
 /**
  * SQLite behind the store's asynchronous door. Statements run at once on the one connection
@@ -65,7 +65,8 @@ export function sqliteSql(db: Db): Sql {
           return result;
         } catch (error) {
           // Some failures (disk full, I/O) roll back the whole transaction, savepoints with it.
-          if (db.inTransaction) db.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
+          if (!db.inTransaction) throw new TransactionLostError(error);
+          db.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
           throw error;
         }
       }

@@ -20,17 +20,29 @@ export function makeSameThreadWriter(store: Store, { lazyCommitMs = 20 }: { lazy
   let scheduled = false;
   let lazyTimer: NodeJS.Timeout | undefined;
   let closed = false;
+  let committing: Promise<void> | undefined;
   const stats = { commits: 0, writes: 0, queued: 0, inFlight: 0, busyMs: 0 };
 
-  function drain(): void {
+  /** Commits what has queued, then what queued meanwhile, one commit at a time. */
+  function drain(): Promise<void> {
     scheduled = false;
     clearTimeout(lazyTimer);
     lazyTimer = undefined;
-    if (queue.length === 0) return;
+    committing ??= (async () => {
+      try {
+        while (queue.length > 0) await commitQueued();
+      } finally {
+        committing = undefined;
+      }
+    })();
+    return committing;
+  }
+
+  async function commitQueued(): Promise<void> {
     const batch = queue;
     queue = [];
     const started = performance.now();
-    const outcomes = commit(batch.map((write) => write.commands));
+    const outcomes = await commit(batch.map((write) => write.commands));
     stats.busyMs += performance.now() - started;
     stats.commits++;
     stats.writes += batch.length;
@@ -45,12 +57,12 @@ export function makeSameThreadWriter(store: Store, { lazyCommitMs = 20 }: { lazy
     if (closed) return Promise.reject(new WriterStoppedError("The store is closed"));
     return new Promise((resolve, reject) => {
       queue.push({ commands, resolve, reject });
-      if (scheduled) return;
+      if (scheduled || committing) return;
       if (!lazy) {
         scheduled = true;
-        setImmediate(drain);
+        setImmediate(() => void drain());
       } else {
-        lazyTimer ??= setTimeout(drain, lazyCommitMs);
+        lazyTimer ??= setTimeout(() => void drain(), lazyCommitMs);
       }
     });
   }
@@ -74,8 +86,8 @@ export function makeSameThreadWriter(store: Store, { lazyCommitMs = 20 }: { lazy
     write: (...commands) => enqueue(commands, false) as Promise<never>,
     writeLazily: (...commands) => enqueue(commands, true) as Promise<never>,
     async close() {
-      drain();
       closed = true;
+      await drain();
     },
   };
 }

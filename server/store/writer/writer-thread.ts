@@ -8,7 +8,7 @@ import { serializeError, toSettledWrite, type FromWriter, type ToWriter, type Wr
 
 const port = parentPort!;
 const { path, db } = workerData as WriterThreadData;
-const store = openStore(path, { clock: systemClock, ...db });
+const store = await openStore(path, { clock: systemClock, ...db });
 const commit = makeGroupCommit(store);
 const send = (message: FromWriter) => port.postMessage(message);
 
@@ -16,13 +16,25 @@ const send = (message: FromWriter) => port.postMessage(message);
 // together before the next check phase: they then share one commit.
 let queue: Extract<ToWriter, { kind: "write" }>["writes"] = [];
 let scheduled = false;
+let committing: Promise<void> | undefined;
 
-function drain(): void {
+/** Commits what has queued, then what queued meanwhile, one commit at a time. */
+function drain(): Promise<void> {
   scheduled = false;
-  if (queue.length === 0) return;
+  committing ??= (async () => {
+    try {
+      while (queue.length > 0) await commitQueued();
+    } finally {
+      committing = undefined;
+    }
+  })();
+  return committing;
+}
+
+async function commitQueued(): Promise<void> {
   const batch = queue;
   queue = [];
-  const outcomes = commit(batch.map((write) => write.commands));
+  const outcomes = await commit(batch.map((write) => write.commands));
   const settled = batch.map((write, i) => toSettledWrite(write.id, outcomes[i]!));
   try {
     send({ kind: "committed", writes: settled });
@@ -53,16 +65,18 @@ function drain(): void {
 
 port.on("message", (message: ToWriter) => {
   if (message.kind === "close") {
-    drain();
-    store.close();
-    send({ kind: "closed" });
-    port.close();
+    void drain()
+      .then(() => store.close())
+      .then(() => {
+        send({ kind: "closed" });
+        port.close();
+      });
     return;
   }
   for (const write of message.writes) queue.push(write);
-  if (!scheduled) {
+  if (!scheduled && !committing) {
     scheduled = true;
-    setImmediate(drain);
+    setImmediate(() => void drain());
   }
 });
 
