@@ -2,6 +2,7 @@ import { AsyncLocalStorage } from "node:async_hooks";
 import pg from "pg";
 import { numberParameters, type NumberedStatement } from "./numbered-parameters.js";
 import { TransactionLostError, type Sql, type SqlStatement } from "./sql.js";
+import { postgresDialect } from "./dialect.js";
 
 export interface PostgresOptions {
   /** postgres://user:password@host:port/database (libpq's URL, `sslmode` included). */
@@ -76,6 +77,7 @@ export function postgresSql({
 
   return {
     kind: "postgres",
+    dialect: postgresDialect,
     prepare(sql) {
       let name = names.get(sql);
       if (name === undefined) {

@@ -1,3 +1,5 @@
+import type { Dialect } from "./dialect.js";
+
 /**
  * The store's door to a database, whichever it is: statements answer later (PostgreSQL is across
  * the network), and a transaction is a function whose statements — wherever in the call chain
@@ -24,6 +26,7 @@ export interface TransactionOptions {
 
 export interface Sql {
   readonly kind: "sqlite" | "postgres";
+  readonly dialect: Dialect;
   prepare(sql: string): SqlStatement;
   /** Runs statements that take no parameters (DDL, a script). */
   exec(sql: string): Promise<void>;

@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { Db, Statement } from "../db.js";
 import { TransactionLostError, type Sql, type SqlStatement, type TransactionOptions } from "./sql.js";
+import { sqliteDialect } from "./dialect.js";
 
 /**
  * SQLite behind the store's asynchronous door. Statements run at once on the one connection
@@ -49,6 +50,7 @@ export function sqliteSql(db: Db): Sql {
 
   return {
     kind: "sqlite",
+    dialect: sqliteDialect,
     prepare: (sql) => statementOf(sql, db.prepare(sql)),
     exec: (sql) => when(() => void db.exec(sql)),
     get inTransaction() {
