@@ -68,7 +68,7 @@ export function makeApiKeysStore(db: Sql) {
     "INSERT INTO oidc_token_uses (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING",
   );
   const forgetSpentTokens = db.prepare(
-    "DELETE FROM oidc_token_uses WHERE rowid IN (SELECT rowid FROM oidc_token_uses WHERE expires_at <= ? LIMIT 100)",
+    "DELETE FROM oidc_token_uses WHERE jti IN (SELECT jti FROM oidc_token_uses WHERE expires_at <= ? LIMIT 100)",
   );
   const touch = db.prepare(
     "UPDATE api_keys SET last_used_at = @at WHERE key_id = @key_id AND (last_used_at IS NULL OR last_used_at < @at)",

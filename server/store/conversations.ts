@@ -30,6 +30,11 @@ export const toConversationView = ({ counted, ...row }: DbConversationView): Con
   counted: counted === 1,
 });
 
+/** The `counted` column of conversation `c`: 1 when it completed and no later try of its case did, else 0. */
+export const COUNTED = `CASE WHEN c.status = 'completed' AND NOT EXISTS (SELECT 1 FROM conversations later
+      WHERE later.run_id = c.run_id AND later.kind = c.kind AND later.scenario_id = c.scenario_id AND later.repeat_index = c.repeat_index
+        AND later.retry > c.retry AND later.status = 'completed') THEN 1 ELSE 0 END AS counted`;
+
 export function makeConversationsStore(db: Sql) {
   const insert = db.prepare(`INSERT INTO conversations
     (conversation_id, run_id, kind, scenario_id, repeat_index, attempt, retry, status, canary, created_at, ended_at)
@@ -41,25 +46,23 @@ export function makeConversationsStore(db: Sql) {
   const interruptRunning = db.prepare(
     "UPDATE conversations SET status = 'interrupted', ended_at = @now WHERE run_id = @run_id AND status = 'running'",
   );
-  const counted = `(c.status = 'completed' AND NOT EXISTS (SELECT 1 FROM conversations later
-      WHERE later.run_id = c.run_id AND later.kind = c.kind AND later.scenario_id = c.scenario_id AND later.repeat_index = c.repeat_index
-        AND later.retry > c.retry AND later.status = 'completed')) AS counted`;
-  const byId = db.prepare(`SELECT c.*, ${counted} FROM conversations c WHERE c.conversation_id = ?`);
+  const byId = db.prepare(`SELECT c.*, ${COUNTED} FROM conversations c WHERE c.conversation_id = ?`);
   const ofRun = db.prepare("SELECT * FROM conversations WHERE run_id = ? ORDER BY conversation_id");
   const pageOfRun = db.prepare(
-    `SELECT c.*, ${counted} FROM conversations c WHERE c.run_id = @run_id AND (@after IS NULL OR c.conversation_id > @after) ORDER BY c.conversation_id LIMIT @limit`,
+    `SELECT c.*, ${COUNTED} FROM conversations c WHERE c.run_id = @run_id AND (CAST(@after AS TEXT) IS NULL OR c.conversation_id > @after) ORDER BY c.conversation_id LIMIT @limit`,
   );
 
   const progress = db.prepare(`SELECT
-      COUNT(DISTINCT CASE WHEN status IN ('completed', 'failed') THEN kind || char(0) || scenario_id || char(0) || repeat_index END) AS ended,
-      COALESCE(SUM(status = 'running'), 0) AS running
-    FROM conversations WHERE run_id = ?`);
+      (SELECT COUNT(*) FROM (SELECT DISTINCT kind, scenario_id, repeat_index FROM conversations
+        WHERE run_id = @run_id AND status IN ('completed', 'failed')) AS ended_cases) AS ended,
+      COALESCE(SUM(CASE WHEN status = 'running' THEN 1 ELSE 0 END), 0) AS running
+    FROM conversations WHERE run_id = @run_id`);
 
   return {
     reads: {
       /** How far a run is: its planned conversations that ended (each counted once, whatever its tries), and those being held now. */
       async getRunProgress(runId: string): Promise<{ ended: number; running: number }> {
-        return (await progress.get<{ ended: number; running: number }>(runId))!;
+        return (await progress.get<{ ended: number; running: number }>({ run_id: runId }))!;
       },
       async getConversation(conversationId: string): Promise<ConversationView | undefined> {
         const row = await byId.get<DbConversationView>(conversationId);

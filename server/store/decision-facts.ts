@@ -15,7 +15,7 @@ export function makeDecisionFacts(db: Db): DecisionFacts {
   const labelOf = db
     .prepare(
       `SELECT (SELECT name FROM test_specs WHERE test_spec_id = ?) || ' in ' ||
-      (SELECT name FROM environments WHERE environment_id = ?)`,
+      (SELECT name FROM environments WHERE environment_id = ?) AS label`,
     )
     .pluck();
   const decidedOnCommit = db
@@ -34,10 +34,10 @@ export function makeDecisionFacts(db: Db): DecisionFacts {
   // evaluation of it passed; the mean score; the evaluation to cite (a failed one when there is one).
   // A check is its spec path: two expectations of a scenario share a metric id (expect.tool_called).
   const caseEvaluations = db.prepare(`SELECT kind, scenario_id, spec_path, metric_id, conversation_id, NULL AS turn,
-      CASE WHEN MIN(status = 'passed') = 1 THEN 'passed' ELSE 'failed' END AS status, AVG(score) AS score,
+      CASE WHEN MIN(CASE WHEN status = 'passed' THEN 1 ELSE 0 END) = 1 THEN 'passed' ELSE 'failed' END AS status, AVG(score) AS score,
       COALESCE(MIN(CASE WHEN status = 'failed' THEN evaluation_id END), MIN(evaluation_id)) AS evaluation_id
     FROM evaluations
-    WHERE run_id = @run_id AND kind IN (SELECT value FROM json_each(@kinds)) AND scenario_id IS NOT NULL
+    WHERE run_id = @run_id AND kind IN (${db.dialect.jsonArrayValues("@kinds")}) AND scenario_id IS NOT NULL
       AND status IN ('passed', 'failed')
     GROUP BY kind, scenario_id, metric_id, conversation_id, spec_path`);
   const kinds = JSON.stringify(CASE_KINDS);

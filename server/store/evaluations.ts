@@ -64,21 +64,24 @@ export function makeEvaluationsStore(db: Sql) {
     VALUES (@run_id, @position, @gate_id, @title, @status, @reason, @evidence_refs)`);
   const evaluationById = db.prepare("SELECT * FROM evaluations WHERE run_id = ? AND evaluation_id = ?");
   const evaluationsPage = db.prepare(`SELECT * FROM evaluations WHERE run_id = @run_id
-      AND (@after IS NULL OR evaluation_id > @after)
-      AND (@status IS NULL OR status = @status) AND (@kind IS NULL OR kind = @kind)
-      AND (@metric_id IS NULL OR metric_id = @metric_id)
+      AND (CAST(@after AS TEXT) IS NULL OR evaluation_id > @after)
+      AND (CAST(@status AS TEXT) IS NULL OR status = @status) AND (CAST(@kind AS TEXT) IS NULL OR kind = @kind)
+      AND (CAST(@metric_id AS TEXT) IS NULL OR metric_id = @metric_id)
     ORDER BY evaluation_id LIMIT @limit`);
   const gatesOfRun = db.prepare("SELECT * FROM gate_results WHERE run_id = ? ORDER BY position");
   const countsOfRun = db.prepare("SELECT status, COUNT(*) AS n FROM evaluations WHERE run_id = ? GROUP BY status");
   // An evaluation an LLM judge answered for has `judge.usage` (JSON null when the answer reported none).
+  const d = db.dialect;
   const judgeUsageOf = db
     .prepare(
-      `SELECT json_object('answers', COUNT(*),
-        'answers_without_usage', COALESCE(SUM(json_type(judge, '$.usage') = 'null'), 0),
-        'input_tokens', COALESCE(SUM(json_extract(judge, '$.usage.input_tokens')), 0),
-        'output_tokens', COALESCE(SUM(json_extract(judge, '$.usage.output_tokens')), 0),
-        'total_tokens', COALESCE(SUM(json_extract(judge, '$.usage.total_tokens')), 0))
-      FROM evaluations WHERE run_id = ? AND json_type(judge, '$.usage') IS NOT NULL`,
+      `SELECT ${d.jsonObject({
+        answers: "COUNT(*)",
+        answers_without_usage: `COALESCE(SUM(CASE WHEN ${d.jsonType("judge", "$.usage")} = 'null' THEN 1 ELSE 0 END), 0)`,
+        input_tokens: `COALESCE(SUM(${d.jsonNumber("judge", "$.usage.input_tokens")}), 0)`,
+        output_tokens: `COALESCE(SUM(${d.jsonNumber("judge", "$.usage.output_tokens")}), 0)`,
+        total_tokens: `COALESCE(SUM(${d.jsonNumber("judge", "$.usage.total_tokens")}), 0)`,
+      })} AS usage
+      FROM evaluations WHERE run_id = ? AND ${d.jsonType("judge", "$.usage")} IS NOT NULL`,
     )
     .pluck();
 

@@ -42,7 +42,9 @@ export function makeEventsStore(
   db: Sql,
   outbox: { enqueueRunEvents(runId: string, from: number, to: number, now: string): Promise<void> },
 ) {
-  const lastSequence = db.prepare("SELECT COALESCE(MAX(sequence), 0) FROM run_events WHERE run_id = ?").pluck();
+  const lastSequence = db
+    .prepare("SELECT COALESCE(MAX(sequence), 0) AS sequence FROM run_events WHERE run_id = ?")
+    .pluck();
   const insert =
     db.prepare(`INSERT INTO run_events (run_id, sequence, event_id, type, occurred_at, conversation_id, turn, data)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);

@@ -27,8 +27,9 @@ export function makeFindingsStore(db: Sql) {
     VALUES (@finding_id, @run_id, @probe_id, @category, @owasp, @severity, @severity_rank, @title, @description, @status,
       @spec_path, @evidence_refs, @created_at)`);
   const byId = db.prepare("SELECT * FROM findings WHERE run_id = ? AND finding_id = ?");
-  const page = db.prepare(`SELECT * FROM findings WHERE run_id = @run_id AND (@after IS NULL OR finding_id > @after)
-      AND (@severity IS NULL OR severity = @severity) AND (@status IS NULL OR status = @status)
+  const page =
+    db.prepare(`SELECT * FROM findings WHERE run_id = @run_id AND (CAST(@after AS TEXT) IS NULL OR finding_id > @after)
+      AND (CAST(@severity AS TEXT) IS NULL OR severity = @severity) AND (CAST(@status AS TEXT) IS NULL OR status = @status)
     ORDER BY finding_id LIMIT @limit`);
   const all = db.prepare("SELECT * FROM findings WHERE run_id = ? ORDER BY severity_rank DESC, finding_id");
 

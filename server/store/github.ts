@@ -135,10 +135,11 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
     VALUES (@repository_id, @head_sha, @check_name, @repository, @installation_id, @ref, @pull_request, @base_sha, @fork, @project_id,
       @decision_id, @problem, @updated_at, NULL)
     ON CONFLICT (repository_id, head_sha, check_name) DO UPDATE SET repository = excluded.repository,
-      installation_id = excluded.installation_id, ref = COALESCE(excluded.ref, ref), pull_request = COALESCE(excluded.pull_request, pull_request),
-      base_sha = COALESCE(excluded.base_sha, base_sha), fork = MAX(fork, excluded.fork),
+      installation_id = excluded.installation_id, ref = COALESCE(excluded.ref, github_commits.ref),
+      pull_request = COALESCE(excluded.pull_request, github_commits.pull_request), base_sha = COALESCE(excluded.base_sha, github_commits.base_sha),
+      fork = CASE WHEN excluded.fork > github_commits.fork THEN excluded.fork ELSE github_commits.fork END,
       project_id = excluded.project_id, decision_id = excluded.decision_id, problem = excluded.problem, updated_at = excluded.updated_at,
-      revision = revision + 1`);
+      revision = github_commits.revision + 1`);
   const commitByKey = db.prepare(
     "SELECT * FROM github_commits WHERE repository_id = ? AND head_sha = ? AND check_name = ?",
   );
@@ -150,7 +151,7 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
     "COALESCE((SELECT MAX(sequence) FROM release_decision_events e WHERE e.decision_id = c.decision_id), 0)";
   const sequenceOf = db
     .prepare(
-      `SELECT ${DECISION_SEQUENCE} FROM github_commits c WHERE repository_id = ? AND head_sha = ? AND check_name = ?`,
+      `SELECT ${DECISION_SEQUENCE} AS sequence FROM github_commits c WHERE repository_id = ? AND head_sha = ? AND check_name = ?`,
     )
     .pluck();
   // A commit is stale when it was gated again, or its decision changed, since its check run was last published.
@@ -174,7 +175,7 @@ export function makeGitHubStore(db: Db, jobs: Pick<JobsStore["writes"], "enqueue
     db.prepare(`INSERT INTO github_approval_presses (repository_id, head_sha, login, permission, granted, pressed_at, delivery_id, action, refusal)
     VALUES (@repository_id, @head_sha, @login, @permission, @granted, @pressed_at, @delivery_id, @action, @refusal) ON CONFLICT (delivery_id) DO NOTHING`);
   const pressesOf = db.prepare(
-    "SELECT * FROM github_approval_presses WHERE repository_id = ? AND head_sha = ? AND action = ? ORDER BY pressed_at, rowid",
+    "SELECT * FROM github_approval_presses WHERE repository_id = ? AND head_sha = ? AND action = ? ORDER BY pressed_at, delivery_id",
   );
   const latestCheckRun =
     db.prepare(`SELECT * FROM github_check_runs WHERE repository_id = ? AND head_sha = ? AND check_name = ?

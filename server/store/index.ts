@@ -114,10 +114,6 @@ async function storeOn(sql: Sql, sealer: Sealer, { scrubFreePages }: { scrubFree
     webhooks,
     makeAuditEventsStore(sql, listPage),
   ] as const;
-  const tableNames =
-    sql.kind === "sqlite"
-      ? "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-      : "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'";
   const reads = {
     ...mergeOf(parts, "reads"),
     /** The schema version the database is migrated to. */
@@ -127,8 +123,8 @@ async function storeOn(sql: Sql, sealer: Sealer, { scrubFreePages }: { scrubFree
     /** Counts rows of every table: used by tests and operators to see that nothing was written. */
     async countRows(): Promise<Record<string, number>> {
       const counts: Record<string, number> = {};
-      for (const table of await sql.prepare(tableNames).pluck().all<string>()) {
-        counts[table] = (await sql.prepare(`SELECT COUNT(*) AS count FROM "${table}"`).pluck().get<number>())!;
+      for (const table of await sql.prepare(sql.dialect.tableNames).pluck().all<string>()) {
+        counts[table] = (await sql.prepare(`SELECT COUNT(*) AS n FROM "${table}"`).pluck().get<number>())!;
       }
       return counts;
     },

@@ -53,11 +53,11 @@ export function makeJobsStore(db: Sql) {
     ON CONFLICT (job_key) DO NOTHING`);
   // Whose work is due, with how many of their jobs run now (the service's own upkeep is one more key).
   const dueKeys = db.prepare(`SELECT q.fair_key, MIN(q.run_at) AS first_due,
-      (SELECT COUNT(*) FROM jobs r WHERE r.state = 'running' AND r.fair_key IS q.fair_key) AS running
+      (SELECT COUNT(*) FROM jobs r WHERE r.state = 'running' AND r.fair_key IS NOT DISTINCT FROM q.fair_key) AS running
     FROM jobs q WHERE q.state = 'queued' AND q.run_at <= @now GROUP BY q.fair_key`);
   const claim =
     db.prepare(`UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = @worker, locked_until = @until
-    WHERE job_id = (SELECT job_id FROM jobs WHERE state = 'queued' AND run_at <= @now AND fair_key IS @key ORDER BY run_at, job_id LIMIT 1)
+    WHERE job_id = (SELECT job_id FROM jobs WHERE state = 'queued' AND run_at <= @now AND fair_key IS NOT DISTINCT FROM @key ORDER BY run_at, job_id LIMIT 1)
     RETURNING *`);
   const held = "job_id = @job_id AND locked_by = @locked_by AND attempts = @attempts AND state = 'running'";
   const renew = db.prepare(`UPDATE jobs SET locked_until = @until WHERE ${held}`);

@@ -1,5 +1,5 @@
 import type { Sql } from "./sql/sql.js";
-import { toConversationView, type ConversationView, type DbConversationView } from "./conversations.js";
+import { COUNTED, toConversationView, type ConversationView, type DbConversationView } from "./conversations.js";
 import type { Evaluation } from "../contract/index.js";
 import { toEvaluation } from "./evaluations.js";
 import type { EventRow } from "./events.js";
@@ -16,16 +16,17 @@ export interface CaseTally {
   errored: number;
 }
 
+/** How many rows of the group `condition` holds for. */
+const countOf = (condition: string) => `SUM(CASE WHEN ${condition} THEN 1 ELSE 0 END)`;
+
 /**
  * What the evidence pages read beyond the API's reads: a run's conversations a page at a time
  * with their events and evaluations, where an element cited as evidence is, and tallies.
  */
 export function makePagesStore(db: Sql) {
-  const counted = `(c.status = 'completed' AND NOT EXISTS (SELECT 1 FROM conversations later
-      WHERE later.run_id = c.run_id AND later.kind = c.kind AND later.scenario_id = c.scenario_id AND later.repeat_index = c.repeat_index
-        AND later.retry > c.retry AND later.status = 'completed')) AS counted`;
+  const d = db.dialect;
   const conversationsAt = db.prepare(
-    `SELECT c.*, ${counted} FROM conversations c WHERE c.run_id = ? ORDER BY c.conversation_id LIMIT ? OFFSET ?`,
+    `SELECT c.*, ${COUNTED} FROM conversations c WHERE c.run_id = ? ORDER BY c.conversation_id LIMIT ? OFFSET ?`,
   );
   const conversationCount = db.prepare("SELECT COUNT(*) FROM conversations WHERE run_id = ?").pluck();
   const positionOf = db.prepare("SELECT COUNT(*) FROM conversations WHERE run_id = ? AND conversation_id < ?").pluck();
@@ -39,10 +40,10 @@ export function makePagesStore(db: Sql) {
     .prepare("SELECT conversation_id FROM conversations WHERE run_id = ? AND conversation_id = ?")
     .pluck();
   const eventsOf = db.prepare(
-    `SELECT * FROM run_events WHERE conversation_id IN (SELECT value FROM json_each(?)) ORDER BY conversation_id, sequence`,
+    `SELECT * FROM run_events WHERE conversation_id IN (${d.jsonArrayValues("?")}) ORDER BY conversation_id, sequence`,
   );
   const evaluationsOf = db.prepare(
-    `SELECT * FROM evaluations WHERE conversation_id IN (SELECT value FROM json_each(?)) ORDER BY conversation_id, turn, evaluation_id`,
+    `SELECT * FROM evaluations WHERE conversation_id IN (${d.jsonArrayValues("?")}) ORDER BY conversation_id, turn NULLS FIRST, evaluation_id`,
   );
   const runWide = db.prepare(
     "SELECT * FROM evaluations WHERE run_id = ? AND conversation_id IS NULL ORDER BY evaluation_id",
@@ -53,19 +54,20 @@ export function makePagesStore(db: Sql) {
   );
   const tallies =
     db.prepare(`SELECT kind, metric_id, scenario_id, CASE WHEN kind = 'expectation' THEN spec_path END AS spec_path,
-      SUM(status = 'passed') AS passed, SUM(status = 'failed') AS failed, SUM(status = 'inconclusive') AS inconclusive, SUM(status = 'errored') AS errored
+      ${countOf("status = 'passed'")} AS passed, ${countOf("status = 'failed'")} AS failed,
+      ${countOf("status = 'inconclusive'")} AS inconclusive, ${countOf("status = 'errored'")} AS errored
     FROM evaluations WHERE run_id = ? AND conversation_id IS NOT NULL
-    GROUP BY kind, metric_id, scenario_id, 4 ORDER BY SUM(status != 'passed') DESC, scenario_id, metric_id LIMIT ?`);
-  const caseCount = db.prepare(`SELECT COUNT(*) AS cases, COALESCE(SUM(failing > 0), 0) AS failing FROM (
-      SELECT SUM(status != 'passed') AS failing FROM evaluations WHERE run_id = ? AND conversation_id IS NOT NULL
-      GROUP BY kind, metric_id, scenario_id, CASE WHEN kind = 'expectation' THEN spec_path END)`);
+    GROUP BY kind, metric_id, scenario_id, 4 ORDER BY ${countOf("status != 'passed'")} DESC, scenario_id NULLS FIRST, metric_id LIMIT ?`);
+  const caseCount = db.prepare(`SELECT COUNT(*) AS cases, COALESCE(${countOf("failing > 0")}, 0) AS failing FROM (
+      SELECT ${countOf("status != 'passed'")} AS failing FROM evaluations WHERE run_id = ? AND conversation_id IS NOT NULL
+      GROUP BY kind, metric_id, scenario_id, CASE WHEN kind = 'expectation' THEN spec_path END) AS cases`);
 
   const latestOnBranch = db
     .prepare(
       `SELECT d.status FROM release_decisions d
       JOIN project_repositories pr ON pr.project_id = d.project_id AND pr.full_name = d.repository AND pr.github_id = @repository_id
     WHERE d.project_id = @project_id AND EXISTS (SELECT 1 FROM runs r WHERE r.project_id = d.project_id AND r.source_repository = d.repository
-        AND r.source_commit_sha = d.commit_sha AND json_extract(r.source, '$.ref') = @ref)
+        AND r.source_commit_sha = d.commit_sha AND ${d.jsonText("r.source", "$.ref")} = @ref)
     ORDER BY d.created_at DESC, d.decision_id DESC LIMIT 1`,
     )
     .pluck();

@@ -238,7 +238,7 @@ export function makeReleaseDecisionsStore(
   const latestRunOf = db
     .prepare(
       `SELECT run_id FROM runs WHERE project_id = @project_id AND source_repository = @repository AND source_commit_sha = @commit_sha
-      AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND (@spec_version IS NULL OR spec_version = @spec_version)
+      AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND (CAST(@spec_version AS TEXT) IS NULL OR spec_version = @spec_version)
       AND executor = @executor AND (@planned_by = 'client' OR executor = 'local' OR started_by = '${GITHUB_APP_KEY_ID}')
     ORDER BY created_at DESC, run_id DESC LIMIT 1`,
     )
@@ -250,7 +250,7 @@ export function makeReleaseDecisionsStore(
   // A policy approval is kept as a waiver of the decision's gate `policy`, naming no run; the API shows it apart.
   const waiversOf =
     db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
-    WHERE w.decision_id = @decision_id AND w.run_id IS NOT NULL AND (@after IS NULL OR w.waiver_id > @after) ORDER BY w.waiver_id LIMIT @limit`);
+    WHERE w.decision_id = @decision_id AND w.run_id IS NOT NULL AND (CAST(@after AS TEXT) IS NULL OR w.waiver_id > @after) ORDER BY w.waiver_id LIMIT @limit`);
   const waiverById =
     db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
     WHERE w.decision_id = ? AND w.waiver_id = ? AND w.run_id IS NOT NULL`);
@@ -263,7 +263,7 @@ export function makeReleaseDecisionsStore(
     VALUES (@waiver_id, @decision_id, @run_id, @gate_id, @reason, @expires_at, @revokes, @created_by_key, @created_by_login, @created_at, @policy_hash)`);
 
   const lastEvent = db
-    .prepare("SELECT COALESCE(MAX(sequence), 0) FROM release_decision_events WHERE decision_id = ?")
+    .prepare("SELECT COALESCE(MAX(sequence), 0) AS sequence FROM release_decision_events WHERE decision_id = ?")
     .pluck();
   const insertEvent =
     db.prepare(`INSERT INTO release_decision_events (decision_id, sequence, event_id, type, occurred_at, run_id, data)

@@ -1,23 +1,41 @@
 import { runLinks, type Pricing, type Run, type RunSource, type RunStatus } from "../contract/index.js";
 import type { AgentUsage } from "../usage/agent-usage.js";
 import type { Sql } from "./sql/sql.js";
+import type { Dialect } from "./sql/dialect.js";
 import type { JobsStore, NewJob } from "./jobs.js";
 import type { Filter, ListPage, PageRequest, RowPage } from "./pagination.js";
 
 const ANSWERS = "FROM run_events WHERE run_id = @run_id AND type = 'message.received'";
-const SUMS = `'answers', COUNT(*),
-    'answers_without_usage', COALESCE(SUM(json_extract(data, '$.usage.total_tokens') IS NULL), 0),
-    'input_tokens', COALESCE(SUM(json_extract(data, '$.usage.input_tokens')), 0),
-    'output_tokens', COALESCE(SUM(json_extract(data, '$.usage.output_tokens')), 0),
-    'total_tokens', COALESCE(SUM(json_extract(data, '$.usage.total_tokens')), 0)`;
+
+/** The sums over a run's answers, as fields of a JSON object. */
+const sumsOf = (d: Dialect) => ({
+  answers: "COUNT(*)",
+  answers_without_usage: `COALESCE(SUM(CASE WHEN ${d.jsonNumber("data", "$.usage.total_tokens")} IS NULL THEN 1 ELSE 0 END), 0)`,
+  input_tokens: `COALESCE(SUM(${d.jsonNumber("data", "$.usage.input_tokens")}), 0)`,
+  output_tokens: `COALESCE(SUM(${d.jsonNumber("data", "$.usage.output_tokens")}), 0)`,
+  total_tokens: `COALESCE(SUM(${d.jsonNumber("data", "$.usage.total_tokens")}), 0)`,
+});
+
 /** JSON of AgentUsage, summed from every answer the run's events hold (the 95th percentile by nearest rank). */
-const USAGE_OF_RUN = `(SELECT json_object(${SUMS},
-    'by_model', (SELECT json_group_object(model, json(usage)) FROM (SELECT COALESCE(json_extract(data, '$.model'), '') AS model, json_object(${SUMS},
-        'answers_without_split', COALESCE(SUM(json_extract(data, '$.usage.input_tokens') IS NULL OR json_extract(data, '$.usage.output_tokens') IS NULL), 0)) AS usage
-      ${ANSWERS} GROUP BY 1)),
-    'latency_ms_p95', (SELECT json_extract(data, '$.latency_ms') ${ANSWERS} ORDER BY json_extract(data, '$.latency_ms')
-      LIMIT 1 OFFSET (SELECT MAX(CAST(ceil(COUNT(*) * 0.95) AS INTEGER) - 1, 0) ${ANSWERS})))
+function usageOfRun(d: Dialect): string {
+  const latency = d.jsonNumber("data", "$.latency_ms");
+  const withoutSplit = `${d.jsonNumber("data", "$.usage.input_tokens")} IS NULL OR ${d.jsonNumber("data", "$.usage.output_tokens")} IS NULL`;
+  const byModel = d.jsonObject({
+    ...sumsOf(d),
+    answers_without_split: `COALESCE(SUM(CASE WHEN ${withoutSplit} THEN 1 ELSE 0 END), 0)`,
+  });
+  // ceil(n × 0.95) - 1, and 0 for no answers (the answer at that rank is then none: null).
+  const rank = "CASE WHEN COUNT(*) > 0 THEN CAST(ceil(COUNT(*) * 0.95) AS INTEGER) - 1 ELSE 0 END";
+  return `(SELECT ${d.jsonObject({
+    ...sumsOf(d),
+    by_model:
+      d.json(`(SELECT ${d.jsonObjectAgg("model", d.json("usage"))} FROM (SELECT COALESCE(${d.jsonText("data", "$.model")}, '') AS model, ${byModel} AS usage
+      ${ANSWERS} GROUP BY 1) AS models)`),
+    latency_ms_p95: `(SELECT ${latency} ${ANSWERS} ORDER BY ${latency} NULLS FIRST
+      LIMIT 1 OFFSET (SELECT ${rank} ${ANSWERS}))`,
+  })}
   ${ANSWERS})`;
+}
 
 export interface RunRow {
   run_id: string;
@@ -112,19 +130,21 @@ export function makeRunsStore(
   /** Told of each run created, in its transaction (a release decision may be waiting for it). */
   onCreated: (run: Run, now: string) => Promise<void> = () => Promise.resolve(),
 ) {
+  const d = db.dialect;
+  const USAGE_OF_RUN = usageOfRun(d);
   const insertRun = db.prepare(`INSERT INTO runs (run_id, project_id, status, verdict, failure_cause, failure_message,
       test_spec_id, spec_version, environment_id, agent_id, agent_version, agent_url, source, source_repository, source_commit_sha,
       started_by, executor, uploaded_by, created_at, updated_at, started_at, ended_at, pricing)
     VALUES (@run_id, @project_id, @status, @verdict, @failure_cause, @failure_message, @test_spec_id, @spec_version,
-      @environment_id, @agent_id, @agent_version, @agent_url, @source, json_extract(@source, '$.repository'), json_extract(@source, '$.commit_sha'),
+      @environment_id, @agent_id, @agent_version, @agent_url, @source, ${d.jsonText("CAST(@source AS TEXT)", "$.repository")}, ${d.jsonText("CAST(@source AS TEXT)", "$.commit_sha")},
       @started_by, @executor, @uploaded_by, @created_at, @updated_at, @started_at, @ended_at, (SELECT pricing FROM environments WHERE environment_id = @environment_id))`);
   const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
   const keyByProject = db.prepare(
     "SELECT request_hash, run_id, expires_at FROM idempotency_keys WHERE project_id = ? AND idempotency_key = ?",
   );
   const deleteKey = db.prepare("DELETE FROM idempotency_keys WHERE project_id = ? AND idempotency_key = ?");
-  const sweepExpiredKeys = db.prepare(`DELETE FROM idempotency_keys WHERE rowid IN
-    (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT 100)`);
+  const sweepExpiredKeys = db.prepare(`DELETE FROM idempotency_keys WHERE (project_id, idempotency_key) IN
+    (SELECT project_id, idempotency_key FROM idempotency_keys WHERE expires_at <= ? LIMIT 100)`);
   const insertKey = db.prepare(`INSERT INTO idempotency_keys
       (project_id, idempotency_key, request_hash, run_id, created_at, expires_at)
     VALUES (@project_id, @idempotency_key, @request_hash, @run_id, @now, @expires_at)`);

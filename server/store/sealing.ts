@@ -71,7 +71,9 @@ export function recordSealCheck(db: Db, sealer: Sealer): void {
 }
 
 function readSetting(db: Db, key: string): string | undefined {
-  const hasSettings = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'settings'").get();
+  const hasSettings = db
+    .prepare(`SELECT 1 AS found FROM (${db.dialect.tableNames}) AS tables WHERE name = 'settings'`)
+    .get();
   return hasSettings
     ? (db.prepare("SELECT value FROM settings WHERE key = ?").pluck().get(key) as string | undefined)
     : undefined;

@@ -115,7 +115,9 @@ export function makeTestSpecsStore(db: Sql, listPage: ListPage) {
   const headVersion = db.prepare(`SELECT s.test_spec_id, s.project_id, v.spec_version
     FROM test_specs s JOIN test_spec_versions v ON v.test_spec_id = s.test_spec_id
     WHERE s.test_spec_id = ? AND v.spec_version = ? LIMIT 1`);
-  const latestNumber = db.prepare("SELECT MAX(version_number) FROM test_spec_versions WHERE test_spec_id = ?").pluck();
+  const latestNumber = db
+    .prepare("SELECT MAX(version_number) AS version_number FROM test_spec_versions WHERE test_spec_id = ?")
+    .pluck();
 
   /**
    * Adds a version to the spec of that name (creating the spec on first use). Posting the same

@@ -91,22 +91,22 @@ export interface DueEndpoint {
   last_claimed_at: string | null;
 }
 
-const DELIVERY_ID = "'dlv_' || lower(hex(randomblob(13)))";
-
 /**
  * Webhooks and their outbox. An event's deliveries are written by the write that records the
  * event (`enqueue…`, called in its transaction), so none is lost; the delivery worker claims the
  * due ones under a lease, and records each attempt with what follows from it.
  */
 export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
+  const d = db.dialect;
+  const DELIVERY_ID = `'dlv_' || ${d.randomHex(13)}`;
   const webhooks = makeProjectTable<DbWebhook, WebhookRow>(db, listPage, "live_webhooks", "webhook_id", fromDb);
   const insert =
     db.prepare(`INSERT INTO webhooks (webhook_id, project_id, url, event_types, description, enabled, secret, created_at, updated_at)
     VALUES (@webhook_id, @project_id, @url, @event_types, @description, 1, @secret, @now, @now)`);
   const update =
-    db.prepare(`UPDATE webhooks SET url = @url, event_types = @event_types, description = @description, enabled = @enabled,
-      disabled_reason = CASE WHEN @enabled = 1 THEN NULL ELSE coalesce(@disabled_reason, disabled_reason) END,
-      failing_since = CASE WHEN @enabled = 1 AND enabled = 0 THEN NULL ELSE failing_since END, updated_at = @now
+    db.prepare(`UPDATE webhooks SET url = @url, event_types = @event_types, description = @description, enabled = CAST(@enabled AS INTEGER),
+      disabled_reason = CASE WHEN CAST(@enabled AS INTEGER) = 1 THEN NULL ELSE coalesce(@disabled_reason, disabled_reason) END,
+      failing_since = CASE WHEN CAST(@enabled AS INTEGER) = 1 AND enabled = 0 THEN NULL ELSE failing_since END, updated_at = @now
     WHERE webhook_id = @webhook_id AND deleted_at IS NULL`);
   const remove = db.prepare(
     "UPDATE webhooks SET deleted_at = @now, enabled = 0, updated_at = @now WHERE webhook_id = @webhook_id AND deleted_at IS NULL",
@@ -119,7 +119,7 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
   );
 
   // The outbox: one delivery per subscribed, enabled endpoint of the event's project.
-  const subscribed = `w.enabled = 1 AND w.deleted_at IS NULL AND (w.event_types IS NULL OR e.type IN (SELECT value FROM json_each(w.event_types)))`;
+  const subscribed = `w.enabled = 1 AND w.deleted_at IS NULL AND (w.event_types IS NULL OR e.type IN (${d.jsonArrayValues("w.event_types")}))`;
   const enqueueRun =
     db.prepare(`INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, event_source, event_type, status, next_attempt_at, created_at)
     SELECT ${DELIVERY_ID}, w.webhook_id, e.event_id, 'run', e.type, 'pending', @now, @now
@@ -136,7 +136,7 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
   // flight): a hanging receiver cannot take every slot.
   // Live endpoints with a delivery due now, unless paused after failing.
   const dueEndpoints =
-    db.prepare(`SELECT w.webhook_id, w.failing_since IS NOT NULL AS failing, w.last_claimed_at FROM webhooks w
+    db.prepare(`SELECT w.webhook_id, CASE WHEN w.failing_since IS NOT NULL THEN 1 ELSE 0 END AS failing, w.last_claimed_at FROM webhooks w
     WHERE w.enabled = 1 AND w.deleted_at IS NULL AND (w.paused_until IS NULL OR w.paused_until <= @now)
       AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= @now
         AND (d.lease_until IS NULL OR d.lease_until <= @now))`);
@@ -153,7 +153,7 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
   const settle = db
     .prepare(
       `UPDATE webhook_deliveries SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = @next_attempt_at,
-      status = CASE WHEN @delivered = 1 THEN 'delivered' WHEN @next_attempt_at IS NULL THEN 'failed' ELSE 'pending' END
+      status = CASE WHEN @delivered = 1 THEN 'delivered' WHEN CAST(@next_attempt_at AS TEXT) IS NULL THEN 'failed' ELSE 'pending' END
     WHERE delivery_id = @delivery_id RETURNING webhook_id`,
     )
     .pluck();
@@ -171,7 +171,9 @@ export function makeWebhooksStore(db: Db, listPage: ListPage, sealer: Sealer) {
     "UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE webhook_id = ? AND enabled = 1",
   );
   const failingSince = db.prepare("SELECT failing_since FROM webhooks WHERE webhook_id = ?").pluck();
-  const nextDue = db.prepare("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'").pluck();
+  const nextDue = db
+    .prepare("SELECT MIN(next_attempt_at) AS due FROM webhook_deliveries WHERE status = 'pending'")
+    .pluck();
 
   const runEvent = db.prepare("SELECT * FROM run_events WHERE event_id = ?");
   const decisionEvent = db.prepare("SELECT * FROM release_decision_events WHERE event_id = ?");

@@ -5,7 +5,8 @@
  *
  * A JSON path is written as SQLite writes it, `$.a.b` (object keys only). A fragment's arguments
  * are SQL expressions; a parameter given where JSON is read should be typed (`CAST(@x AS TEXT)`),
- * since PostgreSQL cannot deduce one type for a parameter used as text and as JSON.
+ * since PostgreSQL cannot deduce one type for a parameter used as text and as JSON. No fragment
+ * holds `?` or `@`: the PostgreSQL driver reads them as parameters.
  */
 export interface Dialect {
   readonly name: "sqlite" | "postgres";
@@ -76,7 +77,7 @@ export const postgresDialect: Dialect = {
     const value = `${jsonb(json)} #> ${pgPath(path)}`;
     const text = `${jsonb(json)} #>> ${pgPath(path)}`;
     return `(CASE jsonb_typeof(${value}) WHEN 'string' THEN 'text' WHEN 'boolean' THEN ${text}
-      WHEN 'number' THEN CASE WHEN ${text} ~ '^-?[0-9]+$' THEN 'integer' ELSE 'real' END ELSE jsonb_typeof(${value}) END)`;
+      WHEN 'number' THEN CASE WHEN ${text} ~ '^-{0,1}[0-9]+$' THEN 'integer' ELSE 'real' END ELSE jsonb_typeof(${value}) END)`;
   },
   json: (text) => jsonb(text),
   jsonObject: (fields) => `CAST(jsonb_build_object(${fieldsOf(fields)}) AS text)`,
