@@ -1,4 +1,4 @@
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 
 export interface ApiKeyRow {
   key_id: string;
@@ -57,7 +57,7 @@ const toInfo = ({ secret_hash: _hash, ...row }: ApiKeyRow): ApiKeyInfo => ({
   last_used_at: row.last_used_at ?? null,
 });
 
-export function makeApiKeysStore(db: Db) {
+export function makeApiKeysStore(db: Sql) {
   const insert =
     db.prepare(`INSERT INTO api_keys (key_id, secret_hash, project_id, scopes, name, created_at, revoked_at, expires_at, issued_for)
     VALUES (@key_id, @secret_hash, @project_id, @scopes, @name, @created_at, NULL, @expires_at, @issued_for)`);
@@ -77,42 +77,42 @@ export function makeApiKeysStore(db: Db) {
   return {
     reads: {
       /** The row with its secret hash, for authentication only. */
-      getApiKeyRow(keyId: string): ApiKeyRow | undefined {
-        const row = byId.get(keyId) as DbApiKey | undefined;
+      async getApiKeyRow(keyId: string): Promise<ApiKeyRow | undefined> {
+        const row = await byId.get<DbApiKey>(keyId);
         return row && fromDb(row);
       },
-      listApiKeys(): ApiKeyInfo[] {
-        return (all.all() as DbApiKey[]).map((row) => toInfo(fromDb(row)));
+      async listApiKeys(): Promise<ApiKeyInfo[]> {
+        return (await all.all<DbApiKey>()).map((row) => toInfo(fromDb(row)));
       },
     },
     writes: {
-      createApiKey(
+      async createApiKey(
         row: Omit<ApiKeyRow, "revoked_at" | "expires_at" | "issued_for"> &
           Partial<Pick<ApiKeyRow, "expires_at" | "issued_for">>,
-      ): ApiKeyInfo {
+      ): Promise<ApiKeyInfo> {
         const full = { expires_at: null, issued_for: null, ...row };
-        insert.run(toDb(full));
+        await insert.run(toDb(full));
         return toInfo({ ...full, revoked_at: null });
       },
       /**
        * A workflow's key for its OIDC token, once per token: undefined if the token (its `jti`) was
        * exchanged before. A token's id is kept until the token expires, then forgotten.
        */
-      redeemOidcToken(
+      async redeemOidcToken(
         token: { jti: string; expires_at: string },
         row: Omit<ApiKeyRow, "revoked_at" | "last_used_at">,
         now: string,
-      ): ApiKeyInfo | undefined {
-        forgetSpentTokens.run(now);
-        if (useToken.run(token.jti, token.expires_at).changes === 0) return undefined;
-        insert.run(toDb(row));
+      ): Promise<ApiKeyInfo | undefined> {
+        await forgetSpentTokens.run(now);
+        if ((await useToken.run(token.jti, token.expires_at)).changes === 0) return undefined;
+        await insert.run(toDb(row));
         return toInfo({ ...row, revoked_at: null });
       },
-      touchApiKey(keyId: string, at: string): void {
-        touch.run({ key_id: keyId, at });
+      async touchApiKey(keyId: string, at: string): Promise<void> {
+        await touch.run({ key_id: keyId, at });
       },
-      revokeApiKey(keyId: string, now: string): boolean {
-        return revoke.run(now, keyId).changes === 1;
+      async revokeApiKey(keyId: string, now: string): Promise<boolean> {
+        return (await revoke.run(now, keyId)).changes === 1;
       },
     },
   };

@@ -1,4 +1,4 @@
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import type { Filter, ListPage, PageRequest, RowPage } from "./pagination.js";
 
 export interface AuditEventRow {
@@ -24,13 +24,13 @@ export interface AuditEventFilter {
 }
 
 /** The audit trail: appended with the writes it records, never changed (the table's triggers refuse it). */
-export function makeAuditEventsStore(db: Db, listPage: ListPage) {
+export function makeAuditEventsStore(db: Sql, listPage: ListPage) {
   const insert =
     db.prepare(`INSERT INTO audit_events (audit_event_id, created_at, actor_type, actor_key_id, actor_label, action, resource_id, project_id, request_id, client_address)
     VALUES (@audit_event_id, @created_at, @actor_type, @actor_key_id, @actor_label, @action, @resource_id, @project_id, @request_id, @client_address)`);
   return {
     reads: {
-      listAuditEvents(filter: AuditEventFilter, page: PageRequest): RowPage<AuditEventRow> {
+      async listAuditEvents(filter: AuditEventFilter, page: PageRequest): Promise<RowPage<AuditEventRow>> {
         const filters: Filter[] = [];
         if (filter.project_id) filters.push(["project_id = ?", filter.project_id]);
         if (filter.actor === "cli") filters.push(["actor_type = ?", "cli"]);
@@ -47,7 +47,7 @@ export function makeAuditEventsStore(db: Db, listPage: ListPage) {
        * ids, `created: false` when it only found them): for a request whose work was written by
        * others — a commit the GitHub App gated at an API client's request.
        */
-      acknowledgeRequest<T extends object>(made: T): T {
+      async acknowledgeRequest<T extends object>(made: T): Promise<T> {
         return made;
       },
       /**
@@ -55,10 +55,14 @@ export function makeAuditEventsStore(db: Db, listPage: ListPage) {
        * other commands returned (`earlier`): a created resource's id (`createdIdKey`) and its
        * project are read there, as the write decided them (a new id, or an existing spec's).
        */
-      appendAuditEvent(event: AuditEventRow, createdIdKey?: string, earlier: readonly unknown[] = []): void {
+      async appendAuditEvent(
+        event: AuditEventRow,
+        createdIdKey?: string,
+        earlier: readonly unknown[] = [],
+      ): Promise<void> {
         if (earlier.length > 0 && didNothing(earlier[0])) return;
         const created = createdIdKey && findString(earlier, createdIdKey);
-        insert.run({
+        await insert.run({
           ...event,
           resource_id: created || event.resource_id,
           project_id: event.project_id ?? findString(earlier, "project_id") ?? null,

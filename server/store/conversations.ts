@@ -1,4 +1,4 @@
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 
 export interface ConversationRow {
   conversation_id: string;
@@ -35,7 +35,7 @@ export const COUNTED = `CASE WHEN c.status = 'completed' AND NOT EXISTS (SELECT 
       WHERE later.run_id = c.run_id AND later.kind = c.kind AND later.scenario_id = c.scenario_id AND later.repeat_index = c.repeat_index
         AND later.retry > c.retry AND later.status = 'completed') THEN 1 ELSE 0 END AS counted`;
 
-export function makeConversationsStore(db: Db) {
+export function makeConversationsStore(db: Sql) {
   const insert = db.prepare(`INSERT INTO conversations
     (conversation_id, run_id, kind, scenario_id, repeat_index, attempt, retry, status, canary, created_at, ended_at)
     VALUES (@conversation_id, @run_id, @kind, @scenario_id, @repeat_index, @attempt, @retry, @status, @canary, @created_at, @ended_at)`);
@@ -61,38 +61,38 @@ export function makeConversationsStore(db: Db) {
   return {
     reads: {
       /** How far a run is: its planned conversations that ended (each counted once, whatever its tries), and those being held now. */
-      getRunProgress(runId: string): { ended: number; running: number } {
-        return progress.get({ run_id: runId }) as { ended: number; running: number };
+      async getRunProgress(runId: string): Promise<{ ended: number; running: number }> {
+        return (await progress.get<{ ended: number; running: number }>({ run_id: runId }))!;
       },
-      getConversation(conversationId: string): ConversationView | undefined {
-        const row = byId.get(conversationId) as DbConversationView | undefined;
+      async getConversation(conversationId: string): Promise<ConversationView | undefined> {
+        const row = await byId.get<DbConversationView>(conversationId);
         return row && toConversationView(row);
       },
       /** All of a run's conversations in the order they were held. */
-      listRunConversations(runId: string): ConversationRow[] {
-        return ofRun.all(runId) as ConversationRow[];
+      async listRunConversations(runId: string): Promise<ConversationRow[]> {
+        return ofRun.all<ConversationRow>(runId);
       },
       /** A page of a run's conversations after an id, as the evidence shows them. */
-      pageRunConversations(runId: string, after: string | undefined, limit: number): ConversationView[] {
-        return (pageOfRun.all({ run_id: runId, after: after ?? null, limit }) as DbConversationView[]).map(
+      async pageRunConversations(runId: string, after: string | undefined, limit: number): Promise<ConversationView[]> {
+        return (await pageOfRun.all<DbConversationView>({ run_id: runId, after: after ?? null, limit })).map(
           toConversationView,
         );
       },
     },
     writes: {
-      createConversation(row: ConversationRow): void {
-        insert.run(row);
+      async createConversation(row: ConversationRow): Promise<void> {
+        await insert.run(row);
       },
-      finishConversation(conversationId: string, status: "completed" | "failed", endedAt: string): void {
-        finish.run({ conversation_id: conversationId, status, ended_at: endedAt });
+      async finishConversation(conversationId: string, status: "completed" | "failed", endedAt: string): Promise<void> {
+        await finish.run({ conversation_id: conversationId, status, ended_at: endedAt });
       },
       /** What a conversation's checks said, judged to decide whether to try its case again. */
-      setRetryOutcome(conversationId: string, outcome: "passed" | "failed"): void {
-        setOutcome.run(outcome, conversationId);
+      async setRetryOutcome(conversationId: string, outcome: "passed" | "failed"): Promise<void> {
+        await setOutcome.run(outcome, conversationId);
       },
       /** After a crash: conversations left running are kept as evidence, marked interrupted. */
-      interruptRunningConversations(runId: string, now: string): number {
-        return interruptRunning.run({ run_id: runId, now }).changes;
+      async interruptRunningConversations(runId: string, now: string): Promise<number> {
+        return (await interruptRunning.run({ run_id: runId, now })).changes;
       },
     },
   };

@@ -1,5 +1,5 @@
 import type { Evaluation } from "../contract/index.js";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 
 /** An evaluation as stored: its judge and evidence refs as JSON. */
 type EvaluationRow = Omit<Evaluation, "judge" | "evidence_refs"> & { judge: string; evidence_refs: string };
@@ -53,7 +53,7 @@ export interface GateResult {
 
 type GateResultRow = Omit<GateResult, "evidence_refs"> & { evidence_refs: string };
 
-export function makeEvaluationsStore(db: Db) {
+export function makeEvaluationsStore(db: Sql) {
   const insertEvaluation =
     db.prepare(`INSERT INTO evaluations (evaluation_id, run_id, kind, metric_id, scope, scenario_id,
       conversation_id, turn, spec_path, score, threshold, status, judge, reason, evidence_refs, created_at)
@@ -87,51 +87,51 @@ export function makeEvaluationsStore(db: Db) {
 
   return {
     reads: {
-      getEvaluation(runId: string, evaluationId: string): Evaluation | undefined {
-        const row = evaluationById.get(runId, evaluationId) as EvaluationRow | undefined;
+      async getEvaluation(runId: string, evaluationId: string): Promise<Evaluation | undefined> {
+        const row = await evaluationById.get<EvaluationRow>(runId, evaluationId);
         return row && toEvaluation(row);
       },
       /** Ascending by id (= creation order), after the given id. */
-      listEvaluations(
+      async listEvaluations(
         runId: string,
         filter: { status?: string | undefined; kind?: string | undefined; metric_id?: string | undefined },
         after: string | undefined,
         limit: number,
-      ): Evaluation[] {
-        const rows = evaluationsPage.all({
+      ): Promise<Evaluation[]> {
+        const rows = await evaluationsPage.all<EvaluationRow>({
           run_id: runId,
           after: after ?? null,
           status: filter.status ?? null,
           kind: filter.kind ?? null,
           metric_id: filter.metric_id ?? null,
           limit,
-        }) as EvaluationRow[];
+        });
         return rows.map(toEvaluation);
       },
       /** What an LLM judge's answers reported of their tokens over the run's evaluations. */
-      sumJudgeUsage(runId: string): JudgeUsage {
-        return JSON.parse(judgeUsageOf.get(runId) as string) as JudgeUsage;
+      async sumJudgeUsage(runId: string): Promise<JudgeUsage> {
+        return JSON.parse((await judgeUsageOf.get<string>(runId))!) as JudgeUsage;
       },
-      countEvaluations(runId: string): Record<Evaluation["status"], number> {
+      async countEvaluations(runId: string): Promise<Record<Evaluation["status"], number>> {
         const counts = { passed: 0, failed: 0, inconclusive: 0, errored: 0 };
-        for (const { status, n } of countsOfRun.all(runId) as { status: Evaluation["status"]; n: number }[]) {
+        for (const { status, n } of await countsOfRun.all<{ status: Evaluation["status"]; n: number }>(runId)) {
           counts[status] = n;
         }
         return counts;
       },
-      listGateResults(runId: string): GateResult[] {
-        return (gatesOfRun.all(runId) as GateResultRow[]).map((row) => ({
+      async listGateResults(runId: string): Promise<GateResult[]> {
+        return (await gatesOfRun.all<GateResultRow>(runId)).map((row) => ({
           ...row,
           evidence_refs: JSON.parse(row.evidence_refs) as string[],
         }));
       },
     },
     writes: {
-      insertEvaluations(evaluations: readonly Evaluation[]): void {
-        for (const evaluation of evaluations) insertEvaluation.run(toEvaluationRow(evaluation));
+      async insertEvaluations(evaluations: readonly Evaluation[]): Promise<void> {
+        for (const evaluation of evaluations) await insertEvaluation.run(toEvaluationRow(evaluation));
       },
-      insertGateResults(gates: readonly GateResult[]): void {
-        for (const gate of gates) insertGate.run({ ...gate, evidence_refs: JSON.stringify(gate.evidence_refs) });
+      async insertGateResults(gates: readonly GateResult[]): Promise<void> {
+        for (const gate of gates) await insertGate.run({ ...gate, evidence_refs: JSON.stringify(gate.evidence_refs) });
       },
     },
   };

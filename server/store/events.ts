@@ -1,5 +1,5 @@
 import type { TypedEvent } from "../contract/index.js";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 
 export interface EventRow {
   run_id: string;
@@ -39,8 +39,8 @@ export class SequenceConflictError extends Error {
  * expected version), so a writer that lost track of the run can never leave a gap or a fork.
  */
 export function makeEventsStore(
-  db: Db,
-  outbox: { enqueueRunEvents(runId: string, from: number, to: number, now: string): void },
+  db: Sql,
+  outbox: { enqueueRunEvents(runId: string, from: number, to: number, now: string): Promise<void> },
 ) {
   const lastSequence = db
     .prepare("SELECT COALESCE(MAX(sequence), 0) AS sequence FROM run_events WHERE run_id = ?")
@@ -53,48 +53,49 @@ export function makeEventsStore(
   const ofConversation = db.prepare("SELECT * FROM run_events WHERE conversation_id = ? ORDER BY sequence");
   const ofTurn = db.prepare("SELECT * FROM run_events WHERE conversation_id = ? AND turn = ? ORDER BY sequence");
 
-  const appendEvents = db.transaction((runId: string, events: readonly LoggedEvent[]): void => {
-    const last = lastSequence.get(runId) as number;
-    events.forEach((event, i) => {
-      if (event.sequence !== last + 1 + i) {
-        throw new SequenceConflictError(
-          `Run ${runId}'s log ends at ${last + i}; event ${event.sequence} (${event.type}) does not follow it`,
+  const appendEvents = async (runId: string, events: readonly LoggedEvent[]): Promise<void> =>
+    db.transaction(async () => {
+      const last = (await lastSequence.get<number>(runId))!;
+      for (const [i, event] of events.entries()) {
+        if (event.sequence !== last + 1 + i) {
+          throw new SequenceConflictError(
+            `Run ${runId}'s log ends at ${last + i}; event ${event.sequence} (${event.type}) does not follow it`,
+          );
+        }
+        await insert.run(
+          runId,
+          event.sequence,
+          event.event_id,
+          event.type,
+          event.occurred_at,
+          event.conversation_id,
+          event.turn,
+          JSON.stringify(event.data),
         );
       }
-      insert.run(
-        runId,
-        event.sequence,
-        event.event_id,
-        event.type,
-        event.occurred_at,
-        event.conversation_id,
-        event.turn,
-        JSON.stringify(event.data),
-      );
+      // Their webhook deliveries, in the same transaction: an event written is an event that will be sent.
+      if (events.length > 0) {
+        await outbox.enqueueRunEvents(runId, events[0]!.sequence, events.at(-1)!.sequence, events.at(-1)!.occurred_at);
+      }
     });
-    // Their webhook deliveries, in the same transaction: an event written is an event that will be sent.
-    if (events.length > 0) {
-      outbox.enqueueRunEvents(runId, events[0]!.sequence, events.at(-1)!.sequence, events.at(-1)!.occurred_at);
-    }
-  });
 
   return {
     reads: {
       /** The sequence of the run's last event, 0 if it has none. */
-      getLastSequence(runId: string): number {
-        return lastSequence.get(runId) as number;
+      async getLastSequence(runId: string): Promise<number> {
+        return (await lastSequence.get<number>(runId))!;
       },
       /** Events after a sequence number, ascending; `limit + 1` rows tell whether more follow. */
-      listEvents(runId: string, afterSequence: number, limit: number): EventRow[] {
-        return page.all(runId, afterSequence, limit) as EventRow[];
+      async listEvents(runId: string, afterSequence: number, limit: number): Promise<EventRow[]> {
+        return page.all<EventRow>(runId, afterSequence, limit);
       },
-      getEvent(runId: string, sequence: number): EventRow | undefined {
-        return one.get(runId, sequence) as EventRow | undefined;
+      async getEvent(runId: string, sequence: number): Promise<EventRow | undefined> {
+        return one.get<EventRow>(runId, sequence);
       },
-      listConversationEvents(conversationId: string, turn?: number): EventRow[] {
-        return (
-          turn === undefined ? ofConversation.all(conversationId) : ofTurn.all(conversationId, turn)
-        ) as EventRow[];
+      async listConversationEvents(conversationId: string, turn?: number): Promise<EventRow[]> {
+        return turn === undefined
+          ? ofConversation.all<EventRow>(conversationId)
+          : ofTurn.all<EventRow>(conversationId, turn);
       },
     },
     writes: {

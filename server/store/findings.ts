@@ -1,6 +1,6 @@
 import type { Finding } from "../contract/index.js";
 import { SEVERITY_RANK } from "../specs/severity-rank.js";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 
 /** A finding as stored: its evidence refs as JSON, its severity also as a rank SQL can sort and filter on. */
 type FindingRow = Omit<Finding, "evidence_refs"> & { evidence_refs: string; severity_rank: number };
@@ -20,7 +20,7 @@ const toFinding = (row: FindingRow): Finding => ({
   created_at: row.created_at,
 });
 
-export function makeFindingsStore(db: Db) {
+export function makeFindingsStore(db: Sql) {
   const insert =
     db.prepare(`INSERT INTO findings (finding_id, run_id, probe_id, category, owasp, severity, severity_rank,
       title, description, status, spec_path, evidence_refs, created_at)
@@ -35,34 +35,34 @@ export function makeFindingsStore(db: Db) {
 
   return {
     reads: {
-      getFinding(runId: string, findingId: string): Finding | undefined {
-        const row = byId.get(runId, findingId) as FindingRow | undefined;
+      async getFinding(runId: string, findingId: string): Promise<Finding | undefined> {
+        const row = await byId.get<FindingRow>(runId, findingId);
         return row && toFinding(row);
       },
-      listFindings(
+      async listFindings(
         runId: string,
         filter: { severity?: string | undefined; status?: string | undefined },
         after: string | undefined,
         limit: number,
-      ): Finding[] {
-        const rows = page.all({
+      ): Promise<Finding[]> {
+        const rows = await page.all<FindingRow>({
           run_id: runId,
           after: after ?? null,
           severity: filter.severity ?? null,
           status: filter.status ?? null,
           limit,
-        }) as FindingRow[];
+        });
         return rows.map(toFinding);
       },
       /** Every finding of a run, most severe first: what the evidence document shows. */
-      listRunFindings(runId: string): Finding[] {
-        return (all.all(runId) as FindingRow[]).map(toFinding);
+      async listRunFindings(runId: string): Promise<Finding[]> {
+        return (await all.all<FindingRow>(runId)).map(toFinding);
       },
     },
     writes: {
-      insertFindings(findings: readonly Finding[]): void {
+      async insertFindings(findings: readonly Finding[]): Promise<void> {
         for (const finding of findings) {
-          insert.run({
+          await insert.run({
             ...finding,
             severity_rank: SEVERITY_RANK[finding.severity],
             evidence_refs: JSON.stringify(finding.evidence_refs),

@@ -1,4 +1,4 @@
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 
 export interface JobRow {
   job_id: number;
@@ -46,7 +46,7 @@ const claimOf = ({ job_id, locked_by, attempts }: JobClaim) => ({ job_id, locked
  * work; a job whose lease runs out (its worker died) goes back to the queue. A finished job is
  * deleted: the state of the work lives in the records it produced (runs, events).
  */
-export function makeJobsStore(db: Db) {
+export function makeJobsStore(db: Sql) {
   const insert =
     db.prepare(`INSERT INTO jobs (task, job_key, payload, state, run_at, max_attempts, created_at, fair_key)
     VALUES (@task, @job_key, @payload, 'queued', @run_at, @max_attempts, @run_at, @fair_key)
@@ -72,54 +72,55 @@ export function makeJobsStore(db: Db) {
   return {
     reads: {},
     writes: {
-      enqueueJob(job: NewJob): void {
-        insert.run({ ...job, payload: JSON.stringify(job.payload), fair_key: job.fair_key ?? null });
+      async enqueueJob(job: NewJob): Promise<void> {
+        await insert.run({ ...job, payload: JSON.stringify(job.payload), fair_key: job.fair_key ?? null });
       },
       /**
        * Claims up to `max` jobs that are due, under a lease until `until`, shared fairly: each claim
        * goes to the key (a project) with the fewest jobs running, oldest first among equals, and a key
        * with `perKeyCap` jobs running waits — however many of its jobs are queued, others get their turn.
        */
-      claimJobs(
+      async claimJobs(
         worker: string,
         now: string,
         until: string,
         max: number,
         perKeyCap = Number.POSITIVE_INFINITY,
-      ): ClaimedJob[] {
+      ): Promise<ClaimedJob[]> {
         const jobs: ClaimedJob[] = [];
         while (jobs.length < max) {
-          const keys = (dueKeys.all({ now }) as { fair_key: string | null; first_due: string; running: number }[])
+          const keys = (await dueKeys.all<{ fair_key: string | null; first_due: string; running: number }>({ now }))
             .filter((due) => due.fair_key === null || due.running < perKeyCap)
             .sort(
               (a, b) => a.running - b.running || (a.first_due < b.first_due ? -1 : a.first_due > b.first_due ? 1 : 0),
             );
           const job =
             keys[0] &&
-            (claim.get({ worker, now, until, key: keys[0].fair_key }) as
-              (ClaimedJob & { payload: string }) | undefined);
+            (await claim.get<ClaimedJob & { payload: string }>({ worker, now, until, key: keys[0].fair_key }));
           if (!job) break;
           jobs.push({ ...job, payload: JSON.parse(job.payload) as unknown });
         }
         return jobs;
       },
       /** False when the claim was lost (its lease lapsed and the job went back): the worker must stop working on it. */
-      renewJobLease(claim: JobClaim, until: string): boolean {
-        return renew.run({ ...claimOf(claim), until }).changes === 1;
+      async renewJobLease(claim: JobClaim, until: string): Promise<boolean> {
+        return (await renew.run({ ...claimOf(claim), until })).changes === 1;
       },
-      completeJob(claim: JobClaim): boolean {
-        return remove.run(claimOf(claim)).changes === 1;
+      async completeJob(claim: JobClaim): Promise<boolean> {
+        return (await remove.run(claimOf(claim))).changes === 1;
       },
       /**
        * Puts the job back, to run again at `runAt` (backoff, or at once after a graceful stop). A
        * graceful stop refunds the attempt: handing work back on shutdown is not a failure.
        */
-      releaseJob(claim: JobClaim, runAt: string, error: string | null, refundAttempt = false): boolean {
-        return release.run({ ...claimOf(claim), run_at: runAt, error, refund: refundAttempt ? 1 : 0 }).changes === 1;
+      async releaseJob(claim: JobClaim, runAt: string, error: string | null, refundAttempt = false): Promise<boolean> {
+        return (
+          (await release.run({ ...claimOf(claim), run_at: runAt, error, refund: refundAttempt ? 1 : 0 })).changes === 1
+        );
       },
       /** Returns jobs whose lease expired to the queue; returns how many. */
-      reclaimExpiredJobs(now: string): number {
-        return reclaim.run(now).changes;
+      async reclaimExpiredJobs(now: string): Promise<number> {
+        return (await reclaim.run(now)).changes;
       },
     },
   };

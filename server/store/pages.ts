@@ -1,4 +1,4 @@
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import { COUNTED, toConversationView, type ConversationView, type DbConversationView } from "./conversations.js";
 import type { Evaluation } from "../contract/index.js";
 import { toEvaluation } from "./evaluations.js";
@@ -23,7 +23,7 @@ const countOf = (condition: string) => `SUM(CASE WHEN ${condition} THEN 1 ELSE 0
  * What the evidence pages read beyond the API's reads: a run's conversations a page at a time
  * with their events and evaluations, where an element cited as evidence is, and tallies.
  */
-export function makePagesStore(db: Db) {
+export function makePagesStore(db: Sql) {
   const d = db.dialect;
   const conversationsAt = db.prepare(
     `SELECT c.*, ${COUNTED} FROM conversations c WHERE c.run_id = ? ORDER BY c.conversation_id LIMIT ? OFFSET ?`,
@@ -75,61 +75,62 @@ export function makePagesStore(db: Db) {
   return {
     reads: {
       /** The status of the latest decision on a commit of a repository's branch (its runs' ref); undefined when none. */
-      latestDecisionOnBranch(
+      async latestDecisionOnBranch(
         projectId: string,
         repositoryId: number,
         branch: string,
-      ): "ALLOWED" | "BLOCKED" | "PENDING" | undefined {
-        return latestOnBranch.get({
+      ): Promise<"ALLOWED" | "BLOCKED" | "PENDING" | undefined> {
+        return latestOnBranch.get<"ALLOWED" | "BLOCKED" | "PENDING">({
           project_id: projectId,
           repository_id: repositoryId,
           ref: `refs/heads/${branch}`,
-        }) as "ALLOWED" | "BLOCKED" | "PENDING" | undefined;
+        });
       },
       /** One page of a run's conversations, in the order they were made. */
-      pageConversations(runId: string, offset: number, limit: number): ConversationView[] {
-        return (conversationsAt.all(runId, limit, offset) as DbConversationView[]).map(toConversationView);
+      async pageConversations(runId: string, offset: number, limit: number): Promise<ConversationView[]> {
+        return (await conversationsAt.all<DbConversationView>(runId, limit, offset)).map(toConversationView);
       },
-      countConversations(runId: string): number {
-        return conversationCount.get(runId) as number;
+      async countConversations(runId: string): Promise<number> {
+        return (await conversationCount.get<number>(runId))!;
       },
       /** Where a conversation is in its run's order (0 first); undefined if the run has no such conversation. */
-      conversationPosition(runId: string, conversationId: string): number | undefined {
-        return conversationExists.get(runId, conversationId) === undefined
+      async conversationPosition(runId: string, conversationId: string): Promise<number | undefined> {
+        return (await conversationExists.get(runId, conversationId)) === undefined
           ? undefined
-          : (positionOf.get(runId, conversationId) as number);
+          : (await positionOf.get<number>(runId, conversationId))!;
       },
       /** The conversation an evaluation or a trace entry belongs to; null for the run's own, undefined if there is none. */
-      conversationOf(runId: string, of: { evaluation: string } | { sequence: number }): string | null | undefined {
-        const found =
-          "evaluation" in of
-            ? conversationOfEvaluation.get(runId, of.evaluation)
-            : conversationOfEvent.get(runId, of.sequence);
-        return found as string | null | undefined;
+      async conversationOf(
+        runId: string,
+        of: { evaluation: string } | { sequence: number },
+      ): Promise<string | null | undefined> {
+        return "evaluation" in of
+          ? conversationOfEvaluation.get<string | null>(runId, of.evaluation)
+          : conversationOfEvent.get<string | null>(runId, of.sequence);
       },
-      eventsOfConversations(conversationIds: readonly string[]): EventRow[] {
-        return eventsOf.all(JSON.stringify(conversationIds)) as EventRow[];
+      async eventsOfConversations(conversationIds: readonly string[]): Promise<EventRow[]> {
+        return eventsOf.all<EventRow>(JSON.stringify(conversationIds));
       },
-      evaluationsOfConversations(conversationIds: readonly string[]): Evaluation[] {
-        return (evaluationsOf.all(JSON.stringify(conversationIds)) as Parameters<typeof toEvaluation>[0][]).map(
+      async evaluationsOfConversations(conversationIds: readonly string[]): Promise<Evaluation[]> {
+        return (await evaluationsOf.all<Parameters<typeof toEvaluation>[0]>(JSON.stringify(conversationIds))).map(
           toEvaluation,
         );
       },
       /** The run's evaluations of no one conversation (detectors, the budget). */
-      listRunWideEvaluations(runId: string): Evaluation[] {
-        return (runWide.all(runId) as Parameters<typeof toEvaluation>[0][]).map(toEvaluation);
+      async listRunWideEvaluations(runId: string): Promise<Evaluation[]> {
+        return (await runWide.all<Parameters<typeof toEvaluation>[0]>(runId)).map(toEvaluation);
       },
       /** The run's own trace entries (status changes, resumptions, findings raised), outside any conversation; not the evaluations'. */
-      listRunLevelEvents(runId: string): EventRow[] {
-        return runEvents.all(runId) as EventRow[];
+      async listRunLevelEvents(runId: string): Promise<EventRow[]> {
+        return runEvents.all<EventRow>(runId);
       },
       /** The checks of each case (scenario × expectation, metric or probe), tallied by status, the failing first; at most `limit`. */
-      tallyCases(runId: string, limit: number): CaseTally[] {
-        return tallies.all(runId, limit) as CaseTally[];
+      async tallyCases(runId: string, limit: number): Promise<CaseTally[]> {
+        return tallies.all<CaseTally>(runId, limit);
       },
       /** How many cases the run's checks cover, and how many of them did not all pass. */
-      countCases(runId: string): { cases: number; failing: number } {
-        return caseCount.get(runId) as { cases: number; failing: number };
+      async countCases(runId: string): Promise<{ cases: number; failing: number }> {
+        return (await caseCount.get<{ cases: number; failing: number }>(runId))!;
       },
     },
     writes: {},

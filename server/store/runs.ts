@@ -1,6 +1,6 @@
 import { runLinks, type Pricing, type Run, type RunSource, type RunStatus } from "../contract/index.js";
 import type { AgentUsage } from "../usage/agent-usage.js";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import type { Dialect } from "./sql/dialect.js";
 import type { JobsStore, NewJob } from "./jobs.js";
 import type { Filter, ListPage, PageRequest, RowPage } from "./pagination.js";
@@ -124,11 +124,11 @@ export interface RunFilter {
 }
 
 export function makeRunsStore(
-  db: Db,
+  db: Sql,
   listPage: ListPage,
   jobs: Pick<JobsStore["writes"], "enqueueJob">,
   /** Told of each run created, in its transaction (a release decision may be waiting for it). */
-  onCreated: (run: Run, now: string) => void = () => {},
+  onCreated: (run: Run, now: string) => Promise<void> = () => Promise.resolve(),
 ) {
   const d = db.dialect;
   const USAGE_OF_RUN = usageOfRun(d);
@@ -149,12 +149,14 @@ export function makeRunsStore(
       (project_id, idempotency_key, request_hash, run_id, created_at, expires_at)
     VALUES (@project_id, @idempotency_key, @request_hash, @run_id, @now, @expires_at)`);
 
-  function lookUpKey(request: IdempotentRequest): IdempotentOutcome {
-    const key = keyByProject.get(request.project_id, request.idempotency_key) as
-      { request_hash: string; run_id: string; expires_at: string } | undefined;
+  async function lookUpKey(request: IdempotentRequest): Promise<IdempotentOutcome> {
+    const key = await keyByProject.get<{ request_hash: string; run_id: string; expires_at: string }>(
+      request.project_id,
+      request.idempotency_key,
+    );
     if (!key || key.expires_at <= request.now) return { kind: "none" };
     if (key.request_hash !== request.request_hash) return { kind: "key_reused" };
-    return { kind: "replay", run: toRun(runById.get(key.run_id) as RunRow) };
+    return { kind: "replay", run: toRun((await runById.get<RunRow>(key.run_id))!) };
   }
 
   /**
@@ -164,29 +166,28 @@ export function makeRunsStore(
   const countActive = db
     .prepare("SELECT COUNT(*) FROM runs WHERE project_id = ? AND status IN ('QUEUED', 'RUNNING', 'EVALUATING')")
     .pluck();
-  const createRunIdempotently = db.transaction(
-    (
-      request: IdempotentRequest,
-      newRun: NewRun,
-      job: NewJob,
-      maxQueued = Number.POSITIVE_INFINITY,
-    ): IdempotentOutcome | { kind: "created"; run: Run } | { kind: "quota_exceeded"; active: number } => {
-      const existing = lookUpKey(request);
+  const createRunIdempotently = (
+    request: IdempotentRequest,
+    newRun: NewRun,
+    job: NewJob,
+    maxQueued = Number.POSITIVE_INFINITY,
+  ): Promise<IdempotentOutcome | { kind: "created"; run: Run } | { kind: "quota_exceeded"; active: number }> =>
+    db.transaction(async () => {
+      const existing = await lookUpKey(request);
       if (existing.kind !== "none") return existing;
       const row: RunRow = { ...newRun, source: newRun.source ? JSON.stringify(newRun.source) : null };
       // Counted in the transaction that inserts: concurrent creations cannot overshoot the quota.
-      const active = Number.isFinite(maxQueued) ? (countActive.get(row.project_id) as number) : 0;
+      const active = Number.isFinite(maxQueued) ? (await countActive.get<number>(row.project_id))! : 0;
       if (active >= maxQueued) return { kind: "quota_exceeded", active };
-      sweepExpiredKeys.run(request.now);
-      deleteKey.run(request.project_id, request.idempotency_key);
-      insertRun.run(row);
-      insertKey.run({ ...request, run_id: row.run_id });
-      jobs.enqueueJob(job);
+      await sweepExpiredKeys.run(request.now);
+      await deleteKey.run(request.project_id, request.idempotency_key);
+      await insertRun.run(row);
+      await insertKey.run({ ...request, run_id: row.run_id });
+      await jobs.enqueueJob(job);
       const run = toRun(row);
-      onCreated(run, request.now);
+      await onCreated(run, request.now);
       return { kind: "created", run };
-    },
-  );
+    });
   const agentUsageOf = db.prepare("SELECT agent_usage FROM runs WHERE run_id = ?").pluck();
   const usageSoFar = db.prepare(`SELECT ${USAGE_OF_RUN}`).pluck();
   const pricingOf = db.prepare("SELECT pricing FROM runs WHERE run_id = ?").pluck();
@@ -201,29 +202,29 @@ export function makeRunsStore(
   return {
     reads: {
       lookUpIdempotencyKey: lookUpKey,
-      getRun(runId: string): Run | undefined {
-        const row = runById.get(runId) as RunRow | undefined;
+      async getRun(runId: string): Promise<Run | undefined> {
+        const row = await runById.get<RunRow>(runId);
         return row && toRun(row);
       },
       /** What the agent's answers reported of their tokens over the run; null until it ended. */
-      getRunAgentUsage(runId: string): AgentUsage | null {
-        const usage = agentUsageOf.get(runId) as string | null | undefined;
+      async getRunAgentUsage(runId: string): Promise<AgentUsage | null> {
+        const usage = await agentUsageOf.get<string | null>(runId);
         return usage ? (JSON.parse(usage) as AgentUsage) : null;
       },
       /** What the agent's answers have reported so far (a run in progress: the budget resumes from it). */
-      measureAgentUsage(runId: string): AgentUsage {
-        return JSON.parse(usageSoFar.get({ run_id: runId }) as string) as AgentUsage;
+      async measureAgentUsage(runId: string): Promise<AgentUsage> {
+        return JSON.parse((await usageSoFar.get<string>({ run_id: runId }))!) as AgentUsage;
       },
       /** The prices the run started with (its environment's then); {} for a run from before prices were kept. */
-      getRunPricing(runId: string): Pricing {
-        return JSON.parse((pricingOf.get(runId) as string | null | undefined) ?? "{}") as Pricing;
+      async getRunPricing(runId: string): Promise<Pricing> {
+        return JSON.parse((await pricingOf.get<string | null>(runId)) ?? "{}") as Pricing;
       },
-      listRuns(filter: RunFilter, page: PageRequest): RowPage<Run> {
+      async listRuns(filter: RunFilter, page: PageRequest): Promise<RowPage<Run>> {
         const filters: Filter[] = [];
         if (filter.project_id) filters.push(["project_id = ?", filter.project_id]);
         if (filter.status) filters.push(["status = ?", filter.status]);
         if (filter.environment_id) filters.push(["environment_id = ?", filter.environment_id]);
-        const { rows, next } = listPage<RunRow>("runs", "run_id", filters, page);
+        const { rows, next } = await listPage<RunRow>("runs", "run_id", filters, page);
         return { rows: rows.map(toRun), next };
       },
     },
@@ -232,13 +233,13 @@ export function makeRunsStore(
        * Moves a run from one status to the next, only if it is still in `from` (so two workers
        * can never both move it). Returns the moved run, or undefined if it was not in `from`.
        */
-      updateRunStatus(change: RunStatusChange): Run | undefined {
-        const row = updateStatus.get({
+      async updateRunStatus(change: RunStatusChange): Promise<Run | undefined> {
+        const row = await updateStatus.get<RunRow>({
           ...change,
           terminal: change.terminal ? 1 : 0,
           failure_cause: change.failure?.cause ?? null,
           failure_message: change.failure?.message ?? null,
-        }) as RunRow | undefined;
+        });
         return row && toRun(row);
       },
       createRunIdempotently,

@@ -1,5 +1,5 @@
 import type { SpecFile, SpecSource, TestSpec, TestSpecDocument, TestSpecSummary } from "../contract/index.js";
-import type { Db } from "./db.js";
+import type { Sql } from "./sql/sql.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
 import { makeProjectTable } from "./project-table.js";
 
@@ -90,7 +90,7 @@ export interface NewTestSpecVersion {
   source: SpecSource | null;
 }
 
-export function makeTestSpecsStore(db: Db, listPage: ListPage) {
+export function makeTestSpecsStore(db: Sql, listPage: ListPage) {
   const specs = makeProjectTable<TestSpecRow>(db, listPage, "test_specs", "test_spec_id");
   const specByName = db.prepare("SELECT * FROM test_specs WHERE project_id = ? AND name = ?");
   const insertSpec = db.prepare(
@@ -123,21 +123,25 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
    * Adds a version to the spec of that name (creating the spec on first use). Posting the same
    * content as the latest version changes nothing. Runs in one transaction.
    */
-  const addVersion = db.transaction(
-    (input: NewTestSpecVersion, newSpecId: string, now: string): { spec: TestSpecSummary; created: boolean } => {
-      let spec = specByName.get(input.project_id, input.name) as TestSpecRow | undefined;
+  const addVersion = async (
+    input: NewTestSpecVersion,
+    newSpecId: string,
+    now: string,
+  ): Promise<{ spec: TestSpecSummary; created: boolean }> =>
+    db.transaction(async () => {
+      let spec = await specByName.get<TestSpecRow>(input.project_id, input.name);
       if (!spec) {
         spec = { test_spec_id: newSpecId, project_id: input.project_id, name: input.name, created_at: now };
-        insertSpec.run(spec);
+        await insertSpec.run(spec);
       }
-      const latest = latestById.get(spec.test_spec_id) as TestSpecJoinedRow | undefined;
+      const latest = await latestById.get<TestSpecJoinedRow>(spec.test_spec_id);
       // The version's document is the caller's (its canonical text): the summary goes back without it.
       if (latest?.spec_version === input.spec_version) {
         return { spec: toSummary(latest, JSON.parse(input.document) as Record<string, unknown>), created: false };
       }
-      const version_number = ((latestNumber.get(spec.test_spec_id) as number | null) ?? 0) + 1;
+      const version_number = ((await latestNumber.get<number | null>(spec.test_spec_id)) ?? 0) + 1;
       // Going back to an earlier content makes it the latest again, under a new number.
-      insertVersion.run({
+      await insertVersion.run({
         test_spec_id: spec.test_spec_id,
         version_number,
         spec_version: input.spec_version,
@@ -153,36 +157,38 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
       });
       return {
         spec: toSummary(
-          latestById.get(spec.test_spec_id) as TestSpecJoinedRow,
+          (await latestById.get<TestSpecJoinedRow>(spec.test_spec_id))!,
           JSON.parse(input.document) as Record<string, unknown>,
         ),
         created: true,
       };
-    },
-  );
+    });
 
   return {
     reads: {
       /** The latest version's head, or the named version's. */
-      getTestSpecHead(testSpecId: string, specVersion?: string): TestSpecHead | undefined {
-        return (specVersion === undefined ? headLatest.get(testSpecId) : headVersion.get(testSpecId, specVersion)) as
-          TestSpecHead | undefined;
+      async getTestSpecHead(testSpecId: string, specVersion?: string): Promise<TestSpecHead | undefined> {
+        return specVersion === undefined
+          ? headLatest.get<TestSpecHead>(testSpecId)
+          : headVersion.get<TestSpecHead>(testSpecId, specVersion);
       },
       /**
        * The document of a version, as the engine runs it. Only documents the spec schema accepted
        * are stored (its output, defaults filled in), so it is not validated again.
        */
-      getSpecDocument(testSpecId: string, specVersion: string): TestSpecDocument | undefined {
-        const document = documentOf.get(testSpecId, specVersion) as string | undefined;
+      async getSpecDocument(testSpecId: string, specVersion: string): Promise<TestSpecDocument | undefined> {
+        const document = await documentOf.get<string>(testSpecId, specVersion);
         return document === undefined ? undefined : (JSON.parse(document) as TestSpecDocument);
       },
       /** A version's name, and where its file is and the line of each part evaluations cite (when it came from a repository). */
-      getSpecVersionSource(
+      async getSpecVersionSource(
         testSpecId: string,
         specVersion: string,
-      ): { name: string; path: string | null; lines: Record<string, number> } | undefined {
-        const row = sourceOf.get(testSpecId, specVersion) as
-          { name: string; source_path: string | null; source_lines: string | null } | undefined;
+      ): Promise<{ name: string; path: string | null; lines: Record<string, number> } | undefined> {
+        const row = await sourceOf.get<{ name: string; source_path: string | null; source_lines: string | null }>(
+          testSpecId,
+          specVersion,
+        );
         return (
           row && {
             name: row.name,
@@ -192,11 +198,13 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
         );
       },
       /** A version's file as it was submitted (or read at its commit), and where it came from. */
-      getSpecVersionText(
+      async getSpecVersionText(
         testSpecId: string,
         specVersion: string,
-      ): { text: string; repository: string | null; commit_sha: string | null; path: string | null } | undefined {
-        const row = versionById.get(testSpecId, specVersion) as TestSpecJoinedRow | undefined;
+      ): Promise<
+        { text: string; repository: string | null; commit_sha: string | null; path: string | null } | undefined
+      > {
+        const row = await versionById.get<TestSpecJoinedRow>(testSpecId, specVersion);
         return (
           row && {
             text: row.source_text,
@@ -206,17 +214,22 @@ export function makeTestSpecsStore(db: Db, listPage: ListPage) {
           }
         );
       },
-      getTestSpec(testSpecId: string): TestSpec | undefined {
-        const row = latestById.get(testSpecId) as TestSpecJoinedRow | undefined;
+      async getTestSpec(testSpecId: string): Promise<TestSpec | undefined> {
+        const row = await latestById.get<TestSpecJoinedRow>(testSpecId);
         return row && toTestSpec(row);
       },
-      getTestSpecVersion(testSpecId: string, specVersion: string): TestSpec | undefined {
-        const row = versionById.get(testSpecId, specVersion) as TestSpecJoinedRow | undefined;
+      async getTestSpecVersion(testSpecId: string, specVersion: string): Promise<TestSpec | undefined> {
+        const row = await versionById.get<TestSpecJoinedRow>(testSpecId, specVersion);
         return row && toTestSpec(row);
       },
-      listTestSpecs(filter: { project_id?: string | undefined }, page: PageRequest): RowPage<TestSpecSummary> {
-        const { rows, next } = specs.list(filter, page);
-        return { rows: rows.map((row) => toSummary(latestById.get(row.test_spec_id) as TestSpecJoinedRow)), next };
+      async listTestSpecs(
+        filter: { project_id?: string | undefined },
+        page: PageRequest,
+      ): Promise<RowPage<TestSpecSummary>> {
+        const { rows, next } = await specs.list(filter, page);
+        const summaries: TestSpecSummary[] = [];
+        for (const row of rows) summaries.push(toSummary((await latestById.get<TestSpecJoinedRow>(row.test_spec_id))!));
+        return { rows: summaries, next };
       },
     },
     writes: {
