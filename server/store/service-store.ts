@@ -8,8 +8,9 @@ import { makeSameThreadWriter } from "./writer/same-thread-writer.js";
  * The store as the service uses it: reads on this thread's connection, which never writes, and
  * writes through the writer thread, which owns the only writing connection. SQLite (fsync
  * included) thus stays off the event loop, and writes made at the same moment share a commit.
+ * Reads are awaited: on a database across the network (PostgreSQL) they answer later.
  */
-export type ServiceStore = StoreReads & Pick<Store, "db" | "cursorSecret"> & Writer;
+export type ServiceStore = AsyncReads<StoreReads> & Pick<Store, "db" | "cursorSecret"> & Writer;
 
 export interface OpenServiceStoreOptions extends OpenStoreOptions, Pick<WriterOptions, "lazyCommitMs" | "onFailure"> {
   /**
@@ -59,9 +60,23 @@ export async function openServiceStore(
   });
 }
 
+/** Reads as the service awaits them. */
+export type AsyncReads<R> = {
+  [K in keyof R]: R[K] extends (...args: infer A) => infer T ? (...args: A) => Promise<Awaited<T>> : R[K];
+};
+
+function asyncReadsOf<R extends object>(reads: R): AsyncReads<R> {
+  return Object.fromEntries(
+    Object.entries(reads).map(([name, read]) => [
+      name,
+      typeof read === "function" ? async (...args: unknown[]) => read(...args) : read,
+    ]),
+  ) as AsyncReads<R>;
+}
+
 function serviceStoreOf(store: Store, writer: Writer, close: () => Promise<void>): ServiceStore {
   return {
-    ...store.reads,
+    ...asyncReadsOf(store.reads),
     db: store.db,
     cursorSecret: store.cursorSecret,
     // A request's audit event rides with its first write (server/store/audit-scope.ts).
