@@ -17,7 +17,7 @@ export function startReconciling(
   let timer: NodeJS.Timeout | undefined;
   const tick = async () => {
     try {
-      const stale = store.listStaleGitHubCommits(200);
+      const stale = await store.listStaleGitHubCommits(200);
       if (stale.length > 0) {
         const now = clock.now().toISOString();
         await store.write(...stale.map((commit) => ["enqueueJob", syncCheckRunJob(commit, now)] as const));

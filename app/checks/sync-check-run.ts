@@ -59,11 +59,11 @@ const CommitKeyPayload = z.object({ repository_id: z.number().int(), head_sha: z
 
 export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock }: SyncCheckRunDeps): Task {
   return defineTask(CommitKeyPayload, async function syncCheckRun(key) {
-    const commit = store.getGitHubCommit(key);
+    const commit = await store.getGitHubCommit(key);
     if (!commit) return;
     // Read before the view: a change made while publishing leaves the commit behind, for the next sync.
-    const version = store.getCommitVersion(commit);
-    const view = readGateView(store, commit);
+    const version = await store.getCommitVersion(commit);
+    const view = await readGateView(store, commit);
     if (!view) return;
     // Evidence links open its page (signed, for people without a key) where one shows it.
     const absolute =
@@ -101,7 +101,7 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
       annotations: annotations.length,
     };
     const fingerprint = createHash("sha256").update(JSON.stringify(said)).digest("hex");
-    if (store.getLatestCheckRun(key)?.published === fingerprint) {
+    if ((await store.getLatestCheckRun(key))?.published === fingerprint) {
       await markSynced();
       return;
     }
@@ -137,7 +137,7 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
       ]));
 
     async function adoptCheckRun() {
-      if (store.getLatestCheckRun(key)) return undefined;
+      if (await store.getLatestCheckRun(key)) return undefined;
       const { data } = await octokit.rest.checks.listForRef({
         ...repository,
         ref: commit!.head_sha,
@@ -167,7 +167,7 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
     }
 
     // With no record of a check run, one may still exist: made just before the process died. Adopt it.
-    const latest = (await adoptCheckRun()) ?? store.getLatestCheckRun(key);
+    const latest = (await adoptCheckRun()) ?? (await store.getLatestCheckRun(key));
     if (latest?.published === fingerprint) {
       await markSynced();
       return;

@@ -71,15 +71,17 @@ async function waitForDecision(
   const progress = makeProgress(process.stderr, { quiet: options.quiet });
   try {
     for (;;) {
-      const decision = runner.store.getDecision(decisionId)!;
-      progress.update(
-        runs.map((run) => ({
+      const decision = (await runner.store.getDecision(decisionId))!;
+      const states = [];
+      for (const run of runs) {
+        states.push({
           name: run.name,
           planned: run.planned,
-          ended: runner.store.getRunProgress(run.run_id).ended,
-          status: runner.store.getRun(run.run_id)!.status,
-        })),
-      );
+          ended: (await runner.store.getRunProgress(run.run_id)).ended,
+          status: (await runner.store.getRun(run.run_id))!.status,
+        });
+      }
+      progress.update(states);
       if (decision.status !== "PENDING") return decision;
       if (interrupted()) return undefined;
       await sleep(POLL_MS);
@@ -122,14 +124,17 @@ async function runOnce(
     interrupted,
   );
   if (!decision) return EXIT.interrupted;
-  const results = started.runs.map((run, i) =>
-    readRunResult(runner.store, runner.store.getRun(run.run_id)!, {
-      path: specs[i]!.spec.path,
-      document: specs[i]!.selected.document,
-      lines: specs[i]!.selected.lines,
-      droppedGates: specs[i]!.selected.droppedGates,
-    }),
-  );
+  const results = [];
+  for (const [i, run] of started.runs.entries()) {
+    results.push(
+      await readRunResult(runner.store, (await runner.store.getRun(run.run_id))!, {
+        path: specs[i]!.spec.path,
+        document: specs[i]!.selected.document,
+        lines: specs[i]!.selected.lines,
+        droppedGates: specs[i]!.selected.droppedGates,
+      }),
+    );
+  }
   const exitCode = exitCodeOf(decision, options.failOn);
   const style = process.stdout.isTTY && options.env.NO_COLOR === undefined ? colorStyle : plainStyle;
   const out: string[] = [];
@@ -157,7 +162,7 @@ async function runOnce(
     uploadRefused = uploaded.refused;
   }
   process.stdout.write(`${out.join("\n")}\n`);
-  if (options.json) writeFileSync(options.json, renderJson(runner.store, decision, results));
+  if (options.json) writeFileSync(options.json, await renderJson(runner.store, decision, results));
   if (options.junit) writeFileSync(options.junit, await renderJunit(decision, results));
   return uploadRefused ? EXIT.error : exitCode;
 }
