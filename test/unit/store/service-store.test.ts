@@ -70,7 +70,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
     ]);
     expect(store.stats.commits - before).toBe(1);
     expect(committedNames()).toEqual(["a", "b", "c"]);
-    expect(store.getProjectByName("b")?.project_id).toBe("prj_b"); // this thread's connection sees it too
+    expect((await store.getProjectByName("b"))?.project_id).toBe("prj_b"); // this thread's connection sees it too
   });
 
   it("applies the commands of one write all or none, and fails a write alone", async () => {
@@ -166,7 +166,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
     expect(() => recorder.throwIfFailed()).not.toThrow();
     recorder.record("run.resumed", note("resumed"));
     await recorder.flush();
-    expect(store.listEvents("run_1", 0, 10).map((e) => [e.sequence, JSON.parse(e.data).reason])).toEqual([
+    expect((await store.listEvents("run_1", 0, 10)).map((e) => [e.sequence, JSON.parse(e.data).reason])).toEqual([
       [1, "first"],
       [2, "resumed"],
     ]);
@@ -192,7 +192,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
       expect(settled).toBe(false);
       other.prepare("COMMIT").run();
       await write;
-      expect(store.listEvents("run_1", 0, 10).map((e) => JSON.parse(e.data).reason)).toEqual(["note"]);
+      expect((await store.listEvents("run_1", 0, 10)).map((e) => JSON.parse(e.data).reason)).toEqual(["note"]);
     } finally {
       other.close();
     }
