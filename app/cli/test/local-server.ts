@@ -104,7 +104,7 @@ async function servePage(runner: Runner, url: URL, response: ServerResponse) {
   try {
     if (page?.[1] === "runs") {
       const run = await store.getRun(page[2]!);
-      if (run && pages.verify("run", run.run_id, run.project_id, exp, sig)) {
+      if (run && (await pages.verify("run", run.run_id, run.project_id, exp, sig))) {
         const query = {
           page: url.searchParams.get("page") ?? undefined,
           find: url.searchParams.get("find") ?? undefined,
@@ -114,7 +114,7 @@ async function servePage(runner: Runner, url: URL, response: ServerResponse) {
     }
     if (page?.[1] === "decisions") {
       const decision = await store.getDecision(page[2]!);
-      if (decision && pages.verify("decision", decision.decision_id, decision.project_id, exp, sig)) {
+      if (decision && (await pages.verify("decision", decision.decision_id, decision.project_id, exp, sig))) {
         return send(
           200,
           "text/html; charset=utf-8",

@@ -140,13 +140,11 @@ async function runOnce(
   const out: string[] = [];
   if (!options.quiet) for (const result of results) out.push(renderRun(result, style), "");
   if (pages) {
-    out.push(
-      `Evidence pages: ${pages.origin}${runner.pages.mint("decision", decision.decision_id, decision.project_id)}`,
-    );
+    const decisionLink = await runner.pages.mint("decision", decision.decision_id, decision.project_id);
+    out.push(`Evidence pages: ${pages.origin}${decisionLink}`);
     for (const result of results) {
-      out.push(
-        `  ${result.spec.name}: ${pages.origin}${runner.pages.mint("run", result.run.run_id, result.run.project_id)}`,
-      );
+      const runLink = await runner.pages.mint("run", result.run.run_id, result.run.project_id);
+      out.push(`  ${result.spec.name}: ${pages.origin}${runLink}`);
     }
     out.push("");
   }

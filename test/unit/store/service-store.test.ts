@@ -150,7 +150,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
 
   it("stops a run's work at the first failed write, reports that failure, and continues the log where it ends", async () => {
     seedRun(path);
-    const recorder = makeRecorder({ store, runId: "run_1", clock, newId });
+    const recorder = await makeRecorder({ store, runId: "run_1", clock, newId });
     recorder.record("run.resumed", note("first"));
     await recorder.flush();
 
@@ -178,7 +178,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
     try {
       other.prepare("BEGIN IMMEDIATE").run(); // the CLI, say, in the middle of a write
       other.prepare("UPDATE runs SET updated_at = ? WHERE run_id = 'run_1'").run(at);
-      const recorder = makeRecorder({ store, runId: "run_1", clock, newId });
+      const recorder = await makeRecorder({ store, runId: "run_1", clock, newId });
       recorder.record("run.resumed", note("note"));
       const busySince = store.stats.busyMs;
       const write = recorder.flush(); // reads the log's end, then appends: must not read a stale snapshot
@@ -199,7 +199,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
   });
 
   it("makes background writes durable by the next awaited flush, and reports their failure there", async () => {
-    const recorder = makeRecorder({ store, runId: "run_unknown", clock, newId });
+    const recorder = await makeRecorder({ store, runId: "run_unknown", clock, newId });
     recorder.flushInBackground(project("first"));
     expect(committedNames()).toEqual([]); // queued, not yet written
     await recorder.flush(project("second"));
