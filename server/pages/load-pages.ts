@@ -1,4 +1,4 @@
-import { pageLocationOf, pageUrlOf, type Run, type ReleaseDecision } from "../contract/index.js";
+import { pageLocationOf, pageUrlOf, runLinks, type Run, type ReleaseDecision } from "../contract/index.js";
 import { excerptsWanted, FAILURE_STATUSES, listFailures } from "../releases/report/failures.js";
 import { agentExcerpts } from "../runs/agent-excerpt.js";
 import { buildEvidence } from "../runs/build-evidence.js";
@@ -37,16 +37,17 @@ export interface PageContext {
 
 /**
  * Evidence refs as links a reader can follow: on this page's own signed link, or another page of
- * the same project; none elsewhere. The other pages are those that the refs within `shown` point to.
+ * the same project; none elsewhere. The other pages are those that `refs` point to: the page
+ * links them before it is rendered.
  */
 async function linker(
   context: PageContext,
   projectId: string,
   self: { kind: "run" | "decision"; id: string; link: string },
-  shown: unknown,
+  refs: Iterable<string>,
 ): Promise<(ref: string) => string | undefined> {
   const isSelf = (location: { kind: string; id: string }) => location.kind === self.kind && location.id === self.id;
-  const refsToOthers = [...pageRefsIn(shown)].filter((ref) => !isSelf(pageLocationOf(ref)!));
+  const refsToOthers = [...refs].filter((ref) => !isSelf(pageLocationOf(ref)!));
   const others = await projectPageLinks(context.pages, context.store, projectId, refsToOthers);
   const linkOf = (kind: "run" | "decision", id: string) =>
     kind === self.kind && id === self.id ? self.link : others(kind, id);
@@ -121,7 +122,8 @@ export async function loadRunPage(
     paging: { page, pages, total, hrefOfPage: (n: number) => `${link}&page=${n}` },
     githubWebUrl: context.githubWebUrl,
   };
-  return { ...shown, hrefOf: await linker(context, run.project_id, { kind: "run", id: run.run_id, link }, shown) };
+  const self = { kind: "run", id: run.run_id, link } as const;
+  return { ...shown, hrefOf: await linker(context, run.project_id, self, pageRefsIn(shown)) };
 }
 
 /** What a decision's page shows. */
@@ -141,10 +143,10 @@ export async function loadDecisionPage(
     approvals: await store.listPolicyApprovals(decision.decision_id),
     githubWebUrl: context.githubWebUrl,
   };
-  return {
-    ...shown,
-    hrefOf: await linker(context, decision.project_id, { kind: "decision", id: decision.decision_id, link }, shown),
-  };
+  // Besides the refs it shows, the page links each of its runs (and their evaluations and evidence).
+  const refs = [...pageRefsIn(shown), ...runs.map((run) => runLinks(run.run_id).self)];
+  const self = { kind: "decision", id: decision.decision_id, link } as const;
+  return { ...shown, hrefOf: await linker(context, decision.project_id, self, refs) };
 }
 
 /** A planned run as its decision's page shows it: what it tested, where, and its failures. */
