@@ -81,6 +81,17 @@ export default tseslint.config(
     },
   },
   {
+    // A promise is awaited, returned or handed on: the store answers later on a network database,
+    // and a promise tested for truth or dropped is a bug the types alone do not catch.
+    files: ["**/*.ts"],
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      "@typescript-eslint/no-floating-promises": "error",
+      "@typescript-eslint/no-misused-promises": "error",
+      "@typescript-eslint/await-thenable": "error",
+    },
+  },
+  {
     // Tests, benchmarks and example scripts read loose JSON from the API; the product code does not.
     files: ["test/**", "bench/**", "examples/**"],
     rules: { "@typescript-eslint/no-explicit-any": "off" },

@@ -30,7 +30,7 @@ export async function createHost(config: Config, options: CreateServiceOptions =
     log,
     integrate: async (deps) => {
       if (!config.github) return {};
-      const credentials = config.githubCredentials ?? storedAppCredentials(deps.store);
+      const credentials = config.githubCredentials ?? (await storedAppCredentials(deps.store));
       if (!credentials) {
         setup = makeAppSetup({ settings: config.github, store: deps.store, log, clock: deps.clock });
         return {};

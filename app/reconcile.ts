@@ -15,9 +15,10 @@ export function startReconciling(
 ): () => void {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  // Never rejects: what fails is logged, and the next tick tries again.
   const tick = async () => {
     try {
-      const stale = store.listStaleGitHubCommits(200);
+      const stale = await store.listStaleGitHubCommits(200);
       if (stale.length > 0) {
         const now = clock.now().toISOString();
         await store.write(...stale.map((commit) => ["enqueueJob", syncCheckRunJob(commit, now)] as const));
@@ -26,9 +27,9 @@ export function startReconciling(
     } catch (raw) {
       log.error({ err: coerceError(raw) }, "Could not look for check runs to publish; trying again");
     }
-    if (!stopped) timer = setTimeout(tick, intervalMs);
+    if (!stopped) timer = setTimeout(() => void tick(), intervalMs);
   };
-  timer = setTimeout(tick, intervalMs);
+  timer = setTimeout(() => void tick(), intervalMs);
   return () => {
     stopped = true;
     clearTimeout(timer);

@@ -128,16 +128,18 @@ export async function createService(
       ? makeOidcVerifier({ ...config.oidc, audience: config.oidc.audience }, clock)
       : undefined,
     githubWebUrl: config.github?.webUrl,
-    serviceReadiness: () => [
-      ...(draining ? ["draining: the service is stopping"] : []),
-      ...(writerStopped ? ["the store's writer stopped: nothing can be written"] : []),
-      ...(config.workers > 0 && !worker?.started ? ["the run engine is not running"] : []),
-      ...(store.schemaVersion() !== LATEST_MIGRATION
-        ? [`the database is at schema ${store.schemaVersion()}, not ${LATEST_MIGRATION}`]
-        : []),
-    ],
+    serviceReadiness: async () => {
+      const reasons = [
+        ...(draining ? ["draining: the service is stopping"] : []),
+        ...(writerStopped ? ["the store's writer stopped: nothing can be written"] : []),
+        ...(config.workers > 0 && !worker?.started ? ["the run engine is not running"] : []),
+      ];
+      const schema = await store.schemaVersion();
+      if (schema !== LATEST_MIGRATION) reasons.push(`the database is at schema ${schema}, not ${LATEST_MIGRATION}`);
+      return reasons;
+    },
     pages: makePageLinks({
-      secret: () => store.getSecretSetting(PAGE_LINK_SECRET)!,
+      secret: async () => (await store.getSecretSetting(PAGE_LINK_SECRET))!,
       now: () => clock.now(),
       ttlSeconds: config.pageLinkTtlSeconds,
     }),

@@ -69446,9 +69446,9 @@ var init_agent_usage = __esm({
 });
 
 // server/engine/budget-meter.ts
-function makeBudgetMeter(store, { runId, budget: budget2, resumed }) {
-  const pricing = budget2?.max_cost_usd !== void 0 ? store.getRunPricing(runId) : {};
-  const spent = (budget2 && resumed ? store.measureAgentUsage(runId).by_model : void 0) ?? {};
+async function makeBudgetMeter(store, { runId, budget: budget2, resumed }) {
+  const pricing = budget2?.max_cost_usd !== void 0 ? await store.getRunPricing(runId) : {};
+  const spent = (budget2 && resumed ? (await store.measureAgentUsage(runId)).by_model : void 0) ?? {};
   return {
     meter(reply) {
       if (budget2) addAnswer(spent, reply);
@@ -69473,7 +69473,7 @@ var init_budget_meter = __esm({
 });
 
 // server/evaluate/conversation-facts.ts
-function toHeldConversation(conversation, events, readEvents = () => events) {
+function toHeldConversation(conversation, events, readEvents = async () => events) {
   const runId = conversation.run_id;
   const toolCalls = [];
   const replies = [];
@@ -69567,10 +69567,14 @@ function lazyConversations(rows, hold, counted = () => true) {
   const byScenario = indexBy(rows.filter(counted), (row) => keyOf(row.kind, row.scenario_id));
   return {
     count: rows.length,
-    *all() {
-      for (const row of rows) yield hold(row);
+    async *all() {
+      for (const row of rows) yield await hold(row);
     },
-    of: (kind, id) => (byScenario.get(keyOf(kind, id)) ?? []).map(hold)
+    async of(kind, id) {
+      const held = [];
+      for (const row of byScenario.get(keyOf(kind, id)) ?? []) held.push(await hold(row));
+      return held;
+    }
   };
 }
 var keyOf;
@@ -69626,8 +69630,8 @@ var init_judged_metrics = __esm({
         if (!judge) return { evaluations: [], findings: [] };
         const samples = [];
         for (const { index: s, id, scenario } of scenarioCases(input2.spec)) {
-          (scenario.metrics ?? []).forEach((metric3, m) => {
-            for (const held of input2.conversations.of("scenario", id)) {
+          for (const [m, metric3] of (scenario.metrics ?? []).entries()) {
+            for (const held of await input2.conversations.of("scenario", id)) {
               for (const turn of metric3.scope === "turn" ? held.turns : [null]) {
                 samples.push({
                   criteria: metric3.criteria,
@@ -69647,7 +69651,7 @@ var init_judged_metrics = __esm({
                 });
               }
             }
-          });
+          }
         }
         const evaluations = new Array(samples.length);
         let next = 0;
@@ -69657,7 +69661,7 @@ var init_judged_metrics = __esm({
             const sample = samples[index];
             const answer = await judge.judge(
               sample.criteria,
-              toTranscript(sample.held.events(), sample.turn ?? void 0),
+              toTranscript(await sample.held.events(), sample.turn ?? void 0),
               input2.signal
             );
             const judged = { ...sample.draft, judge: { ...sample.draft.judge, usage: answer.usage ?? null } };
@@ -69769,13 +69773,13 @@ var init_leak_detectors = __esm({
     cited = (refs) => refs.length > MAX_FINDING_REFS ? `; the first ${MAX_FINDING_REFS} are cited` : "";
     leakDetectors = {
       kind: "detector",
-      evaluate({ conversations }) {
+      async evaluate({ conversations }) {
         const evaluations = [];
         const findings = [];
         let outputs = 0;
         const scanned = [];
         const hitsOf = DETECTORS.map(() => []);
-        for (const held of conversations.all()) {
+        for await (const held of conversations.all()) {
           if (scanned.length < MAX_FINDING_REFS) scanned.push(held.ref.conversation());
           for (const output2 of held.facts.outputs) {
             outputs++;
@@ -69849,10 +69853,10 @@ var init_scenario_expectations = __esm({
     EXPECTATIONS_JUDGE = { provider: "assure", model: "deterministic-expectations@1" };
     scenarioExpectations = {
       kind: "expectation",
-      evaluate(input2) {
+      async evaluate(input2) {
         const evaluations = [];
         for (const { index: s, id, scenario } of scenarioCases(input2.spec)) {
-          for (const held of input2.conversations.of("scenario", id)) {
+          for (const held of await input2.conversations.of("scenario", id)) {
             scenario.turns.forEach((turn, t) => {
               (turn.expect ?? []).forEach((expectation2, e) => {
                 evaluations.push(
@@ -69883,11 +69887,11 @@ var init_security_probes = __esm({
     PROBES_JUDGE = { provider: "assure", model: "security-probes@1" };
     securityProbes = {
       kind: "probe",
-      evaluate(input2) {
+      async evaluate(input2) {
         const evaluations = [];
         const findings = [];
-        (input2.spec.security ?? []).forEach((probe2, p) => {
-          const held = input2.conversations.of("probe", probe2.id);
+        for (const [p, probe2] of (input2.spec.security ?? []).entries()) {
+          const held = await input2.conversations.of("probe", probe2.id);
           const tripped = [];
           for (const conversation of held) {
             const outcomes = probe2.fail_if.map((condition) => checkExpectation(condition, conversation.facts));
@@ -69913,7 +69917,7 @@ var init_security_probes = __esm({
               evidence_refs: hits.length === 0 ? [conversation.ref.conversation()] : hits.flatMap((hit) => hit.refs)
             });
           }
-          if (tripped.length === 0) return;
+          if (tripped.length === 0) continue;
           const refs = [...new Set(tripped.flatMap((t) => t.refs))];
           const owasp = OWASP_LLM_2025[probe2.category];
           findings.push({
@@ -69926,7 +69930,7 @@ var init_security_probes = __esm({
             spec_path: `security[${p}]`,
             evidence_refs: refs.slice(0, MAX_FINDING_REFS)
           });
-        });
+        }
         return { evaluations, findings };
       }
     };
@@ -69944,12 +69948,12 @@ var init_token_budget = __esm({
     BUDGET_JUDGE = { provider: "assure", model: "token-budget@1" };
     tokenBudget = {
       kind: "budget",
-      evaluate({ spec, conversations, usage, pricing = {} }) {
+      async evaluate({ spec, conversations, usage, pricing = {} }) {
         const budget2 = spec.defaults?.budget;
         if (!budget2) return { evaluations: [], findings: [] };
         const scanned = [];
         const unreported = [];
-        for (const held of conversations.all()) {
+        for await (const held of conversations.all()) {
           if (scanned.length < MAX_FINDING_REFS) scanned.push(held.ref.conversation());
           for (const reply of held.facts.replies) {
             if (reply.tokens === null && unreported.length < MAX_FINDING_REFS) {
@@ -70115,7 +70119,7 @@ async function evaluateRun({
   pricing
 }) {
   const input2 = { spec, conversations, judge, signal, usage, pricing };
-  const outputs = await Promise.all(evaluators.map((evaluator) => evaluator.evaluate(input2)));
+  const outputs = await Promise.all(evaluators.map(async (evaluator) => evaluator.evaluate(input2)));
   if (signal.aborted) throw signal.reason;
   const evaluations = outputs.flatMap(
     (output2, i) => output2.evaluations.map((draft) => ({ ...draft, kind: evaluators[i].kind, evaluation_id: newId("evaluation") }))
@@ -77252,17 +77256,17 @@ var init_plan = __esm({
 });
 
 // server/engine/evaluate-conversations.ts
-function evaluateConversations({ store, newId, judge, evaluators }, { run: run2, spec, signal, completed }) {
+async function evaluateConversations({ store, newId, judge, evaluators }, { run: run2, spec, signal, completed }) {
   const position = /* @__PURE__ */ new Map();
   for (const plan of planConversations(spec, { includeProbes: true })) position.set(planKey(plan), position.size);
-  const eventsOf = (conversationId) => store.listConversationEvents(conversationId).map(toLoggedEvent);
+  const eventsOf = async (conversationId) => (await store.listConversationEvents(conversationId)).map(toLoggedEvent);
   const inOrder = [...completed].sort(
     (a, b) => position.get(planKey(a)) - position.get(planKey(b)) || a.retry - b.retry
   );
   const counted = new Set(lastTries(completed));
   const conversations = lazyConversations(
     inOrder,
-    (c) => toHeldConversation(c, eventsOf(c.conversation_id), () => eventsOf(c.conversation_id)),
+    async (c) => toHeldConversation(c, await eventsOf(c.conversation_id), () => eventsOf(c.conversation_id)),
     (c) => counted.has(c)
   );
   const budgeted = spec.defaults?.budget !== void 0;
@@ -77273,7 +77277,7 @@ function evaluateConversations({ store, newId, judge, evaluators }, { run: run2,
     judge,
     newId,
     signal,
-    ...budgeted ? { usage: store.measureAgentUsage(run2.run_id), pricing: store.getRunPricing(run2.run_id) } : {},
+    ...budgeted ? { usage: await store.measureAgentUsage(run2.run_id), pricing: await store.getRunPricing(run2.run_id) } : {},
     ...evaluators ? { evaluators } : {}
   });
 }
@@ -77822,7 +77826,7 @@ var init_plan_queue = __esm({
 async function converse(deps, { run: run2, spec, recorder, signal: jobSignal, earlier }) {
   const { store, clock, lanes } = deps;
   const now = () => clock.now().toISOString();
-  const environment = store.getEnvironmentTarget(run2.environment_id);
+  const environment = await store.getEnvironmentTarget(run2.environment_id);
   if (!environment) throw new RunFailedError("internal_error", `Environment ${run2.environment_id} no longer exists`);
   const target = { ...environment, base_url: run2.agent_url ?? environment.base_url };
   const protocol = AGENT_PROTOCOLS[target.protocol];
@@ -77835,7 +77839,7 @@ async function converse(deps, { run: run2, spec, recorder, signal: jobSignal, ea
   const limits = limitsOf(spec);
   const deadline = Date.parse(run2.started_at ?? now()) + limits.run_timeout_ms;
   const pacer = lanes.pacerOf(environment);
-  const budget2 = makeBudgetMeter(store, {
+  const budget2 = await makeBudgetMeter(store, {
     runId: run2.run_id,
     budget: spec.defaults?.budget,
     resumed: earlier.length > 0
@@ -78061,8 +78065,8 @@ var init_judge_run = __esm({
 });
 
 // server/engine/recorder.ts
-function makeRecorder({ store, runId, clock, newId }) {
-  let lastSequence = store.getLastSequence(runId);
+async function makeRecorder({ store, runId, clock, newId }) {
+  let lastSequence = await store.getLastSequence(runId);
   let pending = [];
   let failed;
   function queue(commands, lazily) {
@@ -78126,7 +78130,7 @@ function makeRecorder({ store, runId, clock, newId }) {
       if (failed === void 0) return;
       failed = void 0;
       pending = [];
-      lastSequence = store.getLastSequence(runId);
+      lastSequence = await store.getLastSequence(runId);
     }
   };
 }
@@ -78156,20 +78160,20 @@ function makeExecuteRun(deps) {
     now: () => clock.now().getTime()
   });
   const specs3 = new I({ max: 100 });
-  function specOf(run2) {
+  async function specOf(run2) {
     const key = `${run2.test_spec_id} ${run2.spec_version}`;
     let spec = specs3.get(key);
     if (!spec) {
-      spec = store.getSpecDocument(run2.test_spec_id, run2.spec_version);
+      spec = await store.getSpecDocument(run2.test_spec_id, run2.spec_version);
       if (!spec) throw new RunFailedError("internal_error", `Spec version ${run2.spec_version} no longer exists`);
       specs3.set(key, spec);
     }
     return spec;
   }
   return defineTask(external_exports.object({ run_id: external_exports.string() }), async function executeRun({ run_id }, { job, signal }) {
-    let run2 = store.getRun(run_id);
+    let run2 = await store.getRun(run_id);
     if (!run2 || isTerminal(run2.status)) return;
-    const recorder = makeRecorder({ store, runId: run_id, clock, newId: deps.newId });
+    const recorder = await makeRecorder({ store, runId: run_id, clock, newId: deps.newId });
     const moves = { recorder, clock, log };
     try {
       const interrupted = run2.status === "QUEUED" ? 0 : (await store.write(["interruptRunningConversations", run_id, now()]))[0];
@@ -78183,8 +78187,8 @@ function makeExecuteRun(deps) {
       if (job.attempts > job.max_attempts) {
         throw new RunFailedError("internal_error", `The run was interrupted ${job.attempts - 1} times; giving up`);
       }
-      const spec = specOf(run2);
-      const earlier = run2.status === "QUEUED" ? [] : store.listRunConversations(run_id);
+      const spec = await specOf(run2);
+      const earlier = run2.status === "QUEUED" ? [] : await store.listRunConversations(run_id);
       const completed = earlier.filter((c) => c.status === "completed");
       if (run2.status === "QUEUED") run2 = await transitionRun(moves, run2, "RUNNING");
       if (run2.status === "RUNNING") {
@@ -78199,7 +78203,7 @@ function makeExecuteRun(deps) {
       const failure2 = error63 ? { cause: error63.failureCause, message: error63.message } : { cause: "internal_error", message: `Unexpected error: ${coerceError(raw).message}` };
       if (!error63) log.error({ err: coerceError(raw), run_id }, `Run ${run_id} failed on an internal error`);
       await recorder.settle();
-      const current = store.getRun(run_id);
+      const current = await store.getRun(run_id);
       if (!isTerminal(current.status)) {
         await transitionRun(moves, current, "FAILED", { verdict: FAILURE_CAUSES[failure2.cause].verdict, failure: failure2 });
       }
@@ -83416,28 +83420,28 @@ var init_readiness = __esm({
 
 // server/pages/page-links.ts
 function makePageLinks({ secret, now, ttlSeconds }) {
-  function mint(kind, id, projectId) {
+  async function mint(kind, id, projectId) {
     const exp = Math.floor(now().getTime() / 1e3) + ttlSeconds;
-    return `${pagePath(kind, id)}?exp=${exp}&sig=${sign(secret(), kind, id, projectId, exp)}`;
+    return `${pagePath(kind, id)}?exp=${exp}&sig=${sign(await secret(), kind, id, projectId, exp)}`;
   }
   return {
     mint,
     /** A run as the API shows it: with `links.html`, minted as it is read. */
-    linkRun(run2) {
-      return { ...run2, links: { ...run2.links, html: mint("run", run2.run_id, run2.project_id) } };
+    async linkRun(run2) {
+      return { ...run2, links: { ...run2.links, html: await mint("run", run2.run_id, run2.project_id) } };
     },
     /** A decision as the API shows it: with `links.html`, minted as it is read. */
-    linkDecision(decision) {
+    async linkDecision(decision) {
       return {
         ...decision,
-        links: { ...decision.links, html: mint("decision", decision.decision_id, decision.project_id) }
+        links: { ...decision.links, html: await mint("decision", decision.decision_id, decision.project_id) }
       };
     },
     /** Whether `exp` and `sig` open this resource's page now: signed for it, with the current key, not expired. */
-    verify(kind, id, projectId, exp, sig) {
+    async verify(kind, id, projectId, exp, sig) {
       if (!exp || !sig || !/^\d{1,12}$/.test(exp)) return false;
       if (Number(exp) * 1e3 <= now().getTime()) return false;
-      const expected = Buffer.from(sign(secret(), kind, id, projectId, Number(exp)));
+      const expected = Buffer.from(sign(await secret(), kind, id, projectId, Number(exp)));
       const given = Buffer.from(sig);
       return given.length === expected.length && (0, import_node_crypto13.timingSafeEqual)(given, expected);
     }
@@ -83506,13 +83510,13 @@ var init_authenticate = __esm({
 });
 
 // server/releases/create-decision.ts
-function assertInProject({ store }, projectId, body) {
+async function assertInProject({ store }, projectId, body) {
   if ("run_ids" in body.subject) {
-    body.subject.run_ids.forEach((runId, i) => {
-      if (store.getRun(runId)?.project_id !== projectId) {
+    for (const [i, runId] of body.subject.run_ids.entries()) {
+      if ((await store.getRun(runId))?.project_id !== projectId) {
         throw notInProject(`body.subject.run_ids[${i}]`, `run '${runId}' is not a run of this project`);
       }
-    });
+    }
     if (new Set(body.subject.run_ids).size !== body.subject.run_ids.length) {
       throw refused("body.subject.run_ids", "a run is listed twice");
     }
@@ -83523,17 +83527,17 @@ function assertInProject({ store }, projectId, body) {
       throw refused("body.base", "a decision on runs has no base branch: make one for the pull request's head commit");
     }
   }
-  (body.plan ?? []).forEach(({ test_spec_id, environment_id }, i) => {
-    if (store.getTestSpecHead(test_spec_id)?.project_id !== projectId) {
+  for (const [i, { test_spec_id, environment_id }] of (body.plan ?? []).entries()) {
+    if ((await store.getTestSpecHead(test_spec_id))?.project_id !== projectId) {
       throw notInProject(`body.plan[${i}].test_spec_id`, `test spec '${test_spec_id}' is not in this project`);
     }
-    if (store.getEnvironmentRow(environment_id)?.project_id !== projectId) {
+    if ((await store.getEnvironmentRow(environment_id))?.project_id !== projectId) {
       throw notInProject(`body.plan[${i}].environment_id`, `environment '${environment_id}' is not in this project`);
     }
-  });
+  }
 }
 async function createDecision(deps, projectId, body) {
-  assertInProject(deps, projectId, body);
+  await assertInProject(deps, projectId, body);
   const [outcome] = await deps.store.write([
     "createDecision",
     {
@@ -83631,28 +83635,28 @@ function refuseAppRunKey(idempotencyKey) {
     details: [{ path: "headers.idempotency-key", message: `may not start with '${APP_RUN_KEY_PREFIX}'` }]
   });
 }
-function resolveRunTarget(store, principal, body) {
+async function resolveRunTarget(store, principal, body) {
   if (body.source) {
     assertActsFor(
       principal,
       body.source.repository,
-      store.getProject(principal.project_id ?? "")?.repositories ?? [],
+      (await store.getProject(principal.project_id ?? ""))?.repositories ?? [],
       "body.source.repository"
     );
   }
   const spec = visibleOr404(
     principal,
-    store.getTestSpecHead(body.test_spec_id, body.spec_version),
+    await store.getTestSpecHead(body.test_spec_id, body.spec_version),
     body.spec_version === void 0 ? "Test spec" : `Version ${body.spec_version} of test spec`,
     body.test_spec_id
   );
-  const environment = store.getEnvironmentRow(body.environment_id);
+  const environment = await store.getEnvironmentRow(body.environment_id);
   if (!environment || environment.project_id !== spec.project_id) {
     throw new ApiError("NOT_FOUND", {
       message: `Environment '${body.environment_id}' was not found in the test spec's project.`
     });
   }
-  const agent = store.getAgent(environment.agent_id);
+  const agent = await store.getAgent(environment.agent_id);
   if (!agent) {
     throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
   }
@@ -83671,7 +83675,7 @@ var init_run_target = __esm({
 // server/runs/create-run.ts
 async function createRun({ store, clock, newId, checkReadiness, egress, idempotencyWindowMs, nudgeEngine, limits }, principal, body, idempotencyKey) {
   if (principal.key_id !== GITHUB_APP_KEY_ID) refuseAppRunKey(idempotencyKey);
-  const { spec, environment, agent } = resolveRunTarget(store, principal, body);
+  const { spec, environment, agent } = await resolveRunTarget(store, principal, body);
   const request2 = () => {
     const now2 = clock.now();
     return {
@@ -83692,12 +83696,12 @@ async function createRun({ store, clock, newId, checkReadiness, egress, idempote
     }
     return void 0;
   };
-  const earlier = answer(store.lookUpIdempotencyKey(request2()));
+  const earlier = answer(await store.lookUpIdempotencyKey(request2()));
   if (earlier) return earlier;
   await spend(limits.runCreates, `project:${spec.project_id}`, "runs created in this project", Date.now());
   const agentAt = resolveRunAgent(environment, body.source, body.agent_url, egress);
   const readiness = await checkReadiness({
-    ...store.getEnvironmentTarget(environment.environment_id),
+    ...await store.getEnvironmentTarget(environment.environment_id),
     base_url: agentAt.url
   });
   if (!readiness.ready) {
@@ -84055,9 +84059,17 @@ async function openServiceStore(path2, { lazyCommitMs, onFailure, writer: where 
     store.close();
   });
 }
+function asyncReadsOf(reads) {
+  return Object.fromEntries(
+    Object.entries(reads).map(([name, read]) => [
+      name,
+      typeof read === "function" ? async (...args) => read(...args) : read
+    ])
+  );
+}
 function serviceStoreOf(store, writer, close) {
   return {
-    ...store.reads,
+    ...asyncReadsOf(store.reads),
     db: store.db,
     cursorSecret: store.cursorSecret,
     // A request's audit event rides with its first write (server/store/audit-scope.ts).
@@ -84175,16 +84187,16 @@ async function openLocalRunner({
     liveTraces,
     mcp,
     pages: makePageLinks({
-      secret: () => store.getSecretSetting(PAGE_LINK_SECRET),
+      secret: async () => await store.getSecretSetting(PAGE_LINK_SECRET),
       now: () => clock.now(),
       ttlSeconds: config2.pageLinkTtlSeconds
     }),
     async useEndpoint(endpoint2) {
       let name = LOCAL_NAME;
-      let existing = store.getEnvironmentRowByName(projectId, name);
+      let existing = await store.getEnvironmentRowByName(projectId, name);
       for (let n = 2; existing && !(existing.protocol === endpoint2.protocol && existing.base_url === trimmed(endpoint2.base_url)); n++) {
         name = `${LOCAL_NAME}-${n}`;
-        existing = store.getEnvironmentRowByName(projectId, name);
+        existing = await store.getEnvironmentRowByName(projectId, name);
       }
       const row = toNewEnvironment(endpoint2, {
         environment_id: existing?.environment_id ?? newId("environment"),
@@ -84265,7 +84277,7 @@ async function openLocalRunner({
   };
 }
 async function ensureProject(store, newId, now) {
-  const existing = store.getProjectByName(LOCAL_NAME);
+  const existing = await store.getProjectByName(LOCAL_NAME);
   if (existing) return existing.project_id;
   const projectId = newId("project");
   await store.write([
@@ -84308,12 +84320,12 @@ var init_local_runner = __esm({
 });
 
 // server/local/upload-contents.ts
-function uploadContents(store, runId) {
-  const conversations = store.listRunConversations(runId).filter((c) => c.status === "completed");
+async function uploadContents(store, runId) {
+  const conversations = (await store.listRunConversations(runId)).filter((c) => c.status === "completed");
   const held = new Set(conversations.map((c) => c.conversation_id));
   const trace = [];
   for (let after = 0; ; ) {
-    const page = store.listEvents(runId, after, PAGE);
+    const page = await store.listEvents(runId, after, PAGE);
     for (const row of page) {
       if (row.conversation_id === null || !held.has(row.conversation_id)) continue;
       const event = toLoggedEvent(row);
@@ -91318,7 +91330,7 @@ async function executeInJob(client, slots, { agentUrl, agentHeaders, source, dea
       const runs = await holdRuns(runner, group2, localEnvironment, deadline, log, environment.name);
       for (const [i, { slot, spec }] of group2.entries()) {
         const held = runs[i];
-        const contents = uploadContents(runner.store, held.run_id);
+        const contents = await uploadContents(runner.store, held.run_id);
         if (contents.conversations.length === 0) {
           const why = held.failure ? `${held.failure.cause}: ${held.failure.message}` : held.status;
           throw new Error(
@@ -91365,7 +91377,8 @@ async function holdRuns(runner, slots, environmentId, deadline, log, environment
   for (const { spec } of slots) stored.push(await runner.addSpec(spec.version));
   const { runs } = await runner.startRuns(stored, environmentId);
   for (; ; ) {
-    const current = runs.map((run2) => runner.store.getRun(run2.run_id));
+    const current = [];
+    for (const run2 of runs) current.push(await runner.store.getRun(run2.run_id));
     if (current.every((run2) => isTerminalRunStatus(run2.status))) {
       current.forEach(
         (run2, i) => log(`${slots[i].spec.path} in ${environmentName}: held in this job, ${run2.status} (${run2.verdict} here)`)

@@ -73,7 +73,7 @@ export async function executeInJob(
       const runs = await holdRuns(runner, group, localEnvironment, deadline, log, environment.name);
       for (const [i, { slot, spec }] of group.entries()) {
         const held = runs[i]!;
-        const contents = uploadContents(runner.store, held.run_id);
+        const contents = await uploadContents(runner.store, held.run_id);
         if (contents.conversations.length === 0) {
           const why = held.failure ? `${held.failure.cause}: ${held.failure.message}` : held.status;
           throw new Error(
@@ -131,7 +131,8 @@ async function holdRuns(
   for (const { spec } of slots) stored.push(await runner.addSpec(spec.version));
   const { runs } = await runner.startRuns(stored, environmentId);
   for (;;) {
-    const current = runs.map((run) => runner.store.getRun(run.run_id)!);
+    const current: Run[] = [];
+    for (const run of runs) current.push((await runner.store.getRun(run.run_id))!);
     if (current.every((run) => isTerminalRunStatus(run.status))) {
       current.forEach((run, i) =>
         log(`${slots[i]!.spec.path} in ${environmentName}: held in this job, ${run.status} (${run.verdict} here)`),

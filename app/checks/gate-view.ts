@@ -12,22 +12,22 @@ export type GateView =
   | { kind: "problem"; commit: GitHubCommit; problem: GateProblem };
 
 /** Reads what a gated commit's check run shows: its problem, or its decision with the planned runs' evidence. */
-export function readGateView(store: ServiceStore, commit: GitHubCommit): GateView | undefined {
+export async function readGateView(store: ServiceStore, commit: GitHubCommit): Promise<GateView | undefined> {
   if (commit.problem) return { kind: "problem", commit, problem: commit.problem };
-  const decision = commit.decision_id ? store.getDecision(commit.decision_id) : undefined;
+  const decision = commit.decision_id ? await store.getDecision(commit.decision_id) : undefined;
   if (!decision) return undefined;
   const runs: RunReport[] = [];
   for (const { run_id } of decision.planned) {
-    const run = run_id ? store.getRun(run_id) : undefined;
+    const run = run_id ? await store.getRun(run_id) : undefined;
     if (!run) continue;
-    const source = store.getSpecVersionSource(run.test_spec_id, run.spec_version);
-    const evidence = buildEvidence(store, run);
-    const unmet = store
-      .listEvaluations(run.run_id, {}, undefined, 10_000)
-      .filter((evaluation) => UNMET_STATUSES.has(evaluation.status));
+    const source = await store.getSpecVersionSource(run.test_spec_id, run.spec_version);
+    const evidence = await buildEvidence(store, run);
+    const unmet = (await store.listEvaluations(run.run_id, {}, undefined, 10_000)).filter((evaluation) =>
+      UNMET_STATUSES.has(evaluation.status),
+    );
     const failureSource = {
       evaluations: unmet,
-      document: store.getSpecDocument(run.test_spec_id, run.spec_version),
+      document: await store.getSpecDocument(run.test_spec_id, run.spec_version),
       lines: source?.lines ?? {},
     };
     runs.push({
@@ -37,18 +37,17 @@ export function readGateView(store: ServiceStore, commit: GitHubCommit): GateVie
       lines: source?.lines ?? {},
       environmentName: evidence.environment,
       unmet,
-      failures: listFailures(failureSource, agentExcerpts(store, excerptsWanted(failureSource))),
+      failures: listFailures(failureSource, await agentExcerpts(store, excerptsWanted(failureSource))),
       findings: evidence.findings,
     });
   }
   // A fork's runs start once a writer approves: who did is part of what the check run shows.
   const approval = commit.fork
-    ? (store.listApprovalPresses(commit.repository_id, commit.head_sha).find((press) => press.granted) ?? null)
+    ? ((await store.listApprovalPresses(commit.repository_id, commit.head_sha)).find((press) => press.granted) ?? null)
     : null;
   const policy = {
-    approvals: store.listPolicyApprovals(decision.decision_id),
-    refused: store
-      .listApprovalPresses(commit.repository_id, commit.head_sha, "approve-policy")
+    approvals: await store.listPolicyApprovals(decision.decision_id),
+    refused: (await store.listApprovalPresses(commit.repository_id, commit.head_sha, "approve-policy"))
       .filter((press) => !press.granted)
       .map((press) => ({ login: press.login, refusal: press.refusal ?? "", pressed_at: press.pressed_at })),
   };

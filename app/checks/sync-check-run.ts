@@ -4,8 +4,8 @@ import { defineTask } from "../../server/engine/define-task.js";
 import { createHash } from "node:crypto";
 import type { ProbotOctokit } from "probot";
 import type { Task } from "../../server/engine/worker.js";
-import { POLICY_GATE, evidenceLinker } from "../../server/contract/index.js";
-import { projectPageLinks, withoutLinkSignatures, type PageLinks } from "../../server/pages/page-links.js";
+import { POLICY_GATE } from "../../server/contract/index.js";
+import { withoutLinkSignatures, type PageLinks } from "../../server/pages/page-links.js";
 import type { Logger } from "../../server/log.js";
 import type { CommitKey } from "../../server/store/github.js";
 import type { NewJob } from "../../server/store/jobs.js";
@@ -13,6 +13,7 @@ import type { ServiceStore } from "../../server/store/service-store.js";
 import { repositoryRef } from "../repository/files.js";
 import { ANNOTATIONS_PER_REQUEST, toAnnotations } from "./annotations.js";
 import { toCheckState } from "./conclusion.js";
+import { renderWithEvidenceLinks } from "./evidence-links.js";
 import { readGateView } from "./gate-view.js";
 import { renderSummary, renderTitle } from "./render-output.js";
 
@@ -59,17 +60,12 @@ const CommitKeyPayload = z.object({ repository_id: z.number().int(), head_sha: z
 
 export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock }: SyncCheckRunDeps): Task {
   return defineTask(CommitKeyPayload, async function syncCheckRun(key) {
-    const commit = store.getGitHubCommit(key);
+    const commit = await store.getGitHubCommit(key);
     if (!commit) return;
     // Read before the view: a change made while publishing leaves the commit behind, for the next sync.
-    const version = store.getCommitVersion(commit);
-    const view = readGateView(store, commit);
+    const version = await store.getCommitVersion(commit);
+    const view = await readGateView(store, commit);
     if (!view) return;
-    // Evidence links open its page (signed, for people without a key) where one shows it.
-    const absolute =
-      view.kind === "decision"
-        ? evidenceLinker(baseUrl, projectPageLinks(pages, store, view.decision.project_id))
-        : (ref: string) => `${baseUrl}${ref}`;
     const markSynced = () =>
       store.write([
         "markGitHubCommitSynced",
@@ -90,8 +86,16 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
       ...(awaitsPolicyApproval ? [CHECK_RUN_BUTTONS["approve-policy"]] : []),
       ...ACTIONS[view.kind === "problem" ? (view.problem.action ?? "rerun") : "rerun"],
     ];
-    const { annotations, total } = toAnnotations(view, absolute);
-    const output = { title: renderTitle(view), summary: renderSummary(view, absolute, total - annotations.length) };
+    const { annotations, output, detailsUrl } = await renderWithEvidenceLinks(
+      { store, pages, baseUrl },
+      view,
+      (absolute) => {
+        const { annotations, total } = toAnnotations(view, absolute);
+        const summary = renderSummary(view, absolute, total - annotations.length);
+        const detailsUrl = view.kind === "decision" ? absolute(view.decision.links.self) : undefined;
+        return { annotations, output: { title: renderTitle(view), summary }, detailsUrl };
+      },
+    );
     // What the check run says, its links compared without their signature and expiry: a link minted
     // again is not a change, and re-publishing an unchanged completed check run would make a new one.
     const said = {
@@ -101,7 +105,7 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
       annotations: annotations.length,
     };
     const fingerprint = createHash("sha256").update(JSON.stringify(said)).digest("hex");
-    if (store.getLatestCheckRun(key)?.published === fingerprint) {
+    if ((await store.getLatestCheckRun(key))?.published === fingerprint) {
       await markSynced();
       return;
     }
@@ -112,7 +116,7 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
     // external_id names the decision (or, for a commit that could not be gated, the commit); details_url is its evidence.
     const identity =
       view.kind === "decision"
-        ? { external_id: view.decision.decision_id, details_url: absolute(view.decision.links.self) }
+        ? { external_id: view.decision.decision_id, details_url: detailsUrl }
         : { external_id: `${commit.repository}@${commit.head_sha}` };
     const record = async (
       checkRunId: number,
@@ -137,7 +141,7 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
       ]));
 
     async function adoptCheckRun() {
-      if (store.getLatestCheckRun(key)) return undefined;
+      if (await store.getLatestCheckRun(key)) return undefined;
       const { data } = await octokit.rest.checks.listForRef({
         ...repository,
         ref: commit!.head_sha,
@@ -167,7 +171,7 @@ export function makeSyncCheckRun({ store, log, baseUrl, pages, octokitFor, clock
     }
 
     // With no record of a check run, one may still exist: made just before the process died. Adopt it.
-    const latest = (await adoptCheckRun()) ?? store.getLatestCheckRun(key);
+    const latest = (await adoptCheckRun()) ?? (await store.getLatestCheckRun(key));
     if (latest?.published === fingerprint) {
       await markSynced();
       return;

@@ -83,7 +83,7 @@ export function makeCommitGate(
     async gate(projectId, repository, commitSha, { rerun }) {
       const { installationId, full_name, default_branch } = await reach(repository);
       if (installationId === null) throw notGated(`The GitHub App is not installed on ${repository.full_name}.`);
-      const [known] = deps.store.listGitHubCommitsOfSha(repository.github_id, commitSha);
+      const [known] = await deps.store.listGitHubCommitsOfSha(repository.github_id, commitSha);
       let outcome;
       try {
         const octokit = await deps.octokitFor(installationId);

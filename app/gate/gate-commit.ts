@@ -57,7 +57,7 @@ export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<
     DEFAULT_CHECK_NAME;
 
   let outcome: GateOutcome;
-  const held = commit.fork ? holdFork(deps, commit, base?.ok ? base.value.forks : "approve") : undefined;
+  const held = commit.fork ? await holdFork(deps, commit, base?.ok ? base.value.forks : "approve") : undefined;
   if (held) {
     outcome = { projectId: null, problem: held };
   } else if (!head || !files) {
@@ -108,7 +108,11 @@ export async function gateCommit(deps: GateDeps, commit: CommitToGate): Promise<
  * the base branch's policy says whether it runs (`run`), never (`skip`), or once someone with write
  * access approves its head commit (`approve`, the default). Returns what holds it, if anything does.
  */
-function holdFork(deps: GateDeps, commit: CommitToGate, policy: AssureConfig["forks"]): GateProblem | undefined {
+async function holdFork(
+  deps: GateDeps,
+  commit: CommitToGate,
+  policy: AssureConfig["forks"],
+): Promise<GateProblem | undefined> {
   if (policy === "run") return undefined;
   if (policy === "skip") {
     return gateProblem(
@@ -119,7 +123,7 @@ function holdFork(deps: GateDeps, commit: CommitToGate, policy: AssureConfig["fo
       { conclusion: "action_required", action: "none" },
     );
   }
-  const presses = deps.store.listApprovalPresses(commit.repository.id, commit.headSha);
+  const presses = await deps.store.listApprovalPresses(commit.repository.id, commit.headSha);
   if (presses.some((press) => press.granted)) return undefined;
   const refused = presses.map(
     (press) =>
@@ -145,7 +149,7 @@ async function planAndStart(
   lineOf: (path: readonly PropertyKey[]) => number | undefined,
   baseConfig: AssureConfig | null,
 ): Promise<GateOutcome> {
-  const project = deps.store.getProject(config.project);
+  const project = await deps.store.getProject(config.project);
   if (!project || !project.repositories.some((r) => r.github_id === commit.repository.id)) {
     const message = project
       ? `project '${config.project}' does not list ${commit.repository.full_name} (id ${commit.repository.id}) among its repositories`
@@ -189,7 +193,11 @@ async function planAndStart(
   });
   await startPlannedRuns(deps, commit, project.project_id, decision, pairs);
   // As it stands once its runs are started (or wait).
-  return { projectId: project.project_id, decision: deps.store.getDecision(decision.decision_id) ?? decision, created };
+  return {
+    projectId: project.project_id,
+    decision: (await deps.store.getDecision(decision.decision_id)) ?? decision,
+    created,
+  };
 }
 
 /** What a head is judged against (see pullRequestBase); undefined, with a warning, when GitHub knows no merge base. */

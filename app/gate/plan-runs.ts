@@ -48,40 +48,45 @@ export async function planRuns(
   const specsByPath = new Map<string, { test_spec_id: string; spec_version: string; name: string } | null>();
   const source = sourceOf(commit);
 
-  // Each environment a config entry names, checked once: it exists, and its agent may be tested for this commit.
-  const environments = config.runs.map((entry, r) => {
+  // An environment a config entry names: it exists, and its agent may be tested for this commit.
+  const checkTarget = async (r: number, e: number, name: string, deployment: PlannedPair["deployment"]) => {
+    const environment = await deps.store.getEnvironmentRowByName(project.project_id, name);
+    if (!environment) {
+      annotations.push(
+        atConfig(
+          ["runs", r, "environments", e],
+          `environment '${name}' does not exist in project '${project.project_id}'`,
+        ),
+      );
+      return undefined;
+    }
+    const refused = agentRefusal(deps, environment, source, deployment);
+    if (refused) {
+      annotations.push(
+        deployment
+          ? atConfig(
+              ["runs", r, "on_deployment"],
+              `the deployment of '${deployment.environment}' at ${deployment.url} may not be tested in '${name}': ${refused}`,
+            )
+          : atConfig(["runs", r, "environments", e], refused),
+      );
+      return undefined;
+    }
+    return { environment, deployment };
+  };
+  // Each environment a config entry names, checked once.
+  const environments: Awaited<ReturnType<typeof checkTarget>>[][] = [];
+  for (const [r, entry] of config.runs.entries()) {
     const deployment = entry.on_deployment
       ? {
           environment: entry.on_deployment,
-          url: deps.store.getLatestDeployment(commit.repository.id, commit.headSha, entry.on_deployment)?.url,
+          url: (await deps.store.getLatestDeployment(commit.repository.id, commit.headSha, entry.on_deployment))?.url,
         }
       : null;
-    return entry.environments.map((name, e) => {
-      const environment = deps.store.getEnvironmentRowByName(project.project_id, name);
-      if (!environment) {
-        annotations.push(
-          atConfig(
-            ["runs", r, "environments", e],
-            `environment '${name}' does not exist in project '${project.project_id}'`,
-          ),
-        );
-        return undefined;
-      }
-      const refused = agentRefusal(deps, environment, source, deployment);
-      if (refused) {
-        annotations.push(
-          deployment
-            ? atConfig(
-                ["runs", r, "on_deployment"],
-                `the deployment of '${deployment.environment}' at ${deployment.url} may not be tested in '${name}': ${refused}`,
-              )
-            : atConfig(["runs", r, "environments", e], refused),
-        );
-        return undefined;
-      }
-      return { environment, deployment };
-    });
-  });
+    const targets = [];
+    for (const [e, name] of entry.environments.entries()) targets.push(await checkTarget(r, e, name, deployment));
+    environments.push(targets);
+  }
   const asked = planConfigRuns(config, files.paths);
   for (const { entry, spec, glob } of asked.unmatched) {
     annotations.push(atConfig(["runs", entry, "specs", spec], `'${glob}' matches no file at this commit`));

@@ -24,8 +24,10 @@ interface StoredApp {
 }
 
 /** The App's credentials the setup page stored, if it did. */
-export function storedAppCredentials(store: Pick<ServiceStore, "getSecretSetting">): GitHubCredentials | undefined {
-  const stored = store.getSecretSetting(CREDENTIALS);
+export async function storedAppCredentials(
+  store: Pick<ServiceStore, "getSecretSetting">,
+): Promise<GitHubCredentials | undefined> {
+  const stored = await store.getSecretSetting(CREDENTIALS);
   if (!stored) return undefined;
   const app = JSON.parse(stored) as StoredApp;
   return {

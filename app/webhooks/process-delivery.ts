@@ -10,7 +10,7 @@ import { handlerOf } from "./events/index.js";
  */
 export function makeProcessDelivery(deps: GateDeps): Task {
   return defineTask(z.object({ delivery_id: z.string() }), async function processDelivery({ delivery_id }) {
-    const delivery = deps.store.getDelivery(delivery_id);
+    const delivery = await deps.store.getDelivery(delivery_id);
     if (!delivery) return;
     const what = `${delivery.event}${delivery.action ? `.${delivery.action}` : ""} (delivery ${delivery.delivery_id})`;
     const handle = handlerOf(delivery.event, delivery.action);

@@ -239,13 +239,12 @@ export async function startGitHubStandIn({
   /** Requests to answer with a 5xx before serving them again: GitHub having a bad moment. */
   const outages: { operation: string; status: number; remaining: number }[] = [];
 
-  const server = createServer(async (req, res) => {
-    try {
-      await handle(req, res);
-    } catch (error) {
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
       problems.push(`stand-in error: ${String(error)}`);
-      json(res, 500, { message: String(error) });
-    }
+      if (res.headersSent) res.destroy();
+      else json(res, 500, { message: String(error) });
+    });
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse) {

@@ -1,6 +1,6 @@
 import type { Clock } from "../clock.js";
 import { ApiError } from "../errors.js";
-import type { Store } from "../store/index.js";
+import type { ServiceStore } from "../store/service-store.js";
 import { parseToken, secretMatches } from "./api-keys.js";
 import { SCOPES, type Scope } from "./scopes.js";
 
@@ -18,15 +18,15 @@ export interface Principal {
 const BEARER = /^Bearer ([^\s]+)$/i;
 const ALL_SCOPES: ReadonlySet<Scope> = new Set(SCOPES);
 
-export function makeAuthenticator(store: Pick<Store, "getApiKeyRow">, clock: Clock) {
-  return function authenticate(authorization: string | undefined): Principal {
+export function makeAuthenticator(store: Pick<ServiceStore, "getApiKeyRow">, clock: Clock) {
+  return async function authenticate(authorization: string | undefined): Promise<Principal> {
     const unauthenticated = (message: string) =>
       new ApiError("UNAUTHENTICATED", { message, headers: { "WWW-Authenticate": 'Bearer realm="assure"' } });
     if (!authorization) throw unauthenticated("Send an API key as 'Authorization: Bearer <token>'.");
     const bearer = BEARER.exec(authorization);
     const parsed = bearer ? parseToken(bearer[1]!) : undefined;
     if (!parsed) throw unauthenticated("The Authorization header does not hold an assure API key.");
-    const row = store.getApiKeyRow(parsed.keyId);
+    const row = await store.getApiKeyRow(parsed.keyId);
     if (!row || row.revoked_at !== null || !secretMatches(parsed.secret, row.secret_hash)) {
       throw unauthenticated("The API key is unknown or revoked.");
     }

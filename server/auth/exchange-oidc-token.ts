@@ -75,7 +75,7 @@ export async function exchangeGitHubOidcToken(
     if (error instanceof OidcRefusedError) throw refuse(error.reason, error.message);
     throw error;
   }
-  const project = store.getProjectByRepository(Number(claims.repository_id));
+  const project = await store.getProjectByRepository(Number(claims.repository_id));
   if (!project) {
     throw refuse(
       "repository_not_bound",
@@ -87,8 +87,9 @@ export async function exchangeGitHubOidcToken(
     throw refuse("not_allowed", `Project ${project.project_id} does not let this workflow run sign in: ${unmet}.`);
   }
   const expiresAt = new Date(clock.now().getTime() + WORKFLOW_KEY_MS).toISOString();
+  const projectExists = (await store.getProject(project.project_id)) !== undefined;
   const { row, token: apiKey } = newApiKey(
-    { store, clock, newId },
+    { clock, newId },
     {
       projectId: project.project_id,
       scopes: WORKFLOW_SCOPES,
@@ -105,6 +106,7 @@ export async function exchangeGitHubOidcToken(
         event_name: claims.event_name ?? null,
       },
     },
+    projectExists,
   );
   // A token is exchanged once: whoever sees it later (a log, a step of the same job) gets nothing for it.
   const [redeemed] = await store.write([

@@ -23,17 +23,18 @@ export interface IssueApiKeyRequest {
 /**
  * A new key's row and its token, which exists only in this return value: the store keeps a hash.
  * Refuses (ApiKeyRequestError) what a key may not be: scopes unknown or admin-only, a project that
- * does not exist.
+ * does not exist (`projectExists`, read by the caller: its store may answer later).
  */
 export function newApiKey(
-  { store, clock, newId }: { store: Pick<Store, "getProject">; clock: Clock; newId: NewId },
+  { clock, newId }: { clock: Clock; newId: NewId },
   { projectId, scopes = [], name, expiresAt, issuedFor }: IssueApiKeyRequest,
+  projectExists: boolean,
 ): { row: Omit<ApiKeyRow, "revoked_at">; token: string } {
   let granted: string[] = [...SCOPES];
   if (projectId === null) {
     if (scopes.length > 0) throw new ApiKeyRequestError("An admin key carries every scope; do not name scopes.");
   } else {
-    if (!store.getProject(projectId)) throw new ApiKeyRequestError(`Project '${projectId}' does not exist.`);
+    if (!projectExists) throw new ApiKeyRequestError(`Project '${projectId}' does not exist.`);
     if (scopes.length === 0) throw new ApiKeyRequestError("A project key needs at least one scope.");
     const unknown = scopes.filter((scope) => !isScope(scope));
     if (unknown.length > 0) {
@@ -65,6 +66,7 @@ export function issueApiKey(
   deps: { store: Pick<Store, "getProject" | "createApiKey">; clock: Clock; newId: NewId },
   request: IssueApiKeyRequest,
 ): ApiKeyInfo & { token: string } {
-  const { row, token } = newApiKey(deps, request);
+  const projectExists = request.projectId !== null && deps.store.getProject(request.projectId) !== undefined;
+  const { row, token } = newApiKey(deps, request, projectExists);
   return { ...deps.store.createApiKey(row), token };
 }

@@ -17,13 +17,13 @@ export interface BudgetMeter {
  * conversation starts. A cost that cannot be worked out stops nothing; the budget gate says so.
  * A resumed run counts what its earlier conversations spent, as the store has summed it.
  */
-export function makeBudgetMeter(
+export async function makeBudgetMeter(
   store: Pick<ServiceStore, "getRunPricing" | "measureAgentUsage">,
   { runId, budget, resumed }: { runId: string; budget: RunBudget | undefined; resumed: boolean },
-): BudgetMeter {
-  const pricing = budget?.max_cost_usd !== undefined ? store.getRunPricing(runId) : {};
+): Promise<BudgetMeter> {
+  const pricing = budget?.max_cost_usd !== undefined ? await store.getRunPricing(runId) : {};
   const spent: Record<string, ModelUsage> =
-    (budget && resumed ? store.measureAgentUsage(runId).by_model : undefined) ?? {};
+    (budget && resumed ? (await store.measureAgentUsage(runId)).by_model : undefined) ?? {};
   return {
     meter(reply) {
       if (budget) addAnswer(spent, reply);

@@ -50,7 +50,7 @@ export async function converse(
 ): Promise<ConversationRow[]> {
   const { store, clock, lanes } = deps;
   const now = () => clock.now().toISOString();
-  const environment = store.getEnvironmentTarget(run.environment_id);
+  const environment = await store.getEnvironmentTarget(run.environment_id);
   if (!environment) throw new RunFailedError("internal_error", `Environment ${run.environment_id} no longer exists`);
   const target = { ...environment, base_url: run.agent_url ?? environment.base_url };
   const protocol = AGENT_PROTOCOLS[target.protocol];
@@ -63,7 +63,7 @@ export async function converse(
   const limits = limitsOf(spec);
   const deadline = Date.parse(run.started_at ?? now()) + limits.run_timeout_ms;
   const pacer = lanes.pacerOf(environment);
-  const budget = makeBudgetMeter(store, {
+  const budget = await makeBudgetMeter(store, {
     runId: run.run_id,
     budget: spec.defaults?.budget,
     resumed: earlier.length > 0,

@@ -31,20 +31,21 @@ export interface EvaluateConversationsOptions {
  * case tried again, the checks read the last try; the earlier ones stay in the evidence, and
  * what looks at everything the agent did (detectors, the budget) reads them too.
  */
-export function evaluateConversations(
+export async function evaluateConversations(
   { store, newId, judge, evaluators }: EvaluateConversationsDeps,
   { run, spec, signal, completed }: EvaluateConversationsOptions,
 ) {
   const position = new Map<string, number>();
   for (const plan of planConversations(spec, { includeProbes: true })) position.set(planKey(plan), position.size);
-  const eventsOf = (conversationId: string) => store.listConversationEvents(conversationId).map(toLoggedEvent);
+  const eventsOf = async (conversationId: string) =>
+    (await store.listConversationEvents(conversationId)).map(toLoggedEvent);
   const inOrder = [...completed].sort(
     (a, b) => position.get(planKey(a))! - position.get(planKey(b))! || a.retry - b.retry,
   );
   const counted = new Set(lastTries(completed));
   const conversations = lazyConversations(
     inOrder,
-    (c) => toHeldConversation(c, eventsOf(c.conversation_id), () => eventsOf(c.conversation_id)),
+    async (c) => toHeldConversation(c, await eventsOf(c.conversation_id), () => eventsOf(c.conversation_id)),
     (c) => counted.has(c),
   );
   const budgeted = spec.defaults?.budget !== undefined;
@@ -55,7 +56,9 @@ export function evaluateConversations(
     judge,
     newId,
     signal,
-    ...(budgeted ? { usage: store.measureAgentUsage(run.run_id), pricing: store.getRunPricing(run.run_id) } : {}),
+    ...(budgeted
+      ? { usage: await store.measureAgentUsage(run.run_id), pricing: await store.getRunPricing(run.run_id) }
+      : {}),
     ...(evaluators ? { evaluators } : {}),
   });
 }

@@ -22,8 +22,8 @@ export interface RecorderOptions {
  * commit in the order they were made, so awaiting one flush means every earlier write is durable
  * too; a background write that failed is reported by the next awaited flush.
  */
-export function makeRecorder({ store, runId, clock, newId }: RecorderOptions) {
-  let lastSequence = store.getLastSequence(runId);
+export async function makeRecorder({ store, runId, clock, newId }: RecorderOptions) {
+  let lastSequence = await store.getLastSequence(runId);
   let pending: LoggedEvent[] = [];
   let failed: unknown;
 
@@ -89,9 +89,9 @@ export function makeRecorder({ store, runId, clock, newId }: RecorderOptions) {
       if (failed === undefined) return;
       failed = undefined;
       pending = [];
-      lastSequence = store.getLastSequence(runId);
+      lastSequence = await store.getLastSequence(runId);
     },
   };
 }
 
-export type Recorder = ReturnType<typeof makeRecorder>;
+export type Recorder = Awaited<ReturnType<typeof makeRecorder>>;

@@ -9,7 +9,7 @@ import type { ConversationRow, LoggedEvent } from "../store/index.js";
 export interface HeldConversation {
   conversation: ConversationRow;
   /** The conversation's events, in order: read again when asked for (a judge's transcript), not kept. */
-  events(): readonly LoggedEvent[];
+  events(): Promise<readonly LoggedEvent[]>;
   /** Its user turns, from 1. */
   turns: readonly number[];
   /** The facts of the whole conversation. */
@@ -30,7 +30,7 @@ export interface HeldConversation {
 export function toHeldConversation(
   conversation: ConversationRow,
   events: readonly LoggedEvent[],
-  readEvents: () => readonly LoggedEvent[] = () => events,
+  readEvents: () => Promise<readonly LoggedEvent[]> = async () => events,
 ): HeldConversation {
   const runId = conversation.run_id;
   const toolCalls: ToolCallFact[] = [];

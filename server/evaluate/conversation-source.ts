@@ -12,9 +12,9 @@ export interface ConversationSource {
   /** Every try. */
   readonly count: number;
   /** Every try of every conversation, in order. */
-  all(): Iterable<HeldConversation>;
+  all(): AsyncIterable<HeldConversation>;
   /** The conversations that count of a scenario (a table's row: `id[key]`) or a security probe. */
-  of(kind: "scenario" | "probe", id: string): HeldConversation[];
+  of(kind: "scenario" | "probe", id: string): Promise<HeldConversation[]>;
 }
 
 const keyOf = (kind: string, id: string) => `${kind}\0${id}`;
@@ -32,21 +32,31 @@ function indexBy<T>(items: readonly T[], key: (item: T) => string): Map<string, 
 /** Conversations made, when asked for, from their rows (in order) by `hold`; `counted`: the tries whose checks count (default: all). */
 export function lazyConversations(
   rows: readonly ConversationRow[],
-  hold: (row: ConversationRow) => HeldConversation,
+  hold: (row: ConversationRow) => Promise<HeldConversation>,
   counted: (row: ConversationRow) => boolean = () => true,
 ): ConversationSource {
   const byScenario = indexBy(rows.filter(counted), (row) => keyOf(row.kind, row.scenario_id));
   return {
     count: rows.length,
-    *all() {
-      for (const row of rows) yield hold(row);
+    async *all() {
+      for (const row of rows) yield await hold(row);
     },
-    of: (kind, id) => (byScenario.get(keyOf(kind, id)) ?? []).map(hold),
+    async of(kind, id) {
+      const held: HeldConversation[] = [];
+      for (const row of byScenario.get(keyOf(kind, id)) ?? []) held.push(await hold(row));
+      return held;
+    },
   };
 }
 
 /** Conversations already made (a few, in tests). */
 export function heldConversations(held: readonly HeldConversation[]): ConversationSource {
   const byScenario = indexBy(held, (one) => keyOf(one.conversation.kind, one.conversation.scenario_id));
-  return { count: held.length, all: () => held, of: (kind, id) => byScenario.get(keyOf(kind, id)) ?? [] };
+  return {
+    count: held.length,
+    async *all() {
+      yield* held;
+    },
+    of: async (kind, id) => byScenario.get(keyOf(kind, id)) ?? [],
+  };
 }

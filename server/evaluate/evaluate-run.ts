@@ -36,7 +36,7 @@ export async function evaluateRun({
   pricing,
 }: EvaluateRunInput) {
   const input = { spec, conversations, judge, signal, usage, pricing };
-  const outputs = await Promise.all(evaluators.map((evaluator) => evaluator.evaluate(input)));
+  const outputs = await Promise.all(evaluators.map(async (evaluator) => evaluator.evaluate(input)));
   if (signal.aborted) throw signal.reason;
   const evaluations: StoredEvaluation[] = outputs.flatMap((output, i) =>
     output.evaluations.map((draft) => ({ ...draft, kind: evaluators[i]!.kind, evaluation_id: newId("evaluation") })),

@@ -89,7 +89,9 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     genReqId: () => deps.newId("request"),
     requestIdHeader: false,
     // Errors Fastify raises before routing (a malformed URL, an over-long id) get the envelope too.
-    frameworkErrors: (error, request, reply) => handleError(error, request, reply),
+    frameworkErrors: (error, request, reply) => {
+      void handleError(error, request, reply);
+    },
     return503OnClosing: false,
     routerOptions: { ignoreTrailingSlash: false, maxParamLength: 200 },
   }).withTypeProvider<ZodTypeProvider>();
@@ -116,7 +118,8 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     }
     // A spec's body is parsed where it is read, off the event loop: the route gets its text.
     if (VALIDATED_WHERE_READ.has(request.routeOptions.schema?.body)) return done(null, new JsonText(body as string));
-    parseJson(request, body as string, (error, value) => {
+    // The default parser answers through `done`: what it returns is nothing to wait for.
+    void parseJson(request, body as string, (error, value) => {
       const illFormed = error ? undefined : loneSurrogateAt(value);
       if (!illFormed) return done(error, value);
       done(
@@ -201,7 +204,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
     let refusal: unknown;
     if (scope) {
       try {
-        request.principal = authenticate(request.headers.authorization);
+        request.principal = await authenticate(request.headers.authorization);
         keyUsed(request.principal.key_id);
         assertScope(request.principal, scope);
       } catch (error) {
@@ -263,7 +266,7 @@ export async function buildApi(deps: ApiDeps): Promise<Api> {
   registerMetaRoutes(
     api,
     () => openApiDocument,
-    () => deps.serviceReadiness?.() ?? [],
+    async () => (await deps.serviceReadiness?.()) ?? [],
   );
   registerProjectRoutes(api, deps);
   registerAgentRoutes(api, deps);

@@ -57,7 +57,7 @@ declare module "fastify" {
 export interface ApiDeps {
   store: ServiceStore;
   /** Why the service should not be sent traffic now (starting, draining, its writer stopped); empty when ready. */
-  serviceReadiness?: (() => string[]) | undefined;
+  serviceReadiness?: (() => Promise<string[]>) | undefined;
   /** The budgets and quotas every door spends from (docs/api.md "Limits"). */
   limits: Limits;
   /** The largest request body in bytes: a test spec's route takes `spec`, every other `body`. */

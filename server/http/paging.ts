@@ -6,14 +6,14 @@ import type { CursorCodec } from "./cursor.js";
  * A list route's paging in one place: the cursor is decoded for, and re-issued for, the same
  * scope (list name + filters), so it cannot be replayed against other filters.
  */
-export function pageThrough<T>(
+export async function pageThrough<T>(
   cursors: CursorCodec,
   scope: string,
   query: { limit: number; cursor?: string | undefined },
-  list: (page: PageRequest) => RowPage<T>,
-): Page<T> {
+  list: (page: PageRequest) => Promise<RowPage<T>>,
+): Promise<Page<T>> {
   const after = query.cursor === undefined ? undefined : cursors.decode(query.cursor, scope);
-  const { rows, next } = list({ limit: query.limit, after });
+  const { rows, next } = await list({ limit: query.limit, after });
   return { data: rows, next_cursor: next ? cursors.encode(next, scope) : null, has_more: next !== undefined };
 }
 
@@ -22,17 +22,17 @@ export function pageThrough<T>(
  * sequence number): `fetch(after, limit + 1)` returns rows after the key, the extra row telling
  * whether more follow. The cursor carries the last key, signed and bound to `scope`.
  */
-export function pageAfterKey<Row, Item>(
+export async function pageAfterKey<Row, Item>(
   cursors: CursorCodec,
   scope: string,
   query: { limit: number; cursor?: string | undefined },
-  fetch: (after: string | undefined, limit: number) => Row[],
+  fetch: (after: string | undefined, limit: number) => Promise<Row[]>,
   keyOf: (row: Row) => string,
   toItem: (row: Row) => Item,
   firstAfter?: string,
-): Page<Item> {
+): Promise<Page<Item>> {
   const after = query.cursor === undefined ? firstAfter : cursors.decode(query.cursor, scope).id;
-  const rows = fetch(after, query.limit + 1);
+  const rows = await fetch(after, query.limit + 1);
   const hasMore = rows.length > query.limit;
   if (hasMore) rows.length = query.limit;
   return {
@@ -40,4 +40,11 @@ export function pageAfterKey<Row, Item>(
     next_cursor: hasMore ? cursors.encode({ created_at: "", id: keyOf(rows.at(-1)!) }, scope) : null,
     has_more: hasMore,
   };
+}
+
+/** A page with each item mapped by `f`, one after another (each may read the store). */
+export async function mapPage<T, U>(page: Page<T>, f: (item: T) => Promise<U>): Promise<Page<U>> {
+  const data: U[] = [];
+  for (const item of page.data) data.push(await f(item));
+  return { ...page, data };
 }

@@ -157,21 +157,21 @@ export async function openLocalRunner({
     liveTraces,
     mcp,
     pages: makePageLinks({
-      secret: () => store.getSecretSetting(PAGE_LINK_SECRET)!,
+      secret: async () => (await store.getSecretSetting(PAGE_LINK_SECRET))!,
       now: () => clock.now(),
       ttlSeconds: config.pageLinkTtlSeconds,
     }),
     async useEndpoint(endpoint) {
       // One environment per agent URL and protocol (a kept database keeps each one's runs apart).
       let name = LOCAL_NAME;
-      let existing = store.getEnvironmentRowByName(projectId, name);
+      let existing = await store.getEnvironmentRowByName(projectId, name);
       for (
         let n = 2;
         existing && !(existing.protocol === endpoint.protocol && existing.base_url === trimmed(endpoint.base_url));
         n++
       ) {
         name = `${LOCAL_NAME}-${n}`;
-        existing = store.getEnvironmentRowByName(projectId, name);
+        existing = await store.getEnvironmentRowByName(projectId, name);
       }
       const row = toNewEnvironment(endpoint, {
         environment_id: existing?.environment_id ?? newId("environment"),
@@ -254,7 +254,7 @@ export async function openLocalRunner({
 
 /** The project local runs belong to: found by its name, or made. */
 async function ensureProject(store: ServiceStore, newId: NewId, now: string): Promise<string> {
-  const existing = store.getProjectByName(LOCAL_NAME);
+  const existing = await store.getProjectByName(LOCAL_NAME);
   if (existing) return existing.project_id;
   const projectId = newId("project");
   await store.write([

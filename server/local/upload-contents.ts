@@ -9,12 +9,15 @@ const PAGE = 200;
  * Action's in-job runs): its completed conversations and their events, never its status,
  * evaluations or findings — the service judges the conversations itself.
  */
-export function uploadContents(store: ServiceStore, runId: string): Pick<UploadRunBody, "conversations" | "trace"> {
-  const conversations = store.listRunConversations(runId).filter((c) => c.status === "completed");
+export async function uploadContents(
+  store: ServiceStore,
+  runId: string,
+): Promise<Pick<UploadRunBody, "conversations" | "trace">> {
+  const conversations = (await store.listRunConversations(runId)).filter((c) => c.status === "completed");
   const held = new Set(conversations.map((c) => c.conversation_id));
   const trace: UploadRunBody["trace"] = [];
   for (let after = 0; ;) {
-    const page = store.listEvents(runId, after, PAGE);
+    const page = await store.listEvents(runId, after, PAGE);
     for (const row of page) {
       if (row.conversation_id === null || !held.has(row.conversation_id)) continue;
       const event = toLoggedEvent(row);

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { pagePath, type PageKind, type ReleaseDecision, type Run } from "../contract/index.js";
+import { pageLocationOf, pagePath, type PageKind, type ReleaseDecision, type Run } from "../contract/index.js";
 
 export { PAGE_LINK_SECRET } from "../store/settings.js";
 
@@ -8,7 +8,7 @@ export const newPageLinkSecret = () => randomBytes(32).toString("base64");
 
 export interface PageLinkDeps {
   /** The current key, read each time: a rotation revokes every link at once. */
-  secret(): string;
+  secret(): Promise<string>;
   now(): Date;
   ttlSeconds: number;
 }
@@ -27,28 +27,36 @@ export const withoutLinkSignatures = (text: string) => text.replace(/\?exp=\d+&s
  */
 export function makePageLinks({ secret, now, ttlSeconds }: PageLinkDeps) {
   /** The page's signed path, valid for `ttlSeconds` from now. */
-  function mint(kind: PageKind, id: string, projectId: string): string {
+  async function mint(kind: PageKind, id: string, projectId: string): Promise<string> {
     const exp = Math.floor(now().getTime() / 1000) + ttlSeconds;
-    return `${pagePath(kind, id)}?exp=${exp}&sig=${sign(secret(), kind, id, projectId, exp)}`;
+    return `${pagePath(kind, id)}?exp=${exp}&sig=${sign(await secret(), kind, id, projectId, exp)}`;
   }
   return {
     mint,
     /** A run as the API shows it: with `links.html`, minted as it is read. */
-    linkRun<R extends Pick<Run, "run_id" | "project_id" | "links">>(run: R): R {
-      return { ...run, links: { ...run.links, html: mint("run", run.run_id, run.project_id) } };
+    async linkRun<R extends Pick<Run, "run_id" | "project_id" | "links">>(run: R): Promise<R> {
+      return { ...run, links: { ...run.links, html: await mint("run", run.run_id, run.project_id) } };
     },
     /** A decision as the API shows it: with `links.html`, minted as it is read. */
-    linkDecision<D extends Pick<ReleaseDecision, "decision_id" | "project_id" | "links">>(decision: D): D {
+    async linkDecision<D extends Pick<ReleaseDecision, "decision_id" | "project_id" | "links">>(
+      decision: D,
+    ): Promise<D> {
       return {
         ...decision,
-        links: { ...decision.links, html: mint("decision", decision.decision_id, decision.project_id) },
+        links: { ...decision.links, html: await mint("decision", decision.decision_id, decision.project_id) },
       };
     },
     /** Whether `exp` and `sig` open this resource's page now: signed for it, with the current key, not expired. */
-    verify(kind: PageKind, id: string, projectId: string, exp: string | undefined, sig: string | undefined): boolean {
+    async verify(
+      kind: PageKind,
+      id: string,
+      projectId: string,
+      exp: string | undefined,
+      sig: string | undefined,
+    ): Promise<boolean> {
       if (!exp || !sig || !/^\d{1,12}$/.test(exp)) return false;
       if (Number(exp) * 1000 <= now().getTime()) return false;
-      const expected = Buffer.from(sign(secret(), kind, id, projectId, Number(exp)));
+      const expected = Buffer.from(sign(await secret(), kind, id, projectId, Number(exp)));
       const given = Buffer.from(sig);
       return given.length === expected.length && timingSafeEqual(given, expected);
     },
@@ -57,25 +65,41 @@ export function makePageLinks({ secret, now, ttlSeconds }: PageLinkDeps) {
 
 export type PageLinks = ReturnType<typeof makePageLinks>;
 
+/** The refs to pages' elements within `value`, deeply: the strings its `…_ref` and `…_refs` properties hold. */
+export function pageRefsIn(value: unknown, found: Set<string> = new Set()): Set<string> {
+  if (Array.isArray(value)) {
+    for (const item of value) pageRefsIn(item, found);
+  } else if (value !== null && typeof value === "object") {
+    for (const [key, item] of Object.entries(value)) {
+      if (!/_refs?$/.test(key)) pageRefsIn(item, found);
+      else for (const ref of [item].flat()) if (typeof ref === "string" && pageLocationOf(ref)) found.add(ref);
+    }
+  }
+  return found;
+}
+
 /**
- * Signed links to the pages of one project's runs and decisions, minted once each: none for
- * another project's (a link is bound to its resource's project).
+ * Signed links to the pages that `refs` point to, for one project's runs and decisions, minted
+ * once each: none for another project's (a link is bound to its resource's project). The owners
+ * are read and the links minted here, so that what is rendered after looks them up without waiting.
  */
-export function projectPageLinks(
+export async function projectPageLinks(
   pages: PageLinks,
   owners: {
-    getRun(id: string): { project_id: string } | undefined;
-    getDecision(id: string): { project_id: string } | undefined;
+    getRun(id: string): Promise<{ project_id: string } | undefined>;
+    getDecision(id: string): Promise<{ project_id: string } | undefined>;
   },
   projectId: string,
-): (kind: PageKind, id: string) => string | undefined {
+  refs: Iterable<string>,
+): Promise<(kind: PageKind, id: string) => string | undefined> {
   const minted = new Map<string, string | undefined>();
-  return (kind, id) => {
-    const key = `${kind} ${id}`;
-    if (!minted.has(key)) {
-      const owner = kind === "run" ? owners.getRun(id)?.project_id : owners.getDecision(id)?.project_id;
-      minted.set(key, owner === projectId ? pages.mint(kind, id, projectId) : undefined);
-    }
-    return minted.get(key);
-  };
+  const keyOf = (kind: PageKind, id: string) => `${kind} ${id}`;
+  for (const ref of refs) {
+    const location = pageLocationOf(ref);
+    if (!location || minted.has(keyOf(location.kind, location.id))) continue;
+    const { kind, id } = location;
+    const owner = kind === "run" ? (await owners.getRun(id))?.project_id : (await owners.getDecision(id))?.project_id;
+    minted.set(keyOf(kind, id), owner === projectId ? await pages.mint(kind, id, projectId) : undefined);
+  }
+  return (kind, id) => minted.get(keyOf(kind, id));
 }

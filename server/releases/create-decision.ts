@@ -26,17 +26,17 @@ const notInProject = (path: string, message: string) =>
   });
 
 /** Checks that what a decision names belongs to its project: the runs of its subject, the specs and environments of its plan. */
-function assertInProject(
+async function assertInProject(
   { store }: Pick<DecisionDeps, "store">,
   projectId: string,
   body: Pick<CreateDecisionBody, "subject" | "base"> & { plan?: readonly PlanSlot[] | undefined },
-): void {
+): Promise<void> {
   if ("run_ids" in body.subject) {
-    body.subject.run_ids.forEach((runId, i) => {
-      if (store.getRun(runId)?.project_id !== projectId) {
+    for (const [i, runId] of body.subject.run_ids.entries()) {
+      if ((await store.getRun(runId))?.project_id !== projectId) {
         throw notInProject(`body.subject.run_ids[${i}]`, `run '${runId}' is not a run of this project`);
       }
-    });
+    }
     if (new Set(body.subject.run_ids).size !== body.subject.run_ids.length) {
       throw refused("body.subject.run_ids", "a run is listed twice");
     }
@@ -47,14 +47,14 @@ function assertInProject(
       throw refused("body.base", "a decision on runs has no base branch: make one for the pull request's head commit");
     }
   }
-  (body.plan ?? []).forEach(({ test_spec_id, environment_id }, i) => {
-    if (store.getTestSpecHead(test_spec_id)?.project_id !== projectId) {
+  for (const [i, { test_spec_id, environment_id }] of (body.plan ?? []).entries()) {
+    if ((await store.getTestSpecHead(test_spec_id))?.project_id !== projectId) {
       throw notInProject(`body.plan[${i}].test_spec_id`, `test spec '${test_spec_id}' is not in this project`);
     }
-    if (store.getEnvironmentRow(environment_id)?.project_id !== projectId) {
+    if ((await store.getEnvironmentRow(environment_id))?.project_id !== projectId) {
       throw notInProject(`body.plan[${i}].environment_id`, `environment '${environment_id}' is not in this project`);
     }
-  });
+  }
 }
 
 /** The repository as the project binds it, when the GitHub App gates it: then the App, not the request, plans its commits' decisions. */
@@ -63,9 +63,9 @@ async function gatedByApp(
   projectId: string,
   repository: string,
 ): Promise<RepositoryBinding | undefined> {
-  const bound = store
-    .getProject(projectId)
-    ?.repositories.find((r) => r.full_name.toLowerCase() === repository.toLowerCase());
+  const bound = (await store.getProject(projectId))?.repositories.find(
+    (r) => r.full_name.toLowerCase() === repository.toLowerCase(),
+  );
   return bound && commitGate && (await commitGate.gates(bound)) ? bound : undefined;
 }
 
@@ -94,7 +94,7 @@ export async function requestDecision(
     assertActsFor(
       principal,
       repository,
-      deps.store.getProject(projectId)?.repositories ?? [],
+      (await deps.store.getProject(projectId))?.repositories ?? [],
       "body.subject.repository",
     );
     const bound = await gatedByApp(deps, projectId, repository);
@@ -145,7 +145,7 @@ export async function requestAttempt(
   assertActsFor(
     principal,
     repository,
-    deps.store.getProject(decision.project_id)?.repositories ?? [],
+    (await deps.store.getProject(decision.project_id))?.repositories ?? [],
     "decision.subject.repository",
   );
   const bound = await gatedByApp(deps, decision.project_id, repository);
@@ -178,7 +178,7 @@ export async function createDecision(
   projectId: string,
   body: Pick<CreateDecisionBody, "subject" | "plan" | "base">,
 ): Promise<{ decision: ReleaseDecision; created: boolean }> {
-  assertInProject(deps, projectId, body);
+  await assertInProject(deps, projectId, body);
   const [outcome] = await deps.store.write([
     "createDecision",
     {
@@ -198,7 +198,7 @@ export async function planAppDecision(
   deps: DecisionDeps,
   plan: Omit<AppPlan, "decision_id">,
 ): Promise<{ decision: ReleaseDecision; created: boolean }> {
-  assertInProject(deps, plan.project_id, { subject: plan.subject, plan: plan.plan });
+  await assertInProject(deps, plan.project_id, { subject: plan.subject, plan: plan.plan });
   const [outcome] = await deps.store.write([
     "planAppDecision",
     { ...plan, decision_id: deps.newId("decision") },
@@ -216,7 +216,7 @@ export async function startAttempt(
   if ("run_ids" in decision.subject) {
     throw new ApiError("CONFLICT", { message: "A decision on a set of runs has no attempts: make a new one." });
   }
-  assertInProject(deps, decision.project_id, { subject: decision.subject, plan });
+  await assertInProject(deps, decision.project_id, { subject: decision.subject, plan });
   const [updated] = await deps.store.write([
     "startDecisionAttempt",
     decision.decision_id,

@@ -1,5 +1,6 @@
 import type { Evaluation } from "../contract/index.js";
-import { toLoggedEvent, type StoreReads } from "../store/index.js";
+import { toLoggedEvent } from "../store/index.js";
+import type { ServiceStore } from "../store/service-store.js";
 import { toTurn } from "./read-models.js";
 
 /** What the agent said and called where an evaluation looked: the evidence a reviewer reads first. */
@@ -19,14 +20,14 @@ export interface AgentExcerpt {
  * The agent's reply and tool calls behind an evaluation of one conversation, read from its trace;
  * undefined for a run-wide evaluation (or one whose conversation is gone).
  */
-export function agentExcerpt(
-  store: Pick<StoreReads, "getConversation" | "listConversationEvents">,
+export async function agentExcerpt(
+  store: Pick<ServiceStore, "getConversation" | "listConversationEvents">,
   evaluation: Pick<Evaluation, "conversation_id" | "turn">,
-): AgentExcerpt | undefined {
+): Promise<AgentExcerpt | undefined> {
   if (!evaluation.conversation_id) return undefined;
-  const conversation = store.getConversation(evaluation.conversation_id);
+  const conversation = await store.getConversation(evaluation.conversation_id);
   if (!conversation) return undefined;
-  const events = store.listConversationEvents(conversation.conversation_id);
+  const events = await store.listConversationEvents(conversation.conversation_id);
   const turns = events.map((event) => event.turn ?? 0).filter((turn) => turn > 0);
   const turn = evaluation.turn ?? (turns.length > 0 ? Math.max(...turns) : null);
   const reply =
@@ -55,13 +56,13 @@ export function agentExcerpt(
 }
 
 /** The excerpts of the given evaluations, by evaluation id (those with none left out). */
-export function agentExcerpts(
-  store: Pick<StoreReads, "getConversation" | "listConversationEvents">,
+export async function agentExcerpts(
+  store: Pick<ServiceStore, "getConversation" | "listConversationEvents">,
   evaluations: readonly Pick<Evaluation, "evaluation_id" | "conversation_id" | "turn">[],
-): Map<string, AgentExcerpt> {
+): Promise<Map<string, AgentExcerpt>> {
   const excerpts = new Map<string, AgentExcerpt>();
   for (const evaluation of evaluations) {
-    const excerpt = agentExcerpt(store, evaluation);
+    const excerpt = await agentExcerpt(store, evaluation);
     if (excerpt) excerpts.set(evaluation.evaluation_id, excerpt);
   }
   return excerpts;

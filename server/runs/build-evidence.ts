@@ -1,15 +1,16 @@
 import { runLinks, type Evidence, type Pricing, type Run } from "../contract/index.js";
 import { costOf, type AgentUsage } from "../usage/agent-usage.js";
-import type { GateResult, JudgeUsage, Store } from "../store/index.js";
+import type { GateResult, JudgeUsage } from "../store/index.js";
+import type { ServiceStore } from "../store/service-store.js";
 
 /**
  * The evidence document of a run: what was tested, where, which agent version, each gate's
  * decision with the evidence behind it, and the verdict. While the run is in progress the
  * verdict is PENDING and gates are empty.
  */
-export function buildEvidence(
+export async function buildEvidence(
   store: Pick<
-    Store,
+    ServiceStore,
     | "getEnvironmentRow"
     | "listGateResults"
     | "countEvaluations"
@@ -19,10 +20,10 @@ export function buildEvidence(
     | "sumJudgeUsage"
   >,
   run: Run,
-): Evidence {
-  const environment = store.getEnvironmentRow(run.environment_id);
+): Promise<Evidence> {
+  const environment = await store.getEnvironmentRow(run.environment_id);
   const { self: runPath, evidence: evidencePath, ...links } = runLinks(run.run_id);
-  const counts = store.countEvaluations(run.run_id);
+  const counts = await store.countEvaluations(run.run_id);
   const total = counts.passed + counts.failed + counts.inconclusive + counts.errored;
   return {
     evidence_version: "1",
@@ -40,21 +41,22 @@ export function buildEvidence(
     verdict: run.verdict,
     failure: run.failure,
     decided_at: run.verdict === "PENDING" ? null : run.ended_at,
-    gates: store.listGateResults(run.run_id).map(toGate),
+    gates: (await store.listGateResults(run.run_id)).map(toGate),
     evaluations: { total, ...counts },
-    ...usageOf(store.getRunAgentUsage(run.run_id), store.getRunPricing(run.run_id), () =>
+    ...(await usageOf(await store.getRunAgentUsage(run.run_id), await store.getRunPricing(run.run_id), () =>
       store.sumJudgeUsage(run.run_id),
-    ),
-    findings: store.listRunFindings(run.run_id),
+    )),
+    findings: await store.listRunFindings(run.run_id),
     links: { run: runPath, self: evidencePath, ...links },
   };
 }
 
-function usageOf(
+/** `judge` is read only for a run with usage. */
+async function usageOf(
   usage: AgentUsage | null,
   pricing: Pricing,
-  judge: () => JudgeUsage,
-): Pick<Evidence, "usage" | "usage_detail"> {
+  judge: () => Promise<JudgeUsage>,
+): Promise<Pick<Evidence, "usage" | "usage_detail">> {
   if (!usage) return { usage: null, usage_detail: null };
   const { by_model, latency_ms_p95, ...totals } = usage;
   const cost = costOf(by_model, pricing);
@@ -65,7 +67,7 @@ function usageOf(
       cost_usd: cost.usd,
       cost_unknown: cost.why,
       latency_ms_p95: latency_ms_p95 ?? null,
-      judge: judge(),
+      judge: await judge(),
     },
   };
 }

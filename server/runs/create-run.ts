@@ -64,7 +64,7 @@ export async function createRun(
   idempotencyKey: string,
 ): Promise<{ run: Run; replayed: boolean }> {
   if (principal.key_id !== GITHUB_APP_KEY_ID) refuseAppRunKey(idempotencyKey);
-  const { spec, environment, agent } = resolveRunTarget(store, principal, body);
+  const { spec, environment, agent } = await resolveRunTarget(store, principal, body);
 
   const request = () => {
     const now = clock.now();
@@ -80,7 +80,7 @@ export async function createRun(
           : new Date(now.getTime() + idempotencyWindowMs).toISOString(),
     };
   };
-  const answer = (outcome: ReturnType<typeof store.lookUpIdempotencyKey>) => {
+  const answer = (outcome: Awaited<ReturnType<typeof store.lookUpIdempotencyKey>>) => {
     if (outcome.kind === "replay") return { run: outcome.run, replayed: true };
     if (outcome.kind === "key_reused") {
       throw new ApiError("IDEMPOTENCY_KEY_REUSED", {
@@ -91,13 +91,13 @@ export async function createRun(
   };
 
   // A replay is never refused by a limit: it creates nothing.
-  const earlier = answer(store.lookUpIdempotencyKey(request()));
+  const earlier = answer(await store.lookUpIdempotencyKey(request()));
   if (earlier) return earlier;
   await spend(limits.runCreates, `project:${spec.project_id}`, "runs created in this project", Date.now());
 
   const agentAt = resolveRunAgent(environment, body.source, body.agent_url, egress);
   const readiness = await checkReadiness({
-    ...store.getEnvironmentTarget(environment.environment_id)!,
+    ...(await store.getEnvironmentTarget(environment.environment_id))!,
     base_url: agentAt.url,
   });
   if (!readiness.ready) {

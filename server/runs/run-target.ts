@@ -18,7 +18,7 @@ export function refuseAppRunKey(idempotencyKey: string): void {
  * see, in one project, for a commit of a repository the key acts for, and the agent the environment
  * deploys. 404 for what it may not see.
  */
-export function resolveRunTarget(
+export async function resolveRunTarget(
   store: ServiceStore,
   principal: Principal,
   body: {
@@ -32,23 +32,23 @@ export function resolveRunTarget(
     assertActsFor(
       principal,
       body.source.repository,
-      store.getProject(principal.project_id ?? "")?.repositories ?? [],
+      (await store.getProject(principal.project_id ?? ""))?.repositories ?? [],
       "body.source.repository",
     );
   }
   const spec = visibleOr404(
     principal,
-    store.getTestSpecHead(body.test_spec_id, body.spec_version),
+    await store.getTestSpecHead(body.test_spec_id, body.spec_version),
     body.spec_version === undefined ? "Test spec" : `Version ${body.spec_version} of test spec`,
     body.test_spec_id,
   );
-  const environment = store.getEnvironmentRow(body.environment_id);
+  const environment = await store.getEnvironmentRow(body.environment_id);
   if (!environment || environment.project_id !== spec.project_id) {
     throw new ApiError("NOT_FOUND", {
       message: `Environment '${body.environment_id}' was not found in the test spec's project.`,
     });
   }
-  const agent = store.getAgent(environment.agent_id);
+  const agent = await store.getAgent(environment.agent_id);
   if (!agent) {
     throw new Error(`Environment ${environment.environment_id} points at missing agent ${environment.agent_id}`);
   }

@@ -27,7 +27,7 @@ export async function uploadRun(
   idempotencyKey: string,
 ): Promise<{ run: Run; replayed: boolean }> {
   refuseAppRunKey(idempotencyKey);
-  const { spec: head, environment, agent } = resolveRunTarget(store, principal, body);
+  const { spec: head, environment, agent } = await resolveRunTarget(store, principal, body);
   const request = () => {
     const now = clock.now();
     return {
@@ -38,13 +38,13 @@ export async function uploadRun(
       expires_at: new Date(now.getTime() + idempotencyWindowMs).toISOString(),
     };
   };
-  const earlier = store.lookUpIdempotencyKey(request());
+  const earlier = await store.lookUpIdempotencyKey(request());
   if (earlier.kind === "replay") return { run: earlier.run, replayed: true };
   if (earlier.kind === "key_reused") throw keyReused();
 
   // Spent before the check: a refused upload costs its sender as much as an accepted one, so checks cannot be had for free.
   await spend(limits.runCreates, `project:${head.project_id}`, "runs created in this project", Date.now());
-  const spec = store.getSpecDocument(head.test_spec_id, head.spec_version)!;
+  const spec = (await store.getSpecDocument(head.test_spec_id, head.spec_version))!;
   const checked = checkUpload(spec, body, {
     toolsRunBy: AGENT_PROTOCOLS[environment.protocol].toolsRunBy,
     newId: (kind) => newId(kind),

@@ -74,10 +74,10 @@ export function makeWebhookDeliverer({
 
   // An event goes to every endpoint of its project: its body is made once (events never change).
   const bodies = new LRUCache<string, string>({ max: 1000 });
-  function bodyOf(delivery: DeliveryRow): string | undefined {
+  async function bodyOf(delivery: DeliveryRow): Promise<string | undefined> {
     const known = bodies.get(delivery.event_id);
     if (known) return known;
-    const row = store.getOutboxEvent(delivery.event_source, delivery.event_id);
+    const row = await store.getOutboxEvent(delivery.event_source, delivery.event_id);
     if (!row) return undefined;
     const body = JSON.stringify(
       delivery.event_source === "run"
@@ -110,16 +110,16 @@ export function makeWebhookDeliverer({
   }
 
   async function attempt(delivery: DeliveryRow): Promise<void> {
-    const webhook = store.getWebhookRow(delivery.webhook_id);
+    const webhook = await store.getWebhookRow(delivery.webhook_id);
     // Disabled since it was claimed (a 410 to another attempt): left pending, for if it is enabled again.
     if (webhook?.enabled === false) return;
     const at = clock.now();
-    const body = bodyOf(delivery);
+    const body = await bodyOf(delivery);
     const sent =
       webhook && body
         ? await sender.send({
             url: webhook.url,
-            secrets: store.webhookSecrets(webhook.webhook_id, at.toISOString()),
+            secrets: await store.webhookSecrets(webhook.webhook_id, at.toISOString()),
             eventId: delivery.event_id,
             at: at.toISOString(),
             body,
@@ -180,12 +180,12 @@ export function makeWebhookDeliverer({
       paced = pacer !== undefined && pace!.busy();
       const allowed = paced ? pacer!.available() : Infinity;
       const room = Math.min(maxInFlight - total, allowed);
-      const due = store.nextWebhookDeliveryDue();
+      const due = await store.nextWebhookDeliveryDue();
       if (room > 0 && due !== null && due <= clock.now().toISOString()) {
         const now = clock.now();
         try {
           const lease = new Date(now.getTime() + leaseMs).toISOString();
-          const due = store.listDueWebhookEndpoints(now.toISOString());
+          const due = await store.listDueWebhookEndpoints(now.toISOString());
           const allocation = allocateSlots(due, Object.fromEntries(inFlight), room, {
             total: maxInFlight,
             perEndpoint,

@@ -1,5 +1,6 @@
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { asyncListener } from "./async-listener.js";
 import { readBody } from "../../examples/agent/server.js";
 
 export type JudgeMode =
@@ -15,7 +16,7 @@ export async function startJudgeServer(initial: JudgeMode = { kind: "rule" }) {
   let mode = initial;
   let calls = 0;
   const requests: Record<string, any>[] = [];
-  const server = createServer(async (req, res) => {
+  const answer = async (req: IncomingMessage, res: ServerResponse) => {
     const body = JSON.parse(await readBody(req)) as Record<string, any>;
     requests.push({ ...body, authorization: req.headers.authorization });
     const transcript = String(body.messages?.at(-1)?.content ?? "");
@@ -44,7 +45,8 @@ export async function startJudgeServer(initial: JudgeMode = { kind: "rule" }) {
         usage,
       }),
     );
-  });
+  };
+  const server = createServer(asyncListener(answer));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,

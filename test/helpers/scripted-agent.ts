@@ -1,5 +1,6 @@
-import { createServer } from "node:http";
+import { createServer, type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import { asyncListener } from "./async-listener.js";
 import { readBody } from "../../examples/agent/server.js";
 
 export interface ScriptedMessage {
@@ -20,7 +21,7 @@ export interface ScriptedReply {
  */
 export async function startScriptedAgent(script: (messages: ScriptedMessage[]) => ScriptedReply) {
   let calls = 0;
-  const server = createServer(async (req, res) => {
+  const answer = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method === "GET" && req.url === "/v1/models") {
       res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ object: "list", data: [] }));
       return;
@@ -55,7 +56,8 @@ export async function startScriptedAgent(script: (messages: ScriptedMessage[]) =
         ],
       }),
     );
-  });
+  };
+  const server = createServer(asyncListener(answer));
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1`,

@@ -1,5 +1,12 @@
-import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import {
+  createServer,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from "node:http";
 import type { AddressInfo } from "node:net";
+import { asyncListener } from "./async-listener.js";
 import { readBody } from "../../examples/agent/server.js";
 
 export interface ReceivedDelivery {
@@ -20,7 +27,7 @@ export async function startWebhookReceiver() {
   let port = 0;
 
   async function listen(): Promise<void> {
-    server = createServer(async (req, res) => {
+    const receive = async (req: IncomingMessage, res: ServerResponse) => {
       const body = await readBody(req);
       received.push({ headers: req.headers, body, at: Date.now() });
       if (answer === "hang") {
@@ -28,7 +35,8 @@ export async function startWebhookReceiver() {
         return;
       }
       res.writeHead(answer.status).end();
-    });
+    };
+    server = createServer(asyncListener(receive));
     await new Promise<void>((resolve) => server!.listen(port, "127.0.0.1", resolve));
     port = (server!.address() as AddressInfo).port;
   }

@@ -11,18 +11,18 @@ export const JSON_OUTPUT_VERSION = "1";
  * as `GET /v1/runs/{id}/evaluations` lists them. Its paths are the API's, for when the run is sent
  * to a service.
  */
-export function renderJson(store: ServiceStore, decision: ReleaseDecision, runs: readonly RunResult[]): string {
-  return JSON.stringify(
-    {
-      output_version: JSON_OUTPUT_VERSION,
-      decision,
-      runs: runs.map((result) => ({
-        spec_file: result.spec.path,
-        evidence: result.evidence,
-        evaluations: [...evaluationsOf(store, result.run.run_id)],
-      })),
-    },
-    null,
-    2,
-  );
+export async function renderJson(
+  store: ServiceStore,
+  decision: ReleaseDecision,
+  runs: readonly RunResult[],
+): Promise<string> {
+  const documents = [];
+  for (const result of runs) {
+    documents.push({
+      spec_file: result.spec.path,
+      evidence: result.evidence,
+      evaluations: await evaluationsOf(store, result.run.run_id),
+    });
+  }
+  return JSON.stringify({ output_version: JSON_OUTPUT_VERSION, decision, runs: documents }, null, 2);
 }

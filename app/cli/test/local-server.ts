@@ -85,7 +85,7 @@ async function serveMcp(runner: Runner, token: string, request: IncomingMessage,
   await serveMcpRequest(found, request, response);
 }
 
-function servePage(runner: Runner, url: URL, response: ServerResponse) {
+async function servePage(runner: Runner, url: URL, response: ServerResponse) {
   const { store, pages, clock } = runner;
   const context: PageContext = {
     store,
@@ -103,19 +103,23 @@ function servePage(runner: Runner, url: URL, response: ServerResponse) {
   const page = /^\/(runs|decisions)\/([A-Za-z0-9_-]{1,100})$/.exec(url.pathname);
   try {
     if (page?.[1] === "runs") {
-      const run = store.getRun(page[2]!);
-      if (run && pages.verify("run", run.run_id, run.project_id, exp, sig)) {
+      const run = await store.getRun(page[2]!);
+      if (run && (await pages.verify("run", run.run_id, run.project_id, exp, sig))) {
         const query = {
           page: url.searchParams.get("page") ?? undefined,
           find: url.searchParams.get("find") ?? undefined,
         };
-        return send(200, "text/html; charset=utf-8", renderRunPage(loadRunPage(context, run, link, query)));
+        return send(200, "text/html; charset=utf-8", renderRunPage(await loadRunPage(context, run, link, query)));
       }
     }
     if (page?.[1] === "decisions") {
-      const decision = store.getDecision(page[2]!);
-      if (decision && pages.verify("decision", decision.decision_id, decision.project_id, exp, sig)) {
-        return send(200, "text/html; charset=utf-8", renderDecisionPage(loadDecisionPage(context, decision, link)));
+      const decision = await store.getDecision(page[2]!);
+      if (decision && (await pages.verify("decision", decision.decision_id, decision.project_id, exp, sig))) {
+        return send(
+          200,
+          "text/html; charset=utf-8",
+          renderDecisionPage(await loadDecisionPage(context, decision, link)),
+        );
       }
     }
     send(404, "text/html; charset=utf-8", NOT_FOUND_PAGE);
@@ -150,7 +154,7 @@ export async function startLocalServer(port = 0): Promise<LocalServer> {
         : request.method === "POST" && mcp
           ? serveMcp(attached, mcp[1]!, request, response)
           : request.method === "GET"
-            ? Promise.resolve(servePage(attached, url, response))
+            ? servePage(attached, url, response)
             : Promise.resolve(void refuse(405, "Method not allowed"));
     handled.catch((raw: unknown) => {
       const error = coerceError(raw);

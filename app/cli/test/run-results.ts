@@ -48,24 +48,25 @@ export interface RunResult {
 
 const PAGE = 500;
 
-/** Every evaluation of a run in creation order, or those of one status. */
-export function* evaluationsOf(store: ServiceStore, runId: string, status?: string): Generator<Evaluation> {
+/** Every evaluation of a run in creation order, or those of one status, read a page at a time. */
+export async function evaluationsOf(store: ServiceStore, runId: string, status?: string): Promise<Evaluation[]> {
+  const evaluations: Evaluation[] = [];
   for (let after: string | undefined; ;) {
-    const page = store.listEvaluations(runId, { status }, after, PAGE);
-    yield* page;
-    if (page.length < PAGE) return;
+    const page = await store.listEvaluations(runId, { status }, after, PAGE);
+    evaluations.push(...page);
+    if (page.length < PAGE) return evaluations;
     after = page.at(-1)!.evaluation_id;
   }
 }
 
 /** A run's evidence and its checks by case, read back from the store. */
-export function readRunResult(
+export async function readRunResult(
   store: ServiceStore,
   run: Run,
   spec: { path: string; document: TestSpecDocument; lines: Record<string, number>; droppedGates: string[] },
-): RunResult {
-  const evidence = buildEvidence(store, run);
-  const checks = store.tallyCases(run.run_id, Number.MAX_SAFE_INTEGER).map((tally): CheckRow => {
+): Promise<RunResult> {
+  const evidence = await buildEvidence(store, run);
+  const checks = (await store.tallyCases(run.run_id, Number.MAX_SAFE_INTEGER)).map((tally): CheckRow => {
     const total = tally.passed + tally.failed + tally.inconclusive + tally.errored;
     const check = { ...tally, case: tally.scenario_id ?? "(run)" };
     return {
@@ -89,7 +90,8 @@ export function readRunResult(
       (a.line ?? Infinity) - (b.line ?? Infinity) || a.case.localeCompare(b.case) || a.check.localeCompare(b.check),
   );
 
-  const unmetEvaluations = FAILURE_STATUSES.flatMap((status) => [...evaluationsOf(store, run.run_id, status)]);
+  const unmetEvaluations: Evaluation[] = [];
+  for (const status of FAILURE_STATUSES) unmetEvaluations.push(...(await evaluationsOf(store, run.run_id, status)));
   const unmetRunWide = unmetEvaluations.filter((evaluation) => evaluation.conversation_id === null);
   const source = {
     evaluations: unmetEvaluations
@@ -98,7 +100,7 @@ export function readRunResult(
     document: spec.document,
     lines: spec.lines,
   };
-  const failures = listFailures(source, agentExcerpts(store, excerptsWanted(source, { shown: Infinity })));
+  const failures = listFailures(source, await agentExcerpts(store, excerptsWanted(source, { shown: Infinity })));
   const rows = new Map(
     checks.map((row) => [checkKey({ ...row, scenario_id: row.case === "(run)" ? null : row.case }), row]),
   );
@@ -119,7 +121,7 @@ export function readRunResult(
   return {
     spec: {
       path: spec.path,
-      name: store.getTestSpec(run.test_spec_id)?.name ?? run.test_spec_id,
+      name: (await store.getTestSpec(run.test_spec_id))?.name ?? run.test_spec_id,
       spec_version: run.spec_version,
     },
     run,

@@ -71,15 +71,17 @@ async function waitForDecision(
   const progress = makeProgress(process.stderr, { quiet: options.quiet });
   try {
     for (;;) {
-      const decision = runner.store.getDecision(decisionId)!;
-      progress.update(
-        runs.map((run) => ({
+      const decision = (await runner.store.getDecision(decisionId))!;
+      const states = [];
+      for (const run of runs) {
+        states.push({
           name: run.name,
           planned: run.planned,
-          ended: runner.store.getRunProgress(run.run_id).ended,
-          status: runner.store.getRun(run.run_id)!.status,
-        })),
-      );
+          ended: (await runner.store.getRunProgress(run.run_id)).ended,
+          status: (await runner.store.getRun(run.run_id))!.status,
+        });
+      }
+      progress.update(states);
       if (decision.status !== "PENDING") return decision;
       if (interrupted()) return undefined;
       await sleep(POLL_MS);
@@ -122,26 +124,27 @@ async function runOnce(
     interrupted,
   );
   if (!decision) return EXIT.interrupted;
-  const results = started.runs.map((run, i) =>
-    readRunResult(runner.store, runner.store.getRun(run.run_id)!, {
-      path: specs[i]!.spec.path,
-      document: specs[i]!.selected.document,
-      lines: specs[i]!.selected.lines,
-      droppedGates: specs[i]!.selected.droppedGates,
-    }),
-  );
+  const results = [];
+  for (const [i, run] of started.runs.entries()) {
+    results.push(
+      await readRunResult(runner.store, (await runner.store.getRun(run.run_id))!, {
+        path: specs[i]!.spec.path,
+        document: specs[i]!.selected.document,
+        lines: specs[i]!.selected.lines,
+        droppedGates: specs[i]!.selected.droppedGates,
+      }),
+    );
+  }
   const exitCode = exitCodeOf(decision, options.failOn);
   const style = process.stdout.isTTY && options.env.NO_COLOR === undefined ? colorStyle : plainStyle;
   const out: string[] = [];
   if (!options.quiet) for (const result of results) out.push(renderRun(result, style), "");
   if (pages) {
-    out.push(
-      `Evidence pages: ${pages.origin}${runner.pages.mint("decision", decision.decision_id, decision.project_id)}`,
-    );
+    const decisionLink = await runner.pages.mint("decision", decision.decision_id, decision.project_id);
+    out.push(`Evidence pages: ${pages.origin}${decisionLink}`);
     for (const result of results) {
-      out.push(
-        `  ${result.spec.name}: ${pages.origin}${runner.pages.mint("run", result.run.run_id, result.run.project_id)}`,
-      );
+      const runLink = await runner.pages.mint("run", result.run.run_id, result.run.project_id);
+      out.push(`  ${result.spec.name}: ${pages.origin}${runLink}`);
     }
     out.push("");
   }
@@ -157,7 +160,7 @@ async function runOnce(
     uploadRefused = uploaded.refused;
   }
   process.stdout.write(`${out.join("\n")}\n`);
-  if (options.json) writeFileSync(options.json, renderJson(runner.store, decision, results));
+  if (options.json) writeFileSync(options.json, await renderJson(runner.store, decision, results));
   if (options.junit) writeFileSync(options.junit, await renderJunit(decision, results));
   return uploadRefused ? EXIT.error : exitCode;
 }

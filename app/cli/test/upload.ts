@@ -102,7 +102,7 @@ export async function uploadRuns(
         spec_version: run.spec_version,
         environment_id: environment.environment_id,
         ...(target.source ? { source: target.source } : {}),
-        ...uploadContents(store, run.run_id),
+        ...(await uploadContents(store, run.run_id)),
       };
       try {
         const uploaded = await call<Run>(target, "POST", "/v1/runs/uploads", body, `upload-${contentAddress(body)}`);

@@ -16,7 +16,7 @@ export const pressCheckRunButton: GitHubEventHandler<"check_run.requested_action
   { id: deliveryId, what },
 ) => {
   const button = buttonNamed(payload.requested_action?.identifier);
-  const hint = button && hintOfOurCheckRun(deps, payload, button !== "approve" && button !== "approve-policy");
+  const hint = button && (await hintOfOurCheckRun(deps, payload, button !== "approve" && button !== "approve-policy"));
   if (!hint) return gateNamedCommit(deps, what, undefined);
   const commit = await resolveNamedCommit(deps, hint);
   const sender = payload.sender?.login ?? "";

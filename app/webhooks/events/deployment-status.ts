@@ -31,7 +31,7 @@ export const recordDeployment: GitHubEventHandler<"deployment_status"> = async (
   deps.log.info(
     `Received a deployment of ${repository.full_name}@${deployment.sha.slice(0, 7)} to '${environment}' at ${status.environment_url} (delivery ${deliveryId})`,
   );
-  const [gated] = deps.store.listGitHubCommitsOfSha(repository.id, deployment.sha);
+  const [gated] = await deps.store.listGitHubCommitsOfSha(repository.id, deployment.sha);
   if (gated) {
     // Gated again as GitHub knows it now: the same pull request, base and policy as any event would bring.
     const hint = {

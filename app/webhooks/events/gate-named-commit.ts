@@ -24,19 +24,19 @@ export function hintOf({
  * What a check run's event names, when the check run is the App's (by its name, on its commit):
  * its head, to gate again.
  */
-export function hintOfOurCheckRun(
+export async function hintOfOurCheckRun(
   deps: GateDeps,
   payload: EventSource & {
     check_run: { name: string; head_sha: string; check_suite?: { head_branch?: string | null } };
   },
   rerun: boolean,
-): CommitHint | undefined {
+): Promise<CommitHint | undefined> {
   const base = hintOf(payload);
   const run = payload.check_run;
   if (!base || !run) return undefined;
-  const ours = deps.store
-    .listGitHubCommitsOfSha(base.repository.id, run.head_sha)
-    .some((commit) => commit.check_name === run.name);
+  const ours = (await deps.store.listGitHubCommitsOfSha(base.repository.id, run.head_sha)).some(
+    (commit) => commit.check_name === run.name,
+  );
   if (!ours) return undefined;
   return { ...base, headSha: run.head_sha, branch: run.check_suite?.head_branch ?? null, rerun };
 }
@@ -46,7 +46,7 @@ export function hintOfOurCheckRun(
  * its base is and whether it comes from a fork, so the order events come in changes nothing.
  */
 export async function resolveNamedCommit(deps: GateDeps, hint: CommitHint): Promise<CommitToGate> {
-  const [known] = deps.store.listGitHubCommitsOfSha(hint.repository.id, hint.headSha);
+  const [known] = await deps.store.listGitHubCommitsOfSha(hint.repository.id, hint.headSha);
   return resolveCommit(await deps.octokitFor(hint.installationId), hint, known);
 }
 

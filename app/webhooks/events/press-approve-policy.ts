@@ -17,8 +17,8 @@ export async function pressApprovePolicy(
     deliveryId,
   }: { commit: CommitToGate; sender: string; permission: string; deliveryId: string },
 ): Promise<void> {
-  const [gated] = deps.store.listGitHubCommitsOfSha(commit.repository.id, commit.headSha);
-  const decision = gated?.decision_id ? deps.store.getDecision(gated.decision_id) : undefined;
+  const [gated] = await deps.store.listGitHubCommitsOfSha(commit.repository.id, commit.headSha);
+  const decision = gated?.decision_id ? await deps.store.getDecision(gated.decision_id) : undefined;
   const policy = decision?.reasons.find((r) => r.gate_id === POLICY_GATE && r.run_id === null);
   if (!decision || !commit.pullRequest || policy?.status !== "failed") {
     deps.log.info(

@@ -72,11 +72,11 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
 
   // Spec versions are immutable (content-addressed), so a document read once serves every run of it.
   const specs = new LRUCache<string, TestSpecDocument>({ max: 100 });
-  function specOf(run: Run): TestSpecDocument {
+  async function specOf(run: Run): Promise<TestSpecDocument> {
     const key = `${run.test_spec_id} ${run.spec_version}`;
     let spec = specs.get(key);
     if (!spec) {
-      spec = store.getSpecDocument(run.test_spec_id, run.spec_version);
+      spec = await store.getSpecDocument(run.test_spec_id, run.spec_version);
       if (!spec) throw new RunFailedError("internal_error", `Spec version ${run.spec_version} no longer exists`);
       specs.set(key, spec);
     }
@@ -84,9 +84,9 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
   }
 
   return defineTask(z.object({ run_id: z.string() }), async function executeRun({ run_id }, { job, signal }) {
-    let run = store.getRun(run_id);
+    let run = await store.getRun(run_id);
     if (!run || isTerminal(run.status)) return;
-    const recorder = makeRecorder({ store, runId: run_id, clock, newId: deps.newId });
+    const recorder = await makeRecorder({ store, runId: run_id, clock, newId: deps.newId });
     const moves = { recorder, clock, log };
     try {
       // A run still QUEUED has held no conversation yet: nothing can have been cut off.
@@ -102,8 +102,8 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       if (job.attempts > job.max_attempts) {
         throw new RunFailedError("internal_error", `The run was interrupted ${job.attempts - 1} times; giving up`);
       }
-      const spec = specOf(run);
-      const earlier = run.status === "QUEUED" ? [] : store.listRunConversations(run_id);
+      const spec = await specOf(run);
+      const earlier = run.status === "QUEUED" ? [] : await store.listRunConversations(run_id);
       const completed = earlier.filter((c) => c.status === "completed");
       if (run.status === "QUEUED") run = await transitionRun(moves, run, "RUNNING");
       if (run.status === "RUNNING") {
@@ -120,7 +120,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
         : { cause: "internal_error" as const, message: `Unexpected error: ${coerceError(raw).message}` };
       if (!error) log.error({ err: coerceError(raw), run_id }, `Run ${run_id} failed on an internal error`);
       await recorder.settle();
-      const current = store.getRun(run_id)!;
+      const current = (await store.getRun(run_id))!;
       if (!isTerminal(current.status)) {
         await transitionRun(moves, current, "FAILED", { verdict: FAILURE_CAUSES[failure.cause].verdict, failure });
       }

@@ -25,8 +25,8 @@ export const judgedMetrics: Evaluator = {
     if (!judge) return { evaluations: [], findings: [] };
     const samples: Sample[] = [];
     for (const { index: s, id, scenario } of scenarioCases(input.spec)) {
-      (scenario.metrics ?? []).forEach((metric, m) => {
-        for (const held of input.conversations.of("scenario", id)) {
+      for (const [m, metric] of (scenario.metrics ?? []).entries()) {
+        for (const held of await input.conversations.of("scenario", id)) {
           for (const turn of metric.scope === "turn" ? held.turns : [null]) {
             samples.push({
               criteria: metric.criteria,
@@ -46,7 +46,7 @@ export const judgedMetrics: Evaluator = {
             });
           }
         }
-      });
+      }
     }
 
     const evaluations: EvaluationDraft[] = new Array(samples.length);
@@ -57,7 +57,7 @@ export const judgedMetrics: Evaluator = {
         const sample = samples[index]!;
         const answer = await judge!.judge(
           sample.criteria,
-          toTranscript(sample.held.events(), sample.turn ?? undefined),
+          toTranscript(await sample.held.events(), sample.turn ?? undefined),
           input.signal,
         );
         // What the judge's answer reported of its tokens, kept with who judged: reported apart from the agent's.

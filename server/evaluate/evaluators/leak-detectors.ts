@@ -14,14 +14,14 @@ const cited = (refs: string[]) => (refs.length > MAX_FINDING_REFS ? `; the first
  */
 export const leakDetectors: Evaluator = {
   kind: "detector",
-  evaluate({ conversations }) {
+  async evaluate({ conversations }) {
     const evaluations: EvaluationDraft[] = [];
     const findings: FindingDraft[] = [];
     // One pass over the conversations, every detector on every output.
     let outputs = 0;
     const scanned: string[] = [];
     const hitsOf = DETECTORS.map(() => [] as string[]);
-    for (const held of conversations.all()) {
+    for await (const held of conversations.all()) {
       if (scanned.length < MAX_FINDING_REFS) scanned.push(held.ref.conversation());
       for (const output of held.facts.outputs) {
         outputs++;

@@ -36,10 +36,10 @@ function evaluateOne(
  */
 export const scenarioExpectations: Evaluator = {
   kind: "expectation",
-  evaluate(input) {
+  async evaluate(input) {
     const evaluations: EvaluationDraft[] = [];
     for (const { index: s, id, scenario } of scenarioCases(input.spec)) {
-      for (const held of input.conversations.of("scenario", id)) {
+      for (const held of await input.conversations.of("scenario", id)) {
         scenario.turns.forEach((turn, t) => {
           (turn.expect ?? []).forEach((expectation, e) => {
             evaluations.push(

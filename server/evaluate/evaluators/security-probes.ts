@@ -11,11 +11,11 @@ export const PROBES_JUDGE = { provider: "assure", model: "security-probes@1" } a
  */
 export const securityProbes: Evaluator = {
   kind: "probe",
-  evaluate(input) {
+  async evaluate(input) {
     const evaluations: EvaluationDraft[] = [];
     const findings: FindingDraft[] = [];
-    (input.spec.security ?? []).forEach((probe, p) => {
-      const held = input.conversations.of("probe", probe.id);
+    for (const [p, probe] of (input.spec.security ?? []).entries()) {
+      const held = await input.conversations.of("probe", probe.id);
       const tripped: { refs: string[]; why: string }[] = [];
       for (const conversation of held) {
         const outcomes = probe.fail_if.map((condition) => checkExpectation(condition, conversation.facts));
@@ -49,7 +49,7 @@ export const securityProbes: Evaluator = {
           evidence_refs: hits.length === 0 ? [conversation.ref.conversation()] : hits.flatMap((hit) => hit.refs),
         });
       }
-      if (tripped.length === 0) return;
+      if (tripped.length === 0) continue;
       const refs = [...new Set(tripped.flatMap((t) => t.refs))];
       const owasp = OWASP_LLM_2025[probe.category];
       findings.push({
@@ -65,7 +65,7 @@ export const securityProbes: Evaluator = {
         spec_path: `security[${p}]`,
         evidence_refs: refs.slice(0, MAX_FINDING_REFS),
       });
-    });
+    }
     return { evaluations, findings };
   },
 };

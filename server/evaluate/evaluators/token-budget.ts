@@ -13,12 +13,12 @@ export const BUDGET_JUDGE = { provider: "assure", model: "token-budget@1" } as c
  */
 export const tokenBudget: Evaluator = {
   kind: "budget",
-  evaluate({ spec, conversations, usage, pricing = {} }) {
+  async evaluate({ spec, conversations, usage, pricing = {} }) {
     const budget = spec.defaults?.budget;
     if (!budget) return { evaluations: [], findings: [] };
     const scanned: string[] = [];
     const unreported: string[] = [];
-    for (const held of conversations.all()) {
+    for await (const held of conversations.all()) {
       if (scanned.length < MAX_FINDING_REFS) scanned.push(held.ref.conversation());
       for (const reply of held.facts.replies) {
         if (reply.tokens === null && unreported.length < MAX_FINDING_REFS) {

@@ -25,7 +25,7 @@ export function registerAgentRoutes(api: Api, deps: ApiDeps) {
     handler: async (request, reply) => {
       const principal = principalOf(request);
       const projectId = resolveProjectId(principal, request.body.project_id);
-      visibleOr404(principal, store.getProject(projectId), "Project", projectId);
+      visibleOr404(principal, await store.getProject(projectId), "Project", projectId);
       const [agent] = await store.write([
         "createAgent",
         {

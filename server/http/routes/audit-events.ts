@@ -41,7 +41,7 @@ export function registerAuditRoutes(api: Api, { store, cursors }: ApiDeps) {
       }
       const project_id = principal.project_id ?? filter.project_id;
       const scope = `audit-events|${project_id ?? ""}|${filter.actor ?? ""}|${filter.action ?? ""}|${filter.resource_id ?? ""}|${filter.since ?? ""}`;
-      const page = pageThrough(cursors, scope, { limit, cursor }, (p) =>
+      const page = await pageThrough(cursors, scope, { limit, cursor }, (p) =>
         store.listAuditEvents({ ...filter, project_id }, p),
       );
       return { ...page, data: page.data.map(toAuditEvent) };

@@ -44,8 +44,8 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
       const principal = principalOf(request);
       const { body } = request;
       const projectId = resolveProjectId(principal, body.project_id);
-      visibleOr404(principal, store.getProject(projectId), "Project", projectId);
-      const agent = store.getAgent(body.agent_id);
+      visibleOr404(principal, await store.getProject(projectId), "Project", projectId);
+      const agent = await store.getAgent(body.agent_id);
       if (!agent || agent.project_id !== projectId) {
         throw new ApiError("NOT_FOUND", {
           message: `Agent '${body.agent_id}' was not found in project '${projectId}'.`,
@@ -99,7 +99,7 @@ export function registerEnvironmentRoutes(api: Api, deps: ApiDeps) {
       const { environment_id } = request.params;
       const current = visibleOr404(
         principalOf(request),
-        store.getEnvironmentRow(environment_id),
+        await store.getEnvironmentRow(environment_id),
         "Environment",
         environment_id,
       );

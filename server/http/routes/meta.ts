@@ -41,7 +41,11 @@ export function eventsJsonSchema(): Record<string, unknown> {
 }
 
 /** Health, the OpenAPI document (`openApiDocument` is read once the API is ready) and the JSON Schemas. */
-export function registerMetaRoutes(api: Api, openApiDocument: () => string, readiness: () => string[] = () => []) {
+export function registerMetaRoutes(
+  api: Api,
+  openApiDocument: () => string,
+  readiness: () => Promise<string[]> = async () => [],
+) {
   const specSchema = JSON.stringify(testSpecJsonSchema());
   const eventsSchema = JSON.stringify(eventsJsonSchema());
   const hidden = { schema: { hide: true } as object, config: { limit: "public" as const } };
@@ -49,7 +53,7 @@ export function registerMetaRoutes(api: Api, openApiDocument: () => string, read
   // Alive: the process answers. Ready: it may be sent traffic (migrated, writable, its engine running, not draining).
   api.get("/healthz", hidden, async () => ({ status: "ok" }));
   api.get("/readyz", hidden, async (_request, reply) => {
-    const reasons = readiness();
+    const reasons = await readiness();
     return reply
       .code(reasons.length === 0 ? 200 : 503)
       .send(reasons.length === 0 ? { status: "ready" } : { status: "unavailable", reasons });

@@ -61,14 +61,14 @@ export function registerPageRoutes(api: Api, deps: ApiDeps) {
       const { project_id, badge } = request.params;
       const repositoryId = /^(\d{1,15})\.svg$/.exec(badge)?.[1];
       const branch = request.query.branch ?? "main";
-      const project = ID.test(project_id) ? store.getProject(project_id) : undefined;
+      const project = ID.test(project_id) ? await store.getProject(project_id) : undefined;
       const known =
         project?.public_badge &&
         repositoryId &&
         project.repositories.some((r) => r.github_id === Number(repositoryId)) &&
         /^[\w./-]{1,255}$/.test(branch);
       if (!known) return sendPage(reply, 404, NOT_FOUND_PAGE);
-      const status = store.latestDecisionOnBranch(project_id, Number(repositoryId), branch) ?? "none";
+      const status = (await store.latestDecisionOnBranch(project_id, Number(repositoryId), branch)) ?? "none";
       // Fresh each time it is asked for (GitHub's image proxy honours no-cache).
       return reply
         .headers({ ...PAGE_HEADERS, "cache-control": "no-cache, max-age=0" })
@@ -79,12 +79,12 @@ export function registerPageRoutes(api: Api, deps: ApiDeps) {
 
   api.get<{ Params: { run_id: string }; Querystring: PageQuery }>("/runs/:run_id", hidden, async (request, reply) => {
     const { run_id } = request.params;
-    const run = ID.test(run_id) ? store.getRun(run_id) : undefined;
-    if (!run || !pages.verify("run", run.run_id, run.project_id, request.query.exp, request.query.sig)) {
+    const run = ID.test(run_id) ? await store.getRun(run_id) : undefined;
+    if (!run || !(await pages.verify("run", run.run_id, run.project_id, request.query.exp, request.query.sig))) {
       return sendPage(reply, 404, NOT_FOUND_PAGE);
     }
     const link = signedLink(`/runs/${run.run_id}`, request.query);
-    return sendPage(reply, 200, renderRunPage(loadRunPage(context, run, link, request.query)));
+    return sendPage(reply, 200, renderRunPage(await loadRunPage(context, run, link, request.query)));
   });
 
   api.get<{ Params: { decision_id: string }; Querystring: PageQuery }>(
@@ -92,15 +92,21 @@ export function registerPageRoutes(api: Api, deps: ApiDeps) {
     hidden,
     async (request, reply) => {
       const { decision_id } = request.params;
-      const decision = ID.test(decision_id) ? store.getDecision(decision_id) : undefined;
+      const decision = ID.test(decision_id) ? await store.getDecision(decision_id) : undefined;
       if (
         !decision ||
-        !pages.verify("decision", decision.decision_id, decision.project_id, request.query.exp, request.query.sig)
+        !(await pages.verify(
+          "decision",
+          decision.decision_id,
+          decision.project_id,
+          request.query.exp,
+          request.query.sig,
+        ))
       ) {
         return sendPage(reply, 404, NOT_FOUND_PAGE);
       }
       const link = signedLink(`/decisions/${decision.decision_id}`, request.query);
-      return sendPage(reply, 200, renderDecisionPage(loadDecisionPage(context, decision, link)));
+      return sendPage(reply, 200, renderDecisionPage(await loadDecisionPage(context, decision, link)));
     },
   );
 }

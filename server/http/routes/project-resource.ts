@@ -18,9 +18,12 @@ export interface ProjectResource<Row extends { project_id: string }, Item> {
   /** Kebab-case and singular, e.g. `agent`, `test-spec`. */
   name: string;
   scope: Scope;
-  list: { response: z.ZodType; items(filter: { project_id: string | undefined }, page: PageRequest): RowPage<Item> };
+  list: {
+    response: z.ZodType;
+    items(filter: { project_id: string | undefined }, page: PageRequest): Promise<RowPage<Item>>;
+  };
   /** Left out when the item's route reads more than its id. */
-  get?: { response: z.ZodType; row(id: string): Row | undefined; toItem(row: Row): Item; note?: string };
+  get?: { response: z.ZodType; row(id: string): Promise<Row | undefined>; toItem(row: Row): Item; note?: string };
 }
 
 export function registerProjectResource<Row extends { project_id: string }, Item>(
@@ -64,7 +67,7 @@ export function registerProjectResource<Row extends { project_id: string }, Item
     },
     handler: async (request) => {
       const id = (request.params as Record<string, string>)[idParam]!;
-      return get.toItem(visibleOr404(principalOf(request), get.row(id), what, id));
+      return get.toItem(visibleOr404(principalOf(request), await get.row(id), what, id));
     },
   });
 }

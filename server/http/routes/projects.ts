@@ -65,7 +65,7 @@ export function registerProjectRoutes(api: Api, deps: ApiDeps) {
     handler: async (request) => {
       adminOnly(request, "change projects");
       const { project_id } = request.params;
-      visibleOr404(principalOf(request), store.getProject(project_id), "Project", project_id);
+      visibleOr404(principalOf(request), await store.getProject(project_id), "Project", project_id);
       const [outcome] = await store.write(["updateProject", project_id, request.body, clock.now().toISOString()]);
       if (!outcome) throw new ApiError("NOT_FOUND", { message: `Project '${project_id}' was not found.` });
       return boundProject(outcome);

@@ -24,7 +24,7 @@ import { ApiError } from "../../errors.js";
 import { requestAttempt, requestDecision } from "../../releases/create-decision.js";
 import { approvePolicy, revokeWaiver, waiveGate } from "../../releases/waive.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
-import { pageAfterKey, pageThrough } from "../paging.js";
+import { mapPage, pageAfterKey, pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
 
 const DecisionParams = z.strictObject({ decision_id: ResourceId });
@@ -37,8 +37,8 @@ const tags = ["release-decisions"];
  */
 export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
   const { store, clock, cursors } = deps;
-  const visibleDecision = (request: FastifyRequest, decisionId: string) =>
-    visibleOr404(principalOf(request), store.getDecision(decisionId), "Release decision", decisionId);
+  const visibleDecision = async (request: FastifyRequest, decisionId: string) =>
+    visibleOr404(principalOf(request), await store.getDecision(decisionId), "Release decision", decisionId);
   const author = (request: FastifyRequest) => ({ key_id: principalOf(request).key_id, github_login: null });
 
   api.post("/v1/release-decisions", {
@@ -68,12 +68,12 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
     handler: async (request, reply) => {
       const principal = principalOf(request);
       const projectId = resolveProjectId(principal, request.body.project_id);
-      visibleOr404(principal, store.getProject(projectId), "Project", projectId);
+      visibleOr404(principal, await store.getProject(projectId), "Project", projectId);
       const { decision, created } = await requestDecision(deps, principal, projectId, request.body);
       return reply
         .code(created ? 201 : 200)
         .header("location", decision.links.self)
-        .send(deps.pages.linkDecision(decision));
+        .send(await deps.pages.linkDecision(decision));
     },
   });
 
@@ -90,10 +90,10 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       const { repository, commit_sha, status } = request.query;
       const project_id = listProjectFilter(principalOf(request), request.query.project_id);
       const scope = ["release-decisions", project_id, repository, commit_sha, status].map((v) => v ?? "").join("|");
-      const page = pageThrough(cursors, scope, request.query, (page) =>
+      const page = await pageThrough(cursors, scope, request.query, (page) =>
         store.listDecisions({ project_id, repository, commit_sha, status }, page),
       );
-      return { ...page, data: page.data.map(deps.pages.linkDecision) };
+      return mapPage(page, deps.pages.linkDecision);
     },
   });
 
@@ -106,7 +106,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       params: DecisionParams,
       response: responses({ 200: ReleaseDecision }),
     },
-    handler: async (request) => deps.pages.linkDecision(visibleDecision(request, request.params.decision_id)),
+    handler: async (request) => deps.pages.linkDecision(await visibleDecision(request, request.params.decision_id)),
   });
 
   api.post("/v1/release-decisions/:decision_id/attempts", {
@@ -123,10 +123,12 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 201: ReleaseDecision }),
     },
     handler: async (request, reply) => {
-      const decision = visibleDecision(request, request.params.decision_id);
+      const decision = await visibleDecision(request, request.params.decision_id);
       return reply
         .code(201)
-        .send(deps.pages.linkDecision(await requestAttempt(deps, principalOf(request), decision, request.body.plan)));
+        .send(
+          await deps.pages.linkDecision(await requestAttempt(deps, principalOf(request), decision, request.body.plan)),
+        );
     },
   });
 
@@ -143,7 +145,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 200: DecisionEventList }),
     },
     handler: async (request) => {
-      const decision = visibleDecision(request, request.params.decision_id);
+      const decision = await visibleDecision(request, request.params.decision_id);
       return pageAfterKey(
         cursors,
         `decision-events|${decision.decision_id}`,
@@ -167,7 +169,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 201: Waiver }),
     },
     handler: async (request, reply) => {
-      const decision = visibleDecision(request, request.params.decision_id);
+      const decision = await visibleDecision(request, request.params.decision_id);
       const waiver = await waiveGate(deps, decision, request.body, author(request));
       return reply.code(201).header("location", `${decision.links.waivers}/${waiver.waiver_id}`).send(waiver);
     },
@@ -185,7 +187,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 201: PolicyApproval }),
     },
     handler: async (request, reply) => {
-      const decision = visibleDecision(request, request.params.decision_id);
+      const decision = await visibleDecision(request, request.params.decision_id);
       return reply.code(201).send(await approvePolicy(deps, decision, request.body.reason, author(request)));
     },
   });
@@ -200,8 +202,8 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 200: PolicyApprovalList }),
     },
     handler: async (request) => {
-      const decision = visibleDecision(request, request.params.decision_id);
-      return { data: store.listPolicyApprovals(decision.decision_id), next_cursor: null, has_more: false };
+      const decision = await visibleDecision(request, request.params.decision_id);
+      return { data: await store.listPolicyApprovals(decision.decision_id), next_cursor: null, has_more: false };
     },
   });
 
@@ -215,8 +217,8 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 200: PolicyApproval }),
     },
     handler: async (request) => {
-      const decision = visibleDecision(request, request.params.decision_id);
-      const approval = store.getPolicyApproval(decision.decision_id, request.params.approval_id);
+      const decision = await visibleDecision(request, request.params.decision_id);
+      const approval = await store.getPolicyApproval(decision.decision_id, request.params.approval_id);
       if (!approval) {
         throw new ApiError("NOT_FOUND", { message: `Policy approval '${request.params.approval_id}' not found.` });
       }
@@ -235,7 +237,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 200: WaiverList }),
     },
     handler: async (request) => {
-      const decision = visibleDecision(request, request.params.decision_id);
+      const decision = await visibleDecision(request, request.params.decision_id);
       const now = clock.now().toISOString();
       return pageAfterKey(
         cursors,
@@ -248,9 +250,9 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
     },
   });
 
-  const visibleWaiver = (request: FastifyRequest, decisionId: string, waiverId: string) => {
-    const decision = visibleDecision(request, decisionId);
-    const waiver = store.getWaiver(decision.decision_id, waiverId, clock.now().toISOString());
+  const visibleWaiver = async (request: FastifyRequest, decisionId: string, waiverId: string) => {
+    const decision = await visibleDecision(request, decisionId);
+    const waiver = await store.getWaiver(decision.decision_id, waiverId, clock.now().toISOString());
     if (!waiver) throw new ApiError("NOT_FOUND", { message: `Waiver '${waiverId}' was not found.` });
     return waiver;
   };
@@ -278,7 +280,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 201: Waiver }),
     },
     handler: async (request, reply) => {
-      const waiver = visibleWaiver(request, request.params.decision_id, request.params.waiver_id);
+      const waiver = await visibleWaiver(request, request.params.decision_id, request.params.waiver_id);
       return reply.code(201).send(await revokeWaiver(deps, waiver, request.body.reason, author(request)));
     },
   });

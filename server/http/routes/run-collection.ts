@@ -25,7 +25,7 @@ export interface RunCollection<Row, Query extends { limit: number; cursor?: stri
     query: z.ZodType<Query>;
     response: z.ZodType;
     /** The rows after the id `after` (ascending), at most `limit`, that match the query's filters. */
-    rows(runId: string, query: Query, after: string | undefined, limit: number): Row[];
+    rows(runId: string, query: Query, after: string | undefined, limit: number): Promise<Row[]>;
     /** The query's filters, in a fixed order: the cursor is bound to them. */
     filters(query: Query): (string | undefined)[];
     idOf(row: Row): string;
@@ -35,14 +35,15 @@ export interface RunCollection<Row, Query extends { limit: number; cursor?: stri
     operationId: string;
     summary: string;
     response: z.ZodType;
-    row(runId: string, id: string): Row | undefined;
+    row(runId: string, id: string): Promise<Row | undefined>;
+    /** May read more of the store (a conversation's messages). */
     toItem(row: Row): unknown;
   };
 }
 
 export function makeRunLookup({ store }: Pick<ApiDeps, "store">) {
-  return (request: FastifyRequest, runId: string): Run =>
-    visibleOr404(principalOf(request), store.getRun(runId), "Run", runId);
+  return async (request: FastifyRequest, runId: string): Promise<Run> =>
+    visibleOr404(principalOf(request), await store.getRun(runId), "Run", runId);
 }
 
 export function registerRunCollection<Row, Query extends { limit: number; cursor?: string | undefined }>(
@@ -64,7 +65,7 @@ export function registerRunCollection<Row, Query extends { limit: number; cursor
       response: responses({ 200: list.response }),
     },
     handler: async (request) => {
-      const run = visibleRun(request, request.params.run_id);
+      const run = await visibleRun(request, request.params.run_id);
       const query = request.query as Query;
       return pageAfterKey(
         deps.cursors,
@@ -88,8 +89,8 @@ export function registerRunCollection<Row, Query extends { limit: number; cursor
     },
     handler: async (request) => {
       const params = request.params as Record<string, string>;
-      const run = visibleRun(request, params.run_id!);
-      const row = get.row(run.run_id, params[idParam]!);
+      const run = await visibleRun(request, params.run_id!);
+      const row = await get.row(run.run_id, params[idParam]!);
       if (row === undefined) {
         throw new ApiError("NOT_FOUND", { message: `${what} '${params[idParam]}' was not found.` });
       }

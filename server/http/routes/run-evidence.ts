@@ -51,7 +51,7 @@ export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
         response: responses({ 200: RunEventList }),
       },
       handler: async (request) => {
-        const run = visibleRun(request, request.params.run_id);
+        const run = await visibleRun(request, request.params.run_id);
         if (request.query.cursor !== undefined && request.query.after !== undefined) {
           throw new ApiError("INVALID_PARAMETER_COMBINATION", {
             message: "Pass either cursor or after, not both.",
@@ -81,15 +81,15 @@ export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 200: RunEvent }),
     },
     handler: async (request) => {
-      const run = visibleRun(request, request.params.run_id);
-      const row = store.getEvent(run.run_id, request.params.sequence);
+      const run = await visibleRun(request, request.params.run_id);
+      const row = await store.getEvent(run.run_id, request.params.sequence);
       if (!row) throw notFound("Trace entry", request.params.sequence);
       return toRunEvent(row);
     },
   });
 
-  const conversationOf = (runId: string, conversationId: string) => {
-    const conversation = store.getConversation(conversationId);
+  const conversationOf = async (runId: string, conversationId: string) => {
+    const conversation = await store.getConversation(conversationId);
     return conversation?.run_id === runId ? conversation : undefined;
   };
 
@@ -112,7 +112,7 @@ export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
       summary: "A conversation: its messages, each pointing at its trace entry",
       response: Conversation,
       row: conversationOf,
-      toItem: (row) => toConversation(row, store.listConversationEvents(row.conversation_id)),
+      toItem: async (row) => toConversation(row, await store.listConversationEvents(row.conversation_id)),
     },
   });
 
@@ -126,10 +126,10 @@ export function registerRunEvidenceRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 200: Turn }),
     },
     handler: async (request) => {
-      const run = visibleRun(request, request.params.run_id);
-      const conversation = conversationOf(run.run_id, request.params.conversation_id);
+      const run = await visibleRun(request, request.params.run_id);
+      const conversation = await conversationOf(run.run_id, request.params.conversation_id);
       if (!conversation) throw notFound("Conversation", request.params.conversation_id);
-      const events = store.listConversationEvents(conversation.conversation_id, request.params.turn);
+      const events = await store.listConversationEvents(conversation.conversation_id, request.params.turn);
       if (events.length === 0) throw notFound("Turn", request.params.turn);
       return toTurn(conversation, request.params.turn, events);
     },

@@ -15,7 +15,7 @@ import { buildEvidence } from "../../runs/build-evidence.js";
 import { IDEMPOTENCY_KEY, assertIdempotencyKey, createRun } from "../../runs/create-run.js";
 import { uploadRun } from "../../runs/upload-run.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
-import { pageThrough } from "../paging.js";
+import { mapPage, pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
 import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
 
@@ -41,8 +41,9 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
       // The body was validated against the route's schema (Body) before the handler runs.
       const { run, replayed } = await make(principalOf(request), request.body as Body, keyOf(request));
       reply.header("location", run.links.self);
-      if (replayed) return reply.code(200).header("idempotent-replayed", "true").send(deps.pages.linkRun(run));
-      return reply.code(201).send(deps.pages.linkRun(run));
+      const linked = await deps.pages.linkRun(run);
+      if (replayed) return reply.code(200).header("idempotent-replayed", "true").send(linked);
+      return reply.code(201).send(linked);
     },
   });
 
@@ -137,13 +138,13 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
       const project_id = listProjectFilter(principal, query.project_id);
       let environment_id: string | undefined;
       if (query.environment !== undefined) {
-        environment_id = resolveEnvironment(deps, project_id, query.environment);
+        environment_id = await resolveEnvironment(deps, project_id, query.environment);
       }
       const scope = `runs|${project_id ?? ""}|${query.status ?? ""}|${query.environment ?? ""}`;
-      const page = pageThrough(cursors, scope, query, (page) =>
+      const page = await pageThrough(cursors, scope, query, (page) =>
         store.listRuns({ project_id, status: query.status, environment_id }, page),
       );
-      return { ...page, data: page.data.map(deps.pages.linkRun) };
+      return mapPage(page, deps.pages.linkRun);
     },
   });
 
@@ -158,7 +159,7 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
     },
     handler: async (request) =>
       deps.pages.linkRun(
-        visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id),
+        visibleOr404(principalOf(request), await store.getRun(request.params.run_id), "Run", request.params.run_id),
       ),
   });
 
@@ -174,7 +175,7 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
     handler: async (request) =>
       buildEvidence(
         store,
-        visibleOr404(principalOf(request), store.getRun(request.params.run_id), "Run", request.params.run_id),
+        visibleOr404(principalOf(request), await store.getRun(request.params.run_id), "Run", request.params.run_id),
       ),
   });
 }
@@ -183,11 +184,11 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
  * The run list's `environment` filter takes an id or, within one project, a name. An unknown
  * one matches nothing rather than failing, as any other filter value would.
  */
-function resolveEnvironment({ store }: ApiDeps, projectId: string | undefined, value: string): string {
-  const byId = store.getEnvironmentRow(value);
+async function resolveEnvironment({ store }: ApiDeps, projectId: string | undefined, value: string): Promise<string> {
+  const byId = await store.getEnvironmentRow(value);
   if (byId && (projectId === undefined || byId.project_id === projectId)) return byId.environment_id;
   if (projectId !== undefined) {
-    const byName = store.getEnvironmentRowByName(projectId, value);
+    const byName = await store.getEnvironmentRowByName(projectId, value);
     if (byName) return byName.environment_id;
   } else if (!value.startsWith("env_")) {
     throw new ApiError("PROJECT_ID_REQUIRED", {

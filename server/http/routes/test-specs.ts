@@ -86,13 +86,13 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
         throw new ApiError(read.code, { message: read.message, ...(read.details ? { details: read.details } : {}) });
       }
       const projectId = resolveProjectId(principal, read.project_id ?? request.query.project_id);
-      visibleOr404(principal, store.getProject(projectId), "Project", projectId);
+      visibleOr404(principal, await store.getProject(projectId), "Project", projectId);
       const named = read.repository ?? source?.repository;
       if (named) {
         assertActsFor(
           principal,
           named,
-          store.getProject(projectId)!.repositories,
+          (await store.getProject(projectId))!.repositories,
           read.repository ? "body.file.repository" : "query.repository",
         );
       }
@@ -128,8 +128,8 @@ export function registerTestSpecRoutes(api: Api, deps: ApiDeps) {
       const { spec_version } = request.query;
       const spec =
         spec_version === undefined
-          ? store.getTestSpec(test_spec_id)
-          : store.getTestSpecVersion(test_spec_id, spec_version);
+          ? await store.getTestSpec(test_spec_id)
+          : await store.getTestSpecVersion(test_spec_id, spec_version);
       return visibleOr404(
         principalOf(request),
         spec,

@@ -78,8 +78,8 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
       });
     }
   };
-  const visibleWebhook = (request: Parameters<typeof principalOf>[0], id: string) =>
-    visibleOr404(principalOf(request), store.getWebhookRow(id), "Webhook", id);
+  const visibleWebhook = async (request: Parameters<typeof principalOf>[0], id: string) =>
+    visibleOr404(principalOf(request), await store.getWebhookRow(id), "Webhook", id);
 
   api.post("/v1/webhooks", {
     config: {
@@ -98,7 +98,7 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
     handler: async (request, reply) => {
       const principal = principalOf(request);
       const projectId = resolveProjectId(principal, request.body.project_id);
-      visibleOr404(principal, store.getProject(projectId), "Project", projectId);
+      visibleOr404(principal, await store.getProject(projectId), "Project", projectId);
       reachable(request.body.url);
       const secret = newSecret();
       const [row] = await store.write([
@@ -126,8 +126,8 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
     scope: "webhooks:read",
     list: {
       response: WebhookList,
-      items: (filter, page) => {
-        const { rows, next } = store.listWebhooks(filter, page);
+      items: async (filter, page) => {
+        const { rows, next } = await store.listWebhooks(filter, page);
         return { rows: rows.map(toWebhook), next };
       },
     },
@@ -145,7 +145,7 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 200: Webhook }),
     },
     handler: async (request) => {
-      const current = visibleWebhook(request, request.params.webhook_id);
+      const current = await visibleWebhook(request, request.params.webhook_id);
       const { body } = request;
       if (body.url) reachable(body.url);
       const [row] = await store.write([
@@ -175,7 +175,7 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 204: z.null() }),
     },
     handler: async (request, reply) => {
-      const current = visibleWebhook(request, request.params.webhook_id);
+      const current = await visibleWebhook(request, request.params.webhook_id);
       await store.write(["deleteWebhook", current.webhook_id, now()]);
       return reply.code(204).send(null);
     },
@@ -191,7 +191,7 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 200: WebhookWithSecret }),
     },
     handler: async (request) => {
-      const current = visibleWebhook(request, request.params.webhook_id);
+      const current = await visibleWebhook(request, request.params.webhook_id);
       const secret = newSecret();
       const at = clock.now();
       const [row] = await store.write([
@@ -216,7 +216,7 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 200: WebhookDeliveryList }),
     },
     handler: async (request) => {
-      const webhook = visibleWebhook(request, request.params.webhook_id);
+      const webhook = await visibleWebhook(request, request.params.webhook_id);
       const { limit, cursor, ...filter } = request.query;
       const scope = `webhook-deliveries|${webhook.webhook_id}|${filter.event_id ?? ""}|${filter.event_type ?? ""}|${filter.outcome ?? ""}|${filter.since ?? ""}`;
       const position = cursor === undefined ? undefined : cursors.decode(cursor, scope);
@@ -225,7 +225,7 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
         delivery_id: position.id.split(":")[0]!,
         attempt: Number(position.id.split(":")[1]),
       };
-      const rows = store.listWebhookAttempts(webhook.webhook_id, filter, after, limit + 1);
+      const rows = await store.listWebhookAttempts(webhook.webhook_id, filter, after, limit + 1);
       const page = rows.slice(0, limit);
       const last = page.at(-1);
       const more = rows.length > limit && last !== undefined;
@@ -249,8 +249,8 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 202: WebhookDelivery }),
     },
     handler: async (request, reply) => {
-      const webhook = visibleWebhook(request, request.params.webhook_id);
-      if (!store.getWebhookDelivery(webhook.webhook_id, request.params.delivery_id)) {
+      const webhook = await visibleWebhook(request, request.params.webhook_id);
+      if (!(await store.getWebhookDelivery(webhook.webhook_id, request.params.delivery_id))) {
         throw new ApiError("NOT_FOUND", { message: `Delivery '${request.params.delivery_id}' was not found.` });
       }
       const [row] = await store.write([
@@ -259,7 +259,7 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
         request.params.delivery_id,
         now(),
       ]);
-      const delivery = row as NonNullable<ReturnType<typeof store.getWebhookDelivery>>;
+      const delivery = row as NonNullable<Awaited<ReturnType<typeof store.getWebhookDelivery>>>;
       return reply.code(202).send({
         delivery_id: delivery.delivery_id,
         webhook_id: delivery.webhook_id,
@@ -283,7 +283,7 @@ export function registerWebhookRoutes(api: Api, deps: ApiDeps) {
       response: responses({ 202: RecoverWebhookResult }),
     },
     handler: async (request, reply) => {
-      const webhook = visibleWebhook(request, request.params.webhook_id);
+      const webhook = await visibleWebhook(request, request.params.webhook_id);
       const since = new Date(request.body.since).toISOString();
       const [requeued] = await store.write(["recoverWebhook", webhook.webhook_id, since, now()]);
       return reply.code(202).send({ requeued: requeued as number });

@@ -341,7 +341,7 @@ describe("the GitHub Action", () => {
       expect(checkRun.external_id).toBe(decision.decision_id);
       await github.deliver(t.baseUrl, "pull_request", pr.payload);
       await waitFor(
-        () => t.service.store.listGitHubCommitsOfSha(APP_REPOSITORY.id, pr.head)[0]?.revision === 2,
+        async () => (await t.service.store.listGitHubCommitsOfSha(APP_REPOSITORY.id, pr.head))[0]?.revision === 2,
         "the delivery to be processed",
       );
       expect(

@@ -82,7 +82,7 @@ describe("which agent a run reaches", () => {
     });
     expect(run.body.agent_url).toBe(`${origin()}/pr-7/v1`);
     expect(callsTo(agent, "/pr-7").length).toBeGreaterThan(0);
-    const runsBefore = t.service.store.countRows().runs;
+    const runsBefore = (await t.service.store.countRows()).runs;
     const refused = await startRun({
       environment_id: created.body.environment_id,
       source: { repository: "acme/refunds", commit_sha: SHA },
@@ -92,7 +92,7 @@ describe("which agent a run reaches", () => {
       code: "SOURCE_INCOMPLETE",
       details: [{ path: "body.source.pull_request", message: "needed to fill {pull_request}" }],
     });
-    expect(t.service.store.countRows().runs).toBe(runsBefore);
+    expect((await t.service.store.countRows()).runs).toBe(runsBefore);
   });
 
   it("refuses a template with a placeholder it does not know, or that makes no URL", async () => {

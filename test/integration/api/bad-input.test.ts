@@ -92,7 +92,7 @@ describe("bad input", () => {
   );
 
   it.each(cases)("POST %s with %s answers the envelope and writes nothing", async (path, _name, make, status, code) => {
-    const before = t.service.store.countRows();
+    const before = await t.service.store.countRows();
     const client = path === "/v1/projects" ? t.admin : p.client;
     const options = make(path);
     const response = await client.call("POST", path, {
@@ -102,7 +102,7 @@ describe("bad input", () => {
     expect(response.status).toBe(status);
     if (code) expect(response.body.error.code).toBe(code);
     expect(response.text).not.toMatch(/\bat .*\.(ts|js):\d+/); // no stack trace
-    expect(t.service.store.countRows()).toEqual(before);
+    expect(await t.service.store.countRows()).toEqual(before);
   });
 
   it("names the string that holds a lone surrogate, in a spec as in any body", async () => {
@@ -141,7 +141,7 @@ describe("bad input", () => {
     ["http://[fe80::1]/v1", "link-local"],
     ["http://user:pw@agent.internal/v1", "credentials"],
   ])("refuses the agent address %s", async (base_url, reason) => {
-    const before = t.service.store.countRows();
+    const before = await t.service.store.countRows();
     const response = await p.client.post("/v1/environments", {
       name: "metadata",
       agent_id: p.agentId,
@@ -149,7 +149,7 @@ describe("bad input", () => {
     });
     expect(response.status).toBe(400);
     expect(JSON.stringify(response.body.error.details)).toContain(reason);
-    expect(t.service.store.countRows()).toEqual(before);
+    expect(await t.service.store.countRows()).toEqual(before);
   });
 
   it.each([
@@ -170,12 +170,12 @@ describe("bad input", () => {
     ],
     ["a bad regex", EXAMPLE_SPEC_YAML.replace('"(?i)refund"', '"(unclosed"'), "regular expression"],
   ])("refuses a YAML spec with %s and writes nothing", async (_name, yaml, message) => {
-    const before = t.service.store.countRows();
+    const before = await t.service.store.countRows();
     const response = await p.client.call("POST", "/v1/test-specs", { body: yaml, contentType: "application/yaml" });
     expect(response.status).toBe(400);
     expect(response.body.error.code).toBe("VALIDATION_FAILED");
     if (message) expect(JSON.stringify(response.body.error)).toContain(message);
-    expect(t.service.store.countRows()).toEqual(before);
+    expect(await t.service.store.countRows()).toEqual(before);
   });
 
   // Well-formed YAML of the spec's shape whose parts contradict each other: 422, not 400.
@@ -195,12 +195,12 @@ describe("bad input", () => {
     ],
     ["a canary check without a canary", EXAMPLE_SPEC_YAML.replace("canary: true ", "canary: false"), "canary"],
   ])("refuses a YAML spec with %s as inconsistent and writes nothing", async (_name, yaml, message) => {
-    const before = t.service.store.countRows();
+    const before = await t.service.store.countRows();
     const response = await p.client.call("POST", "/v1/test-specs", { body: yaml, contentType: "application/yaml" });
     expect(response.status).toBe(422);
     expect(response.body.error.code).toBe("SPEC_INCONSISTENT");
     expect(JSON.stringify(response.body.error)).toContain(message);
-    expect(t.service.store.countRows()).toEqual(before);
+    expect(await t.service.store.countRows()).toEqual(before);
   });
 
   it("refuses YAML on endpoints that take only JSON", async () => {

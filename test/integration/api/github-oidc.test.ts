@@ -76,7 +76,7 @@ describe("secretless sign-in with GitHub OIDC", () => {
       message: expect.stringContaining("releases:waive"),
     });
     // Recorded like other keys, with who asked for it.
-    const key = t.service.store.listApiKeys().find((k) => k.key_id === signedIn.body.key_id)!;
+    const key = (await t.service.store.listApiKeys()).find((k) => k.key_id === signedIn.body.key_id)!;
     expect(key).toMatchObject({
       project_id: projectId,
       expires_at: signedIn.body.expires_at,
@@ -132,7 +132,7 @@ describe("secretless sign-in with GitHub OIDC", () => {
       ],
       ["invalid_token", "not.a.jwt"],
     ];
-    const keysBefore = t.service.store.listApiKeys().length;
+    const keysBefore = (await t.service.store.listApiKeys()).length;
     for (const [reason, token] of cases) {
       const refused = await exchange(await token);
       expect([reason, refused.status]).toEqual([reason, 401]);
@@ -142,7 +142,7 @@ describe("secretless sign-in with GitHub OIDC", () => {
         details: [{ path: "body.token", reason }],
       });
     }
-    expect(t.service.store.listApiKeys()).toHaveLength(keysBefore);
+    expect(await t.service.store.listApiKeys()).toHaveLength(keysBefore);
   });
 
   it("is off, saying so, where no audience is configured", async () => {

@@ -315,7 +315,7 @@ describe("hostile requests (property-based)", () => {
       );
     await fc.assert(
       fc.asyncProperty(request, async (r) => {
-        const before = r.method === "GET" || r.method === "HEAD" ? undefined : t.service.store.countRows();
+        const before = r.method === "GET" || r.method === "HEAD" ? undefined : await t.service.store.countRows();
         const payload = r.oversized ? `{"name":"${"x".repeat(6 * 1024 * 1024)}"}` : r.body;
         const response = await t.service.api.inject({
           method: r.method as "GET",
@@ -342,7 +342,7 @@ describe("hostile requests (property-based)", () => {
             throw new Error(`not the envelope: ${where}`);
           }
           if (before !== undefined) {
-            const after = t.service.store.countRows();
+            const after = await t.service.store.countRows();
             const changed = Object.keys(after).filter((table) => after[table] !== before[table]);
             if (changed.length > 0) {
               throw new Error(

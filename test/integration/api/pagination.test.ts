@@ -51,6 +51,16 @@ describe("run list pagination and filters", () => {
     return seen;
   }
 
+  /** The created runs (newest first) whose stored row satisfies `test`. */
+  async function createdWhere(test: (run: { status: string; environment_id: string }) => boolean): Promise<string[]> {
+    const matching: string[] = [];
+    for (const id of created) {
+      const run = await t.service.store.getRun(id);
+      if (run && test(run)) matching.push(id);
+    }
+    return matching;
+  }
+
   it("defaults to 50 per page, newest first", async () => {
     const page = await p.client.get("/v1/runs");
     expect(page.body.data).toHaveLength(50);
@@ -71,7 +81,7 @@ describe("run list pagination and filters", () => {
   });
 
   it("filters by status, case-insensitively", async () => {
-    const failed = created.filter((id) => t.service.store.getRun(id)?.status === "FAILED");
+    const failed = await createdWhere((run) => run.status === "FAILED");
     expect(failed.length).toBe(26);
     expect(await walk("&status=failed", 10)).toEqual(failed);
     expect(await walk("&status=FAILED", 10)).toEqual(failed);
@@ -82,11 +92,11 @@ describe("run list pagination and filters", () => {
   });
 
   it("filters by environment id or name, combined with status", async () => {
-    const inProduction = created.filter((id) => t.service.store.getRun(id)?.environment_id === productionId);
+    const inProduction = await createdWhere((run) => run.environment_id === productionId);
     expect(inProduction).toHaveLength(13);
     expect(await walk(`&environment=${productionId}`, 5)).toEqual(inProduction);
     expect(await walk("&environment=production", 5)).toEqual(inProduction);
-    const both = inProduction.filter((id) => t.service.store.getRun(id)?.status === "FAILED");
+    const both = await createdWhere((run) => run.environment_id === productionId && run.status === "FAILED");
     expect(await walk("&environment=production&status=failed", 5)).toEqual(both);
     expect(await walk("&environment=nowhere", 5)).toEqual([]);
   });

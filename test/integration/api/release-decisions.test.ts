@@ -264,7 +264,7 @@ describe("release decisions", () => {
     const otherKey = t.admin.withToken(
       t.issueKey(other.body.project_id, ["releases:write", "releases:read", "releases:waive"]),
     );
-    const before = t.service.store.countRows();
+    const before = await t.service.store.countRows();
     // What the decision names that its project does not have is not found (as another project's resources are).
     const cases: [ApiClient, string, unknown, string, number][] = [
       [
@@ -295,7 +295,7 @@ describe("release decisions", () => {
       expect(refused.status).toBe(status);
       expect(JSON.stringify(refused.body.error.details)).toContain(field);
     }
-    expect(t.service.store.countRows()).toEqual(before);
+    expect(await t.service.store.countRows()).toEqual(before);
 
     const sha = nextSha();
     const runId = await runFor(sha, p.environmentId);

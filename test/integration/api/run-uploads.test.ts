@@ -144,8 +144,8 @@ describe("POST /v1/runs/uploads: a run held outside the service, judged by it", 
       ["UPLOAD_TRACE_INVALID", (u) => void (u.trace[3]!.sequence = 99)],
       ["UPLOAD_TRACE_INVALID", (u) => void (u.trace[0]!.data.conversation_id = "cnv_elsewhere")],
     ];
-    await waitFor(() => t.service.store.countRows().jobs === 0 || undefined, "earlier runs to be judged");
-    const before = t.service.store.countRows();
+    await waitFor(async () => (await t.service.store.countRows()).jobs === 0 || undefined, "earlier runs to be judged");
+    const before = await t.service.store.countRows();
     for (const [code, tamper] of cases) {
       const body = copy();
       tamper(body);
@@ -154,7 +154,7 @@ describe("POST /v1/runs/uploads: a run held outside the service, judged by it", 
       expect(response.body.error).toMatchObject({ code, message: expect.stringContaining("spec version") });
       expect(response.body.error.details[0].path).toMatch(/^body\./);
     }
-    const after = t.service.store.countRows();
+    const after = await t.service.store.countRows();
     for (const table of ["runs", "conversations", "run_events", "idempotency_keys", "jobs"]) {
       expect([table, after[table]]).toEqual([table, before[table]]);
     }

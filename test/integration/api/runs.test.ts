@@ -102,13 +102,13 @@ describe("runs", () => {
   });
 
   it("creates exactly one run from 20 concurrent identical requests", async () => {
-    const before = t.service.store.countRows().runs;
+    const before = (await t.service.store.countRows()).runs;
     const responses = await Promise.all(Array.from({ length: 20 }, () => startRun(body, "concurrent-key")));
     const runIds = new Set(responses.map((r) => r.body.run_id));
     expect(runIds.size).toBe(1);
     expect(responses.filter((r) => r.status === 201)).toHaveLength(1);
     expect(responses.filter((r) => r.status === 200)).toHaveLength(19);
-    expect(t.service.store.countRows().runs).toBe(before! + 1);
+    expect((await t.service.store.countRows()).runs).toBe(before! + 1);
   });
 
   it("scopes keys to the project: another project may use the same key", async () => {
@@ -152,13 +152,13 @@ describe("runs", () => {
   it("answers 503 ENVIRONMENT_NOT_READY, retryable, when the agent entrypoint is down, without using the key", async () => {
     agent.setHealthy(false);
     clock.advance(HOUR); // past the readiness cache
-    const before = t.service.store.countRows();
+    const before = await t.service.store.countRows();
     const refused = await startRun(body, "while-down");
     expect(refused.status).toBe(503);
     expect(refused.body.error).toMatchObject({ code: "ENVIRONMENT_NOT_READY", retryable: true });
     expect(refused.body.error.message).toContain("HTTP 503");
     expect(refused.headers.get("retry-after")).toBe("5");
-    expect(t.service.store.countRows()).toEqual(before);
+    expect(await t.service.store.countRows()).toEqual(before);
 
     agent.setHealthy(true);
     clock.advance(HOUR);

@@ -88,7 +88,7 @@ describe("specs whose scenarios come from tables", () => {
   });
 
   it("refuses a bad row with the table's file, line and problem, and writes nothing", async () => {
-    const before = t.service.store.countRows();
+    const before = await t.service.store.countRows();
     const response = await p.client.post(
       "/v1/test-specs",
       fileBody(p, "id,order_id,amount,reply\nfirst,A-100,42.5,Yes\nsecond,B-7\n"),
@@ -120,7 +120,7 @@ describe("specs whose scenarios come from tables", () => {
         message: `${TABLE_PATH}:1: scenarios[0].vars: unknown {{reply}}: no row of this scenario's vars has a column 'reply'`,
       },
     ]);
-    expect(t.service.store.countRows()).toEqual(before);
+    expect(await t.service.store.countRows()).toEqual(before);
   });
 
   it("holds one conversation per row, named by its key, and judges each row on its own", async () => {

@@ -80,27 +80,31 @@ describe("deprecations, declared once in the contract", () => {
 /** A metric family a later version might add: how long the agent's replies are. */
 const replyLength: Evaluator = {
   kind: "metric",
-  evaluate: ({ conversations }) => ({
-    findings: [],
-    evaluations: [...conversations.all()].map((held) => {
-      const characters = held.facts.replies.reduce((n, reply) => n + (reply.content?.length ?? 0), 0);
-      return {
-        kind: "metric",
-        metric_id: "reply_length",
-        scope: "conversation",
-        scenario_id: held.conversation.scenario_id,
-        conversation_id: held.conversation.conversation_id,
-        turn: null,
-        spec_path: null,
-        score: Math.min(1, characters / 1000),
-        threshold: 0,
-        status: "passed",
-        judge: { provider: "assure", model: "reply-length@1" },
-        reason: `${characters} characters`,
-        evidence_refs: [held.ref.conversation()],
-      };
-    }),
-  }),
+  evaluate: async ({ conversations }) => {
+    const all = [];
+    for await (const held of conversations.all()) all.push(held);
+    return {
+      findings: [],
+      evaluations: all.map((held) => {
+        const characters = held.facts.replies.reduce((n, reply) => n + (reply.content?.length ?? 0), 0);
+        return {
+          kind: "metric",
+          metric_id: "reply_length",
+          scope: "conversation",
+          scenario_id: held.conversation.scenario_id,
+          conversation_id: held.conversation.conversation_id,
+          turn: null,
+          spec_path: null,
+          score: Math.min(1, characters / 1000),
+          threshold: 0,
+          status: "passed",
+          judge: { provider: "assure", model: "reply-length@1" },
+          reason: `${characters} characters`,
+          evidence_refs: [held.ref.conversation()],
+        };
+      }),
+    };
+  },
 };
 
 const KNOWN_EVENT_TYPES = new Set([

@@ -231,7 +231,7 @@ describe("outbound webhooks", () => {
   });
 
   it("refuses a url on a metadata or link-local address, and a bad body, changing nothing", async () => {
-    const before = t.service.store.countRows().webhooks;
+    const before = (await t.service.store.countRows()).webhooks;
     for (const url of [
       "http://169.254.169.254/latest/meta-data",
       "http://metadata.google.internal/hooks",
@@ -245,7 +245,7 @@ describe("outbound webhooks", () => {
     expect((await client.post("/v1/webhooks", { url: "https://example.com/x", event_types: ["no.such"] })).status).toBe(
       400,
     );
-    expect(t.service.store.countRows().webhooks).toBe(before);
+    expect((await t.service.store.countRows()).webhooks).toBe(before);
     // The policy applies at delivery too: a url the egress policy refuses is never called.
     const [row] = (await t.service.store.write([
       "createWebhook",

@@ -311,7 +311,7 @@ describe("the release gate in pull requests", () => {
         sender: "reader",
       }),
     );
-    await waitFor(() => t.service.store.countRows().jobs === 0, "the press to be processed");
+    await waitFor(async () => (await t.service.store.countRows()).jobs === 0, "the press to be processed");
     expect(github.checkRuns(REPOSITORY.full_name, head)).toHaveLength(1);
 
     await github.deliver(
@@ -421,11 +421,11 @@ describe("the release gate in pull requests", () => {
     const base = nextSha();
     github.commit(REPOSITORY.full_name, base, { "README.md": "no assure here" });
     github.commit(REPOSITORY.full_name, head, { "README.md": "still none" });
-    const before = t.service.store.countRows().github_commits;
+    const before = (await t.service.store.countRows()).github_commits;
     await github.deliver(t.baseUrl, "pull_request", pullRequestEvent(REPOSITORY, { head, base }));
-    await waitFor(() => t.service.store.countRows().jobs === 0, "the delivery to be processed");
+    await waitFor(async () => (await t.service.store.countRows()).jobs === 0, "the delivery to be processed");
     expect(github.checkRuns(REPOSITORY.full_name, head)).toEqual([]);
-    expect(t.service.store.countRows().github_commits).toBe(before);
+    expect((await t.service.store.countRows()).github_commits).toBe(before);
   });
 
   it("fails when the head drops the config the base branch has", async () => {

@@ -363,7 +363,7 @@ describe("attacks on the release gate", () => {
         pullRequestEvent(REPOSITORY, { head, base: main, number, branch: `feature-${number}` }),
       );
       await waitFor(
-        () => t.service.store.listGitHubCommitsOfSha(REPOSITORY.id, head)[0]?.revision === 2,
+        async () => (await t.service.store.listGitHubCommitsOfSha(REPOSITORY.id, head))[0]?.revision === 2,
         "the pull request's delivery to be processed",
       );
       expect((await decisionOf(head)).policy_changes).toHaveLength(1);
@@ -378,7 +378,7 @@ describe("attacks on the release gate", () => {
 
       await openPullRequest(head);
       await waitFor(
-        () => t.service.store.listGitHubCommitsOfSha(REPOSITORY.id, head)[0]?.revision === 2,
+        async () => (await t.service.store.listGitHubCommitsOfSha(REPOSITORY.id, head))[0]?.revision === 2,
         "the pull request's delivery to be processed",
       );
       const decision = await decisionOf(head);
@@ -424,7 +424,7 @@ describe("attacks on the release gate", () => {
       Object.assign(edited, { action: "edited", changes: { base: { ref: { from: "lax" }, sha: { from: lax } } } });
       await github.deliver(t.baseUrl, "pull_request", edited);
       await waitFor(
-        () => t.service.store.listGitHubCommitsOfSha(REPOSITORY.id, head)[0]?.revision === 2,
+        async () => (await t.service.store.listGitHubCommitsOfSha(REPOSITORY.id, head))[0]?.revision === 2,
         "the edited pull request gated again",
       );
       expect((await decisionOf(head)).baseline).toMatchObject({ found: true, commit_sha: main });
@@ -526,8 +526,8 @@ describe("attacks on the release gate", () => {
         "check_suite",
         checkSuiteEvent(REPOSITORY, { head, branch: `feature-${number}`, pullRequest: number }),
       );
-      await waitFor(() => {
-        const [commit] = t.service.store.listGitHubCommitsOfSha(REPOSITORY.id, head);
+      await waitFor(async () => {
+        const [commit] = await t.service.store.listGitHubCommitsOfSha(REPOSITORY.id, head);
         return commit?.revision === 3 && commit.synced_revision === 3;
       }, "both deliveries gated and synced");
       expect(github.checkRuns(REPOSITORY.full_name, head).map((run) => run.id)).toEqual([first.id]);

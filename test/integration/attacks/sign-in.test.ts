@@ -24,7 +24,7 @@ describe("attacks on GitHub OIDC sign-in", () => {
   let projectId: string;
   const exchange = async (claims: ActionsTokenClaims, options: { jti?: string | null } = {}) =>
     t.anonymous.post("/v1/auth/github-oidc", { token: await issuer.sign(claims, { audience: AUDIENCE, ...options }) });
-  const keys = () => t.service.store.listApiKeys().length;
+  const keys = async () => (await t.service.store.listApiKeys()).length;
 
   beforeAll(async () => {
     issuer = await startOidcIssuer();
@@ -46,7 +46,7 @@ describe("attacks on GitHub OIDC sign-in", () => {
   describe("finding 10: a lax exchange", () => {
     it("exchanges one token once: the same token again, at once or later, gets nothing", async () => {
       const token = await issuer.sign(CLAIMS, { audience: AUDIENCE, jti: "jti-once" });
-      const before = keys();
+      const before = await keys();
       const answers = await Promise.all([1, 2, 3].map(() => t.anonymous.post("/v1/auth/github-oidc", { token })));
       expect(answers.map((a) => a.status).sort()).toEqual([201, 401, 401]);
       for (const refused of answers.filter((a) => a.status === 401)) {
@@ -55,17 +55,17 @@ describe("attacks on GitHub OIDC sign-in", () => {
       expect((await t.anonymous.post("/v1/auth/github-oidc", { token })).body.error.details[0].reason).toBe(
         "token_reused",
       );
-      expect(keys()).toBe(before + 1);
+      expect(await keys()).toBe(before + 1);
     });
 
     it("refuses a token without an id, and repository ids GitHub never writes", async () => {
-      const before = keys();
+      const before = await keys();
       expect((await exchange(CLAIMS, { jti: null })).body.error.details[0]).toMatchObject({ reason: "invalid_token" });
       for (const id of ["0x7d2", " 2002 ", "2002.0", "2e3", "+2002", "02002"]) {
         const refused = await exchange({ ...CLAIMS, repository_id: id });
         expect([id, refused.status, refused.body.error.details[0].reason]).toEqual([id, 401, "invalid_token"]);
       }
-      expect(keys()).toBe(before);
+      expect(await keys()).toBe(before);
       expect((await exchange(CLAIMS)).status).toBe(201);
     });
 
@@ -90,7 +90,7 @@ describe("attacks on GitHub OIDC sign-in", () => {
           })
         ).status,
       ).toBe(201);
-      const before = keys();
+      const before = await keys();
       for (const [claims, what] of [
         [{ ...CLAIMS, ref: "refs/heads/attacker" }, "its ref refs/heads/attacker"],
         [{ ...CLAIMS, event_name: "workflow_dispatch" }, "its event workflow_dispatch"],
@@ -106,7 +106,7 @@ describe("attacks on GitHub OIDC sign-in", () => {
           message: expect.stringContaining(what),
         });
       }
-      expect(keys()).toBe(before);
+      expect(await keys()).toBe(before);
       expect((await t.admin.patch(`/v1/projects/${projectId}`, { oidc: null })).body.oidc).toBeNull();
       expect((await exchange({ ...CLAIMS, event_name: "workflow_dispatch" })).status).toBe(201);
     });

@@ -77,22 +77,22 @@ describe("attacks on the GitHub webhook route", () => {
     await t.close();
     await github.close();
   });
-  const deliveries = () => t.service.store.countRows().github_deliveries!;
+  const deliveries = async () => (await t.service.store.countRows()).github_deliveries!;
 
   describe("finding 7: unbounded reads before authentication", () => {
     it("refuses a body GitHub would never send by its Content-Length, before reading it", async () => {
-      const before = deliveries();
+      const before = await deliveries();
       const refused = await post(t.baseUrl, { claimed: 150 * MB, send: 150 * MB });
       expect(refused.status).toBe(413);
       expect(JSON.parse(refused.body).error).toMatchObject({ code: "PAYLOAD_TOO_LARGE" });
       // Answered long before the body could have been read.
       expect(refused.sentBeforeAnswer).toBeLessThan(150 * MB);
       expect((await fetch(`${t.baseUrl}/healthz`)).status).toBe(200);
-      expect(deliveries()).toBe(before);
+      expect(await deliveries()).toBe(before);
     });
 
     it("cuts a chunked body off at 25 MB, and drops a smaller one whose signature does not verify", async () => {
-      const before = deliveries();
+      const before = await deliveries();
       const cut = await post(t.baseUrl, { send: 40 * MB });
       expect(cut.status).toBe(413);
       expect(cut.sentBeforeAnswer).toBeLessThan(40 * MB);
@@ -103,7 +103,7 @@ describe("attacks on the GitHub webhook route", () => {
         details: [{ path: "headers.x-hub-signature-256" }],
       });
       expect((await fetch(`${t.baseUrl}/healthz`)).status).toBe(200);
-      expect(deliveries()).toBe(before);
+      expect(await deliveries()).toBe(before);
     });
   });
 
@@ -123,16 +123,16 @@ describe("attacks on the GitHub webhook route", () => {
       const sha = "d".repeat(40);
       github.commit(REPOSITORY.full_name, sha, { "README.md": "no assure here" }, { branch: "main" });
       const payload = pushEvent(REPOSITORY, { after: sha, branch: "main" });
-      const before = deliveries();
+      const before = await deliveries();
       expect(
         (await github.deliver(t.baseUrl, "push", payload, { delivery: "00000000-0000-4000-8000-000000000001" })).status,
       ).toBe(200);
       expect(
         (await github.deliver(t.baseUrl, "push", payload, { delivery: "00000000-0000-4000-8000-000000000002" })).status,
       ).toBe(200);
-      await waitFor(() => t.service.store.countRows().jobs === 0, "the delivery to be processed");
-      expect(deliveries()).toBe(before + 1);
-      expect(t.service.store.getDelivery("00000000-0000-4000-8000-000000000002")).toBeUndefined();
+      await waitFor(async () => (await t.service.store.countRows()).jobs === 0, "the delivery to be processed");
+      expect(await deliveries()).toBe(before + 1);
+      expect(await t.service.store.getDelivery("00000000-0000-4000-8000-000000000002")).toBeUndefined();
 
       const body = JSON.stringify(pushEvent(REPOSITORY, { after: "e".repeat(40), branch: "main" }));
       const empty = await fetch(`${t.baseUrl}/api/github/webhooks`, {
@@ -150,7 +150,7 @@ describe("attacks on the GitHub webhook route", () => {
         code: "VALIDATION_FAILED",
         details: [{ path: "headers.x-github-delivery" }],
       });
-      expect(deliveries()).toBe(before + 1);
+      expect(await deliveries()).toBe(before + 1);
     });
   });
 });

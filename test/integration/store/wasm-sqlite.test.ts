@@ -101,15 +101,15 @@ describe("the engine on WebAssembly SQLite (what the Action runs in the job)", (
       const spec = await runner.addSpec(read.spec.version);
       const environmentId = await runner.useEndpoint({ protocol: "openai-chat", base_url: agent.baseUrl });
       const { runs, decision } = await runner.startRuns([spec], environmentId);
-      while (runner.store.getDecision(decision.decision_id)!.status === "PENDING") await sleep(20);
-      const run = runner.store.getRun(runs[0]!.run_id)!;
-      const checks = [...evaluationsOf(runner.store, run.run_id)]
+      while ((await runner.store.getDecision(decision.decision_id))!.status === "PENDING") await sleep(20);
+      const run = (await runner.store.getRun(runs[0]!.run_id))!;
+      const checks = (await evaluationsOf(runner.store, run.run_id))
         .map((e) => `${e.scenario_id} ${e.turn} ${e.metric_id} ${e.spec_path} ${e.status} ${e.score}`)
         .sort();
       return {
         status: run.status,
         verdict: run.verdict,
-        decision: runner.store.getDecision(decision.decision_id)!.status,
+        decision: (await runner.store.getDecision(decision.decision_id))!.status,
         checks,
       };
     } finally {

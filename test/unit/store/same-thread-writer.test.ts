@@ -44,7 +44,7 @@ describe("the service store writing on this thread (assure test)", () => {
     expect((outcomes[1] as PromiseRejectedResult).reason).toMatchObject({ code: "SQLITE_CONSTRAINT_FOREIGNKEY" });
     expect(store.stats.commits - before).toBe(1);
     expect(committedNames()).toEqual(["a", "c"]);
-    expect(store.getProjectByName("c")?.project_id).toBe("prj_c");
+    expect((await store.getProjectByName("c"))?.project_id).toBe("prj_c");
   });
 
   it("holds a lazy write for the next ordinary one, commits what is queued on close, and refuses writes after", async () => {

@@ -70,7 +70,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
     ]);
     expect(store.stats.commits - before).toBe(1);
     expect(committedNames()).toEqual(["a", "b", "c"]);
-    expect(store.getProjectByName("b")?.project_id).toBe("prj_b"); // this thread's connection sees it too
+    expect((await store.getProjectByName("b"))?.project_id).toBe("prj_b"); // this thread's connection sees it too
   });
 
   it("applies the commands of one write all or none, and fails a write alone", async () => {
@@ -150,7 +150,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
 
   it("stops a run's work at the first failed write, reports that failure, and continues the log where it ends", async () => {
     seedRun(path);
-    const recorder = makeRecorder({ store, runId: "run_1", clock, newId });
+    const recorder = await makeRecorder({ store, runId: "run_1", clock, newId });
     recorder.record("run.resumed", note("first"));
     await recorder.flush();
 
@@ -166,7 +166,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
     expect(() => recorder.throwIfFailed()).not.toThrow();
     recorder.record("run.resumed", note("resumed"));
     await recorder.flush();
-    expect(store.listEvents("run_1", 0, 10).map((e) => [e.sequence, JSON.parse(e.data).reason])).toEqual([
+    expect((await store.listEvents("run_1", 0, 10)).map((e) => [e.sequence, JSON.parse(e.data).reason])).toEqual([
       [1, "first"],
       [2, "resumed"],
     ]);
@@ -178,7 +178,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
     try {
       other.prepare("BEGIN IMMEDIATE").run(); // the CLI, say, in the middle of a write
       other.prepare("UPDATE runs SET updated_at = ? WHERE run_id = 'run_1'").run(at);
-      const recorder = makeRecorder({ store, runId: "run_1", clock, newId });
+      const recorder = await makeRecorder({ store, runId: "run_1", clock, newId });
       recorder.record("run.resumed", note("note"));
       const busySince = store.stats.busyMs;
       const write = recorder.flush(); // reads the log's end, then appends: must not read a stale snapshot
@@ -192,14 +192,14 @@ describe("the service store: reads here, writes in the writer thread", () => {
       expect(settled).toBe(false);
       other.prepare("COMMIT").run();
       await write;
-      expect(store.listEvents("run_1", 0, 10).map((e) => JSON.parse(e.data).reason)).toEqual(["note"]);
+      expect((await store.listEvents("run_1", 0, 10)).map((e) => JSON.parse(e.data).reason)).toEqual(["note"]);
     } finally {
       other.close();
     }
   });
 
   it("makes background writes durable by the next awaited flush, and reports their failure there", async () => {
-    const recorder = makeRecorder({ store, runId: "run_unknown", clock, newId });
+    const recorder = await makeRecorder({ store, runId: "run_unknown", clock, newId });
     recorder.flushInBackground(project("first"));
     expect(committedNames()).toEqual([]); // queued, not yet written
     await recorder.flush(project("second"));
