@@ -62,11 +62,11 @@ export function newApiKey(
 }
 
 /** Issues a key through a store of its own connection (the operator's CLI), and returns its token. */
-export function issueApiKey(
+export async function issueApiKey(
   deps: { store: Pick<Store, "getProject" | "createApiKey">; clock: Clock; newId: NewId },
   request: IssueApiKeyRequest,
-): ApiKeyInfo & { token: string } {
-  const projectExists = request.projectId !== null && deps.store.getProject(request.projectId) !== undefined;
+): Promise<ApiKeyInfo & { token: string }> {
+  const projectExists = request.projectId !== null && (await deps.store.getProject(request.projectId)) !== undefined;
   const { row, token } = newApiKey(deps, request, projectExists);
-  return { ...deps.store.createApiKey(row), token };
+  return { ...(await deps.store.createApiKey(row)), token };
 }

@@ -56,7 +56,7 @@ export async function seedProject(
   const project = await t.admin.post("/v1/projects", { name });
   if (project.status !== 201) throw new Error(`seed project: ${project.text}`);
   const projectId = project.body.project_id as string;
-  const token = t.issueKey(projectId, PROJECT_SCOPES);
+  const token = await t.issueKey(projectId, PROJECT_SCOPES);
   const client = t.admin.withToken(token);
   const agent = await client.post("/v1/agents", { name: "refund-agent", version: "1.4.2" });
   const environment = await client.post("/v1/environments", {

@@ -27,9 +27,9 @@ export interface TestService {
   /** Client without a token. */
   anonymous: ApiClient;
   /** Issues an API key as the operator's CLI does: through a connection of its own. */
-  issueKey(projectId: string | null, scopes?: string[]): string;
+  issueKey(projectId: string | null, scopes?: string[]): Promise<string>;
   /** Revokes a key as the operator's CLI does; false if it was revoked already. */
-  revokeKey(keyId: string): boolean;
+  revokeKey(keyId: string): Promise<boolean>;
   close(): Promise<void>;
 }
 
@@ -78,10 +78,10 @@ export async function startTestService({
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const newId = makeIdGenerator(clock);
-  const operator = openStore(path, { clock, encryptionKey: config.encryptionKey });
-  const issueKey = (projectId: string | null, scopes: string[] = []) =>
-    issueApiKey({ store: operator, clock, newId }, { projectId, scopes }).token;
-  const adminToken = issueKey(null);
+  const operator = await openStore(path, { clock, encryptionKey: config.encryptionKey });
+  const issueKey = async (projectId: string | null, scopes: string[] = []) =>
+    (await issueApiKey({ store: operator, clock, newId }, { projectId, scopes })).token;
+  const adminToken = await issueKey(null);
   const openapi = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as Parameters<
     typeof makeResponseValidator
   >[0];
@@ -101,7 +101,7 @@ export async function startTestService({
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await host.close();
-      operator.close();
+      await operator.close();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };

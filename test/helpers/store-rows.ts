@@ -5,9 +5,9 @@ import type { Store } from "../../server/store/index.js";
  * agent `agt_1`, environment `env_1`, test spec `tsp_1`, and its job. For tests of the store and
  * the engine below the API.
  */
-export function insertQueuedRun(store: Store, at: string): void {
-  store.createProject({ project_id: "prj_1", name: "p", description: null, created_at: at });
-  store.createAgent({
+export async function insertQueuedRun(store: Store, at: string): Promise<void> {
+  await store.createProject({ project_id: "prj_1", name: "p", description: null, created_at: at });
+  await store.createAgent({
     agent_id: "agt_1",
     project_id: "prj_1",
     name: "a",
@@ -15,7 +15,7 @@ export function insertQueuedRun(store: Store, at: string): void {
     description: null,
     created_at: at,
   });
-  store.createEnvironment({
+  await store.createEnvironment({
     environment_id: "env_1",
     project_id: "prj_1",
     name: "e",
@@ -32,7 +32,7 @@ export function insertQueuedRun(store: Store, at: string): void {
     http: null,
     created_at: at,
   });
-  store.addTestSpecVersion(
+  await store.addTestSpecVersion(
     {
       project_id: "prj_1",
       name: "s",
@@ -46,7 +46,7 @@ export function insertQueuedRun(store: Store, at: string): void {
     "tsp_1",
     at,
   );
-  store.createRunIdempotently(
+  await store.createRunIdempotently(
     { project_id: "prj_1", idempotency_key: "k", request_hash: "h", now: at, expires_at: at },
     {
       run_id: "run_1",

@@ -3,7 +3,6 @@ import pg from "pg";
 import { postgresDialect } from "./dialect.js";
 import { numberParameters, type NumberedStatement } from "./numbered-parameters.js";
 import { TransactionLostError, type Sql, type SqlStatement } from "./sql.js";
-import { postgresDialect } from "./dialect.js";
 
 export interface PostgresOptions {
   /** postgres://user:password@host:port/database (libpq's URL, `sslmode` included). */

@@ -63,7 +63,7 @@ describe("the GitHub Action", () => {
     });
     const repositories = [REPOSITORY, APP_REPOSITORY].map(({ id, full_name }) => ({ github_id: id, full_name }));
     projectId = (await t.admin.post("/v1/projects", { name: "ci-refunds", repositories })).body.project_id;
-    client = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read"]));
+    client = t.admin.withToken(await t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read"]));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "4.0.0" })).body.agent_id;
     const origin = agent.baseUrl.replace(/\/v1$/, "");
     for (const [name, endpoint] of Object.entries({

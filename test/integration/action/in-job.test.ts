@@ -58,7 +58,7 @@ describe("the GitHub Action with execute: in-job", () => {
         repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }],
       })
     ).body.project_id;
-    client = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read"]));
+    client = t.admin.withToken(await t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read"]));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "5.0.0" })).body.agent_id;
     // Where the service would look for the agent: nothing listens there.
     const nowhere = await unusedBaseUrl();

@@ -24,7 +24,7 @@ describe("which agent a run reaches", () => {
     stranger = await startExampleAgent();
     t = await startTestService({ env: { ASSURE_WORKERS: "2" } });
     const projectId = (await t.admin.post("/v1/projects", { name: "previews" })).body.project_id;
-    client = t.admin.withToken(t.issueKey(projectId, PROJECT_SCOPES));
+    client = t.admin.withToken(await t.issueKey(projectId, PROJECT_SCOPES));
     agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "2.0.0" })).body.agent_id;
     testSpecId = (
       await client.call("POST", "/v1/test-specs", {
@@ -204,7 +204,7 @@ describe("which agent a run reaches", () => {
     }
     expect((await client.get(`/v1/environments/${id}`)).body).toEqual(before);
     const otherProject = t.admin.withToken(
-      t.issueKey((await t.admin.post("/v1/projects", { name: "other" })).body.project_id, PROJECT_SCOPES),
+      await t.issueKey((await t.admin.post("/v1/projects", { name: "other" })).body.project_id, PROJECT_SCOPES),
     );
     expect((await otherProject.patch(`/v1/environments/${id}`, { endpoint: { model: "x" } })).status).toBe(404);
   });
@@ -213,7 +213,7 @@ describe("which agent a run reaches", () => {
     const restricted = await startTestService({ env: { ASSURE_EGRESS_ALLOWLIST: "127.0.0.1" } });
     try {
       const projectId = (await restricted.admin.post("/v1/projects", { name: "egress" })).body.project_id;
-      const own = restricted.admin.withToken(restricted.issueKey(projectId, PROJECT_SCOPES));
+      const own = restricted.admin.withToken(await restricted.issueKey(projectId, PROJECT_SCOPES));
       const agent_id = (await own.post("/v1/agents", { name: "a", version: "1" })).body.agent_id;
       const port = new URL(agent.baseUrl).port;
       const environment_id = (

@@ -39,15 +39,15 @@ describe("authentication and scopes", () => {
   });
 
   it("answers 401 once a key is revoked", async () => {
-    const token = t.issueKey(mine.projectId, ["runs:read"]);
+    const token = await t.issueKey(mine.projectId, ["runs:read"]);
     expect((await t.anonymous.get("/v1/runs", { token })).status).toBe(200);
     const keyId = `key_${token.split("_")[1]}`;
-    expect(t.revokeKey(keyId)).toBe(true);
+    expect(await t.revokeKey(keyId)).toBe(true);
     expect((await t.anonymous.get("/v1/runs", { token })).status).toBe(401);
   });
 
   it("answers 403 naming the missing scope, and read never implies write", async () => {
-    const readOnly = t.admin.withToken(t.issueKey(mine.projectId, ["runs:read", "evidence:read", "specs:read"]));
+    const readOnly = t.admin.withToken(await t.issueKey(mine.projectId, ["runs:read", "evidence:read", "specs:read"]));
     const create = await readOnly.post(
       "/v1/runs",
       { test_spec_id: mine.testSpecId, environment_id: mine.environmentId },
@@ -67,7 +67,7 @@ describe("authentication and scopes", () => {
   });
 
   it("checks the scope before reading the body", async () => {
-    const readOnly = t.admin.withToken(t.issueKey(mine.projectId, ["runs:read"]));
+    const readOnly = t.admin.withToken(await t.issueKey(mine.projectId, ["runs:read"]));
     const response = await readOnly.call("POST", "/v1/agents", { body: "{not json", contentType: "application/json" });
     expect(response.status).toBe(403);
   });
@@ -96,9 +96,9 @@ describe("authentication and scopes", () => {
   });
 
   it("lets only admin keys create projects", async () => {
-    const withWriteLikeScopes = t.admin.withToken(t.issueKey(mine.projectId, ["projects:read"]));
+    const withWriteLikeScopes = t.admin.withToken(await t.issueKey(mine.projectId, ["projects:read"]));
     expect((await withWriteLikeScopes.post("/v1/projects", { name: "nope" })).status).toBe(403);
-    expect(() => t.issueKey(mine.projectId, ["projects:write"])).toThrow(/admin/);
+    await expect(t.issueKey(mine.projectId, ["projects:write"])).rejects.toThrow(/admin/);
   });
 
   it("asks an admin key to name the project", async () => {

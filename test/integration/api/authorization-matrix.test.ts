@@ -32,7 +32,7 @@ describe("the authorization matrix", () => {
     receiver = await startWebhookReceiver();
     a = await seedProject(t, agent.baseUrl);
     const b = await seedProject(t, agent.baseUrl);
-    const owner = t.admin.withToken(t.issueKey(a.projectId, [...PROJECT_KEY_SCOPES]));
+    const owner = t.admin.withToken(await t.issueKey(a.projectId, [...PROJECT_KEY_SCOPES]));
     const webhook = (await owner.post("/v1/webhooks", { url: receiver.url })).body.webhook_id as string;
     const { run_id } = await startRun(owner, { test_spec_id: a.testSpecId, environment_id: a.environmentId });
     await waitForRun(owner, run_id);
@@ -61,22 +61,24 @@ describe("the authorization matrix", () => {
       approval_id: "apv_none",
     });
 
-    tokens.wrongProject = t.issueKey(b.projectId, [...PROJECT_KEY_SCOPES]);
-    const revoked = t.issueKey(a.projectId, [...PROJECT_KEY_SCOPES]);
-    t.revokeKey(parseToken(revoked)!.keyId);
+    tokens.wrongProject = await t.issueKey(b.projectId, [...PROJECT_KEY_SCOPES]);
+    const revoked = await t.issueKey(a.projectId, [...PROJECT_KEY_SCOPES]);
+    await t.revokeKey(parseToken(revoked)!.keyId);
     tokens.revoked = revoked;
-    const operator = openStore(t.dbPath, { clock: systemClock });
+    const operator = await openStore(t.dbPath, { clock: systemClock });
     try {
-      tokens.expired = issueApiKey(
-        { store: operator, clock: systemClock, newId: makeIdGenerator(systemClock) },
-        {
-          projectId: a.projectId,
-          scopes: [...PROJECT_KEY_SCOPES],
-          expiresAt: new Date(Date.now() - 1000).toISOString(),
-        },
+      tokens.expired = (
+        await issueApiKey(
+          { store: operator, clock: systemClock, newId: makeIdGenerator(systemClock) },
+          {
+            projectId: a.projectId,
+            scopes: [...PROJECT_KEY_SCOPES],
+            expiresAt: new Date(Date.now() - 1000).toISOString(),
+          },
+        )
       ).token;
     } finally {
-      operator.close();
+      await operator.close();
     }
   });
   afterAll(async () => {
@@ -114,14 +116,14 @@ describe("the authorization matrix", () => {
     expect(routes().filter((route) => route.url === "/v1/runs/uploads")).toEqual([
       expect.objectContaining({ method: "POST", scope: "runs:execute" }),
     ]);
-    const owner = t.admin.withToken(t.issueKey(a.projectId, [...PROJECT_KEY_SCOPES]));
+    const owner = t.admin.withToken(await t.issueKey(a.projectId, [...PROJECT_KEY_SCOPES]));
     const body = await uploadOf(owner, params.run_id!);
     const upload = (token: string) =>
       t.admin
         .withToken(token)
         .post("/v1/runs/uploads", body, { headers: { "idempotency-key": `matrix-${token.slice(-6)}` } });
     const unscoped = await upload(
-      t.issueKey(
+      await t.issueKey(
         a.projectId,
         PROJECT_KEY_SCOPES.filter((s) => s !== "runs:execute"),
       ),
@@ -129,7 +131,7 @@ describe("the authorization matrix", () => {
     expect([unscoped.status, unscoped.body.error.code]).toEqual([403, "INSUFFICIENT_SCOPE"]);
     const elsewhere = await upload(tokens.wrongProject!);
     expect([elsewhere.status, elsewhere.body.error.code]).toEqual([404, "NOT_FOUND"]);
-    const allowed = await upload(t.issueKey(a.projectId, ["runs:execute"]));
+    const allowed = await upload(await t.issueKey(a.projectId, ["runs:execute"]));
     expect(allowed.status).toBe(201);
     await waitForRun(owner, allowed.body.run_id);
   });
@@ -151,7 +153,7 @@ describe("the authorization matrix", () => {
   it("answers 403 INSUFFICIENT_SCOPE to every route for the project's key without the route's scope", async () => {
     const wrong: string[] = [];
     for (const route of routes()) {
-      const token = t.issueKey(
+      const token = await t.issueKey(
         a.projectId,
         PROJECT_KEY_SCOPES.filter((scope) => scope !== route.scope),
       );

@@ -33,8 +33,8 @@ describe("a pull request's decision compared with its base branch", () => {
     t = await startTestService({ env: { ASSURE_WORKERS: "4" } });
     agent = await startExampleAgent();
     p = await seedProject(t, agent.baseUrl, { specYaml: specWithNoRegression() });
-    ci = t.admin.withToken(t.issueKey(p.projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
-    reviewer = t.admin.withToken(t.issueKey(p.projectId, ["releases:read", "releases:waive", "evidence:read"]));
+    ci = t.admin.withToken(await t.issueKey(p.projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
+    reviewer = t.admin.withToken(await t.issueKey(p.projectId, ["releases:read", "releases:waive", "evidence:read"]));
   });
   afterEach(() => agent.behave([]));
   afterAll(async () => {

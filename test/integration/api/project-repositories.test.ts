@@ -90,7 +90,7 @@ describe("a project's repositories", () => {
     }
     expect((await patch({})).status).toBe(400);
     expect((await t.admin.call("PATCH", "/v1/projects/prj_missing", { json: { description: "x" } })).status).toBe(404);
-    const projectKey = t.issueKey(project.project_id, ["projects:read"]);
+    const projectKey = await t.issueKey(project.project_id, ["projects:read"]);
     expect((await patch({ description: "mine" }, projectKey)).status).toBe(403);
     expect((await t.admin.get(`/v1/projects/${project.project_id}`)).body).toMatchObject({
       description: null,

@@ -32,8 +32,8 @@ describe("release decisions", () => {
         endpoint: { protocol: "openai-chat", base_url: agent.baseUrl, model: "refund-agent+wrong-arguments" },
       })
     ).body.environment_id;
-    ci = t.admin.withToken(t.issueKey(p.projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
-    reviewer = t.admin.withToken(t.issueKey(p.projectId, ["releases:read", "releases:waive", "evidence:read"]));
+    ci = t.admin.withToken(await t.issueKey(p.projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
+    reviewer = t.admin.withToken(await t.issueKey(p.projectId, ["releases:read", "releases:waive", "evidence:read"]));
   });
   afterAll(async () => {
     await t.close();
@@ -262,7 +262,7 @@ describe("release decisions", () => {
   it("refuses what does not hold together, with the field named, and changes nothing", async () => {
     const other = await t.admin.post("/v1/projects", { name: "other-project" });
     const otherKey = t.admin.withToken(
-      t.issueKey(other.body.project_id, ["releases:write", "releases:read", "releases:waive"]),
+      await t.issueKey(other.body.project_id, ["releases:write", "releases:read", "releases:waive"]),
     );
     const before = await t.service.store.countRows();
     // What the decision names that its project does not have is not found (as another project's resources are).

@@ -179,7 +179,7 @@ describe("POST /v1/runs/uploads: a run held outside the service, judged by it", 
   });
 
   it("needs runs:execute, and the spec and environment of the key's project", async () => {
-    const reader = t.admin.withToken(t.issueKey(p.projectId, ["runs:read"]));
+    const reader = t.admin.withToken(await t.issueKey(p.projectId, ["runs:read"]));
     const denied = await reader.post("/v1/runs/uploads", upload, { headers: { "idempotency-key": "denied" } });
     expect(denied.status).toBe(403);
     expect(denied.body.error.code).toBe("INSUFFICIENT_SCOPE");
@@ -192,8 +192,8 @@ describe("POST /v1/runs/uploads: a run held outside the service, judged by it", 
   describe("in a commit's release decision", () => {
     let commits = 0;
     let releases: ApiClient;
-    beforeAll(() => {
-      releases = t.admin.withToken(t.issueKey(p.projectId, ["releases:read", "releases:write", "runs:execute"]));
+    beforeAll(async () => {
+      releases = t.admin.withToken(await t.issueKey(p.projectId, ["releases:read", "releases:write", "runs:execute"]));
     });
     const nextSha = () => (++commits).toString(16).padStart(40, "e");
     const decide = async (executed_outside_service?: "allow" | "never") => {

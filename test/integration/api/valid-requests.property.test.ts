@@ -70,7 +70,7 @@ describe("requests the OpenAPI document allows (property-based)", () => {
     t = await startTestService(); // the engine off: runs stay queued
     agent = await startExampleAgent();
     const p = await seedProject(t, agent.baseUrl);
-    projectToken = t.issueKey(
+    projectToken = await t.issueKey(
       p.projectId,
       SCOPES.filter((scope) => !ADMIN_ONLY_SCOPES.includes(scope)),
     );

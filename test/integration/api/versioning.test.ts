@@ -165,13 +165,13 @@ describe("additive evolution (spec §9)", () => {
       const before = await runOn(today);
       const after = await runOn(later);
       // The later version also records an event type that v1 consumers have never seen.
-      const store = openStore(later.dbPath, { clock: systemClock });
-      const next = store.getLastSequence(after.runId) + 1;
+      const store = await openStore(later.dbPath, { clock: systemClock });
+      const next = (await store.getLastSequence(after.runId)) + 1;
       const unseen = { type: "agent.thought", data: { text: "thinking" } } as unknown as Pick<
         LoggedEvent,
         "type" | "data"
       >;
-      store.appendEvents(after.runId, [
+      await store.appendEvents(after.runId, [
         {
           ...unseen,
           sequence: next,
@@ -181,7 +181,7 @@ describe("additive evolution (spec §9)", () => {
           turn: null,
         } as LoggedEvent,
       ]);
-      store.close();
+      await store.close();
 
       const allEvaluations = (await after.consumer.get(`/v1/runs/${after.runId}/evaluations?limit=200`)).body.data;
       expect(allEvaluations.some((e: { metric_id: string }) => e.metric_id === "reply_length")).toBe(true);

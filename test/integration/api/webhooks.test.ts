@@ -26,7 +26,7 @@ describe("outbound webhooks", () => {
     agent = await startExampleAgent();
     p = await seedProject(t, agent.baseUrl, { specYaml: deterministicSpecYaml({ repeat: 1 }) });
     client = t.admin.withToken(
-      t.issueKey(p.projectId, [
+      await t.issueKey(p.projectId, [
         ...PROJECT_SCOPES,
         "webhooks:read",
         "webhooks:write",

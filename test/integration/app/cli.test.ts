@@ -28,14 +28,14 @@ describe("assure keys (operator CLI)", () => {
   });
 
   it("creates a project key with exactly the scopes asked for, and refuses bad requests with exit 2", async () => {
-    const store = openStore(env.ASSURE_DB, { clock: systemClock });
-    store.createProject({
+    const store = await openStore(env.ASSURE_DB, { clock: systemClock });
+    await store.createProject({
       project_id: "prj_cli",
       name: "cli",
       description: null,
       created_at: new Date().toISOString(),
     });
-    store.close();
+    await store.close();
 
     const created = await runCli(
       ["keys", "create", "--project", "prj_cli", "--scopes", "runs:read,evidence:read"],

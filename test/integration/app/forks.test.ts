@@ -49,7 +49,7 @@ describe("pull requests from forks", () => {
         repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }],
       })
     ).body.project_id;
-    client = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read"]));
+    client = t.admin.withToken(await t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read"]));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "1.0.0" })).body.agent_id;
     await client.post("/v1/environments", {
       name: "staging",

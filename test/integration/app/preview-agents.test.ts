@@ -69,7 +69,7 @@ describe("each commit tests its own agent", () => {
         repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }],
       })
     ).body.project_id;
-    client = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read"]));
+    client = t.admin.withToken(await t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read"]));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "3.0.0" })).body.agent_id;
     const environments = {
       "per-commit": { base_url: `${origin()}/{sha}/v1` },

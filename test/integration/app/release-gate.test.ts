@@ -64,7 +64,7 @@ describe("the release gate in pull requests", () => {
       repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }],
     });
     projectId = project.body.project_id;
-    client = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
+    client = t.admin.withToken(await t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "2.0.0" })).body.agent_id;
     for (const [name, model] of [
       ["staging", "refund-agent"],
@@ -271,7 +271,7 @@ describe("the release gate in pull requests", () => {
     const failed = await completed(head);
     expect(failed.conclusion).toBe("failure");
     const decision = (await client.get(`/v1/release-decisions/${failed.external_id}`)).body;
-    const reviewer = t.admin.withToken(t.issueKey(projectId, ["releases:read", "releases:waive"]));
+    const reviewer = t.admin.withToken(await t.issueKey(projectId, ["releases:read", "releases:waive"]));
     const waiver = await reviewer.post(`/v1/release-decisions/${decision.decision_id}/waivers`, {
       run_id: decision.runs[0].run_id,
       gate_id: "DET",

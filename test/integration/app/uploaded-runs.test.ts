@@ -105,7 +105,7 @@ describe("the GitHub App and runs executed outside the service", () => {
         repositories: [{ github_id: REPOSITORY.id, full_name: REPOSITORY.full_name }],
       })
     ).body.project_id;
-    client = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
+    client = t.admin.withToken(await t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "2.0.0" })).body.agent_id;
     environmentId = (
       await client.post("/v1/environments", {

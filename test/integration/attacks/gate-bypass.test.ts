@@ -147,7 +147,7 @@ describe("attacks on the release gate", () => {
     github.addRepository({ ...LATER, installationId: null });
     const repositories = [REPOSITORY, OTHER, LATER].map(({ id, full_name }) => ({ github_id: id, full_name }));
     projectId = (await t.admin.post("/v1/projects", { name: "guarded", repositories })).body.project_id;
-    admin = t.admin.withToken(t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
+    admin = t.admin.withToken(await t.issueKey(projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
     const agentId = (await admin.post("/v1/agents", { name: "refund-agent", version: "1.0.0" })).body.agent_id;
     await admin.post("/v1/environments", {
       name: "staging",

@@ -43,23 +43,29 @@ describe("finding 14: dead webhook endpoints starve healthy ones", () => {
         subject: { repository: "acme/hooks", commit_sha: i.toString(16).padStart(40, "0") },
         plan: [],
       });
-    const failing = t.service.store.db.prepare("SELECT COUNT(*) FROM webhooks WHERE failing_since IS NOT NULL").pluck();
+    const failing = t.service.store.sql
+      .prepare("SELECT COUNT(*) AS n FROM webhooks WHERE failing_since IS NOT NULL")
+      .pluck();
     await decide(0);
-    await waitFor(() => healthy.received.length === 1 && failing.get() === 80, "every endpoint tried once", {
-      timeoutMs: 30_000,
-    });
+    await waitFor(
+      async () => healthy.received.length === 1 && (await failing.get()) === 80,
+      "every endpoint tried once",
+      {
+        timeoutMs: 30_000,
+      },
+    );
 
     // With the dead ones known to be failing, the healthy one's deliveries go out however many of theirs are due.
     for (let i = 1; i <= 20; i++) await decide(i);
     await waitFor(() => healthy.received.length === 21, "the healthy endpoint's 20 more deliveries", {
       timeoutMs: 15_000,
     });
-    const dead = t.service.store.db
+    const dead = await t.service.store.sql
       .prepare(
-        "SELECT COUNT(*) FROM webhook_deliveries d JOIN webhooks w USING (webhook_id) WHERE w.failing_since IS NOT NULL AND d.status = 'pending'",
+        "SELECT COUNT(*) AS n FROM webhook_deliveries d JOIN webhooks w USING (webhook_id) WHERE w.failing_since IS NOT NULL AND d.status = 'pending'",
       )
       .pluck()
-      .get() as number;
+      .get<number>();
     expect(dead).toBeGreaterThan(80 * 20 * 0.9);
   });
 });

@@ -81,7 +81,7 @@ describe("the audit trail", () => {
       { headers: { "idempotency-key": "audit-1" } },
     );
     expect(run.status).toBe(201);
-    const webhookClient = t.admin.withToken(t.issueKey(p.projectId, ["webhooks:write", "webhooks:read"]));
+    const webhookClient = t.admin.withToken(await t.issueKey(p.projectId, ["webhooks:write", "webhooks:read"]));
     const webhook = await webhookClient.post("/v1/webhooks", { url: "http://127.0.0.1:9/hook" });
     expect(webhook.status).toBe(201);
     const id = webhook.body.webhook_id as string;
@@ -184,7 +184,7 @@ describe("the audit trail", () => {
 
   it("is read with audit:read only, a project's key seeing its own project's events", async () => {
     expect((await p.client.get("/v1/audit-events")).status).toBe(403);
-    const auditor = t.admin.withToken(t.issueKey(p.projectId, ["audit:read"]));
+    const auditor = t.admin.withToken(await t.issueKey(p.projectId, ["audit:read"]));
     const own = await auditor.get("/v1/audit-events?limit=200");
     expect(own.status).toBe(200);
     expect(own.body.data.length).toBeGreaterThan(0);

@@ -104,12 +104,12 @@ describe("an audit event for every write route", () => {
       async () => {
         const response = await t.admin.post("/v1/projects", { name: "audited", repositories: [REPOSITORY] });
         made.project_id = response.body.project_id;
-        const ownerToken = t.issueKey(
+        const ownerToken = await t.issueKey(
           made.project_id!,
           SCOPES.filter((scope) => !ADMIN_ONLY_SCOPES.includes(scope)),
         );
         [owner, ownerKeyId] = [t.admin.withToken(ownerToken), keyOf(ownerToken)];
-        const reviewerToken = t.issueKey(made.project_id!, ["releases:read", "releases:waive"]);
+        const reviewerToken = await t.issueKey(made.project_id!, ["releases:read", "releases:waive"]);
         [reviewer, reviewerKeyId] = [t.admin.withToken(reviewerToken), keyOf(reviewerToken)];
         return { response, resourceId: made.project_id!, actor: { type: "api_key", keyId: keyOf(t.adminToken) } };
       },

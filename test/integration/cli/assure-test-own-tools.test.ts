@@ -94,7 +94,7 @@ describe("assure test with an agent that runs its own tools: the service's OTLP 
   /** The spec run by the service against an http environment reaching the agent: its run and evaluations. */
   async function serviceRun(endpoint: Record<string, unknown>, agentFor: (tracesKey: string) => Promise<string>) {
     const p = await seedProject(t, modelAgent.baseUrl, { specYaml: SPEC_YAML });
-    const agentUrl = await agentFor(t.issueKey(p.projectId, ["traces:write"]));
+    const agentUrl = await agentFor(await t.issueKey(p.projectId, ["traces:write"]));
     const environment = await p.client.post("/v1/environments", {
       name: `own-tools-${Math.random()}`,
       agent_id: p.agentId,

@@ -76,7 +76,7 @@ describe("assure test --upload: runs held here, judged by the service", () => {
     expect(result.status).toBe(2);
     expect(result.stdout).toMatch(/the service has no environment 'production'/);
     const other = await assure(["--upload", t.baseUrl, "--environment", "staging"], {
-      ASSURE_TOKEN: t.issueKey(p.projectId, ["specs:read", "environments:read"]),
+      ASSURE_TOKEN: await t.issueKey(p.projectId, ["specs:read", "environments:read"]),
     });
     expect(other.status).toBe(2);
     expect(other.stdout).toMatch(/not uploaded: POST \/v1\/runs\/uploads: 403 INSUFFICIENT_SCOPE/);

@@ -176,16 +176,16 @@ describe("assure test (the service's engine in this process)", () => {
         0,
       );
     }
-    const store = openStore(db, { clock: systemClock });
+    const store = await openStore(db, { clock: systemClock });
     try {
-      const runs = store.listRuns({}, { limit: 10, after: undefined }).rows;
+      const runs = (await store.listRuns({}, { limit: 10, after: undefined })).rows;
       expect(runs.map((run) => [run.status, run.verdict])).toEqual([
         ["COMPLETED", "PASS"],
         ["COMPLETED", "PASS"],
       ]);
-      expect(store.getProjectByName("local")).toBeDefined();
+      expect(await store.getProjectByName("local")).toBeDefined();
     } finally {
-      store.close();
+      await store.close();
     }
   });
 

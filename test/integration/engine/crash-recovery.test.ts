@@ -113,12 +113,12 @@ describe("a run and the service stopping", () => {
 
       expect(await service!.stop()).toBe(0);
       service = undefined;
-      const store = openStore(env.ASSURE_DB!, { clock: systemClock });
+      const store = await openStore(env.ASSURE_DB!, { clock: systemClock });
       try {
-        expect(store.getRun(run_id)).toMatchObject({ status: "COMPLETED", verdict: "PASS" });
-        expect(store.db.prepare("SELECT COUNT(*) FROM jobs WHERE state = 'running'").pluck().get()).toBe(0); // no lease left held
+        expect(await store.getRun(run_id)).toMatchObject({ status: "COMPLETED", verdict: "PASS" });
+        expect(await store.sql.prepare("SELECT COUNT(*) AS n FROM jobs WHERE state = 'running'").pluck().get()).toBe(0); // no lease left held
       } finally {
-        store.close();
+        await store.close();
       }
     },
     SLOW_TEST_MS,
@@ -148,12 +148,12 @@ describe("a run and the service stopping", () => {
       // It closed by itself after the grace, handing the run back: not the last-resort exit at 9.5 s.
       expect(stopping.logs.join("\n")).not.toContain("Still not closed");
       service = undefined;
-      const store = openStore(env.ASSURE_DB!, { clock: systemClock });
+      const store = await openStore(env.ASSURE_DB!, { clock: systemClock });
       try {
-        expect(store.getRun(run_id)!.status).toBe("RUNNING"); // not finished: handed back
-        expect(store.db.prepare("SELECT COUNT(*) FROM jobs WHERE state = 'running'").pluck().get()).toBe(0);
+        expect((await store.getRun(run_id))!.status).toBe("RUNNING"); // not finished: handed back
+        expect(await store.sql.prepare("SELECT COUNT(*) AS n FROM jobs WHERE state = 'running'").pluck().get()).toBe(0);
       } finally {
-        store.close();
+        await store.close();
       }
 
       service = await spawnService(env);

@@ -43,7 +43,7 @@ describe("tool calls from the agent's own OpenTelemetry traces (OTLP)", () => {
     });
     expect(environment.status).toBe(201);
     expect(environment.body.endpoint.trace_wait_ms).toBe(3000);
-    const tracesKey = t.issueKey(p.projectId, ["traces:write"]);
+    const tracesKey = await t.issueKey(p.projectId, ["traces:write"]);
     return { p, environmentId: environment.body.environment_id as string, tracesKey };
   }
 
@@ -266,7 +266,7 @@ describe("tool calls from the agent's own OpenTelemetry traces (OTLP)", () => {
     beforeAll(async () => {
       const p = await seedProject(t, modelAgent.baseUrl);
       projectId = p.projectId;
-      key = t.issueKey(p.projectId, ["traces:write"]);
+      key = await t.issueKey(p.projectId, ["traces:write"]);
     });
     const foreign = () => ({
       resourceSpans: [
@@ -331,7 +331,7 @@ describe("tool calls from the agent's own OpenTelemetry traces (OTLP)", () => {
       expect((await post("{not json", { "content-type": "application/json" })).status).toBe(400);
       expect((await post("x", { "content-type": "application/json", "content-encoding": "gzip" })).status).toBe(400);
       expect((await post("x", { "content-type": "text/plain" })).status).toBe(415);
-      const other = t.issueKey(projectId, PROJECT_SCOPES);
+      const other = await t.issueKey(projectId, PROJECT_SCOPES);
       const refused = await post(JSON.stringify(foreign()), { "content-type": "application/json" }, other);
       expect(refused.status).toBe(403);
       expect(((await refused.json()) as { error: { code: string } }).error.code).toBe("INSUFFICIENT_SCOPE");

@@ -39,7 +39,7 @@ describe("rate limits and quotas", () => {
 
   it("limits each API key per minute, reports the budget on every response, and leaves other keys alone", async () => {
     t = await startTestService({ env: { ASSURE_RATE_LIMIT_PER_MINUTE: "5" } });
-    const other = t.admin.withToken(t.issueKey(null));
+    const other = t.admin.withToken(await t.issueKey(null));
     const remaining: number[] = [];
     for (let i = 0; i < 5; i++) {
       const response = await t.admin.get("/v1/projects");

@@ -35,7 +35,9 @@ describe("the evidence pages in a real browser", () => {
   /** A run of the example spec against the agent with these misbehaviours, and its decision. */
   async function decidedRun(model: string) {
     const p = await seedProject(t, agent.baseUrl, { model, specYaml: EXAMPLE_SPEC_YAML });
-    const client = t.admin.withToken(t.issueKey(p.projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]));
+    const client = t.admin.withToken(
+      await t.issueKey(p.projectId, [...PROJECT_SCOPES, "releases:read", "releases:write"]),
+    );
     const { run_id } = await startRun(client, { test_spec_id: p.testSpecId, environment_id: p.environmentId });
     await waitForRun(client, run_id);
     const run = (await client.get(`/v1/runs/${run_id}`)).body;

@@ -108,7 +108,7 @@ describe("signed links to the evidence pages", () => {
     expect(await none.text()).toContain("<title>assure: no decision</title>");
 
     const ci = t.admin.withToken(
-      t.issueKey(p.projectId, ["runs:execute", "runs:read", "releases:read", "releases:write"]),
+      await t.issueKey(p.projectId, ["runs:execute", "runs:read", "releases:read", "releases:write"]),
     );
     const commit_sha = "b".repeat(40);
     await ci.post("/v1/release-decisions", {

@@ -40,7 +40,7 @@ describe("npx assure secrets rotate-key", () => {
   async function seedSecrets(service: TestService, secret: string) {
     const project = (await service.admin.post("/v1/projects", { name: `p-${randomBytes(3).toString("hex")}` })).body
       .project_id as string;
-    const client = service.admin.withToken(service.issueKey(project, [...PROJECT_SCOPES, "webhooks:write"]));
+    const client = service.admin.withToken(await service.issueKey(project, [...PROJECT_SCOPES, "webhooks:write"]));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "1" })).body.agent_id;
     const environment = await client.post("/v1/environments", {
       name: "staging",
@@ -93,15 +93,17 @@ describe("npx assure secrets rotate-key", () => {
       { headers: { "idempotency-key": "after-rotation" } },
     );
     expect(run.status).toBe(201);
-    const store = openStore(dbPath, { clock: systemClock });
+    const store = await openStore(dbPath, { clock: systemClock });
     try {
-      const environments = store.db
+      const environments = await store.sql
         .prepare("SELECT environment_id FROM environments ORDER BY created_at")
         .pluck()
-        .all() as string[];
-      expect(store.getEnvironmentTarget(environments[0]!)!.headers).toEqual({ authorization: `Bearer ${secret}` });
+        .all<string>();
+      expect((await store.getEnvironmentTarget(environments[0]!))!.headers).toEqual({
+        authorization: `Bearer ${secret}`,
+      });
     } finally {
-      store.close();
+      await store.close();
     }
     const trail = await t.admin.get("/v1/audit-events?actor=cli&action=secrets.rotate-key");
     expect(trail.body.data).toEqual([
@@ -150,22 +152,22 @@ describe("npx assure secrets rotate-key", () => {
 
     // Stopped before the commit: a key staged, nothing sealed with it. The next start discards it.
     stageKey(dbPath, randomBytes(32));
-    openStore(dbPath, { clock: systemClock }).close();
+    await (await openStore(dbPath, { clock: systemClock })).close();
     expect(existsSync(stagedKeyFileOf(dbPath))).toBe(false);
 
     // Stopped after the commit: everything sealed with the staged key, not yet promoted. The next start promotes it.
     const staged = randomBytes(32);
-    const store = openStore(dbPath, { clock: systemClock });
+    const store = await openStore(dbPath, { clock: systemClock });
     stageKey(dbPath, staged); // as the command does: after opening the store, before sealing
-    store.transaction(() => store.resealSecrets(makeSealer(staged)));
-    store.close();
-    const reopened = openStore(dbPath, { clock: systemClock });
+    await store.transaction(() => store.resealSecrets(makeSealer(staged)));
+    await store.close();
+    const reopened = await openStore(dbPath, { clock: systemClock });
     try {
       expect(reopened.encryptionKeyId).toBe(makeSealer(staged).keyId);
       expect(existsSync(stagedKeyFileOf(dbPath))).toBe(false);
       expect(readFileSync(keyFileOf(dbPath), "utf8").trim()).toBe(staged.toString("base64"));
     } finally {
-      reopened.close();
+      await reopened.close();
     }
   });
 });

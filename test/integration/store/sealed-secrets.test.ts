@@ -38,7 +38,7 @@ describe("secrets sealed at rest", () => {
   async function environmentWithSecret(service: TestService, secret: string) {
     const project = (await service.admin.post("/v1/projects", { name: `p-${randomBytes(3).toString("hex")}` })).body
       .project_id;
-    const client = service.admin.withToken(service.issueKey(project, PROJECT_SCOPES));
+    const client = service.admin.withToken(await service.issueKey(project, PROJECT_SCOPES));
     const agentId = (await client.post("/v1/agents", { name: "refund-agent", version: "1" })).body.agent_id;
     const environment = await client.post("/v1/environments", {
       name: "staging",
@@ -109,7 +109,7 @@ describe("secrets sealed at rest", () => {
     t = await startTestService({ dbPath });
     expect(findsIn(dbPath, secret)).toBe(false);
     expect(findsIn(dbPath, cursorSecret)).toBe(false);
-    const client = t.admin.withToken(t.issueKey("prj_old", PROJECT_SCOPES));
+    const client = t.admin.withToken(await t.issueKey("prj_old", PROJECT_SCOPES));
     expect((await client.get("/v1/environments/env_old")).body.endpoint.header_names).toEqual(["authorization"]);
     const spec = await client.call("POST", "/v1/test-specs", {
       body: EXAMPLE_SPEC_YAML,

@@ -48,9 +48,9 @@ describe("store.transitionRun", () => {
   const now = clock.now().toISOString();
   let store: Store;
   // Each test starts from its own queued run: none depends on what another did.
-  beforeEach(() => {
-    store = openStore(":memory:", { clock });
-    insertQueuedRun(store, now);
+  beforeEach(async () => {
+    store = await openStore(":memory:", { clock });
+    await insertQueuedRun(store, now);
   });
   afterEach(() => store.close());
 
@@ -74,17 +74,17 @@ describe("store.transitionRun", () => {
     data: { attempt: 1, interrupted_conversations: 0, reason: null },
   });
 
-  it("moves a run only from the status it is in", () => {
-    expect(() => move("RUNNING", "EVALUATING")).toThrow(RunMovedError); // it is QUEUED
-    expect(move("QUEUED", "RUNNING")).toMatchObject({ run_id: "run_1", status: "RUNNING", started_at: now });
-    expect(() => move("QUEUED", "RUNNING")).toThrow(RunMovedError); // a second worker loses
-    expect(store.getRun("run_1")).toMatchObject({ status: "RUNNING", started_at: now });
+  it("moves a run only from the status it is in", async () => {
+    await expect(move("RUNNING", "EVALUATING")).rejects.toThrow(RunMovedError); // it is QUEUED
+    expect(await move("QUEUED", "RUNNING")).toMatchObject({ run_id: "run_1", status: "RUNNING", started_at: now });
+    await expect(move("QUEUED", "RUNNING")).rejects.toThrow(RunMovedError); // a second worker loses
+    expect(await store.getRun("run_1")).toMatchObject({ status: "RUNNING", started_at: now });
   });
 
-  it("undoes what was written with a move that is refused", () => {
+  it("undoes what was written with a move that is refused", async () => {
     const refused = () =>
-      store.transaction(() => {
-        store.insertGateResults([
+      store.transaction(async () => {
+        await store.insertGateResults([
           {
             run_id: "run_1",
             position: 0,
@@ -97,18 +97,18 @@ describe("store.transitionRun", () => {
         ]);
         return move("RUNNING", "EVALUATING"); // the run is QUEUED
       });
-    expect(refused).toThrow(RunMovedError);
-    expect(store.listGateResults("run_1")).toEqual([]);
-    expect(store.getRun("run_1")?.status).toBe("QUEUED");
+    await expect(refused()).rejects.toThrow(RunMovedError);
+    expect(await store.listGateResults("run_1")).toEqual([]);
+    expect((await store.getRun("run_1"))?.status).toBe("QUEUED");
   });
 
-  it("appends to a run's log only where it ends, so it stays gap-free", () => {
-    store.appendEvents("run_1", [event(1), event(2)]);
-    expect(() => store.appendEvents("run_1", [event(4)])).toThrow(SequenceConflictError); // would leave a gap
-    expect(() => store.appendEvents("run_1", [event(2)])).toThrow(SequenceConflictError); // a second writer
-    expect(() => store.appendEvents("run_1", [event(3), event(5)])).toThrow(SequenceConflictError);
-    store.appendEvents("run_1", [event(3)]);
-    expect(store.listEvents("run_1", 0, 10).map((e) => e.sequence)).toEqual([1, 2, 3]);
-    expect(store.getLastSequence("run_1")).toBe(3);
+  it("appends to a run's log only where it ends, so it stays gap-free", async () => {
+    await store.appendEvents("run_1", [event(1), event(2)]);
+    await expect(store.appendEvents("run_1", [event(4)])).rejects.toThrow(SequenceConflictError); // would leave a gap
+    await expect(store.appendEvents("run_1", [event(2)])).rejects.toThrow(SequenceConflictError); // a second writer
+    await expect(store.appendEvents("run_1", [event(3), event(5)])).rejects.toThrow(SequenceConflictError);
+    await store.appendEvents("run_1", [event(3)]);
+    expect((await store.listEvents("run_1", 0, 10)).map((e) => e.sequence)).toEqual([1, 2, 3]);
+    expect(await store.getLastSequence("run_1")).toBe(3);
   });
 });

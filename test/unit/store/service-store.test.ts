@@ -28,12 +28,12 @@ const agentOf = (projectId: string) =>
 /** An event a test can record anywhere: which one it is, it says in `reason`. */
 const note = (reason: string) => ({ attempt: 1, interrupted_conversations: 0, reason });
 
-function seedRun(path: string): void {
-  const seed = openStore(path, { clock });
+async function seedRun(path: string): Promise<void> {
+  const seed = await openStore(path, { clock });
   try {
-    insertQueuedRun(seed, at);
+    await insertQueuedRun(seed, at);
   } finally {
-    seed.close();
+    await seed.close();
   }
 }
 
@@ -142,14 +142,14 @@ describe("the service store: reads here, writes in the writer thread", () => {
   });
 
   it("never writes on the service's own connection", async () => {
-    expect(() =>
-      store.db.prepare("INSERT INTO projects (project_id, name, created_at) VALUES ('prj_x', 'x', 'now')").run(),
-    ).toThrow(/readonly/);
+    await expect(
+      store.sql.prepare("INSERT INTO projects (project_id, name, created_at) VALUES ('prj_x', 'x', 'now')").run(),
+    ).rejects.toThrow(/readonly/);
     expect(committedNames()).toEqual([]);
   });
 
   it("stops a run's work at the first failed write, reports that failure, and continues the log where it ends", async () => {
-    seedRun(path);
+    await seedRun(path);
     const recorder = await makeRecorder({ store, runId: "run_1", clock, newId });
     recorder.record("run.resumed", note("first"));
     await recorder.flush();
@@ -173,7 +173,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
   });
 
   it("waits for another process's write to finish instead of failing the batch", async () => {
-    seedRun(path);
+    await seedRun(path);
     const other = new Database(path);
     try {
       other.prepare("BEGIN IMMEDIATE").run(); // the CLI, say, in the middle of a write
@@ -224,11 +224,11 @@ describe("a worker stopping while its claim is being committed", () => {
   it("puts the claimed jobs back at once, without using an attempt, and runs none of them", async () => {
     const dir = mkdtempSync(join(tmpdir(), "assure-claim-stop-"));
     const path = join(dir, "assure.db");
-    const seed = openStore(path, { clock });
+    const seed = await openStore(path, { clock });
     for (const key of ["a", "b"]) {
-      seed.enqueueJob({ task: "probe", job_key: key, payload: {}, run_at: at, max_attempts: 3 });
+      await seed.enqueueJob({ task: "probe", job_key: key, payload: {}, run_at: at, max_attempts: 3 });
     }
-    seed.close();
+    await seed.close();
     const store = await openServiceStore(path, { clock });
     try {
       const ran: unknown[] = [];
@@ -242,7 +242,7 @@ describe("a worker stopping while its claim is being committed", () => {
       worker.start(); // sends the claim to the writer thread
       await worker.stop(0); // before its commit is acknowledged
       expect(ran).toEqual([]);
-      const jobs = store.db
+      const jobs = await store.sql
         .prepare("SELECT job_key, state, attempts, locked_by, last_error FROM jobs ORDER BY job_key")
         .all();
       expect(jobs).toEqual([
