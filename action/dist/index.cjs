@@ -57461,10 +57461,17 @@ function readConfig2(env = process.env) {
   ${problems.join("\n  ")}`);
   }
   const e = parsed.data;
+  if (e.ASSURE_DATABASE_URL && !e.ASSURE_ENCRYPTION_KEY) {
+    throw new ConfigError(
+      "Invalid configuration:\n  ASSURE_ENCRYPTION_KEY: required with ASSURE_DATABASE_URL \u2014 every node seals and opens secrets with the same key (openssl rand -base64 32)"
+    );
+  }
   return {
     port: e.PORT,
     host: e.HOST,
     dbPath: e.ASSURE_DB,
+    databaseUrl: e.ASSURE_DATABASE_URL,
+    databasePoolSize: e.ASSURE_DATABASE_POOL_SIZE,
     baseUrl: e.ASSURE_BASE_URL?.replace(/\/+$/, ""),
     dbSynchronous: e.ASSURE_DB_SYNCHRONOUS,
     encryptionKey: e.ASSURE_ENCRYPTION_KEY,
@@ -57569,6 +57576,10 @@ var init_config = __esm({
       PORT: Port.default(3e3),
       HOST: external_exports.string().min(1).default("0.0.0.0"),
       ASSURE_DB: external_exports.string().min(1).default("./data/assure.db"),
+      /** PostgreSQL instead of the SQLite file: postgres://user:password@host:port/database. */
+      ASSURE_DATABASE_URL: external_exports.url({ protocol: /^postgres(ql)?$/ }).optional(),
+      /** Connections this process keeps to PostgreSQL at most. */
+      ASSURE_DATABASE_POOL_SIZE: external_exports.coerce.number().int().min(2).max(1e3).default(10),
       ASSURE_BASE_URL: external_exports.url().optional(),
       ASSURE_DB_SYNCHRONOUS: Synchronous.default("FULL"),
       /** The key that seals secrets at rest; without it, a key file beside the database. */
@@ -58884,12 +58895,12 @@ var init_ids = __esm({
 function makeProjectTable(db, listPage, table, idColumn, toItem = (row) => row) {
   const byId = db.prepare(`SELECT * FROM ${table} WHERE ${idColumn} = ?`);
   return {
-    get: (id) => {
-      const row = byId.get(id);
+    get: async (id) => {
+      const row = await byId.get(id);
       return row && toItem(row);
     },
-    list: (filter, page) => {
-      const { rows, next } = listPage(
+    list: async (filter, page) => {
+      const { rows, next } = await listPage(
         table,
         idColumn,
         filter.project_id ? [["project_id = ?", filter.project_id]] : [],
@@ -58906,13 +58917,30 @@ var init_project_table = __esm({
 });
 
 // server/store/decision-facts.ts
+function remembered(name, read) {
+  const answers = /* @__PURE__ */ new Map();
+  return {
+    async read(...args) {
+      const key = JSON.stringify(args);
+      if (!answers.has(key)) answers.set(key, await read(...args));
+      return answers.get(key);
+    },
+    answer(...args) {
+      const key = JSON.stringify(args);
+      if (!answers.has(key)) {
+        throw new Error(`deciding asked for ${name}(${args.join(", ")}), which was not read ahead`);
+      }
+      return answers.get(key);
+    }
+  };
+}
 function makeDecisionFacts(db) {
   const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
   const specDocument = db.prepare("SELECT document FROM test_spec_versions WHERE test_spec_id = ? AND spec_version = ? LIMIT 1").pluck();
   const gatesOf = db.prepare("SELECT * FROM gate_results WHERE run_id = ? ORDER BY position");
   const labelOf = db.prepare(
     `SELECT (SELECT name FROM test_specs WHERE test_spec_id = ?) || ' in ' ||
-      (SELECT name FROM environments WHERE environment_id = ?)`
+      (SELECT name FROM environments WHERE environment_id = ?) AS label`
   ).pluck();
   const decidedOnCommit = db.prepare(
     `SELECT decision_id FROM release_decisions
@@ -58923,20 +58951,21 @@ function makeDecisionFacts(db) {
     WHERE s.decision_id = ? AND s.test_spec_id = ? AND s.environment_id = ?`
   ).pluck();
   const caseEvaluations = db.prepare(`SELECT kind, scenario_id, spec_path, metric_id, conversation_id, NULL AS turn,
-      CASE WHEN MIN(status = 'passed') = 1 THEN 'passed' ELSE 'failed' END AS status, AVG(score) AS score,
+      CASE WHEN MIN(CASE WHEN status = 'passed' THEN 1 ELSE 0 END) = 1 THEN 'passed' ELSE 'failed' END AS status, AVG(score) AS score,
       COALESCE(MIN(CASE WHEN status = 'failed' THEN evaluation_id END), MIN(evaluation_id)) AS evaluation_id
     FROM evaluations
-    WHERE run_id = @run_id AND kind IN (SELECT value FROM json_each(@kinds)) AND scenario_id IS NOT NULL
+    WHERE run_id = @run_id AND kind IN (${db.dialect.jsonArrayValues("@kinds")}) AND scenario_id IS NOT NULL
       AND status IN ('passed', 'failed')
     GROUP BY kind, scenario_id, metric_id, conversation_id, spec_path`);
   const kinds = JSON.stringify(CASE_KINDS);
   const citedOfRun = db.prepare(`SELECT evaluation_id AS id, 'evaluation' AS what, kind, scenario_id, spec_path, metric_id, status, score, conversation_id, turn
       FROM evaluations WHERE run_id = @run_id AND status != 'passed'
     UNION ALL SELECT finding_id, 'finding', 'probe', probe_id, spec_path, NULL, 'failed', 0, NULL, NULL FROM findings WHERE run_id = @run_id`);
-  return {
-    run(runId) {
-      const row = runById.get(runId);
+  const reads = {
+    async run(runId) {
+      const row = await runById.get(runId);
       if (!row) return void 0;
+      const spec = await specDocument.get(row.test_spec_id, row.spec_version);
       return {
         run_id: row.run_id,
         status: row.status,
@@ -58945,13 +58974,14 @@ function makeDecisionFacts(db) {
         test_spec_id: row.test_spec_id,
         executor: row.executor,
         uploaded_by: row.uploaded_by,
-        spec: JSON.parse(specDocument.get(row.test_spec_id, row.spec_version)),
+        spec: JSON.parse(spec),
         usage: row.agent_usage ? JSON.parse(row.agent_usage) : null,
         pricing: JSON.parse(row.pricing ?? "{}")
       };
     },
-    gates(runId) {
-      return gatesOf.all(runId).map((gate2) => ({
+    async gates(runId) {
+      const rows = await gatesOf.all(runId);
+      return rows.map((gate2) => ({
         gate_id: gate2.gate_id,
         status: gate2.status,
         reason: gate2.reason,
@@ -58959,22 +58989,68 @@ function makeDecisionFacts(db) {
       }));
     },
     caseEvaluations: (runId) => caseEvaluations.all({ run_id: runId, kinds }),
-    citedCases(runId) {
-      return citedOfRun.all({ run_id: runId }).map(({ id, what, ...row }) => ({
+    async citedCases(runId) {
+      return (await citedOfRun.all({ run_id: runId })).map(({ id, what, ...row }) => ({
         ...row,
         ref: what === "evaluation" ? evaluationPath(runId, id) : findingPath(runId, id)
       }));
     },
     runOfSlot: (decisionId, testSpecId, environmentId) => runOfSlot.get(decisionId, testSpecId, environmentId),
-    slotLabel: (testSpecId, environmentId) => labelOf.get(testSpecId, environmentId),
+    slotLabel: async (testSpecId, environmentId) => await labelOf.get(testSpecId, environmentId),
     decidedDecisionOf: (projectId, repository, commitSha) => decidedOnCommit.get(projectId, repository, commitSha)
   };
+  return {
+    /** Everything `judgeDecision` reads to judge `record`: its runs, and what they are compared with. */
+    async forJudging(record2) {
+      const run2 = remembered("run", reads.run);
+      const gates = remembered("gates", reads.gates);
+      const caseEvaluations2 = remembered("caseEvaluations", reads.caseEvaluations);
+      const citedCases = remembered("citedCases", reads.citedCases);
+      const runOfSlot2 = remembered("runOfSlot", reads.runOfSlot);
+      const slotLabel = remembered("slotLabel", reads.slotLabel);
+      const { base, baseline, history } = record2;
+      const compared = [...history, ...baseline?.found && baseline.decision_id ? [baseline.decision_id] : []];
+      for (const slot of record2.slots) {
+        await slotLabel.read(slot.test_spec_id, slot.environment_id);
+        const head = slot.run_id ? await run2.read(slot.run_id) : void 0;
+        if (!head) continue;
+        await gates.read(head.run_id);
+        if (!base || !baseline || !JUDGED.has(head.status)) continue;
+        await caseEvaluations2.read(head.run_id);
+        await citedCases.read(head.run_id);
+        for (const decisionId of compared) {
+          const runId = await runOfSlot2.read(decisionId, slot.test_spec_id, slot.environment_id);
+          const other = runId ? await run2.read(runId) : void 0;
+          if (other && JUDGED.has(other.status)) await caseEvaluations2.read(other.run_id);
+        }
+      }
+      return {
+        run: run2.answer,
+        gates: gates.answer,
+        caseEvaluations: caseEvaluations2.answer,
+        citedCases: citedCases.answer,
+        runOfSlot: runOfSlot2.answer,
+        slotLabel: slotLabel.answer,
+        decidedDecisionOf: remembered("decidedDecisionOf", reads.decidedDecisionOf).answer
+      };
+    },
+    /** Everything `chooseBaselineOf` reads: the decided decisions of the base branch's commits it looks at. */
+    async forBaseline(decision, base) {
+      const decidedDecisionOf = remembered("decidedDecisionOf", reads.decidedDecisionOf);
+      for (const commit of base.commits.slice(0, base.settings.baseline.depth)) {
+        await decidedDecisionOf.read(decision.project_id, decision.repository, commit.sha);
+      }
+      return { decidedDecisionOf: decidedDecisionOf.answer };
+    }
+  };
 }
+var JUDGED;
 var init_decision_facts = __esm({
   "server/store/decision-facts.ts"() {
     "use strict";
     init_contract();
     init_evaluation_kinds();
+    JUDGED = /* @__PURE__ */ new Set(["COMPLETED", "INCONCLUSIVE"]);
   }
 });
 
@@ -59030,7 +59106,7 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
   const decisionsOfRun = db.prepare("SELECT DISTINCT decision_id FROM release_decision_slots WHERE run_id = ?").pluck();
   const latestRunOf = db.prepare(
     `SELECT run_id FROM runs WHERE project_id = @project_id AND source_repository = @repository AND source_commit_sha = @commit_sha
-      AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND (@spec_version IS NULL OR spec_version = @spec_version)
+      AND test_spec_id = @test_spec_id AND environment_id = @environment_id AND (CAST(@spec_version AS TEXT) IS NULL OR spec_version = @spec_version)
       AND executor = @executor AND (@planned_by = 'client' OR executor = 'local' OR started_by = '${GITHUB_APP_KEY_ID}')
     ORDER BY created_at DESC, run_id DESC LIMIT 1`
   ).pluck();
@@ -59038,7 +59114,7 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
     ORDER BY created_at, run_id`);
   const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
   const waiversOf = db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
-    WHERE w.decision_id = @decision_id AND w.run_id IS NOT NULL AND (@after IS NULL OR w.waiver_id > @after) ORDER BY w.waiver_id LIMIT @limit`);
+    WHERE w.decision_id = @decision_id AND w.run_id IS NOT NULL AND (CAST(@after AS TEXT) IS NULL OR w.waiver_id > @after) ORDER BY w.waiver_id LIMIT @limit`);
   const waiverById = db.prepare(`SELECT w.*, r.waiver_id AS revoked_by FROM waivers w LEFT JOIN waivers r ON r.revokes = w.waiver_id
     WHERE w.decision_id = ? AND w.waiver_id = ? AND w.run_id IS NOT NULL`);
   const approvalsOf = db.prepare("SELECT * FROM waivers WHERE decision_id = ? AND run_id IS NULL ORDER BY waiver_id");
@@ -59048,19 +59124,25 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
   const insertWaiver = db.prepare(`INSERT INTO waivers
       (waiver_id, decision_id, run_id, gate_id, reason, expires_at, revokes, created_by_key, created_by_login, created_at, policy_hash)
     VALUES (@waiver_id, @decision_id, @run_id, @gate_id, @reason, @expires_at, @revokes, @created_by_key, @created_by_login, @created_at, @policy_hash)`);
-  const lastEvent = db.prepare("SELECT COALESCE(MAX(sequence), 0) FROM release_decision_events WHERE decision_id = ?").pluck();
+  const lastEvent = db.prepare("SELECT COALESCE(MAX(sequence), 0) AS sequence FROM release_decision_events WHERE decision_id = ?").pluck();
   const insertEvent = db.prepare(`INSERT INTO release_decision_events (decision_id, sequence, event_id, type, occurred_at, run_id, data)
     VALUES (?, ?, ?, ?, ?, ?, ?)`);
   const eventsPage = db.prepare(
     "SELECT * FROM release_decision_events WHERE decision_id = ? AND sequence > ? ORDER BY sequence LIMIT ?"
   );
   const toRun2 = (runId) => runById.get(runId);
-  function toDecision(row) {
-    const slots = allSlotsOf.all(row.decision_id);
+  async function runsOfDecision(row, slots) {
+    if (row.repository !== null) return runsOfSource.all(row.project_id, row.repository, row.commit_sha);
+    const runs = [];
+    for (const slot of slots) runs.push(await toRun2(slot.run_id));
+    return runs;
+  }
+  async function toDecision(row) {
+    const slots = await allSlotsOf.all(row.decision_id);
     const current = slots.filter((slot) => slot.attempt === row.attempt);
     const base = row.base ? JSON.parse(row.base) : null;
     const attemptOf = new Map(slots.filter((slot) => slot.run_id).map((slot) => [slot.run_id, slot.attempt]));
-    const runs = row.repository !== null ? runsOfSource.all(row.project_id, row.repository, row.commit_sha) : slots.map((slot) => toRun2(slot.run_id));
+    const runs = await runsOfDecision(row, slots);
     return {
       decision_id: row.decision_id,
       project_id: row.project_id,
@@ -59132,57 +59214,57 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
       created_at: row.created_at
     };
   }
-  function refresh(decisionId, now, runId = null) {
-    const row = byId.get(decisionId);
+  async function refresh(decisionId, now, runId = null) {
+    const row = await byId.get(decisionId);
     const record2 = {
       decision_id: decisionId,
       base: row.base ? JSON.parse(row.base) : null,
       baseline: row.baseline ? JSON.parse(row.baseline) : null,
       history: row.history ? JSON.parse(row.history) : [],
-      slots: slotsOf.all(decisionId, row.attempt).map((slot) => ({
+      slots: (await slotsOf.all(decisionId, row.attempt)).map((slot) => ({
         test_spec_id: slot.test_spec_id,
         environment_id: slot.environment_id,
         run_id: slot.run_id,
         waiting: waitOf(slot)
       })),
-      waivers: inForce.all(decisionId, now)
+      waivers: await inForce.all(decisionId, now)
     };
-    const decided = judge.judgeDecision(record2, facts, now);
+    const decided = judge.judgeDecision(record2, await facts.forJudging(record2), now);
     const reasons = JSON.stringify(decided.reasons);
     const changes = decided.changes && JSON.stringify(decided.changes);
-    const isNew = lastEvent.get(decisionId) === 0;
-    if (changes !== row.changes) saveChanges.run(changes, decisionId);
+    const isNew = await lastEvent.get(decisionId) === 0;
+    if (changes !== row.changes) await saveChanges.run(changes, decisionId);
     if (!isNew && decided.status === row.status && reasons === row.reasons) return;
-    saveState.run({ decision_id: decisionId, status: decided.status, reasons, now });
-    appendEvent(decisionId, now, runId, "release_decision.updated", {
+    await saveState.run({ decision_id: decisionId, status: decided.status, reasons, now });
+    await appendEvent(decisionId, now, runId, "release_decision.updated", {
       status: decided.status,
       previous_status: isNew ? null : row.status,
       attempt: row.attempt,
       blocking: decided.reasons.filter((r) => r.blocking).length
     });
   }
-  function appendEvent(decisionId, now, runId, type, data) {
-    const sequence = lastEvent.get(decisionId) + 1;
+  async function appendEvent(decisionId, now, runId, type, data) {
+    const sequence = await lastEvent.get(decisionId) + 1;
     const eventId = makeIdGenerator({ now: () => new Date(now) })("event");
-    insertEvent.run(decisionId, sequence, eventId, type, now, runId, JSON.stringify(data));
-    outbox.enqueueDecisionEvent(decisionId, sequence, now);
+    await insertEvent.run(decisionId, sequence, eventId, type, now, runId, JSON.stringify(data));
+    await outbox.enqueueDecisionEvent(decisionId, sequence, now);
   }
-  function fillSlotsFromRuns(row) {
-    for (const slot of slotsOf.all(row.decision_id, row.attempt)) {
+  async function fillSlotsFromRuns(row) {
+    for (const slot of await slotsOf.all(row.decision_id, row.attempt)) {
       if (slot.run_id) continue;
-      const runId = latestRunOf.get({
+      const runId = await latestRunOf.get({
         ...slot,
         project_id: row.project_id,
         repository: row.repository,
         commit_sha: row.commit_sha,
         planned_by: row.planned_by
       });
-      if (runId) fillSlot.run({ ...slot, run_id: runId, spec_version: toRun2(runId).spec_version });
+      if (runId) await fillSlot.run({ ...slot, run_id: runId, spec_version: (await toRun2(runId)).spec_version });
     }
   }
-  function addSlots(decisionId, attempt, plan) {
-    plan.forEach(
-      (slot, position) => insertSlot.run(
+  async function addSlots(decisionId, attempt, plan) {
+    for (const [position, slot] of plan.entries()) {
+      await insertSlot.run(
         decisionId,
         attempt,
         position,
@@ -59191,16 +59273,13 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
         slot.spec_version ?? null,
         null,
         slot.executor ?? "service"
-      )
-    );
+      );
+    }
   }
-  function setBase(row, base) {
-    const { baseline, history } = judge.chooseBaselineOf(
-      { project_id: row.project_id, repository: row.repository },
-      base,
-      facts
-    );
-    saveBase.run({
+  async function setBase(row, base) {
+    const decision = { project_id: row.project_id, repository: row.repository };
+    const { baseline, history } = judge.chooseBaselineOf(decision, base, await facts.forBaseline(decision, base));
+    await saveBase.run({
       decision_id: row.decision_id,
       base: JSON.stringify(base),
       baseline: JSON.stringify(baseline),
@@ -59215,43 +59294,48 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
       ...s.executor === "local" ? ["local"] : []
     ])
   );
+  async function toDecisions(rows) {
+    const shown = [];
+    for (const row of rows) shown.push(await toDecision(row));
+    return shown;
+  }
+  const decisionNow = async (decisionId) => toDecision(await byId.get(decisionId));
   return {
     reads: {
-      getDecision(decisionId) {
-        const row = decisions.get(decisionId);
+      async getDecision(decisionId) {
+        const row = await decisions.get(decisionId);
         return row && toDecision(row);
       },
-      getDecisionForCommit(projectId, repository, commitSha) {
-        const row = bySubject.get(projectId, repository, commitSha);
+      async getDecisionForCommit(projectId, repository, commitSha) {
+        const row = await bySubject.get(projectId, repository, commitSha);
         return row && toDecision(row);
       },
-      listDecisions(filter, page) {
+      async listDecisions(filter, page) {
         const filters = [
           ["project_id = ?", filter.project_id],
           ["repository = ?", filter.repository],
           ["commit_sha = ?", filter.commit_sha],
           ["status = ?", filter.status]
         ].filter(([, value]) => value !== void 0);
-        const { rows, next } = listPage("release_decisions", "decision_id", filters, page);
-        return { rows: rows.map(toDecision), next };
+        const { rows, next } = await listPage("release_decisions", "decision_id", filters, page);
+        return { rows: await toDecisions(rows), next };
       },
-      listDecisionEvents(decisionId, afterSequence, limit) {
-        return eventsPage.all(decisionId, afterSequence, limit).map(toDecisionEvent);
+      async listDecisionEvents(decisionId, afterSequence, limit) {
+        return (await eventsPage.all(decisionId, afterSequence, limit)).map(toDecisionEvent);
       },
-      getWaiver(decisionId, waiverId, now) {
-        const row = waiverById.get(decisionId, waiverId);
+      async getWaiver(decisionId, waiverId, now) {
+        const row = await waiverById.get(decisionId, waiverId);
         return row && toWaiver(row, now);
       },
-      listWaivers(decisionId, after, limit, now) {
-        return waiversOf.all({ decision_id: decisionId, after: after ?? null, limit }).map(
-          (row) => toWaiver(row, now)
-        );
+      async listWaivers(decisionId, after, limit, now) {
+        const rows = await waiversOf.all({ decision_id: decisionId, after: after ?? null, limit });
+        return rows.map((row) => toWaiver(row, now));
       },
-      listPolicyApprovals(decisionId) {
-        return approvalsOf.all(decisionId).map(toApproval);
+      async listPolicyApprovals(decisionId) {
+        return (await approvalsOf.all(decisionId)).map(toApproval);
       },
-      getPolicyApproval(decisionId, approvalId) {
-        const row = approvalsOf.all(decisionId).find((r) => r.waiver_id === approvalId);
+      async getPolicyApproval(decisionId, approvalId) {
+        const row = (await approvalsOf.all(decisionId)).find((r) => r.waiver_id === approvalId);
         return row && toApproval(row);
       }
     },
@@ -59260,14 +59344,18 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
        * Makes the decision, or finds the one of its commit. A commit's decision waits for `plan`, each
        * slot filled with the subject's latest run of that spec and environment if there is one.
        */
-      createDecision(decision, now) {
+      async createDecision(decision, now) {
         const { subject } = decision;
         if ("repository" in subject) {
-          const existing = bySubject.get(decision.project_id, subject.repository, subject.commit_sha);
-          if (existing) return { decision: toDecision(existing), created: false };
+          const existing = await bySubject.get(
+            decision.project_id,
+            subject.repository,
+            subject.commit_sha
+          );
+          if (existing) return { decision: await toDecision(existing), created: false };
         }
         const commit = "repository" in subject ? subject : { repository: null, commit_sha: null };
-        insertDecision.run({
+        await insertDecision.run({
           decision_id: decision.decision_id,
           project_id: decision.project_id,
           ...commit,
@@ -59275,15 +59363,15 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
           planned_by: "client"
         });
         if (decision.base && "repository" in subject) {
-          setBase(
+          await setBase(
             { decision_id: decision.decision_id, project_id: decision.project_id, repository: subject.repository },
             decision.base
           );
         }
         if ("run_ids" in subject) {
-          subject.run_ids.forEach((runId, position) => {
-            const run2 = toRun2(runId);
-            insertSlot.run(
+          for (const [position, runId] of subject.run_ids.entries()) {
+            const run2 = await toRun2(runId);
+            await insertSlot.run(
               decision.decision_id,
               1,
               position,
@@ -59293,13 +59381,13 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
               runId,
               run2.executor
             );
-          });
+          }
         } else {
-          addSlots(decision.decision_id, 1, decision.plan);
-          fillSlotsFromRuns(byId.get(decision.decision_id));
+          await addSlots(decision.decision_id, 1, decision.plan);
+          await fillSlotsFromRuns(await byId.get(decision.decision_id));
         }
-        refresh(decision.decision_id, now);
-        return { decision: toDecision(byId.get(decision.decision_id)), created: true };
+        await refresh(decision.decision_id, now);
+        return { decision: await decisionNow(decision.decision_id), created: true };
       },
       /**
        * Makes or brings up to date a commit's decision as the GitHub App plans it. A decision a client
@@ -59307,47 +59395,51 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
        * or a re-run, starts a new attempt too; a base branch that became known (or moved) is taken, its
        * baseline chosen again. Whatever order the App learns things in, the decision ends up the same.
        */
-      planAppDecision(plan, now) {
-        const existing = bySubject.get(plan.project_id, plan.subject.repository, plan.subject.commit_sha);
+      async planAppDecision(plan, now) {
+        const existing = await bySubject.get(
+          plan.project_id,
+          plan.subject.repository,
+          plan.subject.commit_sha
+        );
         if (!existing) {
-          insertDecision.run({
+          await insertDecision.run({
             decision_id: plan.decision_id,
             project_id: plan.project_id,
             ...plan.subject,
             now,
             planned_by: "app"
           });
-          const row = byId.get(plan.decision_id);
-          if (plan.base) setBase(row, plan.base);
-          addSlots(plan.decision_id, 1, plan.plan);
-          fillSlotsFromRuns(byId.get(plan.decision_id));
-          refresh(plan.decision_id, now);
-          return { decision: toDecision(byId.get(plan.decision_id)), created: true };
+          const row = await byId.get(plan.decision_id);
+          if (plan.base) await setBase(row, plan.base);
+          await addSlots(plan.decision_id, 1, plan.plan);
+          await fillSlotsFromRuns(await byId.get(plan.decision_id));
+          await refresh(plan.decision_id, now);
+          return { decision: await decisionNow(plan.decision_id), created: true };
         }
-        const current = slotsOf.all(existing.decision_id, existing.attempt);
-        if (existing.planned_by !== "app") planByApp.run(existing.decision_id);
+        const current = await slotsOf.all(existing.decision_id, existing.attempt);
+        if (existing.planned_by !== "app") await planByApp.run(existing.decision_id);
         if (existing.planned_by !== "app" || plan.rerun || planOf(current) !== planOf(plan.plan)) {
-          raiseAttempt.run(now, existing.decision_id);
-          addSlots(existing.decision_id, existing.attempt + 1, plan.plan);
-          if (!plan.rerun) fillSlotsFromRuns(byId.get(existing.decision_id));
+          await raiseAttempt.run(now, existing.decision_id);
+          await addSlots(existing.decision_id, existing.attempt + 1, plan.plan);
+          if (!plan.rerun) await fillSlotsFromRuns(await byId.get(existing.decision_id));
         }
         const storedBase = existing.base ? contentAddress(JSON.parse(existing.base)) : null;
-        if (plan.base && contentAddress(plan.base) !== storedBase) setBase(existing, plan.base);
-        refresh(existing.decision_id, now);
-        return { decision: toDecision(byId.get(existing.decision_id)), created: false };
+        if (plan.base && contentAddress(plan.base) !== storedBase) await setBase(existing, plan.base);
+        await refresh(existing.decision_id, now);
+        return { decision: await decisionNow(existing.decision_id), created: false };
       },
       /** Starts the subject's runs again: a new attempt waits for `plan` (the current one if not given), with no runs yet. */
-      startDecisionAttempt(decisionId, plan, now) {
-        const row = byId.get(decisionId);
-        const next = plan ?? slotsOf.all(decisionId, row.attempt);
-        raiseAttempt.run(now, decisionId);
-        addSlots(decisionId, row.attempt + 1, next);
-        refresh(decisionId, now);
-        return toDecision(byId.get(decisionId));
+      async startDecisionAttempt(decisionId, plan, now) {
+        const row = await byId.get(decisionId);
+        const next = plan ?? await slotsOf.all(decisionId, row.attempt);
+        await raiseAttempt.run(now, decisionId);
+        await addSlots(decisionId, row.attempt + 1, next);
+        await refresh(decisionId, now);
+        return decisionNow(decisionId);
       },
       /** Records a waiver, refreshes the decision, and schedules its refresh when the waiver expires. */
-      addWaiver(waiver, now) {
-        insertWaiver.run({
+      async addWaiver(waiver, now) {
+        await insertWaiver.run({
           ...waiver,
           revokes: null,
           created_by_key: waiver.created_by.key_id,
@@ -59356,7 +59448,7 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
           policy_hash: null
         });
         if (waiver.expires_at !== null) {
-          jobs.enqueueJob({
+          await jobs.enqueueJob({
             task: REFRESH_RELEASE_DECISION,
             job_key: `${REFRESH_RELEASE_DECISION}:${waiver.waiver_id}`,
             payload: { decision_id: waiver.decision_id },
@@ -59364,13 +59456,13 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
             max_attempts: 5
           });
         }
-        refresh(waiver.decision_id, now);
-        return toWaiver(waiverById.get(waiver.decision_id, waiver.waiver_id), now);
+        await refresh(waiver.decision_id, now);
+        return toWaiver(await waiverById.get(waiver.decision_id, waiver.waiver_id), now);
       },
       /** Records an approval of the head's policy changes, and refreshes the decision. */
-      approvePolicy(approval, now) {
-        const row = byId.get(approval.decision_id);
-        insertWaiver.run({
+      async approvePolicy(approval, now) {
+        const row = await byId.get(approval.decision_id);
+        await insertWaiver.run({
           policy_hash: policyHashOf2(row.base ? JSON.parse(row.base) : null),
           waiver_id: approval.approval_id,
           decision_id: approval.decision_id,
@@ -59383,16 +59475,15 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
           created_by_login: approval.created_by.github_login,
           created_at: now
         });
-        refresh(approval.decision_id, now);
-        return toApproval(
-          approvalsOf.all(approval.decision_id).find((row2) => row2.waiver_id === approval.approval_id)
-        );
+        await refresh(approval.decision_id, now);
+        const approvals = await approvalsOf.all(approval.decision_id);
+        return toApproval(approvals.find((row2) => row2.waiver_id === approval.approval_id));
       },
       /** Takes a waiver back with a record of its own; undefined if it was revoked already. */
-      revokeWaiver(revocation, now) {
-        const target = waiverById.get(revocation.decision_id, revocation.revokes);
+      async revokeWaiver(revocation, now) {
+        const target = await waiverById.get(revocation.decision_id, revocation.revokes);
         if (target.revoked_by !== null) return void 0;
-        insertWaiver.run({
+        await insertWaiver.run({
           ...revocation,
           policy_hash: null,
           run_id: target.run_id,
@@ -59402,45 +59493,45 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
           created_by_login: revocation.created_by.github_login,
           created_at: now
         });
-        refresh(revocation.decision_id, now);
-        return toWaiver(waiverById.get(revocation.decision_id, revocation.waiver_id), now);
+        await refresh(revocation.decision_id, now);
+        return toWaiver(await waiverById.get(revocation.decision_id, revocation.waiver_id), now);
       },
       /**
        * Says what a planned run waits for before it can start (a deployment, the agent to be ready):
        * the decision shows it, and gives up at the deadline set the first time (a wait is not
        * extended by saying it again). Returns the deadline; nothing happens (undefined) once the slot has its run.
        */
-      waitForPlannedRun(wait, now) {
-        const row = byId.get(wait.decision_id);
+      async waitForPlannedRun(wait, now) {
+        const row = await byId.get(wait.decision_id);
         if (!row) return void 0;
-        const set2 = waitInSlot.get({ ...wait, attempt: row.attempt });
+        const set2 = await waitInSlot.get({ ...wait, attempt: row.attempt });
         if (!set2) return void 0;
-        jobs.enqueueJob({
+        await jobs.enqueueJob({
           task: REFRESH_RELEASE_DECISION,
           job_key: `${REFRESH_RELEASE_DECISION}:${wait.decision_id}:${set2.wait_until}`,
           payload: { decision_id: wait.decision_id },
           run_at: set2.wait_until,
           max_attempts: 5
         });
-        refresh(wait.decision_id, now);
+        await refresh(wait.decision_id, now);
         return set2.wait_until;
       },
       /** Decides again (a waiver expired, say). */
-      refreshDecision(decisionId, now) {
-        if (byId.get(decisionId)) refresh(decisionId, now);
+      async refreshDecision(decisionId, now) {
+        if (await byId.get(decisionId)) await refresh(decisionId, now);
       },
       /** Decides again every decision that waits for this run: called when the run ends. */
-      refreshDecisionsOfRun(runId, now) {
-        for (const decisionId of decisionsOfRun.all(runId)) refresh(decisionId, now, runId);
+      async refreshDecisionsOfRun(runId, now) {
+        for (const decisionId of await decisionsOfRun.all(runId)) await refresh(decisionId, now, runId);
       }
     },
     /** When a run with a commit source is created: it fills its slot in that commit's decision, if the current attempt plans it. */
-    linkRun(run2, now) {
+    async linkRun(run2, now) {
       if (!run2.source) return;
-      const row = bySubject.get(run2.project_id, run2.source.repository, run2.source.commit_sha);
+      const row = await bySubject.get(run2.project_id, run2.source.repository, run2.source.commit_sha);
       if (!row) return;
       if (row.planned_by === "app" && run2.executor === "service" && run2.started_by !== GITHUB_APP_KEY_ID) return;
-      const filled = fillSlot.run({
+      const filled = await fillSlot.run({
         decision_id: row.decision_id,
         attempt: row.attempt,
         test_spec_id: run2.test_spec_id,
@@ -59449,7 +59540,7 @@ function makeReleaseDecisionsStore(db, listPage, jobs, outbox, judge) {
         executor: run2.executor,
         run_id: run2.run_id
       });
-      if (filled.changes > 0) refresh(row.decision_id, now, run2.run_id);
+      if (filled.changes > 0) await refresh(row.decision_id, now, run2.run_id);
     }
   };
 }
@@ -70147,8 +70238,8 @@ function makeAgentsStore(db, listPage) {
       listAgents: agents.list
     },
     writes: {
-      createAgent(row) {
-        insert.run(row);
+      async createAgent(row) {
+        await insert.run(row);
         return row;
       }
     }
@@ -70172,7 +70263,7 @@ function makeApiKeysStore(db) {
     "INSERT INTO oidc_token_uses (jti, expires_at) VALUES (?, ?) ON CONFLICT (jti) DO NOTHING"
   );
   const forgetSpentTokens = db.prepare(
-    "DELETE FROM oidc_token_uses WHERE rowid IN (SELECT rowid FROM oidc_token_uses WHERE expires_at <= ? LIMIT 100)"
+    "DELETE FROM oidc_token_uses WHERE jti IN (SELECT jti FROM oidc_token_uses WHERE expires_at <= ? LIMIT 100)"
   );
   const touch = db.prepare(
     "UPDATE api_keys SET last_used_at = @at WHERE key_id = @key_id AND (last_used_at IS NULL OR last_used_at < @at)"
@@ -70180,35 +70271,35 @@ function makeApiKeysStore(db) {
   return {
     reads: {
       /** The row with its secret hash, for authentication only. */
-      getApiKeyRow(keyId) {
-        const row = byId.get(keyId);
+      async getApiKeyRow(keyId) {
+        const row = await byId.get(keyId);
         return row && fromDb(row);
       },
-      listApiKeys() {
-        return all.all().map((row) => toInfo(fromDb(row)));
+      async listApiKeys() {
+        return (await all.all()).map((row) => toInfo(fromDb(row)));
       }
     },
     writes: {
-      createApiKey(row) {
+      async createApiKey(row) {
         const full = { expires_at: null, issued_for: null, ...row };
-        insert.run(toDb(full));
+        await insert.run(toDb(full));
         return toInfo({ ...full, revoked_at: null });
       },
       /**
        * A workflow's key for its OIDC token, once per token: undefined if the token (its `jti`) was
        * exchanged before. A token's id is kept until the token expires, then forgotten.
        */
-      redeemOidcToken(token, row, now) {
-        forgetSpentTokens.run(now);
-        if (useToken.run(token.jti, token.expires_at).changes === 0) return void 0;
-        insert.run(toDb(row));
+      async redeemOidcToken(token, row, now) {
+        await forgetSpentTokens.run(now);
+        if ((await useToken.run(token.jti, token.expires_at)).changes === 0) return void 0;
+        await insert.run(toDb(row));
         return toInfo({ ...row, revoked_at: null });
       },
-      touchApiKey(keyId, at2) {
-        touch.run({ key_id: keyId, at: at2 });
+      async touchApiKey(keyId, at2) {
+        await touch.run({ key_id: keyId, at: at2 });
       },
-      revokeApiKey(keyId, now) {
-        return revoke.run(now, keyId).changes === 1;
+      async revokeApiKey(keyId, now) {
+        return (await revoke.run(now, keyId)).changes === 1;
       }
     }
   };
@@ -71006,6 +71097,37 @@ var require_lib41 = __commonJS({
   }
 });
 
+// server/store/sql/dialect.ts
+function keysOf(path2) {
+  const keys = path2.split(".");
+  if (keys.shift() !== "$" || keys.length === 0 || !keys.every((key) => KEY.test(key))) {
+    throw new Error(`Unsupported JSON path ${path2}: give object keys, as $.a.b`);
+  }
+  return keys;
+}
+var KEY, sqlString, sqlitePath, fieldsOf, sqliteDialect;
+var init_dialect = __esm({
+  "server/store/sql/dialect.ts"() {
+    "use strict";
+    KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
+    sqlString = (text) => `'${text.replaceAll("'", "''")}'`;
+    sqlitePath = (path2) => (keysOf(path2), sqlString(path2));
+    fieldsOf = (fields4) => Object.entries(fields4).map(([key, value]) => `${sqlString(key)}, ${value}`).join(", ");
+    sqliteDialect = {
+      name: "sqlite",
+      jsonText: (json2, path2) => `json_extract(${json2}, ${sqlitePath(path2)})`,
+      jsonNumber: (json2, path2) => `json_extract(${json2}, ${sqlitePath(path2)})`,
+      jsonType: (json2, path2) => `json_type(${json2}, ${sqlitePath(path2)})`,
+      json: (text) => `json(${text})`,
+      jsonObject: (fields4) => `json_object(${fieldsOf(fields4)})`,
+      jsonObjectAgg: (key, value) => `json_group_object(${key}, ${value})`,
+      jsonArrayValues: (json2) => `SELECT value FROM json_each(${json2})`,
+      randomHex: (bytes) => `lower(hex(randomblob(${bytes})))`,
+      tableNames: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    };
+  }
+});
+
 // server/store/db.ts
 var import_node_fs, import_node_path, import_better_sqlite3, openDb;
 var init_db = __esm({
@@ -71014,6 +71136,7 @@ var init_db = __esm({
     import_node_fs = require("node:fs");
     import_node_path = require("node:path");
     import_better_sqlite3 = __toESM(require_lib41(), 1);
+    init_dialect();
     openDb = (path2, { synchronous = "FULL", busyTimeoutMs = 5e3 } = {}) => {
       if (path2 !== ":memory:") (0, import_node_fs.mkdirSync)((0, import_node_path.dirname)(path2), { recursive: true });
       const db = new import_better_sqlite3.default(path2);
@@ -71021,8 +71144,112 @@ var init_db = __esm({
       db.pragma(`synchronous = ${synchronous}`);
       db.pragma("foreign_keys = ON");
       db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-      return db;
+      return Object.assign(db, { dialect: sqliteDialect });
     };
+  }
+});
+
+// server/store/sql/sql.ts
+var TransactionLostError;
+var init_sql = __esm({
+  "server/store/sql/sql.ts"() {
+    "use strict";
+    TransactionLostError = class extends Error {
+      constructor(cause) {
+        super("The transaction was rolled back by the database", { cause });
+        this.cause = cause;
+      }
+      cause;
+      name = "TransactionLostError";
+    };
+  }
+});
+
+// server/store/sql/sqlite-sql.ts
+function sqliteSql(db) {
+  const frames = new import_node_async_hooks2.AsyncLocalStorage();
+  let holder = Promise.resolve();
+  let holders = 0;
+  async function holding(work) {
+    const previous = holder;
+    let release;
+    holder = new Promise((resolve) => release = resolve);
+    holders++;
+    try {
+      await previous;
+      return await work();
+    } finally {
+      holders--;
+      release();
+    }
+  }
+  function when(read) {
+    if (holders > 0 && !frames.getStore()) return holding(async () => read());
+    try {
+      return Promise.resolve(read());
+    } catch (error63) {
+      return Promise.reject(error63);
+    }
+  }
+  function statementOf(sql, statement) {
+    let plucked;
+    return {
+      get: (...params) => when(() => statement.get(...params)),
+      all: (...params) => when(() => statement.all(...params)),
+      run: (...params) => when(() => ({ changes: statement.run(...params).changes })),
+      pluck: () => plucked ??= statementOf(sql, db.prepare(sql).pluck())
+    };
+  }
+  return {
+    kind: "sqlite",
+    dialect: sqliteDialect,
+    prepare: (sql) => statementOf(sql, db.prepare(sql)),
+    exec: (sql) => when(() => void db.exec(sql)),
+    get inTransaction() {
+      return frames.getStore() !== void 0;
+    },
+    async transaction(work, { immediate = false } = {}) {
+      const frame = frames.getStore();
+      if (frame) {
+        const name = `assure_${++frame.savepoints}`;
+        db.exec(`SAVEPOINT ${name}`);
+        try {
+          const result = await work();
+          db.exec(`RELEASE ${name}`);
+          return result;
+        } catch (error63) {
+          if (!db.inTransaction) throw new TransactionLostError(error63);
+          db.exec(`ROLLBACK TO ${name}; RELEASE ${name}`);
+          throw error63;
+        }
+      }
+      return holding(
+        () => frames.run({ savepoints: 0 }, async () => {
+          db.exec(immediate ? "BEGIN IMMEDIATE" : "BEGIN");
+          try {
+            const result = await work();
+            db.exec("COMMIT");
+            return result;
+          } catch (error63) {
+            if (db.inTransaction) db.exec("ROLLBACK");
+            throw error63;
+          }
+        })
+      );
+    },
+    async close() {
+      await holder;
+      if (db.open) db.close();
+    }
+  };
+}
+var import_node_async_hooks2;
+var init_sqlite_sql = __esm({
+  "server/store/sql/sqlite-sql.ts"() {
+    "use strict";
+    import_node_async_hooks2 = require("node:async_hooks");
+    init_sql();
+    init_dialect();
   }
 });
 
@@ -71118,16 +71345,17 @@ function openSealer(db, dbPath, configuredKey) {
       return makeSealer(staged);
     }
   }
-  if (check2 !== void 0) {
-    try {
-      sealer.open(check2, SEALED_AT.setting(SEAL_CHECK));
-    } catch {
-      throw new EncryptionKeyError(
-        `The encryption key (id ${sealer.keyId}) is not the one this database's secrets are sealed with (id ${sealedKeyId(check2) ?? "unknown"}): set ASSURE_ENCRYPTION_KEY, or the key file beside the database, to that key.`
-      );
-    }
-  }
+  if (check2 !== void 0) assertOpens(sealer, check2);
   return sealer;
+}
+function assertOpens(sealer, check2) {
+  try {
+    sealer.open(check2, SEALED_AT.setting(SEAL_CHECK));
+  } catch {
+    throw new EncryptionKeyError(
+      `The encryption key (id ${sealer.keyId}) is not the one this database's secrets are sealed with (id ${sealedKeyId(check2) ?? "unknown"}): set ASSURE_ENCRYPTION_KEY, or the key file beside the database, to that key.`
+    );
+  }
 }
 function recordSealCheck(db, sealer) {
   db.prepare("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING").run(
@@ -71136,23 +71364,23 @@ function recordSealCheck(db, sealer) {
   );
 }
 function readSetting(db, key) {
-  const hasSettings = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'settings'").get();
+  const hasSettings = db.prepare(`SELECT 1 AS found FROM (${db.dialect.tableNames}) AS tables WHERE name = 'settings'`).get();
   return hasSettings ? db.prepare("SELECT value FROM settings WHERE key = ?").pluck().get(key) : void 0;
 }
-function resealAll(db, from, to) {
-  let count = 0;
-  db.transaction(() => {
+function resealAll(sql, from, to) {
+  return sql.transaction(async () => {
+    let count = 0;
     for (const { table, id, column, at: at2 } of SEALED_COLUMNS) {
-      const rows = db.prepare(`SELECT ${id} AS id, ${column} AS value FROM ${table} WHERE ${column} IS NOT NULL`).all();
-      const update = db.prepare(`UPDATE ${table} SET ${column} = ? WHERE ${id} = ?`);
+      const rows = await sql.prepare(`SELECT ${id} AS id, ${column} AS value FROM ${table} WHERE ${column} IS NOT NULL`).all();
+      const update = sql.prepare(`UPDATE ${table} SET ${column} = ? WHERE ${id} = ?`);
       for (const row of rows) {
         if (sealedKeyId(row.value) === void 0) continue;
-        update.run(to.seal(from.open(row.value, at2(row.id)), at2(row.id)), row.id);
+        await update.run(to.seal(from.open(row.value, at2(row.id)), at2(row.id)), row.id);
         count++;
       }
     }
-  })();
-  return count;
+    return count;
+  });
 }
 function scrubFreePages(db) {
   db.exec("VACUUM");
@@ -71222,13 +71450,13 @@ function makeEnvironmentsStore(db, listPage, sealer) {
   return {
     reads: {
       getEnvironmentRow: environments.get,
-      getEnvironmentRowByName(projectId, name) {
-        const row = byName.get(projectId, name);
+      async getEnvironmentRowByName(projectId, name) {
+        const row = await byName.get(projectId, name);
         return row && fromDb2(row);
       },
       /** How to reach an environment's agent, its header values unsealed. */
-      getEnvironmentTarget(environmentId) {
-        const row = environments.get(environmentId);
+      async getEnvironmentTarget(environmentId) {
+        const row = await environments.get(environmentId);
         if (!row) return void 0;
         const headers = sealer.open(row.headers, SEALED_AT.environmentHeaders(row.environment_id));
         const { protocol, base_url, model, readiness_path, max_concurrency, rate_limit_per_minute, trace_wait_ms } = row;
@@ -71245,14 +71473,14 @@ function makeEnvironmentsStore(db, listPage, sealer) {
           http: row.http
         };
       },
-      listEnvironments(filter, page) {
-        const { rows, next } = environments.list(filter, page);
+      async listEnvironments(filter, page) {
+        const { rows, next } = await environments.list(filter, page);
         return { rows: rows.map(toEnvironment), next };
       }
     },
     writes: {
       /** Creates the environment, its header values sealed, or returns undefined if its project has one of that name. */
-      createEnvironment({ headers, ...environment }) {
+      async createEnvironment({ headers, ...environment }) {
         const row = {
           ...environment,
           trace_wait_ms: environment.trace_wait_ms ?? null,
@@ -71265,15 +71493,15 @@ function makeEnvironmentsStore(db, listPage, sealer) {
           pricing: JSON.stringify(row.pricing),
           http: row.http && JSON.stringify(row.http)
         };
-        return insert.run(stored).changes === 1 ? toEnvironment(row) : void 0;
+        return (await insert.run(stored)).changes === 1 ? toEnvironment(row) : void 0;
       },
       /** Changes how the agent is reached; headers, if given, replace the old ones whole (sealed). */
-      updateEnvironment(environmentId, change) {
+      async updateEnvironment(environmentId, change) {
         const sealed = change.headers && {
           headers: sealer.seal(JSON.stringify(change.headers), SEALED_AT.environmentHeaders(environmentId)),
           header_names: JSON.stringify(Object.keys(change.headers))
         };
-        const changed = update.run({
+        const { changes } = await update.run({
           ...change,
           pricing: JSON.stringify(change.pricing),
           http: change.http && JSON.stringify(change.http),
@@ -71281,8 +71509,8 @@ function makeEnvironmentsStore(db, listPage, sealer) {
           header_names: null,
           ...sealed,
           environment_id: environmentId
-        }).changes === 1;
-        return changed ? toEnvironment(environments.get(environmentId)) : void 0;
+        });
+        return changes === 1 ? toEnvironment(await environments.get(environmentId)) : void 0;
       }
     }
   };
@@ -72308,7 +72536,7 @@ function makePager(db) {
     }
     return statement;
   };
-  return function listPage(table, idColumn, filters, { limit, after }) {
+  return async function listPage(table, idColumn, filters, { limit, after }) {
     const clauses = filters.map(([clause]) => clause);
     const params = filters.map(([, value]) => value);
     if (after) {
@@ -72317,7 +72545,7 @@ function makePager(db) {
     }
     const where = clauses.length > 0 ? `WHERE ${clauses.join(" AND ")}` : "";
     const sql = `SELECT * FROM ${table} ${where} ORDER BY created_at DESC, ${idColumn} DESC LIMIT ?`;
-    const rows = prepare(sql).all([...params, limit + 1]);
+    const rows = await prepare(sql).all([...params, limit + 1]);
     const hasMore = rows.length > limit;
     if (hasMore) rows.length = limit;
     const last = rows.at(-1);
@@ -72350,26 +72578,30 @@ function makeProjectsStore(db, listPage) {
   const bind2 = db.prepare(
     "INSERT INTO project_repositories (github_id, project_id, full_name, bound_at) VALUES (?, ?, ?, ?)"
   );
-  function bindRepositories(projectId, repositories, now) {
-    const taken = repositories.find((repository) => {
-      const owner = boundTo.get(repository.github_id);
-      return owner !== void 0 && owner !== projectId;
-    });
+  async function bindRepositories(projectId, repositories, now) {
+    const taken = await firstBound(repositories, (owner) => owner !== projectId);
     if (taken) return { kind: "bound_elsewhere", repository: taken };
-    unbindAll.run(projectId);
-    for (const { github_id, full_name } of repositories) bind2.run(github_id, projectId, full_name, now);
-    return { kind: "bound", project: projects.get(projectId) };
+    await unbindAll.run(projectId);
+    for (const { github_id, full_name } of repositories) await bind2.run(github_id, projectId, full_name, now);
+    return { kind: "bound", project: await projects.get(projectId) };
+  }
+  async function firstBound(repositories, isOther) {
+    for (const repository of repositories) {
+      const owner = await boundTo.get(repository.github_id);
+      if (owner !== void 0 && isOther(owner)) return repository;
+    }
+    return void 0;
   }
   return {
     reads: {
       getProject: projects.get,
-      getProjectByName(name) {
-        const record2 = byName.get(name);
+      async getProjectByName(name) {
+        const record2 = await byName.get(name);
         return record2 && toProject(record2);
       },
       /** The project a GitHub repository is bound to, by the repository's numeric id. */
-      getProjectByRepository(githubId) {
-        const record2 = byRepository.get(githubId);
+      async getProjectByRepository(githubId) {
+        const record2 = await byRepository.get(githubId);
         return record2 && toProject(record2);
       },
       listProjects: projects.list
@@ -72379,31 +72611,31 @@ function makeProjectsStore(db, listPage) {
        * Creates the project with its repositories: undefined if a project of that name exists; a
        * refusal, and no project, if a repository is bound to another one.
        */
-      createProject(row, repositories = []) {
-        const taken = repositories.find((repository) => boundTo.get(repository.github_id) !== void 0);
+      async createProject(row, repositories = []) {
+        const taken = await firstBound(repositories, () => true);
         if (taken) return { kind: "bound_elsewhere", repository: taken };
-        if (insert.run({
+        if ((await insert.run({
           ...row,
           public_badge: row.public_badge ? 1 : 0,
           oidc: row.oidc ? JSON.stringify(row.oidc) : null
-        }).changes !== 1) {
+        })).changes !== 1) {
           return void 0;
         }
         return bindRepositories(row.project_id, repositories, row.created_at);
       },
       /** Changes what is given; `repositories` replaces the list whole. Undefined if there is no such project. */
-      updateProject(projectId, change, now) {
-        if (!projects.get(projectId)) return void 0;
+      async updateProject(projectId, change, now) {
+        if (!await projects.get(projectId)) return void 0;
         if (change.repositories !== void 0) {
-          const outcome = bindRepositories(projectId, change.repositories, now);
+          const outcome = await bindRepositories(projectId, change.repositories, now);
           if (outcome.kind !== "bound") return outcome;
         }
-        if (change.description !== void 0) updateDescription.run(change.description, projectId);
-        if (change.public_badge !== void 0) updateBadge.run(change.public_badge ? 1 : 0, projectId);
+        if (change.description !== void 0) await updateDescription.run(change.description, projectId);
+        if (change.public_badge !== void 0) await updateBadge.run(change.public_badge ? 1 : 0, projectId);
         if (change.oidc !== void 0) {
-          updateOidc.run(change.oidc === null ? null : JSON.stringify(change.oidc), projectId);
+          await updateOidc.run(change.oidc === null ? null : JSON.stringify(change.oidc), projectId);
         }
-        return { kind: "bound", project: projects.get(projectId) };
+        return { kind: "bound", project: await projects.get(projectId) };
       }
     }
   };
@@ -72423,6 +72655,23 @@ var init_projects2 = __esm({
 });
 
 // server/store/runs.ts
+function usageOfRun(d3) {
+  const latency = d3.jsonNumber("data", "$.latency_ms");
+  const withoutSplit = `${d3.jsonNumber("data", "$.usage.input_tokens")} IS NULL OR ${d3.jsonNumber("data", "$.usage.output_tokens")} IS NULL`;
+  const byModel = d3.jsonObject({
+    ...sumsOf(d3),
+    answers_without_split: `COALESCE(SUM(CASE WHEN ${withoutSplit} THEN 1 ELSE 0 END), 0)`
+  });
+  const rank2 = "CASE WHEN COUNT(*) > 0 THEN CAST(ceil(COUNT(*) * 0.95) AS INTEGER) - 1 ELSE 0 END";
+  return `(SELECT ${d3.jsonObject({
+    ...sumsOf(d3),
+    by_model: d3.json(`(SELECT ${d3.jsonObjectAgg("model", d3.json("usage"))} FROM (SELECT COALESCE(${d3.jsonText("data", "$.model")}, '') AS model, ${byModel} AS usage
+      ${ANSWERS} GROUP BY 1) AS models)`),
+    latency_ms_p95: `(SELECT ${latency} ${ANSWERS} ORDER BY ${latency} NULLS FIRST
+      LIMIT 1 OFFSET (SELECT ${rank2} ${ANSWERS}))`
+  })}
+  ${ANSWERS})`;
+}
 function toRun(row) {
   return {
     run_id: row.run_id,
@@ -72447,48 +72696,50 @@ function toRun(row) {
     links: runLinks(row.run_id)
   };
 }
-function makeRunsStore(db, listPage, jobs, onCreated = () => {
-}) {
+function makeRunsStore(db, listPage, jobs, onCreated = () => Promise.resolve()) {
+  const d3 = db.dialect;
+  const USAGE_OF_RUN = usageOfRun(d3);
   const insertRun = db.prepare(`INSERT INTO runs (run_id, project_id, status, verdict, failure_cause, failure_message,
       test_spec_id, spec_version, environment_id, agent_id, agent_version, agent_url, source, source_repository, source_commit_sha,
       started_by, executor, uploaded_by, created_at, updated_at, started_at, ended_at, pricing)
     VALUES (@run_id, @project_id, @status, @verdict, @failure_cause, @failure_message, @test_spec_id, @spec_version,
-      @environment_id, @agent_id, @agent_version, @agent_url, @source, json_extract(@source, '$.repository'), json_extract(@source, '$.commit_sha'),
+      @environment_id, @agent_id, @agent_version, @agent_url, @source, ${d3.jsonText("CAST(@source AS TEXT)", "$.repository")}, ${d3.jsonText("CAST(@source AS TEXT)", "$.commit_sha")},
       @started_by, @executor, @uploaded_by, @created_at, @updated_at, @started_at, @ended_at, (SELECT pricing FROM environments WHERE environment_id = @environment_id))`);
   const runById = db.prepare("SELECT * FROM runs WHERE run_id = ?");
   const keyByProject = db.prepare(
     "SELECT request_hash, run_id, expires_at FROM idempotency_keys WHERE project_id = ? AND idempotency_key = ?"
   );
   const deleteKey = db.prepare("DELETE FROM idempotency_keys WHERE project_id = ? AND idempotency_key = ?");
-  const sweepExpiredKeys = db.prepare(`DELETE FROM idempotency_keys WHERE rowid IN
-    (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT 100)`);
+  const sweepExpiredKeys = db.prepare(`DELETE FROM idempotency_keys WHERE (project_id, idempotency_key) IN
+    (SELECT project_id, idempotency_key FROM idempotency_keys WHERE expires_at <= ? LIMIT 100)`);
   const insertKey = db.prepare(`INSERT INTO idempotency_keys
       (project_id, idempotency_key, request_hash, run_id, created_at, expires_at)
     VALUES (@project_id, @idempotency_key, @request_hash, @run_id, @now, @expires_at)`);
-  function lookUpKey(request2) {
-    const key = keyByProject.get(request2.project_id, request2.idempotency_key);
+  async function lookUpKey(request2) {
+    const key = await keyByProject.get(
+      request2.project_id,
+      request2.idempotency_key
+    );
     if (!key || key.expires_at <= request2.now) return { kind: "none" };
     if (key.request_hash !== request2.request_hash) return { kind: "key_reused" };
-    return { kind: "replay", run: toRun(runById.get(key.run_id)) };
+    return { kind: "replay", run: toRun(await runById.get(key.run_id)) };
   }
   const countActive = db.prepare("SELECT COUNT(*) FROM runs WHERE project_id = ? AND status IN ('QUEUED', 'RUNNING', 'EVALUATING')").pluck();
-  const createRunIdempotently = db.transaction(
-    (request2, newRun, job, maxQueued = Number.POSITIVE_INFINITY) => {
-      const existing = lookUpKey(request2);
-      if (existing.kind !== "none") return existing;
-      const row = { ...newRun, source: newRun.source ? JSON.stringify(newRun.source) : null };
-      const active = Number.isFinite(maxQueued) ? countActive.get(row.project_id) : 0;
-      if (active >= maxQueued) return { kind: "quota_exceeded", active };
-      sweepExpiredKeys.run(request2.now);
-      deleteKey.run(request2.project_id, request2.idempotency_key);
-      insertRun.run(row);
-      insertKey.run({ ...request2, run_id: row.run_id });
-      jobs.enqueueJob(job);
-      const run2 = toRun(row);
-      onCreated(run2, request2.now);
-      return { kind: "created", run: run2 };
-    }
-  );
+  const createRunIdempotently = (request2, newRun, job, maxQueued = Number.POSITIVE_INFINITY) => db.transaction(async () => {
+    const existing = await lookUpKey(request2);
+    if (existing.kind !== "none") return existing;
+    const row = { ...newRun, source: newRun.source ? JSON.stringify(newRun.source) : null };
+    const active = Number.isFinite(maxQueued) ? await countActive.get(row.project_id) : 0;
+    if (active >= maxQueued) return { kind: "quota_exceeded", active };
+    await sweepExpiredKeys.run(request2.now);
+    await deleteKey.run(request2.project_id, request2.idempotency_key);
+    await insertRun.run(row);
+    await insertKey.run({ ...request2, run_id: row.run_id });
+    await jobs.enqueueJob(job);
+    const run2 = toRun(row);
+    await onCreated(run2, request2.now);
+    return { kind: "created", run: run2 };
+  });
   const agentUsageOf = db.prepare("SELECT agent_usage FROM runs WHERE run_id = ?").pluck();
   const usageSoFar = db.prepare(`SELECT ${USAGE_OF_RUN}`).pluck();
   const pricingOf = db.prepare("SELECT pricing FROM runs WHERE run_id = ?").pluck();
@@ -72502,29 +72753,29 @@ function makeRunsStore(db, listPage, jobs, onCreated = () => {
   return {
     reads: {
       lookUpIdempotencyKey: lookUpKey,
-      getRun(runId) {
-        const row = runById.get(runId);
+      async getRun(runId) {
+        const row = await runById.get(runId);
         return row && toRun(row);
       },
       /** What the agent's answers reported of their tokens over the run; null until it ended. */
-      getRunAgentUsage(runId) {
-        const usage = agentUsageOf.get(runId);
+      async getRunAgentUsage(runId) {
+        const usage = await agentUsageOf.get(runId);
         return usage ? JSON.parse(usage) : null;
       },
       /** What the agent's answers have reported so far (a run in progress: the budget resumes from it). */
-      measureAgentUsage(runId) {
-        return JSON.parse(usageSoFar.get({ run_id: runId }));
+      async measureAgentUsage(runId) {
+        return JSON.parse(await usageSoFar.get({ run_id: runId }));
       },
       /** The prices the run started with (its environment's then); {} for a run from before prices were kept. */
-      getRunPricing(runId) {
-        return JSON.parse(pricingOf.get(runId) ?? "{}");
+      async getRunPricing(runId) {
+        return JSON.parse(await pricingOf.get(runId) ?? "{}");
       },
-      listRuns(filter, page) {
+      async listRuns(filter, page) {
         const filters = [];
         if (filter.project_id) filters.push(["project_id = ?", filter.project_id]);
         if (filter.status) filters.push(["status = ?", filter.status]);
         if (filter.environment_id) filters.push(["environment_id = ?", filter.environment_id]);
-        const { rows, next } = listPage("runs", "run_id", filters, page);
+        const { rows, next } = await listPage("runs", "run_id", filters, page);
         return { rows: rows.map(toRun), next };
       }
     },
@@ -72533,8 +72784,8 @@ function makeRunsStore(db, listPage, jobs, onCreated = () => {
        * Moves a run from one status to the next, only if it is still in `from` (so two workers
        * can never both move it). Returns the moved run, or undefined if it was not in `from`.
        */
-      updateRunStatus(change) {
-        const row = updateStatus.get({
+      async updateRunStatus(change) {
+        const row = await updateStatus.get({
           ...change,
           terminal: change.terminal ? 1 : 0,
           failure_cause: change.failure?.cause ?? null,
@@ -72546,38 +72797,28 @@ function makeRunsStore(db, listPage, jobs, onCreated = () => {
     }
   };
 }
-var ANSWERS, SUMS, USAGE_OF_RUN;
+var ANSWERS, sumsOf;
 var init_runs2 = __esm({
   "server/store/runs.ts"() {
     "use strict";
     init_contract();
     ANSWERS = "FROM run_events WHERE run_id = @run_id AND type = 'message.received'";
-    SUMS = `'answers', COUNT(*),
-    'answers_without_usage', COALESCE(SUM(json_extract(data, '$.usage.total_tokens') IS NULL), 0),
-    'input_tokens', COALESCE(SUM(json_extract(data, '$.usage.input_tokens')), 0),
-    'output_tokens', COALESCE(SUM(json_extract(data, '$.usage.output_tokens')), 0),
-    'total_tokens', COALESCE(SUM(json_extract(data, '$.usage.total_tokens')), 0)`;
-    USAGE_OF_RUN = `(SELECT json_object(${SUMS},
-    'by_model', (SELECT json_group_object(model, json(usage)) FROM (SELECT COALESCE(json_extract(data, '$.model'), '') AS model, json_object(${SUMS},
-        'answers_without_split', COALESCE(SUM(json_extract(data, '$.usage.input_tokens') IS NULL OR json_extract(data, '$.usage.output_tokens') IS NULL), 0)) AS usage
-      ${ANSWERS} GROUP BY 1)),
-    'latency_ms_p95', (SELECT json_extract(data, '$.latency_ms') ${ANSWERS} ORDER BY json_extract(data, '$.latency_ms')
-      LIMIT 1 OFFSET (SELECT MAX(CAST(ceil(COUNT(*) * 0.95) AS INTEGER) - 1, 0) ${ANSWERS})))
-  ${ANSWERS})`;
+    sumsOf = (d3) => ({
+      answers: "COUNT(*)",
+      answers_without_usage: `COALESCE(SUM(CASE WHEN ${d3.jsonNumber("data", "$.usage.total_tokens")} IS NULL THEN 1 ELSE 0 END), 0)`,
+      input_tokens: `COALESCE(SUM(${d3.jsonNumber("data", "$.usage.input_tokens")}), 0)`,
+      output_tokens: `COALESCE(SUM(${d3.jsonNumber("data", "$.usage.output_tokens")}), 0)`,
+      total_tokens: `COALESCE(SUM(${d3.jsonNumber("data", "$.usage.total_tokens")}), 0)`
+    });
   }
 });
 
 // server/store/settings.ts
-function getOrCreateSecret(db, sealer, name) {
+async function getOrCreateSecret(db, sealer, name) {
   const at2 = SEALED_AT.setting(name);
-  db.prepare("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING").run(
-    name,
-    sealer.seal((0, import_node_crypto8.randomBytes)(32).toString("base64"), at2)
-  );
-  return Buffer.from(
-    sealer.open(db.prepare("SELECT value FROM settings WHERE key = ?").pluck().get(name), at2),
-    "base64"
-  );
+  await db.prepare("INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO NOTHING").run(name, sealer.seal((0, import_node_crypto8.randomBytes)(32).toString("base64"), at2));
+  const sealed = await db.prepare("SELECT value FROM settings WHERE key = ?").pluck().get(name);
+  return Buffer.from(sealer.open(sealed, at2), "base64");
 }
 function makeSettingsStore(db, sealer) {
   const read = db.prepare("SELECT value FROM settings WHERE key = ?").pluck();
@@ -72587,15 +72828,15 @@ function makeSettingsStore(db, sealer) {
   return {
     reads: {
       /** The secret stored under `name`, unsealed; undefined if there is none. */
-      getSecretSetting(name) {
-        const sealed = read.get(name);
+      async getSecretSetting(name) {
+        const sealed = await read.get(name);
         return sealed === void 0 ? void 0 : sealer.open(sealed, SEALED_AT.setting(name));
       }
     },
     writes: {
       /** Stores a secret under `name`, sealed, replacing what was there. */
-      putSecretSetting(name, value) {
-        write.run(name, sealer.seal(value, SEALED_AT.setting(name)));
+      async putSecretSetting(name, value) {
+        await write.run(name, sealer.seal(value, SEALED_AT.setting(name)));
       }
     }
   };
@@ -72656,59 +72897,60 @@ function makeTestSpecsStore(db, listPage) {
   const headVersion = db.prepare(`SELECT s.test_spec_id, s.project_id, v.spec_version
     FROM test_specs s JOIN test_spec_versions v ON v.test_spec_id = s.test_spec_id
     WHERE s.test_spec_id = ? AND v.spec_version = ? LIMIT 1`);
-  const latestNumber = db.prepare("SELECT MAX(version_number) FROM test_spec_versions WHERE test_spec_id = ?").pluck();
-  const addVersion = db.transaction(
-    (input2, newSpecId, now) => {
-      let spec = specByName.get(input2.project_id, input2.name);
-      if (!spec) {
-        spec = { test_spec_id: newSpecId, project_id: input2.project_id, name: input2.name, created_at: now };
-        insertSpec.run(spec);
-      }
-      const latest = latestById.get(spec.test_spec_id);
-      if (latest?.spec_version === input2.spec_version) {
-        return { spec: toSummary(latest, JSON.parse(input2.document)), created: false };
-      }
-      const version_number = (latestNumber.get(spec.test_spec_id) ?? 0) + 1;
-      insertVersion.run({
-        test_spec_id: spec.test_spec_id,
-        version_number,
-        spec_version: input2.spec_version,
-        document: input2.document,
-        source_format: input2.source_format,
-        source_text: input2.source_text,
-        source_lines: input2.source_lines && JSON.stringify(input2.source_lines),
-        source_repository: input2.source?.repository ?? null,
-        source_commit_sha: input2.source?.commit_sha ?? null,
-        source_path: input2.source?.path ?? null,
-        source_files: input2.source?.files ? JSON.stringify(input2.source.files) : null,
-        created_at: now
-      });
-      return {
-        spec: toSummary(
-          latestById.get(spec.test_spec_id),
-          JSON.parse(input2.document)
-        ),
-        created: true
-      };
+  const latestNumber = db.prepare("SELECT MAX(version_number) AS version_number FROM test_spec_versions WHERE test_spec_id = ?").pluck();
+  const addVersion = async (input2, newSpecId, now) => db.transaction(async () => {
+    let spec = await specByName.get(input2.project_id, input2.name);
+    if (!spec) {
+      spec = { test_spec_id: newSpecId, project_id: input2.project_id, name: input2.name, created_at: now };
+      await insertSpec.run(spec);
     }
-  );
+    const latest = await latestById.get(spec.test_spec_id);
+    if (latest?.spec_version === input2.spec_version) {
+      return { spec: toSummary(latest, JSON.parse(input2.document)), created: false };
+    }
+    const version_number = (await latestNumber.get(spec.test_spec_id) ?? 0) + 1;
+    await insertVersion.run({
+      test_spec_id: spec.test_spec_id,
+      version_number,
+      spec_version: input2.spec_version,
+      document: input2.document,
+      source_format: input2.source_format,
+      source_text: input2.source_text,
+      source_lines: input2.source_lines && JSON.stringify(input2.source_lines),
+      source_repository: input2.source?.repository ?? null,
+      source_commit_sha: input2.source?.commit_sha ?? null,
+      source_path: input2.source?.path ?? null,
+      source_files: input2.source?.files ? JSON.stringify(input2.source.files) : null,
+      created_at: now
+    });
+    return {
+      spec: toSummary(
+        await latestById.get(spec.test_spec_id),
+        JSON.parse(input2.document)
+      ),
+      created: true
+    };
+  });
   return {
     reads: {
       /** The latest version's head, or the named version's. */
-      getTestSpecHead(testSpecId, specVersion) {
+      async getTestSpecHead(testSpecId, specVersion) {
         return specVersion === void 0 ? headLatest.get(testSpecId) : headVersion.get(testSpecId, specVersion);
       },
       /**
        * The document of a version, as the engine runs it. Only documents the spec schema accepted
        * are stored (its output, defaults filled in), so it is not validated again.
        */
-      getSpecDocument(testSpecId, specVersion) {
-        const document = documentOf.get(testSpecId, specVersion);
+      async getSpecDocument(testSpecId, specVersion) {
+        const document = await documentOf.get(testSpecId, specVersion);
         return document === void 0 ? void 0 : JSON.parse(document);
       },
       /** A version's name, and where its file is and the line of each part evaluations cite (when it came from a repository). */
-      getSpecVersionSource(testSpecId, specVersion) {
-        const row = sourceOf.get(testSpecId, specVersion);
+      async getSpecVersionSource(testSpecId, specVersion) {
+        const row = await sourceOf.get(
+          testSpecId,
+          specVersion
+        );
         return row && {
           name: row.name,
           path: row.source_path,
@@ -72716,8 +72958,8 @@ function makeTestSpecsStore(db, listPage) {
         };
       },
       /** A version's file as it was submitted (or read at its commit), and where it came from. */
-      getSpecVersionText(testSpecId, specVersion) {
-        const row = versionById.get(testSpecId, specVersion);
+      async getSpecVersionText(testSpecId, specVersion) {
+        const row = await versionById.get(testSpecId, specVersion);
         return row && {
           text: row.source_text,
           repository: row.source_repository,
@@ -72725,17 +72967,19 @@ function makeTestSpecsStore(db, listPage) {
           path: row.source_path
         };
       },
-      getTestSpec(testSpecId) {
-        const row = latestById.get(testSpecId);
+      async getTestSpec(testSpecId) {
+        const row = await latestById.get(testSpecId);
         return row && toTestSpec(row);
       },
-      getTestSpecVersion(testSpecId, specVersion) {
-        const row = versionById.get(testSpecId, specVersion);
+      async getTestSpecVersion(testSpecId, specVersion) {
+        const row = await versionById.get(testSpecId, specVersion);
         return row && toTestSpec(row);
       },
-      listTestSpecs(filter, page) {
-        const { rows, next } = specs3.list(filter, page);
-        return { rows: rows.map((row) => toSummary(latestById.get(row.test_spec_id))), next };
+      async listTestSpecs(filter, page) {
+        const { rows, next } = await specs3.list(filter, page);
+        const summaries = [];
+        for (const row of rows) summaries.push(toSummary(await latestById.get(row.test_spec_id)));
+        return { rows: summaries, next };
       }
     },
     writes: {
@@ -72762,10 +73006,10 @@ function makeJobsStore(db) {
     VALUES (@task, @job_key, @payload, 'queued', @run_at, @max_attempts, @run_at, @fair_key)
     ON CONFLICT (job_key) DO NOTHING`);
   const dueKeys = db.prepare(`SELECT q.fair_key, MIN(q.run_at) AS first_due,
-      (SELECT COUNT(*) FROM jobs r WHERE r.state = 'running' AND r.fair_key IS q.fair_key) AS running
+      (SELECT COUNT(*) FROM jobs r WHERE r.state = 'running' AND r.fair_key IS NOT DISTINCT FROM q.fair_key) AS running
     FROM jobs q WHERE q.state = 'queued' AND q.run_at <= @now GROUP BY q.fair_key`);
   const claim2 = db.prepare(`UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = @worker, locked_until = @until
-    WHERE job_id = (SELECT job_id FROM jobs WHERE state = 'queued' AND run_at <= @now AND fair_key IS @key ORDER BY run_at, job_id LIMIT 1)
+    WHERE job_id = (SELECT job_id FROM jobs WHERE state = 'queued' AND run_at <= @now AND fair_key IS NOT DISTINCT FROM @key ORDER BY run_at, job_id LIMIT 1)
     RETURNING *`);
   const held = "job_id = @job_id AND locked_by = @locked_by AND attempts = @attempts AND state = 'running'";
   const renew = db.prepare(`UPDATE jobs SET locked_until = @until WHERE ${held}`);
@@ -72779,43 +73023,43 @@ function makeJobsStore(db) {
   return {
     reads: {},
     writes: {
-      enqueueJob(job) {
-        insert.run({ ...job, payload: JSON.stringify(job.payload), fair_key: job.fair_key ?? null });
+      async enqueueJob(job) {
+        await insert.run({ ...job, payload: JSON.stringify(job.payload), fair_key: job.fair_key ?? null });
       },
       /**
        * Claims up to `max` jobs that are due, under a lease until `until`, shared fairly: each claim
        * goes to the key (a project) with the fewest jobs running, oldest first among equals, and a key
        * with `perKeyCap` jobs running waits — however many of its jobs are queued, others get their turn.
        */
-      claimJobs(worker, now, until, max, perKeyCap = Number.POSITIVE_INFINITY) {
+      async claimJobs(worker, now, until, max, perKeyCap = Number.POSITIVE_INFINITY) {
         const jobs = [];
         while (jobs.length < max) {
-          const keys = dueKeys.all({ now }).filter((due) => due.fair_key === null || due.running < perKeyCap).sort(
+          const keys = (await dueKeys.all({ now })).filter((due) => due.fair_key === null || due.running < perKeyCap).sort(
             (a, b) => a.running - b.running || (a.first_due < b.first_due ? -1 : a.first_due > b.first_due ? 1 : 0)
           );
-          const job = keys[0] && claim2.get({ worker, now, until, key: keys[0].fair_key });
+          const job = keys[0] && await claim2.get({ worker, now, until, key: keys[0].fair_key });
           if (!job) break;
           jobs.push({ ...job, payload: JSON.parse(job.payload) });
         }
         return jobs;
       },
       /** False when the claim was lost (its lease lapsed and the job went back): the worker must stop working on it. */
-      renewJobLease(claim3, until) {
-        return renew.run({ ...claimOf(claim3), until }).changes === 1;
+      async renewJobLease(claim3, until) {
+        return (await renew.run({ ...claimOf(claim3), until })).changes === 1;
       },
-      completeJob(claim3) {
-        return remove.run(claimOf(claim3)).changes === 1;
+      async completeJob(claim3) {
+        return (await remove.run(claimOf(claim3))).changes === 1;
       },
       /**
        * Puts the job back, to run again at `runAt` (backoff, or at once after a graceful stop). A
        * graceful stop refunds the attempt: handing work back on shutdown is not a failure.
        */
-      releaseJob(claim3, runAt, error63, refundAttempt = false) {
-        return release.run({ ...claimOf(claim3), run_at: runAt, error: error63, refund: refundAttempt ? 1 : 0 }).changes === 1;
+      async releaseJob(claim3, runAt, error63, refundAttempt = false) {
+        return (await release.run({ ...claimOf(claim3), run_at: runAt, error: error63, refund: refundAttempt ? 1 : 0 })).changes === 1;
       },
       /** Returns jobs whose lease expired to the queue; returns how many. */
-      reclaimExpiredJobs(now) {
-        return reclaim.run(now).changes;
+      async reclaimExpiredJobs(now) {
+        return (await reclaim.run(now)).changes;
       }
     }
   };
@@ -72833,22 +73077,22 @@ function toLoggedEvent(row) {
   return { ...row, data: JSON.parse(row.data) };
 }
 function makeEventsStore(db, outbox) {
-  const lastSequence = db.prepare("SELECT COALESCE(MAX(sequence), 0) FROM run_events WHERE run_id = ?").pluck();
+  const lastSequence = db.prepare("SELECT COALESCE(MAX(sequence), 0) AS sequence FROM run_events WHERE run_id = ?").pluck();
   const insert = db.prepare(`INSERT INTO run_events (run_id, sequence, event_id, type, occurred_at, conversation_id, turn, data)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`);
   const page = db.prepare("SELECT * FROM run_events WHERE run_id = ? AND sequence > ? ORDER BY sequence LIMIT ?");
   const one = db.prepare("SELECT * FROM run_events WHERE run_id = ? AND sequence = ?");
   const ofConversation = db.prepare("SELECT * FROM run_events WHERE conversation_id = ? ORDER BY sequence");
   const ofTurn = db.prepare("SELECT * FROM run_events WHERE conversation_id = ? AND turn = ? ORDER BY sequence");
-  const appendEvents = db.transaction((runId, events) => {
-    const last = lastSequence.get(runId);
-    events.forEach((event, i) => {
+  const appendEvents = async (runId, events) => db.transaction(async () => {
+    const last = await lastSequence.get(runId);
+    for (const [i, event] of events.entries()) {
       if (event.sequence !== last + 1 + i) {
         throw new SequenceConflictError(
           `Run ${runId}'s log ends at ${last + i}; event ${event.sequence} (${event.type}) does not follow it`
         );
       }
-      insert.run(
+      await insert.run(
         runId,
         event.sequence,
         event.event_id,
@@ -72858,25 +73102,25 @@ function makeEventsStore(db, outbox) {
         event.turn,
         JSON.stringify(event.data)
       );
-    });
+    }
     if (events.length > 0) {
-      outbox.enqueueRunEvents(runId, events[0].sequence, events.at(-1).sequence, events.at(-1).occurred_at);
+      await outbox.enqueueRunEvents(runId, events[0].sequence, events.at(-1).sequence, events.at(-1).occurred_at);
     }
   });
   return {
     reads: {
       /** The sequence of the run's last event, 0 if it has none. */
-      getLastSequence(runId) {
-        return lastSequence.get(runId);
+      async getLastSequence(runId) {
+        return await lastSequence.get(runId);
       },
       /** Events after a sequence number, ascending; `limit + 1` rows tell whether more follow. */
-      listEvents(runId, afterSequence, limit) {
+      async listEvents(runId, afterSequence, limit) {
         return page.all(runId, afterSequence, limit);
       },
-      getEvent(runId, sequence) {
+      async getEvent(runId, sequence) {
         return one.get(runId, sequence);
       },
-      listConversationEvents(conversationId, turn) {
+      async listConversationEvents(conversationId, turn) {
         return turn === void 0 ? ofConversation.all(conversationId) : ofTurn.all(conversationId, turn);
       }
     },
@@ -72907,58 +73151,56 @@ function makeConversationsStore(db) {
   const interruptRunning = db.prepare(
     "UPDATE conversations SET status = 'interrupted', ended_at = @now WHERE run_id = @run_id AND status = 'running'"
   );
-  const counted = `(c.status = 'completed' AND NOT EXISTS (SELECT 1 FROM conversations later
-      WHERE later.run_id = c.run_id AND later.kind = c.kind AND later.scenario_id = c.scenario_id AND later.repeat_index = c.repeat_index
-        AND later.retry > c.retry AND later.status = 'completed')) AS counted`;
-  const byId = db.prepare(`SELECT c.*, ${counted} FROM conversations c WHERE c.conversation_id = ?`);
+  const byId = db.prepare(`SELECT c.*, ${COUNTED} FROM conversations c WHERE c.conversation_id = ?`);
   const ofRun = db.prepare("SELECT * FROM conversations WHERE run_id = ? ORDER BY conversation_id");
   const pageOfRun = db.prepare(
-    `SELECT c.*, ${counted} FROM conversations c WHERE c.run_id = @run_id AND (@after IS NULL OR c.conversation_id > @after) ORDER BY c.conversation_id LIMIT @limit`
+    `SELECT c.*, ${COUNTED} FROM conversations c WHERE c.run_id = @run_id AND (CAST(@after AS TEXT) IS NULL OR c.conversation_id > @after) ORDER BY c.conversation_id LIMIT @limit`
   );
   const progress = db.prepare(`SELECT
-      COUNT(DISTINCT CASE WHEN status IN ('completed', 'failed') THEN kind || char(0) || scenario_id || char(0) || repeat_index END) AS ended,
-      COALESCE(SUM(status = 'running'), 0) AS running
-    FROM conversations WHERE run_id = ?`);
+      (SELECT COUNT(*) FROM (SELECT DISTINCT kind, scenario_id, repeat_index FROM conversations
+        WHERE run_id = @run_id AND status IN ('completed', 'failed')) AS ended_cases) AS ended,
+      COALESCE(SUM(CASE WHEN status = 'running' THEN 1 ELSE 0 END), 0) AS running
+    FROM conversations WHERE run_id = @run_id`);
   return {
     reads: {
       /** How far a run is: its planned conversations that ended (each counted once, whatever its tries), and those being held now. */
-      getRunProgress(runId) {
-        return progress.get(runId);
+      async getRunProgress(runId) {
+        return await progress.get({ run_id: runId });
       },
-      getConversation(conversationId) {
-        const row = byId.get(conversationId);
+      async getConversation(conversationId) {
+        const row = await byId.get(conversationId);
         return row && toConversationView(row);
       },
       /** All of a run's conversations in the order they were held. */
-      listRunConversations(runId) {
+      async listRunConversations(runId) {
         return ofRun.all(runId);
       },
       /** A page of a run's conversations after an id, as the evidence shows them. */
-      pageRunConversations(runId, after, limit) {
-        return pageOfRun.all({ run_id: runId, after: after ?? null, limit }).map(
+      async pageRunConversations(runId, after, limit) {
+        return (await pageOfRun.all({ run_id: runId, after: after ?? null, limit })).map(
           toConversationView
         );
       }
     },
     writes: {
-      createConversation(row) {
-        insert.run(row);
+      async createConversation(row) {
+        await insert.run(row);
       },
-      finishConversation(conversationId, status2, endedAt) {
-        finish.run({ conversation_id: conversationId, status: status2, ended_at: endedAt });
+      async finishConversation(conversationId, status2, endedAt) {
+        await finish.run({ conversation_id: conversationId, status: status2, ended_at: endedAt });
       },
       /** What a conversation's checks said, judged to decide whether to try its case again. */
-      setRetryOutcome(conversationId, outcome) {
-        setOutcome.run(outcome, conversationId);
+      async setRetryOutcome(conversationId, outcome) {
+        await setOutcome.run(outcome, conversationId);
       },
       /** After a crash: conversations left running are kept as evidence, marked interrupted. */
-      interruptRunningConversations(runId, now) {
-        return interruptRunning.run({ run_id: runId, now }).changes;
+      async interruptRunningConversations(runId, now) {
+        return (await interruptRunning.run({ run_id: runId, now })).changes;
       }
     }
   };
 }
-var toConversationView;
+var toConversationView, COUNTED;
 var init_conversations = __esm({
   "server/store/conversations.ts"() {
     "use strict";
@@ -72966,6 +73208,9 @@ var init_conversations = __esm({
       ...row,
       counted: counted === 1
     });
+    COUNTED = `CASE WHEN c.status = 'completed' AND NOT EXISTS (SELECT 1 FROM conversations later
+      WHERE later.run_id = c.run_id AND later.kind = c.kind AND later.scenario_id = c.scenario_id AND later.repeat_index = c.repeat_index
+        AND later.retry > c.retry AND later.status = 'completed') THEN 1 ELSE 0 END AS counted`;
   }
 });
 
@@ -72999,29 +73244,32 @@ function makeEvaluationsStore(db) {
     VALUES (@run_id, @position, @gate_id, @title, @status, @reason, @evidence_refs)`);
   const evaluationById = db.prepare("SELECT * FROM evaluations WHERE run_id = ? AND evaluation_id = ?");
   const evaluationsPage = db.prepare(`SELECT * FROM evaluations WHERE run_id = @run_id
-      AND (@after IS NULL OR evaluation_id > @after)
-      AND (@status IS NULL OR status = @status) AND (@kind IS NULL OR kind = @kind)
-      AND (@metric_id IS NULL OR metric_id = @metric_id)
+      AND (CAST(@after AS TEXT) IS NULL OR evaluation_id > @after)
+      AND (CAST(@status AS TEXT) IS NULL OR status = @status) AND (CAST(@kind AS TEXT) IS NULL OR kind = @kind)
+      AND (CAST(@metric_id AS TEXT) IS NULL OR metric_id = @metric_id)
     ORDER BY evaluation_id LIMIT @limit`);
   const gatesOfRun = db.prepare("SELECT * FROM gate_results WHERE run_id = ? ORDER BY position");
   const countsOfRun = db.prepare("SELECT status, COUNT(*) AS n FROM evaluations WHERE run_id = ? GROUP BY status");
+  const d3 = db.dialect;
   const judgeUsageOf = db.prepare(
-    `SELECT json_object('answers', COUNT(*),
-        'answers_without_usage', COALESCE(SUM(json_type(judge, '$.usage') = 'null'), 0),
-        'input_tokens', COALESCE(SUM(json_extract(judge, '$.usage.input_tokens')), 0),
-        'output_tokens', COALESCE(SUM(json_extract(judge, '$.usage.output_tokens')), 0),
-        'total_tokens', COALESCE(SUM(json_extract(judge, '$.usage.total_tokens')), 0))
-      FROM evaluations WHERE run_id = ? AND json_type(judge, '$.usage') IS NOT NULL`
+    `SELECT ${d3.jsonObject({
+      answers: "COUNT(*)",
+      answers_without_usage: `COALESCE(SUM(CASE WHEN ${d3.jsonType("judge", "$.usage")} = 'null' THEN 1 ELSE 0 END), 0)`,
+      input_tokens: `COALESCE(SUM(${d3.jsonNumber("judge", "$.usage.input_tokens")}), 0)`,
+      output_tokens: `COALESCE(SUM(${d3.jsonNumber("judge", "$.usage.output_tokens")}), 0)`,
+      total_tokens: `COALESCE(SUM(${d3.jsonNumber("judge", "$.usage.total_tokens")}), 0)`
+    })} AS usage
+      FROM evaluations WHERE run_id = ? AND ${d3.jsonType("judge", "$.usage")} IS NOT NULL`
   ).pluck();
   return {
     reads: {
-      getEvaluation(runId, evaluationId) {
-        const row = evaluationById.get(runId, evaluationId);
+      async getEvaluation(runId, evaluationId) {
+        const row = await evaluationById.get(runId, evaluationId);
         return row && toEvaluation(row);
       },
       /** Ascending by id (= creation order), after the given id. */
-      listEvaluations(runId, filter, after, limit) {
-        const rows = evaluationsPage.all({
+      async listEvaluations(runId, filter, after, limit) {
+        const rows = await evaluationsPage.all({
           run_id: runId,
           after: after ?? null,
           status: filter.status ?? null,
@@ -73032,29 +73280,29 @@ function makeEvaluationsStore(db) {
         return rows.map(toEvaluation);
       },
       /** What an LLM judge's answers reported of their tokens over the run's evaluations. */
-      sumJudgeUsage(runId) {
-        return JSON.parse(judgeUsageOf.get(runId));
+      async sumJudgeUsage(runId) {
+        return JSON.parse(await judgeUsageOf.get(runId));
       },
-      countEvaluations(runId) {
+      async countEvaluations(runId) {
         const counts = { passed: 0, failed: 0, inconclusive: 0, errored: 0 };
-        for (const { status: status2, n } of countsOfRun.all(runId)) {
+        for (const { status: status2, n } of await countsOfRun.all(runId)) {
           counts[status2] = n;
         }
         return counts;
       },
-      listGateResults(runId) {
-        return gatesOfRun.all(runId).map((row) => ({
+      async listGateResults(runId) {
+        return (await gatesOfRun.all(runId)).map((row) => ({
           ...row,
           evidence_refs: JSON.parse(row.evidence_refs)
         }));
       }
     },
     writes: {
-      insertEvaluations(evaluations) {
-        for (const evaluation of evaluations) insertEvaluation.run(toEvaluationRow(evaluation));
+      async insertEvaluations(evaluations) {
+        for (const evaluation of evaluations) await insertEvaluation.run(toEvaluationRow(evaluation));
       },
-      insertGateResults(gates) {
-        for (const gate2 of gates) insertGate.run({ ...gate2, evidence_refs: JSON.stringify(gate2.evidence_refs) });
+      async insertGateResults(gates) {
+        for (const gate2 of gates) await insertGate.run({ ...gate2, evidence_refs: JSON.stringify(gate2.evidence_refs) });
       }
     }
   };
@@ -73078,18 +73326,18 @@ function makeFindingsStore(db) {
     VALUES (@finding_id, @run_id, @probe_id, @category, @owasp, @severity, @severity_rank, @title, @description, @status,
       @spec_path, @evidence_refs, @created_at)`);
   const byId = db.prepare("SELECT * FROM findings WHERE run_id = ? AND finding_id = ?");
-  const page = db.prepare(`SELECT * FROM findings WHERE run_id = @run_id AND (@after IS NULL OR finding_id > @after)
-      AND (@severity IS NULL OR severity = @severity) AND (@status IS NULL OR status = @status)
+  const page = db.prepare(`SELECT * FROM findings WHERE run_id = @run_id AND (CAST(@after AS TEXT) IS NULL OR finding_id > @after)
+      AND (CAST(@severity AS TEXT) IS NULL OR severity = @severity) AND (CAST(@status AS TEXT) IS NULL OR status = @status)
     ORDER BY finding_id LIMIT @limit`);
   const all = db.prepare("SELECT * FROM findings WHERE run_id = ? ORDER BY severity_rank DESC, finding_id");
   return {
     reads: {
-      getFinding(runId, findingId) {
-        const row = byId.get(runId, findingId);
+      async getFinding(runId, findingId) {
+        const row = await byId.get(runId, findingId);
         return row && toFinding(row);
       },
-      listFindings(runId, filter, after, limit) {
-        const rows = page.all({
+      async listFindings(runId, filter, after, limit) {
+        const rows = await page.all({
           run_id: runId,
           after: after ?? null,
           severity: filter.severity ?? null,
@@ -73099,14 +73347,14 @@ function makeFindingsStore(db) {
         return rows.map(toFinding);
       },
       /** Every finding of a run, most severe first: what the evidence document shows. */
-      listRunFindings(runId) {
-        return all.all(runId).map(toFinding);
+      async listRunFindings(runId) {
+        return (await all.all(runId)).map(toFinding);
       }
     },
     writes: {
-      insertFindings(findings) {
+      async insertFindings(findings) {
         for (const finding of findings) {
-          insert.run({
+          await insert.run({
             ...finding,
             severity_rank: SEVERITY_RANK[finding.severity],
             evidence_refs: JSON.stringify(finding.evidence_refs)
@@ -76371,7 +76619,7 @@ function judgeDecision(record2, facts, now) {
   const judgedRunOfSlot = (decision, slot) => {
     const runId = facts.runOfSlot(decision, slot.test_spec_id, slot.environment_id);
     const run2 = runId ? facts.run(runId) : void 0;
-    return run2 && JUDGED.has(run2.status) ? run2 : void 0;
+    return run2 && JUDGED2.has(run2.status) ? run2 : void 0;
   };
   const baseOf = (found2, slot) => {
     if (!found2.found) return { side: null, why: `no baseline to compare with (${found2.reason})` };
@@ -76384,7 +76632,7 @@ function judgeDecision(record2, facts, now) {
         why: `the baseline ${commit} did not run this spec in this environment: nothing to compare with`
       };
     }
-    if (!JUDGED.has(run2.status)) {
+    if (!JUDGED2.has(run2.status)) {
       return {
         side: null,
         why: `the baseline ${commit}'s run ${run2.run_id} could not be judged (${run2.status}): nothing to compare with`
@@ -76407,7 +76655,7 @@ function judgeDecision(record2, facts, now) {
   const compared = [];
   const slots = record2.slots.map((slot) => {
     const run2 = slot.run_id ? facts.run(slot.run_id) : void 0;
-    const judged = run2 && base && baseline && JUDGED.has(run2.status);
+    const judged = run2 && base && baseline && JUDGED2.has(run2.status);
     const flaky = judged ? flakinessOf(run2, slot, base) : /* @__PURE__ */ new Map();
     const change = judged ? judgeChange(sideOf(run2), baseOf(baseline, slot), flaky) : void 0;
     if (change) compared.push(change);
@@ -76468,7 +76716,7 @@ function chooseBaselineOf(decision, base, facts) {
   const history = base.commits.slice(0, base.settings.baseline.depth).flatMap((commit) => decisionOf(commit.sha)?.decision_id ?? []).slice(0, 20).reverse();
   return { baseline, history };
 }
-var JUDGED, waiverPath, policyApprovalPath, policyHashOf;
+var JUDGED2, waiverPath, policyApprovalPath, policyHashOf;
 var init_judge_decision = __esm({
   "server/decisions/judge-decision.ts"() {
     "use strict";
@@ -76481,7 +76729,7 @@ var init_judge_decision = __esm({
     init_canonical_json();
     init_agent_usage();
     init_decide_release();
-    JUDGED = /* @__PURE__ */ new Set(["COMPLETED", "INCONCLUSIVE"]);
+    JUDGED2 = /* @__PURE__ */ new Set(["COMPLETED", "INCONCLUSIVE"]);
     waiverPath = (decisionId, waiverId) => `${decisionPath(decisionId)}/waivers/${waiverId}`;
     policyApprovalPath = (decisionId, approvalId) => `${decisionPath(decisionId)}/policy-approvals/${approvalId}`;
     policyHashOf = (base) => contentAddress(base?.policy_changes ?? []);
@@ -76498,10 +76746,11 @@ function makeGitHubStore(db, jobs) {
     VALUES (@repository_id, @head_sha, @check_name, @repository, @installation_id, @ref, @pull_request, @base_sha, @fork, @project_id,
       @decision_id, @problem, @updated_at, NULL)
     ON CONFLICT (repository_id, head_sha, check_name) DO UPDATE SET repository = excluded.repository,
-      installation_id = excluded.installation_id, ref = COALESCE(excluded.ref, ref), pull_request = COALESCE(excluded.pull_request, pull_request),
-      base_sha = COALESCE(excluded.base_sha, base_sha), fork = MAX(fork, excluded.fork),
+      installation_id = excluded.installation_id, ref = COALESCE(excluded.ref, github_commits.ref),
+      pull_request = COALESCE(excluded.pull_request, github_commits.pull_request), base_sha = COALESCE(excluded.base_sha, github_commits.base_sha),
+      fork = CASE WHEN excluded.fork > github_commits.fork THEN excluded.fork ELSE github_commits.fork END,
       project_id = excluded.project_id, decision_id = excluded.decision_id, problem = excluded.problem, updated_at = excluded.updated_at,
-      revision = revision + 1`);
+      revision = github_commits.revision + 1`);
   const commitByKey = db.prepare(
     "SELECT * FROM github_commits WHERE repository_id = ? AND head_sha = ? AND check_name = ?"
   );
@@ -76510,7 +76759,7 @@ function makeGitHubStore(db, jobs) {
     WHERE repository_id = @repository_id AND head_sha = @head_sha AND check_name = @check_name`);
   const DECISION_SEQUENCE = "COALESCE((SELECT MAX(sequence) FROM release_decision_events e WHERE e.decision_id = c.decision_id), 0)";
   const sequenceOf = db.prepare(
-    `SELECT ${DECISION_SEQUENCE} FROM github_commits c WHERE repository_id = ? AND head_sha = ? AND check_name = ?`
+    `SELECT ${DECISION_SEQUENCE} AS sequence FROM github_commits c WHERE repository_id = ? AND head_sha = ? AND check_name = ?`
   ).pluck();
   const stale = db.prepare(`SELECT c.* FROM github_commits c
     WHERE c.synced_revision IS NULL OR c.synced_revision < c.revision OR c.synced_sequence < ${DECISION_SEQUENCE}
@@ -76528,39 +76777,39 @@ function makeGitHubStore(db, jobs) {
   const insertPress = db.prepare(`INSERT INTO github_approval_presses (repository_id, head_sha, login, permission, granted, pressed_at, delivery_id, action, refusal)
     VALUES (@repository_id, @head_sha, @login, @permission, @granted, @pressed_at, @delivery_id, @action, @refusal) ON CONFLICT (delivery_id) DO NOTHING`);
   const pressesOf = db.prepare(
-    "SELECT * FROM github_approval_presses WHERE repository_id = ? AND head_sha = ? AND action = ? ORDER BY pressed_at, rowid"
+    "SELECT * FROM github_approval_presses WHERE repository_id = ? AND head_sha = ? AND action = ? ORDER BY pressed_at, delivery_id"
   );
   const latestCheckRun = db.prepare(`SELECT * FROM github_check_runs WHERE repository_id = ? AND head_sha = ? AND check_name = ?
     ORDER BY check_run_id DESC LIMIT 1`);
   return {
     reads: {
-      getDelivery(deliveryId) {
-        const row = deliveryById.get(deliveryId);
+      async getDelivery(deliveryId) {
+        const row = await deliveryById.get(deliveryId);
         if (!row) return void 0;
         const { body_sha256: _hash, payload, ...delivery } = row;
         return { ...delivery, payload: JSON.parse(payload) };
       },
-      getGitHubCommit({ repository_id, head_sha, check_name }) {
-        const row = commitByKey.get(repository_id, head_sha, check_name);
+      async getGitHubCommit({ repository_id, head_sha, check_name }) {
+        const row = await commitByKey.get(repository_id, head_sha, check_name);
         return row && toGitHubCommit(row);
       },
-      listGitHubCommitsOfSha(repositoryId, headSha) {
-        return commitsOfSha.all(repositoryId, headSha).map(toGitHubCommit);
+      async listGitHubCommitsOfSha(repositoryId, headSha) {
+        return (await commitsOfSha.all(repositoryId, headSha)).map(toGitHubCommit);
       },
       /** The version a check run of the commit shows if published now. */
-      getCommitVersion(commit) {
+      async getCommitVersion(commit) {
         return {
           revision: commit.revision,
-          sequence: sequenceOf.get(commit.repository_id, commit.head_sha, commit.check_name)
+          sequence: await sequenceOf.get(commit.repository_id, commit.head_sha, commit.check_name)
         };
       },
       /** Gated commits whose check run is missing or behind what they would publish now. */
-      listStaleGitHubCommits(limit) {
-        return stale.all(limit).map(toGitHubCommit);
+      async listStaleGitHubCommits(limit) {
+        return (await stale.all(limit)).map(toGitHubCommit);
       },
       /** The presses of a fork commit's "Approve and run" button, in order. */
-      listApprovalPresses(repositoryId, headSha, action = "approve") {
-        return pressesOf.all(repositoryId, headSha, action).map((row) => ({
+      async listApprovalPresses(repositoryId, headSha, action = "approve") {
+        return (await pressesOf.all(repositoryId, headSha, action)).map((row) => ({
           ...row,
           granted: row.granted === 1
         }));
@@ -76576,38 +76825,38 @@ function makeGitHubStore(db, jobs) {
     },
     writes: {
       /** Keeps a delivery and queues its processing, once per delivery id and body: false for a delivery seen before. */
-      receiveDelivery(delivery, job) {
+      async receiveDelivery(delivery, job) {
         const payload = JSON.stringify(delivery.payload);
         const row = {
           ...delivery,
           payload,
           body_sha256: (0, import_node_crypto9.createHash)("sha256").update(payload).digest("hex")
         };
-        if (insertDelivery.run(row).changes === 0) return false;
-        jobs.enqueueJob(job);
+        if ((await insertDelivery.run(row)).changes === 0) return false;
+        await jobs.enqueueJob(job);
         return true;
       },
       /** Records what the App gates for a commit (or the problem that kept it from it), and queues publishing it. */
-      saveGitHubCommit(commit, publish) {
-        upsertCommit.run({
+      async saveGitHubCommit(commit, publish) {
+        await upsertCommit.run({
           ...commit,
           fork: commit.fork ? 1 : 0,
           problem: commit.problem === null ? null : JSON.stringify(commit.problem)
         });
-        jobs.enqueueJob(publish);
+        await jobs.enqueueJob(publish);
       },
       /** Keeps a press of the approve button, once per delivery. */
-      recordApprovalPress(press) {
-        insertPress.run({ ...press, granted: press.granted ? 1 : 0 });
+      async recordApprovalPress(press) {
+        await insertPress.run({ ...press, granted: press.granted ? 1 : 0 });
       },
-      saveDeployment(row) {
-        insertDeployment.run(row);
+      async saveDeployment(row) {
+        await insertDeployment.run(row);
       },
-      markGitHubCommitSynced(key, version2, now) {
-        markSynced.run({ ...key, ...version2, now });
+      async markGitHubCommitSynced(key, version2, now) {
+        await markSynced.run({ ...key, ...version2, now });
       },
-      saveCheckRun(row) {
-        insertCheckRun.run(row);
+      async saveCheckRun(row) {
+        await insertCheckRun.run(row);
       }
     }
   };
@@ -76627,11 +76876,9 @@ var init_github2 = __esm({
 
 // server/store/pages.ts
 function makePagesStore(db) {
-  const counted = `(c.status = 'completed' AND NOT EXISTS (SELECT 1 FROM conversations later
-      WHERE later.run_id = c.run_id AND later.kind = c.kind AND later.scenario_id = c.scenario_id AND later.repeat_index = c.repeat_index
-        AND later.retry > c.retry AND later.status = 'completed')) AS counted`;
+  const d3 = db.dialect;
   const conversationsAt = db.prepare(
-    `SELECT c.*, ${counted} FROM conversations c WHERE c.run_id = ? ORDER BY c.conversation_id LIMIT ? OFFSET ?`
+    `SELECT c.*, ${COUNTED} FROM conversations c WHERE c.run_id = ? ORDER BY c.conversation_id LIMIT ? OFFSET ?`
   );
   const conversationCount = db.prepare("SELECT COUNT(*) FROM conversations WHERE run_id = ?").pluck();
   const positionOf = db.prepare("SELECT COUNT(*) FROM conversations WHERE run_id = ? AND conversation_id < ?").pluck();
@@ -76639,10 +76886,10 @@ function makePagesStore(db) {
   const conversationOfEvent = db.prepare("SELECT conversation_id FROM run_events WHERE run_id = ? AND sequence = ?").pluck();
   const conversationExists = db.prepare("SELECT conversation_id FROM conversations WHERE run_id = ? AND conversation_id = ?").pluck();
   const eventsOf = db.prepare(
-    `SELECT * FROM run_events WHERE conversation_id IN (SELECT value FROM json_each(?)) ORDER BY conversation_id, sequence`
+    `SELECT * FROM run_events WHERE conversation_id IN (${d3.jsonArrayValues("?")}) ORDER BY conversation_id, sequence`
   );
   const evaluationsOf = db.prepare(
-    `SELECT * FROM evaluations WHERE conversation_id IN (SELECT value FROM json_each(?)) ORDER BY conversation_id, turn, evaluation_id`
+    `SELECT * FROM evaluations WHERE conversation_id IN (${d3.jsonArrayValues("?")}) ORDER BY conversation_id, turn NULLS FIRST, evaluation_id`
   );
   const runWide = db.prepare(
     "SELECT * FROM evaluations WHERE run_id = ? AND conversation_id IS NULL ORDER BY evaluation_id"
@@ -76651,23 +76898,24 @@ function makePagesStore(db) {
     "SELECT * FROM run_events WHERE run_id = ? AND conversation_id IS NULL AND type != 'evaluation.completed' ORDER BY sequence"
   );
   const tallies = db.prepare(`SELECT kind, metric_id, scenario_id, CASE WHEN kind = 'expectation' THEN spec_path END AS spec_path,
-      SUM(status = 'passed') AS passed, SUM(status = 'failed') AS failed, SUM(status = 'inconclusive') AS inconclusive, SUM(status = 'errored') AS errored
+      ${countOf("status = 'passed'")} AS passed, ${countOf("status = 'failed'")} AS failed,
+      ${countOf("status = 'inconclusive'")} AS inconclusive, ${countOf("status = 'errored'")} AS errored
     FROM evaluations WHERE run_id = ? AND conversation_id IS NOT NULL
-    GROUP BY kind, metric_id, scenario_id, 4 ORDER BY SUM(status != 'passed') DESC, scenario_id, metric_id LIMIT ?`);
-  const caseCount = db.prepare(`SELECT COUNT(*) AS cases, COALESCE(SUM(failing > 0), 0) AS failing FROM (
-      SELECT SUM(status != 'passed') AS failing FROM evaluations WHERE run_id = ? AND conversation_id IS NOT NULL
-      GROUP BY kind, metric_id, scenario_id, CASE WHEN kind = 'expectation' THEN spec_path END)`);
+    GROUP BY kind, metric_id, scenario_id, 4 ORDER BY ${countOf("status != 'passed'")} DESC, scenario_id NULLS FIRST, metric_id LIMIT ?`);
+  const caseCount = db.prepare(`SELECT COUNT(*) AS cases, COALESCE(${countOf("failing > 0")}, 0) AS failing FROM (
+      SELECT ${countOf("status != 'passed'")} AS failing FROM evaluations WHERE run_id = ? AND conversation_id IS NOT NULL
+      GROUP BY kind, metric_id, scenario_id, CASE WHEN kind = 'expectation' THEN spec_path END) AS cases`);
   const latestOnBranch = db.prepare(
     `SELECT d.status FROM release_decisions d
       JOIN project_repositories pr ON pr.project_id = d.project_id AND pr.full_name = d.repository AND pr.github_id = @repository_id
     WHERE d.project_id = @project_id AND EXISTS (SELECT 1 FROM runs r WHERE r.project_id = d.project_id AND r.source_repository = d.repository
-        AND r.source_commit_sha = d.commit_sha AND json_extract(r.source, '$.ref') = @ref)
+        AND r.source_commit_sha = d.commit_sha AND ${d3.jsonText("r.source", "$.ref")} = @ref)
     ORDER BY d.created_at DESC, d.decision_id DESC LIMIT 1`
   ).pluck();
   return {
     reads: {
       /** The status of the latest decision on a commit of a repository's branch (its runs' ref); undefined when none. */
-      latestDecisionOnBranch(projectId, repositoryId, branch) {
+      async latestDecisionOnBranch(projectId, repositoryId, branch) {
         return latestOnBranch.get({
           project_id: projectId,
           repository_id: repositoryId,
@@ -76675,65 +76923,68 @@ function makePagesStore(db) {
         });
       },
       /** One page of a run's conversations, in the order they were made. */
-      pageConversations(runId, offset, limit) {
-        return conversationsAt.all(runId, limit, offset).map(toConversationView);
+      async pageConversations(runId, offset, limit) {
+        return (await conversationsAt.all(runId, limit, offset)).map(toConversationView);
       },
-      countConversations(runId) {
-        return conversationCount.get(runId);
+      async countConversations(runId) {
+        return await conversationCount.get(runId);
       },
       /** Where a conversation is in its run's order (0 first); undefined if the run has no such conversation. */
-      conversationPosition(runId, conversationId) {
-        return conversationExists.get(runId, conversationId) === void 0 ? void 0 : positionOf.get(runId, conversationId);
+      async conversationPosition(runId, conversationId) {
+        return await conversationExists.get(runId, conversationId) === void 0 ? void 0 : await positionOf.get(runId, conversationId);
       },
       /** The conversation an evaluation or a trace entry belongs to; null for the run's own, undefined if there is none. */
-      conversationOf(runId, of) {
-        const found2 = "evaluation" in of ? conversationOfEvaluation.get(runId, of.evaluation) : conversationOfEvent.get(runId, of.sequence);
-        return found2;
+      async conversationOf(runId, of) {
+        return "evaluation" in of ? conversationOfEvaluation.get(runId, of.evaluation) : conversationOfEvent.get(runId, of.sequence);
       },
-      eventsOfConversations(conversationIds) {
+      async eventsOfConversations(conversationIds) {
         return eventsOf.all(JSON.stringify(conversationIds));
       },
-      evaluationsOfConversations(conversationIds) {
-        return evaluationsOf.all(JSON.stringify(conversationIds)).map(
+      async evaluationsOfConversations(conversationIds) {
+        return (await evaluationsOf.all(JSON.stringify(conversationIds))).map(
           toEvaluation
         );
       },
       /** The run's evaluations of no one conversation (detectors, the budget). */
-      listRunWideEvaluations(runId) {
-        return runWide.all(runId).map(toEvaluation);
+      async listRunWideEvaluations(runId) {
+        return (await runWide.all(runId)).map(toEvaluation);
       },
       /** The run's own trace entries (status changes, resumptions, findings raised), outside any conversation; not the evaluations'. */
-      listRunLevelEvents(runId) {
+      async listRunLevelEvents(runId) {
         return runEvents.all(runId);
       },
       /** The checks of each case (scenario × expectation, metric or probe), tallied by status, the failing first; at most `limit`. */
-      tallyCases(runId, limit) {
+      async tallyCases(runId, limit) {
         return tallies.all(runId, limit);
       },
       /** How many cases the run's checks cover, and how many of them did not all pass. */
-      countCases(runId) {
-        return caseCount.get(runId);
+      async countCases(runId) {
+        return await caseCount.get(runId);
       }
     },
     writes: {}
   };
 }
+var countOf;
 var init_pages3 = __esm({
   "server/store/pages.ts"() {
     "use strict";
     init_conversations();
     init_evaluations();
+    countOf = (condition) => `SUM(CASE WHEN ${condition} THEN 1 ELSE 0 END)`;
   }
 });
 
 // server/store/webhooks.ts
 function makeWebhooksStore(db, listPage, sealer) {
+  const d3 = db.dialect;
+  const DELIVERY_ID = `'dlv_' || ${d3.randomHex(13)}`;
   const webhooks = makeProjectTable(db, listPage, "live_webhooks", "webhook_id", fromDb3);
   const insert = db.prepare(`INSERT INTO webhooks (webhook_id, project_id, url, event_types, description, enabled, secret, created_at, updated_at)
     VALUES (@webhook_id, @project_id, @url, @event_types, @description, 1, @secret, @now, @now)`);
-  const update = db.prepare(`UPDATE webhooks SET url = @url, event_types = @event_types, description = @description, enabled = @enabled,
-      disabled_reason = CASE WHEN @enabled = 1 THEN NULL ELSE coalesce(@disabled_reason, disabled_reason) END,
-      failing_since = CASE WHEN @enabled = 1 AND enabled = 0 THEN NULL ELSE failing_since END, updated_at = @now
+  const update = db.prepare(`UPDATE webhooks SET url = @url, event_types = @event_types, description = @description, enabled = CAST(@enabled AS INTEGER),
+      disabled_reason = CASE WHEN CAST(@enabled AS INTEGER) = 1 THEN NULL ELSE coalesce(@disabled_reason, disabled_reason) END,
+      failing_since = CASE WHEN CAST(@enabled AS INTEGER) = 1 AND enabled = 0 THEN NULL ELSE failing_since END, updated_at = @now
     WHERE webhook_id = @webhook_id AND deleted_at IS NULL`);
   const remove = db.prepare(
     "UPDATE webhooks SET deleted_at = @now, enabled = 0, updated_at = @now WHERE webhook_id = @webhook_id AND deleted_at IS NULL"
@@ -76743,7 +76994,7 @@ function makeWebhooksStore(db, listPage, sealer) {
   const secretsOf = db.prepare(
     "SELECT secret, previous_secret, previous_secret_until FROM webhooks WHERE webhook_id = ?"
   );
-  const subscribed = `w.enabled = 1 AND w.deleted_at IS NULL AND (w.event_types IS NULL OR e.type IN (SELECT value FROM json_each(w.event_types)))`;
+  const subscribed = `w.enabled = 1 AND w.deleted_at IS NULL AND (w.event_types IS NULL OR e.type IN (${d3.jsonArrayValues("w.event_types")}))`;
   const enqueueRun = db.prepare(`INSERT INTO webhook_deliveries (delivery_id, webhook_id, event_id, event_source, event_type, status, next_attempt_at, created_at)
     SELECT ${DELIVERY_ID}, w.webhook_id, e.event_id, 'run', e.type, 'pending', @now, @now
     FROM run_events e JOIN runs r ON r.run_id = e.run_id JOIN webhooks w ON w.project_id = r.project_id
@@ -76753,7 +77004,7 @@ function makeWebhooksStore(db, listPage, sealer) {
     FROM release_decision_events e JOIN release_decisions d ON d.decision_id = e.decision_id JOIN webhooks w ON w.project_id = d.project_id
     WHERE e.decision_id = @decision_id AND e.sequence = @sequence AND ${subscribed}`);
   const hasWebhooks = db.prepare("SELECT 1 FROM webhooks WHERE enabled = 1 LIMIT 1").pluck();
-  const dueEndpoints = db.prepare(`SELECT w.webhook_id, w.failing_since IS NOT NULL AS failing, w.last_claimed_at FROM webhooks w
+  const dueEndpoints = db.prepare(`SELECT w.webhook_id, CASE WHEN w.failing_since IS NOT NULL THEN 1 ELSE 0 END AS failing, w.last_claimed_at FROM webhooks w
     WHERE w.enabled = 1 AND w.deleted_at IS NULL AND (w.paused_until IS NULL OR w.paused_until <= @now)
       AND EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.webhook_id = w.webhook_id AND d.status = 'pending' AND d.next_attempt_at <= @now
         AND (d.lease_until IS NULL OR d.lease_until <= @now))`);
@@ -76768,7 +77019,7 @@ function makeWebhooksStore(db, listPage, sealer) {
     SELECT delivery_id, attempts + 1, webhook_id, @attempted_at, @response_status, @duration_ms, @error, @next_attempt_at FROM webhook_deliveries WHERE delivery_id = @delivery_id`);
   const settle2 = db.prepare(
     `UPDATE webhook_deliveries SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = @next_attempt_at,
-      status = CASE WHEN @delivered = 1 THEN 'delivered' WHEN @next_attempt_at IS NULL THEN 'failed' ELSE 'pending' END
+      status = CASE WHEN @delivered = 1 THEN 'delivered' WHEN CAST(@next_attempt_at AS TEXT) IS NULL THEN 'failed' ELSE 'pending' END
     WHERE delivery_id = @delivery_id RETURNING webhook_id`
   ).pluck();
   const markHealthy = db.prepare(`UPDATE webhooks SET failing_since = NULL, consecutive_failures = 0, paused_until = NULL
@@ -76782,7 +77033,7 @@ function makeWebhooksStore(db, listPage, sealer) {
     "UPDATE webhooks SET enabled = 0, disabled_reason = ?, updated_at = ? WHERE webhook_id = ? AND enabled = 1"
   );
   const failingSince = db.prepare("SELECT failing_since FROM webhooks WHERE webhook_id = ?").pluck();
-  const nextDue = db.prepare("SELECT MIN(next_attempt_at) FROM webhook_deliveries WHERE status = 'pending'").pluck();
+  const nextDue = db.prepare("SELECT MIN(next_attempt_at) AS due FROM webhook_deliveries WHERE status = 'pending'").pluck();
   const runEvent = db.prepare("SELECT * FROM run_events WHERE event_id = ?");
   const decisionEvent = db.prepare("SELECT * FROM release_decision_events WHERE event_id = ?");
   const delivery = db.prepare("SELECT * FROM webhook_deliveries WHERE webhook_id = ? AND delivery_id = ?");
@@ -76803,22 +77054,20 @@ function makeWebhooksStore(db, listPage, sealer) {
     reads: {
       getWebhookRow: webhooks.get,
       /** When the earliest pending delivery is due (a leased one too); null when none is pending. */
-      nextWebhookDeliveryDue() {
-        return nextDue.get();
+      async nextWebhookDeliveryDue() {
+        return await nextDue.get() ?? null;
       },
       /** The endpoints with a delivery to claim now (not paused), whether they are failing, and when they were last claimed. */
-      listDueWebhookEndpoints(now) {
-        return dueEndpoints.all({ now }).map((row) => ({
-          ...row,
-          failing: row.failing === 1
-        }));
+      async listDueWebhookEndpoints(now) {
+        const rows = await dueEndpoints.all({ now });
+        return rows.map((row) => ({ ...row, failing: row.failing === 1 }));
       },
       listWebhooks(filter, page) {
         return webhooks.list(filter, page);
       },
       /** The secrets that sign now: the current one, and the one it replaced while the overlap lasts. */
-      webhookSecrets(webhookId, now) {
-        const row = secretsOf.get(webhookId);
+      async webhookSecrets(webhookId, now) {
+        const row = await secretsOf.get(webhookId);
         if (!row) return [];
         const at2 = SEALED_AT.webhookSecret(webhookId);
         const previous = row.previous_secret && row.previous_secret_until && row.previous_secret_until > now ? [sealer.open(row.previous_secret, at2)] : [];
@@ -76826,7 +77075,7 @@ function makeWebhooksStore(db, listPage, sealer) {
       },
       /** An event's row, where it was recorded. */
       getOutboxEvent(source, eventId) {
-        return source === "run" ? runEvent.get(eventId) : decisionEvent.get(eventId);
+        return (source === "run" ? runEvent : decisionEvent).get(eventId);
       },
       getWebhookDelivery(webhookId, deliveryId) {
         return delivery.get(webhookId, deliveryId);
@@ -76861,57 +77110,57 @@ function makeWebhooksStore(db, listPage, sealer) {
     },
     writes: {
       /** Creates an endpoint; its secret is sealed. */
-      createWebhook(row, now) {
-        insert.run({
+      async createWebhook(row, now) {
+        await insert.run({
           ...row,
           event_types: eventTypesColumn(row.event_types),
           secret: sealer.seal(row.secret, SEALED_AT.webhookSecret(row.webhook_id)),
           now
         });
-        return webhooks.get(row.webhook_id);
+        return await webhooks.get(row.webhook_id);
       },
-      updateWebhook(webhookId, change, now) {
-        const changed = update.run({
+      async updateWebhook(webhookId, change, now) {
+        const { changes } = await update.run({
           ...change,
           event_types: eventTypesColumn(change.event_types),
           enabled: change.enabled ? 1 : 0,
           disabled_reason: change.disabled_reason ?? null,
           webhook_id: webhookId,
           now
-        }).changes === 1;
-        return changed ? webhooks.get(webhookId) : void 0;
+        });
+        return changes === 1 ? webhooks.get(webhookId) : void 0;
       },
       /** Stops delivery to it; its deliveries and attempts are kept. */
-      deleteWebhook(webhookId, now) {
-        return remove.run({ webhook_id: webhookId, now }).changes === 1;
+      async deleteWebhook(webhookId, now) {
+        return (await remove.run({ webhook_id: webhookId, now })).changes === 1;
       },
       /** A new secret; the old one signs beside it until `overlapUntil`. */
-      rotateWebhookSecret(webhookId, secret, overlapUntil, now) {
-        const changed = rotate.run({
+      async rotateWebhookSecret(webhookId, secret, overlapUntil, now) {
+        const { changes } = await rotate.run({
           webhook_id: webhookId,
           secret: sealer.seal(secret, SEALED_AT.webhookSecret(webhookId)),
           until: overlapUntil,
           now
-        }).changes === 1;
-        return changed ? webhooks.get(webhookId) : void 0;
+        });
+        return changes === 1 ? webhooks.get(webhookId) : void 0;
       },
       /** In the transaction that appends a run's events: their deliveries. */
-      enqueueRunEvents(runId, from, to, now) {
-        if (hasWebhooks.get() === void 0) return;
-        enqueueRun.run({ run_id: runId, from, to, now });
+      async enqueueRunEvents(runId, from, to, now) {
+        if (await hasWebhooks.get() === void 0) return;
+        await enqueueRun.run({ run_id: runId, from, to, now });
       },
       /** In the transaction that appends a decision's event: its deliveries. */
-      enqueueDecisionEvent(decisionId, sequence, now) {
-        if (hasWebhooks.get() === void 0) return;
-        enqueueDecision.run({ decision_id: decisionId, sequence, now });
+      async enqueueDecisionEvent(decisionId, sequence, now) {
+        if (await hasWebhooks.get() === void 0) return;
+        await enqueueDecision.run({ decision_id: decisionId, sequence, now });
       },
       /** Takes due deliveries under a lease until `leaseUntil`: at most `limit`, and per endpoint `perEndpoint` less its `inFlight`. */
       /** Claims, of each endpoint, as many due deliveries as `allocation` gives it (oldest due first), and notes when. */
-      claimWebhookDeliveries(now, leaseUntil, allocation) {
+      async claimWebhookDeliveries(now, leaseUntil, allocation) {
         const claimed = [];
         for (const [webhookId, room] of Object.entries(allocation)) {
-          const taken = claimOf2.all({ webhook_id: webhookId, now, lease_until: leaseUntil, room });
-          if (taken.length > 0) noteClaimed.run(now, webhookId);
+          const taken = await claimOf2.all({ webhook_id: webhookId, now, lease_until: leaseUntil, room });
+          if (taken.length > 0) await noteClaimed.run(now, webhookId);
           claimed.push(...taken);
         }
         return claimed;
@@ -76920,34 +77169,36 @@ function makeWebhooksStore(db, listPage, sealer) {
        * Records an attempt and settles its delivery: delivered, to be tried again, or given up. The
        * endpoint is marked failing (since the first failure) or healthy, and disabled when asked.
        */
-      recordWebhookAttempt(outcome) {
-        insertAttempt.run(outcome);
-        const webhookId = settle2.get({ ...outcome, delivered: outcome.delivered ? 1 : 0 });
-        if (outcome.delivered) markHealthy.run(webhookId);
+      async recordWebhookAttempt(outcome) {
+        await insertAttempt.run(outcome);
+        const webhookId = await settle2.get({ ...outcome, delivered: outcome.delivered ? 1 : 0 });
+        if (outcome.delivered) await markHealthy.run(webhookId);
         else {
-          const failures = markFailing.get(outcome.attempted_at, webhookId);
+          const failures = await markFailing.get(outcome.attempted_at, webhookId);
           const pauseMs = outcome.pause_ms?.[Math.min(failures, outcome.pause_ms.length) - 1];
-          if (pauseMs) pause.run(new Date(Date.parse(outcome.attempted_at) + pauseMs).toISOString(), webhookId);
+          if (pauseMs) await pause.run(new Date(Date.parse(outcome.attempted_at) + pauseMs).toISOString(), webhookId);
         }
-        if (outcome.disable) disable.run(outcome.disable, outcome.attempted_at, webhookId);
-        return { failing_since: failingSince.get(webhookId) };
+        if (outcome.disable) await disable.run(outcome.disable, outcome.attempted_at, webhookId);
+        return { failing_since: await failingSince.get(webhookId) ?? null };
       },
-      disableWebhook(webhookId, reason, now) {
-        disable.run(reason, now, webhookId);
+      async disableWebhook(webhookId, reason, now) {
+        await disable.run(reason, now, webhookId);
       },
       /** Sends a delivery again, at once. */
       redeliverWebhookDelivery(webhookId, deliveryId, now) {
         return requeue.get({ webhook_id: webhookId, delivery_id: deliveryId, now });
       },
       /** Queues every event of the endpoint's project since `since` again (the types it takes), at once. */
-      recoverWebhook(webhookId, since, now) {
-        supersede.run({ webhook_id: webhookId, since, now });
-        return recoverRun.run({ webhook_id: webhookId, since, now }).changes + recoverDecision.run({ webhook_id: webhookId, since, now }).changes;
+      async recoverWebhook(webhookId, since, now) {
+        await supersede.run({ webhook_id: webhookId, since, now });
+        const runs = await recoverRun.run({ webhook_id: webhookId, since, now });
+        const decisions = await recoverDecision.run({ webhook_id: webhookId, since, now });
+        return runs.changes + decisions.changes;
       }
     }
   };
 }
-var fromDb3, eventTypesColumn, DELIVERY_ID;
+var fromDb3, eventTypesColumn;
 var init_webhooks3 = __esm({
   "server/store/webhooks.ts"() {
     "use strict";
@@ -76959,7 +77210,6 @@ var init_webhooks3 = __esm({
       enabled: row.enabled === 1
     });
     eventTypesColumn = (eventTypes) => eventTypes === null ? null : JSON.stringify(eventTypes);
-    DELIVERY_ID = "'dlv_' || lower(hex(randomblob(13)))";
   }
 });
 
@@ -76969,7 +77219,7 @@ function makeAuditEventsStore(db, listPage) {
     VALUES (@audit_event_id, @created_at, @actor_type, @actor_key_id, @actor_label, @action, @resource_id, @project_id, @request_id, @client_address)`);
   return {
     reads: {
-      listAuditEvents(filter, page) {
+      async listAuditEvents(filter, page) {
         const filters = [];
         if (filter.project_id) filters.push(["project_id = ?", filter.project_id]);
         if (filter.actor === "cli") filters.push(["actor_type = ?", "cli"]);
@@ -76986,7 +77236,7 @@ function makeAuditEventsStore(db, listPage) {
        * ids, `created: false` when it only found them): for a request whose work was written by
        * others — a commit the GitHub App gated at an API client's request.
        */
-      acknowledgeRequest(made) {
+      async acknowledgeRequest(made) {
         return made;
       },
       /**
@@ -76994,10 +77244,10 @@ function makeAuditEventsStore(db, listPage) {
        * other commands returned (`earlier`): a created resource's id (`createdIdKey`) and its
        * project are read there, as the write decided them (a new id, or an existing spec's).
        */
-      appendAuditEvent(event, createdIdKey, earlier = []) {
+      async appendAuditEvent(event, createdIdKey, earlier = []) {
         if (earlier.length > 0 && didNothing(earlier[0])) return;
         const created = createdIdKey && findString(earlier, createdIdKey);
-        insert.run({
+        await insert.run({
           ...event,
           resource_id: created || event.resource_id,
           project_id: event.project_id ?? findString(earlier, "project_id") ?? null
@@ -77038,90 +77288,96 @@ var init_audit_events = __esm({
 });
 
 // server/store/index.ts
-function openStore(path2, { clock, encryptionKey, openDb: openDb2 = openDb, ...dbOptions }) {
+async function openStore(path2, { clock, encryptionKey, openDb: openDb2 = openDb, readOnly = false, ...dbOptions }) {
   const db = openDb2(path2, dbOptions);
-  let sealer;
   try {
-    sealer = openSealer(db, path2, encryptionKey);
+    const sealer = openSealer(db, path2, encryptionKey);
     migrate(db, clock, { sealer });
+    const store = await storeOn(sqliteSql(db), sealer, { scrubFreePages: () => scrubFreePages(db) });
+    if (readOnly) db.pragma("query_only = ON");
+    return store;
   } catch (error63) {
     db.close();
     throw error63;
   }
-  const listPage = makePager(db);
-  const jobs = makeJobsStore(db);
-  const webhooks = makeWebhooksStore(db, listPage, sealer);
-  const decisions = makeReleaseDecisionsStore(db, listPage, jobs.writes, webhooks.writes, {
+}
+async function storeOn(sql, sealer, { scrubFreePages: scrubFreePages2 }) {
+  const listPage = makePager(sql);
+  const jobs = makeJobsStore(sql);
+  const webhooks = makeWebhooksStore(sql, listPage, sealer);
+  const decisions = makeReleaseDecisionsStore(sql, listPage, jobs.writes, webhooks.writes, {
     judgeDecision,
     chooseBaselineOf,
     policyHashOf
   });
-  const runs = makeRunsStore(db, listPage, jobs.writes, decisions.linkRun);
-  const eventsStore = makeEventsStore(db, webhooks.writes);
-  const conversationsStore = makeConversationsStore(db);
+  const runs = makeRunsStore(sql, listPage, jobs.writes, decisions.linkRun);
+  const eventsStore = makeEventsStore(sql, webhooks.writes);
+  const conversationsStore = makeConversationsStore(sql);
   const parts = [
-    makeProjectsStore(db, listPage),
-    makeAgentsStore(db, listPage),
-    makeEnvironmentsStore(db, listPage, sealer),
-    makeTestSpecsStore(db, listPage),
+    makeProjectsStore(sql, listPage),
+    makeAgentsStore(sql, listPage),
+    makeEnvironmentsStore(sql, listPage, sealer),
+    makeTestSpecsStore(sql, listPage),
     runs,
     jobs,
     eventsStore,
     conversationsStore,
-    makeEvaluationsStore(db),
-    makeFindingsStore(db),
-    makeApiKeysStore(db),
+    makeEvaluationsStore(sql),
+    makeFindingsStore(sql),
+    makeApiKeysStore(sql),
     decisions,
-    makeGitHubStore(db, jobs.writes),
-    makeSettingsStore(db, sealer),
-    makePagesStore(db),
+    makeGitHubStore(sql, jobs.writes),
+    makeSettingsStore(sql, sealer),
+    makePagesStore(sql),
     webhooks,
-    makeAuditEventsStore(db, listPage)
+    makeAuditEventsStore(sql, listPage)
   ];
   const reads = {
     ...mergeOf(parts, "reads"),
     /** The schema version the database is migrated to. */
-    schemaVersion() {
-      return db.prepare("SELECT MAX(version) FROM schema_migrations").pluck().get();
+    async schemaVersion() {
+      return await sql.prepare("SELECT MAX(version) AS version FROM schema_migrations").pluck().get();
     },
     /** Counts rows of every table: used by tests and operators to see that nothing was written. */
-    countRows() {
-      const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").pluck().all();
-      return Object.fromEntries(
-        tables.map((table) => [table, db.prepare(`SELECT COUNT(*) FROM "${table}"`).pluck().get()])
-      );
+    async countRows() {
+      const counts = {};
+      for (const table of await sql.prepare(sql.dialect.tableNames).pluck().all()) {
+        counts[table] = await sql.prepare(`SELECT COUNT(*) AS count FROM "${table}"`).pluck().get();
+      }
+      return counts;
     }
   };
   const writes = {
     ...mergeOf(parts, "writes"),
     /**
-     * Moves a run from one status to the next. If it is no longer in `change.from` it throws, so
-     * the write it is part of (the event that records the move, say) is undone.
-     */
-    /**
      * Creates an uploaded run (EVALUATING, its job enqueued to judge it) with its conversations and
      * their events, unless its idempotency key answers the request: all of it, or nothing.
      */
     createUploadedRun(request2, newRun, job, conversations, events, maxQueued) {
-      return inTransaction(() => {
-        const outcome = runs.writes.createRunIdempotently(request2, newRun, job, maxQueued);
+      return sql.transaction(async () => {
+        const outcome = await runs.writes.createRunIdempotently(request2, newRun, job, maxQueued);
         if (outcome.kind !== "created") return outcome;
-        for (const conversation of conversations) conversationsStore.writes.createConversation(conversation);
-        eventsStore.writes.appendEvents(newRun.run_id, events);
+        for (const conversation of conversations) await conversationsStore.writes.createConversation(conversation);
+        await eventsStore.writes.appendEvents(newRun.run_id, events);
         return outcome;
       });
     },
-    transitionRun(change) {
-      const moved = runs.writes.updateRunStatus(change);
+    /**
+     * Moves a run from one status to the next. If it is no longer in `change.from` it throws, so
+     * the write it is part of (the event that records the move, say) is undone.
+     */
+    async transitionRun(change) {
+      const moved = await runs.writes.updateRunStatus(change);
       if (!moved) {
         throw new RunMovedError(`Run ${change.run_id} is no longer ${change.from}; it was not moved to ${change.to}`);
       }
       return moved;
     }
   };
-  const inTransaction = db.transaction((work) => work());
+  const cursorSecret = await getOrCreateSecret(sql, sealer, "cursor_secret");
+  const pageLinkSecret = await getOrCreateSecret(sql, sealer, PAGE_LINK_SECRET);
   return {
-    db,
+    sql,
     reads,
     writes,
     ...reads,
@@ -77135,21 +77391,18 @@ function openStore(path2, { clock, encryptionKey, openDb: openDb2 = openDb, ...d
      * from then on only `to` opens them, so close this store after (its parts hold the old key).
      */
     resealSecrets(to) {
-      return resealAll(db, sealer, to);
+      return resealAll(sql, sealer, to);
     },
     /** VACUUM and an emptied WAL: after a rotation, no old ciphertext survives in free pages. */
-    scrubFreePages() {
-      scrubFreePages(db);
-    },
+    scrubFreePages: scrubFreePages2,
     /** Runs `work` in one transaction: all of its writes commit together, or none do. */
     transaction(work) {
-      return inTransaction(work);
+      return sql.transaction(work);
     },
-    cursorSecret: getOrCreateSecret(db, sealer, "cursor_secret"),
-    /** Made once, so that page links can be signed; read each time they are (a rotation revokes them). */
-    pageLinkSecret: getOrCreateSecret(db, sealer, PAGE_LINK_SECRET),
+    cursorSecret,
+    pageLinkSecret,
     close() {
-      if (db.open) db.close();
+      return sql.close();
     }
   };
 }
@@ -77163,6 +77416,7 @@ var init_store = __esm({
     init_agents3();
     init_api_keys();
     init_db();
+    init_sqlite_sql();
     init_environments2();
     init_migrate();
     init_pagination();
@@ -83918,39 +84172,42 @@ var init_start_writer = __esm({
 
 // server/store/writer/commands.ts
 function makeGroupCommit(store) {
-  const { db, writes } = store;
-  const apply = (commands) => {
+  const { sql, writes } = store;
+  const apply = async (commands) => {
     const results = [];
     for (const [name, ...args] of commands) {
       if (!Object.hasOwn(writes, name)) throw new Error(`Unknown write command '${String(name)}'`);
       const call = name === "appendAuditEvent" ? [args[0], args[1], [...results]] : args;
-      results.push(writes[name](...call));
+      results.push(await writes[name](...call));
     }
     return results;
   };
-  const inSavepoint = db.transaction(apply);
-  const commitAll = db.transaction(
-    (writes2) => writes2.map((commands) => {
-      if (!db.inTransaction) throw new Error("The batch's transaction was rolled back by SQLite");
-      try {
-        return { ok: true, values: inSavepoint(commands) };
-      } catch (error63) {
-        if (!db.inTransaction) throw error63;
-        return { ok: false, error: error63 };
-      }
-    })
-  );
-  return function commit(writes2) {
+  return async function commit(batch) {
     try {
-      return commitAll.immediate(writes2);
+      return await sql.transaction(
+        async () => {
+          const outcomes = [];
+          for (const commands of batch) {
+            try {
+              outcomes.push({ ok: true, values: await sql.transaction(() => apply(commands)) });
+            } catch (error63) {
+              if (error63 instanceof TransactionLostError) throw error63.cause;
+              outcomes.push({ ok: false, error: error63 });
+            }
+          }
+          return outcomes;
+        },
+        { immediate: true }
+      );
     } catch (error63) {
-      return writes2.map(() => ({ ok: false, error: error63 }));
+      return batch.map(() => ({ ok: false, error: error63 }));
     }
   };
 }
 var init_commands = __esm({
   "server/store/writer/commands.ts"() {
     "use strict";
+    init_sql();
   }
 });
 
@@ -83961,16 +84218,26 @@ function makeSameThreadWriter(store, { lazyCommitMs = 20 } = {}) {
   let scheduled = false;
   let lazyTimer;
   let closed = false;
+  let committing;
   const stats = { commits: 0, writes: 0, queued: 0, inFlight: 0, busyMs: 0 };
   function drain() {
     scheduled = false;
     clearTimeout(lazyTimer);
     lazyTimer = void 0;
-    if (queue.length === 0) return;
+    committing ??= (async () => {
+      try {
+        while (queue.length > 0) await commitQueued();
+      } finally {
+        committing = void 0;
+      }
+    })();
+    return committing;
+  }
+  async function commitQueued() {
     const batch = queue;
     queue = [];
     const started = performance.now();
-    const outcomes = commit(batch.map((write) => write.commands));
+    const outcomes = await commit(batch.map((write) => write.commands));
     stats.busyMs += performance.now() - started;
     stats.commits++;
     stats.writes += batch.length;
@@ -83984,12 +84251,12 @@ function makeSameThreadWriter(store, { lazyCommitMs = 20 } = {}) {
     if (closed) return Promise.reject(new WriterStoppedError("The store is closed"));
     return new Promise((resolve, reject) => {
       queue.push({ commands, resolve, reject });
-      if (scheduled) return;
+      if (scheduled || committing) return;
       if (!lazy2) {
         scheduled = true;
-        setImmediate(drain);
+        setImmediate(() => void drain());
       } else {
-        lazyTimer ??= setTimeout(drain, lazyCommitMs);
+        lazyTimer ??= setTimeout(() => void drain(), lazyCommitMs);
       }
     });
   }
@@ -84012,8 +84279,8 @@ function makeSameThreadWriter(store, { lazyCommitMs = 20 } = {}) {
     write: (...commands) => enqueue(commands, false),
     writeLazily: (...commands) => enqueue(commands, true),
     async close() {
-      drain();
       closed = true;
+      await drain();
     }
   };
 }
@@ -84032,16 +84299,16 @@ async function openServiceStore(path2, { lazyCommitMs, onFailure, writer: where 
       "The service needs a database file: its reading and writing threads cannot share an in-memory database."
     );
   }
-  const store = openStore(path2, options);
   let writer;
   if (where === "this-thread") {
-    writer = makeSameThreadWriter(store, { lazyCommitMs });
-    return serviceStoreOf(store, writer, async () => {
+    const store2 = await openStore(path2, options);
+    writer = makeSameThreadWriter(store2, { lazyCommitMs });
+    return serviceStoreOf(store2, writer, async () => {
       await writer.close();
-      store.close();
+      await store2.close();
     });
   }
-  store.db.pragma("query_only = ON");
+  const store = await openStore(path2, { ...options, readOnly: true });
   try {
     if (options.openDb) {
       throw new Error(
@@ -84051,26 +84318,18 @@ async function openServiceStore(path2, { lazyCommitMs, onFailure, writer: where 
     const { clock: _clock, openDb: _openDb, ...db } = options;
     writer = await startWriter({ path: path2, db, lazyCommitMs, onFailure });
   } catch (error63) {
-    store.close();
+    await store.close();
     throw error63;
   }
   return serviceStoreOf(store, writer, async () => {
     await writer.close();
-    store.close();
+    await store.close();
   });
-}
-function asyncReadsOf(reads) {
-  return Object.fromEntries(
-    Object.entries(reads).map(([name, read]) => [
-      name,
-      typeof read === "function" ? async (...args) => read(...args) : read
-    ])
-  );
 }
 function serviceStoreOf(store, writer, close) {
   return {
-    ...asyncReadsOf(store.reads),
-    db: store.db,
+    ...store.reads,
+    sql: store.sql,
     cursorSecret: store.cursorSecret,
     // A request's audit event rides with its first write (server/store/audit-scope.ts).
     write: ((...commands) => writer.write(...withPendingAudit(commands))),
@@ -91149,7 +91408,7 @@ var require_sql_wasm = __commonJS({
 
 // server/store/wasm-db.ts
 async function loadWasmSqlite() {
-  const SQL = await (0, import_sql.default)({ useOldExtensionFunctions: false });
+  const SQL = await (0, import_sql3.default)({ useOldExtensionFunctions: false });
   return () => wrapDatabase(new SQL.Database());
 }
 function wrapDatabase(db) {
@@ -91190,6 +91449,7 @@ function wrapDatabase(db) {
     }
   }
   const wrapper = {
+    dialect: sqliteDialect,
     prepare(sql) {
       compile3(sql);
       let pluck = false;
@@ -91294,11 +91554,12 @@ function toSqlValue(value) {
 function fromSqlValue(value) {
   return value instanceof Uint8Array ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value;
 }
-var import_sql;
+var import_sql3;
 var init_wasm_db = __esm({
   "server/store/wasm-db.ts"() {
     "use strict";
-    import_sql = __toESM(require_sql_wasm(), 1);
+    import_sql3 = __toESM(require_sql_wasm(), 1);
+    init_dialect();
   }
 });
 

@@ -68,9 +68,10 @@ export async function openStore(
   try {
     const sealer = openSealer(db, path, encryptionKey);
     migrate(db, clock, { sealer });
+    const store = await storeOn(sqliteSql(db), sealer, { scrubFreePages: () => scrubFreePages(db) });
     // A write on a reading connection would compete with the writer thread for SQLite's lock.
     if (readOnly) db.pragma("query_only = ON");
-    return await storeOn(sqliteSql(db), sealer, { scrubFreePages: () => scrubFreePages(db) });
+    return store;
   } catch (error) {
     db.close();
     throw error;

@@ -80,9 +80,9 @@ describe("npx assure secrets rotate-key", () => {
     expect(findsIn(dbPath, secret)).toBe(false);
 
     // The old key no longer opens the database.
-    expect(() =>
+    await expect(
       openStore(dbPath, { clock: systemClock, encryptionKey: Buffer.from(oldKey.trim(), "base64") }),
-    ).toThrow(/not the one/);
+    ).rejects.toThrow(/not the one/);
 
     // The service starts on the new key, and the agent still gets its credential.
     t = await startTestService({ dbPath });
@@ -135,9 +135,9 @@ describe("npx assure secrets rotate-key", () => {
     });
     expect(rotated.status).toBe(0);
     expect(findsIn(dbPath, secret)).toBe(false);
-    expect(() => openStore(dbPath, { clock: systemClock, encryptionKey: Buffer.from(oldKey, "base64") })).toThrow(
-      /not the one/,
-    );
+    await expect(
+      openStore(dbPath, { clock: systemClock, encryptionKey: Buffer.from(oldKey, "base64") }),
+    ).rejects.toThrow(/not the one/);
     t = await startTestService({ dbPath, env: { ASSURE_ENCRYPTION_KEY: newKey } });
     expect((await t.admin.get("/v1/projects")).status).toBe(200);
   });

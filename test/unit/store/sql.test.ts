@@ -91,7 +91,7 @@ describe.each(["sqlite", "postgres"] as const)("Sql on %s", (kind) => {
         await insert().run({ id: "c", n: 3 });
         await insert().run({ id: "a", n: 4 }); // a duplicate key
       }),
-    ).rejects.toThrow();
+    ).rejects.toThrow(/UNIQUE constraint failed|duplicate key/);
     expect(await count()).toBe(2);
   });
 
