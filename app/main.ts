@@ -1,5 +1,5 @@
 import type { AddressInfo } from "node:net";
-import { readConfig } from "../server/config.js";
+import { databaseLabel, readConfig } from "../server/config.js";
 import { ConfigError, coerceError } from "../server/errors.js";
 import { createLogger } from "../server/log.js";
 import { createHost } from "./create-host.js";
@@ -20,10 +20,9 @@ async function main(): Promise<void> {
     server.listen(config.port, config.host, resolve);
   });
   const { port } = server.address() as AddressInfo;
-  log.info(
-    { port, db: config.dbPath },
-    `assure listening on http://${config.host}:${port} (database ${config.dbPath})`,
-  );
+  const database = databaseLabel(config);
+  if (config.dbPathIgnored) log.warn("ASSURE_DB is not used: ASSURE_DATABASE_URL is set");
+  log.info({ port, db: database }, `assure listening on http://${config.host}:${port} (database ${database})`);
 
   // SIGTERM: stop accepting, let requests in flight finish (REQUESTS_GRACE_MS), let runs in hand
   // finish or hand them back (STOP_GRACE_MS), close the database, and exit 0 — within 10 s.

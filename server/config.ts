@@ -94,6 +94,8 @@ export interface Config {
   /** ASSURE_DATABASE_URL: the service runs on PostgreSQL, and ASSURE_DB is not used. Never logged (it may hold a password). */
   databaseUrl: string | undefined;
   databasePoolSize: number;
+  /** ASSURE_DB was set as well as ASSURE_DATABASE_URL: it is ignored, and the start says so. */
+  dbPathIgnored: boolean;
   baseUrl: string | undefined;
   dbSynchronous: z.infer<typeof Synchronous>;
   /** ASSURE_ENCRYPTION_KEY, if set: never logged. */
@@ -159,6 +161,13 @@ export interface GitHubSettings {
   waitRetryMs: number;
 }
 
+/** Where the service keeps its data, fit for a log line: the SQLite file, or PostgreSQL's address without credentials. */
+export function databaseLabel(config: Pick<Config, "dbPath" | "databaseUrl">): string {
+  if (!config.databaseUrl) return config.dbPath;
+  const url = new URL(config.databaseUrl);
+  return `postgres://${url.host}${url.pathname}`;
+}
+
 /** The only reader of the process environment. Fails at boot and names every bad variable. */
 export function readConfig(env: Record<string, string | undefined> = process.env): Config {
   const blankAsUnset = Object.fromEntries(Object.entries(env).filter(([, value]) => value !== ""));
@@ -179,6 +188,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     dbPath: e.ASSURE_DB,
     databaseUrl: e.ASSURE_DATABASE_URL,
     databasePoolSize: e.ASSURE_DATABASE_POOL_SIZE,
+    dbPathIgnored: e.ASSURE_DATABASE_URL !== undefined && blankAsUnset.ASSURE_DB !== undefined,
     baseUrl: e.ASSURE_BASE_URL?.replace(/\/+$/, ""),
     dbSynchronous: e.ASSURE_DB_SYNCHRONOUS,
     encryptionKey: e.ASSURE_ENCRYPTION_KEY,

@@ -13,7 +13,7 @@ import { makeIdGenerator } from "./ids.js";
 import { createLogger, type Logger } from "./log.js";
 import { makeEgressPolicy } from "./net/egress.js";
 import { makeReadinessProbe } from "./net/readiness.js";
-import { openServiceStore, type ServiceStore } from "./store/service-store.js";
+import { openPostgresServiceStore, openServiceStore, type ServiceStore } from "./store/service-store.js";
 import type { TaskList, Worker } from "./engine/worker.js";
 import { makeRunEngine } from "./engine/run-engine.js";
 import { makeMcpConversations } from "./engine/mcp-conversations.js";
@@ -81,16 +81,22 @@ export async function createService(
   const logger = log ?? createLogger({ level: config.logLevel });
   let writerStopped = false;
   let draining = false;
-  const store = await openServiceStore(config.dbPath, {
-    clock,
-    synchronous: config.dbSynchronous,
-    encryptionKey: config.encryptionKey,
-    onFailure(error) {
-      writerStopped = true;
-      logger.fatal({ err: error }, "The store's writer stopped: nothing can be written any more");
-      onFatal?.(error);
-    },
-  });
+  const store = config.databaseUrl
+    ? await openPostgresServiceStore(config.databaseUrl, {
+        clock,
+        encryptionKey: config.encryptionKey!, // required with a database URL (readConfig)
+        maxConnections: config.databasePoolSize,
+      })
+    : await openServiceStore(config.dbPath, {
+        clock,
+        synchronous: config.dbSynchronous,
+        encryptionKey: config.encryptionKey,
+        onFailure(error) {
+          writerStopped = true;
+          logger.fatal({ err: error }, "The store's writer stopped: nothing can be written any more");
+          onFatal?.(error);
+        },
+      });
   const egress = makeEgressPolicy({ allowlist: config.egressAllowlist });
   const newId = makeIdGenerator(clock);
   let worker: Worker | undefined;

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -12,13 +13,24 @@ import type { Service } from "../../server/create-service.js";
 import { makeIdGenerator } from "../../server/ids.js";
 import { createLogger } from "../../server/log.js";
 import { openStore } from "../../server/store/index.js";
+import { openPostgresStore } from "../../server/store/open-postgres-store.js";
+import { createScratchDatabase, type ScratchDatabase } from "./postgres.js";
 import { makeApiClient, type ApiClient } from "./api-client.js";
 import { makeResponseValidator } from "./openapi.js";
 import { LOCAL_SETTINGS } from "./local-settings.js";
 
+/**
+ * The database the suite's services run on: a SQLite file each (the default), or a PostgreSQL
+ * database each on the test server (ASSURE_TEST_DATABASE=postgres).
+ */
+export const TEST_DATABASE = process.env.ASSURE_TEST_DATABASE === "postgres" ? "postgres" : "sqlite";
+
 export interface TestService {
   baseUrl: string;
+  /** The SQLite file; unused when the service runs on PostgreSQL (`databaseUrl`). */
   dbPath: string;
+  /** The service's PostgreSQL database, when it runs on one. */
+  databaseUrl: string | undefined;
   service: Service;
   clock: Clock;
   adminToken: string;
@@ -57,12 +69,15 @@ export async function startTestService({
 }: StartOptions = {}): Promise<TestService> {
   const dir = dbPath ? undefined : mkdtempSync(join(tmpdir(), "assure-test-"));
   const path = dbPath ?? join(dir!, "assure.db");
+  let scratch: ScratchDatabase | undefined;
+  if (TEST_DATABASE === "postgres" && !dbPath && !env.ASSURE_DATABASE_URL) scratch = await createScratchDatabase();
   const config = readConfig({
     ASSURE_DB: path,
     LOG_LEVEL: "silent",
     ASSURE_READINESS_TIMEOUT_MS: "1000",
     ASSURE_WORKERS: "0",
     ...LOCAL_SETTINGS,
+    ...(scratch ? { ASSURE_DATABASE_URL: scratch.url, ASSURE_ENCRYPTION_KEY: randomBytes(32).toString("base64") } : {}),
     ...env,
   });
   const host = await createHost(config, {
@@ -78,7 +93,9 @@ export async function startTestService({
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const newId = makeIdGenerator(clock);
-  const operator = await openStore(path, { clock, encryptionKey: config.encryptionKey });
+  const operator = config.databaseUrl
+    ? await openPostgresStore(config.databaseUrl, { clock, encryptionKey: config.encryptionKey!, maxConnections: 2 })
+    : await openStore(path, { clock, encryptionKey: config.encryptionKey });
   const issueKey = async (projectId: string | null, scopes: string[] = []) =>
     (await issueApiKey({ store: operator, clock, newId }, { projectId, scopes })).token;
   const adminToken = await issueKey(null);
@@ -90,6 +107,7 @@ export async function startTestService({
   return {
     baseUrl,
     dbPath: path,
+    databaseUrl: config.databaseUrl,
     service,
     clock,
     adminToken,
@@ -102,6 +120,7 @@ export async function startTestService({
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await host.close();
       await operator.close();
+      await scratch?.drop();
       if (dir) rmSync(dir, { recursive: true, force: true });
     },
   };
