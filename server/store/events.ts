@@ -1,4 +1,5 @@
 import type { TypedEvent } from "../contract/index.js";
+import { makeKeyLocks } from "./sql/key-locks.js";
 import type { Sql } from "./sql/sql.js";
 
 export interface EventRow {
@@ -42,6 +43,7 @@ export function makeEventsStore(
   db: Sql,
   outbox: { enqueueRunEvents(runId: string, from: number, to: number, now: string): Promise<void> },
 ) {
+  const locks = makeKeyLocks(db);
   const lastSequence = db
     .prepare("SELECT COALESCE(MAX(sequence), 0) AS sequence FROM run_events WHERE run_id = ?")
     .pluck();
@@ -55,6 +57,8 @@ export function makeEventsStore(
 
   const appendEvents = async (runId: string, events: readonly LoggedEvent[]): Promise<void> =>
     db.transaction(async () => {
+      // Appends to one run's log take turns across nodes: the later one reads where the first ended.
+      await locks.lock("run log", runId);
       const last = (await lastSequence.get<number>(runId))!;
       for (const [i, event] of events.entries()) {
         if (event.sequence !== last + 1 + i) {

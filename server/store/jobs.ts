@@ -1,3 +1,4 @@
+import { makeKeyLocks } from "./sql/key-locks.js";
 import type { Sql } from "./sql/sql.js";
 
 export interface JobRow {
@@ -47,6 +48,7 @@ const claimOf = ({ job_id, locked_by, attempts }: JobClaim) => ({ job_id, locked
  * deleted: the state of the work lives in the records it produced (runs, events).
  */
 export function makeJobsStore(db: Sql) {
+  const locks = makeKeyLocks(db);
   const insert =
     db.prepare(`INSERT INTO jobs (task, job_key, payload, state, run_at, max_attempts, created_at, fair_key)
     VALUES (@task, @job_key, @payload, 'queued', @run_at, @max_attempts, @run_at, @fair_key)
@@ -57,8 +59,11 @@ export function makeJobsStore(db: Sql) {
     FROM jobs q WHERE q.state = 'queued' AND q.run_at <= @now GROUP BY q.fair_key`);
   const claim =
     db.prepare(`UPDATE jobs SET state = 'running', attempts = attempts + 1, locked_by = @worker, locked_until = @until
-    WHERE job_id = (SELECT job_id FROM jobs WHERE state = 'queued' AND run_at <= @now AND fair_key IS NOT DISTINCT FROM @key ORDER BY run_at, job_id LIMIT 1)
+    WHERE job_id = (SELECT job_id FROM jobs WHERE state = 'queued' AND run_at <= @now AND fair_key IS NOT DISTINCT FROM @key ORDER BY run_at, job_id LIMIT 1 ${db.dialect.skipLocked})
     RETURNING *`);
+  const runningOf = db
+    .prepare("SELECT COUNT(*) FROM jobs WHERE state = 'running' AND fair_key IS NOT DISTINCT FROM ?")
+    .pluck();
   const held = "job_id = @job_id AND locked_by = @locked_by AND attempts = @attempts AND state = 'running'";
   const renew = db.prepare(`UPDATE jobs SET locked_until = @until WHERE ${held}`);
   const remove = db.prepare(`DELETE FROM jobs WHERE ${held}`);
@@ -87,20 +92,42 @@ export function makeJobsStore(db: Sql) {
         max: number,
         perKeyCap = Number.POSITIVE_INFINITY,
       ): Promise<ClaimedJob[]> {
-        const jobs: ClaimedJob[] = [];
-        while (jobs.length < max) {
-          const keys = (await dueKeys.all<{ fair_key: string | null; first_due: string; running: number }>({ now }))
-            .filter((due) => due.fair_key === null || due.running < perKeyCap)
-            .sort(
-              (a, b) => a.running - b.running || (a.first_due < b.first_due ? -1 : a.first_due > b.first_due ? 1 : 0),
-            );
-          const job =
-            keys[0] &&
-            (await claim.get<ClaimedJob & { payload: string }>({ worker, now, until, key: keys[0].fair_key }));
-          if (!job) break;
-          jobs.push({ ...job, payload: JSON.parse(job.payload) as unknown });
-        }
-        return jobs;
+        const capped = Number.isFinite(perKeyCap);
+        /**
+         * Whether a job of `key` may be claimed now. Under a cap, claims of one key take turns across
+         * nodes: the key's lock is held until this claim commits, and its running jobs are counted
+         * under it (counted before, another node's claim could slip in between). A key another node
+         * is claiming right now is left to it: waiting could deadlock with it on a second key.
+         */
+        const mayClaim = async (key: string | null): Promise<boolean> =>
+          !capped ||
+          key === null ||
+          ((await locks.tryLock("fair key", key)) && (await runningOf.get<number>(key))! < perKeyCap);
+        return db.transaction(async () => {
+          const jobs: ClaimedJob[] = [];
+          const passed = new Set<string | null>();
+          while (jobs.length < max) {
+            const keys = (await dueKeys.all<{ fair_key: string | null; first_due: string; running: number }>({ now }))
+              .filter((due) => !passed.has(due.fair_key) && (due.fair_key === null || due.running < perKeyCap))
+              .sort(
+                (a, b) => a.running - b.running || (a.first_due < b.first_due ? -1 : a.first_due > b.first_due ? 1 : 0),
+              );
+            if (keys.length === 0) break;
+            const key = keys[0]!.fair_key;
+            if (!(await mayClaim(key))) {
+              passed.add(key);
+              continue;
+            }
+            const job = await claim.get<ClaimedJob & { payload: string }>({ worker, now, until, key });
+            // Another node took the key's last due job meanwhile: try the next key.
+            if (!job) {
+              passed.add(key);
+              continue;
+            }
+            jobs.push({ ...job, payload: JSON.parse(job.payload) as unknown });
+          }
+          return jobs;
+        });
       },
       /** False when the claim was lost (its lease lapsed and the job went back): the worker must stop working on it. */
       async renewJobLease(claim: JobClaim, until: string): Promise<boolean> {

@@ -22,6 +22,7 @@ import {
 import type { DecisionFacts, DecisionRecord, Judged } from "../decisions/judge-decision.js";
 import { makeIdGenerator } from "../ids.js";
 import { contentAddress } from "../specs/canonical-json.js";
+import { makeKeyLocks } from "./sql/key-locks.js";
 import type { Sql } from "./sql/sql.js";
 import type { JobsStore } from "./jobs.js";
 import type { ListPage, PageRequest, RowPage } from "./pagination.js";
@@ -195,6 +196,7 @@ export function makeReleaseDecisionsStore(
   judge: DecisionJudge,
 ) {
   const facts = makeDecisionFacts(db);
+  const locks = makeKeyLocks(db);
   const { policyHashOf } = judge;
   const decisions = makeProjectTable<DecisionRow>(db, listPage, "release_decisions", "decision_id");
   const insertDecision = db.prepare(`INSERT INTO release_decisions
@@ -370,32 +372,37 @@ export function makeReleaseDecisionsStore(
    * them and appends a `release_decision.updated` event (`runId`: the run whose end caused it).
    */
   async function refresh(decisionId: string, now: string, runId: string | null = null): Promise<void> {
-    const row = (await byId.get<DecisionRow>(decisionId))!;
-    const record: DecisionRecord = {
-      decision_id: decisionId,
-      base: row.base ? (JSON.parse(row.base) as DecisionBase) : null,
-      baseline: row.baseline ? (JSON.parse(row.baseline) as DecisionBaseline) : null,
-      history: row.history ? (JSON.parse(row.history) as string[]) : [],
-      slots: (await slotsOf.all<SlotRow>(decisionId, row.attempt)).map((slot) => ({
-        test_spec_id: slot.test_spec_id,
-        environment_id: slot.environment_id,
-        run_id: slot.run_id,
-        waiting: waitOf(slot),
-      })),
-      waivers: await inForce.all<DecisionRecord["waivers"][number]>(decisionId, now),
-    };
-    const decided = judge.judgeDecision(record, await facts.forJudging(record), now);
-    const reasons = JSON.stringify(decided.reasons);
-    const changes = decided.changes && JSON.stringify(decided.changes);
-    const isNew = (await lastEvent.get<number>(decisionId)) === 0;
-    if (changes !== row.changes) await saveChanges.run(changes, decisionId);
-    if (!isNew && decided.status === row.status && reasons === row.reasons) return;
-    await saveState.run({ decision_id: decisionId, status: decided.status, reasons, now });
-    await appendEvent(decisionId, now, runId, "release_decision.updated", {
-      status: decided.status,
-      previous_status: isNew ? null : row.status,
-      attempt: row.attempt,
-      blocking: decided.reasons.filter((r) => r.blocking).length,
+    // Refreshes of one decision take turns across nodes: each decides from what the one before saved,
+    // and its event follows the one before's.
+    return db.transaction(async () => {
+      await locks.lock("decision log", decisionId);
+      const row = (await byId.get<DecisionRow>(decisionId))!;
+      const record: DecisionRecord = {
+        decision_id: decisionId,
+        base: row.base ? (JSON.parse(row.base) as DecisionBase) : null,
+        baseline: row.baseline ? (JSON.parse(row.baseline) as DecisionBaseline) : null,
+        history: row.history ? (JSON.parse(row.history) as string[]) : [],
+        slots: (await slotsOf.all<SlotRow>(decisionId, row.attempt)).map((slot) => ({
+          test_spec_id: slot.test_spec_id,
+          environment_id: slot.environment_id,
+          run_id: slot.run_id,
+          waiting: waitOf(slot),
+        })),
+        waivers: await inForce.all<DecisionRecord["waivers"][number]>(decisionId, now),
+      };
+      const decided = judge.judgeDecision(record, await facts.forJudging(record), now);
+      const reasons = JSON.stringify(decided.reasons);
+      const changes = decided.changes && JSON.stringify(decided.changes);
+      const isNew = (await lastEvent.get<number>(decisionId)) === 0;
+      if (changes !== row.changes) await saveChanges.run(changes, decisionId);
+      if (!isNew && decided.status === row.status && reasons === row.reasons) return;
+      await saveState.run({ decision_id: decisionId, status: decided.status, reasons, now });
+      await appendEvent(decisionId, now, runId, "release_decision.updated", {
+        status: decided.status,
+        previous_status: isNew ? null : row.status,
+        attempt: row.attempt,
+        blocking: decided.reasons.filter((r) => r.blocking).length,
+      });
     });
   }
 

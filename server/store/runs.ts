@@ -1,5 +1,6 @@
 import { runLinks, type Pricing, type Run, type RunSource, type RunStatus } from "../contract/index.js";
 import type { AgentUsage } from "../usage/agent-usage.js";
+import { makeKeyLocks } from "./sql/key-locks.js";
 import type { Sql } from "./sql/sql.js";
 import type { Dialect } from "./sql/dialect.js";
 import type { JobsStore, NewJob } from "./jobs.js";
@@ -131,6 +132,7 @@ export function makeRunsStore(
   onCreated: (run: Run, now: string) => Promise<void> = () => Promise.resolve(),
 ) {
   const d = db.dialect;
+  const locks = makeKeyLocks(db);
   const USAGE_OF_RUN = usageOfRun(d);
   const insertRun = db.prepare(`INSERT INTO runs (run_id, project_id, status, verdict, failure_cause, failure_message,
       test_spec_id, spec_version, environment_id, agent_id, agent_version, agent_url, source, source_repository, source_commit_sha,
@@ -159,13 +161,15 @@ export function makeRunsStore(
     return { kind: "replay", run: toRun((await runById.get<RunRow>(key.run_id))!) };
   }
 
-  /**
-   * Creates the run, records its idempotency key and enqueues `job` in one transaction, unless a
-   * live key already answers the request. Concurrent identical requests therefore create one run.
-   */
   const countActive = db
     .prepare("SELECT COUNT(*) FROM runs WHERE project_id = ? AND status IN ('QUEUED', 'RUNNING', 'EVALUATING')")
     .pluck();
+  /**
+   * Creates the run, records its idempotency key and enqueues `job` in one transaction, unless a
+   * live key already answers the request. Concurrent identical requests therefore create one run:
+   * on PostgreSQL, where nodes create at once, they take turns on the key (and on the project,
+   * under a quota) before reading, so the later ones read what the first wrote.
+   */
   const createRunIdempotently = (
     request: IdempotentRequest,
     newRun: NewRun,
@@ -173,11 +177,17 @@ export function makeRunsStore(
     maxQueued = Number.POSITIVE_INFINITY,
   ): Promise<IdempotentOutcome | { kind: "created"; run: Run } | { kind: "quota_exceeded"; active: number }> =>
     db.transaction(async () => {
+      await locks.lock("idempotency key", `${request.project_id}/${request.idempotency_key}`);
       const existing = await lookUpKey(request);
       if (existing.kind !== "none") return existing;
       const row: RunRow = { ...newRun, source: newRun.source ? JSON.stringify(newRun.source) : null };
-      // Counted in the transaction that inserts: concurrent creations cannot overshoot the quota.
-      const active = Number.isFinite(maxQueued) ? (await countActive.get<number>(row.project_id))! : 0;
+      // Counted in the transaction that inserts, the project's creations taking turns: concurrent
+      // creations cannot overshoot the quota.
+      let active = 0;
+      if (Number.isFinite(maxQueued)) {
+        await locks.lock("project quota", row.project_id);
+        active = (await countActive.get<number>(row.project_id))!;
+      }
       if (active >= maxQueued) return { kind: "quota_exceeded", active };
       await sweepExpiredKeys.run(request.now);
       await deleteKey.run(request.project_id, request.idempotency_key);

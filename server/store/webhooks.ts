@@ -69,6 +69,8 @@ export interface AttemptRow {
 /** What an attempt came to, and what follows from it. */
 export interface AttemptOutcome {
   delivery_id: string;
+  /** The lease the attempt was made under (its claim's `lease_until`). */
+  lease_until: string;
   attempted_at: string;
   response_status: number | null;
   duration_ms: number;
@@ -145,18 +147,18 @@ export function makeWebhooksStore(db: Sql, listPage: ListPage, sealer: Sealer) {
     WHERE delivery_id IN (
       SELECT delivery_id FROM webhook_deliveries
       WHERE webhook_id = @webhook_id AND status = 'pending' AND next_attempt_at <= @now AND (lease_until IS NULL OR lease_until <= @now)
-      ORDER BY next_attempt_at LIMIT @room)
+      ORDER BY next_attempt_at LIMIT @room ${d.skipLocked})
     RETURNING *`);
+  // Settled only under the lease the attempt was made under: once it lapsed and another claim took
+  // the delivery, the late attempt is not recorded (the delivery is the new claim's to settle).
+  const settle = db.prepare(
+    `UPDATE webhook_deliveries SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = @next_attempt_at,
+      status = CASE WHEN @delivered = 1 THEN 'delivered' WHEN CAST(@next_attempt_at AS TEXT) IS NULL THEN 'failed' ELSE 'pending' END
+    WHERE delivery_id = @delivery_id AND lease_until = @lease_until RETURNING webhook_id, attempts`,
+  );
   const insertAttempt =
     db.prepare(`INSERT INTO webhook_attempts (delivery_id, attempt, webhook_id, attempted_at, response_status, duration_ms, error, next_attempt_at)
-    SELECT delivery_id, attempts + 1, webhook_id, @attempted_at, @response_status, @duration_ms, @error, @next_attempt_at FROM webhook_deliveries WHERE delivery_id = @delivery_id`);
-  const settle = db
-    .prepare(
-      `UPDATE webhook_deliveries SET attempts = attempts + 1, lease_until = NULL, next_attempt_at = @next_attempt_at,
-      status = CASE WHEN @delivered = 1 THEN 'delivered' WHEN CAST(@next_attempt_at AS TEXT) IS NULL THEN 'failed' ELSE 'pending' END
-    WHERE delivery_id = @delivery_id RETURNING webhook_id`,
-    )
-    .pluck();
+    VALUES (@delivery_id, @attempt, @webhook_id, @attempted_at, @response_status, @duration_ms, @error, @next_attempt_at)`);
   const markHealthy =
     db.prepare(`UPDATE webhooks SET failing_since = NULL, consecutive_failures = 0, paused_until = NULL
     WHERE webhook_id = ? AND (failing_since IS NOT NULL OR consecutive_failures > 0)`);
@@ -349,10 +351,18 @@ export function makeWebhooksStore(db: Sql, listPage: ListPage, sealer: Sealer) {
       /**
        * Records an attempt and settles its delivery: delivered, to be tried again, or given up. The
        * endpoint is marked failing (since the first failure) or healthy, and disabled when asked.
+       * Nothing is recorded (`recorded: false`) when the attempt's lease no longer holds the delivery.
        */
-      async recordWebhookAttempt(outcome: AttemptOutcome): Promise<{ failing_since: string | null }> {
-        await insertAttempt.run(outcome);
-        const webhookId = (await settle.get<string>({ ...outcome, delivered: outcome.delivered ? 1 : 0 }))!;
+      async recordWebhookAttempt(
+        outcome: AttemptOutcome,
+      ): Promise<{ recorded: boolean; failing_since: string | null }> {
+        const settled = await settle.get<{ webhook_id: string; attempts: number }>({
+          ...outcome,
+          delivered: outcome.delivered ? 1 : 0,
+        });
+        if (!settled) return { recorded: false, failing_since: null }; // its lease lapsed and the delivery moved on
+        const webhookId = settled.webhook_id;
+        await insertAttempt.run({ ...outcome, attempt: settled.attempts, webhook_id: webhookId });
         if (outcome.delivered) await markHealthy.run(webhookId);
         else {
           const failures = (await markFailing.get<number>(outcome.attempted_at, webhookId))!;
@@ -360,7 +370,7 @@ export function makeWebhooksStore(db: Sql, listPage: ListPage, sealer: Sealer) {
           if (pauseMs) await pause.run(new Date(Date.parse(outcome.attempted_at) + pauseMs).toISOString(), webhookId);
         }
         if (outcome.disable) await disable.run(outcome.disable, outcome.attempted_at, webhookId);
-        return { failing_since: (await failingSince.get<string | null>(webhookId)) ?? null };
+        return { recorded: true, failing_since: (await failingSince.get<string | null>(webhookId)) ?? null };
       },
       async disableWebhook(webhookId: string, reason: string, now: string): Promise<void> {
         await disable.run(reason, now, webhookId);

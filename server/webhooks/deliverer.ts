@@ -136,6 +136,7 @@ export function makeWebhookDeliverer({
       delivered || gone || !webhook || !body ? null : nextAttemptAt(delivery.attempts + 1, clock.now(), retryScale);
     const outcome = {
       delivery_id: delivery.delivery_id,
+      lease_until: delivery.lease_until!, // claimed: under this lease
       attempted_at: at.toISOString(),
       response_status: status,
       duration_ms: sent.durationMs,

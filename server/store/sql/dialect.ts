@@ -31,6 +31,12 @@ export interface Dialect {
   randomHex(bytes: number): string;
   /** A query of the names of the database's tables (the current schema's), in column `name`. */
   readonly tableNames: string;
+  /**
+   * Ends a claim's SELECT of the rows it takes: on PostgreSQL they are locked, and rows another
+   * node's claim holds are skipped (without it, two claims pick the same row and both take it).
+   * Empty on SQLite, whose one writer claims alone.
+   */
+  readonly skipLocked: string;
 }
 
 const KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -64,6 +70,7 @@ export const sqliteDialect: Dialect = {
   jsonArrayValues: (json) => `SELECT value FROM json_each(${json})`,
   randomHex: (bytes) => `lower(hex(randomblob(${bytes})))`,
   tableNames: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+  skipLocked: "",
 };
 
 const jsonb = (json: string) => `CAST(${json} AS jsonb)`;
@@ -92,4 +99,5 @@ export const postgresDialect: Dialect = {
   },
   tableNames:
     "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
+  skipLocked: "FOR UPDATE SKIP LOCKED",
 };

@@ -52,3 +52,12 @@ export class TransactionLostError extends Error {
     super("The transaction was rolled back by the database", { cause });
   }
 }
+
+/**
+ * PostgreSQL gave up the transaction to let another go on: a serialization failure (40001) or a
+ * deadlock (40P01). Run again from its start, it may well succeed. SQLite never answers these.
+ */
+export function isTransientConflict(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return code === "40001" || code === "40P01";
+}
