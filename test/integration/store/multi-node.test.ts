@@ -214,6 +214,37 @@ describe("several nodes on one PostgreSQL database", () => {
     expect(logged.map((event) => event.sequence)).toEqual([1, 2, 3, 4, 5]);
   });
 
+  it("lets one of three nodes deciding a release decision again log its change; the others find it decided", async () => {
+    const store = nodes[0]!.store;
+    await store.createRunIdempotently(
+      { project_id: "prj_1", idempotency_key: "decided", request_hash: "h", now: at(), expires_at: at(86_400_000) },
+      newRun("run_decided"),
+      executeJob("run_decided"),
+    );
+    await store.createDecision(
+      { decision_id: "rdc_1", project_id: "prj_1", subject: { run_ids: ["run_decided"] }, plan: [] },
+      at(),
+    );
+    // The run ends; each node, told so, decides again.
+    await store.transitionRun({
+      run_id: "run_decided",
+      from: "QUEUED",
+      to: "FAILED",
+      terminal: true,
+      verdict: "PENDING",
+      failure: { cause: "target_unreachable", message: "down" },
+      now: at(1000),
+    });
+    const outcomes = await Promise.allSettled(
+      nodes.map((node) => node.write(["refreshDecisionsOfRun", "run_decided", at(1000)])),
+    );
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(["fulfilled", "fulfilled", "fulfilled"]);
+    const logged = await query<{ sequence: number; type: string }>(
+      "SELECT sequence, type FROM release_decision_events WHERE decision_id = 'rdc_1' ORDER BY sequence",
+    );
+    expect(logged.map((event) => event.sequence)).toEqual([1, 2]);
+  });
+
   describe("webhook deliveries", () => {
     let webhookId: string;
     const claim = (node: Node, now: string, leaseUntil: string, room: number) =>
