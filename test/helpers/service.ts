@@ -12,7 +12,7 @@ import { readConfig } from "../../server/config.js";
 import type { Service } from "../../server/create-service.js";
 import { makeIdGenerator } from "../../server/ids.js";
 import { createLogger } from "../../server/log.js";
-import { openStore } from "../../server/store/index.js";
+import { openStore, type Store } from "../../server/store/index.js";
 import { openPostgresStore } from "../../server/store/open-postgres-store.js";
 import { createScratchDatabase, type ScratchDatabase } from "./postgres.js";
 import { makeApiClient, type ApiClient } from "./api-client.js";
@@ -42,6 +42,8 @@ export interface TestService {
   issueKey(projectId: string | null, scopes?: string[]): Promise<string>;
   /** Revokes a key as the operator's CLI does; false if it was revoked already. */
   revokeKey(keyId: string): Promise<boolean>;
+  /** Runs `use` on a store of its own connection to the service's database (SQLite or PostgreSQL), as an operator's would be. */
+  withStore<T>(use: (store: Store) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -93,9 +95,11 @@ export async function startTestService({
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const newId = makeIdGenerator(clock);
-  const operator = config.databaseUrl
-    ? await openPostgresStore(config.databaseUrl, { clock, encryptionKey: config.encryptionKey!, maxConnections: 2 })
-    : await openStore(path, { clock, encryptionKey: config.encryptionKey });
+  const openOwnStore = () =>
+    config.databaseUrl
+      ? openPostgresStore(config.databaseUrl, { clock, encryptionKey: config.encryptionKey!, maxConnections: 2 })
+      : openStore(path, { clock, encryptionKey: config.encryptionKey });
+  const operator = await openOwnStore();
   const issueKey = async (projectId: string | null, scopes: string[] = []) =>
     (await issueApiKey({ store: operator, clock, newId }, { projectId, scopes })).token;
   const adminToken = await issueKey(null);
@@ -115,6 +119,14 @@ export async function startTestService({
     anonymous: makeApiClient(baseUrl, validate),
     issueKey,
     revokeKey: (keyId) => operator.revokeApiKey(keyId, clock.now().toISOString()),
+    async withStore(use) {
+      const store = await openOwnStore();
+      try {
+        return await use(store);
+      } finally {
+        await store.close();
+      }
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

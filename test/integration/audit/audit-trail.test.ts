@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import Database from "better-sqlite3";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { runCli } from "../../helpers/child-service.js";
 import { seedProject, type SeededProject } from "../../helpers/seed.js";
@@ -45,14 +44,10 @@ describe("the audit trail", () => {
     } while (cursor);
     return events;
   }
-  const auditRows = () => {
-    const db = new Database(t.dbPath, { readonly: true });
-    try {
-      return db.prepare("SELECT COUNT(*) FROM audit_events").pluck().get() as number;
-    } finally {
-      db.close();
-    }
-  };
+  const auditRows = () =>
+    t.withStore(
+      async (store) => (await store.sql.prepare("SELECT COUNT(*) AS n FROM audit_events").pluck().get<number>())!,
+    );
 
   it("records every write through the API: the actor, the operation, the resource, the project, the request and the address", async () => {
     const seeded = await allEvents(`&project_id=${p.projectId}`);
@@ -198,13 +193,12 @@ describe("the audit trail", () => {
     expect(since.body.data).toEqual([]);
   });
 
-  it("is append-only: the database itself refuses to change or remove an event", () => {
-    const db = new Database(t.dbPath);
-    try {
-      expect(() => db.prepare("UPDATE audit_events SET action = 'nothing'").run()).toThrow(/append-only/);
-      expect(() => db.prepare("DELETE FROM audit_events").run()).toThrow(/append-only/);
-    } finally {
-      db.close();
-    }
+  it("is append-only: the database itself refuses to change or remove an event", async () => {
+    await t.withStore(async (store) => {
+      await expect(store.sql.prepare("UPDATE audit_events SET action = 'nothing'").run()).rejects.toThrow(
+        /append-only/,
+      );
+      await expect(store.sql.prepare("DELETE FROM audit_events").run()).rejects.toThrow(/append-only/);
+    });
   });
 });

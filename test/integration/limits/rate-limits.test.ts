@@ -1,6 +1,5 @@
 import { createHmac } from "node:crypto";
 import { afterAll, afterEach, describe, expect, it } from "@jest/globals";
-import Database from "better-sqlite3";
 import { connect, type AddressInfo } from "node:net";
 import { createHttpServer } from "../../../app/http-server.js";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
@@ -28,14 +27,10 @@ describe("rate limits and quotas", () => {
     await agent?.close();
   });
   const exampleAgent = async () => (agent ??= await startExampleAgent());
-  const count = (table: string) => {
-    const db = new Database(t!.dbPath, { readonly: true });
-    try {
-      return db.prepare(`SELECT COUNT(*) FROM ${table}`).pluck().get() as number;
-    } finally {
-      db.close();
-    }
-  };
+  const count = (table: string) =>
+    t!.withStore(
+      async (store) => (await store.sql.prepare(`SELECT COUNT(*) AS n FROM ${table}`).pluck().get<number>())!,
+    );
 
   it("limits each API key per minute, reports the budget on every response, and leaves other keys alone", async () => {
     t = await startTestService({ env: { ASSURE_RATE_LIMIT_PER_MINUTE: "5" } });
