@@ -31,6 +31,8 @@ export interface TestService {
   dbPath: string;
   /** The service's PostgreSQL database, when it runs on one. */
   databaseUrl: string | undefined;
+  /** The environment that points a process (the operator's CLI, say) at the service's database. */
+  databaseEnv: Record<string, string>;
   service: Service;
   clock: Clock;
   adminToken: string;
@@ -112,6 +114,9 @@ export async function startTestService({
     baseUrl,
     dbPath: path,
     databaseUrl: config.databaseUrl,
+    databaseEnv: config.databaseUrl
+      ? { ASSURE_DATABASE_URL: config.databaseUrl, ASSURE_ENCRYPTION_KEY: config.encryptionKey!.toString("base64") }
+      : { ASSURE_DB: path },
     service,
     clock,
     adminToken,

@@ -98,7 +98,7 @@ describe("the audit trail", () => {
 
   it("records nothing for a refused write, nor for a replay that writes nothing", async () => {
     expect((await t.admin.post("/v1/projects", { name: "taken" })).status).toBe(201);
-    const before = auditRows();
+    const before = await auditRows();
     expect((await t.admin.post("/v1/projects", { name: "taken" })).status).toBe(409);
     expect(
       (
@@ -121,11 +121,11 @@ describe("the audit trail", () => {
     ).toBe(404);
     expect((await t.anonymous.post("/v1/projects", { name: "no-key" })).status).toBe(401);
     expect((await p.client.post("/v1/projects", { name: "no-scope" })).status).toBe(403);
-    expect(auditRows()).toBe(before);
+    expect(await auditRows()).toBe(before);
   });
 
   it("records the CLI's writes, and keys can expire", async () => {
-    const env = { ASSURE_DB: t.dbPath };
+    const env = t.databaseEnv;
     const created = await runCli(
       ["keys", "create", "--project", p.projectId, "--scopes", "runs:read", "--name", "ci", "--expires-in", "2s"],
       env,
@@ -156,7 +156,7 @@ describe("the audit trail", () => {
   it("refuses an expired key with 401, and notes when each key was last used", async () => {
     const created = (
       await runCli(["keys", "create", "--project", p.projectId, "--scopes", "runs:read", "--expires-in", "1s"], {
-        ASSURE_DB: t.dbPath,
+        ...t.databaseEnv,
       })
     ).json() as { key_id: string; token: string; expires_at: string };
     expect((await t.anonymous.get("/v1/runs", { token: created.token })).status).toBe(200);
@@ -165,7 +165,7 @@ describe("the audit trail", () => {
     expect(expired.status).toBe(401);
     expect(expired.body.error.message).toMatch(/expired/);
     const listed = await waitFor(async () => {
-      const keys = (await runCli(["keys", "list"], { ASSURE_DB: t.dbPath })).json() as {
+      const keys = (await runCli(["keys", "list"], t.databaseEnv)).json() as {
         key_id: string;
         last_used_at: string | null;
         expires_at: string | null;
