@@ -1,3 +1,4 @@
+import { coerceError } from "./errors.js";
 import { makeLiveTraces } from "./engine/traces/live-traces.js";
 import { systemClock, type Clock } from "./clock.js";
 import type { Deprecation } from "./contract/index.js";
@@ -13,7 +14,8 @@ import { makeIdGenerator } from "./ids.js";
 import { createLogger, type Logger } from "./log.js";
 import { makeEgressPolicy } from "./net/egress.js";
 import { makeReadinessProbe } from "./net/readiness.js";
-import { openPostgresServiceStore, openServiceStore, type ServiceStore } from "./store/service-store.js";
+import { openServiceStore, type ServiceStore } from "./store/service-store.js";
+import { openPostgresServiceStore } from "./store/open-postgres-store.js";
 import type { TaskList, Worker } from "./engine/worker.js";
 import { makeRunEngine } from "./engine/run-engine.js";
 import { makeMcpConversations } from "./engine/mcp-conversations.js";
@@ -140,8 +142,12 @@ export async function createService(
         ...(writerStopped ? ["the store's writer stopped: nothing can be written"] : []),
         ...(config.workers > 0 && !worker?.started ? ["the run engine is not running"] : []),
       ];
-      const schema = await store.schemaVersion();
-      if (schema !== LATEST_MIGRATION) reasons.push(`the database is at schema ${schema}, not ${LATEST_MIGRATION}`);
+      try {
+        const schema = await store.schemaVersion();
+        if (schema !== LATEST_MIGRATION) reasons.push(`the database is at schema ${schema}, not ${LATEST_MIGRATION}`);
+      } catch (error) {
+        reasons.push(`the database does not answer: ${coerceError(error).message}`);
+      }
       return reasons;
     },
     pages: makePageLinks({

@@ -8,6 +8,7 @@ import { KEY_BYTES, makeSealer, parseEncryptionKey } from "../../server/secrets/
 import { ConfigError, coerceError } from "../../server/errors.js";
 import { makeIdGenerator } from "../../server/ids.js";
 import { openStore, type Store } from "../../server/store/index.js";
+import { openPostgresStore } from "../../server/store/open-postgres-store.js";
 import { PAGE_LINK_SECRET, newPageLinkSecret } from "../../server/pages/page-links.js";
 import { parseDuration } from "../../server/contract/duration.js";
 import { OPERATOR_HELP } from "./operator-help.js";
@@ -150,7 +151,13 @@ async function run(argv: string[]): Promise<unknown> {
     (group === "secrets" && command === "rotate-key");
   if (!known) throw new UsageError("Unknown command.");
   const config = readConfig();
-  const store = await openStore(config.dbPath, { clock: systemClock, encryptionKey: config.encryptionKey });
+  const store = config.databaseUrl
+    ? await openPostgresStore(config.databaseUrl, {
+        clock: systemClock,
+        encryptionKey: config.encryptionKey!,
+        maxConnections: 2,
+      })
+    : await openStore(config.dbPath, { clock: systemClock, encryptionKey: config.encryptionKey });
   try {
     if (group === "secrets") return await rotateKey(store, config);
     if (group === "pages") {

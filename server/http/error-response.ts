@@ -46,8 +46,22 @@ function validationDetails(error: FastifyError & { validationContext?: string })
 /** SQLite's answers that mean "not now" rather than "wrong": the disk full, the file too large, I/O, a lock held too long. */
 const STORAGE_CODES = /^SQLITE_(FULL|TOOBIG|BUSY|LOCKED|IOERR|CANTOPEN|READONLY|PROTOCOL)/;
 
+/**
+ * PostgreSQL's answers (SQLSTATE) that mean "not now": the connection lost, the server shutting
+ * down, starting or out of resources, a transaction that lost a race to another node's.
+ */
+const POSTGRES_UNAVAILABLE = /^(08...|53...|57P0.|40001|40P01)$/;
+
+/** PostgreSQL refuses text holding the NUL character (SQLSTATE 22021); SQLite keeps it. */
+const POSTGRES_NUL_IN_TEXT = "22021";
+
 function isStorageUnavailable(error: { code?: string; name?: string }): boolean {
-  return (typeof error.code === "string" && STORAGE_CODES.test(error.code)) || error.name === "WriterStoppedError";
+  const code = typeof error.code === "string" ? error.code : "";
+  return (
+    STORAGE_CODES.test(code) ||
+    (error.name === "DatabaseError" && POSTGRES_UNAVAILABLE.test(code)) ||
+    error.name === "WriterStoppedError"
+  );
 }
 
 /** Whatever went wrong, as an ApiError: the one shape a client ever sees. */
@@ -58,6 +72,12 @@ export function toApiError(raw: unknown): ApiError {
     return new ApiError("VALIDATION_FAILED", {
       message: "The request does not match the schema; see details.",
       details: validationDetails(error),
+    });
+  }
+  if (error.name === "DatabaseError" && error.code === POSTGRES_NUL_IN_TEXT) {
+    return new ApiError("VALIDATION_FAILED", {
+      message: "The request holds the NUL character (U+0000), which no text here may hold.",
+      cause: error,
     });
   }
   if (isStorageUnavailable(error)) {

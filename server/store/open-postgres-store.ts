@@ -5,6 +5,9 @@ import { storeOn, type Store } from "./index.js";
 import { migratePostgres } from "./postgres/migrate.js";
 import { openPostgresSealer } from "./sealing.js";
 import { postgresSql } from "./sql/postgres-sql.js";
+import { serviceStoreOf, type ServiceStore } from "./service-store.js";
+import type { WriterOptions } from "./writer/start-writer.js";
+import { makeSameThreadWriter } from "./writer/same-thread-writer.js";
 
 export interface OpenPostgresStoreOptions {
   clock: Clock;
@@ -41,4 +44,23 @@ export async function openPostgresStore(
     await sql.close();
     throw error;
   }
+}
+
+export interface OpenPostgresServiceStoreOptions
+  extends OpenPostgresStoreOptions, Pick<WriterOptions, "lazyCommitMs"> {}
+
+/**
+ * The service's store on PostgreSQL: reads on the pool's connections, writes in group commits on
+ * this thread (the network I/O of a query does not hold the event loop, so no thread is needed).
+ */
+export async function openPostgresServiceStore(
+  url: string,
+  { lazyCommitMs, ...options }: OpenPostgresServiceStoreOptions,
+): Promise<ServiceStore> {
+  const store = await openPostgresStore(url, options);
+  const writer = makeSameThreadWriter(store, { lazyCommitMs });
+  return serviceStoreOf(store, writer, async () => {
+    await writer.close();
+    await store.close();
+  });
 }

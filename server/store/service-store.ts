@@ -3,7 +3,6 @@ import { startWriter, type Writer, type WriterOptions } from "./writer/start-wri
 import type { WriteCommand } from "./writer/commands.js";
 import { withPendingAudit } from "./audit-scope.js";
 import { makeSameThreadWriter } from "./writer/same-thread-writer.js";
-import { openPostgresStore, type OpenPostgresStoreOptions } from "./open-postgres-store.js";
 
 /**
  * The store as the service uses it: reads on this thread's connection, which never writes, and
@@ -60,25 +59,8 @@ export async function openServiceStore(
   });
 }
 
-export interface OpenPostgresServiceStoreOptions extends OpenPostgresStoreOptions, Pick<WriterOptions, "lazyCommitMs"> {}
-
-/**
- * The service's store on PostgreSQL: reads on the pool's connections, writes in group commits on
- * this thread (the network I/O of a query does not hold the event loop, so no thread is needed).
- */
-export async function openPostgresServiceStore(
-  url: string,
-  { lazyCommitMs, ...options }: OpenPostgresServiceStoreOptions,
-): Promise<ServiceStore> {
-  const store = await openPostgresStore(url, options);
-  const writer = makeSameThreadWriter(store, { lazyCommitMs });
-  return serviceStoreOf(store, writer, async () => {
-    await writer.close();
-    await store.close();
-  });
-}
-
-function serviceStoreOf(store: Store, writer: Writer, close: () => Promise<void>): ServiceStore {
+/** The service store of `store`, its writes through `writer`. */
+export function serviceStoreOf(store: Store, writer: Writer, close: () => Promise<void>): ServiceStore {
   return {
     ...store.reads,
     sql: store.sql,

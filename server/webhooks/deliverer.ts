@@ -181,7 +181,10 @@ export function makeWebhookDeliverer({
       paced = pacer !== undefined && pace!.busy();
       const allowed = paced ? pacer!.available() : Infinity;
       const room = Math.min(maxInFlight - total, allowed);
-      const due = await store.nextWebhookDeliveryDue();
+      const due = await store.nextWebhookDeliveryDue().catch((error: unknown) => {
+        log.error({ err: coerceError(error) }, "Could not read when the next webhook delivery is due");
+        return null; // looked at again after a poll
+      });
       if (room > 0 && due !== null && due <= clock.now().toISOString()) {
         const now = clock.now();
         try {

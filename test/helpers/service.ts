@@ -12,7 +12,7 @@ import { readConfig } from "../../server/config.js";
 import type { Service } from "../../server/create-service.js";
 import { makeIdGenerator } from "../../server/ids.js";
 import { createLogger } from "../../server/log.js";
-import { openStore } from "../../server/store/index.js";
+import { openStore, type Store } from "../../server/store/index.js";
 import { openPostgresStore } from "../../server/store/open-postgres-store.js";
 import { createScratchDatabase, type ScratchDatabase } from "./postgres.js";
 import { makeApiClient, type ApiClient } from "./api-client.js";
@@ -31,6 +31,8 @@ export interface TestService {
   dbPath: string;
   /** The service's PostgreSQL database, when it runs on one. */
   databaseUrl: string | undefined;
+  /** The environment that points a process (the operator's CLI, say) at the service's database. */
+  databaseEnv: Record<string, string>;
   service: Service;
   clock: Clock;
   adminToken: string;
@@ -42,6 +44,8 @@ export interface TestService {
   issueKey(projectId: string | null, scopes?: string[]): Promise<string>;
   /** Revokes a key as the operator's CLI does; false if it was revoked already. */
   revokeKey(keyId: string): Promise<boolean>;
+  /** Runs `use` on a store of its own connection to the service's database (SQLite or PostgreSQL), as an operator's would be. */
+  withStore<T>(use: (store: Store) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -93,9 +97,11 @@ export async function startTestService({
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   const newId = makeIdGenerator(clock);
-  const operator = config.databaseUrl
-    ? await openPostgresStore(config.databaseUrl, { clock, encryptionKey: config.encryptionKey!, maxConnections: 2 })
-    : await openStore(path, { clock, encryptionKey: config.encryptionKey });
+  const openOwnStore = () =>
+    config.databaseUrl
+      ? openPostgresStore(config.databaseUrl, { clock, encryptionKey: config.encryptionKey!, maxConnections: 2 })
+      : openStore(path, { clock, encryptionKey: config.encryptionKey });
+  const operator = await openOwnStore();
   const issueKey = async (projectId: string | null, scopes: string[] = []) =>
     (await issueApiKey({ store: operator, clock, newId }, { projectId, scopes })).token;
   const adminToken = await issueKey(null);
@@ -108,6 +114,9 @@ export async function startTestService({
     baseUrl,
     dbPath: path,
     databaseUrl: config.databaseUrl,
+    databaseEnv: config.databaseUrl
+      ? { ASSURE_DATABASE_URL: config.databaseUrl, ASSURE_ENCRYPTION_KEY: config.encryptionKey!.toString("base64") }
+      : { ASSURE_DB: path },
     service,
     clock,
     adminToken,
@@ -115,6 +124,14 @@ export async function startTestService({
     anonymous: makeApiClient(baseUrl, validate),
     issueKey,
     revokeKey: (keyId) => operator.revokeApiKey(keyId, clock.now().toISOString()),
+    async withStore(use) {
+      const store = await openOwnStore();
+      try {
+        return await use(store);
+      } finally {
+        await store.close();
+      }
+    },
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -5,7 +5,6 @@ import { issueApiKey } from "../../../server/auth/issue-api-key.js";
 import { ADMIN_ONLY_SCOPES, SCOPES } from "../../../server/auth/scopes.js";
 import { systemClock } from "../../../server/clock.js";
 import { makeIdGenerator } from "../../../server/ids.js";
-import { openStore } from "../../../server/store/index.js";
 import { readConversations, startRun, waitForRun } from "../../helpers/runs.js";
 import { seedProject, type SeededProject } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
@@ -65,8 +64,7 @@ describe("the authorization matrix", () => {
     const revoked = await t.issueKey(a.projectId, [...PROJECT_KEY_SCOPES]);
     await t.revokeKey(parseToken(revoked)!.keyId);
     tokens.revoked = revoked;
-    const operator = await openStore(t.dbPath, { clock: systemClock });
-    try {
+    await t.withStore(async (operator) => {
       tokens.expired = (
         await issueApiKey(
           { store: operator, clock: systemClock, newId: makeIdGenerator(systemClock) },
@@ -77,9 +75,7 @@ describe("the authorization matrix", () => {
           },
         )
       ).token;
-    } finally {
-      await operator.close();
-    }
+    });
   });
   afterAll(async () => {
     await t.close();

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import Database from "better-sqlite3";
 import { startSeededService, type AgentEndpoint } from "../../helpers/seeded-service.js";
 import { seedProject, type SeededProject } from "../../helpers/seed.js";
 import type { TestService } from "../../helpers/service.js";
@@ -30,10 +29,10 @@ describe("run list pagination and filters", () => {
       created.push(run.body.run_id);
     }
     // The engine is off; every fifth run is marked FAILED by hand, through a connection of its own.
-    const db = new Database(t.dbPath);
-    const markFailed = db.prepare("UPDATE runs SET status = 'FAILED', verdict = 'ERROR' WHERE run_id = ?");
-    created.filter((_, i) => i % 5 === 0).forEach((id) => markFailed.run(id));
-    db.close();
+    await t.withStore(async (store) => {
+      const markFailed = store.sql.prepare("UPDATE runs SET status = 'FAILED', verdict = 'ERROR' WHERE run_id = ?");
+      for (const id of created.filter((_, i) => i % 5 === 0)) await markFailed.run(id);
+    });
     created = created.reverse(); // newest first
   });
   afterAll(() => close());

@@ -1,11 +1,10 @@
 import { readFileSync } from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
-import { systemClock } from "../../../server/clock.js";
 import type { Deprecation } from "../../../server/contract/index.js";
 import { EVALUATORS } from "../../../server/evaluate/evaluators/index.js";
 import type { Evaluator } from "../../../server/evaluate/evaluator.js";
-import { openStore, type LoggedEvent } from "../../../server/store/index.js";
+import type { LoggedEvent } from "../../../server/store/index.js";
 import { makeApiClient, type ApiClient } from "../../helpers/api-client.js";
 import { makeResponseValidator } from "../../helpers/openapi.js";
 import { readTrace, startRun, waitForRun } from "../../helpers/runs.js";
@@ -165,23 +164,23 @@ describe("additive evolution (spec §9)", () => {
       const before = await runOn(today);
       const after = await runOn(later);
       // The later version also records an event type that v1 consumers have never seen.
-      const store = await openStore(later.dbPath, { clock: systemClock });
-      const next = (await store.getLastSequence(after.runId)) + 1;
-      const unseen = { type: "agent.thought", data: { text: "thinking" } } as unknown as Pick<
-        LoggedEvent,
-        "type" | "data"
-      >;
-      await store.appendEvents(after.runId, [
-        {
-          ...unseen,
-          sequence: next,
-          event_id: "evt_new",
-          occurred_at: new Date().toISOString(),
-          conversation_id: null,
-          turn: null,
-        } as LoggedEvent,
-      ]);
-      await store.close();
+      await later.withStore(async (store) => {
+        const next = (await store.getLastSequence(after.runId)) + 1;
+        const unseen = { type: "agent.thought", data: { text: "thinking" } } as unknown as Pick<
+          LoggedEvent,
+          "type" | "data"
+        >;
+        await store.appendEvents(after.runId, [
+          {
+            ...unseen,
+            sequence: next,
+            event_id: "evt_new",
+            occurred_at: new Date().toISOString(),
+            conversation_id: null,
+            turn: null,
+          } as LoggedEvent,
+        ]);
+      });
 
       const allEvaluations = (await after.consumer.get(`/v1/runs/${after.runId}/evaluations?limit=200`)).body.data;
       expect(allEvaluations.some((e: { metric_id: string }) => e.metric_id === "reply_length")).toBe(true);

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
-import Database from "better-sqlite3";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { runCli } from "../../helpers/child-service.js";
 import { seedProject, type SeededProject } from "../../helpers/seed.js";
@@ -45,14 +44,10 @@ describe("the audit trail", () => {
     } while (cursor);
     return events;
   }
-  const auditRows = () => {
-    const db = new Database(t.dbPath, { readonly: true });
-    try {
-      return db.prepare("SELECT COUNT(*) FROM audit_events").pluck().get() as number;
-    } finally {
-      db.close();
-    }
-  };
+  const auditRows = () =>
+    t.withStore(
+      async (store) => (await store.sql.prepare("SELECT COUNT(*) AS n FROM audit_events").pluck().get<number>())!,
+    );
 
   it("records every write through the API: the actor, the operation, the resource, the project, the request and the address", async () => {
     const seeded = await allEvents(`&project_id=${p.projectId}`);
@@ -103,7 +98,7 @@ describe("the audit trail", () => {
 
   it("records nothing for a refused write, nor for a replay that writes nothing", async () => {
     expect((await t.admin.post("/v1/projects", { name: "taken" })).status).toBe(201);
-    const before = auditRows();
+    const before = await auditRows();
     expect((await t.admin.post("/v1/projects", { name: "taken" })).status).toBe(409);
     expect(
       (
@@ -126,11 +121,11 @@ describe("the audit trail", () => {
     ).toBe(404);
     expect((await t.anonymous.post("/v1/projects", { name: "no-key" })).status).toBe(401);
     expect((await p.client.post("/v1/projects", { name: "no-scope" })).status).toBe(403);
-    expect(auditRows()).toBe(before);
+    expect(await auditRows()).toBe(before);
   });
 
   it("records the CLI's writes, and keys can expire", async () => {
-    const env = { ASSURE_DB: t.dbPath };
+    const env = t.databaseEnv;
     const created = await runCli(
       ["keys", "create", "--project", p.projectId, "--scopes", "runs:read", "--name", "ci", "--expires-in", "2s"],
       env,
@@ -161,7 +156,7 @@ describe("the audit trail", () => {
   it("refuses an expired key with 401, and notes when each key was last used", async () => {
     const created = (
       await runCli(["keys", "create", "--project", p.projectId, "--scopes", "runs:read", "--expires-in", "1s"], {
-        ASSURE_DB: t.dbPath,
+        ...t.databaseEnv,
       })
     ).json() as { key_id: string; token: string; expires_at: string };
     expect((await t.anonymous.get("/v1/runs", { token: created.token })).status).toBe(200);
@@ -170,7 +165,7 @@ describe("the audit trail", () => {
     expect(expired.status).toBe(401);
     expect(expired.body.error.message).toMatch(/expired/);
     const listed = await waitFor(async () => {
-      const keys = (await runCli(["keys", "list"], { ASSURE_DB: t.dbPath })).json() as {
+      const keys = (await runCli(["keys", "list"], t.databaseEnv)).json() as {
         key_id: string;
         last_used_at: string | null;
         expires_at: string | null;
@@ -198,13 +193,12 @@ describe("the audit trail", () => {
     expect(since.body.data).toEqual([]);
   });
 
-  it("is append-only: the database itself refuses to change or remove an event", () => {
-    const db = new Database(t.dbPath);
-    try {
-      expect(() => db.prepare("UPDATE audit_events SET action = 'nothing'").run()).toThrow(/append-only/);
-      expect(() => db.prepare("DELETE FROM audit_events").run()).toThrow(/append-only/);
-    } finally {
-      db.close();
-    }
+  it("is append-only: the database itself refuses to change or remove an event", async () => {
+    await t.withStore(async (store) => {
+      await expect(store.sql.prepare("UPDATE audit_events SET action = 'nothing'").run()).rejects.toThrow(
+        /append-only/,
+      );
+      await expect(store.sql.prepare("DELETE FROM audit_events").run()).rejects.toThrow(/append-only/);
+    });
   });
 });

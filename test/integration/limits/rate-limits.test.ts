@@ -1,6 +1,5 @@
 import { createHmac } from "node:crypto";
 import { afterAll, afterEach, describe, expect, it } from "@jest/globals";
-import Database from "better-sqlite3";
 import { connect, type AddressInfo } from "node:net";
 import { createHttpServer } from "../../../app/http-server.js";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
@@ -28,14 +27,10 @@ describe("rate limits and quotas", () => {
     await agent?.close();
   });
   const exampleAgent = async () => (agent ??= await startExampleAgent());
-  const count = (table: string) => {
-    const db = new Database(t!.dbPath, { readonly: true });
-    try {
-      return db.prepare(`SELECT COUNT(*) FROM ${table}`).pluck().get() as number;
-    } finally {
-      db.close();
-    }
-  };
+  const count = (table: string) =>
+    t!.withStore(
+      async (store) => (await store.sql.prepare(`SELECT COUNT(*) AS n FROM ${table}`).pluck().get<number>())!,
+    );
 
   it("limits each API key per minute, reports the budget on every response, and leaves other keys alone", async () => {
     t = await startTestService({ env: { ASSURE_RATE_LIMIT_PER_MINUTE: "5" } });
@@ -54,7 +49,7 @@ describe("rate limits and quotas", () => {
     const refused = await t.admin.post("/v1/projects", { name: "one-too-many" });
     expectRateLimited(refused);
     expect(refused.headers.get("x-ratelimit-remaining")).toBe("0");
-    expect(count("projects")).toBe(0); // the refused write changed nothing
+    expect(await count("projects")).toBe(0); // the refused write changed nothing
     expect((await other.get("/v1/projects")).status).toBe(200);
   });
 
@@ -92,7 +87,7 @@ describe("rate limits and quotas", () => {
     const refused = await create(p.client, "third");
     expectRateLimited(refused);
     expect(refused.body.error.message).toMatch(/runs created in this project/);
-    expect(count("runs")).toBe(2);
+    expect(await count("runs")).toBe(2);
     const replay = await create(p.client, "first");
     expect(replay.status).toBe(200);
     expect(replay.headers.get("idempotent-replayed")).toBe("true");
@@ -123,7 +118,7 @@ describe("rate limits and quotas", () => {
     expect((await create(p, "b")).status).toBe(201);
     const refused = await create(p, "c");
     expectRateLimited(refused, "RUN_QUOTA_EXCEEDED");
-    expect(count("runs")).toBe(2);
+    expect(await count("runs")).toBe(2);
     expect((await create(p, "a")).status).toBe(200);
     expect((await create(q, "a")).status).toBe(201);
   });
@@ -134,7 +129,7 @@ describe("rate limits and quotas", () => {
     expect(big.status).toBe(413);
     expect(big.body.error).toMatchObject({ code: "PAYLOAD_TOO_LARGE", retryable: false });
     expect(big.body.error.message).toContain(String(64 * 1024));
-    expect(count("projects")).toBe(0);
+    expect(await count("projects")).toBe(0);
     // A spec route takes more: 100 KiB is read (and judged on its content, not its size).
     const spec = await t.admin.call("POST", "/v1/test-specs?project_id=prj_unknown", {
       body: `# ${"x".repeat(100 * 1024)}\nname: n\n`,
