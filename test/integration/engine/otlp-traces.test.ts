@@ -344,7 +344,7 @@ describe("tool calls from the agent's own OpenTelemetry traces (OTLP)", () => {
       const small = await startTestService({ env: { ASSURE_OTLP_QUEUE_BYTES: String(one.length + 10) } });
       try {
         const p = await seedProject(small, modelAgent.baseUrl);
-        const smallKey = small.issueKey(p.projectId, ["traces:write"]);
+        const smallKey = await small.issueKey(p.projectId, ["traces:write"]);
         const send = (body: string) =>
           fetch(`${small.baseUrl}/otlp/v1/traces`, {
             method: "POST",
