@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
+import { failingWith } from "../../helpers/failing-with.js";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { runCli } from "../../helpers/child-service.js";
 import { seedProject, type SeededProject } from "../../helpers/seed.js";
@@ -195,10 +196,12 @@ describe("the audit trail", () => {
 
   it("is append-only: the database itself refuses to change or remove an event", async () => {
     await t.withStore(async (store) => {
-      await expect(store.sql.prepare("UPDATE audit_events SET action = 'nothing'").run()).rejects.toThrow(
-        /append-only/,
+      await expect(store.sql.prepare("UPDATE audit_events SET action = 'nothing'").run()).rejects.toMatchObject(
+        failingWith(/append-only/),
       );
-      await expect(store.sql.prepare("DELETE FROM audit_events").run()).rejects.toThrow(/append-only/);
+      await expect(store.sql.prepare("DELETE FROM audit_events").run()).rejects.toMatchObject(
+        failingWith(/append-only/),
+      );
     });
   });
 });

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { failingWith } from "../../helpers/failing-with.js";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -144,7 +145,7 @@ describe("the service store: reads here, writes in the writer thread", () => {
   it("never writes on the service's own connection", async () => {
     await expect(
       store.sql.prepare("INSERT INTO projects (project_id, name, created_at) VALUES ('prj_x', 'x', 'now')").run(),
-    ).rejects.toThrow(/readonly/);
+    ).rejects.toMatchObject(failingWith(/readonly/));
     expect(committedNames()).toEqual([]);
   });
 

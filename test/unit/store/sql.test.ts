@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from "@jest/globals";
+import { failingWith } from "../../helpers/failing-with.js";
 import { randomBytes } from "node:crypto";
 import pg from "pg";
 import { openDb } from "../../../server/store/db.js";
@@ -91,7 +92,7 @@ describe.each(["sqlite", "postgres"] as const)("Sql on %s", (kind) => {
         await insert().run({ id: "c", n: 3 });
         await insert().run({ id: "a", n: 4 }); // a duplicate key
       }),
-    ).rejects.toThrow(/UNIQUE constraint failed|duplicate key/);
+    ).rejects.toMatchObject(failingWith(/UNIQUE constraint failed|duplicate key/));
     expect(await count()).toBe(2);
   });
 
