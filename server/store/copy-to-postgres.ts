@@ -137,8 +137,10 @@ async function copyInto(
 ): Promise<CopiedTableReport[]> {
   // Held to the commit: a service starting on this database meanwhile waits, then finds it migrated and full.
   await target.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
+  // pg_class, not information_schema: it lists tables this role has no privilege on too.
   const existing = await target.query<{ table_name: string }>(
-    "SELECT table_name FROM information_schema.tables WHERE table_schema = current_schema() ORDER BY table_name",
+    `SELECT c.relname AS table_name FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+     WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p', 'v', 'm', 'f') ORDER BY c.relname`,
   );
   if (existing.rows.length > 0) {
     const names = existing.rows.map((row) => row.table_name);
