@@ -10,6 +10,7 @@ const COMMANDS: Record<CommandName, (argv: string[]) => Promise<number>> = {
   keys: async (argv) => (await import("./cli/operator.js")).runOperatorCommand(["keys", ...argv]),
   pages: async (argv) => (await import("./cli/operator.js")).runOperatorCommand(["pages", ...argv]),
   secrets: async (argv) => (await import("./cli/operator.js")).runOperatorCommand(["secrets", ...argv]),
+  db: async (argv) => (await import("./cli/db-copy.js")).runDbCommand(argv),
 };
 
 const isCommand = (name: string | undefined): name is CommandName =>

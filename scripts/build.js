@@ -16,6 +16,7 @@ export const ENTRY_POINTS = {
   "app/cli-validate": "app/cli/validate-command.ts",
   "app/cli-init": "app/cli/init-command.ts",
   "app/cli-operator": "app/cli/operator.ts",
+  "app/cli-db": "app/cli/db-copy.ts",
   "examples/agent/main": "examples/agent/main.ts",
   "examples/demo": "examples/demo.ts",
   "examples/webhook-consumer": "examples/webhook-consumer.ts",
@@ -37,6 +38,7 @@ const cliCommands = {
       "./cli/validate-command.js": "./cli-validate.js",
       "./cli/init-command.js": "./cli-init.js",
       "./cli/operator.js": "./cli-operator.js",
+      "./cli/db-copy.js": "./cli-db.js",
     };
     build.onResolve({ filter: /^\.\/cli\// }, (args) =>
       args.importer.endsWith(join("app", "cli.ts")) && args.kind === "dynamic-import" && COMMANDS[args.path]

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
-import { OPERATOR_HELP } from "./operator-help.js";
+import { DB_HELP, OPERATOR_HELP } from "./operator-help.js";
 
-export type CommandName = "test" | "validate" | "init" | "keys" | "pages" | "secrets";
+export type CommandName = "test" | "validate" | "init" | "keys" | "pages" | "secrets" | "db";
 
 export const MAIN_HELP = `Usage: assure <command> [options]
 
@@ -14,6 +14,7 @@ Operate a service (on its database at ASSURE_DB; JSON output):
   keys create|list|revoke
   pages rotate-link-secret
   secrets rotate-key
+  db copy --from FILE --to postgres://…
 
 Options:
   -h, --help            Show help (also: assure help <command>, assure <command> --help)
@@ -104,6 +105,7 @@ export const COMMAND_HELP: Record<CommandName, string> = {
   keys: OPERATOR_HELP,
   pages: OPERATOR_HELP,
   secrets: OPERATOR_HELP,
+  db: DB_HELP,
 };
 
 /** The package's version, from its package.json: two folders up from app/cli/help.ts, and from build/app/cli.js. */

@@ -29,7 +29,7 @@ export async function migratePostgres(
   try {
     await client.query("BEGIN");
     try {
-      const applied = await migrateLocked(client, clock, context, migrations);
+      const applied = await migratePostgresInTransaction(client, clock, context, migrations);
       await client.query("COMMIT");
       return applied;
     } catch (error) {
@@ -42,12 +42,16 @@ export async function migratePostgres(
   }
 }
 
-async function migrateLocked(
+/**
+ * migratePostgres's work inside the caller's open transaction (which commits or rolls it back): for
+ * `assure db copy`, whose schema and rows are one transaction.
+ */
+export async function migratePostgresInTransaction(
   client: pg.ClientBase,
   clock: Clock,
   { sealer }: MigrationContext,
-  migrations: readonly Migration[],
-) {
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<number[]> {
   await client.query(`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`);
   // Looked up first: a role that may not create tables still starts on a database already migrated.
   const exists = await client.query("SELECT to_regclass('schema_migrations') IS NOT NULL AS found");

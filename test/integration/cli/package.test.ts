@@ -97,7 +97,7 @@ describe("the package: npm pack, then npm install in an empty folder", () => {
     const help = await npx(["--help"]);
     expect(help.status).toBe(0);
     expect(help.stdout).toMatch(/^Usage: assure <command>/);
-    for (const command of ["test", "validate", "init", "keys"]) {
+    for (const command of ["test", "validate", "init", "keys", "db"]) {
       const commandHelp = await npx([command, "--help"]);
       expect({ command, status: commandHelp.status }).toEqual({ command, status: 0 });
       expect(commandHelp.stdout).toMatch(/^Usage:/);
