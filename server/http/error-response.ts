@@ -1,3 +1,4 @@
+import { sqlStateOf } from "../store/sql/sql.js";
 import type { FastifyError, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { ApiError, coerceError, type ErrorCode, type ErrorDetail } from "../errors.js";
@@ -59,7 +60,7 @@ function isStorageUnavailable(error: { code?: string; name?: string }): boolean 
   const code = typeof error.code === "string" ? error.code : "";
   return (
     STORAGE_CODES.test(code) ||
-    (error.name === "DatabaseError" && POSTGRES_UNAVAILABLE.test(code)) ||
+    POSTGRES_UNAVAILABLE.test(sqlStateOf(error) ?? "") ||
     error.name === "WriterStoppedError"
   );
 }
@@ -74,7 +75,7 @@ export function toApiError(raw: unknown): ApiError {
       details: validationDetails(error),
     });
   }
-  if (error.name === "DatabaseError" && error.code === POSTGRES_NUL_IN_TEXT) {
+  if (sqlStateOf(error) === POSTGRES_NUL_IN_TEXT) {
     return new ApiError("VALIDATION_FAILED", {
       message: "The request holds the NUL character (U+0000), which no text here may hold.",
       cause: error,

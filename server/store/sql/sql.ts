@@ -58,6 +58,12 @@ export class TransactionLostError extends Error {
  * deadlock (40P01). Run again from its start, it may well succeed. SQLite never answers these.
  */
 export function isTransientConflict(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
+  const code = sqlStateOf(error);
   return code === "40001" || code === "40P01";
+}
+
+/** The SQLSTATE of an error PostgreSQL answered with (node-postgres' DatabaseError carries its severity and code). */
+export function sqlStateOf(error: unknown): string | undefined {
+  const { severity, code } = (error ?? {}) as { severity?: unknown; code?: unknown };
+  return typeof severity === "string" && typeof code === "string" && /^[0-9A-Z]{5}$/.test(code) ? code : undefined;
 }
