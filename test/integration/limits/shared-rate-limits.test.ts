@@ -1,0 +1,124 @@
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "@jest/globals";
+import { Redis } from "ioredis";
+import { createService } from "../../../server/create-service.js";
+import { readConfig } from "../../../server/config.js";
+import { createLogger } from "../../../server/log.js";
+import type { ApiResponse } from "../../helpers/api-client.js";
+import { LOCAL_SETTINGS } from "../../helpers/local-settings.js";
+import { createScratchDatabase, withClient, type ScratchDatabase } from "../../helpers/postgres.js";
+import { startTestService, type TestService } from "../../helpers/service.js";
+
+const REDIS_URL = process.env.ASSURE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
+const PER_KEY = 6;
+
+/** Two nodes of one cluster: two services on one PostgreSQL database, with `env` besides. */
+async function startCluster(database: ScratchDatabase, env: Record<string, string> = {}) {
+  const shared = {
+    ASSURE_DATABASE_URL: database.url,
+    ASSURE_ENCRYPTION_KEY: randomBytes(32).toString("base64"),
+    ASSURE_RATE_LIMIT_PER_MINUTE: String(PER_KEY),
+    ...env,
+  };
+  const a = await startTestService({ env: shared });
+  const b = await startTestService({ env: shared });
+  return [a, b] as const;
+}
+
+/** One key's requests, alternating between the nodes: each answer's node, status and remaining budget. */
+async function spreadAcross(nodes: readonly TestService[], token: string, requests: number) {
+  const answers: { node: number; status: number; remaining: string | null }[] = [];
+  for (let i = 0; i < requests; i++) {
+    const node = i % nodes.length;
+    const response: ApiResponse = await nodes[node]!.admin.withToken(token).get("/v1/projects");
+    answers.push({ node, status: response.status, remaining: response.headers.get("x-ratelimit-remaining") });
+  }
+  return answers;
+}
+
+/** Exactly PER_KEY allowed in the window, counted down across both nodes; the rest refused on either. */
+function expectCountedAcrossNodes(answers: Awaited<ReturnType<typeof spreadAcross>>) {
+  const allowed = answers.slice(0, PER_KEY);
+  expect(allowed.map(({ status }) => status)).toEqual(Array(PER_KEY).fill(200));
+  expect(allowed.map(({ remaining }) => Number(remaining))).toEqual([5, 4, 3, 2, 1, 0]);
+  const refused = answers.slice(PER_KEY);
+  expect(refused.map(({ status }) => status)).toEqual(Array(refused.length).fill(429));
+  expect(new Set(refused.map(({ node }) => node))).toEqual(new Set([0, 1]));
+}
+
+describe("rate limits shared by the nodes of a cluster", () => {
+  let nodes: readonly TestService[] = [];
+  let database: ScratchDatabase | undefined;
+  afterEach(async () => {
+    for (const node of nodes) await node.close();
+    nodes = [];
+    await database?.drop();
+    database = undefined;
+  });
+
+  it("count in PostgreSQL: a key's budget is the cluster's, whichever node answers", async () => {
+    database = await createScratchDatabase();
+    nodes = await startCluster(database);
+    expectCountedAcrossNodes(await spreadAcross(nodes, nodes[0]!.adminToken, PER_KEY + 4));
+    // Another key has a budget of its own, on either node.
+    const other = await nodes[0]!.issueKey(null);
+    expect((await nodes[1]!.admin.withToken(other).get("/v1/projects")).status).toBe(200);
+  });
+
+  it("count in each node's memory while PostgreSQL's table does not answer, rather than refusing every request", async () => {
+    database = await createScratchDatabase();
+    nodes = await startCluster(database);
+    await withClient(database, (client) => client.query("DROP TABLE assure_rate_limits"));
+    const answers = await spreadAcross(nodes, nodes[0]!.adminToken, 2 * PER_KEY + 2);
+    // Each node's own budget: PER_KEY on each, then refusals.
+    expect(answers.filter(({ status }) => status === 200)).toHaveLength(2 * PER_KEY);
+    expect(answers.slice(2 * PER_KEY).map(({ status }) => status)).toEqual([429, 429]);
+  });
+
+  describe("with ASSURE_REDIS_URL", () => {
+    const prefix = `assure-test-${randomBytes(6).toString("hex")}:`;
+    const redis = new Redis(REDIS_URL, { lazyConnect: true });
+    const ourKeys = async () => {
+      const keys: string[] = [];
+      for await (const batch of redis.scanStream({ match: `${prefix}*` })) keys.push(...(batch as string[]));
+      return keys;
+    };
+    afterEach(async () => {
+      const keys = await ourKeys();
+      if (keys.length > 0) await redis.del(...keys);
+      await redis.quit();
+    });
+
+    it("count in Redis instead of the database: a key's budget is the cluster's", async () => {
+      await redis.connect();
+      database = await createScratchDatabase();
+      nodes = await startCluster(database, { ASSURE_REDIS_URL: REDIS_URL, ASSURE_REDIS_KEY_PREFIX: prefix });
+      expectCountedAcrossNodes(await spreadAcross(nodes, nodes[0]!.adminToken, PER_KEY + 4));
+      expect((await ourKeys()).some((key) => key.startsWith(`${prefix}per-key:`))).toBe(true);
+      const tables = await withClient(database, (client) =>
+        client.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'assure_rate_limits'"),
+      );
+      expect(tables.rowCount).toBe(0);
+    });
+  });
+
+  it("refuses to start when Redis does not answer, naming the variable", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "assure-test-"));
+    try {
+      const config = readConfig({
+        ...LOCAL_SETTINGS,
+        ASSURE_DB: join(dir, "assure.db"),
+        ASSURE_WORKERS: "0",
+        ASSURE_REDIS_URL: "redis://127.0.0.1:1",
+      });
+      await expect(createService(config, { log: createLogger({ level: "silent" }) })).rejects.toThrow(
+        /Redis \(ASSURE_REDIS_URL\) does not answer/,
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
