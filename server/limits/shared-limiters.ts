@@ -1,6 +1,7 @@
 import type { Redis } from "ioredis";
 import type pg from "pg";
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRedis } from "rate-limiter-flexible";
+import { postgresTableExists } from "../store/sql/postgres-sql.js";
 import type { LimiterFor } from "./limits.js";
 
 /**
@@ -18,15 +19,17 @@ const TABLE = "assure_rate_limits";
  */
 const insurance = (points: number, duration: number) => new RateLimiterMemory({ points, duration });
 
-/** The limits counted in PostgreSQL, on `pool` (a small pool of their own). Creates the table first. */
+/** The limits counted in PostgreSQL, on `pool` (a small pool of their own). Creates the table first if missing. */
 export async function sharedLimiterOf(pool: pg.Pool): Promise<LimiterFor> {
+  const tableCreated = await postgresTableExists(pool, TABLE);
   await new Promise<void>((resolve, reject) => {
-    // Also the sweeper: every 5 minutes it deletes the rows that expired an hour before.
+    // Creates the table, and sweeps it: every 5 minutes it deletes the rows that expired an hour before.
     new RateLimiterPostgres(
       {
         storeClient: pool,
         storeType: "pool",
         tableName: TABLE,
+        tableCreated,
         keyPrefix: "sweeper",
         points: 1,
         duration: 1,

@@ -59,6 +59,12 @@ export function rateLimitPool(connectionString: string): pg.Pool {
   });
 }
 
+/** Whether `table` exists: looked up before creating it, a role that may not create tables still starts once it does. */
+export async function postgresTableExists(pool: pg.Pool, table: string): Promise<boolean> {
+  const { rows } = await pool.query<{ found: boolean }>("SELECT to_regclass($1) IS NOT NULL AS found", [table]);
+  return rows[0]?.found === true;
+}
+
 /**
  * PostgreSQL behind the store's asynchronous door (node-postgres' pool). A statement outside a
  * transaction runs on any pooled connection; inside one, on the transaction's. Each statement is

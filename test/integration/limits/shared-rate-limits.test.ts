@@ -9,7 +9,7 @@ import { readConfig } from "../../../server/config.js";
 import { createLogger } from "../../../server/log.js";
 import type { ApiResponse } from "../../helpers/api-client.js";
 import { LOCAL_SETTINGS } from "../../helpers/local-settings.js";
-import { createScratchDatabase, withClient, type ScratchDatabase } from "../../helpers/postgres.js";
+import { TEST_DATABASE_URL, createScratchDatabase, withClient, type ScratchDatabase } from "../../helpers/postgres.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 
 const REDIS_URL = process.env.ASSURE_TEST_REDIS_URL ?? "redis://127.0.0.1:6379";
@@ -76,6 +76,33 @@ describe("rate limits shared by the nodes of a cluster", () => {
     // Each node's own budget: PER_KEY on each, then refusals.
     expect(answers.filter(({ status }) => status === 200)).toHaveLength(2 * PER_KEY);
     expect(answers.slice(2 * PER_KEY).map(({ status }) => status)).toEqual([429, 429]);
+  });
+
+  it("start with a role that may not create tables once the counts' table exists", async () => {
+    database = await createScratchDatabase();
+    const key = { ASSURE_ENCRYPTION_KEY: randomBytes(32).toString("base64") };
+    for (const node of await startCluster(database, key)) await node.close();
+    const role = `assure_rows_only_${randomBytes(4).toString("hex")}`;
+    await withClient(database, (client) =>
+      client.query(`CREATE ROLE ${role} LOGIN;
+        REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+        GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role};
+        GRANT USAGE, SELECT ON ALL SEQUENCES IN SCHEMA public TO ${role}`),
+    );
+    const asRole = new URL(database.url);
+    asRole.username = role;
+    try {
+      nodes = await startCluster({ ...database, url: asRole.toString() }, key);
+      expectCountedAcrossNodes(await spreadAcross(nodes, nodes[0]!.adminToken, PER_KEY + 2));
+    } finally {
+      for (const node of nodes) await node.close();
+      nodes = [];
+      await database.drop();
+      database = undefined;
+      await withClient({ name: "postgres", url: TEST_DATABASE_URL, drop: async () => {} }, (client) =>
+        client.query(`DROP ROLE IF EXISTS ${role}`),
+      );
+    }
   });
 
   describe("with ASSURE_REDIS_URL", () => {
