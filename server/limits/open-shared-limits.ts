@@ -42,7 +42,13 @@ export async function openSharedLimits({
 
 async function openRedisLimits(url: string, keyPrefix: string, log: Logger): Promise<SharedLimits> {
   // Without the offline queue a count never waits for a reconnection: it is the node's own meanwhile.
-  const redis = new Redis(url, { lazyConnect: true, enableOfflineQueue: false });
+  let started = false;
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    // A start whose Redis does not answer fails at once; later, it is tried again and again.
+    retryStrategy: (attempt) => (started ? Math.min(attempt * 200, 2_000) : null),
+  });
   let answering = true;
   redis.on("error", (error: Error) => {
     if (answering) {
@@ -56,6 +62,7 @@ async function openRedisLimits(url: string, keyPrefix: string, log: Logger): Pro
   });
   try {
     await redis.connect();
+    started = true;
   } catch (error) {
     redis.disconnect();
     throw new Error(`Redis (ASSURE_REDIS_URL) does not answer: ${coerceError(error).message}`, { cause: error });

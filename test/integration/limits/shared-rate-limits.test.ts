@@ -1,8 +1,9 @@
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, rmSync } from "node:fs";
+import { connect, createServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "@jest/globals";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "@jest/globals";
 import { Redis } from "ioredis";
 import { createService } from "../../../server/create-service.js";
 import { readConfig } from "../../../server/config.js";
@@ -113,14 +114,14 @@ describe("rate limits shared by the nodes of a cluster", () => {
       for await (const batch of redis.scanStream({ match: `${prefix}*` })) keys.push(...(batch as string[]));
       return keys;
     };
+    beforeAll(() => redis.connect());
     afterEach(async () => {
       const keys = await ourKeys();
       if (keys.length > 0) await redis.del(...keys);
-      await redis.quit();
     });
+    afterAll(() => redis.quit());
 
     it("count in Redis instead of the database: a key's budget is the cluster's", async () => {
-      await redis.connect();
       database = await createScratchDatabase();
       nodes = await startCluster(database, { ASSURE_REDIS_URL: REDIS_URL, ASSURE_REDIS_KEY_PREFIX: prefix });
       expectCountedAcrossNodes(await spreadAcross(nodes, nodes[0]!.adminToken, PER_KEY + 4));
@@ -129,6 +130,34 @@ describe("rate limits shared by the nodes of a cluster", () => {
         client.query("SELECT 1 FROM information_schema.tables WHERE table_name = 'assure_rate_limits'"),
       );
       expect(tables.rowCount).toBe(0);
+    });
+
+    it("count in each node's memory while Redis does not answer, rather than refusing every request", async () => {
+      // The nodes reach Redis through a proxy the test cuts.
+      const sockets = new Set<Socket>();
+      const proxy = createServer((client) => {
+        const upstream = connect(Number(new URL(REDIS_URL).port || 6379), new URL(REDIS_URL).hostname);
+        for (const socket of [client, upstream]) {
+          sockets.add(socket);
+          socket.on("error", () => {});
+        }
+        client.pipe(upstream).pipe(client);
+      });
+      await new Promise<void>((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+      const proxied = `redis://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      try {
+        database = await createScratchDatabase();
+        nodes = await startCluster(database, { ASSURE_REDIS_URL: proxied, ASSURE_REDIS_KEY_PREFIX: `${prefix}cut:` });
+        proxy.close();
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        const answers = await spreadAcross(nodes, nodes[0]!.adminToken, 2 * PER_KEY + 2);
+        expect(answers.filter(({ status }) => status === 200)).toHaveLength(2 * PER_KEY);
+        expect(answers.slice(2 * PER_KEY).map(({ status }) => status)).toEqual([429, 429]);
+      } finally {
+        proxy.close();
+        for (const socket of sockets) socket.destroy();
+      }
     });
   });
 
