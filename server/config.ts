@@ -16,6 +16,9 @@ const EnvSchema = z.object({
   ASSURE_DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   /** Connections this process keeps to PostgreSQL at most. */
   ASSURE_DATABASE_POOL_SIZE: z.coerce.number().int().min(2).max(1000).default(10),
+  /** The rate limits count in Redis (redis:// or rediss://), shared by every node, whatever the database. */
+  ASSURE_REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  ASSURE_REDIS_KEY_PREFIX: z.string().default("assure:"),
   ASSURE_BASE_URL: z.url().optional(),
   ASSURE_DB_SYNCHRONOUS: Synchronous.default("FULL"),
   /** The key that seals secrets at rest; without it, a key file beside the database. */
@@ -96,6 +99,10 @@ export interface Config {
   databasePoolSize: number;
   /** ASSURE_DB was set as well as ASSURE_DATABASE_URL: it is ignored, and the start says so. */
   dbPathIgnored: boolean;
+  /** ASSURE_REDIS_URL: where the rate limits count (never logged: it may hold a password). */
+  redisUrl: string | undefined;
+  /** ASSURE_REDIS_KEY_PREFIX: before every key written to Redis (deployments sharing one Redis). */
+  redisKeyPrefix: string;
   baseUrl: string | undefined;
   dbSynchronous: z.infer<typeof Synchronous>;
   /** ASSURE_ENCRYPTION_KEY, if set: never logged. */
@@ -189,6 +196,8 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     databaseUrl: e.ASSURE_DATABASE_URL,
     databasePoolSize: e.ASSURE_DATABASE_POOL_SIZE,
     dbPathIgnored: e.ASSURE_DATABASE_URL !== undefined && blankAsUnset.ASSURE_DB !== undefined,
+    redisUrl: e.ASSURE_REDIS_URL,
+    redisKeyPrefix: e.ASSURE_REDIS_KEY_PREFIX,
     baseUrl: e.ASSURE_BASE_URL?.replace(/\/+$/, ""),
     dbSynchronous: e.ASSURE_DB_SYNCHRONOUS,
     encryptionKey: e.ASSURE_ENCRYPTION_KEY,

@@ -7,6 +7,7 @@ import type { Config } from "./config.js";
 import { buildApi } from "./http/build-api.js";
 import { makeApiActivity } from "./http/api-activity.js";
 import { makeLimits } from "./limits/limits.js";
+import { openSharedLimits, type SharedLimits } from "./limits/open-shared-limits.js";
 import { outsideAudit } from "./store/audit-scope.js";
 import type { Api, ApiDeps } from "./http/context.js";
 import { makeCursorCodec } from "./http/cursor.js";
@@ -99,6 +100,25 @@ export async function createService(
           onFatal?.(error);
         },
       });
+  let sharedLimits: SharedLimits | undefined;
+  try {
+    sharedLimits = await openSharedLimits({
+      redisUrl: config.redisUrl,
+      redisKeyPrefix: config.redisKeyPrefix,
+      databaseUrl: config.databaseUrl,
+      log: logger,
+    });
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
+  if (sharedLimits) {
+    logger.info(`Rate limits count in ${sharedLimits.store === "redis" ? "Redis" : "PostgreSQL"}, across every node`);
+  }
+  const closeStores = async () => {
+    await sharedLimits?.close();
+    await store.close();
+  };
   const egress = makeEgressPolicy({ allowlist: config.egressAllowlist });
   const newId = makeIdGenerator(clock);
   let worker: Worker | undefined;
@@ -112,7 +132,7 @@ export async function createService(
     traceReader,
     liveTraces,
     activity: apiActivity,
-    limits: makeLimits(config.limits),
+    limits: makeLimits(config.limits, sharedLimits?.limiterFor),
     bodyLimits: { body: config.maxBodyBytes, spec: config.maxSpecBytes },
     store,
     clock,
@@ -162,7 +182,7 @@ export async function createService(
     moreTasks = integration.tasks ?? {};
     deps.commitGate = integration.commitGate;
   } catch (error) {
-    await store.close();
+    await closeStores();
     throw error;
   }
   worker = makeRunEngine({
@@ -214,11 +234,11 @@ export async function createService(
         await api.close();
         await specReader.close();
         await traceReader.close();
-        await store.close();
+        await closeStores();
       },
     };
   } catch (error) {
-    await store.close();
+    await closeStores();
     throw error;
   }
 }

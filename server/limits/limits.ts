@@ -1,5 +1,5 @@
 import { ApiError } from "../errors.js";
-import { makeRateLimit, type RateLimit, type RateLimitOutcome } from "./rate-limit.js";
+import { inMemoryLimiter, makeRateLimit, type LimiterOf, type RateLimit, type RateLimitOutcome } from "./rate-limit.js";
 
 /** The limits as configured (ASSURE_* variables; docs/api.md "Limits"). 0 turns a rate limit off. */
 export interface LimitSettings {
@@ -27,13 +27,17 @@ export interface Limits {
   maxQueuedRuns: number;
 }
 
-export function makeLimits(settings: LimitSettings): Limits {
+/** The counter of the limit called `name`: its keys kept apart from the other limits'. */
+export type LimiterFor = (name: string) => LimiterOf;
+
+/** The limits, counted in this process's memory unless `limiterFor` counts them where every node does. */
+export function makeLimits(settings: LimitSettings, limiterFor: LimiterFor = () => inMemoryLimiter): Limits {
   return {
-    perKey: makeRateLimit(settings.perKeyPerMinute),
-    unauthenticated: makeRateLimit(settings.unauthenticatedPerMinute),
-    public: makeRateLimit(settings.publicPerMinute),
-    githubWebhooks: makeRateLimit(settings.githubWebhooksPerMinute),
-    runCreates: makeRateLimit(settings.runCreatesPerMinute),
+    perKey: makeRateLimit(settings.perKeyPerMinute, limiterFor("per-key")),
+    unauthenticated: makeRateLimit(settings.unauthenticatedPerMinute, limiterFor("unauthenticated")),
+    public: makeRateLimit(settings.publicPerMinute, limiterFor("public")),
+    githubWebhooks: makeRateLimit(settings.githubWebhooksPerMinute, limiterFor("github-webhooks")),
+    runCreates: makeRateLimit(settings.runCreatesPerMinute, limiterFor("run-creates")),
     maxQueuedRuns: settings.maxQueuedRuns,
   };
 }

@@ -21,11 +21,14 @@ export interface RateLimit {
 
 const WINDOW_SECONDS = 60;
 
-/** A per-minute budget in this process's memory; undefined when `perMinute` is 0 (off). */
-export function makeRateLimit(
-  perMinute: number,
-  limiterOf: (points: number, duration: number) => RateLimiterAbstract = inMemory,
-): RateLimit | undefined {
+/** Makes the counter of a budget: `points` per `duration` seconds, per key. */
+export type LimiterOf = (points: number, duration: number) => RateLimiterAbstract;
+
+/**
+ * A per-minute budget, counted in this process's memory unless `limiterOf` counts elsewhere;
+ * undefined when `perMinute` is 0 (off).
+ */
+export function makeRateLimit(perMinute: number, limiterOf: LimiterOf = inMemoryLimiter): RateLimit | undefined {
   if (perMinute <= 0) return undefined;
   const limiter = limiterOf(perMinute, WINDOW_SECONDS);
   const outcome = (allowed: boolean, res: RateLimiterRes): RateLimitOutcome => ({
@@ -48,4 +51,4 @@ export function makeRateLimit(
 }
 
 // Keys idle for a window are dropped, so a flood of addresses cannot grow the map without bound.
-const inMemory = (points: number, duration: number) => new RateLimiterMemory({ points, duration });
+export const inMemoryLimiter: LimiterOf = (points, duration) => new RateLimiterMemory({ points, duration });

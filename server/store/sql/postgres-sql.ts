@@ -36,6 +36,35 @@ const types = {
   },
 };
 
+function poolOf(options: pg.PoolConfig): pg.Pool {
+  const pool = new pg.Pool({ ...options, types });
+  // An idle connection the server drops (a restart, a failover) is an error on the pool: it is
+  // replaced on the next query; without a listener it would end the process.
+  pool.on("error", () => {});
+  return pool;
+}
+
+/**
+ * The rate limits' own small pool on the store's database (server/limits/shared-limiters.ts counts
+ * in it): a request's count never waits behind the store's queries, nor for long on a database
+ * that does not answer — the limits then count in memory until it does.
+ */
+export function rateLimitPool(connectionString: string): pg.Pool {
+  return poolOf({
+    connectionString,
+    max: 2,
+    application_name: "assure (rate limits)",
+    connectionTimeoutMillis: 2_000,
+    query_timeout: 2_000,
+  });
+}
+
+/** Whether `table` exists: looked up before creating it, a role that may not create tables still starts once it does. */
+export async function postgresTableExists(pool: pg.Pool, table: string): Promise<boolean> {
+  const { rows } = await pool.query<{ found: boolean }>("SELECT to_regclass($1) IS NOT NULL AS found", [table]);
+  return rows[0]?.found === true;
+}
+
 /**
  * PostgreSQL behind the store's asynchronous door (node-postgres' pool). A statement outside a
  * transaction runs on any pooled connection; inside one, on the transaction's. Each statement is
@@ -46,10 +75,7 @@ export function postgresSql({
   maxConnections = 10,
   applicationName = "assure",
 }: PostgresOptions): Sql {
-  const pool = new pg.Pool({ connectionString, max: maxConnections, application_name: applicationName, types });
-  // An idle connection the server drops (a restart, a failover) is an error on the pool: it is
-  // replaced on the next query; without a listener it would end the process.
-  pool.on("error", () => {});
+  const pool = poolOf({ connectionString, max: maxConnections, application_name: applicationName });
   const frames = new AsyncLocalStorage<{ client: pg.PoolClient; savepoints: number }>();
   const names = new Map<string, string>();
 
