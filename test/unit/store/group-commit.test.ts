@@ -6,8 +6,8 @@ import { FakeClock } from "../../helpers/fake-clock.js";
 const clock = new FakeClock();
 const at = clock.now().toISOString();
 
-/** PostgreSQL's answer to a transaction it chose to break a deadlock with. */
-const deadlock = () => Object.assign(new Error("deadlock detected"), { code: "40P01" });
+/** PostgreSQL's answer to a transaction it chose to break a deadlock with, as node-postgres gives it (severity and SQLSTATE). */
+const deadlock = () => Object.assign(new Error("deadlock detected"), { severity: "ERROR", code: "40P01" });
 
 describe("a group commit meeting a deadlock or a serialization failure", () => {
   let store: Store;
