@@ -12,6 +12,13 @@ export interface AssureOptions {
   env?: Record<string, string>;
 }
 
+/**
+ * How long `runAssure` waits for the command before killing it: under a test's own timeout, so a
+ * command that hangs fails its test with what it printed, and leaves no process behind to keep
+ * jest from exiting.
+ */
+const RUN_TIMEOUT_MS = 50_000;
+
 const environment = (env: Record<string, string> = {}) => ({
   PATH: process.env.PATH ?? "",
   HOME: process.env.HOME ?? "/tmp",
@@ -29,10 +36,14 @@ export async function runAssure(args: string[], { cwd = ROOT, env }: AssureOptio
   let stderr = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (stderr += chunk));
+  const killer = setTimeout(() => {
+    stderr += `\n[killed: still running after ${RUN_TIMEOUT_MS} ms]`;
+    child.kill("SIGKILL");
+  }, RUN_TIMEOUT_MS);
   const status = await new Promise<number | null>((resolve, reject) => {
     child.once("error", reject);
     child.once("close", resolve);
-  });
+  }).finally(() => clearTimeout(killer));
   return { status, stdout, stderr };
 }
 

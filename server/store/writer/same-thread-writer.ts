@@ -1,5 +1,6 @@
 import type { Store } from "../index.js";
 import { makeGroupCommit, type WriteCommand } from "./commands.js";
+import { makeSerialDrain } from "./serial-drain.js";
 import { WriterStoppedError, type Writer } from "./start-writer.js";
 
 interface Pending {
@@ -20,22 +21,14 @@ export function makeSameThreadWriter(store: Store, { lazyCommitMs = 20 }: { lazy
   let scheduled = false;
   let lazyTimer: NodeJS.Timeout | undefined;
   let closed = false;
-  let committing: Promise<void> | undefined;
   const stats = { commits: 0, writes: 0, queued: 0, inFlight: 0, busyMs: 0 };
 
-  /** Commits what has queued, then what queued meanwhile, one commit at a time. */
+  const commits = makeSerialDrain(() => queue.length > 0, commitQueued);
   function drain(): Promise<void> {
     scheduled = false;
     clearTimeout(lazyTimer);
     lazyTimer = undefined;
-    committing ??= (async () => {
-      try {
-        while (queue.length > 0) await commitQueued();
-      } finally {
-        committing = undefined;
-      }
-    })();
-    return committing;
+    return commits.drain();
   }
 
   async function commitQueued(): Promise<void> {
@@ -57,7 +50,7 @@ export function makeSameThreadWriter(store: Store, { lazyCommitMs = 20 }: { lazy
     if (closed) return Promise.reject(new WriterStoppedError("The store is closed"));
     return new Promise((resolve, reject) => {
       queue.push({ commands, resolve, reject });
-      if (scheduled || committing) return;
+      if (scheduled || commits.running) return;
       if (!lazy) {
         scheduled = true;
         setImmediate(() => void drain());

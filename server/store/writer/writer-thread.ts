@@ -4,6 +4,7 @@ import { parentPort, workerData } from "node:worker_threads";
 import { systemClock } from "../../clock.js";
 import { openStore } from "../index.js";
 import { makeGroupCommit } from "./commands.js";
+import { makeSerialDrain } from "./serial-drain.js";
 import { serializeError, toSettledWrite, type FromWriter, type ToWriter, type WriterThreadData } from "./protocol.js";
 
 const port = parentPort!;
@@ -16,19 +17,10 @@ const send = (message: FromWriter) => port.postMessage(message);
 // together before the next check phase: they then share one commit.
 let queue: Extract<ToWriter, { kind: "write" }>["writes"] = [];
 let scheduled = false;
-let committing: Promise<void> | undefined;
-
-/** Commits what has queued, then what queued meanwhile, one commit at a time. */
+const commits = makeSerialDrain(() => queue.length > 0, commitQueued);
 function drain(): Promise<void> {
   scheduled = false;
-  committing ??= (async () => {
-    try {
-      while (queue.length > 0) await commitQueued();
-    } finally {
-      committing = undefined;
-    }
-  })();
-  return committing;
+  return commits.drain();
 }
 
 async function commitQueued(): Promise<void> {
@@ -74,7 +66,7 @@ port.on("message", (message: ToWriter) => {
     return;
   }
   for (const write of message.writes) queue.push(write);
-  if (!scheduled && !committing) {
+  if (!scheduled && !commits.running) {
     scheduled = true;
     setImmediate(() => void drain());
   }

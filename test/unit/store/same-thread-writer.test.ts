@@ -62,4 +62,24 @@ describe("the service store writing on this thread (assure test)", () => {
     await expect(store.write(project("after"))).rejects.toThrow(/closed/);
     store = await openServiceStore(path, { clock, writer: "this-thread" });
   });
+
+  it("keeps committing after a lazy write's timer and an ordinary write's turn meet in one turn of the event loop", async () => {
+    await store.close();
+    store = await openServiceStore(path, { clock, writer: "this-thread", lazyCommitMs: 1 });
+    // In the check phase: an immediate set now runs in the next turn, after that turn's due timers.
+    await new Promise((resolve) => setImmediate(resolve));
+    const lazy = store.writeLazily(project("lazy"));
+    const due = Date.now() + 5;
+    while (Date.now() < due); // the lazy write's timer is due when the next turn starts
+    // The timer commits both; the ordinary write's turn then finds nothing left to commit.
+    await Promise.all([lazy, store.write(project("ordinary"))]);
+    const turns = async (n: number) => {
+      for (let turn = 0; turn < n; turn++) await new Promise((resolve) => setImmediate(resolve));
+    };
+    await turns(5);
+    const later = store.write(project("later"));
+    await turns(5);
+    expect(committedNames()).toEqual(["lazy", "ordinary", "later"]);
+    await later;
+  });
 });
