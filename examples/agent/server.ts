@@ -127,7 +127,17 @@ export async function startExampleAgent({
       return sendJson(res, 429, { error: { message: "too many requests", type: "rate_limit_exceeded" } });
     }
     if (latencyMs > 0) await new Promise((resolve) => setTimeout(resolve, latencyMs));
-    if (behaviours.has("slow")) await new Promise((resolve) => setTimeout(resolve, slowMs));
+    if (behaviours.has("slow")) {
+      // Given up when the caller goes (or the agent closes): a long wait keeps no timer behind it.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, slowMs);
+        res.once("close", () => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+      if (res.destroyed) return;
+    }
     if (behaviours.has("drop-connection")) return void req.socket.destroy();
     if (behaviours.has("flaky") && !failedOnce.has(text)) {
       if (failedOnce.size > 10_000) failedOnce.clear();

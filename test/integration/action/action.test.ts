@@ -43,7 +43,8 @@ describe("the GitHub Action", () => {
   let variant = 0;
 
   beforeAll(async () => {
-    agent = await startExampleAgent();
+    // `slow` answers after a minute: a run against it is still going when the Action gives up.
+    agent = await startExampleAgent({ slowMs: 60_000 });
     issuer = await startOidcIssuer();
     github = await startGitHubStandIn();
     github.addRepository({ ...REPOSITORY, installationId: null });
@@ -197,11 +198,12 @@ describe("the GitHub Action", () => {
   });
 
   it("fails when the decision does not come in time, naming the runs still going", async () => {
-    const run = await act(pullRequest(files(["slow"])), { "timeout-seconds": "3" });
+    // Long enough for the Action to start its run on a loaded machine: the run itself takes minutes.
+    const run = await act(pullRequest(files(["slow"])), { "timeout-seconds": "10" });
     expect(run.status).toBe(1);
     expect(run.outputs.decision).toBe("PENDING");
     expect(errors(run).at(-1)!.message).toMatch(
-      /^Timed out after 3 s with the release still pending: run_\w+ \.assure\/specs\/refund\.yaml in slow \((QUEUED|RUNNING|EVALUATING)\)/,
+      /^Timed out after 10 s with the release still pending: run_\w+ \.assure\/specs\/refund\.yaml in slow \((QUEUED|RUNNING|EVALUATING)\)/,
     );
   });
 
