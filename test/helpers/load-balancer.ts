@@ -40,6 +40,8 @@ export interface LoadBalancer {
   ready: boolean[];
   /** How many requests each node answered. */
   answered: number[];
+  /** How many connections each node refused while its last health check had found it ready (each request was sent on to another node). */
+  refused: number[];
   close(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export interface LoadBalancer {
 export async function startLoadBalancer(upstreams: string[], { checkEveryMs = 100 } = {}): Promise<LoadBalancer> {
   const ready = upstreams.map(() => false);
   const answered = upstreams.map(() => 0);
+  const refused = upstreams.map(() => 0);
   const pool = new Agent({ keepAlive: true });
   let next = 0;
   let closed = false;
@@ -100,7 +103,10 @@ export async function startLoadBalancer(upstreams: string[], { checkEveryMs = 10
       try {
         response = await forward(index, req, body);
       } catch (error) {
-        if ((error as NodeJS.ErrnoException).code === "ECONNREFUSED") continue;
+        if ((error as NodeJS.ErrnoException).code === "ECONNREFUSED") {
+          refused[index]!++;
+          continue;
+        }
         res.writeHead(502, { "content-type": "text/plain" }).end(`node ${index}: ${String(error)}`);
         return;
       }
@@ -124,6 +130,7 @@ export async function startLoadBalancer(upstreams: string[], { checkEveryMs = 10
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     ready,
     answered,
+    refused,
     async close() {
       closed = true;
       await Promise.all(checking);
