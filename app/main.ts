@@ -33,12 +33,13 @@ async function main(): Promise<void> {
     if (stopping) return;
     stopping = true;
     host.service.drain();
+    const exitAfterMs = config.shutdownDelayMs + 9_500;
     setTimeout(() => {
       log.warn(
-        "Still not closed 9.5 s after the shutdown delay: exiting; runs in hand are taken up again when their leases lapse",
+        `Still not closed ${exitAfterMs / 1000} s after the signal: exiting; runs in hand are taken up again when their leases lapse`,
       );
       process.exit(0);
-    }, config.shutdownDelayMs + 9_500).unref();
+    }, exitAfterMs).unref();
     if (config.shutdownDelayMs === 0) {
       log.info(`Received ${signal}; draining`);
       close();
