@@ -51,6 +51,8 @@ const EnvSchema = z.object({
     .min(0)
     .default(16 * 1024 * 1024),
   ASSURE_PAGE_LINK_TTL_SECONDS: z.coerce.number().int().min(1).max(31_536_000).default(2_592_000),
+  /** On SIGTERM, how long /readyz answers 503 while every other request is still served, before the service stops accepting. */
+  ASSURE_SHUTDOWN_DELAY_MS: z.coerce.number().int().min(0).max(600_000).default(0),
   ASSURE_READINESS_TIMEOUT_MS: Duration.default(2000),
   ASSURE_READINESS_CACHE_MS: Duration.default(5000),
   /** Comma-separated hosts and CIDRs that agents and webhooks may be reached at; empty = any non-forbidden. */
@@ -125,6 +127,8 @@ export interface Config {
   requestTimeoutMs: number;
   readinessTimeoutMs: number;
   readinessCacheMs: number;
+  /** On SIGTERM: not ready at once, still serving for this long (a load balancer's health check notices), then stopping. */
+  shutdownDelayMs: number;
   egressAllowlist: string[];
   workers: number;
   workerLeaseMs: number;
@@ -220,6 +224,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     webhookRateUnderLoad: e.ASSURE_WEBHOOK_RATE_UNDER_LOAD,
     readinessTimeoutMs: e.ASSURE_READINESS_TIMEOUT_MS,
     readinessCacheMs: e.ASSURE_READINESS_CACHE_MS,
+    shutdownDelayMs: e.ASSURE_SHUTDOWN_DELAY_MS,
     egressAllowlist: e.ASSURE_EGRESS_ALLOWLIST.split(",")
       .map((entry) => entry.trim())
       .filter(Boolean),

@@ -35,7 +35,7 @@ export interface Service {
   worker: Worker;
   /** What the API's routes and use cases are given: the GitHub App acts through the same. */
   deps: ApiDeps;
-  /** From now on /readyz answers 503: the service is about to stop. */
+  /** From now on /readyz answers 503 and the engine claims no more runs (those in hand go on): the service is about to stop. */
   drain(): void;
   /** Stops the engine (finishing or handing back runs in hand), then the API and the database. */
   close(): Promise<void>;
@@ -226,6 +226,7 @@ export async function createService(
       deps,
       drain() {
         draining = true;
+        worker.pause();
       },
       async close() {
         draining = true;

@@ -30,6 +30,8 @@ export interface Worker {
   start(): void;
   /** Wakes the worker now instead of at its next poll (after an enqueue). */
   nudge(): void;
+  /** Stops claiming (the service is about to stop); the jobs in hand go on until stop(). */
+  pause(): void;
   /** Stops claiming, asks running tasks to stop, waits up to `graceMs`, and puts back what is unfinished. */
   stop(graceMs?: number): Promise<void>;
   readonly running: number;
@@ -58,6 +60,7 @@ export function makeWorker({
   // Keyed by the claim, not the job's id: a job whose lease lapsed can be claimed again meanwhile.
   const inFlight = new Map<ClaimedJob, { controller: AbortController; done: Promise<void> }>();
   let stopped = true;
+  let paused = false;
   let timer: NodeJS.Timeout | undefined;
   const at = (offsetMs = 0) => new Date(clock.now().getTime() + offsetMs).toISOString();
 
@@ -148,7 +151,7 @@ export function makeWorker({
   let claiming: Promise<void> | undefined;
   let fillAgain = false;
   function fill(): void {
-    if (stopped) return;
+    if (stopped || paused) return;
     if (claiming) {
       fillAgain = true;
       return;
@@ -159,8 +162,8 @@ export function makeWorker({
       .write(["claimJobs", workerId, at(), at(leaseMs), free, perKeyCap])
       .then(
         async ([claimed]) => {
-          // Stopped while the claim was committing: the jobs go back at once, without using an attempt.
-          if (stopped) await Promise.all(claimed.map((job) => handBack(job)));
+          // Stopped (or paused) while the claim was committing: the jobs go back at once, without using an attempt.
+          if (stopped || paused) await Promise.all(claimed.map((job) => handBack(job)));
           else for (const job of claimed) start(job);
         },
         (raw: unknown) => {
@@ -196,7 +199,7 @@ export function makeWorker({
   }
 
   function tick(): void {
-    if (stopped) return;
+    if (stopped || paused) return;
     // Queued before the claim, so a job whose lease lapsed can be claimed in the same commit.
     store.write(["reclaimExpiredJobs", at()]).catch((raw: unknown) => {
       log.error({ err: coerceError(raw) }, "Could not reclaim expired jobs; trying again at the next tick");
@@ -213,6 +216,10 @@ export function makeWorker({
     },
     nudge() {
       fill();
+    },
+    pause() {
+      paused = true;
+      clearTimeout(timer);
     },
     async stop(graceMs = 10_000) {
       stopped = true;

@@ -40,6 +40,13 @@ describe("readConfig", () => {
       /PORT[\s\S]*ASSURE_DB_SYNCHRONOUS/,
     );
   });
+  it("reads the shutdown delay: 0 unless set, refused when not a whole number of milliseconds up to 10 minutes", () => {
+    expect(readConfig({}).shutdownDelayMs).toBe(0);
+    expect(readConfig({ ASSURE_SHUTDOWN_DELAY_MS: "15000" }).shutdownDelayMs).toBe(15_000);
+    for (const bad of ["-1", "1.5", "15s", "600001"]) {
+      expect(() => readConfig({ ASSURE_SHUTDOWN_DELAY_MS: bad })).toThrow(/ASSURE_SHUTDOWN_DELAY_MS/);
+    }
+  });
   it("reads the egress allowlist", () => {
     expect(readConfig({ ASSURE_EGRESS_ALLOWLIST: " 10.0.0.0/8, agent.internal ," }).egressAllowlist).toEqual([
       "10.0.0.0/8",

@@ -256,3 +256,49 @@ describe("a worker stopping while its claim is being committed", () => {
     }
   });
 });
+
+describe("a worker paused as the service drains", () => {
+  it("finishes the job in hand and claims no other", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "assure-claim-pause-"));
+    const path = join(dir, "assure.db");
+    const seed = await openStore(path, { clock });
+    for (const key of ["a", "b"]) {
+      await seed.enqueueJob({ task: "probe", job_key: key, payload: key, run_at: at, max_attempts: 3 });
+    }
+    await seed.close();
+    const store = await openServiceStore(path, { clock });
+    const ran: unknown[] = [];
+    let finish = () => {};
+    const inHand = new Promise<void>((resolve) => (finish = resolve));
+    const worker = makeWorker({
+      store,
+      clock,
+      log: createLogger({ level: "silent" }),
+      tasks: {
+        probe: async (payload) => {
+          ran.push(payload);
+          await inHand;
+        },
+      },
+      concurrency: 1,
+    });
+    try {
+      worker.start();
+      await waitFor(() => ran.length === 1, "a job in hand");
+      worker.pause();
+      finish();
+      const jobs = () => store.sql.prepare("SELECT job_key, state, attempts, locked_by FROM jobs").all();
+      await waitFor(async () => (await jobs()).length === 1, "the job in hand to be done");
+      // Writes commit in order: a claim made as the job ended would have committed before this one.
+      await store.write(["reclaimExpiredJobs", at]);
+      expect(ran).toHaveLength(1);
+      expect(await jobs()).toEqual([
+        { job_key: ran[0] === "a" ? "b" : "a", state: "queued", attempts: 0, locked_by: null },
+      ]);
+    } finally {
+      await worker.stop(0);
+      await store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
