@@ -8,6 +8,7 @@ import { response } from "./response.js";
 import { toolCalled } from "./tool-called.js";
 import { toolNotCalled } from "./tool-not-called.js";
 import { toolSequence } from "./tool-sequence.js";
+import { valueLeaked } from "./value-leaked.js";
 
 /** Every kind of expectation the spec format knows, in the order the docs list them. */
 export const EXPECTATION_KINDS = [
@@ -18,6 +19,7 @@ export const EXPECTATION_KINDS = [
   maxToolCalls,
   latencyMs,
   canaryLeaked,
+  valueLeaked,
 ] as const;
 
 type Kind = (typeof EXPECTATION_KINDS)[number];
