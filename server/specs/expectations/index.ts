@@ -4,6 +4,7 @@ import { canaryLeaked } from "./canary-leaked.js";
 import type { ExpectationKind } from "./define.js";
 import { latencyMs } from "./latency-ms.js";
 import { maxToolCalls } from "./max-tool-calls.js";
+import { outsideImage } from "./outside-image.js";
 import { response } from "./response.js";
 import { toolCalled } from "./tool-called.js";
 import { toolNotCalled } from "./tool-not-called.js";
@@ -20,6 +21,7 @@ export const EXPECTATION_KINDS = [
   latencyMs,
   canaryLeaked,
   valueLeaked,
+  outsideImage,
 ] as const;
 
 type Kind = (typeof EXPECTATION_KINDS)[number];
