@@ -9,6 +9,7 @@ import { response } from "./response.js";
 import { toolCalled } from "./tool-called.js";
 import { toolNotCalled } from "./tool-not-called.js";
 import { toolSequence } from "./tool-sequence.js";
+import { unsafeMarkup } from "./unsafe-markup.js";
 import { valueLeaked } from "./value-leaked.js";
 
 /** Every kind of expectation the spec format knows, in the order the docs list them. */
@@ -22,6 +23,7 @@ export const EXPECTATION_KINDS = [
   canaryLeaked,
   valueLeaked,
   outsideImage,
+  unsafeMarkup,
 ] as const;
 
 type Kind = (typeof EXPECTATION_KINDS)[number];

@@ -21,7 +21,7 @@ const spec = (expect: string) =>
   );
 
 describe("detectors, which hold when the agent does something wrong", () => {
-  it.each(["{ value_leaked: [jane@example.com] }", "{ outside_image: true }"])(
+  it.each(["{ value_leaked: [jane@example.com] }", "{ outside_image: true }", "{ unsafe_markup: true }"])(
     "%s is taken in a probe's fail_if, refused in a scenario",
     (kind) => {
       const read = readYamlBody(spec(kind), null);
