@@ -6,6 +6,7 @@ import { latencyMs } from "./latency-ms.js";
 import { maxToolCalls } from "./max-tool-calls.js";
 import { outsideImage } from "./outside-image.js";
 import { response } from "./response.js";
+import { sqlInjected } from "./sql-injected.js";
 import { toolCalled } from "./tool-called.js";
 import { toolNotCalled } from "./tool-not-called.js";
 import { toolSequence } from "./tool-sequence.js";
@@ -24,6 +25,7 @@ export const EXPECTATION_KINDS = [
   valueLeaked,
   outsideImage,
   unsafeMarkup,
+  sqlInjected,
 ] as const;
 
 type Kind = (typeof EXPECTATION_KINDS)[number];

@@ -21,18 +21,20 @@ const spec = (expect: string) =>
   );
 
 describe("detectors, which hold when the agent does something wrong", () => {
-  it.each(["{ value_leaked: [jane@example.com] }", "{ outside_image: true }", "{ unsafe_markup: true }"])(
-    "%s is taken in a probe's fail_if, refused in a scenario",
-    (kind) => {
-      const read = readYamlBody(spec(kind), null);
-      expect(read.ok).toBe(false);
-      if (read.ok) return;
-      expect(read.details).toEqual([
-        {
-          path: expect.stringMatching(/^spec\.scenarios\[0\]\.turns\[0\]\.expect\[0\]\./),
-          message: expect.stringContaining("applies only to a security probe's fail_if"),
-        },
-      ]);
-    },
-  );
+  it.each([
+    "{ value_leaked: [jane@example.com] }",
+    "{ outside_image: true }",
+    "{ unsafe_markup: true }",
+    "{ sql_injected: true }",
+  ])("%s is taken in a probe's fail_if, refused in a scenario", (kind) => {
+    const read = readYamlBody(spec(kind), null);
+    expect(read.ok).toBe(false);
+    if (read.ok) return;
+    expect(read.details).toEqual([
+      {
+        path: expect.stringMatching(/^spec\.scenarios\[0\]\.turns\[0\]\.expect\[0\]\./),
+        message: expect.stringContaining("applies only to a security probe's fail_if"),
+      },
+    ]);
+  });
 });
