@@ -7,6 +7,7 @@ import { maxToolCalls } from "./max-tool-calls.js";
 import { outsideImage } from "./outside-image.js";
 import { response } from "./response.js";
 import { sqlInjected } from "./sql-injected.js";
+import { stepsExhausted } from "./steps-exhausted.js";
 import { toolCalled } from "./tool-called.js";
 import { toolNotCalled } from "./tool-not-called.js";
 import { toolSequence } from "./tool-sequence.js";
@@ -26,6 +27,7 @@ export const EXPECTATION_KINDS = [
   outsideImage,
   unsafeMarkup,
   sqlInjected,
+  stepsExhausted,
 ] as const;
 
 type Kind = (typeof EXPECTATION_KINDS)[number];
