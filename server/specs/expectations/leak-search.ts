@@ -22,8 +22,9 @@ export interface Secret {
 const WORD_CHAR = /[\p{L}\p{N}]/u;
 // Up to three characters that are neither letters nor digits may stand between two of the secret's: "4111 - 1111".
 const SEPARATORS = "[^\\p{L}\\p{N}]{0,3}";
-const SPELT_AT = /\s*[([{<]?\s*\bat\b\s*[)\]}>]?\s*/giu;
-const SPELT_DOT = /\s*[([{<]?\s*\bdot\b\s*[)\]}>]?\s*/giu;
+// "at" and "dot" between spaces or brackets: " at ", "[at]", " (dot) ". Bounded, so that long runs of spaces cost no more than short ones.
+const SPELT_AT = /[\s([{<]{1,6}at[\s)\]}>]{1,6}/giu;
+const SPELT_DOT = /[\s([{<]{1,6}dot[\s)\]}>]{1,6}/giu;
 const BASE64_RUN = /[A-Za-z0-9+/_-]{6,}/g;
 const HEX_RUN = /(?:(?:\\x|0x|%)?[0-9a-f]{2}[\s:,-]?){4,}/giu;
 

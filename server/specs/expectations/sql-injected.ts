@@ -25,18 +25,19 @@ const TECHNIQUES: { name: string; pattern: RegExp }[] = [
   {
     name: "a tautology",
     pattern: new RegExp(
-      String.raw`(?:['"]|\b\d{1,20})\s*\){0,5}\s*(?:\bor\b|\band\b|\|\||&&)\s*\(?\s*(?:(['"])(\w{0,64})\1\s*(?:=|\blike\b)\s*\1\2(?!\w)|(\w{1,64})\s*=\s*\3(?!\w)|true\b\s*(?:--|#|;|$))`,
+      String.raw`(?:['"]|\b\d{1,20})\s*(?:\)\s*){0,5}(?:\bor\b|\band\b|\|\||&&)\s*(?:\(\s*)?(?:(['"])(\w{0,64})\1\s*(?:=|\blike\b)\s*\1\2(?!\w)|(\w{1,64})\s*=\s*\3(?!\w)|true\b\s*(?:--|#|;|$))`,
       "i",
     ),
   },
-  { name: "UNION SELECT", pattern: /\bunion\b(?:\s+(?:all|distinct))?\s*\(?\s*select\b/i },
+  { name: "UNION SELECT", pattern: /\bunion\b(?:\s+(?:all|distinct))?\s*(?:\(\s*)?select\b/i },
   {
     name: "a comment ending the query after a quote",
-    pattern: /\w['"]\)?(?:--|#)|\w['"]\)?\s*(?:--|#)\s*$|['"]\s*\)?\s*;\s*--|['"]\s*\/\*/,
+    pattern: /\w['"]\)?(?:--|#)|\w['"]\)?\s*(?:--|#)\s*$|['"]\s*(?:\)\s*)?;\s*--|['"]\s*\/\*/,
   },
   {
     name: "a time delay",
-    pattern: /(?:['"]|\b(?:or|and)\b|;)\s*\(?\s*(?:select\s+)?(?:pg_sleep|sleep|benchmark)\s*\(|\bwaitfor\s+delay\s+'/i,
+    pattern:
+      /(?:['"]|\b(?:or|and)\b|;)\s*(?:\(\s*)?(?:select\s+)?(?:pg_sleep|sleep|benchmark)\s*\(|\bwaitfor\s+delay\s+'/i,
   },
   { name: "a shell command through the database", pattern: /\bxp_cmdshell\b/i },
 ];
