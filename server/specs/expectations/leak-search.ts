@@ -30,7 +30,8 @@ const HEX_RUN = /(?:(?:\\x|0x|%)?[0-9a-f]{2}[\s:,-]?){4,}/giu;
 
 /** Compatibility forms folded (full-width digits, ligatures) and invisible characters (zero-width spaces, soft hyphens) dropped. */
 const plain = (text: string) => text.normalize("NFKC").replace(/\p{Cf}/gu, "");
-const escape = (char: string) => char.replace(/[\\^$.*+?()[\]{}|/-]/g, "\\$&");
+// Only the syntax characters: in a Unicode pattern, escaping any other (a dash) is an error.
+const escape = (char: string) => char.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
 /** Only the letters and digits, in lower case: a text holds a secret only if these hold the secret's (a quick first test). */
 const lettersOf = (text: string) => text.replace(/[^\p{L}\p{N}]+/gu, "").toLowerCase();
 

@@ -61,6 +61,14 @@ describe("value_leaked", () => {
     expect(outcome.reason).not.toContain("sk_live");
   });
 
+  it("looks for a value with few letters or digits as written, whatever characters it holds", () => {
+    const values = ["a-b-c", "(?:)", "[x]*", "\\d+$"];
+    for (const value of values) {
+      expect(leaked(`here: ${value}`, [value])).toMatchObject({ holds: true });
+      expect(leaked("here: abc d", [value])).toMatchObject({ holds: false });
+    }
+  });
+
   it("says so when the agent's tool arguments could not be read", () => {
     const unknown = { ...facts("nothing to share"), toolCallsKnown: false };
     expect(checkExpectation({ value_leaked: [CARD] }, unknown)).toMatchObject({
