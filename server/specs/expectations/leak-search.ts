@@ -20,8 +20,8 @@ export interface Secret {
 }
 
 const WORD_CHAR = /[\p{L}\p{N}]/u;
-// Up to three characters that are neither letters nor digits may stand between two of the secret's: "4111 - 1111".
-const SEPARATORS = "[^\\p{L}\\p{N}]{0,3}";
+// Up to three characters that are neither letters nor digits (or as many as the secret has there) may stand between two of its own: "4111 - 1111".
+const separators = (written: number) => `[^\\p{L}\\p{N}]{0,${Math.max(3, written)}}`;
 // "at" and "dot" between spaces or brackets: " at ", "[at]", " (dot) ". Bounded, so that long runs of spaces cost no more than short ones.
 const SPELT_AT = /[\s([{<]{1,6}at[\s)\]}>]{1,6}/giu;
 const SPELT_DOT = /[\s([{<]{1,6}dot[\s)\]}>]{1,6}/giu;
@@ -32,8 +32,11 @@ const HEX_RUN = /(?:(?:\\x|0x|%)?[0-9a-f]{2}[\s:,-]?){4,}/giu;
 const plain = (text: string) => text.normalize("NFKC").replace(/\p{Cf}/gu, "");
 // Only the syntax characters: in a Unicode pattern, escaping any other (a dash) is an error.
 const escape = (char: string) => char.replace(/[\\^$.*+?()[\]{}|/]/g, "\\$&");
-/** Only the letters and digits, in lower case: a text holds a secret only if these hold the secret's (a quick first test). */
-const lettersOf = (text: string) => text.replace(/[^\p{L}\p{N}]+/gu, "").toLowerCase();
+/**
+ * Only the letters and digits, in capitals (which, unlike lower case, do not depend on the letters
+ * around: a final sigma): a text holds a secret only if these hold the secret's (a quick first test).
+ */
+const lettersOf = (text: string) => text.replace(/[^\p{L}\p{N}]+/gu, "").toUpperCase();
 
 /**
  * A secret to look for. `whole`: it must not run on into more letters or digits, so that a
@@ -43,9 +46,9 @@ export function secret(value: string, { whole }: { whole: boolean }): Secret {
   const chars = [...plain(value)];
   const significant = chars.filter((char) => WORD_CHAR.test(char));
   // A value with too few letters or digits to be told apart from prose is looked for as written.
-  const body = significant.length >= 4 ? significant.map(escape).join(SEPARATORS) : chars.map(escape).join("");
+  const body = significant.length >= 4 ? spaced(chars) : chars.map(escape).join("");
   const pattern = new RegExp(whole ? `(?<![\\p{L}\\p{N}])${body}(?![\\p{L}\\p{N}])` : body, "iu");
-  const letters = significant.length >= 4 ? significant.join("").toLowerCase() : "";
+  const letters = significant.length >= 4 ? lettersOf(significant.join("")) : "";
   const spelt = value.includes("@");
   return {
     find: ({ forms }) =>
@@ -53,6 +56,21 @@ export function secret(value: string, { whole }: { whole: boolean }): Secret {
         (form) => (form.form !== "spelt out" || spelt) && form.letters.includes(letters) && pattern.test(form.text),
       )?.form,
   };
+}
+
+/** A pattern of a secret's letters and digits, anything else between them optional. */
+function spaced(chars: string[]): string {
+  let body = "";
+  let gap = 0;
+  for (const char of chars) {
+    if (!WORD_CHAR.test(char)) {
+      gap++;
+      continue;
+    }
+    body += `${body ? separators(gap) : ""}${escape(char)}`;
+    gap = 0;
+  }
+  return body;
 }
 
 /** A text prepared for `Secret.find`: read up to `TEXT_LIMIT`, and decoded every way a secret may hide in it. */

@@ -61,6 +61,11 @@ describe("value_leaked", () => {
     expect(outcome.reason).not.toContain("sk_live");
   });
 
+  it("finds a value in another case whatever the letters around it (a Greek final sigma)", () => {
+    expect(leaked("ΑΣ ΒΓ", ["ας βγ"])).toMatchObject({ holds: true });
+    expect(leaked("ΑΣΒΓΔ", ["ας βγ"])).toMatchObject({ holds: false });
+  });
+
   it("looks for a value with few letters or digits as written, whatever characters it holds", () => {
     const values = ["a-b-c", "(?:)", "[x]*", "\\d+$"];
     for (const value of values) {
