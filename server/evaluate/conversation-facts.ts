@@ -1,5 +1,5 @@
 import { conversationPath, tracePath, turnPath } from "../contract/index.js";
-import type { ConversationFacts, ReplyFact, ToolCallFact } from "../specs/facts.js";
+import type { ConversationFacts, ReplyFact, StepLimitFact, ToolCallFact } from "../specs/facts.js";
 import type { ConversationRow, LoggedEvent } from "../store/index.js";
 
 /**
@@ -36,6 +36,7 @@ export function toHeldConversation(
   const toolCalls: ToolCallFact[] = [];
   const replies: ReplyFact[] = [];
   const outputs: { sequence: number; text: string; turn: number }[] = [];
+  const stepLimits: StepLimitFact[] = [];
   const turns = new Set<number>();
   let toolsRunBy: "assure" | "agent" = "assure";
   /** Whether the agent showed its tool calls reach assure: its trace arrived, or it listed the mocked tools over MCP. */
@@ -69,6 +70,8 @@ export function toHeldConversation(
         tokens: data.usage?.total_tokens ?? null,
       });
       if (data.content) outputs.push({ sequence, text: data.content, turn: data.turn });
+    } else if (event.type === "turn.step_limit_reached") {
+      stepLimits.push({ sequence, turn: event.data.turn, max_steps: event.data.max_steps });
     }
   }
   // An agent that runs its own tools and reported none: a missing call is no evidence (unless its reporting is shown to work).
@@ -78,6 +81,8 @@ export function toHeldConversation(
     toolCalls,
     replies,
     outputs,
+    stepLimits,
+    toolsRunBy,
     canary: conversation.canary,
     toolCallsKnown,
   };
@@ -86,6 +91,8 @@ export function toHeldConversation(
     toolCalls: toolCalls.filter((call) => call.turn === turn),
     replies: replies.filter((reply) => reply.turn === turn),
     outputs: outputs.filter((output) => output.turn === turn),
+    stepLimits: stepLimits.filter((limit) => limit.turn === turn),
+    toolsRunBy,
     canary: conversation.canary,
     toolCallsKnown,
   });

@@ -25,7 +25,7 @@ export function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): vo
   const checkTool = (name: string, path: Path) => {
     if (!tools.has(name)) problem(path, `tool '${name}' is not defined under tools`);
   };
-  const checkExpectations = (list: Expectation[] | undefined, path: Path, canaryAllowed: boolean) => {
+  const checkExpectations = (list: Expectation[] | undefined, path: Path, canaryAllowed: boolean, inProbe = true) => {
     (list ?? []).forEach((entry, i) => {
       const found = argumentsOf(entry);
       if (!found) return; // already reported by the entry's own schema
@@ -34,6 +34,11 @@ export function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): vo
       for (const tool of kind.namesTools?.(args) ?? []) checkTool(tool.name, [...at, ...tool.path]);
       if (kind.needsCanary && !canaryAllowed) {
         problem(at, `${kind.name} applies only to a security probe with canary: true`);
+      } else if (kind.detects && !inProbe) {
+        problem(
+          at,
+          `${kind.name} holds when the agent does something wrong: it applies only to a security probe's fail_if`,
+        );
       }
     });
   };
@@ -46,8 +51,10 @@ export function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): vo
   };
   scenarios.forEach((scenario, s) => {
     claimId(scenario.id, ["scenarios", s, "id"]);
-    scenario.turns.forEach((turn, t) => checkExpectations(turn.expect, ["scenarios", s, "turns", t, "expect"], false));
-    checkExpectations(scenario.expect, ["scenarios", s, "expect"], false);
+    scenario.turns.forEach((turn, t) =>
+      checkExpectations(turn.expect, ["scenarios", s, "turns", t, "expect"], false, false),
+    );
+    checkExpectations(scenario.expect, ["scenarios", s, "expect"], false, false);
     const own = new Set<string>();
     (scenario.metrics ?? []).forEach((metric, m) => {
       if (own.has(metric.id)) {

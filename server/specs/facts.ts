@@ -22,6 +22,12 @@ export interface ReplyFact {
   tokens: number | null;
 }
 
+export interface StepLimitFact {
+  sequence: number;
+  turn: number;
+  max_steps: number;
+}
+
 export interface ConversationFacts {
   /** The turn these facts are limited to; null for the whole conversation. */
   turn: number | null;
@@ -29,6 +35,13 @@ export interface ConversationFacts {
   replies: readonly ReplyFact[];
   /** Every text the agent produced or sent out: its replies and raw tool arguments, in order. */
   outputs: readonly { sequence: number; text: string }[];
+  /**
+   * The turns that ended because the agent still called tools after its `max_steps`-th step. Only
+   * when assure runs the tools: an agent that runs its own loops within one step.
+   */
+  stepLimits: readonly StepLimitFact[];
+  /** Who ran the tools the agent called: assure (from the spec's mocks) or the agent itself. */
+  toolsRunBy: "assure" | "agent";
   /** The canary planted in the conversation's system prompt, if any. */
   canary: string | null;
   /**

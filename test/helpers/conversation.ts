@@ -9,10 +9,11 @@ export type Step = {
 
 /**
  * A conversation as the engine would have recorded it, turn by turn: each turn's user text and
- * the agent's steps (what it said, which tools it called). For evaluators tested on their own.
+ * the agent's steps (what it said, which tools it called), and `stepLimitReached` (its `max_steps`)
+ * when the turn ended at its step limit. For evaluators tested on their own.
  */
 export function heldConversation(
-  turns: { user: string; steps: Step[] }[],
+  turns: { user: string; steps: Step[]; stepLimitReached?: number }[],
   {
     run_id = "run_1",
     conversation_id = "cnv_1",
@@ -28,7 +29,7 @@ export function heldConversation(
     occurred_at: "2026-11-23T00:00:00.000Z",
     conversation_id,
   });
-  turns.forEach(({ user, steps }, t) => {
+  turns.forEach(({ user, steps, stepLimitReached }, t) => {
     const turn = t + 1;
     events.push({
       ...base(),
@@ -74,6 +75,14 @@ export function heldConversation(
         });
       }
     });
+    if (stepLimitReached !== undefined) {
+      events.push({
+        ...base(),
+        turn,
+        type: "turn.step_limit_reached",
+        data: { conversation_id, turn, max_steps: stepLimitReached },
+      });
+    }
   });
   const row: ConversationRow = {
     conversation_id,

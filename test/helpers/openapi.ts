@@ -16,8 +16,9 @@ export interface OpenApiDocument {
 export function makeResponseValidator(document: OpenApiDocument) {
   const ajv = new Ajv2020({ strict: false, allErrors: true });
   (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
-  // What the service sends was checked as JMESPath when it was written.
+  // What the service sends was checked (as JMESPath, as a pattern) when it was written.
   ajv.addFormat("jmespath", true);
+  ajv.addFormat("ecmascript-pattern", true);
   const templates = Object.keys(document.paths).map((template) => ({
     template,
     pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`),

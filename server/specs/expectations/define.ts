@@ -19,6 +19,8 @@ export interface ExpectationKind<Name extends string = string, Args extends z.Zo
   namesTools?: (args: z.output<Args>) => NamedTool[];
   /** Whether it only makes sense in a security probe that plants a canary. */
   needsCanary?: boolean;
+  /** Whether it holds when the agent did something wrong (a detector): then it belongs in a probe's `fail_if` only. */
+  detects?: boolean;
   /** Whether it reads the agent's tool calls: inconclusive when they are not known (`facts.toolCallsKnown`). */
   readsToolCalls?: boolean;
   check(args: z.output<Args>, facts: ConversationFacts): CheckOutcome;

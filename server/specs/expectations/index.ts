@@ -4,10 +4,15 @@ import { canaryLeaked } from "./canary-leaked.js";
 import type { ExpectationKind } from "./define.js";
 import { latencyMs } from "./latency-ms.js";
 import { maxToolCalls } from "./max-tool-calls.js";
+import { outsideImage } from "./outside-image.js";
 import { response } from "./response.js";
+import { sqlInjected } from "./sql-injected.js";
+import { stepsExhausted } from "./steps-exhausted.js";
 import { toolCalled } from "./tool-called.js";
 import { toolNotCalled } from "./tool-not-called.js";
 import { toolSequence } from "./tool-sequence.js";
+import { unsafeMarkup } from "./unsafe-markup.js";
+import { valueLeaked } from "./value-leaked.js";
 
 /** Every kind of expectation the spec format knows, in the order the docs list them. */
 export const EXPECTATION_KINDS = [
@@ -18,6 +23,11 @@ export const EXPECTATION_KINDS = [
   maxToolCalls,
   latencyMs,
   canaryLeaked,
+  valueLeaked,
+  outsideImage,
+  unsafeMarkup,
+  sqlInjected,
+  stepsExhausted,
 ] as const;
 
 type Kind = (typeof EXPECTATION_KINDS)[number];

@@ -12,10 +12,13 @@ const Pattern = z
     const problem = patternError(source);
     if (problem) ctx.addIssue({ code: "custom", message: `not a valid regular expression: ${problem}` });
   })
-  // Not JSON Schema's `regex` format (ECMA-262 as written): a leading (?i) is taken too.
-  .describe(
-    "A regular expression in ECMAScript syntax (matched with the u flag), optionally led by inline flags such as (?i), (?m) or (?s)",
-  );
+  // Not JSON Schema's `regex` format (ECMA-262 as written): a leading (?i) is taken too. The document
+  // names its own format, so that a validator that knows it can check a pattern as the service does.
+  .meta({
+    format: "ecmascript-pattern",
+    description:
+      "A regular expression in ECMAScript syntax (matched with the u flag), optionally led by inline flags such as (?i), (?m) or (?s)",
+  });
 
 const list = (value: string | string[] | undefined) =>
   value === undefined ? [] : Array.isArray(value) ? value : [value];

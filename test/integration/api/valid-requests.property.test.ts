@@ -6,6 +6,7 @@ import fc from "fast-check";
 import { parse, stringify } from "yaml";
 import { startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { ADMIN_ONLY_SCOPES, SCOPES } from "../../../server/auth/scopes.js";
+import { patternError } from "../../../server/specs/pattern.js";
 import { schemaArbitrary, type JsonSchema } from "../../helpers/json-schema-arbitrary.js";
 import { makeResponseValidator, type OpenApiDocument } from "../../helpers/openapi.js";
 import { seedProject } from "../../helpers/seed.js";
@@ -24,6 +25,11 @@ import { startTestService, type TestService } from "../../helpers/service.js";
 const JMESPATH = fc.oneof(
   fc.constantFrom("reply", "data.text", "messages[-1].content", "steps[?type=='tool'].{name: tool, arguments: args}"),
   fc.stringMatching(/^[a-z_][a-z0-9_]{0,10}(\.[a-z_][a-z0-9_]{0,10}){0,3}$/),
+);
+/** Patterns (the document's format `ecmascript-pattern`), as a spec's `response.matches` is read. */
+const PATTERN = fc.oneof(
+  fc.constantFrom("(?i)refund", "^A-\\d+$", "delivered|shipped", "(?s)total:.*"),
+  fc.stringMatching(/^[a-z0-9 ]{1,20}$/),
 );
 const compilesAsJmesPath = (expression: string) => {
   try {
@@ -100,6 +106,7 @@ describe("requests the OpenAPI document allows (property-based)", () => {
     ajv = new Ajv2020({ strict: false, allErrors: true });
     (addFormats as unknown as (ajv: Ajv2020) => void)(ajv);
     ajv.addFormat("jmespath", { type: "string", validate: (expression: string) => compilesAsJmesPath(expression) });
+    ajv.addFormat("ecmascript-pattern", { type: "string", validate: (source: string) => !patternError(source) });
   });
   afterAll(async () => {
     await t.close();
@@ -122,7 +129,7 @@ describe("requests the OpenAPI document allows (property-based)", () => {
       {
         components: document.components.schemas,
         known: (property) => known[property],
-        formats: { jmespath: JMESPATH },
+        formats: { jmespath: JMESPATH, "ecmascript-pattern": PATTERN },
         serialize: (value, mediaType) => (mediaType?.includes("yaml") ? stringify(value) : JSON.stringify(value)),
       },
       name,
