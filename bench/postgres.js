@@ -28,6 +28,8 @@ const TIMING = {
   rounds: 4, // P S S P P S S P
 };
 const REPLAY_KEY = "bench-postgres-replay";
+/** Diagnostics, not for the figures: node arguments for both measured nodes, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof". */
+const SERVICE_NODE_ARGS = (process.env.BENCH_POSTGRES_NODE_ARGS ?? "").split(" ").filter(Boolean);
 
 export const POSTGRES_TARGETS = { apiRatio: 0.7, engineRatio: 0.95 };
 
@@ -45,7 +47,7 @@ async function startNode(root, name, databaseSettings) {
     ASSURE_MAX_CONVERSATIONS: "64",
     LOG_LEVEL: "warn",
   };
-  const service = await startServer(name, join(root, "build/app/main.js"), env);
+  const service = await startServer(name, join(root, "build/app/main.js"), env, { nodeArgs: SERVICE_NODE_ARGS });
   const { token } = runCli(
     join(root, "build/app/cli.js"),
     ["keys", "create", "--admin", "--name", "bench-postgres"],
