@@ -14,6 +14,7 @@ import { benchSpec } from "./engine.js";
 import { LOCAL_SETTINGS, createBenchProject, makeApiClient } from "./lib/fixture.js";
 import { runCli, startExampleAgent, startServer } from "./lib/processes.js";
 import { createScratchDatabase, newEncryptionKey, postgresSettings, postgresUnreachable } from "./lib/postgres.js";
+import { readProc } from "./lib/proc.js";
 import { markdownTable } from "./lib/report.js";
 import { median } from "./lib/statistics.js";
 
@@ -85,6 +86,8 @@ async function prepareScaling(cluster, agents) {
 /** One round (a warm-up: runs of a few cases against the agent that answers at once): RUNS runs created through the cluster's nodes in turn; conversations a second from the first creation to the last end. */
 async function scalingRound(cluster, label, { warmUp = false } = {}) {
   const runIds = [];
+  const clusterCpuMs = () => cluster.nodes.reduce((sum, node) => sum + readProc(node.pid).cpuMs, 0);
+  const cpuBefore = clusterCpuMs();
   for (let i = 0; i < RUNS; i++) {
     const call = cluster.clients[i % cluster.clients.length];
     const { json } = await call("POST", "/v1/runs", {
@@ -96,11 +99,14 @@ async function scalingRound(cluster, label, { warmUp = false } = {}) {
     runIds.push(json.run_id);
   }
   const runs = await waitForRuns(cluster.clients[0], runIds);
+  const cpuMs = clusterCpuMs() - cpuBefore;
   const first = Math.min(...runs.map((run) => Date.parse(run.created_at)));
   const last = Math.max(...runs.map((run) => Date.parse(run.ended_at)));
   return {
     wallMs: last - first,
     perSecond: CASES / ((last - first) / 1000),
+    /** The nodes' CPU time (all threads) over the round, per conversation. */
+    cpuMsPerCase: cpuMs / CASES,
     failed: runs.filter((run) => run.status !== "COMPLETED" || run.verdict !== "PASS").length,
     runsPerNode: cluster.nodes.map((node) => runsTakenBy(node, runIds).length),
   };
@@ -222,11 +228,19 @@ async function measureFailover(root, agents, cleanups) {
   ).length;
 
   log(`Failover: ${FAILOVER_RUNS} runs, then node 2 killed -9 once it holds one…`);
-  const runIds = [];
-  for (let i = 0; i < FAILOVER_RUNS; i++) {
-    const call = cluster.clients[i % FAILOVER_NODES];
-    runIds.push((await call("POST", "/v1/runs", { body, headers: { "idempotency-key": `run-${i}` } })).json.run_id);
-  }
+  // Created all at once, so that few have ended before the kill.
+  const runIds = await Promise.all(
+    Array.from(
+      { length: FAILOVER_RUNS },
+      async (_, i) =>
+        (
+          await cluster.clients[i % FAILOVER_NODES]("POST", "/v1/runs", {
+            body,
+            headers: { "idempotency-key": `run-${i}` },
+          })
+        ).json.run_id,
+    ),
+  );
   const victim = cluster.nodes[1];
   const inHand = () => runsTakenBy(victim, runIds).filter((id) => !victim.output().includes(`Run ${id}: RUNNING → `));
   const waitStarted = Date.now();
@@ -283,6 +297,7 @@ function printScaling(scaling) {
     fixed(round.one.perSecond, 1),
     fixed(round.two.wallMs / 1000, 2),
     fixed(round.two.perSecond, 1),
+    `${fixed(round.one.cpuMsPerCase, 2)} / ${fixed(round.two.cpuMsPerCase, 2)}`,
     round.two.runsPerNode.join(" + "),
     fixed(round.two.perSecond / round.one.perSecond, 2),
   ]);
@@ -293,11 +308,21 @@ function printScaling(scaling) {
     fixed(scaling.twoWallMs / 1000, 2),
     fixed(scaling.two, 1),
     "",
+    "",
     `${fixed(scaling.ratio, 2)} (${fixed(scaling.range[0], 2)}–${fixed(scaling.range[1], 2)})`,
   ]);
   console.log(
     markdownTable(
-      ["Round", "One node s", "One node conv/s", "Two nodes s", "Two nodes conv/s", "Runs per node (two)", "Ratio"],
+      [
+        "Round",
+        "One node s",
+        "One node conv/s",
+        "Two nodes s",
+        "Two nodes conv/s",
+        "Nodes' CPU ms/conv (one / two)",
+        "Runs per node (two)",
+        "Ratio",
+      ],
       rows,
     ),
   );
