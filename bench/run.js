@@ -23,6 +23,8 @@ import { describeHostileBench, runHostileBench } from "./hostile.js";
 import { describeLimitsBench, runLimitsBench } from "./limits.js";
 import { describeTracesBench, runTracesBench } from "./traces.js";
 import { describeCliBench, runCliBench } from "./cli.js";
+import { describePostgresBench, runPostgresBench } from "./postgres.js";
+import { describeNodesBench, runNodesBench } from "./nodes.js";
 import { CONNECTIONS, measurePair } from "./lib/load.js";
 import { NODE_ARGS, runCli, startServer } from "./lib/processes.js";
 import { problemLines, resultsTable, targetLines } from "./lib/report.js";
@@ -45,7 +47,7 @@ const TIMING = {
 };
 /** A hard stop, in case something hangs: the bench normally takes about 3 minutes. */
 const OVERALL_TIMEOUT_MS = 30 * 60_000;
-const PARTS = ["api", "engine", "github", "pages", "webhooks", "load", "hostile", "traces", "cli"];
+const PARTS = ["api", "engine", "github", "pages", "webhooks", "load", "hostile", "traces", "cli", "postgres", "nodes"];
 
 const FIRST_PAGE = "GET /v1/runs?limit=50 (first page)";
 const DEEP_PAGE = `GET /v1/runs?limit=50 (after ${DEEP_POSITION.toLocaleString("en")} runs)`;
@@ -66,6 +68,8 @@ function describeMachine(parts) {
     ...(parts.includes("hostile") ? [describeHostileBench()] : []),
     ...(parts.includes("traces") ? [describeTracesBench()] : []),
     ...(parts.includes("cli") ? [describeCliBench()] : []),
+    ...(parts.includes("postgres") ? [describePostgresBench()] : []),
+    ...(parts.includes("nodes") ? [describeNodesBench()] : []),
   ].join("\n");
 }
 
@@ -196,6 +200,14 @@ async function main() {
   if (parts.includes("cli")) {
     console.log("");
     await runCliBench({ root: ROOT });
+  }
+  if (parts.includes("postgres")) {
+    console.log("");
+    await runPostgresBench({ root: ROOT });
+  }
+  if (parts.includes("nodes")) {
+    console.log("");
+    await runNodesBench({ root: ROOT });
   }
 }
 

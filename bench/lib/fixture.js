@@ -36,7 +36,8 @@ export function startAgentStub() {
   });
 }
 
-export function makeApiClient(baseUrl, token) {
+/** `timeoutMs`: how long one request may take (a run's creation waits for the writer, which a busy node may have long in hand). */
+export function makeApiClient(baseUrl, token, { timeoutMs = 10_000 } = {}) {
   return async function call(method, path, { body, contentType = "application/json", headers = {} } = {}) {
     const response = await fetch(`${baseUrl}${path}`, {
       method,
@@ -46,7 +47,7 @@ export function makeApiClient(baseUrl, token) {
         ...headers,
       },
       body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
-      signal: AbortSignal.timeout(10_000),
+      signal: AbortSignal.timeout(timeoutMs),
     });
     const text = await response.text();
     if (!response.ok) throw new Error(`${method} ${path} answered ${response.status}: ${text}`);

@@ -74,6 +74,11 @@ export async function startServer(name, script, env, { nodeArgs = [] } = {}) {
     pid: child.pid,
     output: () => output,
     stop: () => stopChild(child, exited),
+    /** SIGKILL: no chance to flush or close anything; resolves once it has exited. */
+    kill: async () => {
+      child.kill("SIGKILL");
+      await exited;
+    },
   };
 }
 

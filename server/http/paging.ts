@@ -41,10 +41,3 @@ export async function pageAfterKey<Row, Item>(
     has_more: hasMore,
   };
 }
-
-/** A page with each item mapped by `f`, one after another (each may read the store). */
-export async function mapPage<T, U>(page: Page<T>, f: (item: T) => Promise<U>): Promise<Page<U>> {
-  const data: U[] = [];
-  for (const item of page.data) data.push(await f(item));
-  return { ...page, data };
-}

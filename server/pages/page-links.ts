@@ -13,6 +13,9 @@ export interface PageLinkDeps {
   ttlSeconds: number;
 }
 
+type LinkedRun = Pick<Run, "run_id" | "project_id" | "links">;
+type LinkedDecision = Pick<ReleaseDecision, "decision_id" | "project_id" | "links">;
+
 const sign = (secret: string, kind: PageKind, id: string, projectId: string, exp: number) =>
   createHmac("sha256", Buffer.from(secret, "base64"))
     .update(`assure-page\n${kind}\n${id}\n${projectId}\n${exp}`)
@@ -26,25 +29,41 @@ export const withoutLinkSignatures = (text: string) => text.replace(/\?exp=\d+&s
  * with `exp` (Unix seconds) and `sig`, an HMAC-SHA256 bound to that one resource and its project.
  */
 export function makePageLinks({ secret, now, ttlSeconds }: PageLinkDeps) {
-  /** The page's signed path, valid for `ttlSeconds` from now. */
-  async function mint(kind: PageKind, id: string, projectId: string): Promise<string> {
+  /** The page's signed path with `key`, valid for `ttlSeconds` from now. */
+  function mintWith(key: string, kind: PageKind, id: string, projectId: string): string {
     const exp = Math.floor(now().getTime() / 1000) + ttlSeconds;
-    return `${pagePath(kind, id)}?exp=${exp}&sig=${sign(await secret(), kind, id, projectId, exp)}`;
+    return `${pagePath(kind, id)}?exp=${exp}&sig=${sign(key, kind, id, projectId, exp)}`;
   }
+  const withRunLink = <R extends LinkedRun>(key: string, run: R): R => ({
+    ...run,
+    links: { ...run.links, html: mintWith(key, "run", run.run_id, run.project_id) },
+  });
+  const withDecisionLink = <D extends LinkedDecision>(key: string, decision: D): D => ({
+    ...decision,
+    links: { ...decision.links, html: mintWith(key, "decision", decision.decision_id, decision.project_id) },
+  });
   return {
-    mint,
+    /** The page's signed path, valid for `ttlSeconds` from now. */
+    async mint(kind: PageKind, id: string, projectId: string): Promise<string> {
+      return mintWith(await secret(), kind, id, projectId);
+    },
     /** A run as the API shows it: with `links.html`, minted as it is read. */
-    async linkRun<R extends Pick<Run, "run_id" | "project_id" | "links">>(run: R): Promise<R> {
-      return { ...run, links: { ...run.links, html: await mint("run", run.run_id, run.project_id) } };
+    async linkRun<R extends LinkedRun>(run: R): Promise<R> {
+      return withRunLink(await secret(), run);
+    },
+    /** A page of runs, linked with one read of the key (on PostgreSQL each read is a round trip). */
+    async linkRuns<R extends LinkedRun>(runs: R[]): Promise<R[]> {
+      const key = await secret();
+      return runs.map((run) => withRunLink(key, run));
     },
     /** A decision as the API shows it: with `links.html`, minted as it is read. */
-    async linkDecision<D extends Pick<ReleaseDecision, "decision_id" | "project_id" | "links">>(
-      decision: D,
-    ): Promise<D> {
-      return {
-        ...decision,
-        links: { ...decision.links, html: await mint("decision", decision.decision_id, decision.project_id) },
-      };
+    async linkDecision<D extends LinkedDecision>(decision: D): Promise<D> {
+      return withDecisionLink(await secret(), decision);
+    },
+    /** A page of decisions, linked with one read of the key. */
+    async linkDecisions<D extends LinkedDecision>(decisions: D[]): Promise<D[]> {
+      const key = await secret();
+      return decisions.map((decision) => withDecisionLink(key, decision));
     },
     /** Whether `exp` and `sig` open this resource's page now: signed for it, with the current key, not expired. */
     async verify(

@@ -24,7 +24,7 @@ import { ApiError } from "../../errors.js";
 import { requestAttempt, requestDecision } from "../../releases/create-decision.js";
 import { approvePolicy, revokeWaiver, waiveGate } from "../../releases/waive.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
-import { mapPage, pageAfterKey, pageThrough } from "../paging.js";
+import { pageAfterKey, pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
 
 const DecisionParams = z.strictObject({ decision_id: ResourceId });
@@ -93,7 +93,7 @@ export function registerReleaseDecisionRoutes(api: Api, deps: ApiDeps) {
       const page = await pageThrough(cursors, scope, request.query, (page) =>
         store.listDecisions({ project_id, repository, commit_sha, status }, page),
       );
-      return mapPage(page, deps.pages.linkDecision);
+      return { ...page, data: await deps.pages.linkDecisions(page.data) };
     },
   });
 

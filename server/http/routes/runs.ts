@@ -15,7 +15,7 @@ import { buildEvidence } from "../../runs/build-evidence.js";
 import { IDEMPOTENCY_KEY, assertIdempotencyKey, createRun } from "../../runs/create-run.js";
 import { uploadRun } from "../../runs/upload-run.js";
 import { principalOf, type Api, type ApiDeps } from "../context.js";
-import { mapPage, pageThrough } from "../paging.js";
+import { pageThrough } from "../paging.js";
 import { responses } from "../schemas.js";
 import { listProjectFilter, visibleOr404 } from "../../auth/visibility.js";
 
@@ -144,7 +144,7 @@ export function registerRunRoutes(api: Api, deps: ApiDeps) {
       const page = await pageThrough(cursors, scope, query, (page) =>
         store.listRuns({ project_id, status: query.status, environment_id }, page),
       );
-      return mapPage(page, deps.pages.linkRun);
+      return { ...page, data: await deps.pages.linkRuns(page.data) };
     },
   });
 
