@@ -3,6 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "@jest/globals";
 import { readBody, startExampleAgent, type ExampleAgent } from "../../../examples/agent/server.js";
 import { makeExecuteRun } from "../../../server/engine/tasks/execute-run.js";
+import { makeLlmJudge } from "../../../server/evaluate/judges/llm-judge.js";
 import { makeIdGenerator } from "../../../server/ids.js";
 import { createLogger } from "../../../server/log.js";
 import { makeEgressPolicy } from "../../../server/net/egress.js";
@@ -12,6 +13,7 @@ import { serviceStoreOf, type ServiceStore } from "../../../server/store/service
 import type { WriteCommand } from "../../../server/store/writer/commands.js";
 import { makeSameThreadWriter } from "../../../server/store/writer/same-thread-writer.js";
 import { asyncListener } from "../../helpers/async-listener.js";
+import { startJudgeServer } from "../../helpers/judge-server.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
 import {
   expectEachHeldOnce,
@@ -21,18 +23,18 @@ import {
   startRun,
   waitForRun,
 } from "../../helpers/runs.js";
-import { deterministicSpecYaml, seedOverApi } from "../../helpers/seed.js";
+import { EXAMPLE_SPEC_YAML, deterministicSpecYaml, seedOverApi } from "../../helpers/seed.js";
 import { startTestService, type TestService } from "../../helpers/service.js";
 import { waitFor } from "../../helpers/wait.js";
 
 const LEASE_MS = 30_000;
 
-/** The agent behind a door the test opens: while it is shut, its calls wait (the conversations stay in flight). */
-async function startDoor(agent: ExampleAgent) {
+/** An endpoint (an agent, a judge) behind a door the test opens: while it is shut, its calls wait. */
+async function startDoor(baseUrl: string) {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
   let waiting = 0;
-  const target = new URL(agent.baseUrl).origin;
+  const target = new URL(baseUrl).origin;
   const server = createServer(
     asyncListener(async (req, res) => {
       const body = await readBody(req);
@@ -56,7 +58,11 @@ async function startDoor(agent: ExampleAgent) {
       return waiting;
     },
     open,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    /** Opens the door (the calls waiting behind it go through), then closes the server. */
+    close() {
+      open();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
   };
 }
 
@@ -92,6 +98,7 @@ describe("a run whose job's lease lapses while its worker still works", () => {
   let t: TestService;
   let agent: ExampleAgent;
   let door: Awaited<ReturnType<typeof startDoor>>;
+  let judge: Awaited<ReturnType<typeof startJudgeServer>>;
   const stores: ServiceStore[] = [];
 
   /** A node's own store on the service's database (SQLite or PostgreSQL), writing through a group commit of its own. */
@@ -113,15 +120,36 @@ describe("a run whose job's lease lapses while its worker still works", () => {
     return node;
   }
 
-  const executeRunOn = (store: ServiceStore) =>
+  const egress = makeEgressPolicy({ allowlist: ["127.0.0.1"] });
+  const judgeAt = (baseUrl: string) =>
+    makeLlmJudge({ egress, baseUrl, model: "judge-model-1", apiKey: "judge-key", backoffMs: () => 10 });
+  const executeRunOn = (store: ServiceStore, judgeUrl?: string) =>
     makeExecuteRun({
       store,
       clock,
       newId: makeIdGenerator(clock),
-      egress: makeEgressPolicy({ allowlist: ["127.0.0.1"] }),
+      egress,
       log: createLogger({ level: process.env.TEST_LOG_LEVEL ?? "silent" }),
       agentBackoffMs: () => 10,
+      ...(judgeUrl ? { judge: judgeAt(judgeUrl) } : {}),
     });
+  const executeOnce = async (store: ServiceStore, worker: string, judgeUrl?: string) => {
+    const job = await claim(store, worker);
+    return { job, done: executeRunOn(store, judgeUrl)(job.payload, { job, signal: new AbortController().signal }) };
+  };
+  /** Each evaluation of the run by what it evaluated and how it came out (not by its id or time). */
+  async function outcomesOf(runId: string) {
+    const outcomes: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { body: { data: Record<string, string | null>[]; next_cursor: string | null } } = await t.admin.get(
+        `/v1/runs/${runId}/evaluations?limit=200${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      );
+      for (const e of page.body.data) outcomes.push(`${e.kind} ${e.metric_id} ${e.scenario_id} ${e.status}`);
+      cursor = page.body.next_cursor;
+    } while (cursor);
+    return outcomes.sort();
+  }
   const at = (ms = 0) => new Date(clock.now().getTime() + ms).toISOString();
   const claim = async (store: ServiceStore, worker: string) => {
     const [claimed] = await store.write(["claimJobs", worker, at(), at(LEASE_MS), 1]);
@@ -132,11 +160,13 @@ describe("a run whose job's lease lapses while its worker still works", () => {
   beforeAll(async () => {
     t = await startTestService({ clock });
     agent = await startExampleAgent({ slowMs: 50 });
-    door = await startDoor(agent);
+    door = await startDoor(agent.baseUrl);
+    judge = await startJudgeServer();
   });
   afterAll(async () => {
     for (const store of stores) await store.close();
     await door?.close();
+    await judge?.close();
     await agent?.close();
     await t?.close();
   });
@@ -186,5 +216,46 @@ describe("a run whose job's lease lapses while its worker still works", () => {
     expectEachHeldOnce(await readConversations(t.admin, run_id), 6);
     expect(trace.filter((e) => e.type === "run.resumed").map((e) => e.data.attempt)).toEqual([2]);
     expect(await second.write(["completeJob", secondJob])).toEqual([true]);
+  });
+
+  it("judges a run taken over while it was being judged on every kind of check, as a run judged at once is", async () => {
+    const seeded = await seedOverApi(t.admin, { name: "lapse-judging", agentBaseUrl: agent.baseUrl });
+    const specId = await seeded.addSpec(EXAMPLE_SPEC_YAML);
+    const [first, second] = [await openNode(), await openNode()];
+
+    // The same spec, judged without interruption.
+    const plain = await startRun(t.admin, { test_spec_id: specId, environment_id: seeded.environmentId });
+    const plainRun = await executeOnce(first, "worker-plain", judge.baseUrl);
+    await plainRun.done;
+    expect(await first.write(["completeJob", plainRun.job])).toEqual([true]);
+    const judgedAtOnce = await outcomesOf(plain.run_id);
+    expect(new Set(judgedAtOnce.map((outcome) => outcome.split(" ")[0]))).toEqual(
+      new Set(["metric", "expectation", "probe", "detector"]),
+    );
+
+    // The first node holds every conversation, and its judge's calls wait behind the door.
+    const judgeDoor = await startDoor(judge.baseUrl);
+    try {
+      const { run_id } = await startRun(t.admin, { test_spec_id: specId, environment_id: seeded.environmentId });
+      const firstRun = await executeOnce(first, "worker-first", judgeDoor.baseUrl);
+      await waitFor(() => judgeDoor.waiting >= 1, "the first node to be judging the run");
+      expect((await second.getRun(run_id))!.status).toBe("EVALUATING");
+
+      // Its lease lapses; the second node takes the run over and judges it.
+      clock.advance(LEASE_MS + 1);
+      expect(await second.write(["reclaimExpiredJobs", at()])).toEqual([1]);
+      const secondRun = await executeOnce(second, "worker-second", judge.baseUrl);
+      expect(secondRun.job.attempts).toBe(2);
+      await expect(secondRun.done).resolves.toBeUndefined();
+      expect(await waitForRun(t.admin, run_id)).toMatchObject({ status: "COMPLETED", verdict: "PASS" });
+
+      // The first node's judge answers late: what it judged is refused, the run is left as it ended.
+      judgeDoor.open();
+      await expect(firstRun.done).resolves.toBeUndefined();
+      expect(await outcomesOf(run_id)).toEqual(judgedAtOnce);
+      expectGapFree(await readTrace(t.admin, run_id));
+    } finally {
+      await judgeDoor.close();
+    }
   });
 });
