@@ -1,7 +1,7 @@
 import type { Clock } from "../clock.js";
 import type { RunEventData, RunEventType } from "../contract/index.js";
 import type { NewId } from "../ids.js";
-import type { LoggedEvent } from "../store/index.js";
+import type { JobClaim, LoggedEvent } from "../store/index.js";
 import type { ServiceStore } from "../store/service-store.js";
 import type { WriteCommand, WriteResults } from "../store/writer/commands.js";
 
@@ -10,6 +10,11 @@ export interface RecorderOptions {
   runId: string;
   clock: Clock;
   newId: NewId;
+  /**
+   * The job claim the run is worked on under: every write is refused (ClaimLostError) once it is no
+   * longer held, so a worker whose lease lapsed cannot write over the run's new holder.
+   */
+  claim?: JobClaim | undefined;
 }
 
 /**
@@ -22,7 +27,7 @@ export interface RecorderOptions {
  * commit in the order they were made, so awaiting one flush means every earlier write is durable
  * too; a background write that failed is reported by the next awaited flush.
  */
-export async function makeRecorder({ store, runId, clock, newId }: RecorderOptions) {
+export async function makeRecorder({ store, runId, clock, newId, claim }: RecorderOptions) {
   let lastSequence = await store.getLastSequence(runId);
   let pending: LoggedEvent[] = [];
   let failed: unknown;
@@ -30,7 +35,11 @@ export async function makeRecorder({ store, runId, clock, newId }: RecorderOptio
   function queue(commands: readonly WriteCommand[], lazily: boolean): Promise<unknown[]> {
     const events = pending;
     pending = [];
-    const all: WriteCommand[] = events.length > 0 ? [["appendEvents", runId, events], ...commands] : [...commands];
+    const all: WriteCommand[] = [
+      ...(claim ? [["assertJobClaim", claim] as const] : []),
+      ...(events.length > 0 ? [["appendEvents", runId, events] as const] : []),
+      ...commands,
+    ];
     const write = lazily ? store.writeLazily(...all) : store.write(...all);
     write.catch((error: unknown) => (failed ??= error));
     return write;

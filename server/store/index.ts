@@ -33,6 +33,7 @@ export type { ApiKeyRow, ApiKeyInfo } from "./api-keys.js";
 export type { ClaimedJob, JobClaim, JobRow, NewJob } from "./jobs.js";
 export type { EventRow, LoggedEvent } from "./events.js";
 export { SequenceConflictError, toLoggedEvent } from "./events.js";
+export { ClaimLostError, isClaimLost } from "./jobs.js";
 export type { ConversationRow, ConversationView } from "./conversations.js";
 export type { CaseTally } from "./pages.js";
 export type { AttemptRow, DeliveryRow, WebhookRow } from "./webhooks.js";

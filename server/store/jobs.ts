@@ -40,6 +40,17 @@ export interface NewJob {
   fair_key?: string | null | undefined;
 }
 
+/**
+ * A write made for a claim that is no longer held: its lease lapsed and the job went back to the
+ * queue (another worker may hold it now). Nothing of the write was kept; the work is the new holder's.
+ */
+export class ClaimLostError extends Error {
+  override name = "ClaimLostError";
+}
+
+/** Whether `error` is a ClaimLostError, also as it comes back from the writer thread (its name kept, its class lost). */
+export const isClaimLost = (error: unknown): boolean => error instanceof Error && error.name === "ClaimLostError";
+
 const claimOf = ({ job_id, locked_by, attempts }: JobClaim) => ({ job_id, locked_by, attempts });
 
 /**
@@ -65,6 +76,8 @@ export function makeJobsStore(db: Sql) {
     .prepare("SELECT COUNT(*) FROM jobs WHERE state = 'running' AND fair_key IS NOT DISTINCT FROM ?")
     .pluck();
   const held = "job_id = @job_id AND locked_by = @locked_by AND attempts = @attempts AND state = 'running'";
+  // Locked until the write commits: a claim or reclaim of the job waits for it, and it for them.
+  const holding = db.prepare(`SELECT job_id FROM jobs WHERE ${held} ${db.dialect.lockShared}`).pluck();
   const renew = db.prepare(`UPDATE jobs SET locked_until = @until WHERE ${held}`);
   const remove = db.prepare(`DELETE FROM jobs WHERE ${held}`);
   const release = db.prepare(`UPDATE jobs SET state = 'queued', locked_by = NULL, locked_until = NULL, run_at = @run_at,
@@ -132,6 +145,18 @@ export function makeJobsStore(db: Sql) {
       /** False when the claim was lost (its lease lapsed and the job went back): the worker must stop working on it. */
       async renewJobLease(claim: JobClaim, until: string): Promise<boolean> {
         return (await renew.run({ ...claimOf(claim), until })).changes === 1;
+      },
+      /**
+       * Fences a write of the claim's work: in the same write (all or none), it refuses the whole
+       * write with ClaimLostError once the claim is gone, so a worker whose lease lapsed while it
+       * still worked cannot make progress over the new holder's.
+       */
+      async assertJobClaim(claim: JobClaim): Promise<void> {
+        if ((await holding.get(claimOf(claim))) === undefined) {
+          throw new ClaimLostError(
+            `Job ${claim.job_id} is no longer held by ${claim.locked_by} (attempt ${claim.attempts}): its lease lapsed`,
+          );
+        }
       },
       async completeJob(claim: JobClaim): Promise<boolean> {
         return (await remove.run(claimOf(claim))).changes === 1;

@@ -9,6 +9,7 @@ import type { Judge } from "../../evaluate/judges/llm-judge.js";
 import type { NewId } from "../../ids.js";
 import type { Logger } from "../../log.js";
 import type { EgressPolicy } from "../../net/egress.js";
+import { isClaimLost } from "../../store/index.js";
 import type { ServiceStore } from "../../store/service-store.js";
 import { makeConversationLanes } from "../conversation-lanes.js";
 import { converse } from "../converse.js";
@@ -18,7 +19,7 @@ import type { McpConversations } from "../mcp-conversations.js";
 import { makeRecorder } from "../recorder.js";
 import { isTerminal } from "../run-states.js";
 import { transitionRun } from "../transition-run.js";
-import type { Task } from "../worker.js";
+import type { Task, TaskContext } from "../worker.js";
 
 export const EXECUTE_RUN = "execute_run";
 export const EXECUTE_RUN_MAX_ATTEMPTS = 5;
@@ -83,10 +84,11 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
     return spec;
   }
 
-  return defineTask(z.object({ run_id: z.string() }), async function executeRun({ run_id }, { job, signal }) {
+  async function executeRun(run_id: string, { job, signal }: TaskContext): Promise<void> {
     let run = await store.getRun(run_id);
     if (!run || isTerminal(run.status)) return;
-    const recorder = await makeRecorder({ store, runId: run_id, clock, newId: deps.newId });
+    // Every write of the run is fenced by the job's claim: once it is lost, none of them lands.
+    const recorder = await makeRecorder({ store, runId: run_id, clock, newId: deps.newId, claim: job });
     const moves = { recorder, clock, log };
     try {
       // A run still QUEUED has held no conversation yet: nothing can have been cut off.
@@ -113,6 +115,7 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       await judgeRun(deps, { run, spec, recorder, signal, completed });
     } catch (raw) {
       if (signal.aborted) return; // stopped or lost the lease: the job goes back to the queue and resumes later
+      if (isClaimLost(raw)) throw raw; // not a failure of the run: its new holder goes on with it
       const error = raw instanceof RunFailedError ? raw : undefined;
       if (!error && job.attempts < job.max_attempts) throw raw; // retried with backoff by the worker
       const failure = error
@@ -124,6 +127,20 @@ export function makeExecuteRun(deps: ExecuteRunDeps): Task {
       if (!isTerminal(current.status)) {
         await transitionRun(moves, current, "FAILED", { verdict: FAILURE_CAUSES[failure.cause].verdict, failure });
       }
+    }
+  }
+
+  return defineTask(z.object({ run_id: z.string() }), async ({ run_id }, context) => {
+    try {
+      await executeRun(run_id, context);
+    } catch (raw) {
+      if (!isClaimLost(raw)) throw raw;
+      // The lease lapsed while this worker still worked and the job went back to the queue: what it
+      // wrote since was refused, and the run is the new holder's. Neither the run nor the attempt failed.
+      log.warn(
+        { run_id, job_id: context.job.job_id },
+        `Lost the claim of run ${run_id}'s job; leaving the run to its new holder`,
+      );
     }
   });
 }

@@ -37,6 +37,12 @@ export interface Dialect {
    * Empty on SQLite, whose one writer claims alone.
    */
   readonly skipLocked: string;
+  /**
+   * Ends a SELECT of rows the transaction relies on staying as read until it commits: on PostgreSQL
+   * they are locked against updates (a concurrent one waits, or is waited for). Empty on SQLite,
+   * whose one writer holds the whole database.
+   */
+  readonly lockShared: string;
 }
 
 const KEY = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -71,6 +77,7 @@ export const sqliteDialect: Dialect = {
   randomHex: (bytes) => `lower(hex(randomblob(${bytes})))`,
   tableNames: "SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
   skipLocked: "",
+  lockShared: "",
 };
 
 const jsonb = (json: string) => `CAST(${json} AS jsonb)`;
@@ -100,4 +107,5 @@ export const postgresDialect: Dialect = {
   tableNames:
     "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'",
   skipLocked: "FOR UPDATE SKIP LOCKED",
+  lockShared: "FOR SHARE",
 };

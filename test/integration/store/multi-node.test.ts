@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it, jest } from "@jest/globals";
 import pg from "pg";
 import { openPostgresStore } from "../../../server/store/open-postgres-store.js";
-import { SequenceConflictError, type LoggedEvent, type Store } from "../../../server/store/index.js";
+import { SequenceConflictError, type ClaimedJob, type LoggedEvent, type Store } from "../../../server/store/index.js";
 import type { NewRun } from "../../../server/store/runs.js";
 import { makeGroupCommit, type WriteCommand } from "../../../server/store/writer/commands.js";
 import { makeSameThreadWriter } from "../../../server/store/writer/same-thread-writer.js";
@@ -212,6 +212,50 @@ describe("several nodes on one PostgreSQL database", () => {
       "SELECT sequence FROM run_events WHERE run_id = 'run_1' ORDER BY 1",
     );
     expect(logged.map((event) => event.sequence)).toEqual([1, 2, 3, 4, 5]);
+  });
+
+  it("refuses the write of a worker whose claim is being taken over: it waits for the claim, then lands nothing", async () => {
+    await query("DELETE FROM jobs");
+    await nodes[0]!.write(createCommand("prj_1", "fenced", "run_fenced"));
+    const [claim] = await nodes[0]!.write<ClaimedJob[]>(["claimJobs", "node-0", at(), at(1000), 1]);
+    const fenced = (sequence: number) =>
+      nodes[0]!.writer.write(
+        ["assertJobClaim", claim!],
+        ["appendEvents", "run_fenced", [resumed(sequence, `evt_fenced_${sequence}`)]],
+      );
+    await fenced(1);
+
+    const other = new pg.Client({ connectionString: database.url });
+    await other.connect();
+    try {
+      // Another node claims the job again (its lease lapsed), and has not committed yet...
+      await other.query("BEGIN");
+      await other.query("UPDATE jobs SET attempts = attempts + 1, locked_by = 'node-1' WHERE job_id = $1", [
+        claim!.job_id,
+      ]);
+      // ...while the first node writes on: its write waits for the claim, not reading the job as it was.
+      const write = fenced(2);
+      let settled = false;
+      write.then(
+        () => (settled = true),
+        () => (settled = true),
+      );
+      while (
+        !settled &&
+        (
+          await other.query(
+            "SELECT 1 FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+          )
+        ).rowCount === 0
+      ) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      await other.query("COMMIT");
+      await expect(write).rejects.toMatchObject({ name: "ClaimLostError" });
+    } finally {
+      await other.end();
+    }
+    expect(await query("SELECT sequence FROM run_events WHERE run_id = 'run_fenced'")).toEqual([{ sequence: 1 }]);
   });
 
   it("lets one of three nodes deciding a release decision again log its change; the others find it decided", async () => {

@@ -1,6 +1,8 @@
 import { describe, expect, it } from "@jest/globals";
-import { openStore } from "../../../server/store/index.js";
+import { openStore, type LoggedEvent } from "../../../server/store/index.js";
+import { makeSameThreadWriter } from "../../../server/store/writer/same-thread-writer.js";
 import { FakeClock } from "../../helpers/fake-clock.js";
+import { insertQueuedRun } from "../../helpers/store-rows.js";
 
 describe("the job queue", () => {
   it("lets only the latest claim of a job renew, complete or release it", async () => {
@@ -25,6 +27,44 @@ describe("the job queue", () => {
       expect(await store.completeJob(second!)).toBe(true);
       expect((await store.countRows()).jobs).toBe(0);
     } finally {
+      await store.close();
+    }
+  });
+
+  it("refuses a whole write fenced by a claim that was lost, and takes the new claim's", async () => {
+    const clock = new FakeClock();
+    const store = await openStore(":memory:", { clock });
+    const writer = makeSameThreadWriter(store);
+    try {
+      const at = (ms: number) => new Date(clock.now().getTime() + ms).toISOString();
+      await insertQueuedRun(store, at(0));
+      const event = (sequence: number): LoggedEvent => ({
+        sequence,
+        event_id: `evt_${sequence}`,
+        type: "run.resumed",
+        occurred_at: at(0),
+        conversation_id: null,
+        turn: null,
+        data: { attempt: 1, interrupted_conversations: 0, reason: null },
+      });
+      const [first] = await store.claimJobs("worker-1", at(0), at(1000), 1);
+      await writer.write(["assertJobClaim", first!], ["appendEvents", "run_1", [event(1)]]);
+
+      clock.advance(2000); // the lease lapses while worker-1 still works on it: the job goes back to the queue
+      expect(await store.reclaimExpiredJobs(at(0))).toBe(1);
+      await expect(
+        writer.write(["assertJobClaim", first!], ["appendEvents", "run_1", [event(2)]]),
+      ).rejects.toMatchObject({ name: "ClaimLostError" });
+      const [second] = await store.claimJobs("worker-2", at(0), at(1000), 1);
+      await expect(
+        writer.write(["assertJobClaim", first!], ["appendEvents", "run_1", [event(2)]]),
+      ).rejects.toMatchObject({ name: "ClaimLostError" });
+      expect(await store.getLastSequence("run_1")).toBe(1); // nothing of the refused writes landed
+
+      await writer.write(["assertJobClaim", second!], ["appendEvents", "run_1", [event(2)]]);
+      expect(await store.getLastSequence("run_1")).toBe(2);
+    } finally {
+      await writer.close();
       await store.close();
     }
   });
