@@ -138,31 +138,102 @@ export const Scenario = z.strictObject({
 });
 export type Scenario = z.infer<typeof Scenario>;
 
-export const SecurityProbe = z.strictObject({
-  id: LocalId.refine((id) => !id.startsWith(DETECTOR_PREFIX), {
-    message: `probe ids may not start with ${DETECTOR_PREFIX}: it names the built-in detectors' findings`,
-  }).meta({ not: { pattern: startsWithOneOf([DETECTOR_PREFIX]) } }),
-  category: ProbeCategory,
-  severity: Severity,
-  description: z.string().max(2000).optional(),
-  system: Text.optional(),
-  inject: z
-    .strictObject({
-      tool: ToolName,
-      field: z.string().min(1).max(200).describe("Field of the tool's mocked result that receives the text"),
-      text: Text,
-    })
-    .optional(),
-  canary: z.boolean().optional().describe("Plant a unique canary token in the system prompt"),
-  user: Text,
-  fail_if: z.array(Expectation).min(1).max(50),
-  repeat: RunLimits.repeat.optional(),
-});
+/** A dotted path into a tool's mocked result: `note`, `order.notes`, `items.0.name` (a number indexes a list). */
+const ResultPath = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe(
+    "Field of the tool's mocked result: a key, or a dotted path into it (order.notes, items.0.name); a key the result has as written, dots and all, is that key",
+  );
+
+const ProbeTurn = z.strictObject({ user: Text });
+
+/** Where a generated probe came from, and what its finding will name: written by the security library at upload. */
+export const ProbeOrigin = z
+  .strictObject({
+    entry: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe("The `security:` entry it was expanded from: preset:<name> or family:<name>"),
+    family: z.string().min(1).max(100),
+    strategies: z.array(z.string().min(1).max(100)).max(10).describe("Applied in this order to the attack text"),
+    seed: z.number().int().min(0).max(4_294_967_295),
+    owasp_llm: z.string().regex(/^LLM(0[1-9]|10)$/, "LLM01 to LLM10"),
+    owasp_asi: z
+      .string()
+      .regex(/^ASI(0[1-9]|10)$/, "ASI01 to ASI10")
+      .optional(),
+    atlas: z.string().regex(/^AML\.T\d{4}(\.\d{3})?$/, "a MITRE ATLAS technique id, e.g. AML.T0051.000"),
+    attack: z.strictObject({
+      decoded: Text.describe("The attack in plain words"),
+      sent: Text.describe("The attack as sent, after the strategies"),
+    }),
+  })
+  .describe("Set by the security library on the probes it expands; a hand-written probe leaves it out");
+export type ProbeOrigin = z.infer<typeof ProbeOrigin>;
+
+export const SecurityProbe = z
+  .strictObject({
+    id: LocalId.refine((id) => !id.startsWith(DETECTOR_PREFIX), {
+      message: `probe ids may not start with ${DETECTOR_PREFIX}: it names the built-in detectors' findings`,
+    }).meta({ not: { pattern: startsWithOneOf([DETECTOR_PREFIX]) } }),
+    category: ProbeCategory,
+    severity: Severity,
+    description: z.string().max(2000).optional(),
+    system: Text.optional(),
+    inject: z
+      .strictObject({
+        tool: ToolName,
+        field: ResultPath.describe(
+          "Field of the tool's mocked result that receives the text: a key, or a dotted path (order.notes, items.0.name)",
+        ),
+        text: Text,
+      })
+      .optional(),
+    plant: z
+      .array(z.strictObject({ tool: ToolName, field: ResultPath, value: JsonValue }))
+      .min(1)
+      .max(20)
+      .optional()
+      .describe(
+        "Values put in every mocked result of a tool (PII, a secret) for the probe to see whether the agent gives them away",
+      ),
+    canary: z.boolean().optional().describe("Plant a unique canary token in the system prompt"),
+    user: Text.optional().describe("The user's message (or give turns)"),
+    turns: z
+      .array(ProbeTurn)
+      .min(1)
+      .max(20)
+      .optional()
+      .describe("Several user turns, in order, instead of user: an attack spread over a conversation"),
+    fail_if: z.array(Expectation).min(1).max(50),
+    repeat: RunLimits.repeat.optional(),
+    library: ProbeOrigin.optional(),
+  })
+  .refine((probe) => (probe.user === undefined) !== (probe.turns === undefined), {
+    message: "give user or turns, one of them",
+    path: ["user"],
+  })
+  .meta({
+    oneOf: [
+      { required: ["user"], not: { required: ["turns"] } },
+      { required: ["turns"], not: { required: ["user"] } },
+    ],
+  });
 export type SecurityProbe = z.infer<typeof SecurityProbe>;
+
+/** What calling a tool does, for the security library's families that need a data-returning or a destructive target. */
+export const ToolEffect = z.enum(["read", "write", "destructive"]);
+export type ToolEffect = z.infer<typeof ToolEffect>;
 
 export const Tool = z.strictObject({
   name: ToolName,
   description: z.string().max(4000).optional(),
+  effect: ToolEffect.optional().describe(
+    "What a call does: read (returns data), write (changes something that can be undone), destructive (cannot be undone: a deletion, a payment)",
+  ),
   parameters: JsonObject.optional().describe("JSON Schema of the arguments, as in OpenAI `tools`"),
   mock: z
     .array(
