@@ -4,7 +4,7 @@ import { fillTools, scenarioCases } from "../specs/scenario-cases.js";
 
 export { DEFAULT_LIMITS, limitsOf } from "../specs/limits.js";
 import type { Injection } from "./tool-mocks.js";
-import { setAtPath } from "./result-path.js";
+import { setAtPath } from "../specs/result-path.js";
 
 /** One conversation to hold with the agent: a scenario (or probe) at one repeat. */
 export interface ConversationPlan {
@@ -65,7 +65,7 @@ export function* planConversations(
         scenario_id: probe.id,
         repeat_index: r,
         system: probe.system,
-        turns: probe.turns ? probe.turns.map((turn) => ({ user: turn.user })) : [{ user: probe.user! }],
+        turns: [{ user: probe.user }, ...(probe.next_turns ?? []).map((turn) => ({ user: turn.user }))],
         tools: probe.plant ? plantedTools(tools, probe.plant) : tools,
         max_steps: limits.max_steps,
         timeout_ms: limits.timeout_ms,

@@ -1,6 +1,6 @@
 import type { Tool } from "../contract/index.js";
 import { partialMatch } from "../specs/partial-match.js";
-import { setAtPath } from "./result-path.js";
+import { setAtPath } from "../specs/result-path.js";
 
 export interface Injection {
   tool: string;

@@ -6,6 +6,7 @@ import { MAX_CONVERSATIONS_PER_SPEC } from "./vars.js";
 import { Fraction, JsonObject, JsonValue, LocalId, Text, ToolName } from "./primitives.js";
 import { Severity } from "./severity.js";
 import { WHOLE_DOCUMENT } from "./whole-document.js";
+import { LibraryEntry, SecurityCoverage } from "./security-library/entry.js";
 
 /** The test specification format, version 1. `examples/refund-agent.yaml` is a complete example. */
 
@@ -174,54 +175,43 @@ export const ProbeOrigin = z
   .describe("Set by the security library on the probes it expands; a hand-written probe leaves it out");
 export type ProbeOrigin = z.infer<typeof ProbeOrigin>;
 
-export const SecurityProbe = z
-  .strictObject({
-    id: LocalId.refine((id) => !id.startsWith(DETECTOR_PREFIX), {
-      message: `probe ids may not start with ${DETECTOR_PREFIX}: it names the built-in detectors' findings`,
-    }).meta({ not: { pattern: startsWithOneOf([DETECTOR_PREFIX]) } }),
-    category: ProbeCategory,
-    severity: Severity,
-    description: z.string().max(2000).optional(),
-    system: Text.optional(),
-    inject: z
-      .strictObject({
-        tool: ToolName,
-        field: ResultPath.describe(
-          "Field of the tool's mocked result that receives the text: a key, or a dotted path (order.notes, items.0.name)",
-        ),
-        text: Text,
-      })
-      .optional(),
-    plant: z
-      .array(z.strictObject({ tool: ToolName, field: ResultPath, value: JsonValue }))
-      .min(1)
-      .max(20)
-      .optional()
-      .describe(
-        "Values put in every mocked result of a tool (PII, a secret) for the probe to see whether the agent gives them away",
+export const SecurityProbe = z.strictObject({
+  id: LocalId.refine((id) => !id.startsWith(DETECTOR_PREFIX), {
+    message: `probe ids may not start with ${DETECTOR_PREFIX}: it names the built-in detectors' findings`,
+  }).meta({ not: { pattern: startsWithOneOf([DETECTOR_PREFIX]) } }),
+  category: ProbeCategory,
+  severity: Severity,
+  description: z.string().max(2000).optional(),
+  system: Text.optional(),
+  inject: z
+    .strictObject({
+      tool: ToolName,
+      field: ResultPath.describe(
+        "Field of the tool's mocked result that receives the text: a key, or a dotted path (order.notes, items.0.name)",
       ),
-    canary: z.boolean().optional().describe("Plant a unique canary token in the system prompt"),
-    user: Text.optional().describe("The user's message (or give turns)"),
-    turns: z
-      .array(ProbeTurn)
-      .min(1)
-      .max(20)
-      .optional()
-      .describe("Several user turns, in order, instead of user: an attack spread over a conversation"),
-    fail_if: z.array(Expectation).min(1).max(50),
-    repeat: RunLimits.repeat.optional(),
-    library: ProbeOrigin.optional(),
-  })
-  .refine((probe) => (probe.user === undefined) !== (probe.turns === undefined), {
-    message: "give user or turns, one of them",
-    path: ["user"],
-  })
-  .meta({
-    oneOf: [
-      { required: ["user"], not: { required: ["turns"] } },
-      { required: ["turns"], not: { required: ["user"] } },
-    ],
-  });
+      text: Text,
+    })
+    .optional(),
+  plant: z
+    .array(z.strictObject({ tool: ToolName, field: ResultPath, value: JsonValue }))
+    .min(1)
+    .max(20)
+    .optional()
+    .describe(
+      "Values put in every mocked result of a tool (PII, a secret) for the probe to see whether the agent gives them away",
+    ),
+  canary: z.boolean().optional().describe("Plant a unique canary token in the system prompt"),
+  user: Text.describe("The user's message (the first, when next_turns follow)"),
+  next_turns: z
+    .array(ProbeTurn)
+    .min(1)
+    .max(20)
+    .optional()
+    .describe("User messages sent after user, one turn each, in order: an attack spread over a conversation"),
+  fail_if: z.array(Expectation).min(1).max(50),
+  repeat: RunLimits.repeat.optional(),
+  library: ProbeOrigin.optional(),
+});
 export type SecurityProbe = z.infer<typeof SecurityProbe>;
 
 /** What calling a tool does, for the security library's families that need a data-returning or a destructive target. */
@@ -344,6 +334,21 @@ export const TestSpecDocumentShape = z.strictObject({
   tools: z.array(Tool).max(128).optional(),
   scenarios: z.array(Scenario).max(500).optional(),
   security: z.array(SecurityProbe).max(500).optional(),
+  security_coverage: SecurityCoverage.optional(),
   gates: z.array(GateSpec).min(1).max(50),
 });
 export type TestSpecDocument = z.infer<typeof TestSpecDocumentShape>;
+
+export { LibraryEntry, SecurityCoverage } from "./security-library/entry.js";
+
+/**
+ * The document as written: `security:` holds probes and security library entries
+ * (`- preset: owasp-llm-2025`, `- family: direct-injection`), which expand at upload into probes.
+ */
+export const TestSpecDocumentInputShape = TestSpecDocumentShape.extend({
+  security: z
+    .array(z.union([SecurityProbe, LibraryEntry]))
+    .max(500)
+    .optional()
+    .describe("Security probes, and security library entries (a preset or a family) that expand into probes at upload"),
+});
