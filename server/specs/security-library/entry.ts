@@ -52,7 +52,13 @@ export const LibraryEntry = z
   .refine((entry) => (entry.preset === undefined) !== (entry.family === undefined), {
     message: "name a preset or a family, one of them",
   })
-  .meta({ id: "SecurityLibraryEntry" });
+  .meta({
+    id: "SecurityLibraryEntry",
+    oneOf: [
+      { required: ["preset"], properties: { preset: {}, family: false } },
+      { required: ["family"], properties: { family: {}, preset: false } },
+    ],
+  });
 export type LibraryEntry = z.infer<typeof LibraryEntry>;
 
 /** An item of `security:` that the library expands, rather than a probe. */
