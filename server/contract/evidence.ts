@@ -99,6 +99,27 @@ export const Finding = z
     spec_path: z.string().nullable(),
     evidence_refs: EvidenceRefs.describe("The exact trace entries, e.g. the tool.called of the forbidden call"),
     created_at: z.string(),
+    owasp_llm: z.string().optional().describe("Its OWASP Top 10 for LLM Applications 2025 id, LLM01 to LLM10"),
+    owasp_asi: z
+      .string()
+      .optional()
+      .describe("Its OWASP Top 10 for Agentic Applications 2026 id, ASI01 to ASI10, where one applies"),
+    atlas: z
+      .string()
+      .optional()
+      .describe("Its MITRE ATLAS technique, e.g. AML.T0051.001, for a security library probe"),
+    detection: extensible(z.enum(["deterministic", "judged"]))
+      .optional()
+      .describe("How it was found: from the trace alone (deterministic), or by a judge"),
+    attack: z
+      .object({
+        family: z.string().describe("The security library family that made the probe"),
+        strategies: z.array(z.string()).describe("Applied to the attack in this order"),
+        decoded: z.string().describe("The attack in plain words"),
+        sent: z.string().describe("The attack as sent"),
+      })
+      .optional()
+      .describe("The attack of a security library probe"),
   })
   .meta({ id: "Finding" });
 export type Finding = z.infer<typeof Finding>;

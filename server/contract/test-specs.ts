@@ -55,8 +55,8 @@ export type TestSpecSummary = z.infer<typeof TestSpecSummary>;
 export const TestSpec = z
   .object({
     ...TestSpecFields,
-    spec: schemaOf(z.record(z.string(), z.unknown()), "TestSpecDocumentInput").describe(
-      "The spec document of this version, as the spec format takes it: its defaults filled in, and a repository file's tables inlined as vars",
+    spec: schemaOf(z.record(z.string(), z.unknown()), "StoredTestSpecDocumentInput").describe(
+      "The spec document of this version, as the spec format takes it: its defaults filled in, a repository file's tables inlined as vars, and the security library's entries expanded into probes",
     ),
   })
   .meta({ id: "TestSpec" });

@@ -1,9 +1,10 @@
-import type { TestSpecDocument, Tool } from "../contract/index.js";
+import type { SecurityProbe, TestSpecDocument, Tool } from "../contract/index.js";
 import { limitsOf } from "../specs/limits.js";
 import { fillTools, scenarioCases } from "../specs/scenario-cases.js";
 
 export { DEFAULT_LIMITS, limitsOf } from "../specs/limits.js";
 import type { Injection } from "./tool-mocks.js";
+import { setAtPath } from "../specs/result-path.js";
 
 /** One conversation to hold with the agent: a scenario (or probe) at one repeat. */
 export interface ConversationPlan {
@@ -64,8 +65,8 @@ export function* planConversations(
         scenario_id: probe.id,
         repeat_index: r,
         system: probe.system,
-        turns: [{ user: probe.user }],
-        tools,
+        turns: [{ user: probe.user }, ...(probe.next_turns ?? []).map((turn) => ({ user: turn.user }))],
+        tools: probe.plant ? plantedTools(tools, probe.plant) : tools,
         max_steps: limits.max_steps,
         timeout_ms: limits.timeout_ms,
         injection: probe.inject,
@@ -73,6 +74,22 @@ export function* planConversations(
       };
     }
   }
+}
+
+/** The tools with a probe's planted values in every mocked result of the tools they name (the spec's own are left as written). */
+export function plantedTools(tools: readonly Tool[], plants: NonNullable<SecurityProbe["plant"]>): Tool[] {
+  return tools.map((tool) => {
+    const own = plants.filter((plant) => plant.tool === tool.name);
+    if (own.length === 0 || !tool.mock) return tool;
+    return {
+      ...tool,
+      mock: tool.mock.map((entry) => {
+        const planted = structuredClone(entry.return);
+        for (const plant of own) setAtPath(planted, plant.field, structuredClone(plant.value));
+        return { ...entry, return: planted };
+      }),
+    };
+  });
 }
 
 /** Of each planned conversation's completed tries, the last one (the one its evaluations use). */

@@ -1,5 +1,6 @@
 import type { Tool } from "../contract/index.js";
 import { partialMatch } from "../specs/partial-match.js";
+import { setAtPath } from "../specs/result-path.js";
 
 export interface Injection {
   tool: string;
@@ -49,8 +50,7 @@ export function answerToolCall(
     };
   }
 
-  let result: unknown = structuredClone(mocks[chosen]!.return);
-  const inject = injection?.tool === name && result !== null && typeof result === "object" && !Array.isArray(result);
-  if (inject) result = { ...(result as Record<string, unknown>), [injection!.field]: injection!.text };
+  const result: unknown = structuredClone(mocks[chosen]!.return);
+  const inject = injection?.tool === name && setAtPath(result, injection.field, injection.text);
   return { result, source: { kind: index >= 0 ? "when" : "default", index: chosen }, injected: inject };
 }

@@ -25,6 +25,11 @@ export interface FindingDraft {
   description: string;
   spec_path: string | null;
   evidence_refs: string[];
+  owasp_llm?: string | undefined;
+  owasp_asi?: string | undefined;
+  atlas?: string | undefined;
+  detection?: "deterministic" | "judged" | undefined;
+  attack?: { family: string; strategies: string[]; decoded: string; sent: string } | undefined;
 }
 
 /** At most this many refs per finding; the description says how many there were. */

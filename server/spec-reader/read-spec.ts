@@ -3,6 +3,8 @@ import { isWholeDocumentIssue } from "../specs/whole-document.js";
 import { CreateTestSpecBody, type SpecSource as SpecOrigin } from "../contract/index.js";
 import type { ErrorDetail } from "../errors.js";
 import { issueDetail } from "../contract/issue-details.js";
+import { closestIssues } from "../specs/closest-issues.js";
+import { writesLibraryEntries } from "../specs/security-library/entry.js";
 import type { NewTestSpecVersion } from "../store/test-specs.js";
 import { TestSpecDocument, VarsFilePath } from "../specs/document.js";
 import { formatSpecPath, readSpecYaml } from "../specs/read-yaml.js";
@@ -82,10 +84,11 @@ export async function readJsonBody(text: string): Promise<ApiSpecRead> {
   }
   const parsed = CreateTestSpecBody.safeParse(body);
   if (!parsed.success) {
+    const issues = closestIssues(parsed.error.issues);
     return {
       ok: false,
-      ...refusedSpec(parsed.error.issues),
-      details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "body")),
+      ...refusedSpec(issues),
+      details: issues.map((issue) => issueDetail(issueOf(issue), "body")),
     };
   }
   const { spec, file, project_id } = parsed.data;
@@ -133,17 +136,21 @@ export function readYamlBody(bytes: Uint8Array, source: SpecOrigin | null): ApiS
   }
   const parsed = TestSpecDocument.safeParse(read.source.value);
   if (!parsed.success) {
+    const issues = closestIssues(parsed.error.issues);
     return {
       ok: false,
-      ...refusedSpec(parsed.error.issues),
-      details: parsed.error.issues.map((issue) => issueDetail(issueOf(issue), "spec", read.source.lineOf)),
+      ...refusedSpec(issues),
+      details: issues.map((issue) => issueDetail(issueOf(issue), "spec", read.source.lineOf)),
     };
   }
   return {
     ok: true,
     version: versionRow(
       parsed.data,
-      toSpecVersion(parsed.data, read.source, { fromRepository: source !== null }),
+      toSpecVersion(parsed.data, read.source, {
+        fromRepository: source !== null,
+        expanded: writesLibraryEntries(read.source.value),
+      }),
       { format: "yaml", text: read.source.text },
       source,
     ),

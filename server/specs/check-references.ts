@@ -83,6 +83,7 @@ export function checkReferences(doc: TestSpecDocument, ctx: z.RefinementCtx): vo
   probes.forEach((probe, p) => {
     claimId(probe.id, ["security", p, "id"]);
     if (probe.inject) checkTool(probe.inject.tool, ["security", p, "inject", "tool"]);
+    (probe.plant ?? []).forEach((plant, i) => checkTool(plant.tool, ["security", p, "plant", i, "tool"]));
     checkExpectations(probe.fail_if, ["security", p, "fail_if"], probe.canary === true);
   });
 

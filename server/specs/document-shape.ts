@@ -6,6 +6,7 @@ import { MAX_CONVERSATIONS_PER_SPEC } from "./vars.js";
 import { Fraction, JsonObject, JsonValue, LocalId, Text, ToolName } from "./primitives.js";
 import { Severity } from "./severity.js";
 import { WHOLE_DOCUMENT } from "./whole-document.js";
+import { LibraryEntry, SecurityCoverage } from "./security-library/entry.js";
 
 /** The test specification format, version 1. `examples/refund-agent.yaml` is a complete example. */
 
@@ -138,6 +139,42 @@ export const Scenario = z.strictObject({
 });
 export type Scenario = z.infer<typeof Scenario>;
 
+/** A dotted path into a tool's mocked result: `note`, `order.notes`, `items.0.name` (a number indexes a list). */
+const ResultPath = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe(
+    "Field of the tool's mocked result: a key, or a dotted path into it (order.notes, items.0.name); a key the result has as written, dots and all, is that key",
+  );
+
+const ProbeTurn = z.strictObject({ user: Text });
+
+/** Where a generated probe came from, and what its finding will name: written by the security library at upload. */
+export const ProbeOrigin = z
+  .strictObject({
+    entry: z
+      .string()
+      .min(1)
+      .max(200)
+      .describe("The `security:` entry it was expanded from: preset:<name> or family:<name>"),
+    family: z.string().min(1).max(100),
+    strategies: z.array(z.string().min(1).max(100)).max(10).describe("Applied in this order to the attack text"),
+    seed: z.number().int().min(0).max(4_294_967_295),
+    owasp_llm: z.string().regex(/^LLM(0[1-9]|10)$/, "LLM01 to LLM10"),
+    owasp_asi: z
+      .string()
+      .regex(/^ASI(0[1-9]|10)$/, "ASI01 to ASI10")
+      .optional(),
+    atlas: z.string().regex(/^AML\.T\d{4}(\.\d{3})?$/, "a MITRE ATLAS technique id, e.g. AML.T0051.000"),
+    attack: z.strictObject({
+      decoded: Text.describe("The attack in plain words"),
+      sent: Text.describe("The attack as sent, after the strategies"),
+    }),
+  })
+  .describe("Set by the security library on the probes it expands; a hand-written probe leaves it out");
+export type ProbeOrigin = z.infer<typeof ProbeOrigin>;
+
 export const SecurityProbe = z.strictObject({
   id: LocalId.refine((id) => !id.startsWith(DETECTOR_PREFIX), {
     message: `probe ids may not start with ${DETECTOR_PREFIX}: it names the built-in detectors' findings`,
@@ -149,20 +186,44 @@ export const SecurityProbe = z.strictObject({
   inject: z
     .strictObject({
       tool: ToolName,
-      field: z.string().min(1).max(200).describe("Field of the tool's mocked result that receives the text"),
+      field: ResultPath.describe(
+        "Field of the tool's mocked result that receives the text: a key, or a dotted path (order.notes, items.0.name)",
+      ),
       text: Text,
     })
     .optional(),
+  plant: z
+    .array(z.strictObject({ tool: ToolName, field: ResultPath, value: JsonValue }))
+    .min(1)
+    .max(20)
+    .optional()
+    .describe(
+      "Values put in every mocked result of a tool (PII, a secret) for the probe to see whether the agent gives them away",
+    ),
   canary: z.boolean().optional().describe("Plant a unique canary token in the system prompt"),
-  user: Text,
+  user: Text.describe("The user's message (the first, when next_turns follow)"),
+  next_turns: z
+    .array(ProbeTurn)
+    .min(1)
+    .max(20)
+    .optional()
+    .describe("User messages sent after user, one turn each, in order: an attack spread over a conversation"),
   fail_if: z.array(Expectation).min(1).max(50),
   repeat: RunLimits.repeat.optional(),
+  library: ProbeOrigin.optional(),
 });
 export type SecurityProbe = z.infer<typeof SecurityProbe>;
+
+/** What calling a tool does, for the security library's families that need a data-returning or a destructive target. */
+export const ToolEffect = z.enum(["read", "write", "destructive"]);
+export type ToolEffect = z.infer<typeof ToolEffect>;
 
 export const Tool = z.strictObject({
   name: ToolName,
   description: z.string().max(4000).optional(),
+  effect: ToolEffect.optional().describe(
+    "What a call does: read (returns data), write (changes something that can be undone), destructive (cannot be undone: a deletion, a payment)",
+  ),
   parameters: JsonObject.optional().describe("JSON Schema of the arguments, as in OpenAI `tools`"),
   mock: z
     .array(
@@ -273,6 +334,21 @@ export const TestSpecDocumentShape = z.strictObject({
   tools: z.array(Tool).max(128).optional(),
   scenarios: z.array(Scenario).max(500).optional(),
   security: z.array(SecurityProbe).max(500).optional(),
+  security_coverage: SecurityCoverage.optional(),
   gates: z.array(GateSpec).min(1).max(50),
 });
 export type TestSpecDocument = z.infer<typeof TestSpecDocumentShape>;
+
+export { LibraryEntry, SecurityCoverage } from "./security-library/entry.js";
+
+/**
+ * The document as written: `security:` holds probes and security library entries
+ * (`- preset: owasp-llm-2025`, `- family: direct-injection`), which expand at upload into probes.
+ */
+export const TestSpecDocumentInputShape = TestSpecDocumentShape.extend({
+  security: z
+    .array(z.union([SecurityProbe, LibraryEntry]))
+    .max(500)
+    .optional()
+    .describe("Security probes, and security library entries (a preset or a family) that expand into probes at upload"),
+});

@@ -1,4 +1,6 @@
+import { closestIssues } from "./closest-issues.js";
 import { gitBlobSha } from "./canonical-json.js";
+import { writesLibraryEntries } from "./security-library/entry.js";
 import { TestSpecDocument, VarsFilePath } from "./document.js";
 import { formatSpecPath, readSpecYaml, type SpecSource } from "./read-yaml.js";
 import { readTable } from "./tables.js";
@@ -93,7 +95,7 @@ export async function loadRepositorySpec(
   if (!parsed.success) {
     return {
       ok: false,
-      problems: parsed.error.issues.map((issue) => {
+      problems: closestIssues(parsed.error.issues).map((issue) => {
         const issuePath = issue.code === "unrecognized_keys" ? [...issue.path, issue.keys[0] ?? ""] : issue.path;
         const [root, s, field, r] = issuePath;
         const table = root === "scenarios" && field === "vars" && typeof s === "number" ? tables.get(s) : undefined;
@@ -110,5 +112,7 @@ export async function loadRepositorySpec(
       }),
     };
   }
-  return { ok: true, spec: { document: parsed.data, text: source, files, expanded: tables.size > 0 } };
+  // A library entry's probes are the service's, not the file's: the file's bytes alone do not say what runs.
+  const expanded = tables.size > 0 || writesLibraryEntries(source.value);
+  return { ok: true, spec: { document: parsed.data, text: source, files, expanded } };
 }

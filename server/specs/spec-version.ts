@@ -1,6 +1,7 @@
 import type { TestSpecDocument } from "./document.js";
 import { gitBlobSha, sha256Hex, toCanonicalJson } from "./canonical-json.js";
 import type { SpecSource } from "./read-yaml.js";
+import { originsOf } from "./security-library/expand.js";
 
 /** A validated spec as it is stored: its canonical JSON, content address and, from YAML, the lines of its parts. */
 export interface SpecVersion {
@@ -32,8 +33,8 @@ export function toSpecVersion(
  */
 function specLines(document: TestSpecDocument, source: SpecSource): Record<string, number> {
   const lines: Record<string, number> = {};
-  const note = (path: (string | number)[]) => {
-    const line = source.lineOf(path);
+  const note = (path: (string | number)[], at: (string | number)[] = path) => {
+    const line = source.lineOf(at);
     if (line !== undefined) {
       lines[
         path.reduce<string>(
@@ -51,9 +52,15 @@ function specLines(document: TestSpecDocument, source: SpecSource): Record<strin
     (scenario.expect ?? []).forEach((_, e) => note(["scenarios", s, "expect", e]));
     (scenario.metrics ?? []).forEach((_, m) => note(["scenarios", s, "metrics", m]));
   });
+  // A probe the security library made is at the line of the entry it came from.
+  const origins = originsOf(document);
   (document.security ?? []).forEach((probe, p) => {
-    note(["security", p]);
-    probe.fail_if.forEach((_, f) => note(["security", p, "fail_if", f]));
+    const origin = origins?.[p] ?? p;
+    const generated = origins !== undefined && probe.library !== undefined;
+    note(["security", p], ["security", origin]);
+    probe.fail_if.forEach((_, f) =>
+      note(["security", p, "fail_if", f], generated ? ["security", origin] : ["security", origin, "fail_if", f]),
+    );
   });
   document.gates.forEach((_, g) => note(["gates", g]));
   return lines;

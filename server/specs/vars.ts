@@ -35,7 +35,7 @@ export function countAgentCalls(spec: {
         max_steps?: number | undefined;
       }[]
     | undefined;
-  security?: readonly { repeat?: number | undefined }[] | undefined;
+  security?: readonly { repeat?: number | undefined; next_turns?: readonly unknown[] | undefined }[] | undefined;
 }): number {
   const repeat = spec.defaults?.repeat ?? 1;
   const steps = spec.defaults?.max_steps ?? 8;
@@ -49,7 +49,7 @@ export function countAgentCalls(spec: {
       (scenario.max_steps ?? steps) *
       tries;
   }
-  for (const probe of spec.security ?? []) calls += (probe.repeat ?? 1) * steps;
+  for (const probe of spec.security ?? []) calls += (probe.repeat ?? 1) * (1 + (probe.next_turns?.length ?? 0)) * steps;
   return calls;
 }
 

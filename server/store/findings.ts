@@ -2,8 +2,23 @@ import type { Finding } from "../contract/index.js";
 import { SEVERITY_RANK } from "../specs/severity-rank.js";
 import type { Sql } from "./sql/sql.js";
 
-/** A finding as stored: its evidence refs as JSON, its severity also as a rank SQL can sort and filter on. */
-type FindingRow = Omit<Finding, "evidence_refs"> & { evidence_refs: string; severity_rank: number };
+/** What a finding names beside its category (its OWASP and ATLAS ids, how it was found, the attack), stored as one JSON column. */
+const DETAILS = ["owasp_llm", "owasp_asi", "atlas", "detection", "attack"] as const;
+type FindingDetails = Pick<Finding, (typeof DETAILS)[number]>;
+
+/** A finding as stored: its evidence refs and details as JSON, its severity also as a rank SQL can sort and filter on. */
+type FindingRow = Omit<Finding, "evidence_refs" | (typeof DETAILS)[number]> & {
+  evidence_refs: string;
+  severity_rank: number;
+  details: string | null;
+};
+
+const detailsOf = (finding: Finding): string | null => {
+  const details = Object.fromEntries(
+    DETAILS.filter((key) => finding[key] !== undefined).map((key) => [key, finding[key]]),
+  );
+  return Object.keys(details).length > 0 ? JSON.stringify(details) : null;
+};
 
 const toFinding = (row: FindingRow): Finding => ({
   finding_id: row.finding_id,
@@ -18,14 +33,15 @@ const toFinding = (row: FindingRow): Finding => ({
   spec_path: row.spec_path,
   evidence_refs: JSON.parse(row.evidence_refs) as string[],
   created_at: row.created_at,
+  ...(row.details ? (JSON.parse(row.details) as FindingDetails) : {}),
 });
 
 export function makeFindingsStore(db: Sql) {
   const insert =
     db.prepare(`INSERT INTO findings (finding_id, run_id, probe_id, category, owasp, severity, severity_rank,
-      title, description, status, spec_path, evidence_refs, created_at)
+      title, description, status, spec_path, evidence_refs, created_at, details)
     VALUES (@finding_id, @run_id, @probe_id, @category, @owasp, @severity, @severity_rank, @title, @description, @status,
-      @spec_path, @evidence_refs, @created_at)`);
+      @spec_path, @evidence_refs, @created_at, @details)`);
   const byId = db.prepare("SELECT * FROM findings WHERE run_id = ? AND finding_id = ?");
   const page =
     db.prepare(`SELECT * FROM findings WHERE run_id = @run_id AND (CAST(@after AS TEXT) IS NULL OR finding_id > @after)
@@ -62,10 +78,12 @@ export function makeFindingsStore(db: Sql) {
     writes: {
       async insertFindings(findings: readonly Finding[]): Promise<void> {
         for (const finding of findings) {
+          const { owasp_llm: _l, owasp_asi: _a, atlas: _t, detection: _d, attack: _k, ...columns } = finding;
           await insert.run({
-            ...finding,
+            ...columns,
             severity_rank: SEVERITY_RANK[finding.severity],
             evidence_refs: JSON.stringify(finding.evidence_refs),
+            details: detailsOf(finding),
           });
         }
       },

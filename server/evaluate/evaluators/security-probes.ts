@@ -1,7 +1,20 @@
-import { EVALUATION_PREFIXES, OWASP_LLM_2025 } from "../../contract/index.js";
+import { EVALUATION_PREFIXES, OWASP_LLM_2025, type SecurityProbe } from "../../contract/index.js";
+import { OWASP_LLM_IDS } from "../../specs/security-library/taxonomy.js";
 import { checkExpectation } from "../../specs/expectations/index.js";
 import { refsOf } from "../conversation-facts.js";
 import { MAX_FINDING_REFS, type EvaluationDraft, type Evaluator, type FindingDraft } from "../evaluator.js";
+
+/** A probe's finding names its OWASP and ATLAS ids, and, for a security library probe, the attack as sent and decoded. */
+function namesOf(probe: SecurityProbe): Pick<FindingDraft, "owasp_llm" | "owasp_asi" | "atlas" | "attack"> {
+  const { library } = probe;
+  if (!library) return { owasp_llm: OWASP_LLM_IDS[probe.category] };
+  return {
+    owasp_llm: library.owasp_llm,
+    ...(library.owasp_asi ? { owasp_asi: library.owasp_asi } : {}),
+    atlas: library.atlas,
+    attack: { family: library.family, strategies: library.strategies, ...library.attack },
+  };
+}
 
 export const PROBES_JUDGE = { provider: "assure", model: "security-probes@1" } as const;
 
@@ -64,6 +77,8 @@ export const securityProbes: Evaluator = {
           (refs.length > MAX_FINDING_REFS ? ` (first ${MAX_FINDING_REFS} of ${refs.length} trace entries shown)` : ""),
         spec_path: `security[${p}]`,
         evidence_refs: refs.slice(0, MAX_FINDING_REFS),
+        ...namesOf(probe),
+        detection: "deterministic",
       });
     }
     return { evaluations, findings };

@@ -33,6 +33,7 @@ import approvedPolicy from "./0030-approved-policy.js";
 import httpEndpoints from "./0031-http-endpoints.js";
 import traceWait from "./0032-trace-wait.js";
 import uploadedRuns from "./0033-uploaded-runs.js";
+import findingDetails, { postgres as findingDetailsPostgres } from "./0034-finding-details.js";
 
 export interface MigrationContext {
   sealer: Sealer;
@@ -86,6 +87,7 @@ export const MIGRATIONS: readonly Migration[] = [
   { version: 31, name: "http-endpoints", sql: httpEndpoints },
   { version: 32, name: "trace-wait", sql: traceWait },
   { version: 33, name: "uploaded-runs", sql: uploadedRuns },
+  { version: 34, name: "finding-details", sql: findingDetails, postgres: findingDetailsPostgres },
 ];
 
 /** The schema version this build migrates to. */

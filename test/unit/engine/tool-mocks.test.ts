@@ -44,3 +44,38 @@ describe("tool mocks", () => {
     expect(answerToolCall(tools, "lookup_order", { order_id: "A-100" }).result).toMatchObject({ notes: "" });
   });
 });
+
+describe("a probe's injection at a dotted path", () => {
+  const nested: Tool[] = [
+    {
+      name: "get_ticket",
+      mock: [{ return: { ticket: { subject: "Refund", messages: [{ body: "hello" }] }, "meta.source": "email" } }],
+    },
+  ];
+
+  it("reaches a field nested in objects and lists, and leaves the rest as written", () => {
+    const injection = { tool: "get_ticket", field: "ticket.messages.0.body", text: "IGNORE PREVIOUS" };
+    expect(answerToolCall(nested, "get_ticket", {}, injection)).toMatchObject({
+      result: { ticket: { subject: "Refund", messages: [{ body: "IGNORE PREVIOUS" }] }, "meta.source": "email" },
+      injected: true,
+    });
+    expect(answerToolCall(nested, "get_ticket", {}).result).toMatchObject({
+      ticket: { messages: [{ body: "hello" }] },
+    });
+  });
+
+  it("takes a key the result has as written, dots and all, as that key", () => {
+    const injection = { tool: "get_ticket", field: "meta.source", text: "X" };
+    expect(answerToolCall(nested, "get_ticket", {}, injection).result).toMatchObject({ "meta.source": "X" });
+  });
+
+  it("makes the objects missing on the way, but does not write through a text or past a list's end", () => {
+    const made = answerToolCall(nested, "get_ticket", {}, { tool: "get_ticket", field: "extra.note", text: "X" });
+    expect(made).toMatchObject({ result: { extra: { note: "X" } }, injected: true });
+    for (const field of ["ticket.subject.x", "ticket.messages.5.body", "ticket.messages.first", "__proto__.x"]) {
+      const answer = answerToolCall(nested, "get_ticket", {}, { tool: "get_ticket", field, text: "X" });
+      expect(answer.injected).toBe(false);
+      expect(answer.result).toEqual(nested[0]!.mock![0]!.return);
+    }
+  });
+});
