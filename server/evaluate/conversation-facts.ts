@@ -1,5 +1,5 @@
 import { conversationPath, tracePath, turnPath } from "../contract/index.js";
-import type { ConversationFacts, ReplyFact, StepLimitFact, ToolCallFact } from "../specs/facts.js";
+import type { ConversationFacts, ReplyFact, StepLimitFact, ToolCallFact, ToolResultFact } from "../specs/facts.js";
 import type { ConversationRow, LoggedEvent } from "../store/index.js";
 
 /**
@@ -37,6 +37,7 @@ export function toHeldConversation(
   const replies: ReplyFact[] = [];
   const outputs: { sequence: number; text: string; turn: number }[] = [];
   const stepLimits: StepLimitFact[] = [];
+  const toolResults: ToolResultFact[] = [];
   const turns = new Set<number>();
   let toolsRunBy: "assure" | "agent" = "assure";
   /** Whether the agent showed its tool calls reach assure: its trace arrived, or it listed the mocked tools over MCP. */
@@ -60,6 +61,10 @@ export function toHeldConversation(
         arguments_raw: data.arguments_raw,
       });
       outputs.push({ sequence, text: data.arguments_raw, turn: data.turn });
+    } else if (event.type === "tool.returned") {
+      const { data } = event;
+      const mocked = data.source.kind === "when" || data.source.kind === "default";
+      toolResults.push({ sequence, turn: data.turn, name: data.name, mocked, injected: data.injected });
     } else if (event.type === "message.received") {
       const { data } = event;
       replies.push({
@@ -81,6 +86,7 @@ export function toHeldConversation(
     toolCalls,
     replies,
     outputs,
+    toolResults,
     stepLimits,
     toolsRunBy,
     canary: conversation.canary,
@@ -91,6 +97,7 @@ export function toHeldConversation(
     toolCalls: toolCalls.filter((call) => call.turn === turn),
     replies: replies.filter((reply) => reply.turn === turn),
     outputs: outputs.filter((output) => output.turn === turn),
+    toolResults: toolResults.filter((result) => result.turn === turn),
     stepLimits: stepLimits.filter((limit) => limit.turn === turn),
     toolsRunBy,
     canary: conversation.canary,

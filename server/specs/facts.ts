@@ -28,6 +28,17 @@ export interface StepLimitFact {
   max_steps: number;
 }
 
+/** A tool result handed back to the agent. */
+export interface ToolResultFact {
+  sequence: number;
+  turn: number;
+  name: string;
+  /** A mock of the spec's answered it: what a probe plants in a tool's results reached the agent. */
+  mocked: boolean;
+  /** It carried a probe's injected text. */
+  injected: boolean;
+}
+
 export interface ConversationFacts {
   /** The turn these facts are limited to; null for the whole conversation. */
   turn: number | null;
@@ -35,6 +46,8 @@ export interface ConversationFacts {
   replies: readonly ReplyFact[];
   /** Every text the agent produced or sent out: its replies and raw tool arguments, in order. */
   outputs: readonly { sequence: number; text: string }[];
+  /** The tool results the agent was given, in order. */
+  toolResults: readonly ToolResultFact[];
   /**
    * The turns that ended because the agent still called tools after its `max_steps`-th step. Only
    * when assure runs the tools: an agent that runs its own loops within one step.

@@ -3,7 +3,13 @@ import type { ConversationRow, LoggedEvent } from "../../server/store/index.js";
 
 export type Step = {
   say?: string;
-  call?: { name: string; args?: Record<string, unknown>; raw?: string }[];
+  call?: {
+    name: string;
+    args?: Record<string, unknown>;
+    raw?: string;
+    /** The result handed back (a `tool.returned` entry after the call): who answered it, and whether it carried an injection. */
+    returned?: { source?: "when" | "default" | "no_mock" | "agent"; injected?: boolean; result?: unknown };
+  }[];
   latency_ms?: number;
 };
 
@@ -73,6 +79,23 @@ export function heldConversation(
             ...(call.raw ? { arguments_error: "not JSON" } : {}),
           },
         });
+        if (call.returned) {
+          events.push({
+            ...base(),
+            turn,
+            type: "tool.returned",
+            data: {
+              conversation_id,
+              turn,
+              step,
+              call_id: call.call_id,
+              name: call.name,
+              result: call.returned.result ?? {},
+              source: { kind: call.returned.source ?? "default" },
+              injected: call.returned.injected ?? false,
+            },
+          });
+        }
       }
     });
     if (stepLimitReached !== undefined) {
