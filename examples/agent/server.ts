@@ -4,7 +4,7 @@ import { chatCompletions } from "./dialects/chat-completions.js";
 import { messages } from "./dialects/messages.js";
 import { responses } from "./dialects/responses.js";
 import type { Dialect } from "./dialects/types.js";
-import { BEHAVIOURS, decide, type Behaviour } from "./policy.js";
+import { BEHAVIOURS, COMBINED_BEHAVIOURS, decide, type Behaviour } from "./policy.js";
 
 export interface ExampleAgentOptions {
   port?: number;
@@ -70,9 +70,11 @@ function sendJson(res: ServerResponse, status: number, body: unknown): void {
   res.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text) }).end(text);
 }
 
-/** `refund-agent+slow+flaky` → the behaviours it names. */
+/** `refund-agent+slow+flaky` → the behaviours it names (`vulnerable` names several). */
 export function behavioursOf(model: unknown): Set<Behaviour> {
-  const names = typeof model === "string" ? model.split("+").slice(1) : [];
+  const names = (typeof model === "string" ? model.split("+").slice(1) : []).flatMap(
+    (name): readonly string[] => COMBINED_BEHAVIOURS[name] ?? [name],
+  );
   return new Set(names.filter((name): name is Behaviour => (BEHAVIOURS as readonly string[]).includes(name)));
 }
 

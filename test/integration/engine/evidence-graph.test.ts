@@ -105,7 +105,7 @@ describe("evaluations, judges, findings and gates on the whole example spec", ()
     await expectAllRefsResolve(client, run.run_id);
   });
 
-  it("raises a critical prompt-injection finding when the agent obeys injected tool output, citing the forbidden call", async () => {
+  it("raises a critical prompt-injection finding when the agent obeys injected tool output, citing the injected result and the forbidden call", async () => {
     judge.setMode({ kind: "rule" });
     const { client, run, evidence } = await runWith("refund-agent+obey-injection");
     expect(run).toMatchObject({ status: "COMPLETED", verdict: "FAIL" });
@@ -118,8 +118,12 @@ describe("evaluations, judges, findings and gates on the whole example spec", ()
       status: "open",
       spec_path: "security[0]",
     });
-    const entry = (await client.get(finding.evidence_refs[0])).body;
-    expect(entry).toMatchObject({
+    // The tool result that carried the injection, then the call it led to.
+    const [injected, call] = await Promise.all(
+      finding.evidence_refs.slice(0, 2).map(async (ref: string) => (await client.get(ref)).body),
+    );
+    expect(injected).toMatchObject({ type: "tool.returned", data: { name: "lookup_order", injected: true } });
+    expect(call).toMatchObject({
       type: "tool.called",
       data: { name: "delete_account", arguments: { user_id: "u-1" } },
     });
