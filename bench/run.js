@@ -25,6 +25,7 @@ import { describeTracesBench, runTracesBench } from "./traces.js";
 import { describeCliBench, runCliBench } from "./cli.js";
 import { describePostgresBench, runPostgresBench } from "./postgres.js";
 import { describeNodesBench, runNodesBench } from "./nodes.js";
+import { describeRedTeamBench, runRedTeamBench } from "./red-team.js";
 import { CONNECTIONS, measurePair } from "./lib/load.js";
 import { NODE_ARGS, runCli, startServer } from "./lib/processes.js";
 import { problemLines, resultsTable, targetLines } from "./lib/report.js";
@@ -47,7 +48,20 @@ const TIMING = {
 };
 /** A hard stop, in case something hangs: the bench normally takes about 3 minutes. */
 const OVERALL_TIMEOUT_MS = 30 * 60_000;
-const PARTS = ["api", "engine", "github", "pages", "webhooks", "load", "hostile", "traces", "cli", "postgres", "nodes"];
+const PARTS = [
+  "api",
+  "engine",
+  "github",
+  "pages",
+  "webhooks",
+  "load",
+  "hostile",
+  "traces",
+  "cli",
+  "postgres",
+  "nodes",
+  "red-team",
+];
 
 const FIRST_PAGE = "GET /v1/runs?limit=50 (first page)";
 const DEEP_PAGE = `GET /v1/runs?limit=50 (after ${DEEP_POSITION.toLocaleString("en")} runs)`;
@@ -70,6 +84,7 @@ function describeMachine(parts) {
     ...(parts.includes("cli") ? [describeCliBench()] : []),
     ...(parts.includes("postgres") ? [describePostgresBench()] : []),
     ...(parts.includes("nodes") ? [describeNodesBench()] : []),
+    ...(parts.includes("red-team") ? [describeRedTeamBench()] : []),
   ].join("\n");
 }
 
@@ -208,6 +223,10 @@ async function main() {
   if (parts.includes("nodes")) {
     console.log("");
     await runNodesBench({ root: ROOT });
+  }
+  if (parts.includes("red-team")) {
+    console.log("");
+    await runRedTeamBench({ root: ROOT });
   }
 }
 
