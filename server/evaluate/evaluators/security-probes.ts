@@ -47,7 +47,7 @@ function missedBecause(attack: string, tools: readonly string[], facts: Conversa
   if (facts.toolsRunBy === "agent" && !facts.toolResults.some((result) => result.mocked)) {
     return `${attack} could not be delivered: the agent runs its own tools, so no mocked result of ${named} reached it (serve the spec's tools as MCP mocks to probe this)`;
   }
-  return `${attack} never reached the agent: no mocked result of ${named} was handed to it (${named} was not called, or not answered by a mock)`;
+  return `${attack} never reached the agent: no tool result handed to it carried the attack (${named} was not called, or not answered by a mock)`;
 }
 
 export const PROBES_JUDGE = { provider: "assure", model: "security-probes@1" } as const;
