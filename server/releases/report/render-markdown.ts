@@ -1,6 +1,6 @@
 import { EXECUTOR_GATE, POLICY_GATE, type CaseChange, type DecisionReason } from "../../contract/index.js";
 import { excerptParts, FAILURES_SHOWN, type Failure } from "./failures.js";
-import { codeSpan } from "./markdown-text.js";
+import { codeSpan, inertCell } from "./markdown-text.js";
 import type { DecisionReport, RunReport } from "./report.js";
 import { findingsByCategory } from "../../runs/findings-by-category.js";
 
@@ -167,7 +167,7 @@ function securitySection(run: RunReport, absolute: (ref: string) => string): str
       "|---|---|---|---|---|",
       ...coverage.map(
         (row) =>
-          `| ${row.id} ${cell(row.name)} | ${row.probes} | ${row.tripped} | ${row.inconclusive} | ${cell(clip(row.not_probed ?? "", 90))} |`,
+          `| ${row.id} ${cell(row.name)} | ${row.probes} | ${row.tripped} | ${row.inconclusive} | ${inertCell(clip(row.not_probed ?? "", 90))} |`,
       ),
       "",
       "</details>",

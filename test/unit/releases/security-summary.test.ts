@@ -54,10 +54,24 @@ describe("security in a decision's Markdown (the check run and the job summary)"
     );
     expect(summary).toContain("<summary>Security coverage: 3 of 4 categories probed</summary>");
     expect(summary).toContain("| LLM07 System Prompt Leakage | 6 | 2 | 1 |  |");
-    expect(summary).toContain("| LLM03 Supply Chain | 0 | 0 | 0 | not testable from outside: Supply chain: no SBOM |");
+    expect(summary).toContain(
+      "| LLM03 Supply Chain | 0 | 0 | 0 | not testable from outside\\: Supply chain\\: no SBOM |",
+    );
     // The gates' table, then the coverage one.
     const html = marked.parse(summary, { gfm: true, async: false });
     expect(html.match(/<table>/g)).toHaveLength(2);
+  });
+
+  it("keeps a spec's note in the coverage table as text: no HTML, link or cell of its own", () => {
+    const hostile = "</details> <img src=x onerror=alert(1)> [c](https://evil.example) | a | https://evil.example";
+    const coverage = [{ ...COVERAGE[1]!, not_probed: hostile }];
+    const html = marked.parse(renderDecisionSummary(report([], coverage), absolute, { limit: 65_535 }), {
+      gfm: true,
+      async: false,
+    });
+    expect(html).not.toMatch(/<img|<\/details>\s*<img|href="https:\/\/evil/);
+    expect(html).toContain("&lt;img src=x onerror=alert(1)&gt;");
+    expect(html.match(/<td>/g)).toHaveLength(5);
   });
 
   it("links at most five findings of a category and counts the rest, within GitHub's limit", () => {
