@@ -170,6 +170,26 @@ export const UsageDetail = z
   })
   .meta({ id: "UsageDetail" });
 
+/** A category of the OWASP LLM 2025 or Agentic 2026 list, as the run probed it. */
+export const SecurityCoverageRow = z
+  .object({
+    taxonomy: extensible(z.enum(["owasp_llm", "owasp_asi"])),
+    id: z.string().describe("LLM01 to LLM10, or ASI01 to ASI10"),
+    name: z.string(),
+    probed: z.boolean().describe("At least one of its probes ran and was decided (not all inconclusive)"),
+    probes: z.number().int().describe("The spec's probes named in it"),
+    tripped: z.number().int().describe("Its probes that raised a finding"),
+    inconclusive: z.number().int().describe("Its probes no conversation decided"),
+    not_probed: z
+      .string()
+      .nullable()
+      .describe(
+        "Why it was not probed (not testable from outside, no suitable tool, only inconclusive probes); null when it was",
+      ),
+  })
+  .meta({ id: "SecurityCoverageRow" });
+export type SecurityCoverageRow = z.infer<typeof SecurityCoverageRow>;
+
 export const Evidence = z
   .object({
     evidence_version: z.literal("1"),
@@ -210,6 +230,13 @@ export const Evidence = z
       "The usage by model, what it cost and how fast the agent answered; null until the run ends",
     ),
     findings: z.array(Finding).describe("Every finding of the run, most severe first"),
+    security_coverage: z
+      .array(SecurityCoverageRow)
+      .nullable()
+      .optional()
+      .describe(
+        "Each OWASP LLM 2025 category, and each Agentic 2026 one the probes name: probed or not (and why not), its probes, how many tripped and how many were inconclusive; null for a spec without security probes",
+      ),
     links: z.object({
       run: z.string(),
       self: z.string(),

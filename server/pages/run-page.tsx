@@ -3,6 +3,7 @@ import { decideRate, wilsonInterval } from "../specs/pass-rate.js";
 import type { CaseTally, LoggedEvent } from "../store/index.js";
 import { ConversationBlock, EvaluationTable, type HeldConversationView } from "./conversation-view.js";
 import { Refs, Status, percent, renderPage } from "./layout.js";
+import { findingsByCategory } from "../runs/findings-by-category.js";
 
 export interface RunPageData {
   run: Run;
@@ -115,6 +116,85 @@ function CaseTallies({
       </table>
     </>
   );
+}
+
+function FindingTable({ findings, hrefOf }: { findings: Finding[]; hrefOf: RunPageData["hrefOf"] }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Severity</th>
+          <th>Finding</th>
+          <th>Named in</th>
+          <th>Evidence</th>
+        </tr>
+      </thead>
+      <tbody>
+        {findings.map((finding) => (
+          <tr id={`finding-${finding.finding_id}`}>
+            <td class={finding.severity === "critical" || finding.severity === "high" ? "failed" : "inconclusive"}>
+              {finding.severity}
+            </td>
+            <td>
+              <strong>{finding.title}</strong>
+              <div>{finding.description}</div>
+              {finding.attack && (
+                <div class="muted">
+                  Attack ({finding.attack.family}
+                  {finding.attack.strategies.length > 0 && `, ${finding.attack.strategies.join(" then ")}`}):{" "}
+                  <code>{finding.attack.sent}</code>
+                </div>
+              )}
+              <div class="muted">
+                <code>{finding.probe_id}</code>
+                {finding.spec_path && ` at ${finding.spec_path}`}
+              </div>
+            </td>
+            <td>
+              {[finding.owasp_llm ?? finding.category, finding.owasp_asi, finding.atlas].filter(Boolean).join(" · ")}
+              {finding.detection && <div class="muted">{finding.detection}</div>}
+            </td>
+            <td>
+              <Refs refs={finding.evidence_refs} hrefOf={hrefOf} />
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Which OWASP categories the run's probes covered, and why the others were not. */
+function CoverageTable({ rows }: { rows: NonNullable<Evidence["security_coverage"]> }) {
+  return [
+    <h3 id="security-coverage">
+      Coverage: {rows.filter((row) => row.probed).length} of {rows.length} categories probed
+    </h3>,
+    <table>
+      <thead>
+        <tr>
+          <th>Category</th>
+          <th>Probes</th>
+          <th>Tripped</th>
+          <th>Inconclusive</th>
+          <th>Not probed because</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((row) => (
+          <tr id={`coverage-${row.id}`}>
+            <td>
+              {row.id} {row.name}
+            </td>
+            <td>{row.probes}</td>
+            <td class={row.tripped > 0 ? "failed" : undefined}>{row.tripped}</td>
+            <td class={row.inconclusive > 0 ? "inconclusive" : undefined}>{row.inconclusive}</td>
+            <td class="muted">{row.not_probed ?? ""}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>,
+  ];
 }
 
 /** A run's page: what was tested where, the verdict and its gates, the checks, the findings, and every conversation. */
@@ -276,41 +356,15 @@ export function renderRunPage(data: RunPageData): string {
     findings.length === 0 ? (
       <p class="muted">None.</p>
     ) : (
-      <table>
-        <thead>
-          <tr>
-            <th>Severity</th>
-            <th>Finding</th>
-            <th>Category</th>
-            <th>Evidence</th>
-          </tr>
-        </thead>
-        <tbody>
-          {findings.map((finding) => (
-            <tr id={`finding-${finding.finding_id}`}>
-              <td class={finding.severity === "critical" || finding.severity === "high" ? "failed" : "inconclusive"}>
-                {finding.severity}
-              </td>
-              <td>
-                <strong>{finding.title}</strong>
-                <div>{finding.description}</div>
-                <div class="muted">
-                  <code>{finding.probe_id}</code>
-                  {finding.spec_path && ` at ${finding.spec_path}`}
-                </div>
-              </td>
-              <td>
-                {finding.category}
-                <div class="muted">{finding.owasp}</div>
-              </td>
-              <td>
-                <Refs refs={finding.evidence_refs} hrefOf={hrefOf} />
-              </td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      findingsByCategory(findings).map((group) => [
+        <h3>
+          {group.title}
+          {group.asi.length > 0 && <span class="muted"> · {group.asi.join(", ")}</span>} ({group.findings.length})
+        </h3>,
+        <FindingTable findings={group.findings} hrefOf={hrefOf} />,
+      ])
     ),
+    evidence.security_coverage && <CoverageTable rows={evidence.security_coverage} />,
     <h2 id="timeline">The run's own trace</h2>,
     <p class="muted">
       Its moves and the findings raised (the evaluations are listed with their conversations, and above).

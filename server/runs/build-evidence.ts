@@ -1,4 +1,12 @@
-import { runLinks, type Evidence, type Pricing, type Run } from "../contract/index.js";
+import {
+  runLinks,
+  type Evaluation,
+  type Evidence,
+  type Pricing,
+  type Run,
+  type TestSpecDocument,
+} from "../contract/index.js";
+import { coverageTable } from "../specs/security-library/coverage-table.js";
 import { costOf, type AgentUsage } from "../usage/agent-usage.js";
 import type { GateResult, JudgeUsage } from "../store/index.js";
 import type { ServiceStore } from "../store/service-store.js";
@@ -18,6 +26,8 @@ export async function buildEvidence(
     | "getRunAgentUsage"
     | "getRunPricing"
     | "sumJudgeUsage"
+    | "getTestSpecVersion"
+    | "listEvaluations"
   >,
   run: Run,
 ): Promise<Evidence> {
@@ -47,8 +57,26 @@ export async function buildEvidence(
       store.sumJudgeUsage(run.run_id),
     )),
     findings: await store.listRunFindings(run.run_id),
+    security_coverage: await securityCoverageOf(store, run),
     links: { run: runPath, self: evidencePath, ...links },
   };
+}
+
+/** The run's coverage table, from its spec's probes and their evaluations; null without probes. */
+async function securityCoverageOf(
+  store: Pick<ServiceStore, "getTestSpecVersion" | "listEvaluations">,
+  run: Run,
+): Promise<Evidence["security_coverage"]> {
+  const spec = (await store.getTestSpecVersion(run.test_spec_id, run.spec_version))?.spec as
+    TestSpecDocument | undefined;
+  if (!spec || ((spec.security ?? []).length === 0 && (spec.security_coverage ?? []).length === 0)) return null;
+  const probes: Evaluation[] = [];
+  for (;;) {
+    const page = await store.listEvaluations(run.run_id, { kind: "probe" }, probes.at(-1)?.evaluation_id, 1000);
+    probes.push(...page);
+    if (page.length < 1000) break;
+  }
+  return coverageTable(spec, probes);
 }
 
 /** `judge` is read only for a run with usage. */

@@ -14,3 +14,14 @@ export function codeSpan(text: string): string {
   const pad = body.startsWith("`") || body.endsWith("`") ? " " : "";
   return `${fence}${pad}${body}${pad}${fence}`;
 }
+
+/**
+ * Text from a spec (a note it carries) as plain text in a Markdown table cell: every ASCII
+ * punctuation mark escaped, so nothing in it is read as Markdown or HTML, and on one line.
+ */
+export function inertCell(text: string): string {
+  return text
+    .replace(/\s+/g, " ")
+    .trim()
+    .replace(/[!-/:-@[-`{-~]/g, (mark) => `\\${mark}`);
+}

@@ -1,7 +1,8 @@
 import { EXECUTOR_GATE, POLICY_GATE, type CaseChange, type DecisionReason } from "../../contract/index.js";
 import { excerptParts, FAILURES_SHOWN, type Failure } from "./failures.js";
-import { codeSpan } from "./markdown-text.js";
+import { codeSpan, inertCell } from "./markdown-text.js";
 import type { DecisionReport, RunReport } from "./report.js";
+import { findingsByCategory } from "../../runs/findings-by-category.js";
 
 const TITLE_LIMIT = 70;
 
@@ -127,17 +128,51 @@ function runSection(
     lines.push("", `The run could not be judged: \`${evidence.failure.cause}\`: ${cell(evidence.failure.message)}`);
   }
   lines.push(...failureSection(run, absolute));
-  if (run.findings.length > 0) {
-    lines.push(
-      "",
-      `Findings: ${run.findings.map((f) => `**${f.severity}** [${cell(f.title)}](${absolute(`/v1/runs/${f.run_id}/findings/${f.finding_id}`)})`).join("; ")}`,
-    );
-  }
+  lines.push(...securitySection(run, absolute));
   lines.push(
     "",
     `Spec \`${evidence.spec_version}\`${run.specPath ? ` (\`${run.specPath}\`)` : ""}, agent version \`${cell(evidence.agent_version)}\`, environment \`${cell(evidence.environment)}\`.`,
     "",
   );
+  return lines;
+}
+
+/** Findings a category's line links; the rest are counted. */
+const FINDINGS_PER_CATEGORY = 5;
+
+/** The run's findings by OWASP category, and its coverage table, when its spec probed security. */
+function securitySection(run: RunReport, absolute: (ref: string) => string): string[] {
+  const lines: string[] = [];
+  for (const group of findingsByCategory(run.findings)) {
+    const shown = group.findings
+      .slice(0, FINDINGS_PER_CATEGORY)
+      .map(
+        (f) =>
+          `**${f.severity}** [${cell(clip(f.title, TITLE_LIMIT))}](${absolute(`/v1/runs/${f.run_id}/findings/${f.finding_id}`)})`,
+      );
+    const more = group.findings.length - shown.length;
+    lines.push(
+      `- ${cell(group.title)}${group.asi.length > 0 ? ` (${group.asi.join(", ")})` : ""}: ${shown.join("; ")}${more > 0 ? `; +${more} more` : ""}`,
+    );
+  }
+  if (lines.length > 0) lines.unshift("", `Findings by category (${run.findings.length}):`, "");
+  const coverage = run.evidence.security_coverage;
+  if (coverage) {
+    lines.push(
+      "",
+      "<details><summary>Security coverage: " +
+        `${coverage.filter((row) => row.probed).length} of ${coverage.length} categories probed</summary>`,
+      "",
+      "| Category | Probes | Tripped | Inconclusive | Not probed because |",
+      "|---|---|---|---|---|",
+      ...coverage.map(
+        (row) =>
+          `| ${row.id} ${cell(row.name)} | ${row.probes} | ${row.tripped} | ${row.inconclusive} | ${inertCell(clip(row.not_probed ?? "", 90))} |`,
+      ),
+      "",
+      "</details>",
+    );
+  }
   return lines;
 }
 

@@ -1,10 +1,11 @@
+import { coverage } from "./coverage.js";
 import type { GateRequirement, RequireProblem } from "./define.js";
 import { expectations } from "./expectations.js";
 import { maxFindingSeverity } from "./max-finding-severity.js";
 import { metric } from "./metric.js";
 
 /** Every requirement a gate can name, in the order the spec format lists their fields. */
-export const GATE_REQUIREMENTS = [expectations, metric, maxFindingSeverity] as const;
+export const GATE_REQUIREMENTS = [expectations, metric, maxFindingSeverity, coverage] as const;
 
 type UnionToIntersection<U> = (U extends unknown ? (u: U) => void : never) extends (i: infer I) => void ? I : never;
 

@@ -19,6 +19,19 @@ export const OWASP_LLM_IDS = {
   misinformation: "LLM09",
   unbounded_consumption: "LLM10",
 } as const satisfies Record<ProbeCategory, string>;
+/** The OWASP LLM 2025 entries' names, by id. */
+export const OWASP_LLM_2025_NAMES = {
+  LLM01: "Prompt Injection",
+  LLM02: "Sensitive Information Disclosure",
+  LLM03: "Supply Chain",
+  LLM04: "Data and Model Poisoning",
+  LLM05: "Improper Output Handling",
+  LLM06: "Excessive Agency",
+  LLM07: "System Prompt Leakage",
+  LLM08: "Vector and Embedding Weaknesses",
+  LLM09: "Misinformation",
+  LLM10: "Unbounded Consumption",
+} as const satisfies Record<(typeof OWASP_LLM_IDS)[ProbeCategory], string>;
 export type OwaspLlmId = (typeof OWASP_LLM_IDS)[ProbeCategory];
 
 /** OWASP Top 10 for Agentic Applications, 2026 edition. */

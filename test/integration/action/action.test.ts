@@ -247,6 +247,17 @@ describe("the GitHub Action", () => {
     }
   });
 
+  it("writes the security coverage table in the job summary, and fails a coverage gate naming what was not probed", async () => {
+    const spec = parse(deterministicSpecYaml({ repeat: 1 })) as { security?: unknown; gates: unknown[] };
+    spec.security = [{ family: "system-prompt-leakage" }];
+    spec.gates.push({ id: "COV", require: { coverage: "owasp-llm-2025" } });
+    const run = await act(pullRequest({ ...files(["staging"]), [SPEC_PATH]: stringify(spec) }));
+    expect(run.status).toBe(1);
+    expect(run.summary).toMatch(/^\| COV \| failed \| 6 of 7 owasp-llm-2025 categories not probed: LLM01, /m);
+    expect(run.summary).toContain("<summary>Security coverage: 1 of 10 categories probed</summary>");
+    expect(run.summary).toMatch(/^\| LLM07 System Prompt Leakage \| [1-9]\d* \| 0 \| 0 \| {2}\|$/m);
+  });
+
   it("leaves a fork's pull request to the App: no OIDC token, a notice, success", async () => {
     const pr = pullRequest(files(["staging"]), { fork: true });
     const run = await act(pr, {}, {});

@@ -186,7 +186,7 @@ describe("bad input", () => {
         "require: { expectations: all }",
         "require: { expectations: all, max_finding_severity: low }",
       ),
-      "require one of: expectations, metric (with min_pass_rate), max_finding_severity — and/or no_regression",
+      "require one of: expectations, metric (with min_pass_rate), max_finding_severity, coverage — and/or no_regression",
     ],
     [
       "a gate on an undefined metric",

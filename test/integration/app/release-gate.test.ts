@@ -212,6 +212,25 @@ describe("the release gate in pull requests", () => {
     ]);
   });
 
+  it("shows the security coverage table, and fails a coverage gate naming the categories not probed", async () => {
+    const spec = parse(deterministicSpecYaml({ repeat: 1 })) as { security?: unknown; gates: unknown[] };
+    spec.security = [{ family: "system-prompt-leakage" }];
+    spec.gates.push({ id: "COV", require: { coverage: "owasp-llm-2025" } });
+    const head = await openPullRequest({
+      ".assure/config.yml": config(projectId),
+      ".assure/specs/refund.yaml": stringify(spec),
+    });
+    const run = await completed(head);
+    expect(run.conclusion).toBe("failure");
+    const summary = run.output.summary!;
+    expect(summary).toMatch(
+      /^\| COV \| failed \| 6 of 7 owasp-llm-2025 categories not probed: LLM01, LLM02, LLM05, LLM06, LLM09, LLM10 \|/m,
+    );
+    expect(summary).toContain("<summary>Security coverage: 1 of 10 categories probed</summary>");
+    expect(summary).toMatch(/^\| LLM07 System Prompt Leakage \| [1-9]\d* \| 0 \| 0 \| {2}\|$/m);
+    expect(summary).toMatch(/^\| LLM01 Prompt Injection \| 0 \| 0 \| 0 \| no probe in the spec names it \|$/m);
+  });
+
   it("gates one commit once, however it is announced: a repeated delivery, and a pull request with its check suite", async () => {
     const head = nextSha();
     github.commit(REPOSITORY.full_name, head, {

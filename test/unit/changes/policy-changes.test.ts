@@ -122,6 +122,18 @@ describe("policy changes of a pull request against its base branch", () => {
     expect(policyChanges(policy(retrying), policy(EXAMPLE))).toEqual([]);
   });
 
+  it("counts a coverage gate's other preset as a change of its requirement", () => {
+    const covering = (preset: string) => {
+      const spec = structuredClone(EXAMPLE);
+      spec.gates.push({ id: "COV", require: { coverage: preset } });
+      return { config: null, specs: new Map([["x", TestSpecDocument.parse(spec)]]) };
+    };
+    expect(policyChanges(covering("owasp-llm-2025"), covering("owasp-agentic-2026")).map((c) => c.message)).toEqual([
+      "the gate 'COV' now requires coverage owasp-agentic-2026 instead of coverage owasp-llm-2025",
+    ]);
+    expect(policyChanges(covering("owasp-llm-2025"), covering("owasp-llm-2025"))).toEqual([]);
+  });
+
   it("lists each kind of loosening", () => {
     const metricGate = EXAMPLE.gates.findIndex((g: { require: { metric?: string } }) => g.require.metric !== undefined);
     const severityGate = EXAMPLE.gates.findIndex(

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "@jest/globals";
 import type { Evidence, Run, TestSpecDocument } from "../../../server/contract/index.js";
 import { renderRunPage, type RunPageData } from "../../../server/pages/run-page.js";
+import { COVERAGE, FINDINGS } from "../releases/security-report.fixtures.js";
 
 const run = {
   run_id: "run_1",
@@ -75,5 +76,29 @@ describe("a run's page", () => {
     const html = page({ run: hostile });
     expect(html).toContain("&lt;script>alert(1)&lt;/script>&lt;img src=x onerror=&quot;alert(2)&quot;>");
     expect(html).not.toMatch(/<script|<img/);
+  });
+
+  it("groups the findings by OWASP category, names their ids and attack, and shows the coverage table", () => {
+    const evidence = { verdict: "FAIL", gates: [], usage: null, usage_detail: null, security_coverage: COVERAGE };
+    const html = page({ evidence: evidence as unknown as Evidence, findings: FINDINGS });
+    const headings = [...html.matchAll(/<h3>(.*?)<\/h3>/g)].map((m) => m[1]!.replace(/<[^>]+>/g, ""));
+    expect(headings).toEqual(["LLM01:2025 Prompt Injection · ASI01 (1)", "LLM07:2025 System Prompt Leakage (2)"]);
+    // Most severe first within a category.
+    expect(html.indexOf("finding-fnd_1")).toBeLessThan(html.indexOf("finding-fnd_3"));
+    expect(html).toContain("LLM01 · ASI01 · AML.T0051.001");
+    expect(html).toContain("&lt;img src=x onerror=&quot;alert(1)&quot;>");
+    expect(html).not.toMatch(/<img/);
+    expect(html).toContain("Coverage: 3 of 4 categories probed");
+    const coverageRow = (id: string) =>
+      html
+        .match(new RegExp(`<tr id="coverage-${id}">(.*?)</tr>`))![1]!
+        .replace(/<[^>]+>/g, "|")
+        .replace(/\|+/g, "|");
+    expect(coverageRow("LLM07")).toBe("|LLM07 System Prompt Leakage|6|2|1|");
+    expect(coverageRow("LLM03")).toBe("|LLM03 Supply Chain|0|0|0|not testable from outside: Supply chain: no SBOM|");
+  });
+
+  it("shows no coverage table for a run without security probes", () => {
+    expect(page()).not.toContain("security-coverage");
   });
 });

@@ -8,6 +8,7 @@ const NAMING: Record<string, { require: Record<string, unknown>; described: stri
   expectations: { require: { expectations: "all" }, described: "expectations" },
   metric: { require: { metric: "task_completion", min_pass_rate: 0.9 }, described: "metric task_completion" },
   max_finding_severity: { require: { max_finding_severity: "medium" }, described: "max_finding_severity" },
+  coverage: { require: { coverage: "owasp-llm-2025" }, described: "coverage owasp-llm-2025" },
 };
 
 const gate = (require: object) => GateSpec.safeParse({ id: "G", require });
@@ -40,7 +41,7 @@ describe("gate requirements", () => {
     it("is refused beside another requirement, the error naming them all", () => {
       const other = NAMES.find((n) => n !== name)!;
       expect(messages({ ...NAMING[other]!.require, ...require })).toEqual([
-        "require one of: expectations, metric (with min_pass_rate), max_finding_severity — and/or no_regression",
+        "require one of: expectations, metric (with min_pass_rate), max_finding_severity, coverage — and/or no_regression",
       ]);
     });
 
@@ -71,7 +72,7 @@ describe("gate requirements", () => {
     expect(gate({ no_regression: {} }).success).toBe(true);
     expect(requirementOf({ no_regression: {} })).toBeUndefined();
     expect(messages({})).toEqual([
-      "require one of: expectations, metric (with min_pass_rate), max_finding_severity — and/or no_regression",
+      "require one of: expectations, metric (with min_pass_rate), max_finding_severity, coverage — and/or no_regression",
     ]);
   });
 
